@@ -1,0 +1,218 @@
+//! Destinations for encoding.
+//!
+//! Encoders write into a caller-supplied [`Writer`]: a growable `Vec<u8>` (reused across
+//! messages, so it stops allocating once it has grown) or a fixed [`SliceWriter`] over a
+//! batch buffer, which fails with [`EncodeError::BufferFull`] instead of growing, so a
+//! batcher can try a message and roll back with [`SliceWriter::truncate`].
+
+use alloc::vec::Vec;
+
+use crate::error::EncodeError;
+use crate::reader::ZINT_MAX_LEN;
+
+/// Something encoded bytes can be appended to.
+pub trait Writer {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError>;
+
+    /// Appends one byte.
+    #[inline]
+    fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
+        self.put(&[b])
+    }
+
+    /// Number of bytes written so far.
+    fn written(&self) -> usize;
+
+    /// Appends `value` as a minimal zint.
+    #[inline]
+    fn zint(&mut self, value: u64) -> Result<(), EncodeError> {
+        if value < 0x80 {
+            return self.u8(value as u8);
+        }
+        let mut tmp = [0u8; ZINT_MAX_LEN];
+        let n = encode_zint(value, &mut tmp);
+        self.put(&tmp[..n])
+    }
+
+    /// Appends a zint length followed by `bytes`.
+    #[inline]
+    fn zbytes(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
+        self.zint(bytes.len() as u64)?;
+        self.put(bytes)
+    }
+}
+
+/// Encodes `value` as a minimal zint into `out`, returning the number of bytes used.
+#[inline]
+pub fn encode_zint(mut value: u64, out: &mut [u8; ZINT_MAX_LEN]) -> usize {
+    let mut n = 0;
+    while value > 0x7F && n < ZINT_MAX_LEN - 1 {
+        out[n] = (value as u8 & 0x7F) | 0x80;
+        value >>= 7;
+        n += 1;
+    }
+    out[n] = value as u8;
+    n + 1
+}
+
+/// Number of bytes of the minimal zint encoding of `value`.
+#[inline]
+pub const fn zint_len(value: u64) -> usize {
+    if value < (1 << 56) {
+        let bits = 64 - (value | 1).leading_zeros() as usize;
+        bits.div_ceil(7)
+    } else {
+        ZINT_MAX_LEN
+    }
+}
+
+impl Writer for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    #[inline]
+    fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
+        self.push(b);
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A writer into a fixed slice: it never grows and reports `BufferFull` when out of room.
+#[derive(Debug)]
+pub struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> SliceWriter<'a> {
+    /// A writer at the start of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    /// The bytes written so far.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Room left.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
+    /// Forgets everything written after the first `len` bytes (a roll-back point).
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len {
+            self.len = len;
+        }
+    }
+
+    /// Overwrites already written bytes at `at` (for length prefixes filled in afterwards).
+    pub fn patch(&mut self, at: usize, bytes: &[u8]) -> Result<(), EncodeError> {
+        let end = at + bytes.len();
+        if end > self.len {
+            return Err(EncodeError::Invalid {
+                field: "patch range",
+            });
+        }
+        self.buf[at..end].copy_from_slice(bytes);
+        Ok(())
+    }
+}
+
+impl Writer for SliceWriter<'_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
+        let end = self.len + bytes.len();
+        if end > self.buf.len() {
+            return Err(EncodeError::BufferFull {
+                needed: end - self.buf.len(),
+            });
+        }
+        self.buf[self.len..end].copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+
+    #[inline]
+    fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
+        match self.buf.get_mut(self.len) {
+            Some(slot) => {
+                *slot = b;
+                self.len += 1;
+                Ok(())
+            }
+            None => Err(EncodeError::BufferFull { needed: 1 }),
+        }
+    }
+
+    fn written(&self) -> usize {
+        self.len
+    }
+}
+
+/// A writer that only counts bytes: used to compute encoded lengths.
+#[derive(Debug, Default)]
+pub struct LenCounter(pub usize);
+
+impl Writer for LenCounter {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
+        self.0 += bytes.len();
+        Ok(())
+    }
+
+    #[inline]
+    fn zint(&mut self, value: u64) -> Result<(), EncodeError> {
+        self.0 += zint_len(value);
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zint_len_matches_encoding() {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            1 << 28,
+            (1 << 56) - 1,
+            1 << 56,
+            u64::MAX,
+        ] {
+            let mut tmp = [0u8; ZINT_MAX_LEN];
+            assert_eq!(zint_len(v), encode_zint(v, &mut tmp), "value {v}");
+        }
+    }
+
+    #[test]
+    fn slice_writer_refuses_to_overflow() {
+        let mut buf = [0u8; 3];
+        let mut w = SliceWriter::new(&mut buf);
+        w.put(b"ab").unwrap();
+        assert_eq!(w.put(b"cd"), Err(EncodeError::BufferFull { needed: 1 }));
+        assert_eq!(w.as_slice(), b"ab");
+        w.truncate(1);
+        w.u8(b'z').unwrap();
+        assert_eq!(w.as_slice(), b"az");
+    }
+}
