@@ -47,11 +47,11 @@ fn check_chunk(chunk: &str, offset: usize, mode: Mode) -> Result<(), KeyExprErro
     while let Some(&byte) = bytes.get(i) {
         match byte {
             b'*' => return Err(KeyExprError::StrayStar { offset: offset + i }),
-            b'$' if bytes.get(i + 1) != Some(&b'*') => {
-                return Err(KeyExprError::StrayDollar { offset: offset + i });
-            }
             b'$' if after_dollar_star && mode == Mode::Canonical => {
                 return Err(KeyExprError::DollarAfterDollarStar { offset: offset + i });
+            }
+            b'$' if bytes.get(i + 1) != Some(&b'*') => {
+                return Err(KeyExprError::StrayDollar { offset: offset + i });
             }
             b'$' => {
                 after_dollar_star = true;
