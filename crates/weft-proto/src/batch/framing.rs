@@ -76,12 +76,14 @@ pub fn next_batch(
         return Ok(None);
     }
     let rest = &stream[pos..];
-    let len = width.read(rest).ok_or(DecodeError::new(
-        DecodeErrorKind::Truncated {
-            needed: width.len() - rest.len(),
-        },
-        stream.len(),
-    ))?;
+    let len = width.read(rest).ok_or_else(|| {
+        DecodeError::new(
+            DecodeErrorKind::Truncated {
+                needed: width.len().saturating_sub(rest.len()),
+            },
+            stream.len(),
+        )
+    })?;
     let start = pos + width.len();
     let end = start + len;
     if end > stream.len() {
