@@ -144,7 +144,10 @@ fn decode_connection(
     let Some(first) = conn.segments.first() else {
         return (Framing::Stream, Report::default(), None);
     };
-    if ScoutingMessage::decode(&first.bytes).is_ok() {
+    let scouting_header = first.bytes.len() > 1
+        && matches!(first.bytes[0] & 0x1F, 0x01 | 0x02)
+        && first.bytes[1] == weft_proto::VERSION;
+    if scouting_header && ScoutingMessage::decode(&first.bytes).is_ok() {
         if let (r, None) = attempt(Framing::Scouting) {
             return (Framing::Scouting, r, None);
         }
