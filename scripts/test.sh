@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test of weft: formatting, lints, unit/golden/property tests, the
+# key-expression check against the real Eclipse Zenoh, short fuzz runs, and the C client's
+# suite. Installs what it needs. Usage: scripts/test.sh
+# Environment: WEFT_SPEC_DIR (default ../shared/spec), WEFT_FUZZ_SECONDS (default 60).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export WEFT_SPEC_DIR=${WEFT_SPEC_DIR:-$(cd "$root/.." && pwd)/shared/spec}
+fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
+
+step() { printf '\n==> %s\n' "$*"; }
+
+if [ ! -d "$WEFT_SPEC_DIR/vectors" ]; then
+  echo "error: the specification's vectors are not at $WEFT_SPEC_DIR/vectors (set WEFT_SPEC_DIR)" >&2
+  exit 1
+fi
+
+step "toolchain components"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "key expressions against Eclipse Zenoh 1.10.2"
+venv="$root/target/venv-zenoh"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
+fi
+"$venv/bin/python" tests/interop/keyexpr_oracle.py
+
+if [ -x scripts/fuzz.sh ]; then
+  step "fuzzing (${fuzz_seconds} s per target)"
+  scripts/fuzz.sh "$fuzz_seconds"
+fi
+
+if [ -x pico/scripts/test.sh ]; then
+  step "weft-pico (C client)"
+  pico/scripts/test.sh
+fi
+
+step "all tests passed"
