@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 use weft_proto::core::{Encoding, NetworkQos, Timestamp, WireExpr};
 use weft_proto::ext::{ExtBody, Extension};
 use weft_proto::network::{
-    Declaration, Declare, Interest, InterestMode, InterestOptions, NetworkMessage, NetworkOam,
-    Push, Request, Response, ResponseBody, ResponseFinal,
+    linkstate, Declaration, Declare, Interest, InterestMode, InterestOptions, NetworkMessage,
+    NetworkOam, Push, Request, Response, ResponseBody, ResponseFinal,
 };
 use weft_proto::scouting::ScoutingMessage;
 use weft_proto::transport::{Fragment, FrameHeader, Init, Join, Open, TransportMessage};
@@ -448,7 +448,42 @@ fn oam(o: &NetworkOam<'_>) -> Value {
     m.insert("id".into(), Value::from(o.id));
     net_common(&mut m, o.qos, &o.timestamp, 0, NetworkQos::DEFAULT);
     unknown(&mut m, &o.unknown);
-    m.insert("body".into(), ext_body(&o.body));
+    match (o.id, &o.body) {
+        (NetworkOam::LINK_STATE, ExtBody::ZBuf(body)) => match linkstate::decode_list(body) {
+            Ok(list) => {
+                let states: Vec<Value> = list.iter().map(link_state).collect();
+                m.insert("link_states".into(), Value::from(states));
+            }
+            Err(e) => {
+                m.insert("body".into(), ext_body(&o.body));
+                m.insert("body_error".into(), Value::from(e.to_string()));
+            }
+        },
+        _ => {
+            m.insert("body".into(), ext_body(&o.body));
+        }
+    }
+    Value::Object(m)
+}
+
+fn link_state(ls: &linkstate::LinkState<'_>) -> Value {
+    let mut m = Map::new();
+    m.insert("psid".into(), Value::from(ls.psid));
+    m.insert("sn".into(), Value::from(ls.sn));
+    if let Some(zid) = ls.zid {
+        m.insert("zid".into(), Value::from(zid.to_string()));
+    }
+    if let Some(w) = ls.whatami {
+        m.insert("whatami".into(), Value::from(w.as_str()));
+    }
+    if let Some(locs) = &ls.locators {
+        m.insert("locators".into(), json!(locs));
+    }
+    m.insert("links".into(), json!(ls.links));
+    if let Some(w) = &ls.weights {
+        m.insert("weights".into(), json!(w));
+    }
+    flag(&mut m, "gateway", ls.gateway);
     Value::Object(m)
 }
 
@@ -481,8 +516,21 @@ fn init(i: &Init<'_>) -> Value {
     m.insert("batch_size".into(), Value::from(i.batch_size));
     opt_bytes(&mut m, "cookie", i.cookie);
     flag(&mut m, "qos", i.qos);
-    if let Some(v) = i.qos_link {
-        m.insert("qos_link".into(), Value::from(v));
+    if let Some(link) = i.qos_link {
+        let mut q = Map::new();
+        q.insert("raw".into(), Value::from(link.0));
+        if let Some((start, end)) = link.priorities() {
+            q.insert("priorities".into(), json!([start.as_str(), end.as_str()]));
+        }
+        if let Some(rel) = link.reliability() {
+            let name = if rel.is_reliable() {
+                "reliable"
+            } else {
+                "best_effort"
+            };
+            q.insert("reliability".into(), Value::from(name));
+        }
+        m.insert("qos_link".into(), Value::Object(q));
     }
     opt_bytes(&mut m, "shm", i.shm);
     opt_bytes(&mut m, "auth", i.auth);

@@ -27,7 +27,7 @@ fn decode(name: &str) -> Report {
     let capture = capture::parse(&text).expect("valid .hex");
     let (report, error) = trace::decode_capture(&capture, &Options::default());
     assert!(error.is_none(), "{name}: {}", error.unwrap());
-    for m in &report.mismatches {
+    if let Some(m) = report.mismatches.first() {
         panic!(
             "{name} line {}: re-encoding differs\n captured   {:02x?}\n re-encoded {:02x?}",
             m.line, m.original, m.reencoded
@@ -70,7 +70,7 @@ fn network_messages(report: &Report) -> Vec<Value> {
     out
 }
 
-fn find<'a>(msgs: &'a [Value], pred: impl Fn(&Value) -> bool) -> &'a Value {
+fn find(msgs: &[Value], pred: impl Fn(&Value) -> bool) -> &Value {
     msgs.iter().find(|m| pred(m)).expect("message not found")
 }
 

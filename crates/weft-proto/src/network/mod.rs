@@ -7,6 +7,7 @@
 mod common;
 mod declare;
 mod interest;
+pub mod linkstate;
 mod oam;
 mod push;
 mod request;

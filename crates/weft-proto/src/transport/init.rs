@@ -16,7 +16,7 @@
 //! ```
 
 use super::mid;
-use crate::core::{Resolution, WhatAmI, ZenohId};
+use crate::core::{Priority, Reliability, Resolution, WhatAmI, ZenohId};
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::ext::{self, id, ExtWriter, Unknown, FLAG_Z};
 use crate::reader::Reader;
@@ -27,6 +27,35 @@ const FLAG_S: u8 = 0x40;
 
 /// Batch size assumed when a unicast Init carries no size parameters.
 pub const DEFAULT_BATCH_SIZE: u16 = u16::MAX;
+
+/// The QoSLink extension's value: QoS restricted to a priority range and/or a reliability
+/// (sent when an endpoint has `prio=` or `rel=` metadata).
+///
+/// Bit 1: a priority range is present in bits 3..=10 (start) and 11..=18 (end); bit 2: a
+/// reliability is present in bit 19 (1 = reliable). `0b001` means no restriction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct QosLink(pub u64);
+
+impl QosLink {
+    /// The allowed priority range (inclusive), if restricted.
+    pub fn priorities(self) -> Option<(Priority, Priority)> {
+        if self.0 & 0b010 == 0 {
+            return None;
+        }
+        let start = Priority::from_u8(((self.0 >> 3) & 0xFF) as u8)?;
+        let end = Priority::from_u8(((self.0 >> 11) & 0xFF) as u8)?;
+        Some((start, end))
+    }
+
+    /// The allowed reliability, if restricted.
+    pub const fn reliability(self) -> Option<Reliability> {
+        if self.0 & 0b100 == 0 {
+            None
+        } else {
+            Some(Reliability::from_flag(self.0 & (1 << 19) != 0))
+        }
+    }
+}
 
 /// InitSyn (no cookie) or InitAck (with the acceptor's cookie).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +75,7 @@ pub struct Init<'a> {
     /// QoS (8 priorities) supported.
     pub qos: bool,
     /// QoS restricted to a priority range and/or reliability.
-    pub qos_link: Option<u64>,
+    pub qos_link: Option<QosLink>,
     /// Shared-memory challenge (opaque).
     pub shm: Option<&'a [u8]>,
     /// Authentication (opaque).
@@ -113,7 +142,7 @@ impl<'a> Init<'a> {
             more = next;
             match e.id {
                 id::QOS => init.qos = true,
-                id::QOS_LINK => init.qos_link = Some(ext::z64(&e)),
+                id::QOS_LINK => init.qos_link = Some(QosLink(ext::z64(&e))),
                 id::SHM => init.shm = Some(ext::zbuf(&e)),
                 id::AUTH => init.auth = Some(ext::zbuf(&e)),
                 id::MULTILINK => init.multilink = Some(ext::zbuf(&e)),
@@ -183,7 +212,7 @@ impl<'a> Init<'a> {
             ew.unit(w, id::QOS)?;
         }
         if let Some(v) = self.qos_link {
-            ew.z64(w, id::QOS_LINK, v)?;
+            ew.z64(w, id::QOS_LINK, v.0)?;
         }
         if let Some(b) = self.shm {
             ew.zbuf(w, id::SHM, b)?;

@@ -14,7 +14,7 @@ mod open;
 pub use close::{Close, CloseReason, KeepAlive};
 pub use fragment::{Fragment, FragmentHeader};
 pub use frame::{Frame, FrameHeader};
-pub use init::{Init, DEFAULT_BATCH_SIZE};
+pub use init::{Init, QosLink, DEFAULT_BATCH_SIZE};
 pub use join::{Join, PrioritySn, DEFAULT_MULTICAST_BATCH_SIZE};
 pub use oam::TransportOam;
 pub use open::Open;
