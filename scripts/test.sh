@@ -29,6 +29,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
+rustup target add thumbv7em-none-eabihf >/dev/null
+cargo build --quiet -p weft-proto -p weft-keyexpr --target thumbv7em-none-eabihf
+
 step "key expressions against Eclipse Zenoh 1.10.2"
 venv="$root/target/venv-zenoh"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
