@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion};
 use weft_keyexpr::{KeyExpr, KeyExprIndex, OwnedKeyExpr};
 
 const REGISTRATIONS: usize = 100_000;
@@ -108,34 +108,23 @@ fn matching(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(5));
     let mut next = 0;
     group.bench_function("index", |b| {
-        b.iter_batched(
-            || {
-                next = (next + 1) % queries.len();
-                queries[next].as_key_expr()
-            },
-            |q| {
-                let mut hits = 0usize;
-                index.for_each_intersecting(q, |_, _| hits += 1);
-                black_box(hits)
-            },
-            BatchSize::SmallInput,
-        )
+        b.iter(|| {
+            next = (next + 1) % queries.len();
+            let mut hits = 0usize;
+            index.for_each_intersecting(queries[next].as_key_expr(), |_, _| hits += 1);
+            black_box(hits)
+        })
     });
     group.bench_function("linear_scan", |b| {
-        b.iter_batched(
-            || {
-                next = (next + 1) % queries.len();
-                queries[next].as_key_expr()
-            },
-            |q| {
-                let hits = registered
-                    .iter()
-                    .filter(|ke| ke.as_key_expr().intersects(q))
-                    .count();
-                black_box(hits)
-            },
-            BatchSize::SmallInput,
-        )
+        b.iter(|| {
+            next = (next + 1) % queries.len();
+            let q = queries[next].as_key_expr();
+            let hits = registered
+                .iter()
+                .filter(|ke| ke.as_key_expr().intersects(q))
+                .count();
+            black_box(hits)
+        })
     });
     group.finish();
 
