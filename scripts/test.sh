@@ -17,6 +17,15 @@ if [ ! -d "$WEFT_SPEC_DIR/vectors" ]; then
   exit 1
 fi
 
+step "Eclipse Zenoh 1.10.2 (the interop peer, from PyPI)"
+venv="$root/target/venv-zenoh"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
+fi
+export WEFT_ZENOH_PYTHON="$venv/bin/python"
+export WEFT_REQUIRE_INTEROP=1
+
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
@@ -34,12 +43,7 @@ rustup target add thumbv7em-none-eabihf >/dev/null
 cargo build --quiet -p weft-proto -p weft-keyexpr --target thumbv7em-none-eabihf
 
 step "key expressions against Eclipse Zenoh 1.10.2"
-venv="$root/target/venv-zenoh"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
-fi
-"$venv/bin/python" tests/interop/keyexpr_oracle.py
+"$WEFT_ZENOH_PYTHON" tests/interop/keyexpr_oracle.py
 
 if [ -x scripts/fuzz.sh ]; then
   step "fuzzing (${fuzz_seconds} s per target)"

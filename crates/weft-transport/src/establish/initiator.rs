@@ -1,0 +1,113 @@
+//! The initiator's side: sends InitSyn, answers InitAck with OpenSyn, ends at OpenAck.
+
+use weft_proto::core::{Bits, Resolution};
+use weft_proto::transport::{Init, Open, TransportMessage};
+
+use super::{single_message, unexpected, EstablishError, LocalParams, Negotiated, Progress};
+use crate::sn::initial_sn;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Start,
+    WaitInitAck,
+    WaitOpenAck(Negotiated),
+    Over,
+}
+
+/// The handshake of the node that opened the link.
+#[derive(Debug, Clone)]
+pub struct Initiator {
+    local: LocalParams,
+    state: State,
+}
+
+impl Initiator {
+    /// A handshake proposing `local`.
+    pub const fn new(local: LocalParams) -> Self {
+        Self {
+            local,
+            state: State::Start,
+        }
+    }
+
+    /// Writes the InitSyn batch. Call once, first.
+    pub fn start(&mut self, out: &mut Vec<u8>) -> Result<(), EstablishError> {
+        if self.state != State::Start {
+            return Err(EstablishError::Finished);
+        }
+        let mut syn = Init::syn(self.local.whatami, self.local.zid);
+        syn.resolution = self.local.resolution;
+        syn.batch_size = self.local.batch_size;
+        syn.qos = self.local.qos;
+        syn.patch = (self.local.patch > 0).then_some(self.local.patch);
+        out.clear();
+        TransportMessage::Init(syn).encode(out)?;
+        self.state = State::WaitInitAck;
+        Ok(())
+    }
+
+    /// Handles a received batch; writes the reply (if any) into `out`.
+    pub fn on_batch(
+        &mut self,
+        batch: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Progress, EstablishError> {
+        out.clear();
+        let state = std::mem::replace(&mut self.state, State::Over);
+        let msg = single_message(batch)?;
+        match (state, msg) {
+            (State::WaitInitAck, TransportMessage::Init(ack)) if ack.is_ack() => {
+                let negotiated = self.on_init_ack(&ack)?;
+                let cookie = ack.cookie.unwrap_or_default();
+                let syn = Open::syn(self.local.lease_ms, negotiated.own_initial_sn, cookie);
+                TransportMessage::Open(syn).encode(out)?;
+                self.state = State::WaitOpenAck(negotiated);
+                Ok(Progress::Reply)
+            }
+            (State::WaitOpenAck(mut negotiated), TransportMessage::Open(ack)) if !ack.is_syn() => {
+                if u64::from(ack.initial_sn) > negotiated.resolution.frame_sn().max_sn() {
+                    return Err(EstablishError::InitialSn(ack.initial_sn));
+                }
+                negotiated.peer_lease_ms = ack.lease_ms;
+                negotiated.peer_initial_sn = ack.initial_sn;
+                Ok(Progress::Established(negotiated))
+            }
+            (State::WaitInitAck, other) => Err(unexpected("InitAck", &other)),
+            (State::WaitOpenAck(_), other) => Err(unexpected("OpenAck", &other)),
+            (State::Start | State::Over, _) => Err(EstablishError::Finished),
+        }
+    }
+
+    fn on_init_ack(&self, ack: &Init<'_>) -> Result<Negotiated, EstablishError> {
+        if ack.version != weft_proto::VERSION {
+            return Err(EstablishError::Version { got: ack.version });
+        }
+        if ack.zid == self.local.zid {
+            return Err(EstablishError::ConnectionToSelf);
+        }
+        let own = self.local.resolution;
+        if ack.resolution.frame_sn() > own.frame_sn()
+            || ack.resolution.request_id() > own.request_id()
+        {
+            return Err(EstablishError::Resolution);
+        }
+        let resolution = Resolution::new(ack.resolution.frame_sn(), ack.resolution.request_id());
+        let bits: Bits = resolution.frame_sn();
+        Ok(Negotiated {
+            peer_zid: ack.zid,
+            peer_whatami: ack.whatami,
+            resolution,
+            batch_size: self.local.batch_size.min(ack.batch_size),
+            qos: self.local.qos && ack.qos,
+            patch: ack.patch.unwrap_or(0).min(self.local.patch),
+            own_lease_ms: self.local.lease_ms,
+            peer_lease_ms: 0,
+            own_initial_sn: initial_sn(
+                &self.local.zid.to_le_bytes()[..self.local.zid.size()],
+                &ack.zid.to_le_bytes()[..ack.zid.size()],
+                bits,
+            ),
+            peer_initial_sn: 0,
+        })
+    }
+}

@@ -1,0 +1,11 @@
+//! weft's transport layer as sans-I/O state machines.
+//!
+//! Nothing here touches a socket or reads a clock: the link drivers feed received batches
+//! in and send the batches these machines produce; time, when needed, is passed in.
+//!
+//! - [`establish`]: the unicast handshake (InitSyn, InitAck, OpenSyn, OpenAck) in both
+//!   roles, with parameter and extension negotiation;
+//! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule.
+
+pub mod establish;
+pub mod sn;
