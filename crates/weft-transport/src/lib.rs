@@ -5,7 +5,10 @@
 //!
 //! - [`establish`]: the unicast handshake (InitSyn, InitAck, OpenSyn, OpenAck) in both
 //!   roles, with parameter and extension negotiation;
-//! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule.
+//! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule;
+//! - [`rx`]: the receive side of an established transport: SN checks, priorities,
+//!   reassembly, delivery of network messages.
 
 pub mod establish;
+pub mod rx;
 pub mod sn;

@@ -1,0 +1,233 @@
+//! The receive side of an established unicast transport.
+//!
+//! [`Receiver::on_batch`] takes one batch (stream prefix removed) and hands every network
+//! message to a callback, with its priority and reliability, in order. On the way it
+//! applies the sequence-number rule per (reliability, priority) channel (stale Frames and
+//! Fragments are dropped), refuses priorities other than Data when QoS was not
+//! negotiated, and reassembles fragments under a size bound. Nothing is allocated per
+//! message: messages borrow from the batch (or from the reassembly buffer).
+
+use thiserror::Error;
+use weft_proto::batch::defrag::{DefragError, Defragmented, Defragmenter};
+use weft_proto::batch::{BatchItem, BatchReader};
+use weft_proto::core::{Priority, Reliability};
+use weft_proto::network::NetworkMessage;
+use weft_proto::transport::{CloseReason, TransportMessage};
+use weft_proto::DecodeError;
+
+use crate::establish::Negotiated;
+use crate::sn::{SnVerdict, SnWindow};
+
+/// A network message received on a channel.
+#[derive(Debug)]
+pub struct Incoming<'a> {
+    /// The channel's priority.
+    pub priority: Priority,
+    /// The channel's reliability.
+    pub reliability: Reliability,
+    /// The message.
+    pub message: NetworkMessage<'a>,
+}
+
+/// What a batch said about the transport itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// Nothing special (data, keep-alive).
+    Alive,
+    /// The peer closed the link (and the session if `session`).
+    Closed {
+        /// Why.
+        reason: CloseReason,
+        /// Whether the whole session is closed.
+        session: bool,
+    },
+}
+
+/// A batch that breaks the protocol: the link must be closed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum RxError {
+    /// Bytes that do not decode.
+    #[error("malformed batch: {0}")]
+    Decode(#[from] DecodeError),
+    /// A priority other than Data on a transport without QoS.
+    #[error("priority {0} used but QoS was not negotiated")]
+    PriorityWithoutQos(Priority),
+    /// A sequence number outside the negotiated range.
+    #[error("sequence number {0} outside the negotiated range")]
+    SnOutOfRange(u32),
+    /// A handshake message on an established transport.
+    #[error("unexpected {0} on an established transport")]
+    Unexpected(&'static str),
+}
+
+/// Losses the receiver noticed; none of them closes the link.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RxStats {
+    /// Frames and fragments dropped as duplicates or old.
+    pub stale: u64,
+    /// Sequence numbers skipped (lost best-effort traffic).
+    pub gaps: u64,
+    /// Partially reassembled messages discarded (gap, bound, missing start, Drop marker).
+    pub fragments_discarded: u64,
+    /// Reassembled messages that did not decode.
+    pub undecodable: u64,
+}
+
+struct Channel {
+    window: SnWindow,
+    defrag: Defragmenter,
+}
+
+/// The receive state of one transport.
+pub struct Receiver {
+    qos: bool,
+    channels: Vec<Channel>,
+    stats: RxStats,
+}
+
+const fn index(priority: Priority, reliability: Reliability) -> usize {
+    priority.to_u8() as usize * 2 + reliability.is_reliable() as usize
+}
+
+impl Receiver {
+    /// The receiver of a transport established with `n`; reassembled messages may be at
+    /// most `max_message` bytes.
+    pub fn new(n: &Negotiated, max_message: usize) -> Self {
+        let bits = n.resolution.frame_sn();
+        let channels = (0..16)
+            .map(|_| Channel {
+                window: SnWindow::new(n.peer_initial_sn, bits),
+                defrag: Defragmenter::new(max_message, bits, n.patch >= 1),
+            })
+            .collect();
+        Self {
+            qos: n.qos,
+            channels,
+            stats: RxStats::default(),
+        }
+    }
+
+    /// Losses noticed so far.
+    pub const fn stats(&self) -> RxStats {
+        self.stats
+    }
+
+    /// Bytes held by partially reassembled messages.
+    pub fn reassembly_bytes(&self) -> usize {
+        self.channels.iter().map(|c| c.defrag.buffered()).sum()
+    }
+
+    fn channel(
+        &mut self,
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<&mut Channel, RxError> {
+        if !self.qos && priority != Priority::Data {
+            return Err(RxError::PriorityWithoutQos(priority));
+        }
+        Ok(&mut self.channels[index(priority, reliability)])
+    }
+
+    /// Judges a Frame's or Fragment's SN; `Ok(false)` means drop it as stale.
+    fn admit(
+        &mut self,
+        priority: Priority,
+        reliability: Reliability,
+        sn: u32,
+    ) -> Result<bool, RxError> {
+        let verdict = self.channel(priority, reliability)?.window.accept(sn);
+        match verdict {
+            SnVerdict::InOrder => Ok(true),
+            SnVerdict::Gap { missing } => {
+                self.stats.gaps += u64::from(missing);
+                Ok(true)
+            }
+            SnVerdict::Stale => {
+                self.stats.stale += 1;
+                Ok(false)
+            }
+            SnVerdict::OutOfRange => Err(RxError::SnOutOfRange(sn)),
+        }
+    }
+
+    /// Handles one batch, calling `deliver` for every network message in order.
+    pub fn on_batch<F>(&mut self, batch: &[u8], mut deliver: F) -> Result<Control, RxError>
+    where
+        F: FnMut(Incoming<'_>),
+    {
+        // The channel of the Frame being read; `None` while a stale Frame is skipped.
+        let mut current: Option<(Priority, Reliability)> = None;
+        let mut control = Control::Alive;
+        for item in BatchReader::new(batch) {
+            match item? {
+                BatchItem::Frame(h) => {
+                    current = self
+                        .admit(h.priority, h.reliability, h.sn)?
+                        .then_some((h.priority, h.reliability));
+                }
+                BatchItem::Network(message) => {
+                    if let Some((priority, reliability)) = current {
+                        deliver(Incoming {
+                            priority,
+                            reliability,
+                            message,
+                        });
+                    }
+                }
+                BatchItem::Transport(t) => {
+                    current = None;
+                    match t {
+                        TransportMessage::KeepAlive(_) => {}
+                        TransportMessage::Close(c) => {
+                            control = Control::Closed {
+                                reason: c.reason,
+                                session: c.session,
+                            };
+                        }
+                        TransportMessage::Fragment(f) => {
+                            let (p, r) = (f.header.priority, f.header.reliability);
+                            if self.admit(p, r, f.header.sn)? {
+                                self.reassemble(&f, &mut deliver)?;
+                            }
+                        }
+                        TransportMessage::Oam(_) => {}
+                        other => return Err(RxError::Unexpected(other.name())),
+                    }
+                }
+            }
+        }
+        Ok(control)
+    }
+
+    fn reassemble<F>(
+        &mut self,
+        f: &weft_proto::transport::Fragment<'_>,
+        deliver: &mut F,
+    ) -> Result<(), RxError>
+    where
+        F: FnMut(Incoming<'_>),
+    {
+        let (priority, reliability) = (f.header.priority, f.header.reliability);
+        let channel = &mut self.channels[index(priority, reliability)];
+        match channel.defrag.push(&f.header, f.payload) {
+            Ok(Defragmented::Pending) => {}
+            Ok(Defragmented::Dropped) => self.stats.fragments_discarded += 1,
+            Ok(Defragmented::Complete(bytes)) => match NetworkMessage::decode_exact(bytes) {
+                Ok(message) => deliver(Incoming {
+                    priority,
+                    reliability,
+                    message,
+                }),
+                Err(_) => self.stats.undecodable += 1,
+            },
+            Err(
+                DefragError::Gap { .. }
+                | DefragError::TooLarge { .. }
+                | DefragError::NoStart { .. },
+            ) => {
+                self.stats.fragments_discarded += 1;
+            }
+        }
+        Ok(())
+    }
+}
