@@ -1,0 +1,69 @@
+/* Enumerations of the public API (values as in Zenoh-Pico 1.x). */
+#ifndef ZENOH_PICO_API_CONSTANTS_H
+#define ZENOH_PICO_API_CONSTANTS_H
+
+#define Z_SELECTOR_QUERY_MATCH "_anyke"
+
+typedef enum {
+    Z_WHAT_ROUTER = 0x01,
+    Z_WHAT_PEER = 0x02,
+    Z_WHAT_CLIENT = 0x04,
+    Z_WHAT_ROUTER_PEER = 0x03,
+    Z_WHAT_ROUTER_CLIENT = 0x05,
+    Z_WHAT_PEER_CLIENT = 0x06,
+    Z_WHAT_ROUTER_PEER_CLIENT = 0x07
+} z_what_t;
+
+typedef enum z_whatami_t { Z_WHATAMI_ROUTER = 0x01, Z_WHATAMI_PEER = 0x02, Z_WHATAMI_CLIENT = 0x04 } z_whatami_t;
+
+typedef enum { Z_SAMPLE_KIND_PUT = 0, Z_SAMPLE_KIND_DELETE = 1, Z_SAMPLE_KIND_DEFAULT = 0 } z_sample_kind_t;
+
+typedef enum {
+    Z_CONSOLIDATION_MODE_AUTO = -1,
+    Z_CONSOLIDATION_MODE_NONE = 0,
+    Z_CONSOLIDATION_MODE_MONOTONIC = 1,
+    Z_CONSOLIDATION_MODE_LATEST = 2,
+    Z_CONSOLIDATION_MODE_DEFAULT = -1
+} z_consolidation_mode_t;
+
+typedef enum { Z_RELIABILITY_BEST_EFFORT = 1, Z_RELIABILITY_RELIABLE = 0, Z_RELIABILITY_DEFAULT = 0 } z_reliability_t;
+
+typedef enum {
+    Z_CONGESTION_CONTROL_BLOCK = 1,
+    Z_CONGESTION_CONTROL_DROP = 0,
+    Z_CONGESTION_CONTROL_DEFAULT = 0
+} z_congestion_control_t;
+
+typedef enum {
+    _Z_PRIORITY_CONTROL = 0,
+    Z_PRIORITY_REAL_TIME = 1,
+    Z_PRIORITY_INTERACTIVE_HIGH = 2,
+    Z_PRIORITY_INTERACTIVE_LOW = 3,
+    Z_PRIORITY_DATA_HIGH = 4,
+    Z_PRIORITY_DATA = 5,
+    Z_PRIORITY_DATA_LOW = 6,
+    Z_PRIORITY_BACKGROUND = 7,
+    Z_PRIORITY_DEFAULT = 5
+} z_priority_t;
+
+typedef enum {
+    Z_QUERY_TARGET_BEST_MATCHING = 0,
+    Z_QUERY_TARGET_ALL = 1,
+    Z_QUERY_TARGET_ALL_COMPLETE = 2,
+    Z_QUERY_TARGET_DEFAULT = 0
+} z_query_target_t;
+
+typedef enum z_reply_keyexpr_t {
+    Z_REPLY_KEYEXPR_ANY = 0,
+    Z_REPLY_KEYEXPR_MATCHING_QUERY = 1,
+    Z_REPLY_KEYEXPR_DEFAULT = 1
+} z_reply_keyexpr_t;
+
+typedef enum {
+    Z_KEYEXPR_INTERSECTION_LEVEL_DISJOINT = 0,
+    Z_KEYEXPR_INTERSECTION_LEVEL_INTERSECTS = 1,
+    Z_KEYEXPR_INTERSECTION_LEVEL_INCLUDES = 2,
+    Z_KEYEXPR_INTERSECTION_LEVEL_EQUALS = 3
+} z_keyexpr_intersection_level_t;
+
+#endif

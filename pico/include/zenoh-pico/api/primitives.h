@@ -1,0 +1,313 @@
+/*
+ * The public functions: the subset of Zenoh-Pico 1.x's API that weft-pico
+ * provides, with the same names, signatures and ownership rules.
+ * README.md lists them by area.
+ */
+#ifndef ZENOH_PICO_API_PRIMITIVES_H
+#define ZENOH_PICO_API_PRIMITIVES_H
+
+#include "zenoh-pico/api/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* For every owned type X: null/check/loan/loan_mut/move/take/drop. */
+#define _ZP_OWNED_DECL(name)                                                  \
+    void z_internal_##name##_null(z_owned_##name##_t *obj);                   \
+    bool z_internal_##name##_check(const z_owned_##name##_t *obj);            \
+    const z_loaned_##name##_t *z_##name##_loan(const z_owned_##name##_t *obj); \
+    z_loaned_##name##_t *z_##name##_loan_mut(z_owned_##name##_t *obj);         \
+    z_moved_##name##_t *z_##name##_move(z_owned_##name##_t *obj);              \
+    void z_##name##_take(z_owned_##name##_t *obj, z_moved_##name##_t *src);    \
+    void z_##name##_drop(z_moved_##name##_t *obj);
+
+#define _ZP_VIEW_DECL(name)                                                     \
+    bool z_view_##name##_is_empty(const z_view_##name##_t *obj);                \
+    const z_loaned_##name##_t *z_view_##name##_loan(const z_view_##name##_t *obj); \
+    z_loaned_##name##_t *z_view_##name##_loan_mut(z_view_##name##_t *obj);      \
+    void z_view_##name##_empty(z_view_##name##_t *obj);
+
+_ZP_OWNED_DECL(slice)
+_ZP_OWNED_DECL(bytes)
+_ZP_OWNED_DECL(string)
+_ZP_OWNED_DECL(keyexpr)
+_ZP_OWNED_DECL(encoding)
+_ZP_OWNED_DECL(config)
+_ZP_OWNED_DECL(session)
+_ZP_OWNED_DECL(publisher)
+_ZP_OWNED_DECL(subscriber)
+_ZP_OWNED_DECL(queryable)
+_ZP_OWNED_DECL(liveliness_token)
+_ZP_OWNED_DECL(sample)
+_ZP_OWNED_DECL(reply)
+_ZP_OWNED_DECL(reply_err)
+_ZP_OWNED_DECL(closure_sample)
+_ZP_OWNED_DECL(closure_query)
+_ZP_OWNED_DECL(closure_reply)
+_ZP_OWNED_DECL(closure_zid)
+_ZP_VIEW_DECL(slice)
+_ZP_VIEW_DECL(string)
+_ZP_VIEW_DECL(keyexpr)
+
+/* Copies (pool- or malloc-backed). */
+z_result_t z_bytes_clone(z_owned_bytes_t *dst, const z_loaned_bytes_t *src);
+z_result_t z_string_clone(z_owned_string_t *dst, const z_loaned_string_t *src);
+z_result_t z_keyexpr_clone(z_owned_keyexpr_t *dst, const z_loaned_keyexpr_t *src);
+z_result_t z_encoding_clone(z_owned_encoding_t *dst, const z_loaned_encoding_t *src);
+z_result_t z_config_clone(z_owned_config_t *dst, const z_loaned_config_t *src);
+
+/* ---- closures ---- */
+z_result_t z_closure_sample(z_owned_closure_sample_t *closure, z_closure_sample_callback_t call,
+                            z_closure_drop_callback_t drop, void *context);
+z_result_t z_closure_query(z_owned_closure_query_t *closure, z_closure_query_callback_t call,
+                           z_closure_drop_callback_t drop, void *context);
+z_result_t z_closure_reply(z_owned_closure_reply_t *closure, z_closure_reply_callback_t call,
+                           z_closure_drop_callback_t drop, void *context);
+z_result_t z_closure_zid(z_owned_closure_zid_t *closure, z_closure_zid_callback_t call, z_closure_drop_callback_t drop,
+                         void *context);
+void z_closure_sample_call(const z_loaned_closure_sample_t *closure, z_loaned_sample_t *sample);
+void z_closure_query_call(const z_loaned_closure_query_t *closure, z_loaned_query_t *query);
+void z_closure_reply_call(const z_loaned_closure_reply_t *closure, z_loaned_reply_t *reply);
+void z_closure_zid_call(const z_loaned_closure_zid_t *closure, const z_id_t *id);
+
+/* ---- strings, slices, bytes ---- */
+z_result_t z_view_string_from_str(z_view_string_t *str, const char *value);
+z_result_t z_view_string_from_substr(z_view_string_t *str, const char *value, size_t len);
+const char *z_string_data(const z_loaned_string_t *str);
+size_t z_string_len(const z_loaned_string_t *str);
+z_result_t z_string_copy_from_str(z_owned_string_t *str, const char *value);
+z_result_t z_string_copy_from_substr(z_owned_string_t *str, const char *value, size_t len);
+z_result_t z_string_from_str(z_owned_string_t *str, char *value, void (*deleter)(void *value, void *context),
+                             void *context);
+void z_string_empty(z_owned_string_t *str);
+bool z_string_is_empty(const z_loaned_string_t *str);
+const z_loaned_slice_t *z_string_as_slice(const z_loaned_string_t *str);
+
+z_result_t z_slice_copy_from_buf(z_owned_slice_t *slice, const uint8_t *data, size_t len);
+z_result_t z_slice_from_buf(z_owned_slice_t *slice, uint8_t *data, size_t len,
+                            void (*deleter)(void *data, void *context), void *context);
+z_result_t z_view_slice_from_buf(z_view_slice_t *slice, const uint8_t *data, size_t len);
+void z_slice_empty(z_owned_slice_t *slice);
+const uint8_t *z_slice_data(const z_loaned_slice_t *slice);
+size_t z_slice_len(const z_loaned_slice_t *slice);
+bool z_slice_is_empty(const z_loaned_slice_t *slice);
+
+z_result_t z_bytes_copy_from_buf(z_owned_bytes_t *bytes, const uint8_t *data, size_t len);
+z_result_t z_bytes_from_buf(z_owned_bytes_t *bytes, uint8_t *data, size_t len,
+                            void (*deleter)(void *data, void *context), void *context);
+z_result_t z_bytes_from_static_buf(z_owned_bytes_t *bytes, const uint8_t *data, size_t len);
+z_result_t z_bytes_copy_from_str(z_owned_bytes_t *bytes, const char *value);
+z_result_t z_bytes_from_str(z_owned_bytes_t *bytes, char *value, void (*deleter)(void *value, void *context),
+                            void *context);
+z_result_t z_bytes_from_static_str(z_owned_bytes_t *bytes, const char *value);
+z_result_t z_bytes_copy_from_slice(z_owned_bytes_t *bytes, const z_loaned_slice_t *slice);
+z_result_t z_bytes_from_slice(z_owned_bytes_t *bytes, z_moved_slice_t *slice);
+z_result_t z_bytes_copy_from_string(z_owned_bytes_t *bytes, const z_loaned_string_t *s);
+z_result_t z_bytes_from_string(z_owned_bytes_t *bytes, z_moved_string_t *s);
+z_result_t z_bytes_to_string(const z_loaned_bytes_t *bytes, z_owned_string_t *str);
+z_result_t z_bytes_to_slice(const z_loaned_bytes_t *bytes, z_owned_slice_t *dst);
+z_result_t z_bytes_get_contiguous_view(const z_loaned_bytes_t *bytes, z_view_slice_t *view);
+void z_bytes_empty(z_owned_bytes_t *bytes);
+size_t z_bytes_len(const z_loaned_bytes_t *bytes);
+bool z_bytes_is_empty(const z_loaned_bytes_t *bytes);
+z_bytes_reader_t z_bytes_get_reader(const z_loaned_bytes_t *bytes);
+size_t z_bytes_reader_read(z_bytes_reader_t *reader, uint8_t *dst, size_t len);
+size_t z_bytes_reader_remaining(const z_bytes_reader_t *reader);
+
+/* ---- key expressions ---- */
+z_result_t z_view_keyexpr_from_str(z_view_keyexpr_t *keyexpr, const char *name);
+void z_view_keyexpr_from_str_unchecked(z_view_keyexpr_t *keyexpr, const char *name);
+z_result_t z_view_keyexpr_from_substr(z_view_keyexpr_t *keyexpr, const char *name, size_t len);
+void z_view_keyexpr_from_substr_unchecked(z_view_keyexpr_t *keyexpr, const char *name, size_t len);
+z_result_t z_keyexpr_from_str(z_owned_keyexpr_t *keyexpr, const char *name);
+z_result_t z_keyexpr_from_substr(z_owned_keyexpr_t *keyexpr, const char *name, size_t len);
+z_result_t z_keyexpr_as_view_string(const z_loaned_keyexpr_t *keyexpr, z_view_string_t *str);
+/* 0 (Z_OK) if the key expression is valid and canonical, negative otherwise. */
+z_result_t z_keyexpr_is_canon(const char *start, size_t len);
+bool z_keyexpr_includes(const z_loaned_keyexpr_t *l, const z_loaned_keyexpr_t *r);
+bool z_keyexpr_intersects(const z_loaned_keyexpr_t *l, const z_loaned_keyexpr_t *r);
+bool z_keyexpr_equals(const z_loaned_keyexpr_t *l, const z_loaned_keyexpr_t *r);
+/* A client sends nothing for this: the copy is used as a full key. */
+z_result_t z_declare_keyexpr(const z_loaned_session_t *zs, z_owned_keyexpr_t *declared_keyexpr,
+                             const z_loaned_keyexpr_t *keyexpr);
+z_result_t z_undeclare_keyexpr(const z_loaned_session_t *zs, z_moved_keyexpr_t *keyexpr);
+
+/* ---- encodings ---- */
+z_result_t z_encoding_from_str(z_owned_encoding_t *encoding, const char *s);
+z_result_t z_encoding_from_substr(z_owned_encoding_t *encoding, const char *s, size_t len);
+z_result_t z_encoding_set_schema_from_str(z_loaned_encoding_t *encoding, const char *schema);
+z_result_t z_encoding_set_schema_from_substr(z_loaned_encoding_t *encoding, const char *schema, size_t len);
+z_result_t z_encoding_to_string(const z_loaned_encoding_t *encoding, z_owned_string_t *string);
+bool z_encoding_equals(const z_loaned_encoding_t *left, const z_loaned_encoding_t *right);
+
+/* ---- configuration ---- */
+z_result_t z_config_default(z_owned_config_t *config);
+z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *value);
+const char *zp_config_get(const z_loaned_config_t *config, uint8_t key);
+
+/* ---- session ---- */
+void z_open_options_default(z_open_options_t *options);
+/* Opens a session (client: connects to the router of Z_CONFIG_CONNECT_KEY;
+ * peer: joins the multicast group of Z_CONFIG_LISTEN_KEY or CONNECT_KEY). */
+z_result_t z_open(z_owned_session_t *zs, z_moved_config_t *config, const z_open_options_t *options);
+void z_close_options_default(z_close_options_t *options);
+/* Closes the session: undeclares nothing, sends Close and releases the link. */
+z_result_t z_close(z_loaned_session_t *zs, const z_close_options_t *options);
+bool z_session_is_closed(const z_loaned_session_t *zs);
+z_id_t z_info_zid(const z_loaned_session_t *zs);
+z_result_t z_info_routers_zid(const z_loaned_session_t *zs, z_moved_closure_zid_t *callback);
+z_result_t z_info_peers_zid(const z_loaned_session_t *zs, z_moved_closure_zid_t *callback);
+z_result_t z_id_to_string(const z_id_t *id, z_owned_string_t *str);
+
+/* ---- publication ---- */
+void z_put_options_default(z_put_options_t *options);
+void z_delete_options_default(z_delete_options_t *options);
+z_result_t z_put(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr, z_moved_bytes_t *payload,
+                 const z_put_options_t *options);
+z_result_t z_delete(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr, const z_delete_options_t *options);
+void z_publisher_options_default(z_publisher_options_t *options);
+z_result_t z_declare_publisher(const z_loaned_session_t *zs, z_owned_publisher_t *pub,
+                               const z_loaned_keyexpr_t *keyexpr, const z_publisher_options_t *options);
+z_result_t z_undeclare_publisher(z_moved_publisher_t *pub);
+void z_publisher_put_options_default(z_publisher_put_options_t *options);
+void z_publisher_delete_options_default(z_publisher_delete_options_t *options);
+z_result_t z_publisher_put(const z_loaned_publisher_t *pub, z_moved_bytes_t *payload,
+                           const z_publisher_put_options_t *options);
+z_result_t z_publisher_delete(const z_loaned_publisher_t *pub, const z_publisher_delete_options_t *options);
+const z_loaned_keyexpr_t *z_publisher_keyexpr(const z_loaned_publisher_t *publisher);
+
+/* ---- subscription ---- */
+void z_subscriber_options_default(z_subscriber_options_t *options);
+z_result_t z_declare_subscriber(const z_loaned_session_t *zs, z_owned_subscriber_t *sub,
+                                const z_loaned_keyexpr_t *keyexpr, z_moved_closure_sample_t *callback,
+                                const z_subscriber_options_t *options);
+z_result_t z_declare_background_subscriber(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr,
+                                           z_moved_closure_sample_t *callback, const z_subscriber_options_t *options);
+z_result_t z_undeclare_subscriber(z_moved_subscriber_t *sub);
+const z_loaned_keyexpr_t *z_subscriber_keyexpr(const z_loaned_subscriber_t *subscriber);
+
+const z_loaned_keyexpr_t *z_sample_keyexpr(const z_loaned_sample_t *sample);
+const z_loaned_bytes_t *z_sample_payload(const z_loaned_sample_t *sample);
+const z_timestamp_t *z_sample_timestamp(const z_loaned_sample_t *sample);
+const z_loaned_encoding_t *z_sample_encoding(const z_loaned_sample_t *sample);
+z_sample_kind_t z_sample_kind(const z_loaned_sample_t *sample);
+const z_loaned_bytes_t *z_sample_attachment(const z_loaned_sample_t *sample);
+z_priority_t z_sample_priority(const z_loaned_sample_t *sample);
+z_congestion_control_t z_sample_congestion_control(const z_loaned_sample_t *sample);
+bool z_sample_express(const z_loaned_sample_t *sample);
+z_reliability_t z_sample_reliability(const z_loaned_sample_t *sample);
+uint64_t z_timestamp_ntp64_time(const z_timestamp_t *ts);
+z_id_t z_timestamp_id(const z_timestamp_t *ts);
+
+/* ---- query ---- */
+z_query_consolidation_t z_query_consolidation_default(void);
+z_query_consolidation_t z_query_consolidation_auto(void);
+z_query_consolidation_t z_query_consolidation_latest(void);
+z_query_consolidation_t z_query_consolidation_monotonic(void);
+z_query_consolidation_t z_query_consolidation_none(void);
+z_query_target_t z_query_target_default(void);
+void z_get_options_default(z_get_options_t *options);
+/* Sends a query; replies go to `callback`, whose drop runs when the query
+ * ends (final reply or timeout). */
+z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr, const char *parameters,
+                 z_moved_closure_reply_t *callback, z_get_options_t *options);
+bool z_reply_is_ok(const z_loaned_reply_t *reply);
+const z_loaned_sample_t *z_reply_ok(const z_loaned_reply_t *reply);
+const z_loaned_reply_err_t *z_reply_err(const z_loaned_reply_t *reply);
+bool z_reply_replier_id(const z_loaned_reply_t *reply, z_entity_global_id_t *out_id);
+const z_loaned_bytes_t *z_reply_err_payload(const z_loaned_reply_err_t *reply_err);
+const z_loaned_encoding_t *z_reply_err_encoding(const z_loaned_reply_err_t *reply_err);
+
+/* ---- queryable ---- */
+void z_queryable_options_default(z_queryable_options_t *options);
+z_result_t z_declare_queryable(const z_loaned_session_t *zs, z_owned_queryable_t *queryable,
+                               const z_loaned_keyexpr_t *keyexpr, z_moved_closure_query_t *callback,
+                               const z_queryable_options_t *options);
+z_result_t z_declare_background_queryable(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr,
+                                          z_moved_closure_query_t *callback, const z_queryable_options_t *options);
+z_result_t z_undeclare_queryable(z_moved_queryable_t *queryable);
+const z_loaned_keyexpr_t *z_queryable_keyexpr(const z_loaned_queryable_t *queryable);
+const z_loaned_keyexpr_t *z_query_keyexpr(const z_loaned_query_t *query);
+void z_query_parameters(const z_loaned_query_t *query, z_view_string_t *parameters);
+const z_loaned_bytes_t *z_query_payload(const z_loaned_query_t *query);
+const z_loaned_encoding_t *z_query_encoding(const z_loaned_query_t *query);
+const z_loaned_bytes_t *z_query_attachment(const z_loaned_query_t *query);
+z_reply_keyexpr_t z_query_accepts_replies(const z_loaned_query_t *query);
+void z_query_reply_options_default(z_query_reply_options_t *options);
+void z_query_reply_del_options_default(z_query_reply_del_options_t *options);
+void z_query_reply_err_options_default(z_query_reply_err_options_t *options);
+/* Replies to a query, from inside the queryable's callback. */
+z_result_t z_query_reply(const z_loaned_query_t *query, const z_loaned_keyexpr_t *keyexpr, z_moved_bytes_t *payload,
+                         const z_query_reply_options_t *options);
+z_result_t z_query_reply_del(const z_loaned_query_t *query, const z_loaned_keyexpr_t *keyexpr,
+                             const z_query_reply_del_options_t *options);
+z_result_t z_query_reply_err(const z_loaned_query_t *query, z_moved_bytes_t *payload,
+                             const z_query_reply_err_options_t *options);
+
+/* ---- batching ---- */
+#if Z_FEATURE_BATCHING == 1
+z_result_t zp_batch_start(const z_loaned_session_t *zs);
+z_result_t zp_batch_flush(const z_loaned_session_t *zs);
+z_result_t zp_batch_stop(const z_loaned_session_t *zs);
+#endif
+
+/* ---- run models ---- */
+#if Z_FEATURE_MULTI_THREAD == 1
+void zp_task_read_options_default(zp_task_read_options_t *options);
+z_result_t zp_start_read_task(z_loaned_session_t *zs, const zp_task_read_options_t *options);
+z_result_t zp_stop_read_task(z_loaned_session_t *zs);
+bool zp_read_task_is_running(const z_loaned_session_t *zs);
+void zp_task_lease_options_default(zp_task_lease_options_t *options);
+z_result_t zp_start_lease_task(z_loaned_session_t *zs, const zp_task_lease_options_t *options);
+z_result_t zp_stop_lease_task(z_loaned_session_t *zs);
+bool zp_lease_task_is_running(const z_loaned_session_t *zs);
+#endif
+/* Single-threaded drivers (in multi-thread builds: only with the tasks stopped). */
+void zp_read_options_default(zp_read_options_t *options);
+/* Reads and processes what arrived (waits at most Z_CONFIG_SOCKET_TIMEOUT ms). */
+z_result_t zp_read(const z_loaned_session_t *zs, const zp_read_options_t *options);
+void zp_send_keep_alive_options_default(zp_send_keep_alive_options_t *options);
+z_result_t zp_send_keep_alive(const z_loaned_session_t *zs, const zp_send_keep_alive_options_t *options);
+void zp_send_join_options_default(zp_send_join_options_t *options);
+z_result_t zp_send_join(const z_loaned_session_t *zs, const zp_send_join_options_t *options);
+/* One step of the session: read, keep-alive/join, lease check, query
+ * timeouts, reconnection. Returns false once the session is closed. */
+bool zp_spin_once(const z_loaned_session_t *zs);
+
+/* ---- system ---- */
+z_result_t z_sleep_us(size_t time);
+z_result_t z_sleep_ms(size_t time);
+z_result_t z_sleep_s(size_t time);
+z_clock_t z_clock_now(void);
+unsigned long z_clock_elapsed_us(z_clock_t *time);
+unsigned long z_clock_elapsed_ms(z_clock_t *time);
+unsigned long z_clock_elapsed_s(z_clock_t *time);
+z_time_t z_time_now(void);
+unsigned long z_time_elapsed_ms(z_time_t *time);
+unsigned long z_time_elapsed_s(z_time_t *time);
+uint8_t z_random_u8(void);
+uint16_t z_random_u16(void);
+uint32_t z_random_u32(void);
+uint64_t z_random_u64(void);
+void z_random_fill(void *buf, size_t len);
+
+#if Z_FEATURE_MULTI_THREAD == 1
+_ZP_OWNED_DECL(mutex)
+_ZP_OWNED_DECL(condvar)
+z_result_t z_mutex_init(z_owned_mutex_t *m);
+z_result_t z_mutex_lock(z_loaned_mutex_t *m);
+z_result_t z_mutex_unlock(z_loaned_mutex_t *m);
+z_result_t z_condvar_init(z_owned_condvar_t *cv);
+z_result_t z_condvar_signal(z_loaned_condvar_t *cv);
+z_result_t z_condvar_wait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m);
+z_result_t z_task_init(z_owned_task_t *task, z_task_attr_t *attr, void *(*fun)(void *), void *arg);
+z_result_t z_task_join(z_moved_task_t *task);
+z_moved_task_t *z_task_move(z_owned_task_t *task);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

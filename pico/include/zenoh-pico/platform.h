@@ -1,0 +1,86 @@
+/*
+ * The platform contract: everything weft-pico needs from the system.
+ *
+ * A port implements the functions below (13 when Z_FEATURE_MULTI_THREAD is 1,
+ * 7 otherwise) in src/platform/<name>/ and provides the header
+ * zenoh-pico/platform/<name>.h defining the types:
+ *
+ *   _z_sys_socket_t  one open link (TCP stream or UDP socket)
+ *   _z_mutex_t, _z_task_t   (multi-thread builds only; the mutex is recursive)
+ *
+ * The POSIX port is the reference (src/platform/posix/). README.md has a
+ * porting guide. None of these functions is called with a lock held except
+ * _z_net_send.
+ */
+#ifndef ZENOH_PICO_PLATFORM_H
+#define ZENOH_PICO_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "zenoh-pico/api/result.h"
+#include "zenoh-pico/config.h"
+
+#ifndef ZP_PLATFORM_HEADER
+#include "zenoh-pico/platform/posix.h"
+#else
+#include ZP_PLATFORM_HEADER
+#endif
+
+/* An endpoint parsed from a locator such as "tcp/192.168.1.2:7447" or
+ * "udp/224.0.0.225:7447#iface=eth0". Only IPv4 addresses are supported. */
+#define _Z_LINK_TCP 1
+#define _Z_LINK_UDP 2
+#define _Z_LINK_UDP_MULTICAST 3
+typedef struct {
+    uint8_t kind;
+    uint8_t addr[4];
+    uint16_t port;
+    char iface[16]; /* multicast: interface name ("" = default) */
+} _z_endpoint_t;
+
+/* ---- system (always) ---- */
+
+/* Monotonic milliseconds since an arbitrary origin. */
+uint64_t _z_clock_ms(void);
+/* Sleeps for at least `ms` milliseconds. */
+void _z_sleep_ms(uint32_t ms);
+/* Fills `buf` with random bytes (need not be cryptographic). */
+void _z_random_fill(void *buf, size_t len);
+
+/* ---- network (always) ---- */
+
+/*
+ * Opens a link. TCP: connect. UDP unicast: a connected datagram socket.
+ * UDP multicast: a socket bound to the group port, member of the group on
+ * ep->iface, that sends to the group and does not loop back its own datagrams.
+ */
+z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep);
+/* Sends all `len` bytes (one datagram on UDP). */
+z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len);
+/*
+ * Receives up to `len` bytes, waiting at most `timeout_ms`. Returns the number
+ * of bytes (a whole datagram on UDP), 0 on timeout, or a negative error when
+ * the link is closed or failed. `src` (may be NULL) receives a 6-byte source
+ * address (IPv4 + port) for datagram sockets.
+ */
+int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]);
+/* Closes the link. */
+void _z_net_close(_z_sys_socket_t *sock);
+
+#if Z_FEATURE_MULTI_THREAD == 1
+/* ---- threads (multi-thread builds only) ---- */
+
+/* Initialises a recursive mutex. */
+z_result_t _z_mutex_init(_z_mutex_t *m);
+z_result_t _z_mutex_lock(_z_mutex_t *m);
+z_result_t _z_mutex_unlock(_z_mutex_t *m);
+void _z_mutex_drop(_z_mutex_t *m);
+/* Starts `fn(arg)` in a new task. */
+z_result_t _z_task_start(_z_task_t *t, void *(*fn)(void *), void *arg);
+/* Waits for a task to end. */
+void _z_task_join(_z_task_t *t);
+#endif
+
+#endif

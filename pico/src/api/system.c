@@ -1,0 +1,49 @@
+/* Public system helpers (sleep, clock, random) on top of the platform contract. */
+#include "zenoh-pico/api/primitives.h"
+
+z_result_t z_sleep_us(size_t time) {
+    _z_sleep_ms((uint32_t)((time + 999u) / 1000u));
+    return Z_OK;
+}
+z_result_t z_sleep_ms(size_t time) {
+    _z_sleep_ms((uint32_t)time);
+    return Z_OK;
+}
+z_result_t z_sleep_s(size_t time) {
+    _z_sleep_ms((uint32_t)(time * 1000u));
+    return Z_OK;
+}
+z_clock_t z_clock_now(void) {
+    z_clock_t c = {_z_clock_ms()};
+    return c;
+}
+unsigned long z_clock_elapsed_us(z_clock_t *time) { return (unsigned long)((_z_clock_ms() - time->_ms) * 1000u); }
+unsigned long z_clock_elapsed_ms(z_clock_t *time) { return (unsigned long)(_z_clock_ms() - time->_ms); }
+unsigned long z_clock_elapsed_s(z_clock_t *time) { return (unsigned long)((_z_clock_ms() - time->_ms) / 1000u); }
+z_time_t z_time_now(void) {
+    z_time_t t = {_z_clock_ms()};
+    return t;
+}
+unsigned long z_time_elapsed_ms(z_time_t *time) { return (unsigned long)(_z_clock_ms() - time->_ms); }
+unsigned long z_time_elapsed_s(z_time_t *time) { return (unsigned long)((_z_clock_ms() - time->_ms) / 1000u); }
+void z_random_fill(void *buf, size_t len) { _z_random_fill(buf, len); }
+uint8_t z_random_u8(void) {
+    uint8_t v;
+    _z_random_fill(&v, sizeof(v));
+    return v;
+}
+uint16_t z_random_u16(void) {
+    uint16_t v;
+    _z_random_fill(&v, sizeof(v));
+    return v;
+}
+uint32_t z_random_u32(void) {
+    uint32_t v;
+    _z_random_fill(&v, sizeof(v));
+    return v;
+}
+uint64_t z_random_u64(void) {
+    uint64_t v;
+    _z_random_fill(&v, sizeof(v));
+    return v;
+}

@@ -1,0 +1,118 @@
+/*
+ * Declarations (the single body of a Declare network message).
+ *
+ * D_KEXPR |Z|X|N| 0x00 |  %expr_id:z16% ~wire expr~ ~exts~
+ * U_KEXPR |Z|X|X| 0x01 |  %expr_id:z16% ~exts~
+ * D_SUB   |Z|M|N| 0x02 |  %id:z32% ~wire expr~ ~exts~
+ * U_SUB   |Z|X|X| 0x03 |  %id:z32% ~exts: WireExpr 0x5F~
+ * D_QBL   |Z|M|N| 0x04 |  %id:z32% ~wire expr~ ~exts: QueryableInfo 0x21~
+ * U_QBL   |Z|X|X| 0x05 |  %id:z32% ~exts: WireExpr 0x5F~
+ * D_TKN   |Z|M|N| 0x06 |  %id:z32% ~wire expr~ ~exts~
+ * U_TKN   |Z|X|X| 0x07 |  %id:z32% ~exts: WireExpr 0x5F~
+ * D_FINAL |Z|X|X| 0x1A |  ~exts~
+ *
+ * WireExpr extension body: |x..x|M|N| %scope:z16% ~suffix to end of body~
+ */
+#include <string.h>
+
+#include "msg.h"
+
+#define _Z_X_WIREEXPR 0x5f
+#define _Z_X_QINFO 0x21
+
+static bool _z_decl_is_undecl(uint8_t id) {
+    return id == _Z_U_SUBSCRIBER || id == _Z_U_QUERYABLE || id == _Z_U_TOKEN;
+}
+
+static z_result_t _z_wire_ext_parse(const _z_ext_t *e, _z_wexpr_t *k) {
+    _zr_t sub;
+    uint8_t f;
+    _zr_init(&sub, e->buf.ptr, e->buf.len);
+    _Z_TRY(_zr_u8(&sub, &f));
+    _Z_TRY(_zr_z16(&sub, &k->scope));
+    k->sender_mapping = (f & 0x02) != 0;
+    k->suffix = NULL;
+    k->suffix_len = 0;
+    if (f & 0x01) {
+        if (_zr_left(&sub) > UINT16_MAX) return Z_EDESERIALIZE;
+        k->suffix_len = (uint16_t)_zr_left(&sub);
+        k->suffix = (const char *)_zr_here(&sub);
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_wire_ext_body(_zw_t *w, const void *ctx) {
+    const _z_wexpr_t *k = (const _z_wexpr_t *)ctx;
+    _Z_TRY(_zw_u8(w, (uint8_t)((k->suffix != NULL ? 0x01 : 0) | (k->sender_mapping ? 0x02 : 0))));
+    _Z_TRY(_zw_zint(w, k->scope));
+    if (k->suffix != NULL) _Z_TRY(_zw_bytes(w, (const uint8_t *)k->suffix, k->suffix_len));
+    return Z_OK;
+}
+
+z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
+    uint8_t h;
+    memset(out, 0, sizeof(*out));
+    _Z_TRY(_zr_u8(r, &h));
+    out->id = h & _Z_MID_MASK;
+    switch (out->id) {
+        case _Z_D_KEYEXPR: {
+            uint16_t id;
+            _Z_TRY(_zr_z16(r, &id));
+            out->eid = id;
+            _Z_TRY(_z_wexpr_read(r, (h & _Z_FLAG_1) != 0, false, &out->key));
+            break;
+        }
+        case _Z_U_KEYEXPR: {
+            uint16_t id;
+            _Z_TRY(_zr_z16(r, &id));
+            out->eid = id;
+            break;
+        }
+        case _Z_D_SUBSCRIBER:
+        case _Z_D_QUERYABLE:
+        case _Z_D_TOKEN:
+            _Z_TRY(_zr_z32(r, &out->eid));
+            _Z_TRY(_z_wexpr_read(r, (h & _Z_FLAG_1) != 0, (h & _Z_FLAG_2) != 0, &out->key));
+            break;
+        case _Z_U_SUBSCRIBER:
+        case _Z_U_QUERYABLE:
+        case _Z_U_TOKEN:
+            _Z_TRY(_zr_z32(r, &out->eid));
+            break;
+        case _Z_D_FINAL:
+            break;
+        default:
+            return Z_EDESERIALIZE;
+    }
+    bool more = (h & _Z_FLAG_Z) != 0;
+    while (more) {
+        _z_ext_t e;
+        _Z_TRY(_z_ext_read(r, &e, &more));
+        if (e.hdr == _Z_X_WIREEXPR && _z_decl_is_undecl(out->id)) {
+            out->has_wire_ext = true;
+            _Z_TRY(_z_wire_ext_parse(&e, &out->key));
+        } else if (e.hdr == _Z_X_QINFO && out->id == _Z_D_QUERYABLE) {
+            out->has_qinfo = true;
+            out->qinfo = e.z64;
+        } else {
+            _Z_TRY(_z_ext_keep(&out->kept, &e));
+        }
+    }
+    return Z_OK;
+}
+
+z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d) {
+    _z_wexts_t x = {.n = 0};
+    uint8_t h = d->id;
+    bool has_key = d->id == _Z_D_KEYEXPR || d->id == _Z_D_SUBSCRIBER || d->id == _Z_D_QUERYABLE || d->id == _Z_D_TOKEN;
+    if (d->has_qinfo && d->id == _Z_D_QUERYABLE) _z_wexts_z64(&x, _Z_X_QINFO, d->qinfo);
+    if (d->has_wire_ext && _z_decl_is_undecl(d->id)) _z_wexts_fn(&x, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key);
+    _z_wexts_kept(&x, &d->kept);
+    if (has_key && d->key.suffix != NULL) h |= _Z_FLAG_1;
+    if (has_key && d->id != _Z_D_KEYEXPR && d->key.sender_mapping) h |= _Z_FLAG_2;
+    if (x.n > 0) h |= _Z_FLAG_Z;
+    _Z_TRY(_zw_u8(w, h));
+    if (d->id != _Z_D_FINAL) _Z_TRY(_zw_zint(w, d->eid));
+    if (has_key) _Z_TRY(_z_wexpr_write(w, &d->key));
+    return _z_wexts_write(w, &x);
+}

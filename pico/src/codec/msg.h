@@ -1,0 +1,379 @@
+/*
+ * Wire message values for the Zenoh protocol 0x09, and their codec.
+ *
+ * Decoded values are views: byte and string fields point into the buffer that
+ * was decoded and stay valid only as long as it does. The same structures are
+ * filled by the session to encode outgoing messages. Extensions that the codec
+ * does not model are kept (up to _Z_KEPT_EXTS per message) so that a decoded
+ * message re-encodes to the same bytes.
+ */
+#ifndef WEFT_PICO_CODEC_MSG_H
+#define WEFT_PICO_CODEC_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rw.h"
+
+#define Z_PROTO_VERSION_BYTE 0x09
+
+/* ---- message ids (header bits 0-4) ---- */
+#define _Z_MID_MASK 0x1f
+#define _Z_FLAG_1 0x20
+#define _Z_FLAG_2 0x40
+#define _Z_FLAG_Z 0x80
+
+#define _Z_T_OAM 0x00
+#define _Z_T_INIT 0x01
+#define _Z_T_OPEN 0x02
+#define _Z_T_CLOSE 0x03
+#define _Z_T_KEEPALIVE 0x04
+#define _Z_T_FRAME 0x05
+#define _Z_T_FRAGMENT 0x06
+#define _Z_T_JOIN 0x07
+
+#define _Z_N_INTEREST 0x19
+#define _Z_N_RESPONSE_FINAL 0x1a
+#define _Z_N_RESPONSE 0x1b
+#define _Z_N_REQUEST 0x1c
+#define _Z_N_PUSH 0x1d
+#define _Z_N_DECLARE 0x1e
+#define _Z_N_OAM 0x1f
+
+#define _Z_D_KEYEXPR 0x00
+#define _Z_U_KEYEXPR 0x01
+#define _Z_D_SUBSCRIBER 0x02
+#define _Z_U_SUBSCRIBER 0x03
+#define _Z_D_QUERYABLE 0x04
+#define _Z_U_QUERYABLE 0x05
+#define _Z_D_TOKEN 0x06
+#define _Z_U_TOKEN 0x07
+#define _Z_D_FINAL 0x1a
+
+#define _Z_Z_PUT 0x01
+#define _Z_Z_DEL 0x02
+#define _Z_Z_QUERY 0x03
+#define _Z_Z_REPLY 0x04
+#define _Z_Z_ERR 0x05
+
+/* Interest modes and option bits. */
+#define _Z_INTEREST_FINAL 0
+#define _Z_INTEREST_CURRENT 1
+#define _Z_INTEREST_FUTURE 2
+#define _Z_INTEREST_CURRENT_FUTURE 3
+#define _Z_IOPT_K 0x01
+#define _Z_IOPT_S 0x02
+#define _Z_IOPT_Q 0x04
+#define _Z_IOPT_T 0x08
+#define _Z_IOPT_R 0x10
+#define _Z_IOPT_N 0x20
+#define _Z_IOPT_M 0x40
+#define _Z_IOPT_A 0x80
+
+/* WhatAmI 2-bit codes (Init, Join, Hello). */
+#define _Z_WAI_ROUTER 0
+#define _Z_WAI_PEER 1
+#define _Z_WAI_CLIENT 2
+
+/* Extension header fields. */
+#define _Z_EXT_ENC_MASK 0x60
+#define _Z_EXT_UNIT 0x00
+#define _Z_EXT_Z64 0x20
+#define _Z_EXT_ZBUF 0x40
+#define _Z_EXT_M 0x10
+
+#define _Z_KEPT_EXTS 4
+
+/* A view on bytes owned by someone else. */
+typedef struct {
+    const uint8_t *ptr;
+    size_t len;
+} _z_view_t;
+
+/* One extension as read from the wire (header without its Z bit). */
+typedef struct {
+    uint8_t hdr;
+    uint64_t z64;
+    _z_view_t buf;
+} _z_ext_t;
+
+/* Extensions kept because the codec does not model them. */
+typedef struct {
+    _z_ext_t e[_Z_KEPT_EXTS];
+    uint8_t n;
+} _z_exts_t;
+
+/* A ZenohID as sent: 1..16 little-endian bytes. */
+typedef struct {
+    uint8_t len;
+    uint8_t id[16];
+} _z_zid_t;
+
+typedef struct {
+    uint64_t time;
+    _z_zid_t id;
+} _z_ts_t;
+
+typedef struct {
+    uint16_t id;
+    bool has_schema;
+    uint8_t schema_len;
+    const uint8_t *schema;
+} _z_enc_t;
+
+typedef struct {
+    _z_zid_t zid;
+    uint32_t eid;
+    uint32_t sn;
+} _z_sinfo_t;
+
+/* Wire expression: scope + optional suffix (N flag set iff suffix != NULL). */
+typedef struct {
+    uint16_t scope;
+    bool sender_mapping; /* M flag */
+    const char *suffix;
+    uint16_t suffix_len;
+} _z_wexpr_t;
+
+/* Put, Del or Err (the body of a Push, of a Reply, or a Response's Err). */
+typedef struct {
+    uint8_t id;
+    bool has_ts;
+    bool has_enc;
+    bool has_sinfo;
+    bool has_att;
+    _z_ts_t ts;
+    _z_enc_t enc;
+    _z_sinfo_t sinfo;
+    _z_view_t att;
+    _z_view_t payload;
+    _z_exts_t kept;
+} _z_data_t;
+
+typedef struct {
+    bool has_cons;
+    uint8_t cons;
+    const char *params; /* P flag set iff params != NULL */
+    uint16_t params_len;
+    bool has_sinfo;
+    bool has_body;
+    bool has_att;
+    _z_sinfo_t sinfo;
+    _z_enc_t body_enc;
+    _z_view_t body;
+    _z_view_t att;
+    _z_exts_t kept;
+} _z_qmsg_t;
+
+/* Extensions shared by every network message. */
+typedef struct {
+    bool has_qos;
+    bool has_ts;
+    bool has_nodeid;
+    bool has_tsstack;
+    uint8_t qos;
+    uint16_t nodeid;
+    _z_ts_t ts;
+    _z_view_t tsstack;
+    _z_exts_t kept;
+} _z_nexts_t;
+
+typedef struct {
+    uint8_t id;
+    uint32_t eid; /* entity id, or expr id for (Un)DeclareKeyExpr */
+    _z_wexpr_t key;
+    bool has_wire_ext; /* undeclarations: WireExpr extension 0x5F present */
+    bool has_qinfo;
+    uint64_t qinfo;
+    _z_exts_t kept;
+} _z_decl_t;
+
+typedef struct {
+    uint8_t id;
+    _z_nexts_t ext;
+    union {
+        struct {
+            _z_wexpr_t key;
+            _z_data_t body;
+        } push;
+        struct {
+            uint32_t rid;
+            _z_wexpr_t key;
+            bool has_target, has_budget, has_timeout;
+            uint8_t target;
+            uint32_t budget;
+            uint64_t timeout;
+            _z_qmsg_t query;
+        } request;
+        struct {
+            uint32_t rid;
+            _z_wexpr_t key;
+            bool has_responder;
+            _z_zid_t rzid;
+            uint32_t reid;
+            uint8_t body_id; /* _Z_Z_REPLY or _Z_Z_ERR */
+            bool has_cons;   /* Reply only */
+            uint8_t cons;
+            _z_exts_t reply_kept;
+            _z_data_t body;
+        } response;
+        struct {
+            uint32_t rid;
+        } final;
+        struct {
+            uint32_t id;
+            uint8_t mode;
+            uint8_t options;
+            _z_wexpr_t key; /* when options has R */
+        } interest;
+        struct {
+            bool has_iid;
+            uint32_t iid;
+            _z_decl_t decl;
+        } declare;
+        struct {
+            uint8_t enc;
+            uint16_t oam_id;
+            uint64_t z64;
+            _z_view_t body;
+        } oam;
+    } m;
+} _z_nmsg_t;
+
+typedef struct {
+    uint8_t id;
+    _z_exts_t kept;
+    union {
+        struct {
+            bool ack;
+            uint8_t whatami;
+            _z_zid_t zid;
+            bool has_size;
+            uint8_t resolution;
+            uint16_t batch_size;
+            _z_view_t cookie; /* InitAck */
+            bool qos, has_qoslink, has_shm, has_auth, has_mlink, lowlatency, compression, has_patch, has_region;
+            uint64_t qoslink, patch;
+            _z_view_t shm, auth, mlink, region;
+        } init;
+        struct {
+            bool ack;
+            bool lease_in_s;
+            uint64_t lease;
+            uint64_t initial_sn;
+            _z_view_t cookie; /* OpenSyn */
+            bool qos, has_shm, has_auth, has_mlink, mlink_ack, lowlatency, compression, has_remote_bound;
+            uint64_t remote_bound;
+            _z_view_t shm, auth, mlink;
+        } open;
+        struct {
+            bool session;
+            uint8_t reason;
+        } close;
+        struct {
+            bool reliable;
+            bool more; /* Fragment */
+            uint64_t sn;
+            bool has_qos;
+            uint64_t qos;
+            bool first, drop; /* Fragment markers */
+            _z_view_t payload; /* Fragment: the slice; Frame: unused */
+        } frame;
+        struct {
+            uint8_t version;
+            uint8_t whatami;
+            _z_zid_t zid;
+            bool has_size;
+            uint8_t resolution;
+            uint16_t batch_size;
+            bool lease_in_s;
+            uint64_t lease;
+            uint64_t next_sn_r, next_sn_be;
+            bool has_qos_sns, has_shm, has_patch;
+            _z_view_t qos_sns, shm;
+            uint64_t patch;
+        } join;
+        struct {
+            uint8_t enc;
+            uint16_t oam_id;
+            bool has_qos;
+            uint64_t qos;
+            uint64_t z64;
+            _z_view_t body;
+        } oam;
+    } m;
+} _z_tmsg_t;
+
+/* ---- core (codec/core.c) ---- */
+z_result_t _z_zid_read(_zr_t *r, uint8_t len, _z_zid_t *out);
+uint8_t _z_zid_wire_len(const uint8_t id[16]);
+z_result_t _z_ts_read(_zr_t *r, _z_ts_t *out);
+z_result_t _z_ts_write(_zw_t *w, const _z_ts_t *ts);
+z_result_t _z_enc_read(_zr_t *r, _z_enc_t *out);
+z_result_t _z_enc_write(_zw_t *w, const _z_enc_t *e);
+bool _z_enc_is_default(const _z_enc_t *e);
+z_result_t _z_wexpr_read(_zr_t *r, bool has_suffix, bool sender, _z_wexpr_t *out);
+z_result_t _z_wexpr_write(_zw_t *w, const _z_wexpr_t *k);
+z_result_t _z_sinfo_read(_zr_t *r, _z_sinfo_t *out);
+z_result_t _z_sinfo_write(_zw_t *w, const _z_sinfo_t *s);
+
+/* Reads one extension; *more tells whether another one follows. */
+z_result_t _z_ext_read(_zr_t *r, _z_ext_t *e, bool *more);
+/* Keeps an unmodelled extension, or fails if it is mandatory. */
+z_result_t _z_ext_keep(_z_exts_t *kept, const _z_ext_t *e);
+
+/* An extension to write: fixed value, byte view, or a body encoder. */
+typedef z_result_t (*_z_body_fn)(_zw_t *w, const void *ctx);
+typedef struct {
+    uint8_t hdr;
+    uint64_t z64;
+    _z_view_t buf;
+    _z_body_fn fn;
+    const void *ctx;
+} _z_wext_t;
+
+#define _Z_WEXT_MAX 12
+typedef struct {
+    _z_wext_t e[_Z_WEXT_MAX];
+    uint8_t n;
+} _z_wexts_t;
+
+void _z_wexts_unit(_z_wexts_t *l, uint8_t hdr);
+void _z_wexts_z64(_z_wexts_t *l, uint8_t hdr, uint64_t v);
+void _z_wexts_buf(_z_wexts_t *l, uint8_t hdr, _z_view_t v);
+void _z_wexts_fn(_z_wexts_t *l, uint8_t hdr, _z_body_fn fn, const void *ctx);
+void _z_wexts_kept(_z_wexts_t *l, const _z_exts_t *kept);
+z_result_t _z_wexts_write(_zw_t *w, const _z_wexts_t *l);
+
+/* ---- zenoh layer (codec/zenoh.c) ---- */
+z_result_t _z_data_read(_zr_t *r, _z_data_t *out);
+z_result_t _z_data_write(_zw_t *w, const _z_data_t *d);
+z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out);
+z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q);
+
+/* ---- declarations (codec/declare.c) ---- */
+z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out);
+z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d);
+
+/* ---- network layer (codec/network.c) ---- */
+/* True if b is the header byte of a network message (ends a Frame otherwise). */
+bool _z_is_network_header(uint8_t b);
+/* Decodes one network message. */
+z_result_t _z_network_decode(_zr_t *r, _z_nmsg_t *out);
+/* Encodes one network message. */
+z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m);
+
+/* ---- transport layer (codec/transport.c) ---- */
+/*
+ * Decodes one transport message. For a Frame only the header is consumed:
+ * the network messages follow in r (read them while _z_frame_more(r)).
+ * A Fragment takes the rest of r as its payload.
+ */
+z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *out);
+/* Encodes one transport message (a Frame: header only; a Fragment: with payload). */
+z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m);
+/* True while a Frame being read still has network messages. */
+bool _z_frame_more(const _zr_t *r);
+
+#endif

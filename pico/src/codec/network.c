@@ -1,0 +1,301 @@
+/*
+ * Network messages (carried in Frames or reassembled from Fragments).
+ *
+ * Push      |Z|M|N| 0x1D |  ~wire expr~ ~exts~ ~Put|Del~
+ * Request   |Z|M|N| 0x1C |  %rid:z32% ~wire expr~ ~exts~ ~Query~
+ * Response  |Z|M|N| 0x1B |  %rid:z32% ~wire expr~ ~exts~ ~Reply|Err~
+ * ResFinal  |Z|X|X| 0x1A |  %rid:z32% ~exts~
+ * Interest  |Z|Mod| 0x19 |  %id:z32% [|options|  ~wire expr if R~]  ~exts~
+ * Declare   |Z|X|I| 0x1E |  [%interest id%] ~exts~ ~declaration~
+ * OAM       |Z|ENC| 0x1F |  %id:z16% ~exts~ ~body~
+ * Reply     |Z|X|C| 0x04 |  [%consolidation%] ~exts~ ~Put|Del~
+ *
+ * Common extensions, written in this order: QoS 0x21, Timestamp 0x42,
+ * (message specific), NodeId 0x33 (mandatory), TsStack 0x47.
+ */
+#include <string.h>
+
+#include "msg.h"
+
+#define _Z_X_QOS 0x21
+#define _Z_X_TS 0x42
+#define _Z_X_NODEID 0x33
+#define _Z_X_TSSTACK 0x47
+#define _Z_X_TARGET 0x34
+#define _Z_X_BUDGET 0x25
+#define _Z_X_TIMEOUT 0x26
+#define _Z_X_RESPONDER 0x43
+
+bool _z_is_network_header(uint8_t b) {
+    uint8_t id = b & _Z_MID_MASK;
+    return id >= _Z_N_INTEREST && id <= _Z_N_OAM;
+}
+
+/* Consumes a common network extension; false if `e` is not one. */
+static z_result_t _z_nexts_take(_z_nexts_t *x, const _z_ext_t *e, bool *taken) {
+    *taken = true;
+    if (e->hdr == _Z_X_QOS) {
+        if (e->z64 > 0x7f) return Z_EDESERIALIZE;
+        x->has_qos = true;
+        x->qos = (uint8_t)e->z64;
+    } else if (e->hdr == _Z_X_TS) {
+        _zr_t sub;
+        _zr_init(&sub, e->buf.ptr, e->buf.len);
+        x->has_ts = true;
+        return _z_ts_read(&sub, &x->ts);
+    } else if (e->hdr == _Z_X_NODEID) {
+        if (e->z64 > UINT16_MAX) return Z_EDESERIALIZE;
+        x->has_nodeid = true;
+        x->nodeid = (uint16_t)e->z64;
+    } else if (e->hdr == _Z_X_TSSTACK) {
+        x->has_tsstack = true;
+        x->tsstack = e->buf;
+    } else {
+        *taken = false;
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_ts_body(_zw_t *w, const void *ctx) { return _z_ts_write(w, (const _z_ts_t *)ctx); }
+
+static void _z_nexts_head(_z_wexts_t *l, const _z_nexts_t *x) {
+    if (x->has_qos) _z_wexts_z64(l, _Z_X_QOS, x->qos);
+    if (x->has_ts) _z_wexts_fn(l, _Z_X_TS, _z_ts_body, &x->ts);
+}
+
+static void _z_nexts_tail(_z_wexts_t *l, const _z_nexts_t *x) {
+    if (x->has_nodeid) _z_wexts_z64(l, _Z_X_NODEID, x->nodeid);
+    if (x->has_tsstack) _z_wexts_buf(l, _Z_X_TSSTACK, x->tsstack);
+    _z_wexts_kept(l, &x->kept);
+}
+
+/* Reads the extension chain of a network message; `own` handles the
+ * message-specific ones (returns Z_EUNSUPPORTED when not its own). */
+typedef z_result_t (*_z_own_ext_fn)(_z_nmsg_t *m, const _z_ext_t *e);
+
+static z_result_t _z_nexts_read(_zr_t *r, bool more, _z_nmsg_t *m, _z_own_ext_fn own) {
+    while (more) {
+        _z_ext_t e;
+        bool taken;
+        _Z_TRY(_z_ext_read(r, &e, &more));
+        _Z_TRY(_z_nexts_take(&m->ext, &e, &taken));
+        if (taken) continue;
+        if (own != NULL) {
+            z_result_t res = own(m, &e);
+            if (res == Z_OK) continue;
+            if (res != Z_EUNSUPPORTED) return res;
+        }
+        _Z_TRY(_z_ext_keep(&m->ext.kept, &e));
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_request_ext(_z_nmsg_t *m, const _z_ext_t *e) {
+    if (e->hdr == _Z_X_TARGET) {
+        if (e->z64 > 2) return Z_EDESERIALIZE;
+        m->m.request.has_target = true;
+        m->m.request.target = (uint8_t)e->z64;
+    } else if (e->hdr == _Z_X_BUDGET) {
+        if (e->z64 > UINT32_MAX) return Z_EDESERIALIZE;
+        m->m.request.has_budget = true;
+        m->m.request.budget = (uint32_t)e->z64;
+    } else if (e->hdr == _Z_X_TIMEOUT) {
+        m->m.request.has_timeout = true;
+        m->m.request.timeout = e->z64;
+    } else {
+        return Z_EUNSUPPORTED;
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_response_ext(_z_nmsg_t *m, const _z_ext_t *e) {
+    if (e->hdr != _Z_X_RESPONDER) return Z_EUNSUPPORTED;
+    _zr_t sub;
+    uint8_t f;
+    _zr_init(&sub, e->buf.ptr, e->buf.len);
+    _Z_TRY(_zr_u8(&sub, &f));
+    _Z_TRY(_z_zid_read(&sub, (uint8_t)((f >> 4) + 1), &m->m.response.rzid));
+    _Z_TRY(_zr_z32(&sub, &m->m.response.reid));
+    m->m.response.has_responder = true;
+    return Z_OK;
+}
+
+static z_result_t _z_responder_body(_zw_t *w, const void *ctx) {
+    const _z_nmsg_t *m = (const _z_nmsg_t *)ctx;
+    _Z_TRY(_zw_u8(w, (uint8_t)((m->m.response.rzid.len - 1) << 4)));
+    _Z_TRY(_zw_bytes(w, m->m.response.rzid.id, m->m.response.rzid.len));
+    return _zw_zint(w, m->m.response.reid);
+}
+
+static z_result_t _z_response_body_read(_zr_t *r, _z_nmsg_t *m) {
+    uint8_t h;
+    _Z_TRY(_zr_peek(r, &h));
+    m->m.response.body_id = h & _Z_MID_MASK;
+    if (m->m.response.body_id == _Z_Z_ERR) return _z_data_read(r, &m->m.response.body);
+    if (m->m.response.body_id != _Z_Z_REPLY) return Z_EDESERIALIZE;
+    _Z_TRY(_zr_skip(r, 1));
+    if (h & _Z_FLAG_1) {
+        uint64_t c;
+        m->m.response.has_cons = true;
+        _Z_TRY(_zr_zbound(r, UINT8_MAX, &c));
+        m->m.response.cons = (uint8_t)c;
+    }
+    bool more = (h & _Z_FLAG_Z) != 0;
+    while (more) {
+        _z_ext_t e;
+        _Z_TRY(_z_ext_read(r, &e, &more));
+        _Z_TRY(_z_ext_keep(&m->m.response.reply_kept, &e));
+    }
+    _Z_TRY(_z_data_read(r, &m->m.response.body));
+    return m->m.response.body.id == _Z_Z_ERR ? Z_EDESERIALIZE : Z_OK;
+}
+
+z_result_t _z_network_decode(_zr_t *r, _z_nmsg_t *m) {
+    uint8_t h;
+    memset(m, 0, sizeof(*m));
+    _Z_TRY(_zr_u8(r, &h));
+    m->id = h & _Z_MID_MASK;
+    bool n = (h & _Z_FLAG_1) != 0, mp = (h & _Z_FLAG_2) != 0, z = (h & _Z_FLAG_Z) != 0;
+    switch (m->id) {
+        case _Z_N_PUSH:
+            _Z_TRY(_z_wexpr_read(r, n, mp, &m->m.push.key));
+            _Z_TRY(_z_nexts_read(r, z, m, NULL));
+            _Z_TRY(_z_data_read(r, &m->m.push.body));
+            return m->m.push.body.id == _Z_Z_ERR ? Z_EDESERIALIZE : Z_OK;
+        case _Z_N_REQUEST:
+            _Z_TRY(_zr_z32(r, &m->m.request.rid));
+            _Z_TRY(_z_wexpr_read(r, n, mp, &m->m.request.key));
+            _Z_TRY(_z_nexts_read(r, z, m, _z_request_ext));
+            return _z_qmsg_read(r, &m->m.request.query);
+        case _Z_N_RESPONSE:
+            _Z_TRY(_zr_z32(r, &m->m.response.rid));
+            _Z_TRY(_z_wexpr_read(r, n, mp, &m->m.response.key));
+            _Z_TRY(_z_nexts_read(r, z, m, _z_response_ext));
+            return _z_response_body_read(r, m);
+        case _Z_N_RESPONSE_FINAL:
+            _Z_TRY(_zr_z32(r, &m->m.final.rid));
+            return _z_nexts_read(r, z, m, NULL);
+        case _Z_N_INTEREST:
+            _Z_TRY(_zr_z32(r, &m->m.interest.id));
+            m->m.interest.mode = (uint8_t)((h >> 5) & 0x03);
+            if (m->m.interest.mode != _Z_INTEREST_FINAL) {
+                uint8_t o;
+                _Z_TRY(_zr_u8(r, &o));
+                m->m.interest.options = o;
+                if (o & _Z_IOPT_R)
+                    _Z_TRY(_z_wexpr_read(r, (o & _Z_IOPT_N) != 0, (o & _Z_IOPT_M) != 0, &m->m.interest.key));
+            }
+            return _z_nexts_read(r, z, m, NULL);
+        case _Z_N_DECLARE:
+            if (h & _Z_FLAG_1) {
+                m->m.declare.has_iid = true;
+                _Z_TRY(_zr_z32(r, &m->m.declare.iid));
+            }
+            _Z_TRY(_z_nexts_read(r, z, m, NULL));
+            return _z_decl_read(r, &m->m.declare.decl);
+        case _Z_N_OAM: {
+            m->m.oam.enc = h & _Z_EXT_ENC_MASK;
+            _Z_TRY(_zr_z16(r, &m->m.oam.oam_id));
+            _Z_TRY(_z_nexts_read(r, z, m, NULL));
+            if (m->m.oam.enc == _Z_EXT_Z64) return _zr_zint(r, &m->m.oam.z64);
+            if (m->m.oam.enc == _Z_EXT_ZBUF) return _zr_lbytes(r, UINT32_MAX, &m->m.oam.body.ptr, &m->m.oam.body.len);
+            return m->m.oam.enc == _Z_EXT_UNIT ? Z_OK : Z_EDESERIALIZE;
+        }
+        default:
+            return Z_EDESERIALIZE;
+    }
+}
+
+static uint8_t _z_key_flags(const _z_wexpr_t *k) {
+    return (uint8_t)((k->suffix != NULL ? _Z_FLAG_1 : 0) | (k->sender_mapping ? _Z_FLAG_2 : 0));
+}
+
+static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
+    if (m->m.response.body_id == _Z_Z_ERR) return _z_data_write(w, &m->m.response.body);
+    _z_wexts_t x = {.n = 0};
+    _z_wexts_kept(&x, &m->m.response.reply_kept);
+    uint8_t h = _Z_Z_REPLY | (m->m.response.has_cons ? _Z_FLAG_1 : 0) | (x.n > 0 ? _Z_FLAG_Z : 0);
+    _Z_TRY(_zw_u8(w, h));
+    if (m->m.response.has_cons) _Z_TRY(_zw_zint(w, m->m.response.cons));
+    _Z_TRY(_z_wexts_write(w, &x));
+    return _z_data_write(w, &m->m.response.body);
+}
+
+z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
+    _z_wexts_t x = {.n = 0};
+    uint8_t h = m->id;
+    _z_nexts_head(&x, &m->ext);
+    switch (m->id) {
+        case _Z_N_PUSH:
+            h |= _z_key_flags(&m->m.push.key);
+            break;
+        case _Z_N_REQUEST:
+            h |= _z_key_flags(&m->m.request.key);
+            if (m->m.request.has_target) _z_wexts_z64(&x, _Z_X_TARGET, m->m.request.target);
+            if (m->m.request.has_budget) _z_wexts_z64(&x, _Z_X_BUDGET, m->m.request.budget);
+            if (m->m.request.has_timeout) _z_wexts_z64(&x, _Z_X_TIMEOUT, m->m.request.timeout);
+            break;
+        case _Z_N_RESPONSE:
+            h |= _z_key_flags(&m->m.response.key);
+            if (m->m.response.has_responder) _z_wexts_fn(&x, _Z_X_RESPONDER, _z_responder_body, m);
+            break;
+        case _Z_N_INTEREST:
+            h |= (uint8_t)(m->m.interest.mode << 5);
+            break;
+        case _Z_N_DECLARE:
+            if (m->m.declare.has_iid) h |= _Z_FLAG_1;
+            break;
+        case _Z_N_OAM:
+            h |= m->m.oam.enc;
+            break;
+        default:
+            break;
+    }
+    _z_nexts_tail(&x, &m->ext);
+    if (x.n > 0) h |= _Z_FLAG_Z;
+    _Z_TRY(_zw_u8(w, h));
+    switch (m->id) {
+        case _Z_N_PUSH:
+            _Z_TRY(_z_wexpr_write(w, &m->m.push.key));
+            _Z_TRY(_z_wexts_write(w, &x));
+            return _z_data_write(w, &m->m.push.body);
+        case _Z_N_REQUEST:
+            _Z_TRY(_zw_zint(w, m->m.request.rid));
+            _Z_TRY(_z_wexpr_write(w, &m->m.request.key));
+            _Z_TRY(_z_wexts_write(w, &x));
+            return _z_qmsg_write(w, &m->m.request.query);
+        case _Z_N_RESPONSE:
+            _Z_TRY(_zw_zint(w, m->m.response.rid));
+            _Z_TRY(_z_wexpr_write(w, &m->m.response.key));
+            _Z_TRY(_z_wexts_write(w, &x));
+            return _z_reply_write(w, m);
+        case _Z_N_RESPONSE_FINAL:
+            _Z_TRY(_zw_zint(w, m->m.final.rid));
+            return _z_wexts_write(w, &x);
+        case _Z_N_INTEREST:
+            _Z_TRY(_zw_zint(w, m->m.interest.id));
+            if (m->m.interest.mode != _Z_INTEREST_FINAL) {
+                uint8_t o = m->m.interest.options;
+                if (o & _Z_IOPT_R) {
+                    o = (uint8_t)(o & ~(_Z_IOPT_N | _Z_IOPT_M));
+                    if (m->m.interest.key.suffix != NULL) o |= _Z_IOPT_N;
+                    if (m->m.interest.key.sender_mapping) o |= _Z_IOPT_M;
+                }
+                _Z_TRY(_zw_u8(w, o));
+                if (o & _Z_IOPT_R) _Z_TRY(_z_wexpr_write(w, &m->m.interest.key));
+            }
+            return _z_wexts_write(w, &x);
+        case _Z_N_DECLARE:
+            if (m->m.declare.has_iid) _Z_TRY(_zw_zint(w, m->m.declare.iid));
+            _Z_TRY(_z_wexts_write(w, &x));
+            return _z_decl_write(w, &m->m.declare.decl);
+        case _Z_N_OAM:
+            _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
+            _Z_TRY(_z_wexts_write(w, &x));
+            if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
+            if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
+            return Z_OK;
+        default:
+            return Z_EINVAL;
+    }
+}

@@ -1,0 +1,330 @@
+/*
+ * Transport messages (the content of a batch).
+ *
+ * Init     |Z|S|A| 0x01 |  |ver| |zid_len|x|x|wai| ~zid~ [|res| |batch u16 LE|]
+ *                          [~cookie <u8;z16>~ if A] ~exts~
+ * Open     |Z|T|A| 0x02 |  %lease% %initial sn% [~cookie~ if !A] ~exts~
+ * Close    |Z|X|S| 0x03 |  |reason| ~exts~
+ * KeepAlive|Z|X|X| 0x04 |  ~exts~
+ * Frame    |Z|X|R| 0x05 |  %sn% ~exts~ [network messages...]
+ * Fragment |Z|M|R| 0x06 |  %sn% ~exts~ ~payload to the end of the batch~
+ * Join     |Z|S|T| 0x07 |  |ver| |zid_len|x|x|wai| ~zid~ [|res| |batch|] %lease%
+ *                          %next sn reliable% %next sn best effort% ~exts~
+ * OAM      |Z|ENC| 0x00 |  %id:z16% ~exts~ ~body~
+ */
+#include <string.h>
+
+#include "msg.h"
+
+/* Init / Open extensions */
+#define _Z_X_QOS 0x01
+#define _Z_X_QOSLINK 0x21
+#define _Z_X_SHM 0x42
+#define _Z_X_AUTH 0x43
+#define _Z_X_MLINK 0x44
+#define _Z_X_MLINK_ACK 0x04
+#define _Z_X_LOWLAT 0x05
+#define _Z_X_COMPRESS 0x06
+#define _Z_X_PATCH 0x27
+#define _Z_X_REGION 0x48
+#define _Z_X_REMOTE_BOUND 0x27
+/* Frame / Fragment / OAM */
+#define _Z_X_FQOS 0x31
+#define _Z_X_FIRST 0x02
+#define _Z_X_DROP 0x03
+/* Join */
+#define _Z_X_JQOS 0x51
+#define _Z_X_JSHM 0x52
+
+bool _z_frame_more(const _zr_t *r) {
+    uint8_t b;
+    return _zr_peek(r, &b) == Z_OK && _z_is_network_header(b);
+}
+
+/* |version| |zid_len|x|x|wai| ~zid~ */
+static z_result_t _z_ident_read(_zr_t *r, uint8_t *wai, _z_zid_t *zid) {
+    uint8_t v, f;
+    _Z_TRY(_zr_u8(r, &v));
+    if (v != Z_PROTO_VERSION_BYTE) return Z_EDESERIALIZE;
+    _Z_TRY(_zr_u8(r, &f));
+    *wai = f & 0x03;
+    if (*wai > _Z_WAI_CLIENT) return Z_EDESERIALIZE;
+    return _z_zid_read(r, (uint8_t)((f >> 4) + 1), zid);
+}
+
+static z_result_t _z_ident_write(_zw_t *w, uint8_t wai, const _z_zid_t *zid) {
+    _Z_TRY(_zw_u8(w, Z_PROTO_VERSION_BYTE));
+    _Z_TRY(_zw_u8(w, (uint8_t)(((zid->len - 1) << 4) | (wai & 0x03))));
+    return _zw_bytes(w, zid->id, zid->len);
+}
+
+static z_result_t _z_size_read(_zr_t *r, uint8_t *res, uint16_t *batch) {
+    const uint8_t *p;
+    _Z_TRY(_zr_u8(r, res));
+    *res &= 0x3f;
+    _Z_TRY(_zr_take(r, 2, &p));
+    *batch = (uint16_t)(p[0] | (p[1] << 8));
+    return Z_OK;
+}
+
+static z_result_t _z_size_write(_zw_t *w, uint8_t res, uint16_t batch) {
+    _Z_TRY(_zw_u8(w, res));
+    _Z_TRY(_zw_u8(w, (uint8_t)(batch & 0xff)));
+    return _zw_u8(w, (uint8_t)(batch >> 8));
+}
+
+static z_result_t _z_init_ext(_z_tmsg_t *m, const _z_ext_t *e) {
+    switch (e->hdr) {
+        case _Z_X_QOS: m->m.init.qos = true; break;
+        case _Z_X_QOSLINK: m->m.init.has_qoslink = true; m->m.init.qoslink = e->z64; break;
+        case _Z_X_SHM: m->m.init.has_shm = true; m->m.init.shm = e->buf; break;
+        case _Z_X_AUTH: m->m.init.has_auth = true; m->m.init.auth = e->buf; break;
+        case _Z_X_MLINK: m->m.init.has_mlink = true; m->m.init.mlink = e->buf; break;
+        case _Z_X_LOWLAT: m->m.init.lowlatency = true; break;
+        case _Z_X_COMPRESS: m->m.init.compression = true; break;
+        case _Z_X_PATCH: m->m.init.has_patch = true; m->m.init.patch = e->z64; break;
+        case _Z_X_REGION: m->m.init.has_region = true; m->m.init.region = e->buf; break;
+        default: return _z_ext_keep(&m->kept, e);
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_open_ext(_z_tmsg_t *m, const _z_ext_t *e) {
+    switch (e->hdr) {
+        case _Z_X_QOS: m->m.open.qos = true; break;
+        case _Z_X_SHM: m->m.open.has_shm = true; m->m.open.shm = e->buf; break;
+        case _Z_X_AUTH: m->m.open.has_auth = true; m->m.open.auth = e->buf; break;
+        case _Z_X_MLINK: m->m.open.has_mlink = true; m->m.open.mlink = e->buf; break;
+        case _Z_X_MLINK_ACK: m->m.open.mlink_ack = true; break;
+        case _Z_X_LOWLAT: m->m.open.lowlatency = true; break;
+        case _Z_X_COMPRESS: m->m.open.compression = true; break;
+        case _Z_X_REMOTE_BOUND: m->m.open.has_remote_bound = true; m->m.open.remote_bound = e->z64; break;
+        default: return _z_ext_keep(&m->kept, e);
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_frame_ext(_z_tmsg_t *m, const _z_ext_t *e) {
+    if (e->hdr == _Z_X_FQOS) {
+        m->m.frame.has_qos = true;
+        m->m.frame.qos = e->z64;
+    } else if (e->hdr == _Z_X_FIRST && m->id == _Z_T_FRAGMENT) {
+        m->m.frame.first = true;
+    } else if (e->hdr == _Z_X_DROP && m->id == _Z_T_FRAGMENT) {
+        m->m.frame.drop = true;
+    } else {
+        return _z_ext_keep(&m->kept, e);
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_join_ext(_z_tmsg_t *m, const _z_ext_t *e) {
+    if (e->hdr == _Z_X_JQOS) {
+        m->m.join.has_qos_sns = true;
+        m->m.join.qos_sns = e->buf;
+    } else if (e->hdr == _Z_X_JSHM) {
+        m->m.join.has_shm = true;
+        m->m.join.shm = e->buf;
+    } else if (e->hdr == _Z_X_PATCH) {
+        m->m.join.has_patch = true;
+        m->m.join.patch = e->z64;
+    } else {
+        return _z_ext_keep(&m->kept, e);
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_oam_ext(_z_tmsg_t *m, const _z_ext_t *e) {
+    if (e->hdr != _Z_X_FQOS) return _z_ext_keep(&m->kept, e);
+    m->m.oam.has_qos = true;
+    m->m.oam.qos = e->z64;
+    return Z_OK;
+}
+
+typedef z_result_t (*_z_text_fn)(_z_tmsg_t *m, const _z_ext_t *e);
+
+static z_result_t _z_texts_read(_zr_t *r, uint8_t h, _z_tmsg_t *m, _z_text_fn fn) {
+    bool more = (h & _Z_FLAG_Z) != 0;
+    while (more) {
+        _z_ext_t e;
+        _Z_TRY(_z_ext_read(r, &e, &more));
+        _Z_TRY(fn(m, &e));
+    }
+    return Z_OK;
+}
+
+static z_result_t _z_keepalive_ext(_z_tmsg_t *m, const _z_ext_t *e) { return _z_ext_keep(&m->kept, e); }
+
+z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
+    uint8_t h;
+    memset(m, 0, sizeof(*m));
+    _Z_TRY(_zr_u8(r, &h));
+    m->id = h & _Z_MID_MASK;
+    switch (m->id) {
+        case _Z_T_INIT:
+            m->m.init.ack = (h & _Z_FLAG_1) != 0;
+            _Z_TRY(_z_ident_read(r, &m->m.init.whatami, &m->m.init.zid));
+            m->m.init.resolution = 0x0a;
+            m->m.init.batch_size = 65535;
+            if (h & _Z_FLAG_2) {
+                m->m.init.has_size = true;
+                _Z_TRY(_z_size_read(r, &m->m.init.resolution, &m->m.init.batch_size));
+            }
+            if (m->m.init.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.init.cookie.ptr, &m->m.init.cookie.len));
+            return _z_texts_read(r, h, m, _z_init_ext);
+        case _Z_T_OPEN:
+            m->m.open.ack = (h & _Z_FLAG_1) != 0;
+            m->m.open.lease_in_s = (h & _Z_FLAG_2) != 0;
+            _Z_TRY(_zr_zint(r, &m->m.open.lease));
+            _Z_TRY(_zr_zint(r, &m->m.open.initial_sn));
+            if (!m->m.open.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.open.cookie.ptr, &m->m.open.cookie.len));
+            return _z_texts_read(r, h, m, _z_open_ext);
+        case _Z_T_CLOSE:
+            m->m.close.session = (h & _Z_FLAG_1) != 0;
+            _Z_TRY(_zr_u8(r, &m->m.close.reason));
+            return _z_texts_read(r, h, m, _z_keepalive_ext);
+        case _Z_T_KEEPALIVE:
+            return _z_texts_read(r, h, m, _z_keepalive_ext);
+        case _Z_T_FRAME:
+        case _Z_T_FRAGMENT:
+            m->m.frame.reliable = (h & _Z_FLAG_1) != 0;
+            m->m.frame.more = m->id == _Z_T_FRAGMENT && (h & _Z_FLAG_2) != 0;
+            _Z_TRY(_zr_zint(r, &m->m.frame.sn));
+            _Z_TRY(_z_texts_read(r, h, m, _z_frame_ext));
+            if (m->id == _Z_T_FRAGMENT) {
+                m->m.frame.payload.len = _zr_left(r);
+                return _zr_take(r, m->m.frame.payload.len, &m->m.frame.payload.ptr);
+            }
+            return Z_OK;
+        case _Z_T_JOIN:
+            m->m.join.version = Z_PROTO_VERSION_BYTE;
+            _Z_TRY(_z_ident_read(r, &m->m.join.whatami, &m->m.join.zid));
+            m->m.join.resolution = 0x0a;
+            m->m.join.batch_size = 8192;
+            if (h & _Z_FLAG_2) {
+                m->m.join.has_size = true;
+                _Z_TRY(_z_size_read(r, &m->m.join.resolution, &m->m.join.batch_size));
+            }
+            m->m.join.lease_in_s = (h & _Z_FLAG_1) != 0;
+            _Z_TRY(_zr_zint(r, &m->m.join.lease));
+            _Z_TRY(_zr_zint(r, &m->m.join.next_sn_r));
+            _Z_TRY(_zr_zint(r, &m->m.join.next_sn_be));
+            return _z_texts_read(r, h, m, _z_join_ext);
+        case _Z_T_OAM:
+            m->m.oam.enc = h & _Z_EXT_ENC_MASK;
+            _Z_TRY(_zr_z16(r, &m->m.oam.oam_id));
+            _Z_TRY(_z_texts_read(r, h, m, _z_oam_ext));
+            if (m->m.oam.enc == _Z_EXT_Z64) return _zr_zint(r, &m->m.oam.z64);
+            if (m->m.oam.enc == _Z_EXT_ZBUF) return _zr_lbytes(r, UINT32_MAX, &m->m.oam.body.ptr, &m->m.oam.body.len);
+            return m->m.oam.enc == _Z_EXT_UNIT ? Z_OK : Z_EDESERIALIZE;
+        default:
+            return Z_EDESERIALIZE;
+    }
+}
+
+static void _z_init_wexts(_z_wexts_t *x, const _z_tmsg_t *m) {
+    if (m->m.init.qos) _z_wexts_unit(x, _Z_X_QOS);
+    if (m->m.init.has_qoslink) _z_wexts_z64(x, _Z_X_QOSLINK, m->m.init.qoslink);
+    if (m->m.init.has_shm) _z_wexts_buf(x, _Z_X_SHM, m->m.init.shm);
+    if (m->m.init.has_auth) _z_wexts_buf(x, _Z_X_AUTH, m->m.init.auth);
+    if (m->m.init.has_mlink) _z_wexts_buf(x, _Z_X_MLINK, m->m.init.mlink);
+    if (m->m.init.lowlatency) _z_wexts_unit(x, _Z_X_LOWLAT);
+    if (m->m.init.compression) _z_wexts_unit(x, _Z_X_COMPRESS);
+    if (m->m.init.has_patch) _z_wexts_z64(x, _Z_X_PATCH, m->m.init.patch);
+    if (m->m.init.has_region) _z_wexts_buf(x, _Z_X_REGION, m->m.init.region);
+}
+
+static void _z_open_wexts(_z_wexts_t *x, const _z_tmsg_t *m) {
+    if (m->m.open.qos) _z_wexts_unit(x, _Z_X_QOS);
+    if (m->m.open.has_shm) _z_wexts_buf(x, _Z_X_SHM, m->m.open.shm);
+    if (m->m.open.has_auth) _z_wexts_buf(x, _Z_X_AUTH, m->m.open.auth);
+    if (m->m.open.has_mlink) _z_wexts_buf(x, _Z_X_MLINK, m->m.open.mlink);
+    if (m->m.open.mlink_ack) _z_wexts_unit(x, _Z_X_MLINK_ACK);
+    if (m->m.open.lowlatency) _z_wexts_unit(x, _Z_X_LOWLAT);
+    if (m->m.open.compression) _z_wexts_unit(x, _Z_X_COMPRESS);
+    if (m->m.open.has_remote_bound) _z_wexts_z64(x, _Z_X_REMOTE_BOUND, m->m.open.remote_bound);
+}
+
+z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
+    _z_wexts_t x = {.n = 0};
+    uint8_t h = m->id;
+    switch (m->id) {
+        case _Z_T_INIT:
+            _z_init_wexts(&x, m);
+            if (m->m.init.ack) h |= _Z_FLAG_1;
+            if (m->m.init.has_size) h |= _Z_FLAG_2;
+            break;
+        case _Z_T_OPEN:
+            _z_open_wexts(&x, m);
+            if (m->m.open.ack) h |= _Z_FLAG_1;
+            if (m->m.open.lease_in_s) h |= _Z_FLAG_2;
+            break;
+        case _Z_T_CLOSE:
+            if (m->m.close.session) h |= _Z_FLAG_1;
+            break;
+        case _Z_T_FRAME:
+        case _Z_T_FRAGMENT:
+            if (m->m.frame.has_qos) _z_wexts_z64(&x, _Z_X_FQOS, m->m.frame.qos);
+            if (m->m.frame.first) _z_wexts_unit(&x, _Z_X_FIRST);
+            if (m->m.frame.drop) _z_wexts_unit(&x, _Z_X_DROP);
+            if (m->m.frame.reliable) h |= _Z_FLAG_1;
+            if (m->m.frame.more) h |= _Z_FLAG_2;
+            break;
+        case _Z_T_JOIN:
+            if (m->m.join.has_qos_sns) _z_wexts_buf(&x, _Z_X_JQOS, m->m.join.qos_sns);
+            if (m->m.join.has_shm) _z_wexts_buf(&x, _Z_X_JSHM, m->m.join.shm);
+            if (m->m.join.has_patch) _z_wexts_z64(&x, _Z_X_PATCH, m->m.join.patch);
+            if (m->m.join.lease_in_s) h |= _Z_FLAG_1;
+            if (m->m.join.has_size) h |= _Z_FLAG_2;
+            break;
+        case _Z_T_OAM:
+            if (m->m.oam.has_qos) _z_wexts_z64(&x, _Z_X_FQOS, m->m.oam.qos);
+            h |= m->m.oam.enc;
+            break;
+        case _Z_T_KEEPALIVE:
+            break;
+        default:
+            return Z_EINVAL;
+    }
+    _z_wexts_kept(&x, &m->kept);
+    if (x.n > 0) h |= _Z_FLAG_Z;
+    _Z_TRY(_zw_u8(w, h));
+    switch (m->id) {
+        case _Z_T_INIT:
+            _Z_TRY(_z_ident_write(w, m->m.init.whatami, &m->m.init.zid));
+            if (m->m.init.has_size) _Z_TRY(_z_size_write(w, m->m.init.resolution, m->m.init.batch_size));
+            if (m->m.init.ack) _Z_TRY(_zw_lbytes(w, m->m.init.cookie.ptr, m->m.init.cookie.len));
+            break;
+        case _Z_T_OPEN:
+            _Z_TRY(_zw_zint(w, m->m.open.lease));
+            _Z_TRY(_zw_zint(w, m->m.open.initial_sn));
+            if (!m->m.open.ack) _Z_TRY(_zw_lbytes(w, m->m.open.cookie.ptr, m->m.open.cookie.len));
+            break;
+        case _Z_T_CLOSE:
+            _Z_TRY(_zw_u8(w, m->m.close.reason));
+            break;
+        case _Z_T_FRAME:
+        case _Z_T_FRAGMENT:
+            _Z_TRY(_zw_zint(w, m->m.frame.sn));
+            break;
+        case _Z_T_JOIN:
+            _Z_TRY(_z_ident_write(w, m->m.join.whatami, &m->m.join.zid));
+            if (m->m.join.has_size) _Z_TRY(_z_size_write(w, m->m.join.resolution, m->m.join.batch_size));
+            _Z_TRY(_zw_zint(w, m->m.join.lease));
+            _Z_TRY(_zw_zint(w, m->m.join.next_sn_r));
+            _Z_TRY(_zw_zint(w, m->m.join.next_sn_be));
+            break;
+        case _Z_T_OAM:
+            _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
+            break;
+        default:
+            break;
+    }
+    _Z_TRY(_z_wexts_write(w, &x));
+    if (m->id == _Z_T_FRAGMENT) _Z_TRY(_zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len));
+    if (m->id == _Z_T_OAM) {
+        if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
+        if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
+    }
+    return Z_OK;
+}

@@ -1,0 +1,122 @@
+/* POSIX port: TCP, UDP unicast and UDP multicast links over BSD sockets. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "zenoh-pico/platform.h"
+
+static void _z_sockaddr(struct sockaddr_in *sa, const uint8_t addr[4], uint16_t port) {
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(port);
+    memcpy(&sa->sin_addr.s_addr, addr, 4);
+}
+
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+static z_result_t _z_open_multicast(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
+    struct sockaddr_in any;
+    struct ip_mreq mreq;
+    struct in_addr local = {.s_addr = htonl(INADDR_ANY)};
+    int one = 1;
+    unsigned char zero = 0, ttl = 1;
+    uint8_t no_addr[4] = {0, 0, 0, 0};
+    if (ep->iface[0] != '\0') {
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof(ifr));
+        strncpy(ifr.ifr_name, ep->iface, IFNAMSIZ - 1);
+        if (ioctl(sock->fd, SIOCGIFADDR, &ifr) != 0) return Z_ECONFIG;
+        local = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr;
+    }
+    setsockopt(sock->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    _z_sockaddr(&any, no_addr, ep->port);
+    if (bind(sock->fd, (struct sockaddr *)&any, sizeof(any)) != 0) return Z_ETRANSPORT;
+    memcpy(&mreq.imr_multiaddr.s_addr, ep->addr, 4);
+    mreq.imr_interface = local;
+    if (setsockopt(sock->fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq, sizeof(mreq)) != 0) return Z_ETRANSPORT;
+    setsockopt(sock->fd, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof(local));
+    setsockopt(sock->fd, IPPROTO_IP, IP_MULTICAST_LOOP, &zero, sizeof(zero));
+    setsockopt(sock->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
+    return Z_OK;
+}
+#endif
+
+z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
+    struct sockaddr_in sa;
+    z_result_t res = Z_OK;
+    sock->kind = ep->kind;
+    sock->port = ep->port;
+    memcpy(sock->group, ep->addr, 4);
+    sock->fd = socket(AF_INET, ep->kind == _Z_LINK_TCP ? SOCK_STREAM : SOCK_DGRAM, 0);
+    if (sock->fd < 0) return Z_ETRANSPORT;
+    if (ep->kind == _Z_LINK_UDP_MULTICAST) {
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+        res = _z_open_multicast(sock, ep);
+#else
+        res = Z_EUNSUPPORTED;
+#endif
+    } else {
+        _z_sockaddr(&sa, ep->addr, ep->port);
+        if (connect(sock->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) res = Z_ETRANSPORT;
+        if (ep->kind == _Z_LINK_TCP) {
+            int one = 1;
+            setsockopt(sock->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        }
+    }
+    if (res != Z_OK) {
+        close(sock->fd);
+        sock->fd = -1;
+    }
+    return res;
+}
+
+z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len) {
+    if (sock->kind == _Z_LINK_UDP_MULTICAST) {
+        struct sockaddr_in sa;
+        _z_sockaddr(&sa, sock->group, sock->port);
+        ssize_t n = sendto(sock->fd, buf, len, 0, (struct sockaddr *)&sa, sizeof(sa));
+        return n == (ssize_t)len ? Z_OK : Z_ETRANSPORT;
+    }
+    size_t sent = 0;
+    while (sent < len) {
+        ssize_t n = send(sock->fd, buf + sent, len - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return Z_ETRANSPORT;
+        sent += (size_t)n;
+    }
+    return Z_OK;
+}
+
+int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]) {
+    struct pollfd p = {.fd = sock->fd, .events = POLLIN, .revents = 0};
+    int r = poll(&p, 1, (int)timeout_ms);
+    if (r == 0 || (r < 0 && errno == EINTR)) return 0;
+    if (r < 0) return -1;
+    struct sockaddr_in from;
+    socklen_t flen = sizeof(from);
+    ssize_t n = recvfrom(sock->fd, buf, len, 0, (struct sockaddr *)&from, &flen);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+    if (n < 0) return -1;
+    if (n == 0 && sock->kind == _Z_LINK_TCP) return -1; /* orderly close */
+    if (src != NULL) {
+        memcpy(src, &from.sin_addr.s_addr, 4);
+        memcpy(src + 4, &from.sin_port, 2);
+    }
+    return (int32_t)n;
+}
+
+void _z_net_close(_z_sys_socket_t *sock) {
+    if (sock->fd >= 0) {
+        if (sock->kind == _Z_LINK_TCP) shutdown(sock->fd, SHUT_RDWR);
+        close(sock->fd);
+    }
+    sock->fd = -1;
+}

@@ -1,0 +1,34 @@
+/* POSIX port: the public z_mutex_*, z_condvar_* and z_task_* helpers. */
+#include <pthread.h>
+#include <string.h>
+
+#include "../../api/olv.h"
+
+#if Z_FEATURE_MULTI_THREAD == 1
+static void _z_mutex_null_(_z_mutex_t *m) { (void)m; }
+static bool _z_mutex_check_(const _z_mutex_t *m) { (void)m; return true; }
+static void _z_mutex_drop_(_z_mutex_t *m) { pthread_mutex_destroy(m); }
+_ZP_OWNED_IMPL(mutex, _z_mutex_t, _z_mutex_null_, _z_mutex_check_, _z_mutex_drop_)
+
+static void _z_condvar_null_(_z_condvar_t *c) { (void)c; }
+static bool _z_condvar_check_(const _z_condvar_t *c) { (void)c; return true; }
+static void _z_condvar_drop_(_z_condvar_t *c) { pthread_cond_destroy(c); }
+_ZP_OWNED_IMPL(condvar, _z_condvar_t, _z_condvar_null_, _z_condvar_check_, _z_condvar_drop_)
+
+z_result_t z_mutex_init(z_owned_mutex_t *m) { return pthread_mutex_init(&m->_val, NULL) == 0 ? Z_OK : Z_EGENERIC; }
+z_result_t z_mutex_lock(z_loaned_mutex_t *m) { return pthread_mutex_lock(m) == 0 ? Z_OK : Z_EGENERIC; }
+z_result_t z_mutex_unlock(z_loaned_mutex_t *m) { return pthread_mutex_unlock(m) == 0 ? Z_OK : Z_EGENERIC; }
+z_result_t z_condvar_init(z_owned_condvar_t *cv) { return pthread_cond_init(&cv->_val, NULL) == 0 ? Z_OK : Z_EGENERIC; }
+z_result_t z_condvar_signal(z_loaned_condvar_t *cv) { return pthread_cond_signal(cv) == 0 ? Z_OK : Z_EGENERIC; }
+z_result_t z_condvar_wait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m) {
+    return pthread_cond_wait(cv, m) == 0 ? Z_OK : Z_EGENERIC;
+}
+z_result_t z_task_init(z_owned_task_t *task, z_task_attr_t *attr, void *(*fun)(void *), void *arg) {
+    (void)attr;
+    return pthread_create(&task->_val, NULL, fun, arg) == 0 ? Z_OK : Z_EGENERIC;
+}
+z_moved_task_t *z_task_move(z_owned_task_t *task) { return (z_moved_task_t *)task; }
+z_result_t z_task_join(z_moved_task_t *task) {
+    return pthread_join(task->_this._val, NULL) == 0 ? Z_OK : Z_EGENERIC;
+}
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Session: the entity tables (publishers, subscribers, queryables, pending
+ * queries, tokens), the dispatch of received network messages to them, the
+ * link lifecycle (open, loss, reconnection with re-declaration) and the two
+ * run models (spin/poll and POSIX tasks). All state is in fixed tables.
+ */
+#ifndef WEFT_PICO_SESSION_H
+#define WEFT_PICO_SESSION_H
+
+#include "../transport/transport.h"
+#include "zenoh-pico/api/types.h"
+
+/* A stored key expression. */
+typedef struct {
+    uint16_t len;
+    char s[ZP_KEYEXPR_CAPACITY];
+} _z_kebuf_t;
+
+#define _ZS_SUB_DATA 0
+#define _ZS_SUB_LIVELINESS 1
+
+typedef struct {
+    bool used;
+    uint8_t kind;
+    bool history;
+    uint32_t id;
+    _z_kebuf_t key;
+    _z_closure_sample_t cb;
+    _z_keyexpr_t view; /* loaned view on key */
+} _zs_sub_t;
+
+typedef struct {
+    bool used;
+    uint32_t id;
+    uint8_t qos; /* network QoS byte: priority | D | E */
+    bool reliable;
+    _z_encoding_t enc;
+    _z_kebuf_t key;
+    _z_keyexpr_t view; /* loaned view on key */
+} _zs_pub_t;
+
+typedef struct {
+    bool used;
+    bool complete;
+    uint32_t id;
+    _z_kebuf_t key;
+    _z_closure_query_t cb;
+    _z_keyexpr_t view; /* loaned view on key */
+} _zs_qbl_t;
+
+#define _ZS_PENDING_GET 0
+#define _ZS_PENDING_LIVELINESS 1
+
+typedef struct {
+    bool used;
+    uint8_t kind;
+    bool anyke;
+    uint32_t id; /* request id, or interest id for liveliness */
+    uint64_t deadline_ms;
+    _z_kebuf_t key;
+    _z_closure_reply_t cb;
+} _zs_pending_t;
+
+typedef struct {
+    bool used;
+    uint32_t id;
+    _z_kebuf_t key;
+} _zs_token_t;
+
+struct _z_session_t {
+    bool used;
+    bool closed;
+    bool connected;
+    bool connecting;
+    uint8_t mode; /* 0 client, 1 peer */
+    uint32_t link_gen;
+    _z_endpoint_t ep;
+    uint64_t next_reconnect_ms;
+    uint32_t next_id;
+    uint32_t next_rid;
+    _z_transport_t tp;
+#if Z_FEATURE_PUBLICATION == 1
+    _zs_pub_t pubs[ZP_MAX_PUBLISHERS];
+#endif
+#if Z_FEATURE_SUBSCRIPTION == 1
+    _zs_sub_t subs[ZP_MAX_SUBSCRIBERS];
+#endif
+#if Z_FEATURE_QUERYABLE == 1
+    _zs_qbl_t qbls[ZP_MAX_QUERYABLES];
+#endif
+#if Z_FEATURE_QUERY == 1
+    _zs_pending_t pending[ZP_MAX_PENDING_QUERIES];
+#endif
+#if Z_FEATURE_LIVELINESS == 1
+    _zs_token_t tokens[ZP_MAX_TOKENS];
+#if Z_FEATURE_SUBSCRIPTION == 1
+    _zs_token_t rtokens[ZP_MAX_REMOTE_TOKENS];
+#endif
+#endif
+#if Z_FEATURE_MULTI_THREAD == 1
+    _z_mutex_t mtx;
+    _z_task_t read_task;
+    _z_task_t lease_task;
+    volatile bool read_running;
+    volatile bool lease_running;
+#endif
+};
+
+/* ---- session.c ---- */
+_z_session_t *_z_session_alloc(void);
+void _z_session_free(_z_session_t *s);
+z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg);
+void _z_session_close(_z_session_t *s);
+void _z_session_lock(_z_session_t *s);
+void _z_session_unlock(_z_session_t *s);
+/* Sends one network message; marks the link lost on failure. Takes the lock. */
+z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, bool express);
+/* One step of work: receive/process (waiting at most timeout_ms), then tick. */
+z_result_t _z_session_read_step(_z_session_t *s, uint32_t timeout_ms);
+z_result_t _z_session_tick(_z_session_t *s);
+uint32_t _z_session_new_id(_z_session_t *s);
+/* Re-sends every declaration (after a reconnection). */
+void _z_session_redeclare(_z_session_t *s);
+
+/* ---- declare.c: declaration messages ---- */
+z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const _z_kebuf_t *key, uint64_t qinfo);
+z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t options, const _z_kebuf_t *key);
+
+/* ---- api/pubsub.c: shared by liveliness subscribers ---- */
+z_result_t _z_declare_sub(_z_session_t *s, _z_subscriber_t *out, const z_loaned_keyexpr_t *keyexpr,
+                          z_moved_closure_sample_t *callback, uint8_t kind, bool history);
+
+/* ---- api/query.c: shared by liveliness get ---- */
+int _z_pending_add(_z_session_t *s, uint8_t kind, uint32_t id, const z_loaned_keyexpr_t *keyexpr, uint64_t timeout_ms,
+                   z_moved_closure_reply_t *callback);
+void _z_pending_cancel(_z_session_t *s, int slot);
+
+/* ---- dispatch.c ---- */
+void _z_session_handle(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info);
+/* Ends every pending query (drop callbacks) — link lost or session closed. */
+void _z_session_fail_pending(_z_session_t *s);
+/* Ends pending queries whose deadline passed. */
+void _z_session_expire_pending(_z_session_t *s, uint64_t now);
+
+/* ---- helpers ---- */
+z_result_t _z_kebuf_set(_z_kebuf_t *k, const char *s, size_t len);
+void _z_wexpr_from_kebuf(_z_wexpr_t *w, const _z_kebuf_t *k);
+uint8_t _z_qos_byte(z_priority_t prio, z_congestion_control_t cc, bool express);
+
+#endif

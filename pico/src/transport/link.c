@@ -1,0 +1,121 @@
+/*
+ * Link framing: locator parsing, sending a batch (with the 2-byte length
+ * prefix on streams, one datagram otherwise), and reading batches back from
+ * a byte stream without ever blocking longer than asked.
+ */
+#include <string.h>
+
+#include "transport.h"
+
+static const char *_z_parse_u8(const char *s, uint8_t *out) {
+    unsigned v = 0, n = 0;
+    while (*s >= '0' && *s <= '9' && n < 4) {
+        v = v * 10u + (unsigned)(*s++ - '0');
+        n++;
+    }
+    if (n == 0 || n > 3 || v > 255) return NULL;
+    *out = (uint8_t)v;
+    return s;
+}
+
+z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
+    memset(ep, 0, sizeof(*ep));
+    if (loc == NULL) return Z_ECONFIG;
+    if (strncmp(loc, "tcp/", 4) == 0) {
+        ep->kind = _Z_LINK_TCP;
+    } else if (strncmp(loc, "udp/", 4) == 0) {
+        ep->kind = _Z_LINK_UDP;
+    } else {
+        return Z_ECONFIG;
+    }
+    const char *s = loc + 4;
+    for (int i = 0; i < 4; i++) {
+        s = _z_parse_u8(s, &ep->addr[i]);
+        if (s == NULL || *s != (i < 3 ? '.' : ':')) return Z_ECONFIG;
+        s++;
+    }
+    unsigned long port = 0;
+    unsigned n = 0;
+    while (*s >= '0' && *s <= '9' && n < 6) {
+        port = port * 10u + (unsigned long)(*s++ - '0');
+        n++;
+    }
+    if (n == 0 || port == 0 || port > 65535) return Z_ECONFIG;
+    ep->port = (uint16_t)port;
+    if (ep->kind == _Z_LINK_UDP && ep->addr[0] >= 224 && ep->addr[0] <= 239) ep->kind = _Z_LINK_UDP_MULTICAST;
+    /* skip "?metadata"; read "#iface=NAME" */
+    const char *hash = strchr(s, '#');
+    if (hash != NULL) {
+        const char *iface = strstr(hash, "iface=");
+        if (iface != NULL) {
+            iface += 6;
+            size_t k = 0;
+            while (iface[k] != '\0' && iface[k] != ';' && k + 1 < sizeof(ep->iface)) {
+                ep->iface[k] = iface[k];
+                k++;
+            }
+        }
+    } else if (*s != '\0' && *s != '?') {
+        return Z_ECONFIG;
+    }
+    if (ep->kind == _Z_LINK_TCP && !Z_FEATURE_LINK_TCP) return Z_EUNSUPPORTED;
+    if (ep->kind == _Z_LINK_UDP && !Z_FEATURE_LINK_UDP_UNICAST) return Z_EUNSUPPORTED;
+    if (ep->kind == _Z_LINK_UDP_MULTICAST && !Z_FEATURE_MULTICAST_TRANSPORT) return Z_EUNSUPPORTED;
+    return Z_OK;
+}
+
+/* `batch` points 2 bytes after the start of a buffer when streaming. */
+z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+    z_result_t res;
+    if (t->stream) {
+        batch[-2] = (uint8_t)(len & 0xff);
+        batch[-1] = (uint8_t)(len >> 8);
+        res = _z_net_send(&t->sock, batch - 2, len + 2);
+    } else {
+        res = _z_net_send(&t->sock, batch, len);
+    }
+    if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
+    return res;
+}
+
+/* Stream: accumulates the prefix, then the batch. */
+static z_result_t _z_recv_stream(_z_transport_t *t, uint32_t timeout_ms, size_t *len) {
+    size_t want = t->rx_need == 0 ? 2 : t->rx_need;
+    int32_t n = _z_net_recv(&t->sock, t->rx + t->rx_have, want - t->rx_have, timeout_ms, NULL);
+    if (n < 0) return Z_ETRANSPORT;
+    t->rx_have += (size_t)n;
+    if (t->rx_have < want) return Z_OK;
+    t->rx_have = 0;
+    if (t->rx_need == 0) {
+        size_t blen = (size_t)t->rx[0] | ((size_t)t->rx[1] << 8);
+        /* we advertised our buffer size: a larger batch is a protocol error */
+        if (blen == 0 || blen + 2 > sizeof(t->rx)) return Z_EDESERIALIZE;
+        t->rx_need = blen;
+        return Z_OK;
+    }
+    *len = t->rx_need;
+    t->rx_need = 0;
+    return Z_OK;
+}
+
+z_result_t _z_transport_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len, uint8_t src[6]) {
+    *len = 0;
+    if (!t->open) return Z_ETRANSPORT;
+    if (t->stream) return _z_recv_stream(t, timeout_ms, len);
+    int32_t n = _z_net_recv(&t->sock, t->rx, sizeof(t->rx), timeout_ms, src);
+    if (n < 0) return Z_ETRANSPORT;
+    *len = (size_t)n;
+    return Z_OK;
+}
+
+z_result_t _z_transport_process(_z_transport_t *t, size_t len, const uint8_t src[6]) {
+    if (len == 0) return Z_OK;
+    t->last_rx_ms = _z_clock_ms();
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    if (t->multicast) {
+        z_result_t res = _z_rx_batch(t, t->rx, len, _z_mcast_peer(t, src), src);
+        return res == Z_EDESERIALIZE ? Z_OK : res; /* a bad datagram never kills the group */
+    }
+#endif
+    return _z_rx_batch(t, t->rx, len, -1, src);
+}

@@ -1,0 +1,148 @@
+/*
+ * Transport: one link to a router (unicast, client mode) or to a multicast
+ * group (peer mode). It owns the link buffers, frames network messages into
+ * batches (with fragmentation when a message does not fit), checks sequence
+ * numbers, reassembles fragments, keeps the lease, and hands every received
+ * network message to a handler.
+ *
+ * Not thread-safe by itself: the session serialises calls with its lock.
+ */
+#ifndef WEFT_PICO_TRANSPORT_H
+#define WEFT_PICO_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../codec/msg.h"
+#include "zenoh-pico/platform.h"
+
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1 && Z_BATCH_MULTICAST_SIZE > Z_BATCH_UNICAST_SIZE
+#define _Z_BATCH_CAPACITY Z_BATCH_MULTICAST_SIZE
+#else
+#define _Z_BATCH_CAPACITY Z_BATCH_UNICAST_SIZE
+#endif
+
+/* Where a received network message came from (multicast: peer index). */
+typedef struct {
+    bool reliable;
+    int8_t peer; /* -1 for unicast */
+} _z_rx_info_t;
+
+typedef void (*_z_nmsg_handler_t)(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info);
+
+/* Per-channel receive state. */
+typedef struct {
+    uint32_t last_r;
+    uint32_t last_be;
+} _z_rx_sn_t;
+
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+typedef struct {
+    bool used;
+    uint8_t addr[6];
+    _z_zid_t zid;
+    uint8_t whatami;
+    uint32_t sn_mask;
+    _z_rx_sn_t sn;
+    uint64_t lease_ms;
+    uint64_t last_rx_ms;
+} _z_mpeer_t;
+#endif
+
+#if Z_FEATURE_FRAGMENTATION == 1
+typedef struct {
+    size_t len;
+    bool active;
+    bool reliable;
+    int8_t peer;
+    uint32_t next_sn;
+    uint8_t buf[Z_FRAG_MAX_SIZE];
+} _z_defrag_t;
+#endif
+
+typedef struct {
+    _z_sys_socket_t sock;
+    _z_endpoint_t ep;
+    bool open;
+    bool stream;      /* TCP: 2-byte length prefix */
+    bool multicast;
+    uint8_t whatami;  /* our 2-bit code */
+    _z_zid_t zid;     /* ours */
+    /* negotiated / remote */
+    _z_zid_t remote_zid;
+    uint8_t remote_whatami;
+    uint16_t batch_size; /* largest batch we may send, prefix included */
+    uint32_t sn_mask;
+    uint64_t lease_ms;        /* ours */
+    uint64_t remote_lease_ms; /* the other side's */
+    /* tx */
+    uint32_t tx_sn_r, tx_sn_be;
+    size_t tx_len;   /* bytes of the batch being built (after the prefix) */
+    int8_t tx_frame; /* -1: no open frame, 0: best effort, 1: reliable */
+    bool batching;
+    uint64_t last_tx_ms;
+    uint8_t tx[_Z_BATCH_CAPACITY];
+    /* rx */
+    _z_rx_sn_t rx_sn;
+    uint64_t last_rx_ms;
+    size_t rx_have; /* stream: bytes of the current batch (or prefix) received */
+    size_t rx_need; /* stream: 0 while reading the prefix */
+    uint8_t rx[_Z_BATCH_CAPACITY];
+#if Z_FEATURE_FRAGMENTATION == 1
+    _z_defrag_t defrag;
+#endif
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    _z_mpeer_t peers[ZP_MAX_PEERS];
+    uint64_t last_join_ms;
+#endif
+    _z_nmsg_handler_t handler;
+    void *handler_ctx;
+} _z_transport_t;
+
+/* Parses a locator ("tcp/1.2.3.4:7447", "udp/224.0.0.225:7447#iface=eth0"). */
+z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *locator);
+
+/* Opens the link and runs the unicast handshake (or the multicast join). */
+z_result_t _z_transport_open(_z_transport_t *t, const _z_endpoint_t *ep);
+/* Sends Close (when `send_close`) and closes the link. */
+void _z_transport_close(_z_transport_t *t, bool send_close);
+
+/*
+ * Queues one network message. It is framed into the current batch, which is
+ * sent at once unless batching is on (an express message is always sent at once);
+ * a message too large for one batch is fragmented.
+ */
+z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express);
+/* Sends the batch being built, if any. */
+z_result_t _z_transport_flush(_z_transport_t *t);
+
+/*
+ * Receives from the link, waiting at most timeout_ms. When a whole batch is
+ * in the receive buffer, *len is its length (else 0) and `src` its sender
+ * (datagrams). Touches only the receive state: it may run without the
+ * session lock while others send.
+ */
+z_result_t _z_transport_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len, uint8_t src[6]);
+/* Processes the batch that _z_transport_recv reported (calls the handler). */
+z_result_t _z_transport_process(_z_transport_t *t, size_t len, const uint8_t src[6]);
+/* Keep-alive / Join when due; lease check. Error when the remote expired. */
+z_result_t _z_transport_tick(_z_transport_t *t);
+/* Sends a KeepAlive (unicast) or a Join (multicast) now. */
+z_result_t _z_transport_send_keepalive(_z_transport_t *t);
+
+/* Internals shared by the transport files. */
+z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
+/* Processes one batch; `peer` is the multicast sender's index (-1: unknown
+ * sender or unicast), `src` its address (multicast Joins). */
+z_result_t _z_rx_batch(_z_transport_t *t, const uint8_t *b, size_t len, int8_t peer, const uint8_t *src);
+uint32_t _z_sn_mask(uint8_t resolution);
+bool _z_sn_accept(uint32_t *last, uint32_t sn, uint32_t mask);
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+z_result_t _z_mcast_open(_z_transport_t *t);
+z_result_t _z_mcast_send_join(_z_transport_t *t);
+void _z_mcast_on_join(_z_transport_t *t, const _z_tmsg_t *m, const uint8_t src[6]);
+int8_t _z_mcast_peer(_z_transport_t *t, const uint8_t src[6]);
+void _z_mcast_expire(_z_transport_t *t, uint64_t now);
+#endif
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * Transmission: network messages are appended to the batch being built,
+ * inside a Frame of their reliability (one SN per Frame). A batch is sent
+ * when the next message does not fit, at once when batching is off or the
+ * message is express, or on flush. A message larger than an empty batch is
+ * cut into Fragments, each alone in its batch; the slices are re-encoded
+ * through a window writer, so no second copy of the message is needed.
+ */
+#include <string.h>
+
+#include "transport.h"
+
+#define _Z_TX_OFF 2 /* room for the stream length prefix */
+
+static size_t _z_tx_cap(const _z_transport_t *t) {
+    size_t cap = t->stream ? (size_t)t->batch_size - 2u : (size_t)t->batch_size;
+    return cap > sizeof(t->tx) - _Z_TX_OFF ? sizeof(t->tx) - _Z_TX_OFF : cap;
+}
+
+static uint32_t *_z_tx_sn(_z_transport_t *t, bool reliable) { return reliable ? &t->tx_sn_r : &t->tx_sn_be; }
+
+z_result_t _z_transport_flush(_z_transport_t *t) {
+    if (t->tx_len == 0) return Z_OK;
+    size_t len = t->tx_len;
+    t->tx_len = 0;
+    t->tx_frame = -1;
+    return _z_link_send_batch(t, t->tx + _Z_TX_OFF, len);
+}
+
+/* Appends [Frame header if needed][message] to the batch; Z_ENOSPACE if it
+ * does not fit (the batch is then left unchanged). */
+static z_result_t _z_tx_append(_z_transport_t *t, const _z_nmsg_t *m, bool reliable) {
+    _zw_t w;
+    uint32_t *sn = _z_tx_sn(t, reliable);
+    uint32_t sn_before = *sn;
+    int8_t frame_before = t->tx_frame;
+    _zw_init(&w, t->tx + _Z_TX_OFF, _z_tx_cap(t));
+    w.pos = t->tx_len;
+    w.skip = 0;
+    w.cap = _z_tx_cap(t);
+    z_result_t res = Z_OK;
+    if (t->tx_frame != (reliable ? 1 : 0)) {
+        _z_tmsg_t f;
+        memset(&f, 0, sizeof(f));
+        f.id = _Z_T_FRAME;
+        f.m.frame.reliable = reliable;
+        f.m.frame.sn = *sn;
+        res = _z_transport_encode(&w, &f);
+        if (res == Z_OK) {
+            *sn = (*sn + 1u) & t->sn_mask;
+            t->tx_frame = reliable ? 1 : 0;
+        }
+    }
+    if (res == Z_OK) res = _z_network_encode(&w, m);
+    if (res != Z_OK) {
+        *sn = sn_before;
+        t->tx_frame = frame_before;
+        return res;
+    }
+    t->tx_len = w.pos;
+    return Z_OK;
+}
+
+#if Z_FEATURE_FRAGMENTATION == 1
+static z_result_t _z_tx_fragmented(_z_transport_t *t, const _z_nmsg_t *m, bool reliable) {
+    _zw_t w;
+    _zw_counter(&w);
+    _Z_TRY(_z_network_encode(&w, m));
+    size_t total = w.pos, offset = 0, cap = _z_tx_cap(t);
+    uint8_t *batch = t->tx + _Z_TX_OFF;
+    _Z_TRY(_z_transport_flush(t));
+    while (offset < total) {
+        _z_tmsg_t f;
+        uint32_t *sn = _z_tx_sn(t, reliable);
+        memset(&f, 0, sizeof(f));
+        f.id = _Z_T_FRAGMENT;
+        f.m.frame.reliable = reliable;
+        f.m.frame.more = true;
+        f.m.frame.sn = *sn;
+        f.m.frame.first = offset == 0;
+        _zw_init(&w, batch, cap);
+        _Z_TRY(_z_transport_encode(&w, &f));
+        size_t hdr = w.pos;
+        if (hdr >= cap) return Z_ENOSPACE;
+        size_t chunk = total - offset < cap - hdr ? total - offset : cap - hdr;
+        if (offset + chunk == total) batch[0] &= (uint8_t)~_Z_FLAG_2; /* last fragment */
+        _zw_init(&w, batch + hdr, chunk);
+        w.skip = offset;
+        z_result_t res = _z_network_encode(&w, m);
+        if (res != Z_OK && res != Z_ENOSPACE) return res;
+        *sn = (*sn + 1u) & t->sn_mask;
+        _Z_TRY(_z_link_send_batch(t, batch, hdr + chunk));
+        offset += chunk;
+    }
+    return Z_OK;
+}
+#endif
+
+z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express) {
+    if (!t->open) return Z_ETRANSPORT;
+    z_result_t res = _z_tx_append(t, m, reliable);
+    if (res == Z_ENOSPACE && t->tx_len > 0) {
+        _Z_TRY(_z_transport_flush(t));
+        res = _z_tx_append(t, m, reliable);
+    }
+#if Z_FEATURE_FRAGMENTATION == 1
+    if (res == Z_ENOSPACE) return _z_tx_fragmented(t, m, reliable);
+#endif
+    if (res != Z_OK) return res;
+    if (!t->batching || express) return _z_transport_flush(t);
+    return Z_OK;
+}

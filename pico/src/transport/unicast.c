@@ -1,0 +1,197 @@
+/*
+ * Unicast transport: the InitSyn/InitAck/OpenSyn/OpenAck handshake (as the
+ * initiator), lease and keep-alive, Close. Sequence-number helpers.
+ */
+#include <string.h>
+
+#include "transport.h"
+
+#if Z_BATCH_UNICAST_SIZE > 65535 || Z_BATCH_UNICAST_SIZE < 64
+#error "Z_BATCH_UNICAST_SIZE must be in 64..65535"
+#endif
+
+#define _Z_UDP_MTU 65487u
+
+uint32_t _z_sn_mask(uint8_t fsn) {
+    switch (fsn & 0x03) {
+        case 0: return 0x7fu;
+        case 1: return 0x3fffu;
+        case 2: return 0x0fffffffu;
+        default: return 0xffffffffu;
+    }
+}
+
+/* Accepts sn if it is ahead of *last by at most half the SN space. */
+bool _z_sn_accept(uint32_t *last, uint32_t sn, uint32_t mask) {
+    if ((sn & ~mask) != 0) return false;
+    uint32_t gap = (sn - *last) & mask;
+    if (gap == 0 || gap > (mask / 2u) + 1u) return false;
+    *last = sn;
+    return true;
+}
+
+static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
+    t->ep = *ep;
+    t->stream = ep->kind == _Z_LINK_TCP;
+    t->multicast = ep->kind == _Z_LINK_UDP_MULTICAST;
+    t->tx_len = 0;
+    t->tx_frame = -1;
+    t->rx_have = 0;
+    t->rx_need = 0;
+    t->lease_ms = Z_TRANSPORT_LEASE;
+#if Z_FEATURE_FRAGMENTATION == 1
+    t->defrag.active = false;
+    t->defrag.len = 0;
+#endif
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    memset(t->peers, 0, sizeof(t->peers));
+#endif
+}
+
+/* Sends one transport message alone in a batch (handshake, Close). */
+static z_result_t _z_send_tmsg(_z_transport_t *t, const _z_tmsg_t *m) {
+    uint8_t *batch = t->tx + 2;
+    _zw_t w;
+    _zw_init(&w, batch, sizeof(t->tx) - 2);
+    _Z_TRY(_z_transport_encode(&w, m));
+    return _z_link_send_batch(t, batch, w.pos);
+}
+
+/* Waits (bounded) for one whole batch and decodes its first message. */
+static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadline) {
+    size_t len = 0;
+    while (len == 0) {
+        uint64_t now = _z_clock_ms();
+        if (now >= deadline) return Z_ETIMEDOUT;
+        uint32_t wait = (uint32_t)(deadline - now);
+        if (t->stream) {
+            size_t want = t->rx_need == 0 ? 2 : t->rx_need;
+            int32_t n = _z_net_recv(&t->sock, t->rx + t->rx_have, want - t->rx_have, wait, NULL);
+            if (n < 0) return Z_ETRANSPORT;
+            t->rx_have += (size_t)n;
+            if (t->rx_have < want) continue;
+            if (t->rx_need == 0) {
+                t->rx_need = (size_t)t->rx[0] | ((size_t)t->rx[1] << 8);
+                t->rx_have = 0;
+                if (t->rx_need == 0 || t->rx_need > sizeof(t->rx)) return Z_EDESERIALIZE;
+                continue;
+            }
+            len = t->rx_need;
+            t->rx_need = 0;
+            t->rx_have = 0;
+        } else {
+            int32_t n = _z_net_recv(&t->sock, t->rx, sizeof(t->rx), wait, NULL);
+            if (n < 0) return Z_ETRANSPORT;
+            len = (size_t)n;
+        }
+    }
+    _zr_t r;
+    _zr_init(&r, t->rx, len);
+    return _z_transport_decode(&r, m);
+}
+
+static z_result_t _z_handshake(_z_transport_t *t) {
+    _z_tmsg_t m;
+    uint64_t deadline = _z_clock_ms() + ZP_OPEN_TIMEOUT_MS;
+    uint16_t ours = (uint16_t)Z_BATCH_UNICAST_SIZE;
+    if (!t->stream && ours > _Z_UDP_MTU) ours = (uint16_t)_Z_UDP_MTU;
+
+    memset(&m, 0, sizeof(m));
+    m.id = _Z_T_INIT;
+    m.m.init.whatami = t->whatami;
+    m.m.init.zid = t->zid;
+    m.m.init.resolution = 0x0a;
+    m.m.init.batch_size = ours;
+    m.m.init.has_size = ours != 65535;
+    _Z_TRY(_z_send_tmsg(t, &m));
+
+    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
+    if (m.id != _Z_T_INIT || !m.m.init.ack) return Z_EOPEN;
+    if ((m.m.init.resolution & 0x03) > 0x02 || ((m.m.init.resolution >> 2) & 0x03) > 0x02) return Z_EOPEN;
+    t->sn_mask = _z_sn_mask(m.m.init.resolution);
+    t->batch_size = m.m.init.batch_size < ours ? m.m.init.batch_size : ours;
+    t->remote_zid = m.m.init.zid;
+    t->remote_whatami = m.m.init.whatami;
+    _z_view_t cookie = m.m.init.cookie; /* points into t->rx, untouched until OpenAck */
+
+    uint32_t isn;
+    _z_random_fill(&isn, sizeof(isn));
+    isn &= t->sn_mask;
+    memset(&m, 0, sizeof(m));
+    m.id = _Z_T_OPEN;
+    m.m.open.lease_in_s = (t->lease_ms % 1000u) == 0;
+    m.m.open.lease = m.m.open.lease_in_s ? t->lease_ms / 1000u : t->lease_ms;
+    m.m.open.initial_sn = isn;
+    m.m.open.cookie = cookie;
+    _Z_TRY(_z_send_tmsg(t, &m));
+
+    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
+    if (m.id != _Z_T_OPEN || !m.m.open.ack) return Z_EOPEN;
+    if ((m.m.open.initial_sn & ~(uint64_t)t->sn_mask) != 0) return Z_EOPEN;
+    t->remote_lease_ms = m.m.open.lease_in_s ? m.m.open.lease * 1000u : m.m.open.lease;
+    if (t->remote_lease_ms == 0) t->remote_lease_ms = Z_TRANSPORT_LEASE;
+    t->rx_sn.last_r = ((uint32_t)m.m.open.initial_sn - 1u) & t->sn_mask;
+    t->rx_sn.last_be = t->rx_sn.last_r;
+    t->tx_sn_r = isn;
+    t->tx_sn_be = isn;
+    t->last_rx_ms = _z_clock_ms();
+    return Z_OK;
+}
+
+z_result_t _z_transport_open(_z_transport_t *t, const _z_endpoint_t *ep) {
+    _z_transport_reset(t, ep);
+    _Z_TRY(_z_net_open(&t->sock, ep));
+    t->open = true;
+    t->last_tx_ms = _z_clock_ms();
+    t->last_rx_ms = t->last_tx_ms;
+    z_result_t res;
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    if (t->multicast)
+        res = _z_mcast_open(t);
+    else
+#endif
+        res = _z_handshake(t);
+    if (res != Z_OK) {
+        _z_net_close(&t->sock);
+        t->open = false;
+    }
+    return res;
+}
+
+void _z_transport_close(_z_transport_t *t, bool send_close) {
+    if (!t->open) return;
+    if (send_close) {
+        _z_tmsg_t m;
+        (void)_z_transport_flush(t);
+        memset(&m, 0, sizeof(m));
+        m.id = _Z_T_CLOSE;
+        (void)_z_send_tmsg(t, &m);
+    }
+    _z_net_close(&t->sock);
+    t->open = false;
+}
+
+z_result_t _z_transport_send_keepalive(_z_transport_t *t) {
+    if (!t->open) return Z_ETRANSPORT;
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    if (t->multicast) return _z_mcast_send_join(t);
+#endif
+    if (t->tx_len > 0) return _z_transport_flush(t);
+    uint8_t ka[3] = {0, 0, _Z_T_KEEPALIVE};
+    return _z_link_send_batch(t, ka + 2, 1);
+}
+
+z_result_t _z_transport_tick(_z_transport_t *t) {
+    if (!t->open) return Z_ETRANSPORT;
+    uint64_t now = _z_clock_ms();
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    if (t->multicast) {
+        _z_mcast_expire(t, now);
+        if (now - t->last_join_ms >= Z_JOIN_INTERVAL) return _z_mcast_send_join(t);
+        return Z_OK;
+    }
+#endif
+    if (now - t->last_rx_ms > t->remote_lease_ms) return Z_ETIMEDOUT;
+    if (now - t->last_tx_ms >= t->lease_ms / 4u) return _z_transport_send_keepalive(t);
+    return Z_OK;
+}

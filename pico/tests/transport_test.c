@@ -1,0 +1,197 @@
+/*
+ * Transport tests over a local socket pair (no router): framing, batching
+ * (nothing leaves before flush; one batch carries several messages),
+ * fragmentation and reassembly, the bounded reassembly buffer, and the
+ * sequence-number rule.
+ */
+#define _DEFAULT_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../src/transport/transport.h"
+#include "test.h"
+
+typedef struct {
+    int count;
+    size_t last_len;
+    uint8_t last[8192];
+} sink_t;
+
+static void on_msg(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info) {
+    sink_t *s = (sink_t *)ctx;
+    (void)info;
+    if (m->id != _Z_N_PUSH) return;
+    s->count++;
+    s->last_len = m->m.push.body.payload.len;
+    if (s->last_len <= sizeof(s->last)) memcpy(s->last, m->m.push.body.payload.ptr, s->last_len);
+}
+
+static _z_transport_t ta, tb;
+static sink_t sink;
+
+static void pair(uint16_t batch) {
+    int fds[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
+    memset(&ta, 0, sizeof(ta));
+    memset(&tb, 0, sizeof(tb));
+    memset(&sink, 0, sizeof(sink));
+    _z_transport_t *ts[2] = {&ta, &tb};
+    for (int i = 0; i < 2; i++) {
+        _z_transport_t *t = ts[i];
+        t->sock.fd = fds[i];
+        t->sock.kind = _Z_LINK_TCP;
+        t->open = true;
+        t->stream = true;
+        t->batch_size = batch;
+        t->sn_mask = _z_sn_mask(2);
+        t->tx_frame = -1;
+        t->lease_ms = 10000;
+        t->remote_lease_ms = 10000;
+        t->rx_sn.last_r = t->sn_mask; /* peer's initial SN is 0 */
+        t->rx_sn.last_be = t->sn_mask;
+        t->handler = on_msg;
+        t->handler_ctx = &sink;
+    }
+}
+
+static void unpair(void) {
+    _z_net_close(&ta.sock);
+    _z_net_close(&tb.sock);
+}
+
+/* Processes everything B can read within a short time. */
+static void drain(void) {
+    for (int i = 0; i < 200; i++) {
+        size_t len = 0;
+        if (_z_transport_recv(&tb, 5, &len, NULL) != Z_OK) return;
+        if (len > 0) (void)_z_transport_process(&tb, len, NULL);
+        if (len == 0 && tb.rx_have == 0 && tb.rx_need == 0 && i > 3) return;
+    }
+}
+
+static void push(_z_nmsg_t *m, const uint8_t *p, size_t n) {
+    memset(m, 0, sizeof(*m));
+    m->id = _Z_N_PUSH;
+    m->m.push.key.suffix = "demo/t";
+    m->m.push.key.suffix_len = 6;
+    m->m.push.body.id = _Z_Z_PUT;
+    m->m.push.body.payload.ptr = p;
+    m->m.push.body.payload.len = n;
+}
+
+static void test_single_message(void) {
+    _z_nmsg_t m;
+    pair(1024);
+    push(&m, (const uint8_t *)"hello", 5);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, 1);
+    CHECK_MEM(sink.last, "hello", 5);
+    unpair();
+}
+
+static void test_batching(void) {
+    _z_nmsg_t m;
+    pair(1024);
+    ta.batching = true;
+    for (int i = 0; i < 3; i++) {
+        push(&m, (const uint8_t *)"abc", 3);
+        CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    }
+    drain();
+    CHECK_EQ(sink.count, 0); /* nothing left before the flush */
+    CHECK_EQ(_z_transport_flush(&ta), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, 3);
+    CHECK_EQ(ta.tx_sn_r, 1); /* the three messages shared one Frame */
+    unpair();
+}
+
+static void test_fragmentation(void) {
+    static uint8_t big[3500];
+    _z_nmsg_t m;
+    for (size_t i = 0; i < sizeof(big); i++) big[i] = (uint8_t)(i * 13 + 1);
+    pair(1024);
+    push(&m, big, sizeof(big));
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    CHECK(ta.tx_sn_r >= 4); /* at least four fragments of <= 1022 bytes */
+    drain();
+    CHECK_EQ(sink.count, 1);
+    CHECK_EQ(sink.last_len, sizeof(big));
+    CHECK_MEM(sink.last, big, sizeof(big));
+    unpair();
+}
+
+static void test_reassembly_limit(void) {
+    static uint8_t huge[Z_FRAG_MAX_SIZE + 100];
+    _z_nmsg_t m;
+    pair(1024);
+    push(&m, huge, sizeof(huge));
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    push(&m, (const uint8_t *)"after", 5);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, 1); /* the oversized message is dropped, the link survives */
+    CHECK_MEM(sink.last, "after", 5);
+    unpair();
+}
+
+static void test_duplicate_sn_dropped(void) {
+    _z_nmsg_t m;
+    pair(1024);
+    push(&m, (const uint8_t *)"one", 3);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    ta.tx_sn_r = 0; /* replay SN 0 */
+    push(&m, (const uint8_t *)"dup", 3);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, 1);
+    CHECK_MEM(sink.last, "one", 3);
+    uint32_t last = 5;
+    CHECK(!_z_sn_accept(&last, 5, 0x7f));
+    CHECK(_z_sn_accept(&last, 6, 0x7f));
+    CHECK(!_z_sn_accept(&last, 6 + 0x41, 0x7f)); /* more than half the space ahead */
+    CHECK(_z_sn_accept(&last, 0x7f & (6 + 0x40), 0x7f));
+    unpair();
+}
+
+static void test_oversized_batch_is_an_error(void) {
+    uint8_t junk[4] = {0xff, 0xff, 0x00, 0x00};
+    size_t len = 0;
+    pair(1024);
+    CHECK(write(ta.sock.fd, junk, sizeof(junk)) == 4);
+    CHECK_EQ(_z_transport_recv(&tb, 100, &len, NULL), Z_EDESERIALIZE);
+    unpair();
+}
+
+static void test_locators(void) {
+    _z_endpoint_t ep;
+    CHECK_EQ(_z_endpoint_parse(&ep, "tcp/127.0.0.1:7447"), Z_OK);
+    CHECK_EQ(ep.kind, _Z_LINK_TCP);
+    CHECK_EQ(ep.port, 7447);
+    CHECK_EQ(ep.addr[0], 127);
+    CHECK_EQ(_z_endpoint_parse(&ep, "udp/224.0.0.225:7447#iface=veth0"), Z_OK);
+    CHECK_EQ(ep.kind, _Z_LINK_UDP_MULTICAST);
+    CHECK(strcmp(ep.iface, "veth0") == 0);
+    CHECK_EQ(_z_endpoint_parse(&ep, "udp/10.0.0.1:9"), Z_OK);
+    CHECK_EQ(ep.kind, _Z_LINK_UDP);
+    CHECK(_z_endpoint_parse(&ep, "tcp/256.0.0.1:7447") != Z_OK);
+    CHECK(_z_endpoint_parse(&ep, "tcp/1.2.3.4") != Z_OK);
+    CHECK(_z_endpoint_parse(&ep, "tcp/1.2.3.4:70000") != Z_OK);
+    CHECK(_z_endpoint_parse(&ep, "quic/1.2.3.4:7447") != Z_OK);
+}
+
+TEST_LIST = {
+    {"one message over a stream", test_single_message},
+    {"manual batching holds messages until flush", test_batching},
+    {"fragmentation on send, reassembly on receive", test_fragmentation},
+    {"reassembly buffer limit drops, link survives", test_reassembly_limit},
+    {"sequence-number rule drops duplicates", test_duplicate_sn_dropped},
+    {"batch longer than advertised is an error", test_oversized_batch_is_an_error},
+    {"locator parsing", test_locators},
+    {NULL, NULL},
+};
+
+int main(void) { return test_run_all(test_list); }
