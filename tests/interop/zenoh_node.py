@@ -7,6 +7,7 @@ received sample, and exits after --count samples or --timeout seconds (status 0 
 count was reached, 3 on timeout).
 """
 import argparse
+import hashlib
 import json
 import sys
 import threading
@@ -38,10 +39,13 @@ def main() -> int:
     lock = threading.Lock()
 
     def on_sample(sample):
+        payload = sample.payload.to_bytes()
         record = {
             "kind": "put" if sample.kind == zenoh.SampleKind.PUT else "delete",
             "key": str(sample.key_expr),
-            "payload": sample.payload.to_bytes().decode("utf-8", "replace"),
+            "len": len(payload),
+            "sha256": hashlib.sha256(payload).hexdigest(),
+            "payload": payload[:256].decode("utf-8", "replace"),
             "encoding": str(sample.encoding),
             "attachment": None
             if sample.attachment is None

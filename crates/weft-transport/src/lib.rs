@@ -7,8 +7,11 @@
 //!   roles, with parameter and extension negotiation;
 //! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule;
 //! - [`rx`]: the receive side of an established transport: SN checks, priorities,
-//!   reassembly, delivery of network messages.
+//!   reassembly, delivery of network messages;
+//! - [`tx`]: the transmit side: packing messages into Frames and batches, fragmenting
+//!   what does not fit.
 
 pub mod establish;
 pub mod rx;
 pub mod sn;
+pub mod tx;

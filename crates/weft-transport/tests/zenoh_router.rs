@@ -2,7 +2,8 @@
 //!
 //! Starts a Zenoh 1.10.2 router (Python, `tests/interop/zenoh_node.py`) on loopback with
 //! a subscriber, connects to it over TCP as a client with weft's [`Initiator`], publishes
-//! one Put in a Frame, and checks that the router's subscriber received it intact.
+//! a small Put and a 200 KB one (fragmented) with weft's [`Transmitter`], and checks that
+//! the router's subscriber received both intact.
 //! Needs `WEFT_ZENOH_PYTHON` (a Python with `eclipse-zenoh==1.10.2`); without it the test
 //! is skipped, unless `WEFT_REQUIRE_INTEROP=1` (set by the test command) makes that a
 //! failure.
@@ -16,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::core::{Encoding, Priority, Reliability, WhatAmI, WireExpr, ZenohId};
-use weft_proto::network::Push;
-use weft_proto::transport::{CloseReason, FrameHeader};
+use weft_proto::network::{NetworkMessage, Push};
+use weft_proto::transport::CloseReason;
 use weft_proto::zenoh::{PushBody, Put};
 use weft_transport::establish::{close_batch, Initiator, LocalParams, Progress};
+use weft_transport::tx::{Pushed, Transmitter};
 
 struct Node(Child);
 
@@ -41,6 +43,19 @@ fn zenoh_python() -> Option<String> {
             None
         }
     }
+}
+
+/// SHA-256 of `data`, in hex, computed by the system's `sha256sum` (no crypto dependency
+/// for one test).
+fn sha256_hex(data: &[u8]) -> String {
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
 fn free_port() -> u16 {
@@ -78,7 +93,7 @@ fn a_zenoh_router_accepts_our_session_and_receives_our_put() {
     let child = Command::new(python)
         .arg(script)
         .args(["--mode", "router", "--listen", &endpoint])
-        .args(["--sub", "weft/**", "--count", "1", "--timeout", "20"])
+        .args(["--sub", "weft/**", "--count", "2", "--timeout", "20"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("start the Zenoh router");
@@ -131,24 +146,44 @@ fn a_zenoh_router_accepts_our_session_and_receives_our_put() {
     assert!(session.qos, "a Zenoh router offers QoS");
     assert_eq!(session.patch, 1);
 
-    let mut batch = Vec::new();
-    FrameHeader::new(
-        Reliability::Reliable,
-        Priority::Data,
-        session.own_initial_sn,
-    )
-    .encode(&mut batch)
-    .unwrap();
+    // One small put, then one large enough to be fragmented (the router's batch size on
+    // loopback is 49152), both through the transmitter.
+    let mut tx = Transmitter::new(&session, usize::from(session.batch_size) - 2);
     let mut put = Put::new(b"hello from weft");
     put.encoding = Encoding {
         id: 4,
         schema: None,
     };
     put.attachment = Some(b"att");
-    Push::new(WireExpr::key("weft/interop/hello"), PushBody::Put(put))
-        .encode(&mut batch)
-        .unwrap();
-    send_batch(&mut stream, &batch);
+    let small = NetworkMessage::Push(Push::new(
+        WireExpr::key("weft/interop/hello"),
+        PushBody::Put(put),
+    ));
+    assert_eq!(
+        tx.push(&small, Priority::Data, Reliability::Reliable)
+            .unwrap(),
+        Pushed::Appended
+    );
+    send_batch(&mut stream, tx.take());
+    let big_payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let big = NetworkMessage::Push(Push::new(
+        WireExpr::key("weft/interop/big"),
+        PushBody::Put(Put::new(&big_payload)),
+    ));
+    assert_eq!(
+        tx.push(&big, Priority::Data, Reliability::Reliable)
+            .unwrap(),
+        Pushed::Full
+    );
+    let mut fragments = Vec::new();
+    tx.fragment(&big, Priority::Data, Reliability::Reliable, |b| {
+        fragments.push(b.to_vec())
+    })
+    .unwrap();
+    assert!(fragments.len() >= 5);
+    for f in &fragments {
+        send_batch(&mut stream, f);
+    }
 
     let sample = lines
         .recv_timeout(Duration::from_secs(10))
@@ -158,6 +193,13 @@ fn a_zenoh_router_accepts_our_session_and_receives_our_put() {
     assert_eq!(sample["payload"], "hello from weft");
     assert_eq!(sample["encoding"], "text/plain");
     assert_eq!(sample["attachment"], "att");
+    let sample = lines
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the router's subscriber receives the fragmented put");
+    let sample: serde_json::Value = serde_json::from_str(&sample).unwrap();
+    assert_eq!(sample["key"], "weft/interop/big");
+    assert_eq!(sample["len"], 200_000);
+    assert_eq!(sample["sha256"], sha256_hex(&big_payload));
 
     out.clear();
     close_batch(CloseReason::GENERIC, &mut out).unwrap();

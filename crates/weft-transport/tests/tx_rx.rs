@@ -1,0 +1,126 @@
+//! The transmit side feeding the receive side of the other end, in memory: messages of
+//! every size arrive whole and in order, batches respect the size bound, small messages
+//! share batches.
+
+use weft_proto::core::{Priority, Reliability, WhatAmI, WireExpr, ZenohId};
+use weft_proto::network::{NetworkMessage, Push};
+use weft_proto::zenoh::{PushBody, Put};
+use weft_transport::establish::{Acceptor, Initiator, LocalParams, Negotiated, Progress};
+use weft_transport::rx::Receiver;
+use weft_transport::tx::{Pushed, Transmitter};
+
+fn pair(qos: bool) -> (Negotiated, Negotiated) {
+    let mut a_params = LocalParams::new(ZenohId::new(1).unwrap(), WhatAmI::Peer);
+    a_params.qos = qos;
+    a_params.batch_size = 2048;
+    let mut i = Initiator::new(a_params);
+    let mut a = Acceptor::new(
+        LocalParams::new(ZenohId::new(2).unwrap(), WhatAmI::Peer),
+        [3; 16],
+    );
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    i.start(&mut x).unwrap();
+    a.on_batch(&x, &mut y).unwrap();
+    i.on_batch(&y, &mut x).unwrap();
+    let Progress::Established(at_a) = a.on_batch(&x, &mut y).unwrap() else {
+        panic!()
+    };
+    let Progress::Established(at_i) = i.on_batch(&y, &mut x).unwrap() else {
+        panic!()
+    };
+    (at_i, at_a)
+}
+
+fn payload(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+/// Sends every payload from the initiator to the acceptor; returns what arrived.
+fn transfer(payloads: &[Vec<u8>], priority: Priority, qos: bool) -> (Vec<Vec<u8>>, Vec<usize>) {
+    let (at_i, at_a) = pair(qos);
+    let max_batch = usize::from(at_i.batch_size) - 2;
+    let mut tx = Transmitter::new(&at_i, max_batch);
+    let mut rx = Receiver::new(&at_a, 1 << 24);
+    let mut wire: Vec<Vec<u8>> = Vec::new();
+    for (n, p) in payloads.iter().enumerate() {
+        let key = format!("demo/{n}");
+        let msg = NetworkMessage::Push(Push::new(WireExpr::key(&key), PushBody::Put(Put::new(p))));
+        match tx.push(&msg, priority, Reliability::Reliable).unwrap() {
+            Pushed::Appended => {}
+            Pushed::Full => {
+                if !tx.is_empty() {
+                    wire.push(tx.take().to_vec());
+                }
+                if tx.push(&msg, priority, Reliability::Reliable).unwrap() == Pushed::Full {
+                    tx.fragment(&msg, priority, Reliability::Reliable, |b| {
+                        wire.push(b.to_vec())
+                    })
+                    .unwrap();
+                }
+            }
+        }
+    }
+    if !tx.is_empty() {
+        wire.push(tx.take().to_vec());
+    }
+    let sizes = wire.iter().map(Vec::len).collect();
+    let mut got = Vec::new();
+    for b in &wire {
+        assert!(b.len() <= max_batch, "batch of {} > {max_batch}", b.len());
+        rx.on_batch(b, |m| {
+            if let NetworkMessage::Push(p) = m.message {
+                assert_eq!(m.priority, priority);
+                if let PushBody::Put(put) = p.body {
+                    assert_eq!(p.wire_expr.suffix, format!("demo/{}", got.len()));
+                    got.push(put.payload.to_vec());
+                }
+            }
+        })
+        .unwrap();
+    }
+    assert_eq!(rx.stats().stale, 0);
+    assert_eq!(rx.stats().gaps, 0);
+    assert_eq!(rx.stats().fragments_discarded, 0);
+    (got, sizes)
+}
+
+#[test]
+fn small_messages_share_batches() {
+    let payloads: Vec<Vec<u8>> = (0..500).map(|i| payload(8, i as u8)).collect();
+    let (got, sizes) = transfer(&payloads, Priority::Data, true);
+    assert_eq!(got, payloads);
+    // Batches are filled: all but the last are nearly full (about 21 bytes per message
+    // in 2046-byte batches).
+    let total: usize = sizes.iter().sum();
+    assert_eq!(sizes.len(), total.div_ceil(2046 - 30), "{sizes:?}");
+}
+
+#[test]
+fn large_messages_are_fragmented_and_reassembled() {
+    let payloads = vec![
+        payload(10, 1),
+        payload(5_000, 2),
+        payload(3, 3),
+        payload(1 << 20, 4),
+        payload(2030, 5),
+    ];
+    let (got, _) = transfer(&payloads, Priority::DataLow, true);
+    assert_eq!(got.len(), payloads.len());
+    assert_eq!(got, payloads);
+}
+
+#[test]
+fn without_qos_only_data_priority_is_allowed() {
+    let (at_i, _) = pair(false);
+    assert!(!at_i.qos);
+    let mut tx = Transmitter::new(&at_i, 1000);
+    let msg = NetworkMessage::Push(Push::new(WireExpr::key("a"), PushBody::Put(Put::new(b"x"))));
+    assert!(tx
+        .push(&msg, Priority::RealTime, Reliability::Reliable)
+        .is_err());
+    let payloads: Vec<Vec<u8>> = (0..20).map(|i| payload(300, i)).collect();
+    let (got, _) = transfer(&payloads, Priority::Data, false);
+    assert_eq!(got, payloads);
+}
