@@ -1,0 +1,305 @@
+"""Integration scenarios: weft-pico against a real Zenoh 1.10.2 router.
+
+    python run_interop.py SCENARIO --bin PATH/weft_interop
+
+Every process runs on 127.0.0.1, on a port of its scenario (17500-17599),
+with bounded waits; every process started is killed at the end. Prints
+"N passed, N failed" for its checks and exits non-zero on any failure.
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ACTOR = os.path.join(HERE, "zenoh_actor.py")
+
+
+class Proc:
+    """A child process whose output lines are collected by a thread."""
+
+    def __init__(self, name, argv):
+        self.name = name
+        self.lines = []
+        self.cond = threading.Condition()
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            line = line.rstrip("\n")
+            print(f"  [{self.name}] {line}", flush=True)
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+
+    def wait_line(self, prefix, timeout):
+        end = time.time() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    if line.startswith(prefix):
+                        return line
+                left = end - time.time()
+                if left <= 0 or self.p.poll() is not None and not self._pending():
+                    return None
+                self.cond.wait(min(left, 0.2))
+
+    def _pending(self):
+        return False
+
+    def count(self, prefix):
+        with self.cond:
+            return sum(1 for line in self.lines if line.startswith(prefix))
+
+    def has(self, text):
+        with self.cond:
+            return any(text in line for line in self.lines)
+
+    def wait(self, timeout):
+        try:
+            return self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGINT)
+                self.p.wait(timeout=3)
+            except (subprocess.TimeoutExpired, ProcessLookupError):
+                try:
+                    os.killpg(self.p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.p.wait(timeout=3)
+
+
+class Scenario:
+    def __init__(self, args):
+        self.bin = args.bin
+        self.py = sys.executable
+        self.procs = []
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, cond, what):
+        print(f"{'ok  ' if cond else 'FAIL'} {what}", flush=True)
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+
+    def router(self, port, udp=True):
+        eps = f"tcp/127.0.0.1:{port}" + (f",udp/127.0.0.1:{port}" if udp else "")
+        r = self.start("router", [self.py, ACTOR, "router", eps, "-", "600000"])
+        if r.wait_line("ROUTER UP", 20) is None:
+            raise RuntimeError("router did not start")
+        time.sleep(0.3)
+        return r
+
+    def zenoh(self, name, role, port, key, *args):
+        return self.start(name, [self.py, ACTOR, role, f"tcp/127.0.0.1:{port}", key] + [str(a) for a in args])
+
+    def pico(self, name, role, locator, key, *args, st=False):
+        argv = [self.bin] + (["--st"] if st else []) + [role, locator, key] + [str(a) for a in args]
+        return self.start(name, argv)
+
+    def start(self, name, argv):
+        p = Proc(name, argv)
+        self.procs.append(p)
+        return p
+
+    def ready(self, p, what="READY", timeout=20):
+        ok = p.wait_line(what, timeout) is not None
+        self.check(ok, f"{p.name} ready")
+        return ok
+
+    def finish(self, p, timeout, what):
+        rc = p.wait(timeout)
+        self.check(rc == 0, f"{what} (exit {rc})")
+        return rc == 0
+
+    def cleanup(self):
+        for p in reversed(self.procs):
+            p.kill()
+
+
+# ---- scenarios ----
+
+def pico_pub_zenoh_sub(s, port=17501, st=False):
+    s.router(port)
+    sub = s.zenoh("zsub", "sub", port, "demo/pico/**", 6, 20000)
+    s.ready(sub)
+    pub = s.pico("ppub", "pub", f"tcp/127.0.0.1:{port}", "demo/pico/a", 5, 100, st=st)
+    s.finish(pub, 30, "pico publisher")
+    s.finish(sub, 30, "zenoh subscriber got 5 puts + 1 delete")
+    s.check(sub.count("SAMPLE SampleKind.PUT demo/pico/a len=100") == 5, "5 puts of 100 bytes, intact")
+    s.check(sub.has("text/plain"), "encoding text/plain carried")
+    s.check(sub.count("SAMPLE SampleKind.DELETE demo/pico/a") == 1, "delete carried")
+
+
+def zenoh_pub_pico_sub(s, port=17502, st=False):
+    s.router(port)
+    sub = s.pico("psub", "sub", f"tcp/127.0.0.1:{port}", "demo/**", 6, 20000, st=st)
+    s.ready(sub)
+    pub = s.zenoh("zpub", "pub", port, "demo/x/y", 5, 8)
+    s.finish(pub, 30, "zenoh publisher")
+    s.finish(sub, 30, "pico subscriber on demo/** got 5 puts + 1 delete")
+    s.check(sub.count("SAMPLE PUT demo/x/y len=8 enc=4 att=4 ok") == 5, "wildcard match, encoding and attachment")
+    s.check(sub.count("SAMPLE DELETE demo/x/y") == 1, "delete received")
+
+
+def payload_sizes(s, port=17503):
+    s.router(port)
+    for size in (1, 1000, 20000, 65536):
+        sub = s.pico(f"psub{size}", "sub", f"tcp/127.0.0.1:{port}", "demo/size/**", 2, 20000)
+        s.ready(sub)
+        pub = s.zenoh(f"zpub{size}", "pub", port, f"demo/size/{size}", 1, size)
+        s.finish(sub, 30, f"pico received a {size}-byte payload from Zenoh")
+        s.check(sub.has(f"len={size} enc=4 att=4 ok"), f"{size}-byte payload intact")
+        pub.wait(10)
+        zsub = s.zenoh(f"zsub{size}", "sub", port, "demo/psize/**", 2, 20000)
+        s.ready(zsub)
+        ppub = s.pico(f"ppub{size}", "pub", f"tcp/127.0.0.1:{port}", f"demo/psize/{size}", 1, size)
+        s.finish(zsub, 30, f"Zenoh received a {size}-byte payload from pico")
+        s.check(zsub.has(f"len={size} enc=text/plain") and not zsub.has("CORRUPT"), f"{size}-byte payload intact")
+        ppub.wait(10)
+    put = s.pico("pput", "put", f"tcp/127.0.0.1:{port}", "demo/psize/put", 65536)
+    s.finish(put, 20, "pico z_put of 64 KiB (express, attachment, json)")
+
+
+def get_queryable(s, port=17504):
+    s.router(port)
+    zq = s.zenoh("zqbl", "queryable", port, "demo/q/**", 15000)
+    s.ready(zq)
+    g = s.pico("pget", "get", f"tcp/127.0.0.1:{port}", "demo/q/a?x=1", 1, 5000)
+    s.finish(g, 20, "pico get -> Zenoh queryable: 1 reply then final")
+    s.check(g.has("REPLY demo/q/a 'zreply:x=1'"), "reply carries key and parameters")
+    s.check(zq.has("payload=b'question'"), "query payload delivered")
+    g2 = s.pico("pget_err", "get", f"tcp/127.0.0.1:{port}", "demo/q/err", 1, 5000)
+    s.finish(g2, 20, "pico get -> error reply")
+    s.check(g2.has("REPLY_ERR 'oops'"), "error reply payload")
+    g3 = s.pico("pget_none", "get", f"tcp/127.0.0.1:{port}", "demo/nothing", 0, 5000)
+    s.finish(g3, 20, "pico get with no queryable ends with final only")
+    pq = s.pico("pqbl", "queryable", f"tcp/127.0.0.1:{port}", "demo/pq/**", 8000)
+    s.ready(pq)
+    time.sleep(0.5)
+    zg = s.zenoh("zget", "get", port, "demo/pq/a?y=2", 1, 5000)
+    s.finish(zg, 20, "Zenoh get -> pico queryable: 1 reply")
+    s.check(zg.has("REPLY demo/pq/a b'reply:y=2'"), "pico reply content")
+    zg2 = s.zenoh("zget_err", "get", port, "demo/pq/err", 1, 5000)
+    s.finish(zg2, 20, "Zenoh get -> pico reply_err")
+    s.check(zg2.has("REPLY_ERR b'oops'"), "pico error reply content")
+    s.finish(pq, 20, "pico queryable served queries")
+
+
+def liveliness(s, port=17505):
+    s.router(port)
+    # pico token seen by a Zenoh liveliness subscriber (PUT then DELETE)
+    zl = s.zenoh("zlsub", "lsub", port, "demo/tok/**", 2, 15000)
+    s.ready(zl)
+    pt = s.pico("ptok", "token", f"tcp/127.0.0.1:{port}", "demo/tok/pico", 2500)
+    s.ready(pt)
+    time.sleep(0.5)
+    zg = s.zenoh("zlget", "lget", port, "demo/tok/**", 1, 3000)
+    s.finish(zg, 20, "Zenoh liveliness get sees the pico token")
+    s.finish(pt, 20, "pico token declared then undeclared")
+    s.finish(zl, 20, "Zenoh liveliness subscriber: PUT + DELETE of the pico token")
+    s.check(zl.has("SampleKind.PUT demo/tok/pico") and zl.has("SampleKind.DELETE demo/tok/pico"), "both events")
+    # Zenoh token seen by a pico liveliness subscriber and a pico liveliness get
+    pl = s.pico("plsub", "lsub", f"tcp/127.0.0.1:{port}", "demo/ztok/**", 2, 15000)
+    s.ready(pl)
+    time.sleep(0.3)
+    zt = s.zenoh("ztok", "token", port, "demo/ztok/zenoh", 3000)
+    s.ready(zt)
+    time.sleep(0.5)
+    pg = s.pico("plget", "lget", f"tcp/127.0.0.1:{port}", "demo/ztok/**", 1, 3000)
+    s.finish(pg, 20, "pico liveliness get sees the Zenoh token")
+    s.check(pg.has("REPLY demo/ztok/zenoh"), "token key in the reply")
+    s.finish(pl, 20, "pico liveliness subscriber: PUT + DELETE of the Zenoh token")
+    s.check(pl.has("SAMPLE PUT demo/ztok/zenoh") and pl.has("SAMPLE DELETE demo/ztok/zenoh"), "both events")
+    # history: a late liveliness subscriber sees the token already alive
+    zt2 = s.zenoh("ztok2", "token", port, "demo/htok/zenoh", 3000)
+    s.ready(zt2)
+    time.sleep(0.3)
+    ph = s.pico("plsubh", "lsubh", f"tcp/127.0.0.1:{port}", "demo/htok/**", 1, 5000)
+    s.finish(ph, 20, "pico liveliness subscriber with history sees the existing token")
+
+
+def reconnect(s, port=17506, st=False):
+    r = s.router(port)
+    sub = s.pico("psub", "reconnect", f"tcp/127.0.0.1:{port}", "demo/rc/**", 4, 40000, st=st)
+    s.ready(sub)
+    p1 = s.zenoh("zpub1", "pub", port, "demo/rc/a", 1, 16)
+    s.finish(p1, 20, "first publication")
+    s.check(sub.wait_line("SAMPLE DELETE demo/rc/a", 10) is not None, "received before the restart")
+    r.kill()
+    time.sleep(1.5)
+    s.router(port)
+    time.sleep(4)  # reconnection period + re-declaration
+    p2 = s.zenoh("zpub2", "pub", port, "demo/rc/b", 1, 16)
+    s.finish(p2, 20, "publication after the router restart")
+    s.finish(sub, 30, "pico subscriber re-declared itself and received after the restart")
+    s.check(sub.has("SAMPLE PUT demo/rc/b"), "sample after restart")
+
+
+def batching(s, port=17507):
+    s.router(port)
+    sub = s.zenoh("zsub", "sub", port, "demo/batch/**", 20, 20000)
+    s.ready(sub)
+    b = s.pico("pbatch", "batch", f"tcp/127.0.0.1:{port}", "demo/batch/x", 20)
+    s.finish(b, 20, "pico batch of 20 puts")
+    s.finish(sub, 20, "Zenoh received the 20 batched puts")
+
+
+def udp_unicast(s, port=17508):
+    s.router(port)
+    sub = s.zenoh("zsub", "sub", port, "demo/udp/**", 6, 20000)
+    s.ready(sub)
+    pub = s.pico("ppub", "pub", f"udp/127.0.0.1:{port}", "demo/udp/a", 5, 3000)
+    s.finish(pub, 30, "pico publisher over UDP (fragmented 3000-byte payloads)")
+    s.finish(sub, 30, "Zenoh got the UDP publications")
+    psub = s.pico("psub", "sub", f"udp/127.0.0.1:{port}", "demo/udp2/**", 6, 20000)
+    s.ready(psub)
+    zpub = s.zenoh("zpub", "pub", port, "demo/udp2/b", 5, 100)
+    s.finish(zpub, 30, "zenoh publisher")
+    s.finish(psub, 30, "pico subscriber over UDP")
+
+
+SCENARIOS = {
+    "pico_pub_zenoh_sub": pico_pub_zenoh_sub,
+    "zenoh_pub_pico_sub": zenoh_pub_pico_sub,
+    "single_thread": lambda s: (zenoh_pub_pico_sub(s, 17509, st=True), pico_pub_zenoh_sub(s, 17510, st=True)),
+    "payload_sizes": payload_sizes,
+    "get_queryable": get_queryable,
+    "liveliness": liveliness,
+    "reconnect": reconnect,
+    "batching": batching,
+    "udp_unicast": udp_unicast,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    ap.add_argument("--bin", required=True)
+    args = ap.parse_args()
+    s = Scenario(args)
+    try:
+        SCENARIOS[args.scenario](s)
+    except Exception as e:  # a scenario error is a failure, never a hang
+        s.check(False, f"scenario raised {e!r}")
+    finally:
+        s.cleanup()
+    print(f"{s.passed} passed, {s.failed} failed", flush=True)
+    return 0 if s.failed == 0 and s.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

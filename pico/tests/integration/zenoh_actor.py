@@ -1,0 +1,145 @@
+"""The Zenoh side of the integration tests: one Zenoh session per run, using
+only the public `zenoh` Python API (eclipse-zenoh 1.10.2).
+
+    python zenoh_actor.py ROLE ENDPOINT KEY [ARGS...]
+
+Roles: router, sub, pub, get, queryable, token, lsub, lget. Everything runs on
+127.0.0.1 with multicast scouting disabled. Each role prints one line per
+event and exits 0 on success; every wait is bounded.
+"""
+
+import sys
+import threading
+import time
+
+import zenoh
+
+
+def config(mode, endpoints, listen):
+    conf = zenoh.Config()
+    conf.insert_json5("mode", f'"{mode}"')
+    key = "listen/endpoints" if listen else "connect/endpoints"
+    conf.insert_json5(key, "[" + ",".join(f'"{e}"' for e in endpoints) + "]")
+    conf.insert_json5("scouting/multicast/enabled", "false")
+    conf.insert_json5("scouting/gossip/enabled", "false")
+    return conf
+
+
+def out(*args):
+    print(*args, flush=True)
+
+
+def pattern_ok(data):
+    return all(data[i] == (data[0] + i) & 0xFF for i in range(len(data)))
+
+
+def main():
+    role, endpoint, key = sys.argv[1], sys.argv[2], sys.argv[3]
+    args = [int(a) for a in sys.argv[4:]]
+    if role == "router":
+        endpoints = endpoint.split(",")
+        with zenoh.open(config("router", endpoints, True)):
+            out("ROUTER UP")
+            time.sleep(args[0] / 1000 if args else 60)
+        return 0
+
+    session = zenoh.open(config("client", [endpoint], False))
+    try:
+        return run(role, session, key, args)
+    finally:
+        session.close()
+
+
+def run(role, session, key, args):
+    done = threading.Event()
+    count = {"n": 0, "bad": 0}
+
+    def on_sample(sample):
+        data = sample.payload.to_bytes()
+        ok = sample.kind != zenoh.SampleKind.PUT or pattern_ok(data)
+        att = sample.attachment.to_bytes() if sample.attachment is not None else b""
+        out(f"SAMPLE {sample.kind} {sample.key_expr} len={len(data)} enc={sample.encoding} att={att!r}"
+            f" {'ok' if ok else 'CORRUPT'}")
+        count["n"] += 1
+        if not ok:
+            count["bad"] += 1
+        if count["n"] >= expect:
+            done.set()
+
+    if role in ("sub", "lsub"):
+        expect, ms = args[0], args[1]
+        if role == "sub":
+            sub = session.declare_subscriber(key, on_sample)
+        else:
+            sub = session.liveliness().declare_subscriber(key, on_sample, history=True)
+        out("READY")
+        done.wait(ms / 1000)
+        sub.undeclare()
+        out(f"EVENTS {count['n']} BAD {count['bad']}")
+        return 0 if count["n"] >= expect and count["bad"] == 0 else 1
+
+    if role == "pub":
+        n, size = args[0], args[1]
+        time.sleep(0.5)
+        for i in range(n):
+            data = bytes((j + i) & 0xFF for j in range(size))
+            session.put(key, data, encoding="text/plain", attachment=b"meta")
+            time.sleep(0.05)
+        session.delete(key)
+        out(f"PUB DONE {n}")
+        time.sleep(0.5)
+        return 0
+
+    if role in ("get", "lget"):
+        expect, ms = args[0], args[1]
+        if role == "get":
+            replies = session.get(key, payload=b"question", timeout=ms / 1000)
+        else:
+            replies = session.liveliness().get(key, timeout=ms / 1000)
+        n = 0
+        for reply in replies:
+            if reply.ok is not None:
+                out(f"REPLY {reply.ok.key_expr} {reply.ok.payload.to_bytes()!r}")
+            else:
+                out(f"REPLY_ERR {reply.err.payload.to_bytes()!r}")
+            n += 1
+        out(f"REPLIES {n}")
+        return 0 if n == expect else 1
+
+    if role == "queryable":
+        ms = args[0]
+
+        def on_query(query):
+            out(f"QUERY {query.selector} payload={query.payload.to_bytes() if query.payload else b''!r}")
+            count["n"] += 1
+            if str(query.key_expr).endswith("err"):
+                query.reply_err(b"oops")
+            else:
+                query.reply(query.key_expr, f"zreply:{query.parameters}".encode())
+
+        qbl = session.declare_queryable(key, on_query)
+        out("READY")
+        time.sleep(ms / 1000)
+        qbl.undeclare()
+        out(f"QUERIES {count['n']}")
+        return 0 if count["n"] > 0 else 1
+
+    if role == "token":
+        ms = args[0]
+        tok = session.liveliness().declare_token(key)
+        out("READY")
+        time.sleep(ms / 1000)
+        tok.undeclare()
+        out("UNDECLARED")
+        time.sleep(0.5)
+        return 0
+
+    out(f"unknown role {role}")
+    return 2
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the runner stops routers with SIGINT
+        sys.exit(0)
