@@ -52,7 +52,7 @@ const z_loaned_encoding_t *z_reply_err_encoding(const z_loaned_reply_err_t *repl
     return &reply_err->encoding;
 }
 
-static void _z_set_enc(_z_enc_t *w, const _z_encoding_t *e) {
+static inline void _z_set_enc(_z_enc_t *w, const _z_encoding_t *e) {
     w->id = e->_id;
     w->has_schema = e->_schema._s._len > 0;
     w->schema = e->_schema._s._start;

@@ -10,7 +10,7 @@
 #include "../keyexpr/keyexpr.h"
 #include "session.h"
 
-static void _z_slice_view(_z_slice_t *s, const uint8_t *p, size_t len) {
+static inline void _z_slice_view(_z_slice_t *s, const uint8_t *p, size_t len) {
     s->_start = p;
     s->_len = len;
     s->_deleter = NULL;
@@ -18,20 +18,20 @@ static void _z_slice_view(_z_slice_t *s, const uint8_t *p, size_t len) {
 }
 
 /* Only full keys can be resolved: weft-pico declares no ids and asks for none. */
-static bool _z_resolve(const _z_wexpr_t *w, _z_keyexpr_t *k) {
+static inline bool _z_resolve(const _z_wexpr_t *w, _z_keyexpr_t *k) {
     if (w->scope != 0 || w->suffix == NULL) return false;
     _z_slice_view(&k->_s, (const uint8_t *)w->suffix, w->suffix_len);
     return true;
 }
 
-static void _z_enc_view(_z_encoding_t *e, const _z_enc_t *w, bool present) {
+static inline void _z_enc_view(_z_encoding_t *e, const _z_enc_t *w, bool present) {
     memset(e, 0, sizeof(*e));
     if (!present) return;
     e->_id = w->id;
     if (w->has_schema) _z_slice_view(&e->_schema._s, w->schema, w->schema_len);
 }
 
-static void _z_sample_from(_z_sample_t *s, const _z_keyexpr_t *key, const _z_data_t *d, const _z_nexts_t *x,
+static inline void _z_sample_from(_z_sample_t *s, const _z_keyexpr_t *key, const _z_data_t *d, const _z_nexts_t *x,
                            bool reliable) {
     memset(s, 0, sizeof(*s));
     s->keyexpr = *key;
@@ -51,7 +51,7 @@ static void _z_sample_from(_z_sample_t *s, const _z_keyexpr_t *key, const _z_dat
     s->reliability = reliable ? Z_RELIABILITY_RELIABLE : Z_RELIABILITY_BEST_EFFORT;
 }
 
-static bool _z_ke_match(const _z_kebuf_t *a, const _z_keyexpr_t *b) {
+static inline bool _z_ke_match(const _z_kebuf_t *a, const _z_keyexpr_t *b) {
     return _z_ke_intersects(a->s, a->len, (const char *)b->_s._start, b->_s._len);
 }
 
