@@ -5,6 +5,7 @@
 //!
 //! - [`establish`]: the unicast handshake (InitSyn, InitAck, OpenSyn, OpenAck) in both
 //!   roles, with parameter and extension negotiation;
+//! - [`lease`]: when to send keep-alives and when the peer is dead;
 //! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule;
 //! - [`rx`]: the receive side of an established transport: SN checks, priorities,
 //!   reassembly, delivery of network messages;
@@ -12,6 +13,7 @@
 //!   what does not fit.
 
 pub mod establish;
+pub mod lease;
 pub mod rx;
 pub mod sn;
 pub mod tx;

@@ -1,17 +1,17 @@
 //! The transmit side of an established unicast transport: packing network messages into
 //! batches.
 //!
-//! [`Transmitter::push`] appends a message to the batch being built, inside a Frame of the
-//! message's channel (opening a new Frame, with the channel's next SN, when the channel
-//! changes). When the message does not fit, the caller sends the pending batch
-//! ([`Transmitter::take`]) and pushes again; a message too large for any batch is cut into
+//! [`Transmitter::push`] appends a message to the batch being built for its priority,
+//! inside a Frame of the message's channel (opening a new Frame, with the channel's next
+//! SN, when the reliability changes). When the message does not fit, the caller sends
+//! that lane's pending batch ([`Transmitter::take_lane`]) and pushes again; a message too large for any batch is cut into
 //! Fragments, each alone in its batch, with consecutive SNs and the First marker on the
 //! first one. Encoding writes directly into the batch buffer: no allocation per message.
 
 use thiserror::Error;
 use weft_proto::core::{Priority, Reliability};
 use weft_proto::network::NetworkMessage;
-use weft_proto::transport::{FragmentHeader, FrameHeader, KeepAlive, TransportMessage};
+use weft_proto::transport::{FragmentHeader, FrameHeader};
 use weft_proto::writer::SliceWriter;
 use weft_proto::{EncodeError, Writer};
 
@@ -44,13 +44,21 @@ pub enum TxError {
 /// Largest encoded Fragment header: header byte, 5-byte SN, QoS (2 bytes) and First (1).
 const FRAGMENT_HEADER_MAX: usize = 1 + 5 + 2 + 1;
 
-/// Builds the batches of one transport.
-pub struct Transmitter {
-    qos: bool,
-    counters: [SnCounter; 16],
+/// The batch being built for one priority.
+#[derive(Default)]
+struct Lane {
     buf: Vec<u8>,
     len: usize,
-    open: Option<(Priority, Reliability)>,
+    open: Option<Reliability>,
+}
+
+/// Builds the batches of one transport: one pending batch per priority, so that a batch of
+/// high-priority messages never waits behind low-priority ones.
+pub struct Transmitter {
+    qos: bool,
+    max_batch: usize,
+    counters: [SnCounter; 16],
+    lanes: [Lane; 8],
     scratch: Vec<u8>,
 }
 
@@ -58,51 +66,49 @@ const fn index(priority: Priority, reliability: Reliability) -> usize {
     priority.to_u8() as usize * 2 + reliability.is_reliable() as usize
 }
 
+/// A KeepAlive batch.
+pub const KEEP_ALIVE_BATCH: [u8; 1] = [weft_proto::transport::mid::KEEP_ALIVE];
+
 impl Transmitter {
     /// A transmitter for a transport established with `n`, building batches of at most
     /// `max_batch` bytes (on stream links: the negotiated batch size minus the 2-byte
-    /// length prefix).
+    /// length prefix). Lane buffers are allocated on first use.
     pub fn new(n: &Negotiated, max_batch: usize) -> Self {
         let bits = n.resolution.frame_sn();
         Self {
             qos: n.qos,
+            max_batch,
             counters: [SnCounter::new(n.own_initial_sn, bits); 16],
-            buf: vec![0; max_batch],
-            len: 0,
-            open: None,
+            lanes: Default::default(),
             scratch: Vec::new(),
         }
     }
 
-    /// Whether a batch is pending.
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
+    /// Whether no batch is pending.
+    pub fn is_empty(&self) -> bool {
+        self.lanes.iter().all(|l| l.len == 0)
     }
 
-    /// Bytes in the pending batch.
-    pub const fn pending(&self) -> usize {
-        self.len
+    /// Bytes pending in every lane.
+    pub fn pending(&self) -> usize {
+        self.lanes.iter().map(|l| l.len).sum()
     }
 
-    /// Takes the pending batch (empty if none); the next push starts a new one.
-    pub fn take(&mut self) -> &[u8] {
-        let len = std::mem::take(&mut self.len);
-        self.open = None;
-        &self.buf[..len]
+    /// Takes the pending batch of the highest priority that has one.
+    pub fn take(&mut self) -> Option<(Priority, &[u8])> {
+        let p = self.lanes.iter().position(|l| l.len > 0)?;
+        let lane = &mut self.lanes[p];
+        let len = std::mem::take(&mut lane.len);
+        lane.open = None;
+        Some((Priority::ALL[p], &lane.buf[..len]))
     }
 
-    /// Appends a KeepAlive to the pending batch (which should then be sent).
-    pub fn keep_alive(&mut self) -> Result<Pushed, TxError> {
-        let mut w = SliceWriter::new(&mut self.buf[self.len..]);
-        match TransportMessage::KeepAlive(KeepAlive::default()).encode(&mut w) {
-            Ok(()) => {
-                self.len += w.written();
-                self.open = None;
-                Ok(Pushed::Appended)
-            }
-            Err(EncodeError::BufferFull { .. }) => Ok(Pushed::Full),
-            Err(e) => Err(TxError::Encode(e)),
-        }
+    /// Takes the pending batch of `priority` (empty if none).
+    pub fn take_lane(&mut self, priority: Priority) -> &[u8] {
+        let lane = &mut self.lanes[usize::from(priority.to_u8())];
+        let len = std::mem::take(&mut lane.len);
+        lane.open = None;
+        &lane.buf[..len]
     }
 
     fn check_priority(&self, priority: Priority) -> Result<(), TxError> {
@@ -112,12 +118,12 @@ impl Transmitter {
         Ok(())
     }
 
-    /// Appends `msg` to the pending batch on the channel (`priority`, `reliability`).
+    /// Appends `msg` to the pending batch of `priority`, on the channel (`priority`,
+    /// `reliability`).
     ///
-    /// Returns [`Pushed::Full`] when it does not fit in what is left of the batch but would
-    /// fit in an empty one. Use [`Transmitter::fragment`] for messages larger than a batch
-    /// (a push into an empty batch that still does not fit tells it: `Full` with nothing
-    /// pending).
+    /// Returns [`Pushed::Full`] when it does not fit in what is left of that batch. Then
+    /// send the lane's batch ([`Transmitter::take_lane`]) and push again; if it still does
+    /// not fit in the empty batch, use [`Transmitter::fragment`].
     pub fn push(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -125,11 +131,13 @@ impl Transmitter {
         reliability: Reliability,
     ) -> Result<Pushed, TxError> {
         self.check_priority(priority)?;
-        let channel = (priority, reliability);
-        let start = self.len;
-        let mut w = SliceWriter::new(&mut self.buf[start..]);
-        let new_frame = self.open != Some(channel);
+        let lane = &mut self.lanes[usize::from(priority.to_u8())];
+        if lane.buf.len() < self.max_batch {
+            lane.buf.resize(self.max_batch, 0);
+        }
+        let new_frame = lane.open != Some(reliability);
         let counter = &mut self.counters[index(priority, reliability)];
+        let mut w = SliceWriter::new(&mut lane.buf[lane.len..]);
         let attempt = (|| {
             if new_frame {
                 FrameHeader::new(reliability, priority, counter.peek()).encode(&mut w)?;
@@ -140,9 +148,9 @@ impl Transmitter {
             Ok(()) => {
                 if new_frame {
                     counter.take();
-                    self.open = Some(channel);
+                    lane.open = Some(reliability);
                 }
-                self.len += w.written();
+                lane.len += w.written();
                 Ok(Pushed::Appended)
             }
             Err(EncodeError::BufferFull { .. }) => Ok(Pushed::Full),
@@ -151,7 +159,7 @@ impl Transmitter {
     }
 
     /// Sends a message too large for one batch as Fragments, calling `send` with each
-    /// batch in order. The pending batch, if any, is sent first.
+    /// batch in order. The lane's pending batch, if any, is sent first.
     pub fn fragment<F>(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -163,15 +171,20 @@ impl Transmitter {
         F: FnMut(&[u8]),
     {
         self.check_priority(priority)?;
-        let room = self.buf.len().saturating_sub(FRAGMENT_HEADER_MAX);
+        let room = self.max_batch.saturating_sub(FRAGMENT_HEADER_MAX);
         if room == 0 {
-            return Err(TxError::BatchTooSmall(self.buf.len()));
+            return Err(TxError::BatchTooSmall(self.max_batch));
         }
-        if !self.is_empty() {
-            send(self.take());
+        let pending = self.take_lane(priority);
+        if !pending.is_empty() {
+            send(pending);
         }
         self.scratch.clear();
         msg.encode(&mut self.scratch).map_err(TxError::Encode)?;
+        let lane = &mut self.lanes[usize::from(priority.to_u8())];
+        if lane.buf.len() < self.max_batch {
+            lane.buf.resize(self.max_batch, 0);
+        }
         let counter = &mut self.counters[index(priority, reliability)];
         let total = self.scratch.len();
         let mut offset = 0;
@@ -180,14 +193,13 @@ impl Transmitter {
             let mut header =
                 FragmentHeader::new(reliability, priority, counter.take(), end < total);
             header.first = offset == 0;
-            let mut w = SliceWriter::new(&mut self.buf);
+            let mut w = SliceWriter::new(&mut lane.buf);
             header.encode(&mut w).map_err(TxError::Encode)?;
             w.put(&self.scratch[offset..end]).map_err(TxError::Encode)?;
             let n = w.written();
-            send(&self.buf[..n]);
+            send(&lane.buf[..n]);
             offset = end;
         }
-        self.open = None;
         Ok(())
     }
 }

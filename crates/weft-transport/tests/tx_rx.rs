@@ -50,8 +50,9 @@ fn transfer(payloads: &[Vec<u8>], priority: Priority, qos: bool) -> (Vec<Vec<u8>
         match tx.push(&msg, priority, Reliability::Reliable).unwrap() {
             Pushed::Appended => {}
             Pushed::Full => {
-                if !tx.is_empty() {
-                    wire.push(tx.take().to_vec());
+                let pending = tx.take_lane(priority);
+                if !pending.is_empty() {
+                    wire.push(pending.to_vec());
                 }
                 if tx.push(&msg, priority, Reliability::Reliable).unwrap() == Pushed::Full {
                     tx.fragment(&msg, priority, Reliability::Reliable, |b| {
@@ -62,8 +63,9 @@ fn transfer(payloads: &[Vec<u8>], priority: Priority, qos: bool) -> (Vec<Vec<u8>
             }
         }
     }
-    if !tx.is_empty() {
-        wire.push(tx.take().to_vec());
+    while let Some((p, batch)) = tx.take() {
+        assert_eq!(p, priority);
+        wire.push(batch.to_vec());
     }
     let sizes = wire.iter().map(Vec::len).collect();
     let mut got = Vec::new();
@@ -109,6 +111,35 @@ fn large_messages_are_fragmented_and_reassembled() {
     let (got, _) = transfer(&payloads, Priority::DataLow, true);
     assert_eq!(got.len(), payloads.len());
     assert_eq!(got, payloads);
+}
+
+#[test]
+fn higher_priorities_are_taken_first() {
+    let (at_i, at_a) = pair(true);
+    let mut tx = Transmitter::new(&at_i, 2046);
+    let mut rx = Receiver::new(&at_a, 1 << 20);
+    let bulk = payload(1500, 9);
+    for (p, data) in [
+        (Priority::Background, bulk.as_slice()),
+        (Priority::DataLow, b"low".as_slice()),
+        (Priority::RealTime, b"urgent".as_slice()),
+    ] {
+        let msg =
+            NetworkMessage::Push(Push::new(WireExpr::key("k"), PushBody::Put(Put::new(data))));
+        assert_eq!(
+            tx.push(&msg, p, Reliability::Reliable).unwrap(),
+            Pushed::Appended
+        );
+    }
+    let mut order = Vec::new();
+    while let Some((p, batch)) = tx.take() {
+        order.push(p);
+        rx.on_batch(batch, |m| assert_eq!(m.priority, p)).unwrap();
+    }
+    assert_eq!(
+        order,
+        [Priority::RealTime, Priority::DataLow, Priority::Background]
+    );
 }
 
 #[test]

@@ -164,7 +164,7 @@ fn a_zenoh_router_accepts_our_session_and_receives_our_put() {
             .unwrap(),
         Pushed::Appended
     );
-    send_batch(&mut stream, tx.take());
+    send_batch(&mut stream, tx.take_lane(Priority::Data));
     let big_payload: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
     let big = NetworkMessage::Push(Push::new(
         WireExpr::key("weft/interop/big"),
