@@ -1,0 +1,146 @@
+//! Subscribers, publishers and publication options.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use weft_keyexpr::OwnedKeyExpr;
+use weft_proto::core::{CongestionControl, Priority, Reliability};
+
+use crate::api::SampleKind;
+use crate::session::{Inner, SessionError};
+
+/// How a value is published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PutOptions {
+    /// The payload's encoding, as text (`text/plain`, `application/json`, ...); empty for
+    /// the default (`zenoh/bytes`).
+    pub encoding: String,
+    /// User bytes attached to the value.
+    pub attachment: Option<Vec<u8>>,
+    /// Priority (Data by default).
+    pub priority: Priority,
+    /// What to do when the link is congested (drop by default).
+    pub congestion_control: CongestionControl,
+    /// Send at once, without waiting to batch.
+    pub express: bool,
+    /// Reliable (default) or best effort.
+    pub reliability: Reliability,
+}
+
+impl Default for PutOptions {
+    fn default() -> Self {
+        Self {
+            encoding: String::new(),
+            attachment: None,
+            priority: Priority::Data,
+            congestion_control: CongestionControl::Drop,
+            express: false,
+            reliability: Reliability::Reliable,
+        }
+    }
+}
+
+/// A declared subscriber; undeclared when dropped.
+pub struct Subscriber {
+    inner: Arc<Inner>,
+    id: u32,
+    key: OwnedKeyExpr,
+    dropped: Option<Arc<AtomicU64>>,
+}
+
+impl Subscriber {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32, key: OwnedKeyExpr) -> Self {
+        Self {
+            inner,
+            id,
+            key,
+            dropped: None,
+        }
+    }
+
+    pub(crate) fn with_drops(
+        inner: Arc<Inner>,
+        id: u32,
+        key: OwnedKeyExpr,
+        dropped: Arc<AtomicU64>,
+    ) -> Self {
+        Self {
+            inner,
+            id,
+            key,
+            dropped: Some(dropped),
+        }
+    }
+
+    /// The subscribed key expression.
+    pub fn key_expr(&self) -> &str {
+        self.key.as_str()
+    }
+
+    /// Samples dropped because the channel was full (channel subscribers only).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+            .as_ref()
+            .map_or(0, |d| d.load(Ordering::Relaxed))
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        self.inner.undeclare_subscriber(self.id);
+    }
+}
+
+/// A declared publisher; undeclared when dropped.
+pub struct Publisher {
+    inner: Arc<Inner>,
+    id: u32,
+    key: OwnedKeyExpr,
+    options: PutOptions,
+}
+
+impl Publisher {
+    pub(crate) fn new(inner: Arc<Inner>, id: u32, key: OwnedKeyExpr, options: PutOptions) -> Self {
+        Self {
+            inner,
+            id,
+            key,
+            options,
+        }
+    }
+
+    /// The key it publishes on.
+    pub fn key_expr(&self) -> &str {
+        self.key.as_str()
+    }
+
+    /// Publishes `payload` with the publisher's options.
+    pub fn put(&self, payload: &[u8]) -> Result<(), SessionError> {
+        self.inner
+            .publish(&self.key, SampleKind::Put, payload, &self.options)
+    }
+
+    /// Publishes `payload` with an attachment.
+    pub fn put_with_attachment(
+        &self,
+        payload: &[u8],
+        attachment: &[u8],
+    ) -> Result<(), SessionError> {
+        let mut options = self.options.clone();
+        options.attachment = Some(attachment.to_vec());
+        self.inner
+            .publish(&self.key, SampleKind::Put, payload, &options)
+    }
+
+    /// Deletes the key.
+    pub fn delete(&self) -> Result<(), SessionError> {
+        self.inner
+            .publish(&self.key, SampleKind::Delete, &[], &self.options)
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        self.inner.undeclare_publisher(self.id);
+    }
+}

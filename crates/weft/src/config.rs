@@ -1,0 +1,292 @@
+//! Configuration, with Zenoh's key names so that a Zenoh configuration file works
+//! unchanged for everything weft implements.
+//!
+//! Files are JSON5. Keys weft does not know are reported as warnings; a known key with an
+//! invalid value is an error naming the key and the value.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use thiserror::Error;
+use weft_proto::core::{WhatAmI, ZenohId};
+
+use crate::endpoint::Endpoint;
+
+/// An invalid configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// The file is not JSON5.
+    #[error("configuration is not valid JSON5: {0}")]
+    Syntax(String),
+    /// A known key with a value of the wrong kind or out of range.
+    #[error("invalid value {value} for `{key}`: expected {expected}")]
+    InvalidValue {
+        /// The key, dotted (`transport.link.tx.lease`).
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// A file that cannot be read.
+    #[error("cannot read configuration file {path}: {reason}")]
+    Unreadable {
+        /// The path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A session's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `id`: this node's ZenohID (random when absent).
+    pub id: Option<ZenohId>,
+    /// `mode`: client, peer or router.
+    pub mode: WhatAmI,
+    /// `connect.endpoints`: where to connect.
+    pub connect: Vec<Endpoint>,
+    /// `listen.endpoints`: where to listen.
+    pub listen: Vec<Endpoint>,
+    /// `scouting.multicast.enabled`.
+    pub multicast_scouting: bool,
+    /// `transport.link.tx.lease` (ms): how long peers wait for traffic from this node.
+    pub lease: Duration,
+    /// `transport.link.tx.batch_size`: largest batch this node accepts.
+    pub batch_size: u16,
+    /// `transport.unicast.open_timeout` (ms).
+    pub open_timeout: Duration,
+    /// `transport.unicast.accept_timeout` (ms).
+    pub accept_timeout: Duration,
+    /// `transport.unicast.qos.enabled`.
+    pub qos: bool,
+    /// `queries_default_timeout` (ms).
+    pub queries_default_timeout: Duration,
+    /// `timestamping.enabled`: add a timestamp to published data.
+    pub timestamping: Option<bool>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            id: None,
+            mode: WhatAmI::Peer,
+            connect: Vec::new(),
+            listen: Vec::new(),
+            multicast_scouting: true,
+            lease: Duration::from_millis(10_000),
+            batch_size: u16::MAX,
+            open_timeout: Duration::from_millis(10_000),
+            accept_timeout: Duration::from_millis(10_000),
+            qos: true,
+            queries_default_timeout: Duration::from_millis(10_000),
+            timestamping: None,
+        }
+    }
+}
+
+/// Keys weft reads (others are reported as unknown).
+const KNOWN: &[&str] = &[
+    "id",
+    "mode",
+    "connect.endpoints",
+    "connect.timeout_ms",
+    "connect.exit_on_failure",
+    "connect.retry",
+    "listen.endpoints",
+    "listen.timeout_ms",
+    "listen.exit_on_failure",
+    "listen.retry",
+    "scouting.multicast.enabled",
+    "scouting.gossip.enabled",
+    "transport.link.tx.lease",
+    "transport.link.tx.keep_alive",
+    "transport.link.tx.batch_size",
+    "transport.unicast.open_timeout",
+    "transport.unicast.accept_timeout",
+    "transport.unicast.qos.enabled",
+    "queries_default_timeout",
+    "timestamping.enabled",
+    "plugins",
+    "adminspace",
+    "metadata",
+];
+
+fn invalid(key: &str, value: &Value, expected: &'static str) -> ConfigError {
+    ConfigError::InvalidValue {
+        key: key.into(),
+        value: value.to_string(),
+        expected,
+    }
+}
+
+fn leaves(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) if !KNOWN.contains(&prefix) => {
+            for (k, child) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves(&key, child, out);
+            }
+        }
+        _ => out.push((prefix.to_string(), v.clone())),
+    }
+}
+
+fn millis(key: &str, v: &Value) -> Result<Duration, ConfigError> {
+    v.as_u64()
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .ok_or_else(|| invalid(key, v, "a positive number of milliseconds"))
+}
+
+fn boolean(key: &str, v: &Value) -> Result<bool, ConfigError> {
+    v.as_bool().ok_or_else(|| invalid(key, v, "true or false"))
+}
+
+impl Config {
+    /// Parses a JSON5 configuration; returns it with warnings about unknown keys.
+    pub fn from_json5(text: &str) -> Result<(Self, Vec<String>), ConfigError> {
+        let root: Value = json5::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let mut flat = Vec::new();
+        if !root.is_object() {
+            return Err(ConfigError::Syntax(
+                "the top level must be an object".into(),
+            ));
+        }
+        leaves("", &root, &mut flat);
+        let mut config = Self::default();
+        let mut warnings = Vec::new();
+        // The mode first: per-mode values (`{ router: .., peer: .., client: .. }`) use it.
+        if let Some((_, v)) = flat.iter().find(|(k, _)| k == "mode") {
+            config.mode = match v.as_str() {
+                Some("client") => WhatAmI::Client,
+                Some("peer") => WhatAmI::Peer,
+                Some("router") => WhatAmI::Router,
+                _ => return Err(invalid("mode", v, "\"client\", \"peer\" or \"router\"")),
+            };
+        }
+        for (key, value) in &flat {
+            let v = config.per_mode(value);
+            match key.as_str() {
+                "mode" => {}
+                "id" => {
+                    let id = v
+                        .as_str()
+                        .and_then(|s| s.parse::<ZenohId>().ok())
+                        .ok_or_else(|| {
+                            invalid(key, v, "1 to 32 hexadecimal digits, not all zero")
+                        })?;
+                    config.id = Some(id);
+                }
+                "connect.endpoints" => config.connect = endpoints(key, v)?,
+                "listen.endpoints" => config.listen = endpoints(key, v)?,
+                "scouting.multicast.enabled" => config.multicast_scouting = boolean(key, v)?,
+                "transport.link.tx.lease" => config.lease = millis(key, v)?,
+                "transport.link.tx.batch_size" => {
+                    config.batch_size = v
+                        .as_u64()
+                        .filter(|b| (64..=65535).contains(b))
+                        .map(|b| b as u16)
+                        .ok_or_else(|| invalid(key, v, "a batch size in 64..=65535"))?;
+                }
+                "transport.unicast.open_timeout" => config.open_timeout = millis(key, v)?,
+                "transport.unicast.accept_timeout" => config.accept_timeout = millis(key, v)?,
+                "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
+                "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
+                "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
+                k if KNOWN.contains(&k) => {}
+                k => warnings.push(format!("unknown configuration key `{k}` (ignored)")),
+            }
+        }
+        Ok((config, warnings))
+    }
+
+    /// Reads and parses a JSON5 file.
+    pub fn from_file(path: &str) -> Result<(Self, Vec<String>), ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Unreadable {
+            path: path.into(),
+            reason: e.to_string(),
+        })?;
+        Self::from_json5(&text)
+    }
+
+    /// Selects the value for this node's mode from a `{ router, peer, client }` object.
+    fn per_mode<'v>(&self, v: &'v Value) -> &'v Value {
+        match v {
+            Value::Object(m)
+                if m.keys()
+                    .all(|k| matches!(k.as_str(), "router" | "peer" | "client")) =>
+            {
+                m.get(self.mode.as_str()).unwrap_or(&Value::Null)
+            }
+            other => other,
+        }
+    }
+}
+
+fn endpoints(key: &str, v: &Value) -> Result<Vec<Endpoint>, ConfigError> {
+    if v.is_null() {
+        return Ok(Vec::new());
+    }
+    let list = v
+        .as_array()
+        .ok_or_else(|| invalid(key, v, "a list of endpoints"))?;
+    list.iter()
+        .map(|e| {
+            e.as_str()
+                .ok_or_else(|| invalid(key, e, "an endpoint string"))?
+                .parse::<Endpoint>()
+                .map_err(|_| invalid(key, e, "an endpoint such as \"tcp/127.0.0.1:7447\""))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_zenoh_keys_and_warns_about_unknown_ones() {
+        let text = r#"{
+            mode: "client",
+            connect: { endpoints: ["tcp/127.0.0.1:7447"] },
+            listen: { endpoints: { router: ["tcp/[::]:7447"], peer: ["tcp/[::]:0"] } },
+            scouting: { multicast: { enabled: false } },
+            transport: { link: { tx: { lease: 3000, batch_size: 8192 } } },
+            frobnicate: 1,
+        }"#;
+        let (c, warnings) = Config::from_json5(text).unwrap();
+        assert_eq!(c.mode, WhatAmI::Client);
+        assert_eq!(c.connect[0].to_string(), "tcp/127.0.0.1:7447");
+        assert!(c.listen.is_empty(), "no listen endpoint for clients");
+        assert!(!c.multicast_scouting);
+        assert_eq!(c.lease, Duration::from_millis(3000));
+        assert_eq!(c.batch_size, 8192);
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("frobnicate"));
+    }
+
+    #[test]
+    fn invalid_values_name_the_key_and_the_value() {
+        let e = Config::from_json5(r#"{ transport: { link: { tx: { lease: "soon" } } } }"#)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value \"soon\" for `transport.link.tx.lease`: expected a positive number of milliseconds"
+        );
+        let e = Config::from_json5(r#"{ mode: "server" }"#).unwrap_err();
+        assert!(e.to_string().contains("`mode`"));
+        let e =
+            Config::from_json5(r#"{ connect: { endpoints: ["127.0.0.1:7447"] } }"#).unwrap_err();
+        assert!(e.to_string().contains("connect.endpoints"));
+        assert!(matches!(
+            Config::from_json5("{ mode: "),
+            Err(ConfigError::Syntax(_))
+        ));
+    }
+}

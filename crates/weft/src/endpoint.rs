@@ -1,0 +1,182 @@
+//! Endpoints: where to listen or connect, in Zenoh's syntax.
+//!
+//! `<protocol>/<address>[?<metadata>][#<config>]`, e.g. `tcp/127.0.0.1:7447`,
+//! `tcp/[::]:7447`, `udp/10.0.0.1:7447`, `unixsock-stream/tmp/weft.sock`. Metadata and
+//! configuration are `;`-separated `key=value` lists.
+
+use std::fmt;
+use std::str::FromStr;
+
+use thiserror::Error;
+
+/// The link protocols weft speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// TCP.
+    Tcp,
+    /// UDP unicast.
+    Udp,
+    /// Unix stream sockets.
+    UnixStream,
+}
+
+impl Protocol {
+    /// The protocol's name in endpoints.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Tcp => "tcp",
+            Self::Udp => "udp",
+            Self::UnixStream => "unixsock-stream",
+        }
+    }
+}
+
+/// An endpoint that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EndpointError {
+    /// No `/` between protocol and address.
+    #[error("endpoint `{0}` has no `<protocol>/` prefix")]
+    MissingProtocol(String),
+    /// A protocol weft does not speak.
+    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, udp and unixsock-stream are)")]
+    UnsupportedProtocol(String, String),
+    /// An empty address.
+    #[error("endpoint `{0}` has an empty address")]
+    EmptyAddress(String),
+    /// A host:port address without a valid port.
+    #[error("endpoint `{0}`: `{1}` is not HOST:PORT with a port in 0..=65535")]
+    BadPort(String, String),
+    /// A metadata or config entry that is not `key=value`.
+    #[error("endpoint `{0}`: `{1}` is not key=value")]
+    BadParameter(String, String),
+}
+
+/// A parsed endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Endpoint {
+    /// The link protocol.
+    pub protocol: Protocol,
+    /// The address: `host:port` for IP protocols, a path for Unix sockets.
+    pub address: String,
+    /// `?` metadata, in order.
+    pub metadata: Vec<(String, String)>,
+    /// `#` configuration, in order.
+    pub config: Vec<(String, String)>,
+}
+
+fn parameters(whole: &str, text: &str) -> Result<Vec<(String, String)>, EndpointError> {
+    text.split(';')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+            _ => Err(EndpointError::BadParameter(whole.into(), p.into())),
+        })
+        .collect()
+}
+
+impl FromStr for Endpoint {
+    type Err = EndpointError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (main, config) = match s.split_once('#') {
+            Some((m, c)) => (m, parameters(s, c)?),
+            None => (s, Vec::new()),
+        };
+        let (locator, metadata) = match main.split_once('?') {
+            Some((l, m)) => (l, parameters(s, m)?),
+            None => (main, Vec::new()),
+        };
+        let (proto, address) = locator
+            .split_once('/')
+            .ok_or_else(|| EndpointError::MissingProtocol(s.into()))?;
+        let protocol = match proto {
+            "tcp" => Protocol::Tcp,
+            "udp" => Protocol::Udp,
+            "unixsock-stream" => Protocol::UnixStream,
+            other => return Err(EndpointError::UnsupportedProtocol(s.into(), other.into())),
+        };
+        if address.is_empty() {
+            return Err(EndpointError::EmptyAddress(s.into()));
+        }
+        if protocol != Protocol::UnixStream {
+            let port = address.rsplit_once(':').map(|(_, p)| p);
+            if port.is_none_or(|p| p.parse::<u16>().is_err()) {
+                return Err(EndpointError::BadPort(s.into(), address.into()));
+            }
+        }
+        Ok(Self {
+            protocol,
+            address: address.to_string(),
+            metadata,
+            config,
+        })
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.protocol.as_str(), self.address)?;
+        let join = |list: &[(String, String)]| {
+            list.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        if !self.metadata.is_empty() {
+            write!(f, "?{}", join(&self.metadata))?;
+        }
+        if !self.config.is_empty() {
+            write!(f, "#{}", join(&self.config))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_zenoh_endpoints() {
+        let e: Endpoint = "tcp/[::]:7447".parse().unwrap();
+        assert_eq!(
+            (e.protocol, e.address.as_str()),
+            (Protocol::Tcp, "[::]:7447")
+        );
+        let e: Endpoint = "udp/127.0.0.1:7447?rel=0;prio=1-3#iface=lo"
+            .parse()
+            .unwrap();
+        assert_eq!(e.protocol, Protocol::Udp);
+        assert_eq!(
+            e.metadata,
+            [("rel".into(), "0".into()), ("prio".into(), "1-3".into())]
+        );
+        assert_eq!(e.config, [("iface".into(), "lo".into())]);
+        assert_eq!(e.to_string(), "udp/127.0.0.1:7447?rel=0;prio=1-3#iface=lo");
+        let e: Endpoint = "unixsock-stream//tmp/weft.sock".parse().unwrap();
+        assert_eq!(e.address, "/tmp/weft.sock");
+    }
+
+    #[test]
+    fn rejects_bad_endpoints_with_a_reason() {
+        assert!(matches!(
+            "127.0.0.1:7447".parse::<Endpoint>(),
+            Err(EndpointError::MissingProtocol(_))
+        ));
+        assert!(
+            matches!("quic/1.2.3.4:1".parse::<Endpoint>(), Err(EndpointError::UnsupportedProtocol(_, p)) if p == "quic")
+        );
+        assert!(matches!(
+            "tcp/localhost".parse::<Endpoint>(),
+            Err(EndpointError::BadPort(..))
+        ));
+        assert!(matches!(
+            "tcp/h:99999".parse::<Endpoint>(),
+            Err(EndpointError::BadPort(..))
+        ));
+        assert!(matches!(
+            "tcp/h:1?x".parse::<Endpoint>(),
+            Err(EndpointError::BadParameter(..))
+        ));
+    }
+}

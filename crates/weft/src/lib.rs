@@ -1,0 +1,30 @@
+//! weft: pub/sub, queries and liveliness over the Zenoh protocol (wire version 0x09),
+//! interoperating with Eclipse Zenoh 1.x.
+//!
+//! ```no_run
+//! use weft::{Config, PutOptions};
+//!
+//! let mut config = Config::default();
+//! config.connect = vec!["tcp/127.0.0.1:7447".parse().unwrap()];
+//! let session = weft::open(config).unwrap();
+//! let _sub = session
+//!     .declare_subscriber("demo/**", |s| println!("{} {:?}", s.key_expr, s.payload))
+//!     .unwrap();
+//! session.put("demo/a", b"hello", &PutOptions::default()).unwrap();
+//! ```
+//!
+//! Layers: [`endpoint`] and [`link`] (sockets), [`transport`] (established links over
+//! the sans-I/O machines of `weft-transport`), the session (faces, declarations,
+//! interests, routing of data), and [`api`] (what applications handle).
+
+pub mod api;
+pub mod config;
+pub mod endpoint;
+pub mod link;
+mod session;
+pub mod transport;
+
+pub use api::{Publisher, PutOptions, Sample, SampleKind, Subscriber};
+pub use config::{Config, ConfigError};
+pub use session::{open, OpenError, Session, SessionError};
+pub use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};

@@ -1,0 +1,110 @@
+//! A face: what the session knows about one connected node.
+//!
+//! Per face: the key-expression ids each side declared (the two mapping tables of the
+//! protocol), the subscribers it declared to us, the state of the interests we sent it,
+//! and the interests it sent us (to keep it informed of our future declarations).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{Mapping, WireExpr};
+use weft_proto::network::{InterestMode, InterestOptions};
+
+use crate::transport::Transport;
+
+/// An interest a peer sent us, kept while it asks for future declarations.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerInterest {
+    pub(crate) options: InterestOptions,
+    pub(crate) key: Option<OwnedKeyExpr>,
+}
+
+impl PeerInterest {
+    /// Whether a declaration of kind `kind` on `key` concerns this interest.
+    pub(crate) fn wants(&self, kind: InterestOptions, key: KeyExpr<'_>) -> bool {
+        self.options.contains(kind)
+            && self
+                .key
+                .as_ref()
+                .is_none_or(|k| k.as_key_expr().intersects(key))
+    }
+}
+
+/// One connected node.
+pub(crate) struct Face {
+    pub(crate) transport: Arc<Transport>,
+    /// Key-expression ids the node declared to us (resolved to full strings).
+    pub(crate) remote_exprs: HashMap<u16, String>,
+    /// Subscribers the node declared with an entity id.
+    pub(crate) subscribers: HashMap<u32, OwnedKeyExpr>,
+    /// Subscribers declared in answer to Current interests (entity id 0).
+    pub(crate) current_subscribers: Vec<OwnedKeyExpr>,
+    /// Whether the node finished its initial declarations (DeclareFinal with interest 0
+    /// between peers).
+    pub(crate) initial_declarations_done: bool,
+    /// Our subscriber interests on this face: id -> (key, finalized).
+    pub(crate) our_interests: HashMap<u32, (OwnedKeyExpr, bool)>,
+    /// Interests the node sent us, for future declarations.
+    pub(crate) their_interests: HashMap<u32, PeerInterest>,
+}
+
+impl Face {
+    pub(crate) fn new(transport: Arc<Transport>) -> Self {
+        Self {
+            transport,
+            remote_exprs: HashMap::new(),
+            subscribers: HashMap::new(),
+            current_subscribers: Vec::new(),
+            initial_declarations_done: false,
+            our_interests: HashMap::new(),
+            their_interests: HashMap::new(),
+        }
+    }
+
+    /// The full key of a wire expression received from this node, if it resolves.
+    pub(crate) fn resolve(&self, we: &WireExpr<'_>) -> Option<String> {
+        if we.scope == 0 {
+            return Some(we.suffix.to_string());
+        }
+        match we.mapping {
+            Mapping::Sender => self
+                .remote_exprs
+                .get(&we.scope)
+                .map(|prefix| format!("{prefix}{}", we.suffix)),
+            // weft declares no key-expression ids: it always sends full keys.
+            Mapping::Receiver => None,
+        }
+    }
+
+    /// Whether the node declared a subscriber intersecting `key`.
+    pub(crate) fn has_subscriber(&self, key: KeyExpr<'_>) -> bool {
+        self.subscribers
+            .values()
+            .chain(&self.current_subscribers)
+            .any(|s| s.as_key_expr().intersects(key))
+    }
+
+    /// Whether data on `key` must be sent to this node.
+    ///
+    /// Yes if it declared a matching subscriber; otherwise only while we cannot know:
+    /// before a peer's initial declarations are complete, or, towards a router, while no
+    /// finalized subscriber interest of ours covers the key.
+    pub(crate) fn wants_data(&self, key: KeyExpr<'_>, is_peer_link: bool) -> bool {
+        if self.has_subscriber(key) {
+            return true;
+        }
+        if is_peer_link {
+            !self.initial_declarations_done
+        } else {
+            !self
+                .our_interests
+                .values()
+                .any(|(k, finalized)| *finalized && k.as_key_expr().includes(key))
+        }
+    }
+}
+
+/// The interest options and mode weft's publishers send.
+pub(crate) const PUBLISHER_INTEREST: (InterestMode, InterestOptions) =
+    (InterestMode::CurrentFuture, InterestOptions::SUBSCRIBERS);

@@ -1,0 +1,340 @@
+//! The session: what an application opens to publish, subscribe, query and declare.
+
+mod dispatch;
+mod face;
+mod outbound;
+mod runtime;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use weft_keyexpr::{KeyExprError, OwnedKeyExpr};
+use weft_proto::core::{WhatAmI, ZenohId};
+use weft_proto::transport::CloseReason;
+
+use crate::api::{Publisher, PutOptions, Sample, SampleKind, Subscriber};
+use crate::config::Config;
+use face::Face;
+
+/// A subscriber's callback.
+pub(crate) type Callback = Arc<dyn Fn(&Sample) + Send + Sync>;
+
+/// Why a session could not be opened.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    /// A listen endpoint could not be bound.
+    #[error("cannot listen on {endpoint}: {reason}")]
+    Listen {
+        /// The endpoint.
+        endpoint: String,
+        /// Why.
+        reason: String,
+    },
+    /// Client mode: no router could be reached within the open timeout.
+    #[error("no router reachable at {endpoints:?} within {timeout:?}")]
+    Unreachable {
+        /// The endpoints tried.
+        endpoints: Vec<String>,
+        /// The time allowed.
+        timeout: Duration,
+    },
+    /// Client mode with no `connect` endpoint (and no scouting).
+    #[error("client mode needs at least one connect endpoint")]
+    NothingToConnect,
+    /// The system's random source failed.
+    #[error("cannot generate a ZenohID: {0}")]
+    Random(String),
+}
+
+/// Why an operation failed.
+#[derive(Debug, Error)]
+pub enum SessionError {
+    /// The key expression is invalid.
+    #[error("invalid key expression: {0}")]
+    KeyExpr(#[from] KeyExprError),
+    /// A concrete key was needed (no wildcard).
+    #[error("`{0}` is not a concrete key (it has wildcards)")]
+    Wildcard(String),
+    /// The session is closed.
+    #[error("the session is closed")]
+    Closed,
+}
+
+struct LocalSubscriber {
+    key: OwnedKeyExpr,
+    callback: Callback,
+}
+
+/// Mutable state of a session, behind one lock.
+pub(crate) struct State {
+    next_id: u32,
+    subscribers: HashMap<u32, LocalSubscriber>,
+    publishers: HashMap<u32, OwnedKeyExpr>,
+    faces: HashMap<ZenohId, Face>,
+}
+
+/// What sessions share with their handles and threads.
+pub(crate) struct Inner {
+    zid: ZenohId,
+    config: Config,
+    state: Mutex<State>,
+    changed: Condvar,
+    closing: AtomicBool,
+    listening: Mutex<Vec<String>>,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn next_id(st: &mut State) -> u32 {
+        st.next_id += 1;
+        st.next_id
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+}
+
+/// An open session.
+///
+/// Cloning gives another handle on the same session; it is closed by [`Session::close`]
+/// or when the last handle is dropped.
+pub struct Session {
+    inner: Arc<Inner>,
+    owner: bool,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("zid", &self.inner.zid)
+            .finish()
+    }
+}
+
+/// Opens a session with `config`.
+pub fn open(config: Config) -> Result<Session, OpenError> {
+    Session::open(config)
+}
+
+impl Session {
+    /// Opens a session: listens and connects as configured. In client mode, waits until a
+    /// router is connected (or the open timeout passes); in peer mode, waits (within the
+    /// open timeout) for the peers it connects to to finish their initial declarations.
+    pub fn open(config: Config) -> Result<Self, OpenError> {
+        let zid = match config.id {
+            Some(id) => id,
+            None => random_zid()?,
+        };
+        if config.mode == WhatAmI::Client && config.connect.is_empty() {
+            return Err(OpenError::NothingToConnect);
+        }
+        let inner = Arc::new(Inner {
+            zid,
+            config,
+            state: Mutex::new(State {
+                next_id: 0,
+                subscribers: HashMap::new(),
+                publishers: HashMap::new(),
+                faces: HashMap::new(),
+            }),
+            changed: Condvar::new(),
+            closing: AtomicBool::new(false),
+            listening: Mutex::new(Vec::new()),
+        });
+        runtime::start(&inner)?;
+        let session = Self { inner, owner: true };
+        session.wait_for_connections()?;
+        Ok(session)
+    }
+
+    fn wait_for_connections(&self) -> Result<(), OpenError> {
+        let config = &self.inner.config;
+        if config.connect.is_empty() {
+            return Ok(());
+        }
+        let deadline = Instant::now() + config.open_timeout;
+        let mut st = self.inner.lock();
+        loop {
+            let ready = match config.mode {
+                WhatAmI::Client => !st.faces.is_empty(),
+                _ => {
+                    st.faces.len() >= config.connect.len()
+                        && st.faces.values().all(|f| {
+                            f.initial_declarations_done
+                                || f.transport.peer_whatami() == WhatAmI::Client
+                        })
+                }
+            };
+            if ready {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                drop(st);
+                if config.mode == WhatAmI::Client {
+                    self.close();
+                    return Err(OpenError::Unreachable {
+                        endpoints: config.connect.iter().map(ToString::to_string).collect(),
+                        timeout: config.open_timeout,
+                    });
+                }
+                return Ok(());
+            }
+            st = self
+                .inner
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// This session's ZenohID.
+    pub fn zid(&self) -> ZenohId {
+        self.inner.zid
+    }
+
+    /// The endpoints this session listens on (with the real ports).
+    pub fn listen_endpoints(&self) -> Vec<String> {
+        self.inner
+            .listening
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default()
+    }
+
+    /// ZenohIDs of the nodes currently connected.
+    pub fn peers(&self) -> Vec<ZenohId> {
+        self.inner.lock().faces.keys().copied().collect()
+    }
+
+    /// Publishes `payload` on the concrete key `key`.
+    pub fn put(&self, key: &str, payload: &[u8], options: &PutOptions) -> Result<(), SessionError> {
+        let key = concrete(key)?;
+        self.inner.publish(&key, SampleKind::Put, payload, options)
+    }
+
+    /// Deletes the concrete key `key`.
+    pub fn delete(&self, key: &str, options: &PutOptions) -> Result<(), SessionError> {
+        let key = concrete(key)?;
+        self.inner.publish(&key, SampleKind::Delete, &[], options)
+    }
+
+    /// Declares a subscriber calling `callback` for every sample on keys intersecting
+    /// `key_expr` (from this session too). Undeclared when the returned handle is dropped.
+    pub fn declare_subscriber<F>(
+        &self,
+        key_expr: &str,
+        callback: F,
+    ) -> Result<Subscriber, SessionError>
+    where
+        F: Fn(&Sample) + Send + Sync + 'static,
+    {
+        let key = OwnedKeyExpr::new(key_expr)?;
+        let id = self
+            .inner
+            .declare_subscriber(key.clone(), Arc::new(callback))?;
+        Ok(Subscriber::new(self.inner.clone(), id, key))
+    }
+
+    /// Declares a subscriber whose samples are queued in a bounded channel of `capacity`
+    /// samples. When the channel is full, new samples are dropped (counted by
+    /// [`Subscriber::dropped`]): a slow reader never blocks the session.
+    pub fn declare_subscriber_channel(
+        &self,
+        key_expr: &str,
+        capacity: usize,
+    ) -> Result<(Subscriber, std::sync::mpsc::Receiver<Sample>), SessionError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(capacity.max(1));
+        let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = dropped.clone();
+        let key = OwnedKeyExpr::new(key_expr)?;
+        let id = self.inner.declare_subscriber(
+            key.clone(),
+            Arc::new(move |s: &Sample| {
+                if tx.try_send(s.clone()).is_err() {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            }),
+        )?;
+        Ok((
+            Subscriber::with_drops(self.inner.clone(), id, key, dropped),
+            rx,
+        ))
+    }
+
+    /// Declares a publisher on the concrete key `key`: in client mode, it asks the router
+    /// which subscribers match, and sends nothing while none does.
+    pub fn declare_publisher(
+        &self,
+        key: &str,
+        options: PutOptions,
+    ) -> Result<Publisher, SessionError> {
+        let key = concrete(key)?;
+        let id = self.inner.declare_publisher(key.clone())?;
+        Ok(Publisher::new(self.inner.clone(), id, key, options))
+    }
+
+    /// Closes the session: tells every connected node and stops every thread.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
+
+impl Clone for Session {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: false,
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.owner {
+            self.inner.close();
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn close(&self) {
+        if self.closing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let faces: Vec<_> = self
+            .lock()
+            .faces
+            .drain()
+            .map(|(_, f)| f.transport)
+            .collect();
+        for t in faces {
+            t.close(CloseReason::GENERIC);
+        }
+        self.changed.notify_all();
+    }
+}
+
+fn concrete(key: &str) -> Result<OwnedKeyExpr, SessionError> {
+    let k = OwnedKeyExpr::new(key)?;
+    if k.as_key_expr().is_wild() {
+        return Err(SessionError::Wildcard(key.into()));
+    }
+    Ok(k)
+}
+
+fn random_zid() -> Result<ZenohId, OpenError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| OpenError::Random(e.to_string()))?;
+    // Never zero; keep the top byte non-zero so the id is always 16 bytes long.
+    bytes[15] |= 0x01;
+    Ok(ZenohId::new(u128::from_le_bytes(bytes)).expect("non-zero"))
+}

@@ -1,0 +1,391 @@
+//! What the session sends: data to the faces that want it, declarations to the faces that
+//! must know them.
+
+use std::sync::Arc;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{
+    encoding_name, CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI,
+    WireExpr,
+};
+use weft_proto::network::{
+    Declaration, Declare, DeclareFinal, DeclareSubscriber, Interest, InterestMode, InterestOptions,
+    NetworkMessage, Push, UndeclareSubscriber,
+};
+use weft_proto::zenoh::{Del, PushBody, Put};
+
+use super::face::{Face, PUBLISHER_INTEREST};
+use super::{Callback, Inner, LocalSubscriber, SessionError};
+use crate::api::{PutOptions, Sample, SampleKind};
+use crate::transport::Transport;
+
+/// Numeric id and schema of an encoding given as text (`text/plain`, `text/plain;utf-8`,
+/// or any media type, sent as id 0xFFFF with the text as schema).
+pub(crate) fn parse_encoding(text: &str) -> (u16, Option<&[u8]>) {
+    if text.is_empty() {
+        return (0, None);
+    }
+    let (name, schema) = match text.split_once(';') {
+        Some((n, s)) => (n, Some(s)),
+        None => (text, None),
+    };
+    match (0..1024u16).find(|id| encoding_name(*id) == Some(name)) {
+        Some(id) => (id, schema.map(str::as_bytes)),
+        None => (Encoding::CUSTOM_ID, Some(text.as_bytes())),
+    }
+}
+
+/// Control-plane messages are sent reliably at Control priority, blocking.
+fn send_control(t: &Transport, msg: &NetworkMessage<'_>) {
+    let _ = t.send(
+        msg,
+        Priority::Control,
+        Reliability::Reliable,
+        CongestionControl::Block,
+    );
+}
+
+fn declare_subscriber_msg(id: u32, key: &str, interest_id: Option<u32>) -> NetworkMessage<'_> {
+    NetworkMessage::Declare(Declare::new(
+        interest_id,
+        Declaration::Subscriber(DeclareSubscriber {
+            id,
+            wire_expr: WireExpr::key(key),
+            unknown: Vec::new(),
+        }),
+    ))
+}
+
+fn declare_final_msg<'a>(interest_id: u32) -> NetworkMessage<'a> {
+    NetworkMessage::Declare(Declare::new(
+        Some(interest_id),
+        Declaration::Final(DeclareFinal::default()),
+    ))
+}
+
+fn publisher_interest_msg(id: u32, key: &str) -> NetworkMessage<'_> {
+    let (mode, options) = PUBLISHER_INTEREST;
+    let mut i = Interest::new(id, mode, options, Some(WireExpr::key(key)));
+    i.qos = NetworkQos::DECLARE;
+    NetworkMessage::Interest(i)
+}
+
+/// Whether our declarations go to this face unsolicited (peers and routers), or only
+/// when it asked with an interest (clients).
+fn declares_unsolicited(face: &Face) -> bool {
+    face.transport.peer_whatami() != WhatAmI::Client
+}
+
+impl Inner {
+    /// Whether data flowing on this face follows the peer rules (initial declarations
+    /// and DeclareFinal 0) rather than the client-to-router interest rules.
+    pub(crate) fn is_peer_link(&self, face: &Face) -> bool {
+        self.config.mode != WhatAmI::Client && face.transport.peer_whatami() != WhatAmI::Client
+    }
+
+    /// Delivers a sample to this session's own matching subscribers.
+    pub(crate) fn deliver_local(&self, sample: &Sample) {
+        let Ok(key) = KeyExpr::new(&sample.key_expr) else {
+            return;
+        };
+        let callbacks: Vec<Callback> = self
+            .lock()
+            .subscribers
+            .values()
+            .filter(|s| s.key.as_key_expr().intersects(key))
+            .map(|s| s.callback.clone())
+            .collect();
+        for cb in callbacks {
+            cb(sample);
+        }
+    }
+
+    /// Publishes a put or delete: locally, then to every face that wants it.
+    pub(crate) fn publish(
+        &self,
+        key: &OwnedKeyExpr,
+        kind: SampleKind,
+        payload: &[u8],
+        options: &PutOptions,
+    ) -> Result<(), SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (enc_id, schema) = parse_encoding(&options.encoding);
+        let body = match kind {
+            SampleKind::Put => PushBody::Put(Put {
+                encoding: Encoding { id: enc_id, schema },
+                attachment: options.attachment.as_deref(),
+                payload,
+                ..Put::default()
+            }),
+            SampleKind::Delete => PushBody::Del(Del {
+                attachment: options.attachment.as_deref(),
+                ..Del::default()
+            }),
+        };
+        let mut push = Push::new(WireExpr::key(key.as_str()), body);
+        push.qos = NetworkQos::new(
+            options.priority,
+            options.congestion_control,
+            options.express,
+        );
+        let msg = NetworkMessage::Push(push);
+        let targets: Vec<Arc<Transport>> = {
+            let st = self.lock();
+            st.faces
+                .values()
+                .filter(|f| {
+                    if f.transport.peer_whatami() == WhatAmI::Client {
+                        // A client connected to us declares its subscribers unsolicited.
+                        f.has_subscriber(key.as_key_expr())
+                    } else {
+                        f.wants_data(key.as_key_expr(), self.is_peer_link(f))
+                    }
+                })
+                .map(|f| f.transport.clone())
+                .collect()
+        };
+        for t in targets {
+            let _ = t.send(
+                &msg,
+                options.priority,
+                options.reliability,
+                options.congestion_control,
+            );
+        }
+        let has_local = self
+            .lock()
+            .subscribers
+            .values()
+            .any(|s| s.key.as_key_expr().intersects(key.as_key_expr()));
+        if has_local {
+            let encoding = if options.encoding.is_empty() {
+                "zenoh/bytes".to_string()
+            } else {
+                options.encoding.clone()
+            };
+            self.deliver_local(&Sample {
+                key_expr: key.to_string(),
+                kind,
+                payload: payload.to_vec(),
+                encoding,
+                timestamp: None,
+                attachment: options.attachment.clone(),
+                priority: options.priority,
+                congestion_control: options.congestion_control,
+                express: options.express,
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn declare_subscriber(
+        &self,
+        key: OwnedKeyExpr,
+        callback: Callback,
+    ) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            st.subscribers.insert(
+                id,
+                LocalSubscriber {
+                    key: key.clone(),
+                    callback,
+                },
+            );
+            let targets: Vec<Arc<Transport>> = st
+                .faces
+                .values()
+                .filter(|f| {
+                    declares_unsolicited(f)
+                        || f.their_interests
+                            .values()
+                            .any(|i| i.wants(InterestOptions::SUBSCRIBERS, key.as_key_expr()))
+                })
+                .map(|f| f.transport.clone())
+                .collect();
+            (id, targets)
+        };
+        let msg = declare_subscriber_msg(id, key.as_str(), None);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn undeclare_subscriber(&self, id: u32) {
+        let targets: Vec<Arc<Transport>> = {
+            let mut st = self.lock();
+            let Some(sub) = st.subscribers.remove(&id) else {
+                return;
+            };
+            st.faces
+                .values()
+                .filter(|f| {
+                    declares_unsolicited(f)
+                        || f.their_interests
+                            .values()
+                            .any(|i| i.wants(InterestOptions::SUBSCRIBERS, sub.key.as_key_expr()))
+                })
+                .map(|f| f.transport.clone())
+                .collect()
+        };
+        let msg = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::UndeclareSubscriber(UndeclareSubscriber {
+                id,
+                wire_expr: Some(WireExpr {
+                    scope: 0,
+                    suffix: "",
+                    mapping: weft_proto::core::Mapping::Receiver,
+                }),
+                unknown: Vec::new(),
+            }),
+        ));
+        for t in targets {
+            send_control(&t, &msg);
+        }
+    }
+
+    pub(crate) fn declare_publisher(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            st.publishers.insert(id, key.clone());
+            let mut targets = Vec::new();
+            if self.config.mode == WhatAmI::Client {
+                for f in st.faces.values_mut() {
+                    f.our_interests.insert(id, (key.clone(), false));
+                    targets.push(f.transport.clone());
+                }
+            }
+            (id, targets)
+        };
+        let msg = publisher_interest_msg(id, key.as_str());
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn undeclare_publisher(&self, id: u32) {
+        let targets: Vec<Arc<Transport>> = {
+            let mut st = self.lock();
+            if st.publishers.remove(&id).is_none() {
+                return;
+            }
+            st.faces
+                .values_mut()
+                .filter_map(|f| f.our_interests.remove(&id).map(|_| f.transport.clone()))
+                .collect()
+        };
+        let mut i = Interest::new(id, InterestMode::Final, InterestOptions::default(), None);
+        i.qos = NetworkQos::DECLARE;
+        let msg = NetworkMessage::Interest(i);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+    }
+
+    /// Sends a new face what it must know of us: our subscribers (to peers and routers),
+    /// our publishers' interests (client mode), and, between peers, the end of our initial
+    /// declarations.
+    pub(crate) fn introduce(&self, t: &Arc<Transport>) {
+        let (subs, pubs, unsolicited, peer_link) = {
+            let mut st = self.lock();
+            let subs: Vec<(u32, String)> = st
+                .subscribers
+                .iter()
+                .map(|(id, s)| (*id, s.key.to_string()))
+                .collect();
+            let pubs: Vec<(u32, OwnedKeyExpr)> = st
+                .publishers
+                .iter()
+                .map(|(id, k)| (*id, k.clone()))
+                .collect();
+            let client = self.config.mode == WhatAmI::Client;
+            let Some(face) = st.faces.get_mut(&t.peer_zid()) else {
+                return;
+            };
+            if client {
+                for (id, key) in &pubs {
+                    face.our_interests.insert(*id, (key.clone(), false));
+                }
+            }
+            (
+                subs,
+                if client { pubs } else { Vec::new() },
+                declares_unsolicited(face),
+                self.is_peer_link(face),
+            )
+        };
+        if unsolicited {
+            for (id, key) in &subs {
+                send_control(t, &declare_subscriber_msg(*id, key, None));
+            }
+        }
+        for (id, key) in &pubs {
+            send_control(t, &publisher_interest_msg(*id, key.as_str()));
+        }
+        if peer_link {
+            send_control(t, &declare_final_msg(0));
+        }
+    }
+
+    /// Answers an interest received on a face: matching subscribers now (for Current and
+    /// CurrentFuture), then DeclareFinal.
+    pub(crate) fn answer_interest(
+        &self,
+        t: &Arc<Transport>,
+        interest: u32,
+        mode: InterestMode,
+        options: InterestOptions,
+        key: Option<OwnedKeyExpr>,
+    ) {
+        let matching: Vec<(u32, String)> = {
+            let mut st = self.lock();
+            let matching = if options.contains(InterestOptions::SUBSCRIBERS)
+                && matches!(mode, InterestMode::Current | InterestMode::CurrentFuture)
+            {
+                st.subscribers
+                    .iter()
+                    .filter(|(_, s)| {
+                        key.as_ref()
+                            .is_none_or(|k| k.as_key_expr().intersects(s.key.as_key_expr()))
+                    })
+                    .map(|(id, s)| {
+                        (
+                            if mode == InterestMode::Current {
+                                0
+                            } else {
+                                *id
+                            },
+                            s.key.to_string(),
+                        )
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if matches!(mode, InterestMode::Future | InterestMode::CurrentFuture) {
+                if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
+                    face.their_interests
+                        .insert(interest, super::face::PeerInterest { options, key });
+                }
+            }
+            matching
+        };
+        for (id, key) in &matching {
+            send_control(t, &declare_subscriber_msg(*id, key, Some(interest)));
+        }
+        send_control(t, &declare_final_msg(interest));
+    }
+}

@@ -1,0 +1,186 @@
+//! The session's threads: one per listener (accepting links), one per connect endpoint
+//! (connecting, and reconnecting with backoff when the link is lost).
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use weft_proto::core::WhatAmI;
+use weft_transport::establish::LocalParams;
+
+use super::dispatch::Glue;
+use super::face::Face;
+use super::{Inner, OpenError};
+use crate::endpoint::Endpoint;
+use crate::link::{Link, Listener};
+use crate::transport::{self, Transport};
+
+/// First and largest pause between connection attempts.
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(4);
+/// How often blocked loops check whether the session is closing.
+const POLL: Duration = Duration::from_millis(20);
+
+impl Inner {
+    fn local_params(&self) -> LocalParams {
+        let mut p = LocalParams::new(self.zid, self.config.mode);
+        p.batch_size = self.config.batch_size;
+        p.lease_ms = self.config.lease.as_millis() as u64;
+        p.qos = self.config.qos;
+        p
+    }
+
+    fn handler(self: &Arc<Self>) -> Arc<dyn transport::Handler> {
+        Arc::new(Glue(Arc::downgrade(self)))
+    }
+
+    /// Registers an established transport and introduces ourselves to it.
+    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>) {
+        if self.is_closing() {
+            t.close(weft_proto::transport::CloseReason::GENERIC);
+            return;
+        }
+        let replaced = {
+            let mut st = self.lock();
+            st.faces.insert(t.peer_zid(), Face::new(t.clone()))
+        };
+        if let Some(old) = replaced {
+            old.transport
+                .close(weft_proto::transport::CloseReason::MAX_LINKS);
+        }
+        self.introduce(&t);
+        self.changed.notify_all();
+    }
+
+    /// Forgets a closed transport and what its node declared.
+    pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
+        let mut st = self.lock();
+        if st
+            .faces
+            .get(&t.peer_zid())
+            .is_some_and(|f| Arc::ptr_eq(&f.transport, t))
+        {
+            st.faces.remove(&t.peer_zid());
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+}
+
+/// Binds the listeners and starts the listener and connector threads.
+pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
+    for ep in &inner.config.listen {
+        let listener = Listener::bind(ep).map_err(|e| OpenError::Listen {
+            endpoint: ep.to_string(),
+            reason: e.to_string(),
+        })?;
+        if let Ok(bound) = listener.local_endpoint() {
+            if let Ok(mut l) = inner.listening.lock() {
+                l.push(bound);
+            }
+        }
+        let weak = Arc::downgrade(inner);
+        std::thread::Builder::new()
+            .name("weft-listen".into())
+            .spawn(move || accept_loop(&listener, &weak))
+            .expect("spawn a listener thread");
+    }
+    for ep in inner.config.connect.clone() {
+        let weak = Arc::downgrade(inner);
+        std::thread::Builder::new()
+            .name(format!("weft-connect-{ep}"))
+            .spawn(move || connect_loop(&ep, &weak))
+            .expect("spawn a connector thread");
+    }
+    Ok(())
+}
+
+fn set_nonblocking(l: &Listener) {
+    let _ = match l {
+        Listener::Tcp(t) => t.set_nonblocking(true),
+        Listener::Unix(u, _) => u.set_nonblocking(true),
+    };
+}
+
+fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
+    set_nonblocking(listener);
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        if inner.is_closing() {
+            return;
+        }
+        match listener.accept() {
+            Ok(link) => {
+                let weak = Arc::downgrade(&inner);
+                std::thread::spawn(move || {
+                    let Some(inner) = weak.upgrade() else { return };
+                    let _ = match &link {
+                        Link::Tcp(s) => s.set_nonblocking(false),
+                        Link::Unix(s) => s.set_nonblocking(false),
+                    };
+                    let describe = link.describe();
+                    match transport::accept(
+                        link,
+                        inner.local_params(),
+                        inner.config.accept_timeout,
+                        inner.handler(),
+                    ) {
+                        Ok(t) => inner.add_face(t),
+                        Err(e) => eprintln!("weft: refused {describe}: {e}"),
+                    }
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                drop(inner);
+                std::thread::sleep(POLL);
+            }
+            Err(e) => {
+                eprintln!("weft: accept failed: {e}");
+                drop(inner);
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+}
+
+fn connect_loop(ep: &Endpoint, weak: &Weak<Inner>) {
+    let mut backoff = BACKOFF_MIN;
+    loop {
+        let Some(inner) = weak.upgrade() else { return };
+        if inner.is_closing() {
+            return;
+        }
+        let opened = Link::connect(ep, inner.config.open_timeout)
+            .map_err(transport::OpenError::from)
+            .and_then(|link| {
+                transport::open(
+                    link,
+                    inner.local_params(),
+                    inner.config.open_timeout,
+                    inner.handler(),
+                )
+            });
+        match opened {
+            Ok(t) => {
+                backoff = BACKOFF_MIN;
+                let peer_is_client = t.peer_whatami() == WhatAmI::Client;
+                inner.add_face(t.clone());
+                drop(inner);
+                // Stay with this transport until it closes, then reconnect.
+                while !t.is_closed() {
+                    std::thread::sleep(POLL);
+                    if weak.upgrade().is_none_or(|i| i.is_closing()) {
+                        return;
+                    }
+                }
+                if peer_is_client {
+                    return;
+                }
+            }
+            Err(_) => {
+                drop(inner);
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(BACKOFF_MAX);
+            }
+        }
+    }
+}

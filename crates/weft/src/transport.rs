@@ -1,0 +1,431 @@
+//! Established unicast transports over blocking links.
+//!
+//! Sending never waits for a dedicated writer thread: the thread that sends a message
+//! writes the pending batches itself when the link is idle (no added latency); while a
+//! write is in progress, other senders only append to the pending batches, which the
+//! writing thread flushes next (batching under load). One reader thread per transport
+//! decodes batches and hands each network message to the session, and watches the lease.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};
+use weft_proto::network::NetworkMessage;
+use weft_proto::transport::CloseReason;
+use weft_transport::establish::{
+    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
+};
+use weft_transport::lease::{LeaseAction, Liveness};
+use weft_transport::rx::{Control, Incoming, Receiver};
+use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
+
+use crate::link::{BatchReader, Link};
+
+/// Why a message was not sent.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SendError {
+    /// The transport is closed.
+    #[error("the transport is closed")]
+    Closed,
+    /// Congestion control `drop`: the message was dropped whole, nothing of it was sent.
+    #[error("dropped: the transmit queue is full")]
+    Dropped,
+    /// The message cannot be encoded.
+    #[error("{0}")]
+    Tx(#[from] TxError),
+}
+
+/// Why a transport could not be established.
+#[derive(Debug, Error)]
+pub enum OpenError {
+    /// The link failed.
+    #[error("link error: {0}")]
+    Io(#[from] io::Error),
+    /// The handshake failed.
+    #[error("handshake failed: {0}")]
+    Handshake(#[from] EstablishError),
+}
+
+/// What the session does with a transport's traffic. Called from its reader thread.
+pub trait Handler: Send + Sync + 'static {
+    /// A network message arrived.
+    fn on_message(&self, transport: &Arc<Transport>, incoming: Incoming<'_>);
+    /// The transport is closed (by either side, or its lease expired).
+    fn on_closed(&self, transport: &Arc<Transport>);
+}
+
+struct TxState {
+    tx: Transmitter,
+    writing: bool,
+    spare: Vec<u8>,
+}
+
+/// Drops counted by a transport.
+#[derive(Debug, Default)]
+pub struct TransportStats {
+    /// Messages dropped by congestion control `drop`.
+    pub dropped: AtomicU64,
+    /// Batches written.
+    pub batches_out: AtomicU64,
+    /// Batches read.
+    pub batches_in: AtomicU64,
+}
+
+/// An established unicast transport.
+pub struct Transport {
+    negotiated: Negotiated,
+    describe: String,
+    state: Mutex<TxState>,
+    idle: Condvar,
+    writer: Mutex<Link>,
+    closed: AtomicBool,
+    epoch: Instant,
+    last_tx_ms: AtomicU64,
+    stats: TransportStats,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("peer", &self.negotiated.peer_zid)
+            .field("link", &self.describe)
+            .finish()
+    }
+}
+
+impl Transport {
+    /// The peer's id.
+    pub fn peer_zid(&self) -> ZenohId {
+        self.negotiated.peer_zid
+    }
+
+    /// The peer's role.
+    pub fn peer_whatami(&self) -> WhatAmI {
+        self.negotiated.peer_whatami
+    }
+
+    /// What the handshake agreed.
+    pub const fn negotiated(&self) -> &Negotiated {
+        &self.negotiated
+    }
+
+    /// The link, for logs.
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+
+    /// Counters.
+    pub const fn stats(&self) -> &TransportStats {
+        &self.stats
+    }
+
+    /// Whether the transport is closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TxState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends a network message on the channel (`priority`, `reliability`).
+    pub fn send(
+        &self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        let priority = if self.negotiated.qos {
+            priority
+        } else {
+            Priority::Data
+        };
+        let mut st = self.lock();
+        loop {
+            if self.is_closed() {
+                return Err(SendError::Closed);
+            }
+            match st.tx.push(msg, priority, reliability)? {
+                Pushed::Appended => break,
+                Pushed::Full if st.writing => {
+                    if congestion == CongestionControl::Drop {
+                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                        return Err(SendError::Dropped);
+                    }
+                    st = self.idle.wait(st).unwrap_or_else(|e| e.into_inner());
+                }
+                Pushed::Full => {
+                    let lane_empty = {
+                        let TxState { tx, spare, .. } = &mut *st;
+                        let pending = tx.take_lane(priority);
+                        if pending.is_empty() {
+                            true
+                        } else {
+                            let mut buf = std::mem::take(spare);
+                            buf.clear();
+                            buf.extend_from_slice(pending);
+                            st.writing = true;
+                            drop(st);
+                            let r = self.write(&buf);
+                            st = self.lock();
+                            st.spare = buf;
+                            st.writing = false;
+                            self.idle.notify_all();
+                            r?;
+                            false
+                        }
+                    };
+                    if lane_empty {
+                        // Larger than a batch: fragments, written while holding the
+                        // state so that no other message of the channel interleaves.
+                        st.writing = true;
+                        let mut result = Ok(());
+                        let TxState { tx, .. } = &mut *st;
+                        tx.fragment(msg, priority, reliability, |b| {
+                            if result.is_ok() {
+                                result = self.write(b);
+                            }
+                        })?;
+                        st.writing = false;
+                        self.idle.notify_all();
+                        result?;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if st.writing {
+            return Ok(());
+        }
+        self.flush_locked(st)
+    }
+
+    /// Writes every pending batch, highest priority first, releasing the state during
+    /// each write so that other senders can append meanwhile.
+    fn flush_locked<'s>(&'s self, mut st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
+        st.writing = true;
+        let mut buf = std::mem::take(&mut st.spare);
+        let mut result = Ok(());
+        while let Some((_, batch)) = st.tx.take() {
+            buf.clear();
+            buf.extend_from_slice(batch);
+            drop(st);
+            result = self.write(&buf);
+            st = self.lock();
+            if result.is_err() {
+                break;
+            }
+        }
+        st.spare = buf;
+        st.writing = false;
+        self.idle.notify_all();
+        result
+    }
+
+    fn write(&self, batch: &[u8]) -> Result<(), SendError> {
+        let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        match link.write_batch(batch) {
+            Ok(()) => {
+                self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
+                self.last_tx_ms
+                    .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(_) => {
+                self.closed.store(true, Ordering::Release);
+                link.shutdown();
+                Err(SendError::Closed)
+            }
+        }
+    }
+
+    /// Sends a KeepAlive if nothing else is being written.
+    fn keep_alive(&self) {
+        let st = self.lock();
+        if st.writing || !st.tx.is_empty() {
+            return;
+        }
+        drop(st);
+        let _ = self.write(&KEEP_ALIVE_BATCH);
+    }
+
+    /// Closes the transport, telling the peer why.
+    pub fn close(&self, reason: CloseReason) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut batch = Vec::new();
+        let _ = close_batch(reason, &mut batch);
+        let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = link.write_batch(&batch);
+        link.shutdown();
+    }
+
+    fn last_tx(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.last_tx_ms.load(Ordering::Relaxed))
+    }
+}
+
+fn handshake_io<F>(
+    reader: &mut BatchReader,
+    writer: &mut Link,
+    mut step: F,
+) -> Result<Negotiated, OpenError>
+where
+    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
+{
+    let mut out = Vec::new();
+    loop {
+        let batch = reader.next_batch()?.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "link closed during the handshake",
+            )
+        })?;
+        let progress = match step(batch, &mut out) {
+            Ok(p) => p,
+            Err(e) => {
+                if let Some(reason) = e.close_reason() {
+                    let mut close = Vec::new();
+                    let _ = close_batch(reason, &mut close);
+                    let _ = writer.write_batch(&close);
+                }
+                return Err(e.into());
+            }
+        };
+        if !out.is_empty() {
+            writer.write_batch(&out)?;
+        }
+        if let Progress::Established(n) = progress {
+            return Ok(n);
+        }
+    }
+}
+
+/// Runs the initiator's handshake on a fresh link, then starts the transport.
+pub fn open(
+    link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Arc<Transport>, OpenError> {
+    link.set_read_timeout(Some(timeout))?;
+    let mut writer = link.try_clone()?;
+    let mut reader = BatchReader::new(link);
+    let mut initiator = Initiator::new(local);
+    let mut out = Vec::new();
+    initiator.start(&mut out)?;
+    writer.write_batch(&out)?;
+    let negotiated = handshake_io(&mut reader, &mut writer, |b, o| initiator.on_batch(b, o))?;
+    Ok(start(reader, writer, negotiated, handler))
+}
+
+/// Runs the acceptor's handshake on an accepted link, then starts the transport.
+pub fn accept(
+    link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Arc<Transport>, OpenError> {
+    link.set_read_timeout(Some(timeout))?;
+    let mut writer = link.try_clone()?;
+    let mut reader = BatchReader::new(link);
+    let mut nonce = [0u8; 16];
+    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
+    let mut acceptor = Acceptor::new(local, nonce);
+    let negotiated = handshake_io(&mut reader, &mut writer, |b, o| acceptor.on_batch(b, o))?;
+    Ok(start(reader, writer, negotiated, handler))
+}
+
+/// Largest message reassembled from fragments.
+const MAX_MESSAGE: usize = 1 << 30;
+
+fn start(
+    reader: BatchReader,
+    writer: Link,
+    negotiated: Negotiated,
+    handler: Arc<dyn Handler>,
+) -> Arc<Transport> {
+    let describe = writer.describe();
+    let max_batch = usize::from(negotiated.batch_size) - 2;
+    let transport = Arc::new(Transport {
+        negotiated,
+        describe,
+        state: Mutex::new(TxState {
+            tx: Transmitter::new(&negotiated, max_batch),
+            writing: false,
+            spare: Vec::with_capacity(max_batch),
+        }),
+        idle: Condvar::new(),
+        writer: Mutex::new(writer),
+        closed: AtomicBool::new(false),
+        epoch: Instant::now(),
+        last_tx_ms: AtomicU64::new(0),
+        stats: TransportStats::default(),
+    });
+    let t = transport.clone();
+    std::thread::Builder::new()
+        .name(format!("weft-rx-{}", negotiated.peer_zid))
+        .spawn(move || read_loop(reader, &t, &*handler))
+        .expect("spawn a reader thread");
+    transport
+}
+
+fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler) {
+    let n = t.negotiated;
+    let own_lease = Duration::from_millis(n.own_lease_ms);
+    let peer_lease = Duration::from_millis(n.peer_lease_ms.max(1));
+    let tick = (own_lease / 8)
+        .min(peer_lease / 4)
+        .max(Duration::from_millis(10));
+    let _ = reader.link().set_read_timeout(Some(tick));
+    let mut liveness = Liveness::new(own_lease, peer_lease, Instant::now());
+    let mut rx = Receiver::new(&n, MAX_MESSAGE);
+    loop {
+        if t.is_closed() {
+            break;
+        }
+        match reader.next_batch() {
+            Ok(Some(batch)) => {
+                liveness.on_receive(Instant::now());
+                t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
+                match rx.on_batch(batch, |m| handler.on_message(t, m)) {
+                    Ok(Control::Alive) => {}
+                    Ok(Control::Closed { .. }) => break,
+                    Err(e) => {
+                        eprintln!("weft: closing {} ({}): {e}", t.describe, t.peer_zid());
+                        t.close(CloseReason::INVALID);
+                        break;
+                    }
+                }
+            }
+            Ok(None) => break,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+        let now = Instant::now();
+        liveness.on_send(t.last_tx());
+        match liveness.poll(now) {
+            LeaseAction::Idle => {}
+            LeaseAction::SendKeepAlive => t.keep_alive(),
+            LeaseAction::Expired => {
+                eprintln!("weft: lease of {} ({}) expired", t.describe, t.peer_zid());
+                t.close(CloseReason::EXPIRED);
+                break;
+            }
+        }
+    }
+    t.closed.store(true, Ordering::Release);
+    if let Ok(link) = t.writer.lock() {
+        link.shutdown();
+    }
+    handler.on_closed(t);
+}

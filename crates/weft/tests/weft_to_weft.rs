@@ -1,0 +1,106 @@
+//! Two weft sessions talking to each other over loopback.
+
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+use weft::{Config, PutOptions, Sample, SampleKind, WhatAmI};
+
+fn peer(listen: bool, connect: Option<&str>) -> weft::Session {
+    let mut c = Config::default();
+    c.mode = WhatAmI::Peer;
+    c.multicast_scouting = false;
+    if listen {
+        c.listen = vec!["tcp/127.0.0.1:0".parse().unwrap()];
+    }
+    if let Some(ep) = connect {
+        c.connect = vec![ep.parse().unwrap()];
+    }
+    weft::open(c).expect("open a peer")
+}
+
+fn next(rx: &Receiver<Sample>) -> Sample {
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("a sample within 5 s")
+}
+
+/// The next sample on `key`, skipping others.
+fn next_on(rx: &Receiver<Sample>, key: &str) -> Sample {
+    loop {
+        let s = next(rx);
+        if s.key_expr == key {
+            return s;
+        }
+    }
+}
+
+#[test]
+fn peers_exchange_puts_and_deletes_with_wildcards() {
+    let a = peer(true, None);
+    let endpoint = a.listen_endpoints()[0].clone();
+    let (_sub_a, from_b) = a.declare_subscriber_channel("demo/**", 16).unwrap();
+    let b = peer(false, Some(&endpoint));
+    let (_sub_b, from_a) = b.declare_subscriber_channel("demo/*/x", 16).unwrap();
+    // b's open waited for a's initial declarations: a's subscriber is known.
+    let options = PutOptions {
+        encoding: "text/plain".into(),
+        attachment: Some(b"meta".to_vec()),
+        ..PutOptions::default()
+    };
+    b.put("demo/hello", b"from b", &options).unwrap();
+    let s = next(&from_b);
+    assert_eq!(s.key_expr, "demo/hello");
+    assert_eq!(s.payload, b"from b");
+    assert_eq!(s.encoding, "text/plain");
+    assert_eq!(s.attachment.as_deref(), Some(&b"meta"[..]));
+    // a learns b's subscriber when b declares it (sent after b's open).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        a.put("demo/1/x", b"from a", &PutOptions::default())
+            .unwrap();
+        match from_a.recv_timeout(Duration::from_millis(100)) {
+            Ok(s) => {
+                assert_eq!(s.key_expr, "demo/1/x");
+                break;
+            }
+            Err(_) => assert!(std::time::Instant::now() < deadline, "no sample from a"),
+        }
+    }
+    b.delete("demo/gone", &PutOptions::default()).unwrap();
+    // (a's subscriber also saw a's own puts on demo/1/x: skip them.)
+    let d = next_on(&from_b, "demo/gone");
+    assert_eq!(d.kind, SampleKind::Delete);
+    // Local delivery: a's own put reaches a's own subscriber.
+    a.put("demo/self", b"me", &PutOptions::default()).unwrap();
+    assert_eq!(next_on(&from_b, "demo/self").payload, b"me");
+}
+
+#[test]
+fn a_large_put_is_fragmented_and_arrives_whole() {
+    let a = peer(true, None);
+    let endpoint = a.listen_endpoints()[0].clone();
+    let (_sub, rx) = a.declare_subscriber_channel("big", 4).unwrap();
+    let b = peer(false, Some(&endpoint));
+    let payload: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    b.put("big", &payload, &options).unwrap();
+    let s = next(&rx);
+    assert_eq!(s.payload.len(), payload.len());
+    assert!(s.payload == payload);
+}
+
+#[test]
+fn closing_a_peer_is_noticed_by_the_other() {
+    let a = peer(true, None);
+    let endpoint = a.listen_endpoints()[0].clone();
+    let b = peer(false, Some(&endpoint));
+    assert_eq!(b.peers(), vec![a.zid()]);
+    b.close();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !a.peers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "a still sees b");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
