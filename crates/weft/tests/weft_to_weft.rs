@@ -6,9 +6,11 @@ use std::time::Duration;
 use weft::{Config, PutOptions, Sample, SampleKind, WhatAmI};
 
 fn peer(listen: bool, connect: Option<&str>) -> weft::Session {
-    let mut c = Config::default();
-    c.mode = WhatAmI::Peer;
-    c.multicast_scouting = false;
+    let mut c = Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        ..Config::default()
+    };
     if listen {
         c.listen = vec!["tcp/127.0.0.1:0".parse().unwrap()];
     }
