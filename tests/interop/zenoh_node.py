@@ -22,6 +22,14 @@ def main() -> int:
     p.add_argument("--listen", action="append", default=[])
     p.add_argument("--connect", action="append", default=[])
     p.add_argument("--sub", help="key expression to subscribe to")
+    p.add_argument("--put", help="key to publish on (through a declared publisher)")
+    p.add_argument("--payload", default="", help="text payload to publish")
+    p.add_argument("--size", type=int, help="publish SIZE bytes (i %% 251) instead of --payload")
+    p.add_argument("--encoding", help="encoding of published values")
+    p.add_argument("--attachment", help="attachment of published values")
+    p.add_argument("--delete", action="store_true", help="also delete the key at the end")
+    p.add_argument("--repeat", type=int, default=1, help="how many times to publish")
+    p.add_argument("--interval", type=float, default=0.1, help="seconds between publications")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -59,9 +67,34 @@ def main() -> int:
 
     sub = session.declare_subscriber(args.sub, on_sample) if args.sub else None
     print("READY", flush=True)
+    if args.put:
+        publish(session, args)
+        if not sub:
+            session.close()
+            return 0
     ok = done.wait(args.timeout) if sub else (time.sleep(args.timeout) or True)
     session.close()
     return 0 if ok else 3
+
+
+def publish(session, args) -> None:
+    payload = (
+        bytes(i % 251 for i in range(args.size)) if args.size is not None else args.payload.encode()
+    )
+    options = {}
+    if args.encoding:
+        options["encoding"] = zenoh.Encoding(args.encoding)
+    if args.attachment is not None:
+        options["attachment"] = args.attachment.encode()
+    publisher = session.declare_publisher(args.put)
+    for n in range(args.repeat):
+        publisher.put(payload, **options)
+        if n + 1 < args.repeat:
+            time.sleep(args.interval)
+    if args.delete:
+        publisher.delete()
+    print("PUBLISHED", flush=True)
+    time.sleep(0.2)
 
 
 if __name__ == "__main__":

@@ -26,5 +26,5 @@ pub mod transport;
 
 pub use api::{Publisher, PutOptions, Sample, SampleKind, Subscriber};
 pub use config::{Config, ConfigError};
-pub use session::{open, OpenError, Session, SessionError};
+pub use session::{open, LinkStats, OpenError, Session, SessionError};
 pub use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};

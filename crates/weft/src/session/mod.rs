@@ -63,6 +63,17 @@ pub enum SessionError {
     Closed,
 }
 
+/// Traffic counters of a session's links.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Batches written.
+    pub batches_out: u64,
+    /// Batches read.
+    pub batches_in: u64,
+    /// Messages dropped by congestion control `drop`.
+    pub dropped: u64,
+}
+
 struct LocalSubscriber {
     key: OwnedKeyExpr,
     callback: Callback,
@@ -213,6 +224,19 @@ impl Session {
     /// ZenohIDs of the nodes currently connected.
     pub fn peers(&self) -> Vec<ZenohId> {
         self.inner.lock().faces.keys().copied().collect()
+    }
+
+    /// Traffic counters summed over the currently connected nodes.
+    pub fn link_stats(&self) -> LinkStats {
+        let st = self.inner.lock();
+        let mut total = LinkStats::default();
+        for f in st.faces.values() {
+            let s = f.transport.stats();
+            total.batches_out += s.batches_out.load(Ordering::Relaxed);
+            total.batches_in += s.batches_in.load(Ordering::Relaxed);
+            total.dropped += s.dropped.load(Ordering::Relaxed);
+        }
+        total
     }
 
     /// Publishes `payload` on the concrete key `key`.

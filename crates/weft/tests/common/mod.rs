@@ -1,0 +1,101 @@
+//! Running Eclipse Zenoh nodes (Python, `tests/interop/zenoh_node.py`) next to weft.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+/// A running Zenoh node; killed when dropped.
+pub struct ZenohNode {
+    child: Child,
+    /// Lines the node printed (`READY`, `PUBLISHED`, one JSON object per sample).
+    pub lines: Receiver<String>,
+}
+
+impl ZenohNode {
+    /// Starts `zenoh_node.py` with `args`, waiting for it to print `READY`.
+    pub fn start(args: &[&str]) -> Option<Self> {
+        let python = zenoh_python()?;
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/zenoh_node.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .args(args)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start a Zenoh node");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let node = Self { child, lines };
+        assert_eq!(node.line(20), "READY", "the Zenoh node did not start");
+        Some(node)
+    }
+
+    /// The next line, within `secs` seconds.
+    pub fn line(&self, secs: u64) -> String {
+        self.lines
+            .recv_timeout(Duration::from_secs(secs))
+            .expect("a line from the Zenoh node")
+    }
+
+    /// The next sample the node printed, as JSON.
+    pub fn sample(&self, secs: u64) -> serde_json::Value {
+        loop {
+            let line = self.line(secs);
+            if line.starts_with('{') {
+                return serde_json::from_str(&line).unwrap();
+            }
+        }
+    }
+
+    /// Waits for the node to exit; returns whether it succeeded.
+    pub fn wait(mut self) -> bool {
+        self.child.wait().map(|s| s.success()).unwrap_or(false)
+    }
+}
+
+impl Drop for ZenohNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The Python with eclipse-zenoh, or `None` (test skipped) when not configured.
+pub fn zenoh_python() -> Option<String> {
+    match std::env::var("WEFT_ZENOH_PYTHON") {
+        Ok(p) => Some(p),
+        Err(_) if std::env::var("WEFT_REQUIRE_INTEROP").as_deref() == Ok("1") => {
+            panic!("WEFT_ZENOH_PYTHON is not set but interop tests are required")
+        }
+        Err(_) => {
+            eprintln!("skipped: set WEFT_ZENOH_PYTHON to a Python with eclipse-zenoh==1.10.2");
+            None
+        }
+    }
+}
+
+/// A TCP port free on loopback right now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The bytes `zenoh_node.py --size n` publishes.
+pub fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i % 251) as u8).collect()
+}

@@ -1,0 +1,231 @@
+//! weft sessions against Eclipse Zenoh 1.10.2: a weft client through a Zenoh router with
+//! Zenoh clients on the other side, and a weft peer with a Zenoh peer, both directions.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{free_port, pattern, ZenohNode};
+use weft::{Config, PutOptions, SampleKind, WhatAmI};
+
+fn weft_session(mode: WhatAmI, connect: &str) -> weft::Session {
+    let config = Config {
+        mode,
+        multicast_scouting: false,
+        connect: vec![connect.parse().unwrap()],
+        ..Config::default()
+    };
+    weft::open(config).expect("open a weft session")
+}
+
+fn router() -> Option<(ZenohNode, String)> {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let node = ZenohNode::start(&["--mode", "router", "--listen", &endpoint, "--timeout", "60"])?;
+    Some((node, endpoint))
+}
+
+/// Data published by weft reaches Zenoh subscribers, with encoding and attachment.
+fn weft_publishes_to_zenoh(weft: &weft::Session, zenoh_sub: &ZenohNode) {
+    let options = PutOptions {
+        encoding: "text/plain".into(),
+        attachment: Some(b"att".to_vec()),
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    let publisher = weft.declare_publisher("demo/weft/a", options).unwrap();
+    // The publisher sends once the Zenoh side's subscriber is known.
+    let mut first = None;
+    for _ in 0..50 {
+        publisher.put(b"x").unwrap();
+        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
+            first = Some(line);
+            break;
+        }
+    }
+    let first: serde_json::Value = serde_json::from_str(&first.expect("a first sample")).unwrap();
+    assert_eq!(first["key"], "demo/weft/a");
+    assert_eq!(first["payload"], "x");
+    assert_eq!(first["encoding"], "text/plain");
+    assert_eq!(first["attachment"], "att");
+    // Drain the retries, then the real test: 1 byte, 8 bytes, 1 MiB, delete.
+    std::thread::sleep(Duration::from_millis(300));
+    while zenoh_sub.lines.try_recv().is_ok() {}
+    publisher.put(b"1").unwrap();
+    publisher.put(b"8bytes!!").unwrap();
+    let big = pattern(1 << 20);
+    publisher.put(&big).unwrap();
+    publisher.delete().unwrap();
+    let s = zenoh_sub.sample(10);
+    assert_eq!(
+        (s["payload"].as_str(), s["len"].as_u64()),
+        (Some("1"), Some(1))
+    );
+    assert_eq!(zenoh_sub.sample(10)["payload"], "8bytes!!");
+    let s = zenoh_sub.sample(10);
+    assert_eq!(s["len"], 1 << 20);
+    assert_eq!(s["sha256"], sha256_hex(&big));
+    assert_eq!(zenoh_sub.sample(10)["kind"], "delete");
+}
+
+/// Data published by Zenoh reaches a weft subscriber with a wildcard.
+fn zenoh_publishes_to_weft(weft: &weft::Session, connect_args: &[&str]) {
+    let (_sub, rx) = weft
+        .declare_subscriber_channel("demo/zenoh/**", 64)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut args = connect_args.to_vec();
+    args.extend([
+        "--put",
+        "demo/zenoh/x/y",
+        "--payload",
+        "from zenoh",
+        "--encoding",
+        "application/json",
+        "--attachment",
+        "meta",
+        "--repeat",
+        "3",
+        "--delete",
+    ]);
+    let publisher = ZenohNode::start(&args).expect("zenoh publisher");
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a sample from Zenoh");
+    assert_eq!(s.key_expr, "demo/zenoh/x/y");
+    assert_eq!(s.payload, b"from zenoh");
+    assert_eq!(s.encoding, "application/json");
+    assert_eq!(s.attachment.as_deref(), Some(&b"meta"[..]));
+    let mut kinds = vec![s.kind];
+    while let Ok(s) = rx.recv_timeout(Duration::from_secs(5)) {
+        kinds.push(s.kind);
+        if s.kind == SampleKind::Delete {
+            break;
+        }
+    }
+    assert_eq!(kinds.last(), Some(&SampleKind::Delete), "{kinds:?}");
+    assert!(publisher.wait());
+
+    // A big one.
+    let mut args = connect_args.to_vec();
+    args.extend(["--put", "demo/zenoh/big", "--size", "1048576"]);
+    let publisher = ZenohNode::start(&args).expect("zenoh publisher");
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the 1 MiB sample");
+    assert_eq!(s.payload, pattern(1 << 20));
+    assert!(publisher.wait());
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+#[test]
+fn weft_client_through_a_zenoh_router() {
+    let Some((_router, endpoint)) = router() else {
+        return;
+    };
+    let weft = weft_session(WhatAmI::Client, &endpoint);
+    let zenoh_sub = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ])
+    .unwrap();
+    weft_publishes_to_zenoh(&weft, &zenoh_sub);
+    zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &endpoint]);
+}
+
+#[test]
+fn weft_publisher_sends_nothing_without_subscribers() {
+    let Some((_router, endpoint)) = router() else {
+        return;
+    };
+    let weft = weft_session(WhatAmI::Client, &endpoint);
+    let publisher = weft
+        .declare_publisher("nobody/listens", PutOptions::default())
+        .unwrap();
+    // Let the router answer the publisher's interest (DeclareFinal, no subscriber).
+    std::thread::sleep(Duration::from_millis(500));
+    let before = weft.link_stats().batches_out;
+    for _ in 0..1000 {
+        publisher.put(b"into the void").unwrap();
+    }
+    let after = weft.link_stats().batches_out;
+    assert_eq!(
+        after, before,
+        "a publisher with no matching subscriber sent data"
+    );
+    // Once a subscriber appears, data flows.
+    let endpoint2 = endpoint.clone();
+    let sub = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint2,
+        "--sub",
+        "nobody/**",
+        "--timeout",
+        "30",
+    ])
+    .unwrap();
+    let mut got = false;
+    for _ in 0..50 {
+        publisher.put(b"now someone listens").unwrap();
+        if sub.lines.recv_timeout(Duration::from_millis(100)).is_ok() {
+            got = true;
+            break;
+        }
+    }
+    assert!(
+        got,
+        "the publisher did not resume when a subscriber appeared"
+    );
+}
+
+#[test]
+fn weft_peer_with_a_zenoh_peer() {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let Some(zenoh_peer) = ZenohNode::start(&[
+        "--mode",
+        "peer",
+        "--listen",
+        &endpoint,
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]) else {
+        return;
+    };
+    // weft connects to the Zenoh peer, and listens for the Zenoh peer that publishes.
+    let config = Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        connect: vec![endpoint.parse().unwrap()],
+        listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
+        ..Config::default()
+    };
+    let weft = weft::open(config).unwrap();
+    weft_publishes_to_zenoh(&weft, &zenoh_peer);
+    let weft_endpoint = weft.listen_endpoints()[0].clone();
+    zenoh_publishes_to_weft(&weft, &["--mode", "peer", "--connect", &weft_endpoint]);
+}
