@@ -75,6 +75,9 @@ void _z_mcast_on_join(_z_transport_t *t, const _z_tmsg_t *m, const uint8_t src[6
     p->sn.last_be = ((uint32_t)m->m.join.next_sn_be - 1u) & p->sn_mask;
     p->lease_ms = m->m.join.lease_in_s ? m->m.join.lease * 1000u : m->m.join.lease;
     p->last_rx_ms = _z_clock_ms();
+    /* introduce ourselves to the newcomer at the next tick instead of up to
+     * a join interval later: until then it ignores our frames */
+    t->last_join_ms = p->last_rx_ms - Z_JOIN_INTERVAL;
 }
 
 void _z_mcast_expire(_z_transport_t *t, uint64_t now) {

@@ -83,6 +83,8 @@ class Proc:
 class Scenario:
     def __init__(self, args):
         self.bin = args.bin
+        # e.g. WEFT_WRAPPER="valgrind --error-exitcode=99 --leak-check=full"
+        self.wrapper = os.environ.get("WEFT_WRAPPER", "").split()
         self.py = sys.executable
         self.procs = []
         self.passed = 0
@@ -107,7 +109,7 @@ class Scenario:
         return self.start(name, [self.py, ACTOR, role, f"tcp/127.0.0.1:{port}", key] + [str(a) for a in args])
 
     def pico(self, name, role, locator, key, *args, st=False):
-        argv = [self.bin] + (["--st"] if st else []) + [role, locator, key] + [str(a) for a in args]
+        argv = self.wrapper + [self.bin] + (["--st"] if st else []) + [role, locator, key] + [str(a) for a in args]
         return self.start(name, argv)
 
     def start(self, name, argv):

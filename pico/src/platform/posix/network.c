@@ -32,7 +32,8 @@ static z_result_t _z_open_multicast(_z_sys_socket_t *sock, const _z_endpoint_t *
     if (ep->iface[0] != '\0') {
         struct ifreq ifr;
         memset(&ifr, 0, sizeof(ifr));
-        strncpy(ifr.ifr_name, ep->iface, IFNAMSIZ - 1);
+        memcpy(ifr.ifr_name, ep->iface, sizeof(ep->iface) < IFNAMSIZ ? sizeof(ep->iface) : IFNAMSIZ);
+        ifr.ifr_name[IFNAMSIZ - 1] = '\0';
         if (ioctl(sock->fd, SIOCGIFADDR, &ifr) != 0) return Z_ECONFIG;
         local = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr;
     }

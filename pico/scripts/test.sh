@@ -1,0 +1,102 @@
+#!/bin/sh
+# weft-pico: builds and runs everything its tests need, on a fresh Debian
+# machine as on a developer's. Exits non-zero on any failure.
+#
+#   1. native build (-Wall -Wextra -Werror), ctest: unit + conformance + integration
+#   2. the same suite built with -fsanitize=address,undefined
+#   3. valgrind (memcheck, leaks) over the unit tests and the integration runs
+#   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
+#   5. footprint: Cortex-M4 cross build and memory report
+#
+# Environment: WEFT_SPEC_DIR (default: <repo>/../shared/spec),
+# WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3.
+set -eu
+
+PICO=$(cd "$(dirname "$0")/.." && pwd)
+SPEC=${WEFT_SPEC_DIR:-$PICO/../../shared/spec}
+SPEC=$(cd "$SPEC" && pwd)
+FUZZ_SECONDS=${WEFT_FUZZ_SECONDS:-20}
+VENV=$PICO/build-venv
+JOBS=2
+export WEFT_SPEC_DIR="$SPEC"
+
+step() { printf '\n=== weft-pico: %s\n' "$*"; }
+
+# ---- dependencies (Debian packages, the zenoh Python package) ----
+need=""
+command -v cmake >/dev/null 2>&1 || need="$need cmake"
+command -v ninja >/dev/null 2>&1 || need="$need ninja-build"
+command -v cc >/dev/null 2>&1 || need="$need build-essential"
+command -v clang >/dev/null 2>&1 || need="$need clang"
+command -v valgrind >/dev/null 2>&1 || need="$need valgrind"
+command -v arm-none-eabi-gcc >/dev/null 2>&1 || need="$need gcc-arm-none-eabi libnewlib-arm-none-eabi"
+command -v ip >/dev/null 2>&1 || need="$need iproute2"
+python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need="$need python3-venv"
+if [ -n "$need" ]; then
+    step "installing:$need"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # shellcheck disable=SC2086
+    apt-get install -y -qq $need >/dev/null
+fi
+if ! "$VENV/bin/python" -c "import zenoh" >/dev/null 2>&1; then
+    step "installing eclipse-zenoh==1.10.2 into $VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q eclipse-zenoh==1.10.2
+fi
+PY=$VENV/bin/python
+
+# The integration tests need a larger reassembly buffer (64 KiB payloads).
+CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
+
+build() { # build DIR [cmake args...]
+    dir=$1
+    shift
+    cmake -S "$PICO" -B "$dir" -G Ninja "$@" >/dev/null
+    cmake --build "$dir" -j "$JOBS"
+}
+
+# ---- 1. native ----
+step "native build and tests"
+# shellcheck disable=SC2086
+build "$PICO/build-native" -DCMAKE_BUILD_TYPE=RelWithDebInfo $CONFIG
+(cd "$PICO/build-native" && ctest --output-on-failure)
+
+# ---- 2. sanitizers ----
+step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+# shellcheck disable=SC2086
+build "$PICO/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_SANITIZE=ON $CONFIG
+(cd "$PICO/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure)
+
+# ---- 3. valgrind ----
+if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
+    step "valgrind memcheck (errors and leaks)"
+    VG="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect"
+    for t in vectors_test codec_test keyexpr_test transport_test; do
+        # shellcheck disable=SC2086
+        $VG "$PICO/build-native/tests/$t" "$SPEC" >/dev/null
+        echo "valgrind $t: clean"
+    done
+    (cd "$PICO/build-native" && WEFT_WRAPPER="$VG" ctest --output-on-failure -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching)')
+fi
+
+# ---- 4. fuzzing ----
+step "libFuzzer, ${FUZZ_SECONDS}s per target"
+CC=clang build "$PICO/build-fuzz" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_FUZZ=ON -DWEFT_PICO_TESTS=OFF \
+    -DWEFT_PICO_EXAMPLES=OFF -DZ_FEATURE_MULTI_THREAD=0
+"$PY" "$PICO/fuzz/make_seeds.py" "$SPEC" "$PICO/build-fuzz/seeds"
+for t in fuzz_batch fuzz_transport fuzz_network; do
+    seeds=$PICO/build-fuzz/seeds/batch
+    [ "$t" = fuzz_network ] && seeds=$PICO/build-fuzz/seeds/network
+    corpus=$PICO/build-fuzz/corpus/$t
+    mkdir -p "$corpus"
+    "$PICO/build-fuzz/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$corpus" "$seeds" \
+        >"$PICO/build-fuzz/$t.log" 2>&1 || { tail -40 "$PICO/build-fuzz/$t.log"; echo "fuzz $t: FAILED"; exit 1; }
+    echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "$PICO/build-fuzz/$t.log" | awk '{print $2}') runs, no crash"
+done
+
+# ---- 5. footprint ----
+step "footprint"
+sh "$PICO/scripts/footprint.sh"
+
+step "all weft-pico checks passed"
