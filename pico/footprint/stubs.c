@@ -9,7 +9,7 @@
 
 static volatile uint32_t ticks;
 
-uint64_t _z_clock_ms(void) { return ticks++; }
+uint64_t _z_clock_us(void) { return ticks++; }
 void _z_sleep_ms(uint32_t ms) { ticks += ms; }
 void _z_random_fill(void *buf, size_t len) { memset(buf, 0x5a, len); }
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {

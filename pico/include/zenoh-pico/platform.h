@@ -42,8 +42,8 @@ typedef struct {
 
 /* ---- system (always) ---- */
 
-/* Monotonic milliseconds since an arbitrary origin. */
-uint64_t _z_clock_ms(void);
+/* Monotonic microseconds since an arbitrary origin. */
+uint64_t _z_clock_us(void);
 /* Sleeps for at least `ms` milliseconds. */
 void _z_sleep_ms(uint32_t ms);
 /* Fills `buf` with random bytes (need not be cryptographic). */
@@ -68,6 +68,9 @@ z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t l
 int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]);
 /* Closes the link. */
 void _z_net_close(_z_sys_socket_t *sock);
+
+/* Monotonic milliseconds (derived). */
+static inline uint64_t _z_clock_ms(void) { return _z_clock_us() / 1000u; }
 
 #if Z_FEATURE_MULTI_THREAD == 1
 /* ---- threads (multi-thread builds only) ---- */

@@ -14,12 +14,12 @@ z_result_t z_sleep_s(size_t time) {
     return Z_OK;
 }
 z_clock_t z_clock_now(void) {
-    z_clock_t c = {_z_clock_ms()};
+    z_clock_t c = {_z_clock_us()};
     return c;
 }
-unsigned long z_clock_elapsed_us(z_clock_t *time) { return (unsigned long)((_z_clock_ms() - time->_ms) * 1000u); }
-unsigned long z_clock_elapsed_ms(z_clock_t *time) { return (unsigned long)(_z_clock_ms() - time->_ms); }
-unsigned long z_clock_elapsed_s(z_clock_t *time) { return (unsigned long)((_z_clock_ms() - time->_ms) / 1000u); }
+unsigned long z_clock_elapsed_us(z_clock_t *time) { return (unsigned long)(_z_clock_us() - time->_us); }
+unsigned long z_clock_elapsed_ms(z_clock_t *time) { return (unsigned long)((_z_clock_us() - time->_us) / 1000u); }
+unsigned long z_clock_elapsed_s(z_clock_t *time) { return (unsigned long)((_z_clock_us() - time->_us) / 1000000u); }
 z_time_t z_time_now(void) {
     z_time_t t = {_z_clock_ms()};
     return t;

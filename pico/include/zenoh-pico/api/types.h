@@ -306,7 +306,7 @@ typedef struct {
 
 /* ---- system types of the public API ---- */
 typedef struct {
-    uint64_t _ms;
+    uint64_t _us;
 } z_clock_t;
 typedef struct {
     uint64_t _ms;

@@ -9,10 +9,10 @@
 
 #include "zenoh-pico/platform.h"
 
-uint64_t _z_clock_ms(void) {
+uint64_t _z_clock_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 void _z_sleep_ms(uint32_t ms) {
