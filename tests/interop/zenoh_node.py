@@ -30,6 +30,11 @@ def main() -> int:
     p.add_argument("--delete", action="store_true", help="also delete the key at the end")
     p.add_argument("--repeat", type=int, default=1, help="how many times to publish")
     p.add_argument("--interval", type=float, default=0.1, help="seconds between publications")
+    p.add_argument("--queryable", help="key expression to answer queries on")
+    p.add_argument("--reply", default="", help="payload of the queryable's replies")
+    p.add_argument("--reply-err", action="store_true", help="answer with an error instead")
+    p.add_argument("--get", help="selector to query (prints one JSON line per reply)")
+    p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -66,7 +71,42 @@ def main() -> int:
                 done.set()
 
     sub = session.declare_subscriber(args.sub, on_sample) if args.sub else None
+    queryable = None
+    if args.queryable:
+
+        def on_query(query):
+            key = args.queryable if "*" not in args.queryable else str(query.key_expr)
+            record = {"query": str(query.selector), "parameters": str(query.parameters)}
+            if query.payload is not None:
+                record["payload"] = query.payload.to_bytes().decode("utf-8", "replace")
+            print(json.dumps(record), flush=True)
+            if args.reply_err:
+                query.reply_err(args.reply.encode())
+            else:
+                query.reply(key, args.reply.encode())
+
+        queryable = session.declare_queryable(args.queryable, on_query)
     print("READY", flush=True)
+    if args.get:
+        target = {
+            "best_matching": zenoh.QueryTarget.BEST_MATCHING,
+            "all": zenoh.QueryTarget.ALL,
+            "all_complete": zenoh.QueryTarget.ALL_COMPLETE,
+        }[args.target]
+        for reply in session.get(args.get, target=target, timeout=args.timeout):
+            if reply.ok is not None:
+                s_ = reply.ok
+                record = {"ok": True, "key": str(s_.key_expr), "payload": s_.payload.to_bytes().decode("utf-8", "replace")}
+            else:
+                record = {"ok": False, "error": reply.err.payload.to_bytes().decode("utf-8", "replace")}
+            print(json.dumps(record), flush=True)
+        print("DONE", flush=True)
+        session.close()
+        return 0
+    if queryable is not None and not sub and not args.put:
+        time.sleep(args.timeout)
+        session.close()
+        return 0
     if args.put:
         publish(session, args)
         if not sub:

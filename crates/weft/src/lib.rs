@@ -24,7 +24,12 @@ pub mod link;
 mod session;
 pub mod transport;
 
-pub use api::{Publisher, PutOptions, Sample, SampleKind, Subscriber};
+pub use api::{
+    GetOptions, Publisher, PutOptions, Query, Queryable, Reply, ReplyError, Sample, SampleKind,
+    Subscriber,
+};
 pub use config::{Config, ConfigError};
 pub use session::{open, LinkStats, OpenError, Session, SessionError};
 pub use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};
+pub use weft_proto::network::QueryTarget;
+pub use weft_proto::zenoh::Consolidation;

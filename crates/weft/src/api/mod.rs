@@ -1,7 +1,10 @@
-//! What applications handle: samples, subscribers, publishers, and their options.
+//! What applications handle: samples, subscribers, publishers, queries, queryables,
+//! replies, and their options.
 
 mod pubsub;
+mod query;
 mod sample;
 
 pub use pubsub::{Publisher, PutOptions, Subscriber};
+pub use query::{GetOptions, Query, Queryable, Reply, ReplyError};
 pub use sample::{Sample, SampleKind};

@@ -3,10 +3,7 @@
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::NetworkQos;
-use weft_proto::network::{
-    Declaration, Declare, Interest, InterestMode, NetworkMessage, Push, ResponseFinal,
-};
+use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkMessage, Push};
 use weft_proto::zenoh::PushBody;
 use weft_transport::rx::Incoming;
 
@@ -33,26 +30,26 @@ impl Handler for Glue {
 }
 
 impl Inner {
-    fn dispatch(&self, t: &Arc<Transport>, incoming: Incoming<'_>) {
+    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: Incoming<'_>) {
         match incoming.message {
             NetworkMessage::Push(push) => self.on_push(t, &push),
             NetworkMessage::Declare(d) => self.on_declare(t, d),
             NetworkMessage::Interest(i) => self.on_interest(t, &i),
-            NetworkMessage::Request(r) => {
-                // No queryable answers here yet: every request still gets its final.
-                let mut fin = ResponseFinal::new(r.id);
-                fin.qos = NetworkQos::REQUEST;
-                let _ = t.send(
-                    &NetworkMessage::ResponseFinal(fin),
-                    incoming.priority,
-                    incoming.reliability,
-                    weft_proto::core::CongestionControl::Block,
-                );
-            }
-            NetworkMessage::Response(_)
-            | NetworkMessage::ResponseFinal(_)
-            | NetworkMessage::Oam(_) => {}
+            NetworkMessage::Request(r) => self.on_request(t, &r),
+            NetworkMessage::Response(r) => self.on_response(t, &r),
+            NetworkMessage::ResponseFinal(f) => self.target_done(f.request_id, Some(t.peer_zid())),
+            NetworkMessage::Oam(_) => {}
         }
+    }
+
+    /// The full key of a wire expression from this transport's face (`None` if the face is
+    /// gone; `Some(None)` if the expression does not resolve).
+    pub(crate) fn face_resolve(
+        &self,
+        t: &Transport,
+        we: &weft_proto::core::WireExpr<'_>,
+    ) -> Option<Option<String>> {
+        self.with_face(t, |face| face.resolve(we))
     }
 
     fn with_face<R>(&self, t: &Transport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
@@ -141,10 +138,29 @@ impl Inner {
                 }
                 true
             }
-            Declaration::Queryable(_)
-            | Declaration::UndeclareQueryable(_)
-            | Declaration::Token(_)
-            | Declaration::UndeclareToken(_) => false,
+            Declaration::Queryable(q) => {
+                let key = face
+                    .resolve(&q.wire_expr)
+                    .and_then(|k| OwnedKeyExpr::new(k).ok());
+                if let Some(key) = key {
+                    if q.id == 0 {
+                        face.current_queryables.push(key);
+                    } else {
+                        face.queryables.insert(q.id, key);
+                    }
+                }
+                false
+            }
+            Declaration::UndeclareQueryable(u) => {
+                if u.id != 0 {
+                    face.queryables.remove(&u.id);
+                } else if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
+                    face.current_queryables.retain(|k| k.as_str() != key);
+                    face.queryables.retain(|_, k| k.as_str() != key);
+                }
+                false
+            }
+            Declaration::Token(_) | Declaration::UndeclareToken(_) => false,
         });
         if changed == Some(true) {
             self.changed.notify_all();

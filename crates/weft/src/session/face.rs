@@ -40,6 +40,9 @@ pub(crate) struct Face {
     pub(crate) subscribers: HashMap<u32, OwnedKeyExpr>,
     /// Subscribers declared in answer to Current interests (entity id 0).
     pub(crate) current_subscribers: Vec<OwnedKeyExpr>,
+    /// Queryables the node declared, by entity id (id 0 ones keyed by their key).
+    pub(crate) queryables: HashMap<u32, OwnedKeyExpr>,
+    pub(crate) current_queryables: Vec<OwnedKeyExpr>,
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
     /// between peers).
     pub(crate) initial_declarations_done: bool,
@@ -56,6 +59,8 @@ impl Face {
             remote_exprs: HashMap::new(),
             subscribers: HashMap::new(),
             current_subscribers: Vec::new(),
+            queryables: HashMap::new(),
+            current_queryables: Vec::new(),
             initial_declarations_done: false,
             our_interests: HashMap::new(),
             their_interests: HashMap::new(),
@@ -83,6 +88,14 @@ impl Face {
             .values()
             .chain(&self.current_subscribers)
             .any(|s| s.as_key_expr().intersects(key))
+    }
+
+    /// Whether the node declared a queryable intersecting `key`.
+    pub(crate) fn has_queryable(&self, key: KeyExpr<'_>) -> bool {
+        self.queryables
+            .values()
+            .chain(&self.current_queryables)
+            .any(|q| q.as_key_expr().intersects(key))
     }
 
     /// Whether data on `key` must be sent to this node.

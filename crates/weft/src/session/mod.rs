@@ -3,7 +3,10 @@
 mod dispatch;
 mod face;
 mod outbound;
+mod query;
 mod runtime;
+
+pub(crate) use query::{Answer, QueryOrigin};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +18,9 @@ use weft_keyexpr::{KeyExprError, OwnedKeyExpr};
 use weft_proto::core::{WhatAmI, ZenohId};
 use weft_proto::transport::CloseReason;
 
-use crate::api::{Publisher, PutOptions, Sample, SampleKind, Subscriber};
+use crate::api::{
+    GetOptions, Publisher, PutOptions, Query, Queryable, Reply, Sample, SampleKind, Subscriber,
+};
 use crate::config::Config;
 use face::Face;
 
@@ -84,6 +89,8 @@ pub(crate) struct State {
     next_id: u32,
     subscribers: HashMap<u32, LocalSubscriber>,
     publishers: HashMap<u32, OwnedKeyExpr>,
+    queryables: HashMap<u32, query::LocalQueryable>,
+    gets: HashMap<u32, query::PendingGet>,
     faces: HashMap<ZenohId, Face>,
 }
 
@@ -153,6 +160,8 @@ impl Session {
                 next_id: 0,
                 subscribers: HashMap::new(),
                 publishers: HashMap::new(),
+                queryables: HashMap::new(),
+                gets: HashMap::new(),
                 faces: HashMap::new(),
             }),
             changed: Condvar::new(),
@@ -304,6 +313,39 @@ impl Session {
         let key = concrete(key)?;
         let id = self.inner.declare_publisher(key.clone())?;
         Ok(Publisher::new(self.inner.clone(), id, key, options))
+    }
+
+    /// Queries `selector` (a key expression, optionally followed by `?parameters`).
+    /// Replies arrive on the returned channel, which closes once every queried node has
+    /// finished or the timeout passed.
+    pub fn get(
+        &self,
+        selector: &str,
+        options: &GetOptions,
+    ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
+        self.inner.get(selector, options)
+    }
+
+    /// Declares a queryable answering queries on keys intersecting `key_expr`; `complete`
+    /// says it answers for every key of it. Undeclared when the returned handle is dropped.
+    pub fn declare_queryable<F>(
+        &self,
+        key_expr: &str,
+        complete: bool,
+        callback: F,
+    ) -> Result<Queryable, SessionError>
+    where
+        F: Fn(Query) + Send + Sync + 'static,
+    {
+        let key = OwnedKeyExpr::new(key_expr)?;
+        let id = self
+            .inner
+            .declare_queryable(key.clone(), complete, Arc::new(callback))?;
+        Ok(Queryable {
+            inner: self.inner.clone(),
+            id,
+            key: key.to_string(),
+        })
     }
 
     /// Closes the session: tells every connected node and stops every thread.

@@ -36,7 +36,7 @@ pub(crate) fn parse_encoding(text: &str) -> (u16, Option<&[u8]>) {
 }
 
 /// Control-plane messages are sent reliably at Control priority, blocking.
-fn send_control(t: &Transport, msg: &NetworkMessage<'_>) {
+pub(crate) fn send_control(t: &Transport, msg: &NetworkMessage<'_>) {
     let _ = t.send(
         msg,
         Priority::Control,
@@ -77,6 +77,23 @@ fn declares_unsolicited(face: &Face) -> bool {
 }
 
 impl Inner {
+    /// The faces a declaration of `kind` on `key` goes to: peers and routers always,
+    /// clients when one of their interests asks for it.
+    pub(crate) fn declaration_targets(
+        &self,
+        st: &super::State,
+        kind: InterestOptions,
+        key: KeyExpr<'_>,
+    ) -> Vec<Arc<Transport>> {
+        st.faces
+            .values()
+            .filter(|f| {
+                declares_unsolicited(f) || f.their_interests.values().any(|i| i.wants(kind, key))
+            })
+            .map(|f| f.transport.clone())
+            .collect()
+    }
+
     /// Whether data flowing on this face follows the peer rules (initial declarations
     /// and DeclareFinal 0) rather than the client-to-router interest rules.
     pub(crate) fn is_peer_link(&self, face: &Face) -> bool {
@@ -198,17 +215,8 @@ impl Inner {
                     callback,
                 },
             );
-            let targets: Vec<Arc<Transport>> = st
-                .faces
-                .values()
-                .filter(|f| {
-                    declares_unsolicited(f)
-                        || f.their_interests
-                            .values()
-                            .any(|i| i.wants(InterestOptions::SUBSCRIBERS, key.as_key_expr()))
-                })
-                .map(|f| f.transport.clone())
-                .collect();
+            let targets =
+                self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key.as_key_expr());
             (id, targets)
         };
         let msg = declare_subscriber_msg(id, key.as_str(), None);
@@ -224,16 +232,7 @@ impl Inner {
             let Some(sub) = st.subscribers.remove(&id) else {
                 return;
             };
-            st.faces
-                .values()
-                .filter(|f| {
-                    declares_unsolicited(f)
-                        || f.their_interests
-                            .values()
-                            .any(|i| i.wants(InterestOptions::SUBSCRIBERS, sub.key.as_key_expr()))
-                })
-                .map(|f| f.transport.clone())
-                .collect()
+            self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, sub.key.as_key_expr())
         };
         let msg = NetworkMessage::Declare(Declare::new(
             None,
@@ -331,6 +330,9 @@ impl Inner {
             for (id, key) in &subs {
                 send_control(t, &declare_subscriber_msg(*id, key, None));
             }
+            for (id, key, complete) in self.queryable_declarations() {
+                send_control(t, &super::query::declare_queryable_msg(id, &key, complete));
+            }
         }
         for (id, key) in &pubs {
             send_control(t, &publisher_interest_msg(*id, key.as_str()));
@@ -350,7 +352,7 @@ impl Inner {
         options: InterestOptions,
         key: Option<OwnedKeyExpr>,
     ) {
-        let matching: Vec<(u32, String)> = {
+        let matching = {
             let mut st = self.lock();
             let matching = if options.contains(InterestOptions::SUBSCRIBERS)
                 && matches!(mode, InterestMode::Current | InterestMode::CurrentFuture)
@@ -375,16 +377,48 @@ impl Inner {
             } else {
                 Vec::new()
             };
+            let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
+            let queryables: Vec<(u32, String, bool)> =
+                if options.contains(InterestOptions::QUERYABLES) && current {
+                    st.queryables
+                        .iter()
+                        .filter(|(_, q)| {
+                            key.as_ref()
+                                .is_none_or(|k| k.as_key_expr().intersects(q.key.as_key_expr()))
+                        })
+                        .map(|(id, q)| {
+                            (
+                                if mode == InterestMode::Current {
+                                    0
+                                } else {
+                                    *id
+                                },
+                                q.key.to_string(),
+                                q.complete,
+                            )
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
             if matches!(mode, InterestMode::Future | InterestMode::CurrentFuture) {
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
                     face.their_interests
                         .insert(interest, super::face::PeerInterest { options, key });
                 }
             }
-            matching
+            (matching, queryables)
         };
+        let (matching, queryables) = matching;
         for (id, key) in &matching {
             send_control(t, &declare_subscriber_msg(*id, key, Some(interest)));
+        }
+        for (id, key, complete) in &queryables {
+            let mut msg = super::query::declare_queryable_msg(*id, key, *complete);
+            if let NetworkMessage::Declare(d) = &mut msg {
+                d.interest_id = Some(interest);
+            }
+            send_control(t, &msg);
         }
         send_control(t, &declare_final_msg(interest));
     }

@@ -62,6 +62,7 @@ impl Inner {
             st.faces.remove(&t.peer_zid());
         }
         drop(st);
+        self.forget_face_in_gets(t.peer_zid());
         self.changed.notify_all();
     }
 }

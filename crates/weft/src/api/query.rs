@@ -1,0 +1,160 @@
+//! Queries: `get` on a selector, queryables answering them, and the replies.
+
+use std::sync::Arc;
+
+use weft_proto::core::ZenohId;
+use weft_proto::network::QueryTarget;
+use weft_proto::zenoh::Consolidation;
+
+use crate::api::{PutOptions, Sample};
+use crate::session::{Answer, Inner, QueryOrigin, SessionError};
+
+/// How a `get` is made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GetOptions {
+    /// Which queryables answer (best matching by default).
+    pub target: QueryTarget,
+    /// How replies are consolidated; `Auto` means `Latest`, as in Zenoh.
+    pub consolidation: Consolidation,
+    /// How long to wait for the replies (the session's `queries_default_timeout` when
+    /// `None`).
+    pub timeout: Option<std::time::Duration>,
+    /// A value sent with the query: (payload, encoding).
+    pub payload: Option<(Vec<u8>, String)>,
+    /// User bytes attached to the query.
+    pub attachment: Option<Vec<u8>>,
+}
+
+impl Default for GetOptions {
+    fn default() -> Self {
+        Self {
+            target: QueryTarget::BestMatching,
+            consolidation: Consolidation::Auto,
+            timeout: None,
+            payload: None,
+            attachment: None,
+        }
+    }
+}
+
+/// An error answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplyError {
+    /// The error value.
+    pub payload: Vec<u8>,
+    /// Its encoding.
+    pub encoding: String,
+}
+
+/// One answer to a `get`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// A sample, or an error.
+    pub result: Result<Sample, ReplyError>,
+    /// The answering session, when it said.
+    pub replier_id: Option<ZenohId>,
+}
+
+/// A query received by a queryable. Answer with [`Query::reply`], [`Query::reply_err`] or
+/// [`Query::reply_del`]; the querier learns that this queryable is done when the `Query`
+/// is dropped.
+pub struct Query {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) origin: Arc<QueryOrigin>,
+    pub(crate) key_expr: String,
+    pub(crate) parameters: String,
+    pub(crate) payload: Option<(Vec<u8>, String)>,
+    pub(crate) attachment: Option<Vec<u8>>,
+    pub(crate) queryable_id: u32,
+}
+
+impl std::fmt::Debug for Query {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("key_expr", &self.key_expr)
+            .field("parameters", &self.parameters)
+            .finish()
+    }
+}
+
+impl Query {
+    /// The queried key expression.
+    pub fn key_expr(&self) -> &str {
+        &self.key_expr
+    }
+
+    /// The selector's parameters (text after `?`).
+    pub fn parameters(&self) -> &str {
+        &self.parameters
+    }
+
+    /// The selector: key expression, then `?parameters` if any.
+    pub fn selector(&self) -> String {
+        if self.parameters.is_empty() {
+            self.key_expr.clone()
+        } else {
+            format!("{}?{}", self.key_expr, self.parameters)
+        }
+    }
+
+    /// The value sent with the query: (payload, encoding).
+    pub fn payload(&self) -> Option<&(Vec<u8>, String)> {
+        self.payload.as_ref()
+    }
+
+    /// User bytes attached to the query.
+    pub fn attachment(&self) -> Option<&[u8]> {
+        self.attachment.as_deref()
+    }
+
+    /// Answers with a value on `key` (a concrete key).
+    pub fn reply(
+        &self,
+        key: &str,
+        payload: &[u8],
+        options: &PutOptions,
+    ) -> Result<(), SessionError> {
+        self.inner.reply(
+            &self.origin,
+            self.queryable_id,
+            key,
+            Answer::Value(payload, options),
+        )
+    }
+
+    /// Answers that `key` was deleted.
+    pub fn reply_del(&self, key: &str) -> Result<(), SessionError> {
+        self.inner
+            .reply(&self.origin, self.queryable_id, key, Answer::Delete)
+    }
+
+    /// Answers with an error.
+    pub fn reply_err(&self, payload: &[u8], encoding: &str) -> Result<(), SessionError> {
+        self.inner.reply(
+            &self.origin,
+            self.queryable_id,
+            &self.key_expr,
+            Answer::Error(payload, encoding),
+        )
+    }
+}
+
+/// A declared queryable; undeclared when dropped.
+pub struct Queryable {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) id: u32,
+    pub(crate) key: String,
+}
+
+impl Queryable {
+    /// The key expression it answers for.
+    pub fn key_expr(&self) -> &str {
+        &self.key
+    }
+}
+
+impl Drop for Queryable {
+    fn drop(&mut self) {
+        self.inner.undeclare_queryable(self.id);
+    }
+}

@@ -1,0 +1,622 @@
+//! Queries in both directions: `get` (requests sent, replies gathered and consolidated,
+//! ended by every target's ResponseFinal or the timeout) and queryables (requests
+//! received, answered, and ended with exactly one ResponseFinal each).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Weak};
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{
+    CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI, WireExpr, ZenohId,
+};
+use weft_proto::network::{
+    Declaration, Declare, DeclareQueryable, EntityGlobalId, InterestOptions, NetworkMessage,
+    QueryTarget, QueryableInfo, Request, Response, ResponseBody, ResponseFinal, UndeclareQueryable,
+};
+use weft_proto::zenoh::{
+    Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
+};
+
+use super::outbound::parse_encoding;
+use super::{Inner, SessionError};
+use crate::api::{GetOptions, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
+use crate::transport::Transport;
+
+/// What a queryable answers.
+pub(crate) enum Answer<'a> {
+    /// A value on the reply's key.
+    Value(&'a [u8], &'a PutOptions),
+    /// The reply's key was deleted.
+    Delete,
+    /// An error: payload and encoding.
+    Error(&'a [u8], &'a str),
+}
+
+/// A queryable's callback.
+pub(crate) type QueryCallback = Arc<dyn Fn(Query) + Send + Sync>;
+
+/// Replies buffered per `get` before they are dropped (bounded memory).
+const GET_CHANNEL: usize = 4096;
+
+pub(crate) struct LocalQueryable {
+    pub(crate) key: OwnedKeyExpr,
+    pub(crate) complete: bool,
+    pub(crate) callback: QueryCallback,
+}
+
+/// A `get` waiting for its replies.
+pub(crate) struct PendingGet {
+    key: OwnedKeyExpr,
+    sink: SyncSender<Reply>,
+    consolidation: Consolidation,
+    /// Faces (and, with `None`, this session's own queryables) that have not finished.
+    waiting: HashSet<Option<ZenohId>>,
+    /// Latest reply per key (consolidation `Latest`), or the last delivered one's
+    /// timestamp per key (`Monotonic`).
+    held: HashMap<String, Reply>,
+}
+
+/// Where a received query came from. When the last reference goes (every [`Query`] handed
+/// to a queryable dropped), the querier is told this node is done.
+pub(crate) enum QueryOrigin {
+    /// A request from another node.
+    Remote {
+        /// The link it came on.
+        transport: Arc<Transport>,
+        /// The requester's id for it.
+        request_id: u32,
+        /// The request's QoS, reused for the answers.
+        qos: NetworkQos,
+    },
+    /// A `get` of this session answered by its own queryables.
+    Local {
+        /// The session.
+        inner: Weak<Inner>,
+        /// The `get`'s id.
+        qid: u32,
+    },
+}
+
+impl Drop for QueryOrigin {
+    fn drop(&mut self) {
+        match self {
+            Self::Remote {
+                transport,
+                request_id,
+                qos,
+            } => {
+                let mut fin = ResponseFinal::new(*request_id);
+                fin.qos = *qos;
+                let _ = transport.send(
+                    &NetworkMessage::ResponseFinal(fin),
+                    qos.priority(),
+                    Reliability::Reliable,
+                    CongestionControl::Block,
+                );
+            }
+            Self::Local { inner, qid } => {
+                if let Some(inner) = inner.upgrade() {
+                    inner.target_done(*qid, None);
+                }
+            }
+        }
+    }
+}
+
+fn timestamp_of(r: &Reply) -> Option<weft_proto::core::Timestamp> {
+    r.result.as_ref().ok().and_then(|s| s.timestamp)
+}
+
+impl PendingGet {
+    /// Takes a reply in; returns it if it must be delivered now.
+    fn accept(&mut self, reply: Reply) -> Option<Reply> {
+        let key = match &reply.result {
+            Ok(s) => s.key_expr.clone(),
+            Err(_) => return Some(reply),
+        };
+        match self.consolidation {
+            Consolidation::None => Some(reply),
+            Consolidation::Monotonic => {
+                let newer = match (
+                    self.held.get(&key).and_then(timestamp_of),
+                    timestamp_of(&reply),
+                ) {
+                    (Some(old), Some(new)) => new > old,
+                    _ => true,
+                };
+                if newer {
+                    self.held.insert(key, reply.clone());
+                    Some(reply)
+                } else {
+                    None
+                }
+            }
+            Consolidation::Auto | Consolidation::Latest => {
+                let replace = match (
+                    self.held.get(&key).and_then(timestamp_of),
+                    timestamp_of(&reply),
+                ) {
+                    (Some(old), Some(new)) => new >= old,
+                    (Some(_), None) => false,
+                    _ => true,
+                };
+                if replace {
+                    self.held.insert(key, reply);
+                }
+                None
+            }
+        }
+    }
+
+    /// Delivers what was held (consolidation `Latest`) and closes the channel.
+    fn finish(self) {
+        if matches!(
+            self.consolidation,
+            Consolidation::Auto | Consolidation::Latest
+        ) {
+            for (_, r) in self.held {
+                let _ = self.sink.try_send(r);
+            }
+        }
+    }
+}
+
+fn split_selector(selector: &str) -> (&str, &str) {
+    selector.split_once('?').unwrap_or((selector, ""))
+}
+
+pub(crate) fn declare_queryable_msg(id: u32, key: &str, complete: bool) -> NetworkMessage<'_> {
+    NetworkMessage::Declare(Declare::new(
+        None,
+        Declaration::Queryable(DeclareQueryable {
+            id,
+            wire_expr: WireExpr::key(key),
+            info: QueryableInfo {
+                complete,
+                distance: 0,
+            },
+            unknown: Vec::new(),
+        }),
+    ))
+}
+
+impl Inner {
+    /// Sends a `get`; replies arrive on the returned channel, which closes when the query
+    /// is over.
+    pub(crate) fn get(
+        self: &Arc<Self>,
+        selector: &str,
+        options: &GetOptions,
+    ) -> Result<Receiver<Reply>, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (key, parameters) = split_selector(selector);
+        let key = OwnedKeyExpr::new(key)?;
+        let consolidation = match options.consolidation {
+            Consolidation::Auto => Consolidation::Latest,
+            c => c,
+        };
+        let timeout = options
+            .timeout
+            .unwrap_or(self.config.queries_default_timeout);
+        let (sink, replies) = sync_channel(GET_CHANNEL);
+        let (qid, targets, locals) = {
+            let mut st = self.lock();
+            let qid = Self::next_id(&mut st);
+            let targets: Vec<Arc<Transport>> = st
+                .faces
+                .values()
+                .filter(|f| {
+                    if f.transport.peer_whatami() == WhatAmI::Client {
+                        f.has_queryable(key.as_key_expr())
+                    } else if self.is_peer_link(f) {
+                        f.has_queryable(key.as_key_expr()) || !f.initial_declarations_done
+                    } else {
+                        true
+                    }
+                })
+                .map(|f| f.transport.clone())
+                .collect();
+            let locals =
+                self.matching_queryables(&st.queryables, key.as_key_expr(), options.target);
+            let mut waiting: HashSet<Option<ZenohId>> =
+                targets.iter().map(|t| Some(t.peer_zid())).collect();
+            if !locals.is_empty() {
+                waiting.insert(None);
+            }
+            st.gets.insert(
+                qid,
+                PendingGet {
+                    key: key.clone(),
+                    sink,
+                    consolidation,
+                    waiting,
+                    held: HashMap::new(),
+                },
+            );
+            (qid, targets, locals)
+        };
+        let (enc_id, schema) = options
+            .payload
+            .as_ref()
+            .map_or((0, None), |(_, e)| parse_encoding(e));
+        let query = WireQuery {
+            consolidation,
+            parameters,
+            body: options.payload.as_ref().map(|(p, _)| QueryBody {
+                encoding: Encoding { id: enc_id, schema },
+                payload: p,
+            }),
+            attachment: options.attachment.as_deref(),
+            ..WireQuery::default()
+        };
+        let mut request = Request::new(qid, WireExpr::key(key.as_str()), query);
+        request.qos = NetworkQos::REQUEST;
+        request.target = options.target;
+        request.timeout_ms = Some(timeout.as_millis() as u64);
+        let msg = NetworkMessage::Request(request);
+        for t in &targets {
+            if t.send(
+                &msg,
+                Priority::Data,
+                Reliability::Reliable,
+                CongestionControl::Block,
+            )
+            .is_err()
+            {
+                self.target_done(qid, Some(t.peer_zid()));
+            }
+        }
+        if !locals.is_empty() {
+            let origin = Arc::new(QueryOrigin::Local {
+                inner: Arc::downgrade(self),
+                qid,
+            });
+            for (id, callback) in locals {
+                callback(Query {
+                    inner: self.clone(),
+                    origin: origin.clone(),
+                    key_expr: key.to_string(),
+                    parameters: parameters.to_string(),
+                    payload: options.payload.clone(),
+                    attachment: options.attachment.clone(),
+                    queryable_id: id,
+                });
+            }
+        }
+        self.check_done(qid);
+        let weak = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("weft-get-timeout".into())
+            .spawn(move || {
+                std::thread::sleep(timeout);
+                if let Some(inner) = weak.upgrade() {
+                    inner.finish_get(qid);
+                }
+            })
+            .expect("spawn a timer thread");
+        Ok(replies)
+    }
+
+    fn matching_queryables(
+        &self,
+        queryables: &HashMap<u32, LocalQueryable>,
+        key: KeyExpr<'_>,
+        target: QueryTarget,
+    ) -> Vec<(u32, QueryCallback)> {
+        queryables
+            .iter()
+            .filter(|(_, q)| q.key.as_key_expr().intersects(key))
+            .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
+            .map(|(id, q)| (*id, q.callback.clone()))
+            .collect()
+    }
+
+    /// One target (a face, or `None` for this session's queryables) finished a `get`.
+    pub(crate) fn target_done(&self, qid: u32, target: Option<ZenohId>) {
+        if let Some(g) = self.lock().gets.get_mut(&qid) {
+            g.waiting.remove(&target);
+        }
+        self.check_done(qid);
+    }
+
+    fn check_done(&self, qid: u32) {
+        let done = self
+            .lock()
+            .gets
+            .get(&qid)
+            .is_some_and(|g| g.waiting.is_empty());
+        if done {
+            self.finish_get(qid);
+        }
+    }
+
+    fn finish_get(&self, qid: u32) {
+        let pending = self.lock().gets.remove(&qid);
+        if let Some(g) = pending {
+            g.finish();
+        }
+    }
+
+    /// A face closed: it will not finish the `get`s it was part of.
+    pub(crate) fn forget_face_in_gets(&self, zid: ZenohId) {
+        let qids: Vec<u32> = self
+            .lock()
+            .gets
+            .iter()
+            .filter(|(_, g)| g.waiting.contains(&Some(zid)))
+            .map(|(q, _)| *q)
+            .collect();
+        for q in qids {
+            self.target_done(q, Some(zid));
+        }
+    }
+
+    /// Delivers a reply to a pending `get`.
+    fn deliver_reply(&self, qid: u32, reply: Reply) {
+        let mut st = self.lock();
+        let Some(g) = st.gets.get_mut(&qid) else {
+            return;
+        };
+        if let Ok(s) = &reply.result {
+            let matches =
+                KeyExpr::new(&s.key_expr).is_ok_and(|k| k.intersects(g.key.as_key_expr()));
+            if !matches {
+                return;
+            }
+        }
+        if let Some(r) = g.accept(reply) {
+            let _ = g.sink.try_send(r);
+        }
+    }
+
+    /// A Response from a face, for one of our `get`s.
+    pub(crate) fn on_response(&self, t: &Arc<Transport>, r: &Response<'_>) {
+        let Some(Some(key)) = self.face_resolve(t, &r.wire_expr) else {
+            return;
+        };
+        let replier_id = r.responder.map(|e| e.zid);
+        let result = match &r.body {
+            ResponseBody::Reply(rep) => Ok(sample_of(key, &rep.body, r.qos)),
+            ResponseBody::Err(e) => Err(ReplyError {
+                payload: e.payload.to_vec(),
+                encoding: e.encoding.to_string(),
+            }),
+        };
+        self.deliver_reply(r.request_id, Reply { result, replier_id });
+    }
+
+    /// A request from a face: handed to every matching queryable, or finished at once.
+    pub(crate) fn on_request(self: &Arc<Self>, t: &Arc<Transport>, r: &Request<'_>) {
+        let key = self
+            .face_resolve(t, &r.wire_expr)
+            .flatten()
+            .and_then(|k| OwnedKeyExpr::new(k).ok());
+        let locals = match &key {
+            Some(k) => {
+                let st = self.lock();
+                self.matching_queryables(&st.queryables, k.as_key_expr(), r.target)
+            }
+            None => Vec::new(),
+        };
+        // Dropped at the end of this function unless queries hold it: then the
+        // ResponseFinal is sent when the last one is dropped.
+        let origin = Arc::new(QueryOrigin::Remote {
+            transport: t.clone(),
+            request_id: r.id,
+            qos: r.qos,
+        });
+        let Some(key) = key else { return };
+        let payload = r
+            .query
+            .body
+            .as_ref()
+            .map(|b| (b.payload.to_vec(), b.encoding.to_string()));
+        for (id, callback) in locals {
+            callback(Query {
+                inner: self.clone(),
+                origin: origin.clone(),
+                key_expr: key.to_string(),
+                parameters: r.query.parameters.to_string(),
+                payload: payload.clone(),
+                attachment: r.query.attachment.map(<[u8]>::to_vec),
+                queryable_id: id,
+            });
+        }
+    }
+
+    /// A queryable's answer.
+    pub(crate) fn reply(
+        &self,
+        origin: &QueryOrigin,
+        queryable_id: u32,
+        key: &str,
+        answer: Answer<'_>,
+    ) -> Result<(), SessionError> {
+        let owned = OwnedKeyExpr::new(key)?;
+        if owned.as_key_expr().is_wild() {
+            return Err(SessionError::Wildcard(key.into()));
+        }
+        match origin {
+            QueryOrigin::Remote {
+                transport,
+                request_id,
+                qos,
+            } => {
+                let body = match answer {
+                    Answer::Value(payload, options) => {
+                        let (id, schema) = parse_encoding(&options.encoding);
+                        ResponseBody::Reply(WireReply {
+                            consolidation: Consolidation::Auto,
+                            unknown: Vec::new(),
+                            body: PushBody::Put(Put {
+                                encoding: Encoding { id, schema },
+                                attachment: options.attachment.as_deref(),
+                                payload,
+                                ..Put::default()
+                            }),
+                        })
+                    }
+                    Answer::Delete => ResponseBody::Reply(WireReply {
+                        consolidation: Consolidation::Auto,
+                        unknown: Vec::new(),
+                        body: PushBody::Del(Del::default()),
+                    }),
+                    Answer::Error(payload, encoding) => {
+                        let (id, schema) = parse_encoding(encoding);
+                        ResponseBody::Err(Err {
+                            encoding: Encoding { id, schema },
+                            payload,
+                            ..Err::default()
+                        })
+                    }
+                };
+                let mut resp = Response::new(*request_id, WireExpr::key(key), body);
+                resp.qos = *qos;
+                resp.responder = Some(EntityGlobalId {
+                    zid: self.zid,
+                    eid: queryable_id,
+                });
+                transport
+                    .send(
+                        &NetworkMessage::Response(resp),
+                        qos.priority(),
+                        Reliability::Reliable,
+                        CongestionControl::Block,
+                    )
+                    .map_err(|_| SessionError::Closed)
+            }
+            QueryOrigin::Local { qid, .. } => {
+                let sample = |kind, payload: &[u8], options: &PutOptions| Sample {
+                    key_expr: key.to_string(),
+                    kind,
+                    payload: payload.to_vec(),
+                    encoding: if options.encoding.is_empty() {
+                        "zenoh/bytes".into()
+                    } else {
+                        options.encoding.clone()
+                    },
+                    timestamp: None,
+                    attachment: options.attachment.clone(),
+                    priority: Priority::Data,
+                    congestion_control: CongestionControl::Block,
+                    express: false,
+                };
+                let result = match answer {
+                    Answer::Value(payload, options) => {
+                        Ok(sample(SampleKind::Put, payload, options))
+                    }
+                    Answer::Delete => Ok(sample(SampleKind::Delete, &[], &PutOptions::default())),
+                    Answer::Error(payload, encoding) => Err(ReplyError {
+                        payload: payload.to_vec(),
+                        encoding: encoding.to_string(),
+                    }),
+                };
+                self.deliver_reply(
+                    *qid,
+                    Reply {
+                        result,
+                        replier_id: Some(self.zid),
+                    },
+                );
+                Ok(())
+            }
+        }
+    }
+
+    pub(crate) fn declare_queryable(
+        &self,
+        key: OwnedKeyExpr,
+        complete: bool,
+        callback: QueryCallback,
+    ) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            st.queryables.insert(
+                id,
+                LocalQueryable {
+                    key: key.clone(),
+                    complete,
+                    callback,
+                },
+            );
+            (
+                id,
+                self.declaration_targets(&st, InterestOptions::QUERYABLES, key.as_key_expr()),
+            )
+        };
+        let msg = declare_queryable_msg(id, key.as_str(), complete);
+        for t in targets {
+            super::outbound::send_control(&t, &msg);
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn undeclare_queryable(&self, id: u32) {
+        let targets = {
+            let mut st = self.lock();
+            let Some(q) = st.queryables.remove(&id) else {
+                return;
+            };
+            self.declaration_targets(&st, InterestOptions::QUERYABLES, q.key.as_key_expr())
+        };
+        let msg = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::UndeclareQueryable(UndeclareQueryable {
+                id,
+                wire_expr: Some(WireExpr {
+                    scope: 0,
+                    suffix: "",
+                    mapping: weft_proto::core::Mapping::Receiver,
+                }),
+                unknown: Vec::new(),
+            }),
+        ));
+        for t in targets {
+            super::outbound::send_control(&t, &msg);
+        }
+    }
+
+    /// Our queryables, as declarations to send a new face.
+    pub(crate) fn queryable_declarations(&self) -> Vec<(u32, String, bool)> {
+        self.lock()
+            .queryables
+            .iter()
+            .map(|(id, q)| (*id, q.key.to_string(), q.complete))
+            .collect()
+    }
+}
+
+/// A Reply's Put or Del as a sample on `key`.
+fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
+    match body {
+        PushBody::Put(p) => Sample {
+            key_expr: key,
+            kind: SampleKind::Put,
+            payload: p.payload.to_vec(),
+            encoding: p.encoding.to_string(),
+            timestamp: p.timestamp,
+            attachment: p.attachment.map(<[u8]>::to_vec),
+            priority: qos.priority(),
+            congestion_control: qos.congestion_control(),
+            express: qos.is_express(),
+        },
+        PushBody::Del(d) => Sample {
+            key_expr: key,
+            kind: SampleKind::Delete,
+            payload: Vec::new(),
+            encoding: "zenoh/bytes".into(),
+            timestamp: d.timestamp,
+            attachment: d.attachment.map(<[u8]>::to_vec),
+            priority: qos.priority(),
+            congestion_control: qos.congestion_control(),
+            express: qos.is_express(),
+        },
+    }
+}

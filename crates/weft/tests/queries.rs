@@ -1,0 +1,230 @@
+//! get / queryable: between weft sessions, and against Eclipse Zenoh 1.10.2.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{free_port, ZenohNode};
+use weft::{Config, GetOptions, PutOptions, QueryTarget, Reply, WhatAmI};
+
+fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> weft::Session {
+    let config = Config {
+        mode,
+        multicast_scouting: false,
+        listen: if listen {
+            vec!["tcp/127.0.0.1:0".parse().unwrap()]
+        } else {
+            Vec::new()
+        },
+        connect: connect
+            .map(|e| vec![e.parse().unwrap()])
+            .unwrap_or_default(),
+        ..Config::default()
+    };
+    weft::open(config).expect("open")
+}
+
+fn collect(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<Reply> {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut out = Vec::new();
+    while let Ok(r) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        out.push(r);
+    }
+    out
+}
+
+fn answer_with_key_and_params(q: weft::Query) {
+    let text = format!("answer to {} [{}]", q.key_expr(), q.parameters());
+    if q.key_expr().ends_with("err") {
+        q.reply_err(b"oops", "text/plain").unwrap();
+    } else {
+        q.reply(q.key_expr(), text.as_bytes(), &PutOptions::default())
+            .unwrap();
+    }
+}
+
+#[test]
+fn weft_peers_query_each_other_and_themselves() {
+    let a = session(WhatAmI::Peer, true, None);
+    let _qa = a
+        .declare_queryable("demo/q/**", false, answer_with_key_and_params)
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let started = Instant::now();
+    let replies = collect(b.get("demo/q/x?p=1", &GetOptions::default()).unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the get waited for its timeout"
+    );
+    assert_eq!(replies.len(), 1);
+    let s = replies[0].result.as_ref().unwrap();
+    assert_eq!(s.key_expr, "demo/q/x");
+    assert_eq!(s.payload, b"answer to demo/q/x [p=1]");
+    assert_eq!(replies[0].replier_id, Some(a.zid()));
+
+    let replies = collect(b.get("demo/q/err", &GetOptions::default()).unwrap());
+    let err = replies[0].result.as_ref().unwrap_err();
+    assert_eq!(
+        (err.payload.as_slice(), err.encoding.as_str()),
+        (&b"oops"[..], "text/plain")
+    );
+
+    // A local queryable answers its own session's get, and no queryable means no reply.
+    let _qb = b
+        .declare_queryable("local/**", true, |q| {
+            q.reply("local/1", b"one", &PutOptions::default()).unwrap();
+            q.reply("local/2", b"two", &PutOptions::default()).unwrap();
+        })
+        .unwrap();
+    let mut got: Vec<String> = collect(b.get("local/*", &GetOptions::default()).unwrap())
+        .into_iter()
+        .map(|r| r.result.unwrap().key_expr)
+        .collect();
+    got.sort();
+    assert_eq!(got, ["local/1", "local/2"]);
+    let started = Instant::now();
+    assert!(collect(b.get("nothing/here", &GetOptions::default()).unwrap()).is_empty());
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn a_query_to_a_vanished_queryable_still_ends() {
+    let a = session(WhatAmI::Peer, true, None);
+    let (hold_tx, hold_rx) = std::sync::mpsc::channel();
+    let _qa = a
+        .declare_queryable("slow", false, move |q| {
+            // Keep the query: no answer, no final, until the session dies.
+            let _ = hold_tx.send(q);
+        })
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let options = GetOptions {
+        timeout: Some(Duration::from_secs(30)),
+        ..GetOptions::default()
+    };
+    let rx = b.get("slow", &options).unwrap();
+    let held = hold_rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    let started = Instant::now();
+    a.close();
+    drop(held);
+    assert!(rx.recv_timeout(Duration::from_secs(10)).is_err());
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn weft_get_and_queryable_with_zenoh_through_a_router() {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let Some(_router) =
+        ZenohNode::start(&["--mode", "router", "--listen", &endpoint, "--timeout", "60"])
+    else {
+        return;
+    };
+    let weft = session(WhatAmI::Client, false, Some(&endpoint));
+    // Zenoh queryable, weft get.
+    let zq = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--queryable",
+        "zq/**",
+        "--reply",
+        "zenoh says hi",
+        "--timeout",
+        "30",
+    ])
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let replies = collect(weft.get("zq/a/b?x=1", &GetOptions::default()).unwrap());
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let s = replies[0].result.as_ref().unwrap();
+    assert_eq!(
+        (s.key_expr.as_str(), s.payload.as_slice()),
+        ("zq/a/b", &b"zenoh says hi"[..])
+    );
+    let seen: serde_json::Value = serde_json::from_str(&zq.line(5)).unwrap();
+    assert_eq!(seen["parameters"], "x=1");
+    drop(zq);
+
+    // weft queryable, Zenoh get (with an error reply on one key).
+    let _q = weft
+        .declare_queryable("wq/**", false, answer_with_key_and_params)
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let getter = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--get",
+        "wq/k?y=2",
+        "--timeout",
+        "5",
+    ])
+    .unwrap();
+    let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["key"], "wq/k");
+    assert_eq!(r["payload"], "answer to wq/k [y=2]");
+    assert_eq!(getter.line(10), "DONE");
+    let getter = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--get",
+        "wq/err",
+        "--timeout",
+        "5",
+    ])
+    .unwrap();
+    let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
+    assert_eq!(
+        (r["ok"].as_bool(), r["error"].as_str()),
+        (Some(false), Some("oops"))
+    );
+}
+
+#[test]
+fn weft_peer_get_and_queryable_with_a_zenoh_peer() {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let Some(zq) = ZenohNode::start(&[
+        "--mode",
+        "peer",
+        "--listen",
+        &endpoint,
+        "--queryable",
+        "zq/**",
+        "--reply",
+        "peer hi",
+        "--timeout",
+        "30",
+    ]) else {
+        return;
+    };
+    let weft = session(WhatAmI::Peer, true, Some(&endpoint));
+    let options = GetOptions {
+        target: QueryTarget::All,
+        ..GetOptions::default()
+    };
+    let replies = collect(weft.get("zq/1", &options).unwrap());
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0].result.as_ref().unwrap().payload, b"peer hi");
+    drop(zq);
+    let _q = weft
+        .declare_queryable("wq/**", false, answer_with_key_and_params)
+        .unwrap();
+    let getter = ZenohNode::start(&[
+        "--mode",
+        "peer",
+        "--connect",
+        &weft.listen_endpoints()[0],
+        "--get",
+        "wq/z",
+        "--timeout",
+        "5",
+    ])
+    .unwrap();
+    let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
+    assert_eq!(r["payload"], "answer to wq/z []");
+}
