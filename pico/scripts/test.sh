@@ -5,6 +5,7 @@
 #   1. native build (-Wall -Wextra -Werror), ctest: unit + conformance + integration
 #   2. the same suite built with -fsanitize=address,undefined
 #   3. valgrind (memcheck, leaks) over the unit tests and the integration runs
+#   +  a feature matrix (switches off, malloc-backed pool) built and unit-tested
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
 #   5. footprint: Cortex-M4 cross build and memory report
 #
@@ -79,6 +80,19 @@ if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
     done
     (cd "$PICO/build-native" && WEFT_WRAPPER="$VG" ctest --output-on-failure -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching)')
 fi
+
+# ---- feature matrix: every switch off still builds, unit tests pass ----
+step "feature matrix (switches off, malloc-backed pool, single-thread)"
+m=0
+for cfg in "-DZ_FEATURE_MULTI_THREAD=0 -DZP_MALLOC=1" \
+           "-DZ_FEATURE_SUBSCRIPTION=0 -DZ_FEATURE_QUERY=0 -DZ_FEATURE_QUERYABLE=0 -DZ_FEATURE_LIVELINESS=0" \
+           "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_AUTO_RECONNECT=0"; do
+    m=$((m + 1))
+    # shellcheck disable=SC2086
+    build "$PICO/build-matrix$m" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DWEFT_SPEC_DIR="$SPEC" $cfg >/dev/null
+    (cd "$PICO/build-matrix$m" && ctest --output-on-failure -E interop >/dev/null) || { echo "matrix $cfg: FAILED"; exit 1; }
+    echo "matrix $cfg: built, unit tests passed"
+done
 
 # ---- 4. fuzzing ----
 step "libFuzzer, ${FUZZ_SECONDS}s per target"

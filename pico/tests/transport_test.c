@@ -109,6 +109,7 @@ static void test_batching(void) {
     unpair();
 }
 
+#if Z_FEATURE_FRAGMENTATION == 1
 static void test_fragmentation(void) {
     static uint8_t big[3500];
     _z_nmsg_t m;
@@ -138,6 +139,8 @@ static void test_reassembly_limit(void) {
     unpair();
 }
 
+#endif
+
 static void test_duplicate_sn_dropped(void) {
     _z_nmsg_t m;
     pair(1024);
@@ -166,17 +169,55 @@ static void test_oversized_batch_is_an_error(void) {
     unpair();
 }
 
+static void test_keepalive_and_lease(void) {
+    uint8_t buf[8];
+    pair(1024);
+    uint64_t now = _z_clock_ms();
+    ta.last_rx_ms = now;
+    ta.last_tx_ms = now;
+    CHECK_EQ(_z_transport_tick(&ta), Z_OK);
+    CHECK(recv(tb.sock.fd, buf, sizeof(buf), MSG_DONTWAIT) < 0); /* nothing due yet */
+    ta.last_tx_ms = now - ta.lease_ms / 4u;                     /* silent for lease/4 */
+    CHECK_EQ(_z_transport_tick(&ta), Z_OK);
+    CHECK_EQ(recv(tb.sock.fd, buf, sizeof(buf), MSG_DONTWAIT), 3);
+    CHECK_EQ(buf[0], 1);
+    CHECK_EQ(buf[1], 0);
+    CHECK_EQ(buf[2], _Z_T_KEEPALIVE);
+    ta.last_rx_ms = now - ta.remote_lease_ms - 1; /* nothing received for the remote's lease */
+    CHECK_EQ(_z_transport_tick(&ta), Z_ETIMEDOUT);
+    unpair();
+}
+
+static void test_close_ends_link(void) {
+    size_t len = 0;
+    pair(1024);
+    _z_transport_close(&ta, true);
+    CHECK_EQ(_z_transport_recv(&tb, 100, &len, NULL), Z_OK); /* prefix */
+    CHECK_EQ(_z_transport_recv(&tb, 100, &len, NULL), Z_OK); /* Close */
+    CHECK_EQ(len, 2);
+    CHECK_EQ(_z_transport_process(&tb, len, NULL), Z_ECLOSED);
+    _z_net_close(&tb.sock);
+}
+
 static void test_locators(void) {
     _z_endpoint_t ep;
     CHECK_EQ(_z_endpoint_parse(&ep, "tcp/127.0.0.1:7447"), Z_OK);
     CHECK_EQ(ep.kind, _Z_LINK_TCP);
     CHECK_EQ(ep.port, 7447);
     CHECK_EQ(ep.addr[0], 127);
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
     CHECK_EQ(_z_endpoint_parse(&ep, "udp/224.0.0.225:7447#iface=veth0"), Z_OK);
     CHECK_EQ(ep.kind, _Z_LINK_UDP_MULTICAST);
     CHECK(strcmp(ep.iface, "veth0") == 0);
+#else
+    CHECK_EQ(_z_endpoint_parse(&ep, "udp/224.0.0.225:7447"), Z_EUNSUPPORTED);
+#endif
+#if Z_FEATURE_LINK_UDP_UNICAST == 1
     CHECK_EQ(_z_endpoint_parse(&ep, "udp/10.0.0.1:9"), Z_OK);
     CHECK_EQ(ep.kind, _Z_LINK_UDP);
+#else
+    CHECK_EQ(_z_endpoint_parse(&ep, "udp/10.0.0.1:9"), Z_EUNSUPPORTED);
+#endif
     CHECK(_z_endpoint_parse(&ep, "tcp/256.0.0.1:7447") != Z_OK);
     CHECK(_z_endpoint_parse(&ep, "tcp/1.2.3.4") != Z_OK);
     CHECK(_z_endpoint_parse(&ep, "tcp/1.2.3.4:70000") != Z_OK);
@@ -186,10 +227,14 @@ static void test_locators(void) {
 TEST_LIST = {
     {"one message over a stream", test_single_message},
     {"manual batching holds messages until flush", test_batching},
+#if Z_FEATURE_FRAGMENTATION == 1
     {"fragmentation on send, reassembly on receive", test_fragmentation},
     {"reassembly buffer limit drops, link survives", test_reassembly_limit},
+#endif
     {"sequence-number rule drops duplicates", test_duplicate_sn_dropped},
     {"batch longer than advertised is an error", test_oversized_batch_is_an_error},
+    {"keep-alive after lease/4 of silence, expiry after the remote lease", test_keepalive_and_lease},
+    {"Close from the other side ends the link", test_close_ends_link},
     {"locator parsing", test_locators},
     {NULL, NULL},
 };
