@@ -34,6 +34,10 @@ def main() -> int:
     p.add_argument("--reply", default="", help="payload of the queryable's replies")
     p.add_argument("--reply-err", action="store_true", help="answer with an error instead")
     p.add_argument("--get", help="selector to query (prints one JSON line per reply)")
+    p.add_argument("--token", help="liveliness token to declare")
+    p.add_argument("--liveliness-sub", help="liveliness subscriber key expression")
+    p.add_argument("--history", action="store_true", help="liveliness subscriber with history")
+    p.add_argument("--liveliness-get", help="list the liveliness tokens on a key expression")
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
@@ -71,6 +75,12 @@ def main() -> int:
                 done.set()
 
     sub = session.declare_subscriber(args.sub, on_sample) if args.sub else None
+    token = session.liveliness().declare_token(args.token) if args.token else None
+    if args.liveliness_sub:
+        session.liveliness().declare_subscriber(
+            args.liveliness_sub, on_sample, history=args.history
+        )
+        sub = True
     queryable = None
     if args.queryable:
 
@@ -87,6 +97,13 @@ def main() -> int:
 
         queryable = session.declare_queryable(args.queryable, on_query)
     print("READY", flush=True)
+    if args.liveliness_get:
+        for reply in session.liveliness().get(args.liveliness_get, timeout=args.timeout):
+            if reply.ok is not None:
+                print(json.dumps({"ok": True, "key": str(reply.ok.key_expr)}), flush=True)
+        print("DONE", flush=True)
+        session.close()
+        return 0
     if args.get:
         target = {
             "best_matching": zenoh.QueryTarget.BEST_MATCHING,
@@ -103,7 +120,7 @@ def main() -> int:
         print("DONE", flush=True)
         session.close()
         return 0
-    if queryable is not None and not sub and not args.put:
+    if (queryable is not None or token is not None) and not sub and not args.put:
         time.sleep(args.timeout)
         session.close()
         return 0

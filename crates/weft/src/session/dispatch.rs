@@ -93,6 +93,34 @@ impl Inner {
 
     fn on_declare(&self, t: &Arc<Transport>, d: Declare<'_>) {
         let interest_id = d.interest_id;
+        match &d.body {
+            Declaration::Token(tok) => {
+                let key = self
+                    .face_resolve(t, &tok.wire_expr)
+                    .flatten()
+                    .and_then(|k| OwnedKeyExpr::new(k).ok());
+                if let Some(key) = key {
+                    self.on_remote_token(t.peer_zid(), tok.id, key, interest_id);
+                }
+                return;
+            }
+            Declaration::UndeclareToken(u) => {
+                let key = u
+                    .wire_expr
+                    .as_ref()
+                    .and_then(|we| self.face_resolve(t, we).flatten());
+                self.on_remote_token_gone(t.peer_zid(), u.id, key);
+                return;
+            }
+            Declaration::Final(_) => {
+                if let Some(i) = interest_id {
+                    if self.finish_liveliness_get(i) {
+                        return;
+                    }
+                }
+            }
+            _ => {}
+        }
         let changed = self.with_face(t, |face| match d.body {
             Declaration::KeyExpr(k) => {
                 if let Some(key) = face.resolve(&k.wire_expr) {

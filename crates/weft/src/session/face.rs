@@ -43,6 +43,8 @@ pub(crate) struct Face {
     /// Queryables the node declared, by entity id (id 0 ones keyed by their key).
     pub(crate) queryables: HashMap<u32, OwnedKeyExpr>,
     pub(crate) current_queryables: Vec<OwnedKeyExpr>,
+    /// Liveliness tokens the node declared.
+    pub(crate) tokens: HashMap<u32, OwnedKeyExpr>,
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
     /// between peers).
     pub(crate) initial_declarations_done: bool,
@@ -61,6 +63,7 @@ impl Face {
             current_subscribers: Vec::new(),
             queryables: HashMap::new(),
             current_queryables: Vec::new(),
+            tokens: HashMap::new(),
             initial_declarations_done: false,
             our_interests: HashMap::new(),
             their_interests: HashMap::new(),

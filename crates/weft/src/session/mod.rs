@@ -2,6 +2,7 @@
 
 mod dispatch;
 mod face;
+mod liveliness;
 mod outbound;
 mod query;
 mod runtime;
@@ -91,6 +92,9 @@ pub(crate) struct State {
     publishers: HashMap<u32, OwnedKeyExpr>,
     queryables: HashMap<u32, query::LocalQueryable>,
     gets: HashMap<u32, query::PendingGet>,
+    tokens: HashMap<u32, OwnedKeyExpr>,
+    liveliness_subscribers: HashMap<u32, liveliness::LivelinessSubscriber>,
+    liveliness_gets: HashMap<u32, liveliness::PendingLivelinessGet>,
     faces: HashMap<ZenohId, Face>,
 }
 
@@ -162,6 +166,9 @@ impl Session {
                 publishers: HashMap::new(),
                 queryables: HashMap::new(),
                 gets: HashMap::new(),
+                tokens: HashMap::new(),
+                liveliness_subscribers: HashMap::new(),
+                liveliness_gets: HashMap::new(),
                 faces: HashMap::new(),
             }),
             changed: Condvar::new(),
@@ -348,6 +355,49 @@ impl Session {
         })
     }
 
+    /// Declares a liveliness token on the concrete key `key`: it exists (for liveliness
+    /// subscribers and gets everywhere) until the handle is dropped or this session dies.
+    pub fn declare_token(&self, key: &str) -> Result<LivelinessToken, SessionError> {
+        let key = concrete(key)?;
+        let id = self.inner.declare_token(key)?;
+        Ok(LivelinessToken {
+            inner: self.inner.clone(),
+            id,
+        })
+    }
+
+    /// Declares a liveliness subscriber: `callback` gets a `Put` sample when a token on a
+    /// key intersecting `key_expr` appears, a `Delete` when it disappears. With `history`,
+    /// the tokens already alive are reported first.
+    pub fn declare_liveliness_subscriber<F>(
+        &self,
+        key_expr: &str,
+        history: bool,
+        callback: F,
+    ) -> Result<LivelinessSubscriber, SessionError>
+    where
+        F: Fn(&Sample) + Send + Sync + 'static,
+    {
+        let key = OwnedKeyExpr::new(key_expr)?;
+        let id = self
+            .inner
+            .declare_liveliness_subscriber(key, history, Arc::new(callback))?;
+        Ok(LivelinessSubscriber {
+            inner: self.inner.clone(),
+            id,
+        })
+    }
+
+    /// Lists the liveliness tokens alive on keys intersecting `key_expr`; the channel
+    /// closes when the answer is complete or after `timeout`.
+    pub fn liveliness_get(
+        &self,
+        key_expr: &str,
+        timeout: Duration,
+    ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
+        self.inner.liveliness_get(key_expr, timeout)
+    }
+
     /// Closes the session: tells every connected node and stops every thread.
     pub fn close(&self) {
         self.inner.close();
@@ -386,6 +436,30 @@ impl Inner {
             t.close(CloseReason::GENERIC);
         }
         self.changed.notify_all();
+    }
+}
+
+/// A liveliness token; withdrawn when dropped.
+pub struct LivelinessToken {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Drop for LivelinessToken {
+    fn drop(&mut self) {
+        self.inner.undeclare_token(self.id);
+    }
+}
+
+/// A liveliness subscriber; undeclared when dropped.
+pub struct LivelinessSubscriber {
+    inner: Arc<Inner>,
+    id: u32,
+}
+
+impl Drop for LivelinessSubscriber {
+    fn drop(&mut self) {
+        self.inner.undeclare_liveliness_subscriber(self.id);
     }
 }
 

@@ -333,6 +333,27 @@ impl Inner {
             for (id, key, complete) in self.queryable_declarations() {
                 send_control(t, &super::query::declare_queryable_msg(id, &key, complete));
             }
+            for (id, key) in self.token_declarations() {
+                send_control(t, &super::liveliness::declare_token_msg(id, &key, None));
+            }
+        }
+        if self.config.mode == WhatAmI::Client {
+            let subs: Vec<(u32, String)> = self
+                .lock()
+                .liveliness_subscribers
+                .iter()
+                .map(|(id, s)| (*id, s.key.to_string()))
+                .collect();
+            for (id, key) in subs {
+                let mut i = Interest::new(
+                    id,
+                    InterestMode::Future,
+                    InterestOptions::TOKENS,
+                    Some(WireExpr::key(&key)),
+                );
+                i.qos = NetworkQos::DECLARE;
+                send_control(t, &NetworkMessage::Interest(i));
+            }
         }
         for (id, key) in &pubs {
             send_control(t, &publisher_interest_msg(*id, key.as_str()));
@@ -401,15 +422,43 @@ impl Inner {
                 } else {
                     Vec::new()
                 };
+            let tokens: Vec<(u32, String)> = if options.contains(InterestOptions::TOKENS) && current
+            {
+                st.tokens
+                    .iter()
+                    .filter(|(_, k)| {
+                        key.as_ref()
+                            .is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()))
+                    })
+                    .map(|(id, k)| {
+                        (
+                            if mode == InterestMode::Current {
+                                0
+                            } else {
+                                *id
+                            },
+                            k.to_string(),
+                        )
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             if matches!(mode, InterestMode::Future | InterestMode::CurrentFuture) {
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
                     face.their_interests
                         .insert(interest, super::face::PeerInterest { options, key });
                 }
             }
-            (matching, queryables)
+            (matching, queryables, tokens)
         };
-        let (matching, queryables) = matching;
+        let (matching, queryables, tokens) = matching;
+        for (id, key) in &tokens {
+            send_control(
+                t,
+                &super::liveliness::declare_token_msg(*id, key, Some(interest)),
+            );
+        }
         for (id, key) in &matching {
             send_control(t, &declare_subscriber_msg(*id, key, Some(interest)));
         }

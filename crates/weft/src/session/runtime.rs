@@ -54,15 +54,19 @@ impl Inner {
     /// Forgets a closed transport and what its node declared.
     pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
         let mut st = self.lock();
+        let mut tokens = std::collections::HashMap::new();
         if st
             .faces
             .get(&t.peer_zid())
             .is_some_and(|f| Arc::ptr_eq(&f.transport, t))
         {
-            st.faces.remove(&t.peer_zid());
+            if let Some(face) = st.faces.remove(&t.peer_zid()) {
+                tokens = face.tokens;
+            }
         }
         drop(st);
         self.forget_face_in_gets(t.peer_zid());
+        self.forget_face_tokens(tokens);
         self.changed.notify_all();
     }
 }

@@ -1,0 +1,353 @@
+//! Liveliness: tokens that exist while their session lives, subscribers told when tokens
+//! appear and disappear, and gets listing the tokens alive now.
+//!
+//! A client asks its router with Interests (Future or CurrentFuture for subscribers,
+//! Current for gets); between peers, tokens are declared unsolicited and a get is answered
+//! from what the peers declared. When a face closes, its tokens disappear.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Duration;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{
+    CongestionControl, Mapping, NetworkQos, Priority, WhatAmI, WireExpr, ZenohId,
+};
+use weft_proto::network::{
+    Declaration, Declare, DeclareToken, Interest, InterestMode, InterestOptions, NetworkMessage,
+    UndeclareToken,
+};
+
+use super::outbound::send_control;
+use super::{Callback, Inner, SessionError};
+use crate::api::{Reply, Sample, SampleKind};
+use crate::transport::Transport;
+
+/// Largest number of tokens buffered for one liveliness get.
+const GET_CHANNEL: usize = 4096;
+
+pub(crate) struct LivelinessSubscriber {
+    pub(crate) key: OwnedKeyExpr,
+    pub(crate) callback: Callback,
+}
+
+pub(crate) struct PendingLivelinessGet {
+    key: OwnedKeyExpr,
+    sink: SyncSender<Reply>,
+}
+
+fn token_sample(key: &str, kind: SampleKind) -> Sample {
+    Sample {
+        key_expr: key.to_string(),
+        kind,
+        payload: Vec::new(),
+        encoding: "zenoh/bytes".into(),
+        timestamp: None,
+        attachment: None,
+        priority: Priority::Control,
+        congestion_control: CongestionControl::Block,
+        express: false,
+    }
+}
+
+pub(crate) fn declare_token_msg(
+    id: u32,
+    key: &str,
+    interest_id: Option<u32>,
+) -> NetworkMessage<'_> {
+    NetworkMessage::Declare(Declare::new(
+        interest_id,
+        Declaration::Token(DeclareToken {
+            id,
+            wire_expr: WireExpr::key(key),
+            unknown: Vec::new(),
+        }),
+    ))
+}
+
+fn liveliness_interest(id: u32, mode: InterestMode, key: &str) -> NetworkMessage<'_> {
+    let mut i = Interest::new(id, mode, InterestOptions::TOKENS, Some(WireExpr::key(key)));
+    i.qos = NetworkQos::DECLARE;
+    NetworkMessage::Interest(i)
+}
+
+impl Inner {
+    /// Tells local liveliness subscribers that a token appeared or disappeared.
+    pub(crate) fn notify_token(&self, key: &str, kind: SampleKind) {
+        let Ok(k) = KeyExpr::new(key) else { return };
+        let callbacks: Vec<Callback> = self
+            .lock()
+            .liveliness_subscribers
+            .values()
+            .filter(|s| s.key.as_key_expr().intersects(k))
+            .map(|s| s.callback.clone())
+            .collect();
+        let sample = token_sample(key, kind);
+        for cb in callbacks {
+            cb(&sample);
+        }
+    }
+
+    pub(crate) fn declare_token(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            st.tokens.insert(id, key.clone());
+            (
+                id,
+                self.declaration_targets(&st, InterestOptions::TOKENS, key.as_key_expr()),
+            )
+        };
+        let msg = declare_token_msg(id, key.as_str(), None);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        self.notify_token(key.as_str(), SampleKind::Put);
+        Ok(id)
+    }
+
+    pub(crate) fn undeclare_token(&self, id: u32) {
+        let (key, targets) = {
+            let mut st = self.lock();
+            let Some(key) = st.tokens.remove(&id) else {
+                return;
+            };
+            let targets = self.declaration_targets(&st, InterestOptions::TOKENS, key.as_key_expr());
+            (key, targets)
+        };
+        let msg = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::UndeclareToken(UndeclareToken {
+                id,
+                wire_expr: Some(WireExpr {
+                    scope: 0,
+                    suffix: "",
+                    mapping: Mapping::Receiver,
+                }),
+                unknown: Vec::new(),
+            }),
+        ));
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        self.notify_token(key.as_str(), SampleKind::Delete);
+    }
+
+    /// Our tokens, as declarations to send a new face.
+    pub(crate) fn token_declarations(&self) -> Vec<(u32, String)> {
+        self.lock()
+            .tokens
+            .iter()
+            .map(|(id, k)| (*id, k.to_string()))
+            .collect()
+    }
+
+    pub(crate) fn declare_liveliness_subscriber(
+        &self,
+        key: OwnedKeyExpr,
+        history: bool,
+        callback: Callback,
+    ) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, targets, known) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            st.liveliness_subscribers.insert(
+                id,
+                LivelinessSubscriber {
+                    key: key.clone(),
+                    callback: callback.clone(),
+                },
+            );
+            let client = self.config.mode == WhatAmI::Client;
+            let targets: Vec<Arc<Transport>> = if client {
+                st.faces.values().map(|f| f.transport.clone()).collect()
+            } else {
+                Vec::new()
+            };
+            // Tokens already known (peers' and ours) are the history.
+            let known: Vec<String> = if history && !client {
+                self.known_tokens(&st, key.as_key_expr())
+            } else if history {
+                st.tokens
+                    .values()
+                    .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
+                    .map(ToString::to_string)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            (id, targets, known)
+        };
+        let mode = if history {
+            InterestMode::CurrentFuture
+        } else {
+            InterestMode::Future
+        };
+        let msg = liveliness_interest(id, mode, key.as_str());
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        for k in known {
+            callback(&token_sample(&k, SampleKind::Put));
+        }
+        Ok(id)
+    }
+
+    pub(crate) fn undeclare_liveliness_subscriber(&self, id: u32) {
+        let targets: Vec<Arc<Transport>> = {
+            let mut st = self.lock();
+            if st.liveliness_subscribers.remove(&id).is_none() {
+                return;
+            }
+            if self.config.mode == WhatAmI::Client {
+                st.faces.values().map(|f| f.transport.clone()).collect()
+            } else {
+                Vec::new()
+            }
+        };
+        let mut i = Interest::new(id, InterestMode::Final, InterestOptions::default(), None);
+        i.qos = NetworkQos::DECLARE;
+        let msg = NetworkMessage::Interest(i);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+    }
+
+    /// Tokens alive on every face and in this session, intersecting `key`.
+    fn known_tokens(&self, st: &super::State, key: KeyExpr<'_>) -> Vec<String> {
+        st.faces
+            .values()
+            .flat_map(|f| f.tokens.values())
+            .chain(st.tokens.values())
+            .filter(|k| k.as_key_expr().intersects(key))
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Lists the tokens alive now on keys intersecting `key`.
+    pub(crate) fn liveliness_get(
+        self: &Arc<Self>,
+        key: &str,
+        timeout: Duration,
+    ) -> Result<Receiver<Reply>, SessionError> {
+        let key = OwnedKeyExpr::new(key)?;
+        let (sink, rx) = sync_channel(GET_CHANNEL);
+        let reply = |k: &str| Reply {
+            result: Ok(token_sample(k, SampleKind::Put)),
+            replier_id: None,
+        };
+        if self.config.mode != WhatAmI::Client {
+            // Peers answer from what they know: no traffic.
+            let known = self.known_tokens(&self.lock(), key.as_key_expr());
+            for k in known {
+                let _ = sink.try_send(reply(&k));
+            }
+            return Ok(rx);
+        }
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = Self::next_id(&mut st);
+            for k in st
+                .tokens
+                .values()
+                .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
+            {
+                let _ = sink.try_send(reply(k.as_str()));
+            }
+            st.liveliness_gets.insert(
+                id,
+                PendingLivelinessGet {
+                    key: key.clone(),
+                    sink,
+                },
+            );
+            let targets: Vec<Arc<Transport>> =
+                st.faces.values().map(|f| f.transport.clone()).collect();
+            (id, targets)
+        };
+        let msg = liveliness_interest(id, InterestMode::Current, key.as_str());
+        for t in targets {
+            send_control(&t, &msg);
+        }
+        let weak = Arc::downgrade(self);
+        std::thread::Builder::new()
+            .name("weft-liveliness-get".into())
+            .spawn(move || {
+                std::thread::sleep(timeout);
+                if let Some(inner) = weak.upgrade() {
+                    inner.lock().liveliness_gets.remove(&id);
+                }
+            })
+            .expect("spawn a timer thread");
+        Ok(rx)
+    }
+
+    /// A token declared by a face. Returns true if it answered one of our gets.
+    pub(crate) fn on_remote_token(
+        &self,
+        face_zid: ZenohId,
+        id: u32,
+        key: OwnedKeyExpr,
+        interest: Option<u32>,
+    ) {
+        let answered_get = {
+            let mut st = self.lock();
+            match interest.and_then(|i| st.liveliness_gets.get(&i)) {
+                Some(g) => {
+                    if g.key.as_key_expr().intersects(key.as_key_expr()) {
+                        let _ = g.sink.try_send(Reply {
+                            result: Ok(token_sample(key.as_str(), SampleKind::Put)),
+                            replier_id: Some(face_zid),
+                        });
+                    }
+                    true
+                }
+                None => {
+                    if let Some(face) = st.faces.get_mut(&face_zid) {
+                        face.tokens.insert(id, key.clone());
+                    }
+                    false
+                }
+            }
+        };
+        if !answered_get {
+            self.notify_token(key.as_str(), SampleKind::Put);
+        }
+    }
+
+    /// A token withdrawn by a face.
+    pub(crate) fn on_remote_token_gone(&self, face_zid: ZenohId, id: u32, key: Option<String>) {
+        let key = {
+            let mut st = self.lock();
+            let Some(face) = st.faces.get_mut(&face_zid) else {
+                return;
+            };
+            match face.tokens.remove(&id) {
+                Some(k) => Some(k.to_string()),
+                None => key.filter(|k| !k.is_empty()),
+            }
+        };
+        if let Some(k) = key {
+            self.notify_token(&k, SampleKind::Delete);
+        }
+    }
+
+    /// A DeclareFinal for one of our liveliness gets ends it.
+    pub(crate) fn finish_liveliness_get(&self, interest: u32) -> bool {
+        self.lock().liveliness_gets.remove(&interest).is_some()
+    }
+
+    /// A face closed: its tokens disappear.
+    pub(crate) fn forget_face_tokens(&self, tokens: HashMap<u32, OwnedKeyExpr>) {
+        for key in tokens.values() {
+            self.notify_token(key.as_str(), SampleKind::Delete);
+        }
+    }
+}
