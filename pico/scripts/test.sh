@@ -3,7 +3,7 @@
 # machine as on a developer's. Exits non-zero on any failure.
 #
 #   1. native build (-Wall -Wextra -Werror), ctest: unit + conformance + integration
-#   2. the same suite built with -fsanitize=address,undefined
+#   2. the same suite built with -fsanitize=address,undefined (and a ThreadSanitizer subset)
 #   3. valgrind (memcheck, leaks) over the unit tests and the integration runs
 #   +  a feature matrix (switches off, malloc-backed pool) built and unit-tested
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
@@ -68,6 +68,14 @@ step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # shellcheck disable=SC2086
 build "$PICO/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_SANITIZE=ON $CONFIG
 (cd "$PICO/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure)
+
+# ---- ThreadSanitizer over the multi-threaded run model ----
+step "ThreadSanitizer (read and lease tasks against the application thread)"
+# shellcheck disable=SC2086
+build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
+    -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $CONFIG
+(cd "$PICO/build-tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
+    -R 'interop_(get_queryable|liveliness|reconnect|zenoh_pub_pico_sub)')
 
 # ---- 3. valgrind ----
 if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then

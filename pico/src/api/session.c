@@ -15,10 +15,10 @@ static void _z_stop_tasks(_z_session_t *s);
 static void _z_session_ref_drop(_z_session_ref_t *r) {
     _z_session_t *s = r->_s;
     if (s == NULL) return;
-    if (!s->closed) _z_session_close(s);
 #if Z_FEATURE_MULTI_THREAD == 1
-    _z_stop_tasks(s);
+    _z_stop_tasks(s); /* first: no task may use the link while it closes */
 #endif
+    if (!s->closed) _z_session_close(s);
 #if Z_FEATURE_SUBSCRIPTION == 1
     for (unsigned i = 0; i < ZP_MAX_SUBSCRIBERS; i++) {
         if (s->subs[i].used && s->subs[i].cb.drop != NULL) s->subs[i].cb.drop(s->subs[i].cb.context);
@@ -40,15 +40,19 @@ static void _z_session_ref_drop(_z_session_ref_t *r) {
 _ZP_OWNED_IMPL(session, _z_session_ref_t, _z_session_ref_null, _z_session_ref_check, _z_session_ref_drop)
 
 #if Z_FEATURE_MULTI_THREAD == 1
+/* Task run flags are shared between the tasks and the thread that stops them. */
+static bool _z_flag(volatile bool *f) { return __atomic_load_n(f, __ATOMIC_ACQUIRE); }
+static void _z_flag_set(volatile bool *f, bool v) { __atomic_store_n(f, v, __ATOMIC_RELEASE); }
+
 static void *_z_read_task(void *arg) {
     _z_session_t *s = (_z_session_t *)arg;
-    while (s->read_running) (void)_z_session_read_step(s, Z_CONFIG_SOCKET_TIMEOUT);
+    while (_z_flag(&s->read_running)) (void)_z_session_read_step(s, Z_CONFIG_SOCKET_TIMEOUT);
     return NULL;
 }
 
 static void *_z_lease_task(void *arg) {
     _z_session_t *s = (_z_session_t *)arg;
-    while (s->lease_running) {
+    while (_z_flag(&s->lease_running)) {
         (void)_z_session_tick(s);
         _z_sleep_ms(50);
     }
@@ -56,12 +60,12 @@ static void *_z_lease_task(void *arg) {
 }
 
 static void _z_stop_tasks(_z_session_t *s) {
-    if (s->read_running) {
-        s->read_running = false;
+    if (_z_flag(&s->read_running)) {
+        _z_flag_set(&s->read_running, false);
         _z_task_join(&s->read_task);
     }
-    if (s->lease_running) {
-        s->lease_running = false;
+    if (_z_flag(&s->lease_running)) {
+        _z_flag_set(&s->lease_running, false);
         _z_task_join(&s->lease_task);
     }
 }
@@ -72,44 +76,44 @@ void zp_task_lease_options_default(zp_task_lease_options_t *options) { options->
 z_result_t zp_start_read_task(z_loaned_session_t *zs, const zp_task_read_options_t *options) {
     (void)options;
     _z_session_t *s = zs->_s;
-    if (s->read_running) return Z_OK;
-    s->read_running = true;
+    if (_z_flag(&s->read_running)) return Z_OK;
+    _z_flag_set(&s->read_running, true);
     if (_z_task_start(&s->read_task, _z_read_task, s) != Z_OK) {
-        s->read_running = false;
+        _z_flag_set(&s->read_running, false);
         return Z_EGENERIC;
     }
     return Z_OK;
 }
 z_result_t zp_stop_read_task(z_loaned_session_t *zs) {
     _z_session_t *s = zs->_s;
-    if (s->read_running) {
-        s->read_running = false;
+    if (_z_flag(&s->read_running)) {
+        _z_flag_set(&s->read_running, false);
         _z_task_join(&s->read_task);
     }
     return Z_OK;
 }
-bool zp_read_task_is_running(const z_loaned_session_t *zs) { return zs->_s->read_running; }
+bool zp_read_task_is_running(const z_loaned_session_t *zs) { return _z_flag(&zs->_s->read_running); }
 
 z_result_t zp_start_lease_task(z_loaned_session_t *zs, const zp_task_lease_options_t *options) {
     (void)options;
     _z_session_t *s = zs->_s;
-    if (s->lease_running) return Z_OK;
-    s->lease_running = true;
+    if (_z_flag(&s->lease_running)) return Z_OK;
+    _z_flag_set(&s->lease_running, true);
     if (_z_task_start(&s->lease_task, _z_lease_task, s) != Z_OK) {
-        s->lease_running = false;
+        _z_flag_set(&s->lease_running, false);
         return Z_EGENERIC;
     }
     return Z_OK;
 }
 z_result_t zp_stop_lease_task(z_loaned_session_t *zs) {
     _z_session_t *s = zs->_s;
-    if (s->lease_running) {
-        s->lease_running = false;
+    if (_z_flag(&s->lease_running)) {
+        _z_flag_set(&s->lease_running, false);
         _z_task_join(&s->lease_task);
     }
     return Z_OK;
 }
-bool zp_lease_task_is_running(const z_loaned_session_t *zs) { return zs->_s->lease_running; }
+bool zp_lease_task_is_running(const z_loaned_session_t *zs) { return _z_flag(&zs->_s->lease_running); }
 #endif
 
 void z_open_options_default(z_open_options_t *options) {

@@ -103,19 +103,45 @@ z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg) {
     return Z_OK;
 }
 
-/* Called with the lock held when the link failed, expired or was closed. */
-static void _z_session_link_lost(_z_session_t *s) {
+/* True when the read task may be blocked in a receive on the link. */
+static bool _z_reader_active(const _z_session_t *s) {
+#if Z_FEATURE_MULTI_THREAD == 1
+    return __atomic_load_n(&s->read_running, __ATOMIC_ACQUIRE);
+#else
+    (void)s;
+    return false;
+#endif
+}
+
+/*
+ * Called with the lock held when the link failed, expired or was closed.
+ * Only the reader closes a socket it may be receiving on: from another
+ * thread the close is left to the read task (close_pending).
+ */
+static void _z_session_link_lost(_z_session_t *s, bool from_reader) {
     if (!s->connected) return;
-    _z_transport_close(&s->tp, false);
     s->connected = false;
     s->link_gen++;
     s->next_reconnect_ms = _z_clock_ms() + _Z_RELINK_DELAY_MS;
+    if (!from_reader && _z_reader_active(s)) {
+        s->close_pending = true;
+    } else {
+        _z_transport_close(&s->tp, false);
+    }
     _z_session_fail_pending(s);
+}
+
+/* Closes a socket left by _z_session_link_lost. Lock held. */
+static void _z_session_finish_close(_z_session_t *s) {
+    if (!s->close_pending) return;
+    _z_transport_close(&s->tp, false);
+    s->close_pending = false;
 }
 
 void _z_session_close(_z_session_t *s) {
     _z_session_lock(s);
     if (s->connected) _z_transport_close(&s->tp, true);
+    _z_session_finish_close(s);
     s->connected = false;
     s->closed = true;
     s->link_gen++;
@@ -132,7 +158,7 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
         res = Z_ETRANSPORT;
     } else {
         res = _z_transport_send(&s->tp, m, reliable, express);
-        if (res == Z_ETRANSPORT) _z_session_link_lost(s);
+        if (res == Z_ETRANSPORT) _z_session_link_lost(s, false);
     }
     _z_session_unlock(s);
     return res;
@@ -141,17 +167,22 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
 z_result_t _z_session_read_step(_z_session_t *s, uint32_t timeout_ms) {
     size_t len = 0;
     uint8_t src[6] = {0};
-    if (s->closed) return Z_ECLOSED;
-    if (!s->connected) {
+    _z_session_lock(s);
+    bool closed = s->closed, connected = s->connected;
+    uint32_t gen = s->link_gen;
+    _z_session_finish_close(s);
+    _z_session_unlock(s);
+    if (closed) return Z_ECLOSED;
+    if (!connected) {
         _z_sleep_ms(timeout_ms < 50u ? timeout_ms : 50u);
         return Z_ETRANSPORT;
     }
-    uint32_t gen = s->link_gen;
+    /* only this reader touches the receive side: no lock while waiting */
     z_result_t res = _z_transport_recv(&s->tp, timeout_ms, &len, src);
     _z_session_lock(s);
     if (gen == s->link_gen && s->connected) {
         if (res == Z_OK && len > 0) res = _z_transport_process(&s->tp, len, src);
-        if (res != Z_OK) _z_session_link_lost(s);
+        if (res != Z_OK) _z_session_link_lost(s, true);
     }
     _z_session_unlock(s);
     return res;
@@ -162,7 +193,9 @@ z_result_t _z_session_read_step(_z_session_t *s, uint32_t timeout_ms) {
  * runs without the lock; nobody touches the transport while disconnected. */
 static void _z_session_reconnect(_z_session_t *s) {
     _z_session_lock(s);
-    bool due = !s->closed && !s->connected && !s->connecting && _z_clock_ms() >= s->next_reconnect_ms;
+    if (!_z_reader_active(s)) _z_session_finish_close(s);
+    bool due = !s->closed && !s->connected && !s->connecting && !s->close_pending &&
+               _z_clock_ms() >= s->next_reconnect_ms;
     if (due) s->connecting = true;
     _z_session_unlock(s);
     if (!due) return;
@@ -187,7 +220,7 @@ z_result_t _z_session_tick(_z_session_t *s) {
     _z_session_lock(s);
     if (s->connected) {
         res = _z_transport_tick(&s->tp);
-        if (res != Z_OK) _z_session_link_lost(s);
+        if (res != Z_OK) _z_session_link_lost(s, false);
     }
 #if Z_FEATURE_QUERY == 1
     _z_session_expire_pending(s, _z_clock_ms());

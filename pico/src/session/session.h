@@ -72,6 +72,7 @@ struct _z_session_t {
     bool closed;
     bool connected;
     bool connecting;
+    bool close_pending; /* link lost while the read task may be in recv: it closes the socket */
     uint8_t mode; /* 0 client, 1 peer */
     uint32_t link_gen;
     _z_endpoint_t ep;

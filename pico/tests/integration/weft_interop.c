@@ -26,9 +26,12 @@
 
 static bool single_thread = false;
 static z_owned_session_t session;
-static volatile int events = 0;
-static volatile int errors = 0;
-static volatile bool finished = false;
+/* shared with the read task: accessed atomically */
+static int events = 0;
+static int errors = 0;
+static bool finished = false;
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+#define BUMP(x) __atomic_add_fetch(&(x), 1, __ATOMIC_SEQ_CST)
 
 static void fill(uint8_t *p, size_t n, int seq) {
     for (size_t i = 0; i < n; i++) p[i] = (uint8_t)((i + (size_t)seq) & 0xff);
@@ -47,9 +50,9 @@ static bool check_pattern(const z_loaned_bytes_t *b) {
 }
 
 /* Waits up to ms for `done`, driving the session in single-thread mode. */
-static void wait_for(int ms, volatile bool *done) {
+static void wait_for(int ms, bool *done) {
     z_clock_t start = z_clock_now();
-    while ((done == NULL || !*done) && (int)z_clock_elapsed_ms(&start) < ms) {
+    while ((done == NULL || !LOAD(*done)) && (int)z_clock_elapsed_ms(&start) < ms) {
         if (single_thread) {
             zp_spin_once(z_session_loan(&session));
         } else {
@@ -97,8 +100,8 @@ static void on_sample(z_loaned_sample_t *sample, void *ctx) {
            (int)z_string_len(z_view_string_loan(&key)), z_string_data(z_view_string_loan(&key)), z_bytes_len(p),
            (unsigned)z_sample_encoding(sample)->_id, att != NULL ? z_bytes_len(att) : 0, ok ? "ok" : "CORRUPT");
     fflush(stdout);
-    if (!ok) errors++;
-    events++;
+    if (!ok) BUMP(errors);
+    BUMP(events);
 }
 
 static void on_reply(z_loaned_reply_t *reply, void *ctx) {
@@ -120,14 +123,14 @@ static void on_reply(z_loaned_reply_t *reply, void *ctx) {
         z_string_drop(z_string_move(&text));
     }
     fflush(stdout);
-    events++;
+    BUMP(events);
 }
 
 static void on_reply_done(void *ctx) {
     (void)ctx;
     printf("FINAL\n");
     fflush(stdout);
-    finished = true;
+    __atomic_store_n(&finished, true, __ATOMIC_SEQ_CST);
 }
 
 static void on_query(z_loaned_query_t *query, void *ctx) {
@@ -140,7 +143,7 @@ static void on_query(z_loaned_query_t *query, void *ctx) {
            z_string_data(z_view_string_loan(&key)), (int)z_string_len(z_view_string_loan(&params)),
            z_string_data(z_view_string_loan(&params)), z_bytes_len(z_query_payload(query)));
     fflush(stdout);
-    events++;
+    BUMP(events);
     z_owned_bytes_t payload;
     if (z_string_len(z_view_string_loan(&key)) >= 3 &&
         strncmp(z_string_data(z_view_string_loan(&key)) + z_string_len(z_view_string_loan(&key)) - 3, "err", 3) ==
@@ -232,10 +235,10 @@ static int role_sub(const char *key, int count, int ms, bool liveliness, bool hi
     printf("READY\n");
     fflush(stdout);
     z_clock_t start = z_clock_now();
-    while (events < count && (int)z_clock_elapsed_ms(&start) < ms) wait_for(10, NULL);
+    while (LOAD(events) < count && (int)z_clock_elapsed_ms(&start) < ms) wait_for(10, NULL);
     z_subscriber_drop(z_subscriber_move(&sub));
-    printf("EVENTS %d ERRORS %d\n", events, errors);
-    return events >= count && errors == 0 ? 0 : 1;
+    printf("EVENTS %d ERRORS %d\n", LOAD(events), LOAD(errors));
+    return LOAD(events) >= count && LOAD(errors) == 0 ? 0 : 1;
 }
 
 static int role_get(const char *key, int expect, int ms, bool liveliness) {
@@ -264,8 +267,8 @@ static int role_get(const char *key, int expect, int ms, bool liveliness) {
     }
     if (res != Z_OK) return 3;
     wait_for(ms + 2000, &finished);
-    printf("REPLIES %d\n", events);
-    return finished && events == expect ? 0 : 1;
+    printf("REPLIES %d\n", LOAD(events));
+    return LOAD(finished) && LOAD(events) == expect ? 0 : 1;
 }
 
 static int role_queryable(const char *key, int ms) {
@@ -281,8 +284,8 @@ static int role_queryable(const char *key, int ms) {
     fflush(stdout);
     wait_for(ms, NULL);
     z_queryable_drop(z_queryable_move(&qbl));
-    printf("QUERIES %d\n", events);
-    return events > 0 ? 0 : 1;
+    printf("QUERIES %d\n", LOAD(events));
+    return LOAD(events) > 0 ? 0 : 1;
 }
 
 static int role_token(const char *key, int ms) {
