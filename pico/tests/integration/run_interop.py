@@ -238,6 +238,10 @@ def reconnect(s, port=17506, st=False):
     r = s.router(port)
     sub = s.pico("psub", "reconnect", f"tcp/127.0.0.1:{port}", "demo/rc/**", 4, 40000, st=st)
     s.ready(sub)
+    qbl = s.pico("pqbl", "queryable", f"tcp/127.0.0.1:{port}", "demo/rcq/**", 25000)
+    s.ready(qbl)
+    tok = s.pico("ptok", "token", f"tcp/127.0.0.1:{port}", "demo/rct/pico", 25000)
+    s.ready(tok)
     p1 = s.zenoh("zpub1", "pub", port, "demo/rc/a", 1, 16)
     s.finish(p1, 20, "first publication")
     s.check(sub.wait_line("SAMPLE DELETE demo/rc/a", 10) is not None, "received before the restart")
@@ -249,6 +253,10 @@ def reconnect(s, port=17506, st=False):
     s.finish(p2, 20, "publication after the router restart")
     s.finish(sub, 30, "pico subscriber re-declared itself and received after the restart")
     s.check(sub.has("SAMPLE PUT demo/rc/b"), "sample after restart")
+    g = s.zenoh("zget", "get", port, "demo/rcq/x", 1, 5000)
+    s.finish(g, 20, "pico queryable re-declared: answers a get after the restart")
+    lg = s.zenoh("zlget", "lget", port, "demo/rct/**", 1, 5000)
+    s.finish(lg, 20, "pico liveliness token re-declared: seen after the restart")
 
 
 def batching(s, port=17507):
