@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "rw.h"
+#include "zenoh-pico/config.h"
 
 #define Z_PROTO_VERSION_BYTE 0x09
 
@@ -304,6 +305,35 @@ typedef struct {
         } oam;
     } m;
 } _z_tmsg_t;
+
+/*
+ * Encoders of messages a build never sends are left out; ZP_CODEC_ALL = 1
+ * keeps every encoder (the conformance tests and fuzzers need them). Every
+ * decoder is always present: any message may arrive.
+ */
+#ifndef ZP_CODEC_ALL
+#define ZP_CODEC_ALL 0
+#endif
+#define _Z_ENC_REQUEST (ZP_CODEC_ALL || Z_FEATURE_QUERY)
+#define _Z_ENC_RESPONSE (ZP_CODEC_ALL || Z_FEATURE_QUERYABLE)
+#define _Z_ENC_INTEREST (ZP_CODEC_ALL || Z_FEATURE_LIVELINESS)
+#define _Z_ENC_DECLARE (ZP_CODEC_ALL || Z_FEATURE_SUBSCRIPTION || Z_FEATURE_QUERYABLE || Z_FEATURE_LIVELINESS)
+#define _Z_ENC_FRAGMENT (ZP_CODEC_ALL || Z_FEATURE_FRAGMENTATION)
+#define _Z_ENC_JOIN (ZP_CODEC_ALL || Z_FEATURE_MULTICAST_TRANSPORT)
+
+/* True if this build can encode network message `id`. */
+static inline bool _z_enc_enabled(uint8_t id) {
+    switch (id) {
+        case _Z_N_PUSH: return true;
+        case _Z_N_REQUEST: return _Z_ENC_REQUEST;
+        case _Z_N_RESPONSE:
+        case _Z_N_RESPONSE_FINAL: return _Z_ENC_RESPONSE;
+        case _Z_N_INTEREST: return _Z_ENC_INTEREST;
+        case _Z_N_DECLARE: return _Z_ENC_DECLARE;
+        case _Z_N_OAM: return ZP_CODEC_ALL;
+        default: return false;
+    }
+}
 
 /* ---- core (codec/core.c) ---- */
 z_result_t _z_zid_read(_zr_t *r, uint8_t len, _z_zid_t *out);

@@ -120,12 +120,14 @@ static z_result_t _z_response_ext(_z_nmsg_t *m, const _z_ext_t *e) {
     return Z_OK;
 }
 
+#if _Z_ENC_RESPONSE
 static z_result_t _z_responder_body(_zw_t *w, const void *ctx) {
     const _z_nmsg_t *m = (const _z_nmsg_t *)ctx;
     _Z_TRY(_zw_u8(w, (uint8_t)((m->m.response.rzid.len - 1) << 4)));
     _Z_TRY(_zw_bytes(w, m->m.response.rzid.id, m->m.response.rzid.len));
     return _zw_zint(w, m->m.response.reid);
 }
+#endif
 
 static z_result_t _z_response_body_read(_zr_t *r, _z_nmsg_t *m) {
     uint8_t h;
@@ -210,6 +212,7 @@ static uint8_t _z_key_flags(const _z_wexpr_t *k) {
     return (uint8_t)((k->suffix != NULL ? _Z_FLAG_1 : 0) | (k->sender_mapping ? _Z_FLAG_2 : 0));
 }
 
+#if _Z_ENC_RESPONSE
 static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
     if (m->m.response.body_id == _Z_Z_ERR) return _z_data_write(w, &m->m.response.body);
     _z_wexts_t x = {.n = 0};
@@ -220,25 +223,31 @@ static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
     _Z_TRY(_z_wexts_write(w, &x));
     return _z_data_write(w, &m->m.response.body);
 }
+#endif
 
 z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
     _z_wexts_t x = {.n = 0};
     uint8_t h = m->id;
+    if (!_z_enc_enabled(m->id)) return Z_EUNSUPPORTED;
     _z_nexts_head(&x, &m->ext);
     switch (m->id) {
         case _Z_N_PUSH:
             h |= _z_key_flags(&m->m.push.key);
             break;
+#if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
             h |= _z_key_flags(&m->m.request.key);
             if (m->m.request.has_target) _z_wexts_z64(&x, _Z_X_TARGET, m->m.request.target);
             if (m->m.request.has_budget) _z_wexts_z64(&x, _Z_X_BUDGET, m->m.request.budget);
             if (m->m.request.has_timeout) _z_wexts_z64(&x, _Z_X_TIMEOUT, m->m.request.timeout);
             break;
+#endif
+#if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
             h |= _z_key_flags(&m->m.response.key);
             if (m->m.response.has_responder) _z_wexts_fn(&x, _Z_X_RESPONDER, _z_responder_body, m);
             break;
+#endif
         case _Z_N_INTEREST:
             h |= (uint8_t)(m->m.interest.mode << 5);
             break;
@@ -259,11 +268,14 @@ z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
             _Z_TRY(_z_wexpr_write(w, &m->m.push.key));
             _Z_TRY(_z_wexts_write(w, &x));
             return _z_data_write(w, &m->m.push.body);
+#if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
             _Z_TRY(_zw_zint(w, m->m.request.rid));
             _Z_TRY(_z_wexpr_write(w, &m->m.request.key));
             _Z_TRY(_z_wexts_write(w, &x));
             return _z_qmsg_write(w, &m->m.request.query);
+#endif
+#if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
             _Z_TRY(_zw_zint(w, m->m.response.rid));
             _Z_TRY(_z_wexpr_write(w, &m->m.response.key));
@@ -272,6 +284,8 @@ z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
         case _Z_N_RESPONSE_FINAL:
             _Z_TRY(_zw_zint(w, m->m.final.rid));
             return _z_wexts_write(w, &x);
+#endif
+#if _Z_ENC_INTEREST
         case _Z_N_INTEREST:
             _Z_TRY(_zw_zint(w, m->m.interest.id));
             if (m->m.interest.mode != _Z_INTEREST_FINAL) {
@@ -285,16 +299,21 @@ z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
                 if (o & _Z_IOPT_R) _Z_TRY(_z_wexpr_write(w, &m->m.interest.key));
             }
             return _z_wexts_write(w, &x);
+#endif
+#if _Z_ENC_DECLARE
         case _Z_N_DECLARE:
             if (m->m.declare.has_iid) _Z_TRY(_zw_zint(w, m->m.declare.iid));
             _Z_TRY(_z_wexts_write(w, &x));
             return _z_decl_write(w, &m->m.declare.decl);
+#endif
+#if ZP_CODEC_ALL
         case _Z_N_OAM:
             _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
             _Z_TRY(_z_wexts_write(w, &x));
             if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
             if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
             return Z_OK;
+#endif
         default:
             return Z_EINVAL;
     }

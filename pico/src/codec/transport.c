@@ -270,6 +270,7 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
             if (m->m.frame.reliable) h |= _Z_FLAG_1;
             if (m->m.frame.more) h |= _Z_FLAG_2;
             break;
+#if _Z_ENC_JOIN
         case _Z_T_JOIN:
             if (m->m.join.has_qos_sns) _z_wexts_buf(&x, _Z_X_JQOS, m->m.join.qos_sns);
             if (m->m.join.has_shm) _z_wexts_buf(&x, _Z_X_JSHM, m->m.join.shm);
@@ -277,10 +278,13 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
             if (m->m.join.lease_in_s) h |= _Z_FLAG_1;
             if (m->m.join.has_size) h |= _Z_FLAG_2;
             break;
+#endif
+#if ZP_CODEC_ALL
         case _Z_T_OAM:
             if (m->m.oam.has_qos) _z_wexts_z64(&x, _Z_X_FQOS, m->m.oam.qos);
             h |= m->m.oam.enc;
             break;
+#endif
         case _Z_T_KEEPALIVE:
             break;
         default:
@@ -307,6 +311,7 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
         case _Z_T_FRAGMENT:
             _Z_TRY(_zw_zint(w, m->m.frame.sn));
             break;
+#if _Z_ENC_JOIN
         case _Z_T_JOIN:
             _Z_TRY(_z_ident_write(w, m->m.join.whatami, &m->m.join.zid));
             if (m->m.join.has_size) _Z_TRY(_z_size_write(w, m->m.join.resolution, m->m.join.batch_size));
@@ -314,17 +319,22 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
             _Z_TRY(_zw_zint(w, m->m.join.next_sn_r));
             _Z_TRY(_zw_zint(w, m->m.join.next_sn_be));
             break;
+#endif
+#if ZP_CODEC_ALL
         case _Z_T_OAM:
             _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
             break;
+#endif
         default:
             break;
     }
     _Z_TRY(_z_wexts_write(w, &x));
     if (m->id == _Z_T_FRAGMENT) _Z_TRY(_zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len));
+#if ZP_CODEC_ALL
     if (m->id == _Z_T_OAM) {
         if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
         if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
     }
+#endif
     return Z_OK;
 }

@@ -46,8 +46,9 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     /* skip "?metadata"; read "#iface=NAME" */
     const char *hash = strchr(s, '#');
     if (hash != NULL) {
-        const char *iface = strstr(hash, "iface=");
-        if (iface != NULL) {
+        const char *iface = hash + 1;
+        while (*iface != '\0' && strncmp(iface, "iface=", 6) != 0) iface++;
+        if (*iface != '\0') {
             iface += 6;
             size_t k = 0;
             while (iface[k] != '\0' && iface[k] != ';' && k + 1 < sizeof(ep->iface)) {
