@@ -1,14 +1,12 @@
 //! `weft`: the command-line tool.
 
-use std::io::{self, Read, Write};
+mod cmd;
+
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use weft_cli::capture;
-use weft_cli::json::Style;
-use weft_cli::trace::{self, Framing, Options};
+use clap::{Parser, Subcommand};
 
-/// weft: pub/sub, queries and storage over the Zenoh protocol.
+/// weft: pub/sub, queries and liveliness over the Zenoh protocol.
 #[derive(Parser, Debug)]
 #[command(name = "weft", version, about)]
 struct Cli {
@@ -25,129 +23,43 @@ enum Command {
     /// `--hex`. Stream framing, datagrams and scouting are told apart by themselves.
     ///
     /// Example: weft decode ../shared/spec/vectors/02-pub-sub.hex
-    Decode(DecodeArgs),
-}
-
-#[derive(clap::Args, Debug)]
-struct DecodeArgs {
-    /// Capture files (`-` for standard input).
-    files: Vec<String>,
-    /// Decode this hex string instead of files.
-    #[arg(long, conflicts_with = "files")]
-    hex: Option<String>,
-    /// Force the framing instead of detecting it.
-    #[arg(long, value_enum)]
-    framing: Option<FramingArg>,
-    /// Show whole payloads (by default payloads longer than 256 bytes are cut).
-    #[arg(long)]
-    full: bool,
-    /// Also check that every batch re-encodes to the same bytes; exit 1 otherwise.
-    #[arg(long)]
-    check: bool,
-}
-
-#[derive(Copy, Clone, Debug, ValueEnum)]
-enum FramingArg {
-    Stream,
-    Datagram,
-    Scouting,
+    Decode(cmd::decode::DecodeArgs),
+    /// Publish one value on a key.
+    Put(cmd::pubsub::PutArgs),
+    /// Delete a key.
+    Delete(cmd::pubsub::DeleteArgs),
+    /// Print the samples published on a key expression.
+    Sub(cmd::pubsub::SubArgs),
+    /// Query a selector and print the replies.
+    Get(cmd::query::GetArgs),
+    /// Answer queries on a key expression with a fixed payload.
+    Queryable(cmd::query::QueryableArgs),
+    /// Liveliness tokens: declare, watch, list.
+    #[command(subcommand)]
+    Liveliness(cmd::liveliness::LivelinessCommand),
+    /// Publish as fast as possible on test/thr (throughput test).
+    PubThr(cmd::perf::PubThrArgs),
+    /// Measure the rate of messages on test/thr.
+    SubThr(cmd::perf::SubThrArgs),
+    /// Measure round trips to `weft pong` (one-way latency = RTT/2).
+    Ping(cmd::perf::PingArgs),
+    /// Answer `weft ping`.
+    Pong(cmd::perf::PongArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Decode(args) => decode(&args),
-    }
-}
-
-fn decode(args: &DecodeArgs) -> ExitCode {
-    let opts = Options {
-        framing: args.framing.map(|f| match f {
-            FramingArg::Stream => Framing::Stream,
-            FramingArg::Datagram => Framing::Datagram,
-            FramingArg::Scouting => Framing::Scouting,
-        }),
-        style: if args.full {
-            Style {
-                payload_limit: usize::MAX,
-            }
-        } else {
-            Style::default()
-        },
-    };
-    let inputs: Vec<(String, Result<String, String>)> = match &args.hex {
-        Some(h) => vec![("--hex".into(), Ok(format!("> {h}")))],
-        None if args.files.is_empty() => {
-            eprintln!("weft decode: give capture files, `-` for standard input, or --hex HEX");
-            return ExitCode::from(2);
-        }
-        None => args
-            .files
-            .iter()
-            .map(|f| (f.clone(), read_input(f)))
-            .collect(),
-    };
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    let mut failed = false;
-    for (name, text) in inputs {
-        let text = match text {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("weft decode: {name}: {e}");
-                failed = true;
-                continue;
-            }
-        };
-        let capture = match capture::parse(&text) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("weft decode: {name}: {e}");
-                failed = true;
-                continue;
-            }
-        };
-        let (report, error) = trace::decode_capture(&capture, &opts);
-        for r in &report.records {
-            if writeln!(out, "{}", r.value).is_err() {
-                return ExitCode::from(1);
-            }
-        }
-        let _ = out.flush();
-        if args.check {
-            for m in &report.mismatches {
-                eprintln!(
-                    "weft decode: {name}: line {} (connection {}, {}): re-encoding differs\n  captured:   {}\n  re-encoded: {}",
-                    m.line,
-                    m.conn,
-                    m.dir.symbol(),
-                    weft_cli::json::hex(&m.original),
-                    weft_cli::json::hex(&m.reencoded)
-                );
-                failed = true;
-            }
-        }
-        if let Some(e) = error {
-            eprintln!("weft decode: {name}: {e}");
-            failed = true;
-        }
-    }
-    let _ = out.flush();
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-fn read_input(path: &str) -> Result<String, String> {
-    if path == "-" {
-        let mut s = String::new();
-        io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| e.to_string())?;
-        Ok(s)
-    } else {
-        std::fs::read_to_string(path).map_err(|e| e.to_string())
+    match &cli.command {
+        Command::Decode(a) => cmd::decode::run(a),
+        Command::Put(a) => cmd::pubsub::put(a),
+        Command::Delete(a) => cmd::pubsub::delete(a),
+        Command::Sub(a) => cmd::pubsub::sub(a),
+        Command::Get(a) => cmd::query::get(a),
+        Command::Queryable(a) => cmd::query::queryable(a),
+        Command::Liveliness(c) => cmd::liveliness::run(c),
+        Command::PubThr(a) => cmd::perf::pub_thr(a),
+        Command::SubThr(a) => cmd::perf::sub_thr(a),
+        Command::Ping(a) => cmd::perf::ping(a),
+        Command::Pong(a) => cmd::perf::pong(a),
     }
 }

@@ -1,10 +1,11 @@
 //! Established unicast transports over blocking links.
 //!
-//! Sending never waits for a dedicated writer thread: the thread that sends a message
-//! writes the pending batches itself when the link is idle (no added latency); while a
-//! write is in progress, other senders only append to the pending batches, which the
-//! writing thread flushes next (batching under load). One reader thread per transport
-//! decodes batches and hands each network message to the session, and watches the lease.
+//! Senders append messages to the pending batches (one per priority) and wake the
+//! transport's writer thread, which writes them, highest priority first. While it writes,
+//! senders keep appending: under load, small messages share batches. An express message
+//! on an idle link is written by the sending thread itself, without waking anyone (the
+//! lowest latency). One reader thread per transport decodes batches, hands each network
+//! message to the session, and watches the lease.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -60,6 +61,8 @@ pub trait Handler: Send + Sync + 'static {
 struct TxState {
     tx: Transmitter,
     writing: bool,
+    /// The writer thread is waiting for work (senders wake it only then).
+    writer_idle: bool,
     spare: Vec<u8>,
 }
 
@@ -80,6 +83,7 @@ pub struct Transport {
     describe: String,
     state: Mutex<TxState>,
     idle: Condvar,
+    work: Condvar,
     writer: Mutex<Link>,
     closed: AtomicBool,
     epoch: Instant,
@@ -201,12 +205,52 @@ impl Transport {
         if st.writing {
             return Ok(());
         }
-        self.flush_locked(st)
+        if msg_is_express(msg) {
+            return self.flush_locked(st);
+        }
+        if st.writer_idle {
+            st.writer_idle = false;
+            drop(st);
+            self.work.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The writer thread: writes pending batches as they come.
+    fn write_loop(&self) {
+        let mut st = self.lock();
+        loop {
+            while (st.tx.is_empty() || st.writing) && !self.is_closed() {
+                st.writer_idle = true;
+                st = self
+                    .work
+                    .wait_timeout(st, Duration::from_millis(100))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            st.writer_idle = false;
+            if self.is_closed() {
+                return;
+            }
+            let (guard, result) = self.flush(st);
+            st = guard;
+            if result.is_err() {
+                return;
+            }
+        }
     }
 
     /// Writes every pending batch, highest priority first, releasing the state during
     /// each write so that other senders can append meanwhile.
-    fn flush_locked<'s>(&'s self, mut st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
+    fn flush_locked<'s>(&'s self, st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
+        self.flush(st).1
+    }
+
+    /// As [`Self::flush_locked`], handing the re-acquired state back.
+    fn flush<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+    ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
         st.writing = true;
         let mut buf = std::mem::take(&mut st.spare);
         let mut result = Ok(());
@@ -223,7 +267,7 @@ impl Transport {
         st.spare = buf;
         st.writing = false;
         self.idle.notify_all();
-        result
+        (st, result)
     }
 
     fn write(&self, batch: &[u8]) -> Result<(), SendError> {
@@ -258,6 +302,7 @@ impl Transport {
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
+        self.work.notify_all();
         let mut batch = Vec::new();
         let _ = close_batch(reason, &mut batch);
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -268,6 +313,20 @@ impl Transport {
     fn last_tx(&self) -> Instant {
         self.epoch + Duration::from_millis(self.last_tx_ms.load(Ordering::Relaxed))
     }
+}
+
+/// Whether a message asks to be sent at once (the express bit of its QoS).
+fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
+    let qos = match msg {
+        NetworkMessage::Push(m) => m.qos,
+        NetworkMessage::Request(m) => m.qos,
+        NetworkMessage::Response(m) => m.qos,
+        NetworkMessage::ResponseFinal(m) => m.qos,
+        NetworkMessage::Interest(m) => m.qos,
+        NetworkMessage::Declare(m) => m.qos,
+        NetworkMessage::Oam(m) => m.qos,
+    };
+    qos.is_express()
 }
 
 fn handshake_io<F>(
@@ -358,15 +417,22 @@ fn start(
         state: Mutex::new(TxState {
             tx: Transmitter::new(&negotiated, max_batch),
             writing: false,
+            writer_idle: false,
             spare: Vec::with_capacity(max_batch),
         }),
         idle: Condvar::new(),
+        work: Condvar::new(),
         writer: Mutex::new(writer),
         closed: AtomicBool::new(false),
         epoch: Instant::now(),
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),
     });
+    let w = transport.clone();
+    std::thread::Builder::new()
+        .name(format!("weft-tx-{}", negotiated.peer_zid))
+        .spawn(move || w.write_loop())
+        .expect("spawn a writer thread");
     let t = transport.clone();
     std::thread::Builder::new()
         .name(format!("weft-rx-{}", negotiated.peer_zid))

@@ -1,0 +1,188 @@
+//! What every session command shares: the flags of Zenoh's tools, opening the session,
+//! printing samples, and stopping on SIGINT/SIGTERM.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use clap::ValueEnum;
+use weft::{Config, Sample, WhatAmI};
+
+/// Session flags, as Zenoh's tools have them.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct SessionArgs {
+    /// Session mode.
+    #[arg(short, long, value_enum, default_value = "peer")]
+    mode: ModeArg,
+    /// Endpoint to connect to (repeatable), e.g. tcp/127.0.0.1:7447.
+    #[arg(short = 'e', long = "connect", value_name = "ENDPOINT")]
+    connect: Vec<String>,
+    /// Endpoint to listen on (repeatable), e.g. tcp/127.0.0.1:0.
+    #[arg(short, long = "listen", value_name = "ENDPOINT")]
+    listen: Vec<String>,
+    /// JSON5 configuration file (Zenoh's key names).
+    #[arg(short, long, value_name = "FILE")]
+    config: Option<String>,
+    /// Disable multicast scouting.
+    #[arg(long)]
+    no_multicast_scouting: bool,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum ModeArg {
+    Client,
+    Peer,
+}
+
+/// A command-line or configuration error: printed, then exit status 2.
+pub(crate) fn usage_error(command: &str, message: &str) -> ExitCode {
+    eprintln!("weft {command}: {message}");
+    ExitCode::from(2)
+}
+
+impl SessionArgs {
+    /// Builds the configuration: file first, then flags.
+    pub(crate) fn config(&self, command: &str) -> Result<Config, ExitCode> {
+        let mut config = match &self.config {
+            Some(path) => {
+                let (c, warnings) =
+                    Config::from_file(path).map_err(|e| usage_error(command, &e.to_string()))?;
+                for w in warnings {
+                    eprintln!("weft {command}: warning: {w}");
+                }
+                c
+            }
+            None => Config::default(),
+        };
+        if self.config.is_none() || self.mode_given() {
+            config.mode = match self.mode {
+                ModeArg::Client => WhatAmI::Client,
+                ModeArg::Peer => WhatAmI::Peer,
+            };
+        }
+        for e in &self.connect {
+            let ep = e.parse().map_err(|err: weft::endpoint::EndpointError| {
+                usage_error(command, &err.to_string())
+            })?;
+            config.connect.push(ep);
+        }
+        for e in &self.listen {
+            let ep = e.parse().map_err(|err: weft::endpoint::EndpointError| {
+                usage_error(command, &err.to_string())
+            })?;
+            config.listen.push(ep);
+        }
+        if self.no_multicast_scouting {
+            config.multicast_scouting = false;
+        }
+        Ok(config)
+    }
+
+    fn mode_given(&self) -> bool {
+        std::env::args().any(|a| a == "-m" || a == "--mode" || a.starts_with("--mode="))
+    }
+
+    /// Opens the session, reporting failures.
+    pub(crate) fn open(&self, command: &str) -> Result<weft::Session, ExitCode> {
+        let config = self.config(command)?;
+        weft::open(config).map_err(|e| {
+            eprintln!("weft {command}: {e}");
+            ExitCode::from(1)
+        })
+    }
+}
+
+/// A flag raised by SIGINT or SIGTERM.
+pub(crate) fn stop_flag() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    flag
+}
+
+/// Whether the stop flag is raised.
+pub(crate) fn stopped(flag: &AtomicBool) -> bool {
+    flag.load(Ordering::Relaxed)
+}
+
+/// Standard base64 (with padding).
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A sample as a JSON object: kind, key, payload (or payload_b64), encoding, attachment,
+/// timestamp.
+pub(crate) fn sample_json(s: &Sample) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("kind".into(), s.kind.as_str().into());
+    m.insert("key".into(), s.key_expr.clone().into());
+    match std::str::from_utf8(&s.payload) {
+        Ok(text) => m.insert("payload".into(), text.into()),
+        Err(_) => m.insert("payload_b64".into(), base64(&s.payload).into()),
+    };
+    m.insert("encoding".into(), s.encoding.clone().into());
+    m.insert(
+        "attachment".into(),
+        match &s.attachment {
+            None => serde_json::Value::Null,
+            Some(a) => match std::str::from_utf8(a) {
+                Ok(t) => t.into(),
+                Err(_) => base64(a).into(),
+            },
+        },
+    );
+    m.insert(
+        "timestamp".into(),
+        match &s.timestamp {
+            None => serde_json::Value::Null,
+            Some(ts) => weft_cli::json::timestamp(ts),
+        },
+    );
+    serde_json::Value::Object(m)
+}
+
+/// A sample as one line of text.
+pub(crate) fn sample_line(s: &Sample) -> String {
+    format!(
+        "{} {} {}",
+        s.kind.as_str(),
+        s.key_expr,
+        String::from_utf8_lossy(&s.payload)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_of_rfc_4648_examples() {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! The `weft` subcommands.
+
+pub(crate) mod common;
+pub(crate) mod decode;
+pub(crate) mod liveliness;
+pub(crate) mod perf;
+pub(crate) mod pubsub;
+pub(crate) mod query;

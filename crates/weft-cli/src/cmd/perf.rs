@@ -1,0 +1,268 @@
+//! Throughput and latency tools: `weft pub-thr`, `weft sub-thr`, `weft ping`, `weft pong`.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use weft::{CongestionControl, Priority, PutOptions};
+
+use super::common::{stop_flag, stopped, SessionArgs};
+
+const THR_KEY: &str = "test/thr";
+const PING_KEY: &str = "test/ping";
+const PONG_KEY: &str = "test/pong";
+
+/// Arguments of `weft pub-thr`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example: weft pub-thr 8 -l tcp/127.0.0.1:7450 --duration 10")]
+pub(crate) struct PubThrArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Payload size in bytes.
+    size: usize,
+    /// Priority, 1 to 7.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=7))]
+    priority: Option<u8>,
+    /// Send every message at once, without batching.
+    #[arg(long)]
+    express: bool,
+    /// Stop after this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    duration: f64,
+}
+
+/// Arguments of `weft sub-thr`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example: weft sub-thr -e tcp/127.0.0.1:7450 --samples 100000 --rounds 10")]
+pub(crate) struct SubThrArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Messages per round.
+    #[arg(long, default_value_t = 100_000)]
+    samples: u64,
+    /// Rounds to measure.
+    #[arg(long, default_value_t = 10)]
+    rounds: u32,
+    /// Give up after this many seconds.
+    #[arg(long, default_value_t = 120.0)]
+    max_seconds: f64,
+}
+
+/// Arguments of `weft ping`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example: weft ping 64 -e tcp/127.0.0.1:7450 --samples 1000")]
+pub(crate) struct PingArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+    /// Payload size in bytes.
+    size: usize,
+    /// Round trips to measure (after 100 warm-up ones).
+    #[arg(long, default_value_t = 1000)]
+    samples: usize,
+}
+
+/// Arguments of `weft pong`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Example: weft pong -l tcp/127.0.0.1:7450")]
+pub(crate) struct PongArgs {
+    #[command(flatten)]
+    session: SessionArgs,
+}
+
+/// Runs `weft pub-thr`.
+pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
+    let stop = stop_flag();
+    let session = match args.session.open("pub-thr") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let options = PutOptions {
+        priority: args
+            .priority
+            .and_then(Priority::from_u8)
+            .unwrap_or(Priority::Data),
+        congestion_control: CongestionControl::Block,
+        express: args.express,
+        ..PutOptions::default()
+    };
+    let publisher = match session.declare_publisher(THR_KEY, options) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("weft pub-thr: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let payload = vec![0xA5u8; args.size];
+    let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
+    let mut sent = 0u64;
+    while !stopped(&stop) && Instant::now() < deadline {
+        for _ in 0..1000 {
+            if publisher.put(&payload).is_err() {
+                break;
+            }
+            sent += 1;
+        }
+    }
+    println!("sent={sent} payload={}", args.size);
+    drop(publisher);
+    session.close();
+    ExitCode::SUCCESS
+}
+
+/// Runs `weft sub-thr`.
+pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
+    let stop = stop_flag();
+    let session = match args.session.open("sub-thr") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let count = Arc::new(AtomicU64::new(0));
+    let size = Arc::new(AtomicUsize::new(0));
+    let (c, z) = (count.clone(), size.clone());
+    let _sub = match session.declare_subscriber(THR_KEY, move |s| {
+        z.store(s.payload.len(), Ordering::Relaxed);
+        c.fetch_add(1, Ordering::Relaxed);
+    }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("weft sub-thr: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let give_up = Instant::now() + Duration::from_secs_f64(args.max_seconds);
+    // Wait for the first message, then measure rounds of `samples` messages.
+    while count.load(Ordering::Relaxed) == 0 {
+        if stopped(&stop) || Instant::now() > give_up {
+            eprintln!("weft sub-thr: no message received");
+            return ExitCode::from(1);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut rates = Vec::new();
+    for round in 0..args.rounds {
+        let start_count = count.load(Ordering::Relaxed);
+        let start = Instant::now();
+        while count.load(Ordering::Relaxed) - start_count < args.samples {
+            if stopped(&stop) || Instant::now() > give_up {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let n = count.load(Ordering::Relaxed) - start_count;
+        if n < args.samples {
+            break;
+        }
+        let rate = n as f64 / start.elapsed().as_secs_f64();
+        println!("round {round}: {rate:.0} msgs/s");
+        rates.push(rate);
+    }
+    session.close();
+    if rates.is_empty() {
+        eprintln!("weft sub-thr: no complete round");
+        return ExitCode::from(1);
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "median_msgs_per_s={:.0} payload={}",
+        rates[rates.len() / 2],
+        size.load(Ordering::Relaxed)
+    );
+    ExitCode::SUCCESS
+}
+
+/// Runs `weft ping`.
+pub(crate) fn ping(args: &PingArgs) -> ExitCode {
+    let session = match args.session.open("ping") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let (_sub, pongs) = match session.declare_subscriber_channel(PONG_KEY, 16) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("weft ping: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let options = PutOptions {
+        congestion_control: CongestionControl::Block,
+        express: true,
+        ..PutOptions::default()
+    };
+    let publisher = match session.declare_publisher(PING_KEY, options) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("weft ping: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let payload = vec![0x5Au8; args.size];
+    // Wait for the pong to answer.
+    let mut answered = false;
+    for _ in 0..100 {
+        let _ = publisher.put(&payload);
+        if pongs.recv_timeout(Duration::from_millis(100)).is_ok() {
+            answered = true;
+            break;
+        }
+    }
+    if !answered {
+        eprintln!("weft ping: no pong answered within 10 s");
+        return ExitCode::from(1);
+    }
+    while pongs.try_recv().is_ok() {}
+    let mut one_way = Vec::with_capacity(args.samples);
+    for i in 0..args.samples + 100 {
+        let start = Instant::now();
+        if publisher.put(&payload).is_err() {
+            break;
+        }
+        if pongs.recv_timeout(Duration::from_secs(5)).is_err() {
+            eprintln!("weft ping: a pong was lost");
+            return ExitCode::from(1);
+        }
+        if i >= 100 {
+            one_way.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
+        }
+    }
+    one_way.sort_by(f64::total_cmp);
+    let pct = |p: f64| one_way[((one_way.len() as f64 * p) as usize).min(one_way.len() - 1)];
+    println!(
+        "p50_us={:.1} p99_us={:.1} payload={}",
+        pct(0.5),
+        pct(0.99),
+        args.size
+    );
+    session.close();
+    ExitCode::SUCCESS
+}
+
+/// Runs `weft pong`.
+pub(crate) fn pong(args: &PongArgs) -> ExitCode {
+    let stop = stop_flag();
+    let session = match args.session.open("pong") {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let options = PutOptions {
+        congestion_control: CongestionControl::Block,
+        express: true,
+        ..PutOptions::default()
+    };
+    let publisher = match session.declare_publisher(PONG_KEY, options) {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            eprintln!("weft pong: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let p = publisher.clone();
+    let _sub = session.declare_subscriber(PING_KEY, move |s| {
+        let _ = p.put(&s.payload);
+    });
+    while !stopped(&stop) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    session.close();
+    ExitCode::SUCCESS
+}
