@@ -106,3 +106,42 @@ fn closing_a_peer_is_noticed_by_the_other() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn timestamps_from_the_hybrid_logical_clock() {
+    let a = peer(true, None);
+    let (_sub, rx) = a.declare_subscriber_channel("ts/**", 16).unwrap();
+    let config = Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        connect: vec![a.listen_endpoints()[0].parse().unwrap()],
+        timestamping: Some(true),
+        ..Config::default()
+    };
+    let b = weft::open(config).unwrap();
+    b.put("ts/1", b"x", &PutOptions::default()).unwrap();
+    b.put("ts/2", b"y", &PutOptions::default()).unwrap();
+    let (s1, s2) = (next(&rx), next(&rx));
+    let (t1, t2) = (s1.timestamp.unwrap(), s2.timestamp.unwrap());
+    assert_eq!(t1.id, b.zid());
+    assert!(t2 > t1, "timestamps increase");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        u64::from(t1.seconds()).abs_diff(now) < 60,
+        "NTP64 time since the UNIX epoch"
+    );
+    // An application timestamp is kept as given.
+    let given = a.new_timestamp();
+    let options = PutOptions {
+        timestamp: Some(given),
+        ..PutOptions::default()
+    };
+    b.put("ts/3", b"z", &options).unwrap();
+    assert_eq!(next(&rx).timestamp, Some(given));
+    // Without timestamping (the peer default), no timestamp.
+    a.put("ts/4", b"w", &PutOptions::default()).unwrap();
+    assert_eq!(next_on(&rx, "ts/4").timestamp, None);
+}

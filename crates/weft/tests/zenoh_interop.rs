@@ -229,3 +229,65 @@ fn weft_peer_with_a_zenoh_peer() {
     let weft_endpoint = weft.listen_endpoints()[0].clone();
     zenoh_publishes_to_weft(&weft, &["--mode", "peer", "--connect", &weft_endpoint]);
 }
+
+#[test]
+fn weft_client_reconnects_and_redeclares_after_a_router_restart() {
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let Some(router) =
+        ZenohNode::start(&["--mode", "router", "--listen", &endpoint, "--timeout", "60"])
+    else {
+        return;
+    };
+    let weft = weft_session(WhatAmI::Client, &endpoint);
+    let (_sub, rx) = weft.declare_subscriber_channel("re/**", 16).unwrap();
+    let _token = weft.declare_token("re/token").unwrap();
+    drop(router);
+    // While disconnected, a put is dropped, not queued.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(weft.peers().is_empty());
+    weft.put("lost/x", b"nobody", &PutOptions::default())
+        .unwrap();
+    let _router =
+        ZenohNode::start(&["--mode", "router", "--listen", &endpoint, "--timeout", "60"]).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while weft.peers().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no reconnection");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The subscriber was declared again: a Zenoh client's put reaches it.
+    let publisher = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--put",
+        "re/again",
+        "--payload",
+        "back",
+        "--repeat",
+        "20",
+    ])
+    .unwrap();
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("data after reconnection");
+    assert_eq!(
+        (s.key_expr.as_str(), s.payload.as_slice()),
+        ("re/again", &b"back"[..])
+    );
+    drop(publisher);
+    // And the token too.
+    let getter = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--liveliness-get",
+        "re/**",
+        "--timeout",
+        "3",
+    ])
+    .unwrap();
+    let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
+    assert_eq!(r["key"], "re/token");
+}

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
-use weft_proto::core::{CongestionControl, Priority, Reliability};
+use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp};
 
 use crate::api::SampleKind;
 use crate::session::{Inner, SessionError};
@@ -25,6 +25,8 @@ pub struct PutOptions {
     pub express: bool,
     /// Reliable (default) or best effort.
     pub reliability: Reliability,
+    /// The value's timestamp; when `None`, the session adds one if timestamping is on.
+    pub timestamp: Option<Timestamp>,
 }
 
 impl Default for PutOptions {
@@ -36,6 +38,7 @@ impl Default for PutOptions {
             congestion_control: CongestionControl::Drop,
             express: false,
             reliability: Reliability::Reliable,
+            timestamp: None,
         }
     }
 }

@@ -101,6 +101,7 @@ pub(crate) struct State {
 /// What sessions share with their handles and threads.
 pub(crate) struct Inner {
     zid: ZenohId,
+    hlc: uhlc::HLC,
     config: Config,
     state: Mutex<State>,
     changed: Condvar,
@@ -111,6 +112,23 @@ pub(crate) struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new timestamp from the session's clock.
+    pub(crate) fn new_timestamp(&self) -> weft_proto::core::Timestamp {
+        let ts = self.hlc.new_timestamp();
+        weft_proto::core::Timestamp {
+            time: ts.get_time().as_u64(),
+            id: self.zid,
+        }
+    }
+
+    /// Whether this session timestamps what it publishes (`timestamping.enabled`;
+    /// by default only routers do).
+    pub(crate) fn timestamping(&self) -> bool {
+        self.config
+            .timestamping
+            .unwrap_or(self.config.mode == WhatAmI::Router)
     }
 
     fn next_id(st: &mut State) -> u32 {
@@ -157,8 +175,11 @@ impl Session {
         if config.mode == WhatAmI::Client && config.connect.is_empty() {
             return Err(OpenError::NothingToConnect);
         }
+        let hlc_id =
+            uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let inner = Arc::new(Inner {
             zid,
+            hlc: uhlc::HLCBuilder::new().with_id(hlc_id).build(),
             config,
             state: Mutex::new(State {
                 next_id: 0,
@@ -235,6 +256,11 @@ impl Session {
             .lock()
             .map(|l| l.clone())
             .unwrap_or_default()
+    }
+
+    /// A new timestamp from this session's hybrid logical clock.
+    pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
+        self.inner.new_timestamp()
     }
 
     /// ZenohIDs of the nodes currently connected.

@@ -129,14 +129,19 @@ impl Inner {
             return Err(SessionError::Closed);
         }
         let (enc_id, schema) = parse_encoding(&options.encoding);
+        let timestamp = options
+            .timestamp
+            .or_else(|| self.timestamping().then(|| self.new_timestamp()));
         let body = match kind {
             SampleKind::Put => PushBody::Put(Put {
+                timestamp,
                 encoding: Encoding { id: enc_id, schema },
                 attachment: options.attachment.as_deref(),
                 payload,
                 ..Put::default()
             }),
             SampleKind::Delete => PushBody::Del(Del {
+                timestamp,
                 attachment: options.attachment.as_deref(),
                 ..Del::default()
             }),
@@ -187,7 +192,7 @@ impl Inner {
                 kind,
                 payload: payload.to_vec(),
                 encoding,
-                timestamp: None,
+                timestamp,
                 attachment: options.attachment.clone(),
                 priority: options.priority,
                 congestion_control: options.congestion_control,
