@@ -153,6 +153,13 @@ pub fn encode_list<W: Writer>(list: &[LinkState<'_>], w: &mut W) -> Result<(), E
         if let Some(locs) = &ls.locators {
             w.zint(locs.len() as u64)?;
             for l in locs {
+                if l.len() > usize::from(u8::MAX) {
+                    return Err(EncodeError::OutOfBounds {
+                        field: "locator length",
+                        value: l.len() as u64,
+                        bound: u64::from(u8::MAX),
+                    });
+                }
                 w.zbytes(l.as_bytes())?;
             }
         }
@@ -197,6 +204,34 @@ mod tests {
         let mut out = alloc::vec::Vec::new();
         encode_list(&list, &mut out).unwrap();
         assert_eq!(out, body);
+    }
+
+    #[test]
+    fn locators_over_255_bytes_are_refused_by_the_encoder_as_by_the_decoder() {
+        let long = "l".repeat(256);
+        let entry = LinkState {
+            psid: 0,
+            sn: 1,
+            zid: None,
+            whatami: None,
+            locators: Some(alloc::vec![long.as_str()]),
+            links: Vec::new(),
+            weights: None,
+            gateway: false,
+        };
+        let mut out = Vec::new();
+        assert!(matches!(
+            encode_list(core::slice::from_ref(&entry), &mut out),
+            Err(EncodeError::OutOfBounds { value: 256, .. })
+        ));
+        let at_bound = "l".repeat(255);
+        let entry = LinkState {
+            locators: Some(alloc::vec![at_bound.as_str()]),
+            ..entry
+        };
+        let mut out = Vec::new();
+        encode_list(core::slice::from_ref(&entry), &mut out).unwrap();
+        assert_eq!(decode_list(&out).unwrap(), [entry]);
     }
 
     #[test]
