@@ -101,6 +101,10 @@ for cfg in "-DZ_FEATURE_MULTI_THREAD=0 -DZP_MALLOC=1" \
     (cd "$PICO/build-matrix$m" && ctest --output-on-failure -E interop >/dev/null) || { echo "matrix $cfg: FAILED"; exit 1; }
     echo "matrix $cfg: built, unit tests passed"
 done
+# the thread-less, malloc-backed build also talks to the router
+# shellcheck disable=SC2086
+build "$PICO/build-matrix1" -DWEFT_PYTHON="$PY" -DZ_FRAG_MAX_SIZE=70000 >/dev/null
+(cd "$PICO/build-matrix1" && ctest --output-on-failure -R 'interop_(pico_pub_zenoh_sub|zenoh_pub_pico_sub|get_queryable|payload_sizes)')
 
 # ---- 4. fuzzing ----
 step "libFuzzer, ${FUZZ_SECONDS}s per target"

@@ -24,7 +24,8 @@
 
 #include "zenoh-pico.h"
 
-static bool single_thread = false;
+/* without threads the application always drives the session */
+static bool single_thread = Z_FEATURE_MULTI_THREAD == 0;
 static z_owned_session_t session;
 /* shared with the read task: accessed atomically */
 static int events = 0;
