@@ -38,6 +38,7 @@ def main() -> int:
     p.add_argument("--liveliness-sub", help="liveliness subscriber key expression")
     p.add_argument("--history", action="store_true", help="liveliness subscriber with history")
     p.add_argument("--liveliness-get", help="list the liveliness tokens on a key expression")
+    p.add_argument("--consolidation", choices=["auto", "none", "monotonic", "latest"], default="auto")
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
@@ -110,7 +111,15 @@ def main() -> int:
             "all": zenoh.QueryTarget.ALL,
             "all_complete": zenoh.QueryTarget.ALL_COMPLETE,
         }[args.target]
-        for reply in session.get(args.get, target=target, timeout=args.timeout):
+        consolidation = {
+            "auto": zenoh.ConsolidationMode.AUTO,
+            "none": zenoh.ConsolidationMode.NONE,
+            "monotonic": zenoh.ConsolidationMode.MONOTONIC,
+            "latest": zenoh.ConsolidationMode.LATEST,
+        }[args.consolidation]
+        for reply in session.get(
+            args.get, target=target, consolidation=consolidation, timeout=args.timeout
+        ):
             if reply.ok is not None:
                 s_ = reply.ok
                 record = {"ok": True, "key": str(s_.key_expr), "payload": s_.payload.to_bytes().decode("utf-8", "replace")}

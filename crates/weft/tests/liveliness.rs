@@ -1,12 +1,10 @@
 //! Liveliness tokens, subscribers and gets: between weft peers, and with Eclipse Zenoh.
 
-mod common;
-
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use common::{free_port, ZenohNode};
 use weft::{Config, Sample, SampleKind, WhatAmI};
+use weft_testkit::{free_port, ZenohNode};
 
 fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> weft::Session {
     let config = Config {

@@ -1,11 +1,9 @@
 //! get / queryable: between weft sessions, and against Eclipse Zenoh 1.10.2.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{free_port, ZenohNode};
 use weft::{Config, GetOptions, PutOptions, QueryTarget, Reply, WhatAmI};
+use weft_testkit::{free_port, ZenohNode};
 
 fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> weft::Session {
     let config = Config {

@@ -1,12 +1,10 @@
 //! weft sessions against Eclipse Zenoh 1.10.2: a weft client through a Zenoh router with
 //! Zenoh clients on the other side, and a weft peer with a Zenoh peer, both directions.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{free_port, pattern, ZenohNode};
 use weft::{Config, PutOptions, SampleKind, WhatAmI};
+use weft_testkit::{free_port, pattern, sha256_hex, ZenohNode};
 
 fn weft_session(mode: WhatAmI, connect: &str) -> weft::Session {
     let config = Config {
@@ -114,19 +112,6 @@ fn zenoh_publishes_to_weft(weft: &weft::Session, connect_args: &[&str]) {
         .expect("the 1 MiB sample");
     assert_eq!(s.payload, pattern(1 << 20));
     assert!(publisher.wait());
-}
-
-fn sha256_hex(data: &[u8]) -> String {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("sha256sum")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sha256sum");
-    child.stdin.take().unwrap().write_all(data).unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
 #[test]

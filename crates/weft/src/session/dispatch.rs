@@ -8,9 +8,18 @@ use weft_proto::zenoh::PushBody;
 use weft_transport::rx::Incoming;
 
 use super::face::Face;
+use super::router::EntityKind;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
 use crate::transport::{Handler, Transport};
+
+/// What a declaration changed, for what must follow it.
+enum Event {
+    None,
+    Changed,
+    Declared(EntityKind, u32, OwnedKeyExpr, bool),
+    Undeclared(EntityKind, u32, OwnedKeyExpr),
+}
 
 /// Connects transports' reader threads to the session.
 pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
@@ -37,7 +46,11 @@ impl Inner {
             NetworkMessage::Interest(i) => self.on_interest(t, &i),
             NetworkMessage::Request(r) => self.on_request(t, &r),
             NetworkMessage::Response(r) => self.on_response(t, &r),
-            NetworkMessage::ResponseFinal(f) => self.target_done(f.request_id, Some(t.peer_zid())),
+            NetworkMessage::ResponseFinal(f) => {
+                if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id)) {
+                    self.target_done(f.request_id, Some(t.peer_zid()));
+                }
+            }
             NetworkMessage::Oam(_) => {}
         }
     }
@@ -89,6 +102,9 @@ impl Inner {
             },
         };
         self.deliver_local(&sample);
+        if self.is_router() {
+            self.route_push(t, &sample.key_expr, push);
+        }
     }
 
     fn on_declare(&self, t: &Arc<Transport>, d: Declare<'_>) {
@@ -121,38 +137,74 @@ impl Inner {
             }
             _ => {}
         }
-        let changed = self.with_face(t, |face| match d.body {
+        let event = self.with_face(t, |face| match d.body {
             Declaration::KeyExpr(k) => {
                 if let Some(key) = face.resolve(&k.wire_expr) {
                     face.remote_exprs.insert(k.id, key);
                 }
-                false
+                Event::None
             }
             Declaration::UndeclareKeyExpr(k) => {
                 face.remote_exprs.remove(&k.id);
-                false
+                Event::None
             }
             Declaration::Subscriber(s) => {
-                let key = face
+                let Some(key) = face
                     .resolve(&s.wire_expr)
-                    .and_then(|k| OwnedKeyExpr::new(k).ok());
-                if let Some(key) = key {
-                    if s.id == 0 {
-                        face.current_subscribers.push(key);
-                    } else {
-                        face.subscribers.insert(s.id, key);
-                    }
+                    .and_then(|k| OwnedKeyExpr::new(k).ok())
+                else {
+                    return Event::None;
+                };
+                if s.id == 0 {
+                    face.current_subscribers.push(key);
+                    Event::None
+                } else {
+                    face.subscribers.insert(s.id, key.clone());
+                    Event::Declared(EntityKind::Subscriber, s.id, key, false)
                 }
-                false
             }
             Declaration::UndeclareSubscriber(u) => {
                 if u.id != 0 {
-                    face.subscribers.remove(&u.id);
-                } else if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
-                    face.current_subscribers.retain(|k| k.as_str() != key);
-                    face.subscribers.retain(|_, k| k.as_str() != key);
+                    match face.subscribers.remove(&u.id) {
+                        Some(key) => Event::Undeclared(EntityKind::Subscriber, u.id, key),
+                        None => Event::None,
+                    }
+                } else {
+                    if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
+                        face.current_subscribers.retain(|k| k.as_str() != key);
+                        face.subscribers.retain(|_, k| k.as_str() != key);
+                    }
+                    Event::None
                 }
-                false
+            }
+            Declaration::Queryable(q) => {
+                let Some(key) = face
+                    .resolve(&q.wire_expr)
+                    .and_then(|k| OwnedKeyExpr::new(k).ok())
+                else {
+                    return Event::None;
+                };
+                if q.id == 0 {
+                    face.current_queryables.push(key);
+                    Event::None
+                } else {
+                    face.queryables.insert(q.id, key.clone());
+                    Event::Declared(EntityKind::Queryable, q.id, key, q.info.complete)
+                }
+            }
+            Declaration::UndeclareQueryable(u) => {
+                if u.id != 0 {
+                    match face.queryables.remove(&u.id) {
+                        Some(key) => Event::Undeclared(EntityKind::Queryable, u.id, key),
+                        None => Event::None,
+                    }
+                } else {
+                    if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
+                        face.current_queryables.retain(|k| k.as_str() != key);
+                        face.queryables.retain(|_, k| k.as_str() != key);
+                    }
+                    Event::None
+                }
             }
             Declaration::Final(_) => {
                 match interest_id {
@@ -164,34 +216,19 @@ impl Inner {
                     }
                     None => {}
                 }
-                true
+                Event::Changed
             }
-            Declaration::Queryable(q) => {
-                let key = face
-                    .resolve(&q.wire_expr)
-                    .and_then(|k| OwnedKeyExpr::new(k).ok());
-                if let Some(key) = key {
-                    if q.id == 0 {
-                        face.current_queryables.push(key);
-                    } else {
-                        face.queryables.insert(q.id, key);
-                    }
-                }
-                false
-            }
-            Declaration::UndeclareQueryable(u) => {
-                if u.id != 0 {
-                    face.queryables.remove(&u.id);
-                } else if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
-                    face.current_queryables.retain(|k| k.as_str() != key);
-                    face.queryables.retain(|_, k| k.as_str() != key);
-                }
-                false
-            }
-            Declaration::Token(_) | Declaration::UndeclareToken(_) => false,
+            Declaration::Token(_) | Declaration::UndeclareToken(_) => Event::None,
         });
-        if changed == Some(true) {
-            self.changed.notify_all();
+        match event {
+            Some(Event::Changed) => self.changed.notify_all(),
+            Some(Event::Declared(kind, id, key, complete)) if self.is_router() => {
+                self.propagate_declaration(t.peer_zid(), kind, id, &key, complete);
+            }
+            Some(Event::Undeclared(kind, id, key)) if self.is_router() => {
+                self.propagate_undeclaration(t.peer_zid(), kind, id, &key);
+            }
+            _ => {}
         }
     }
 

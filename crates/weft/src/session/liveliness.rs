@@ -319,6 +319,15 @@ impl Inner {
         };
         if !answered_get {
             self.notify_token(key.as_str(), SampleKind::Put);
+            if self.is_router() {
+                self.propagate_declaration(
+                    face_zid,
+                    super::router::EntityKind::Token,
+                    id,
+                    &key,
+                    false,
+                );
+            }
         }
     }
 

@@ -5,6 +5,7 @@ mod face;
 mod liveliness;
 mod outbound;
 mod query;
+mod router;
 mod runtime;
 
 pub(crate) use query::{Answer, QueryOrigin};
@@ -95,6 +96,9 @@ pub(crate) struct State {
     tokens: HashMap<u32, OwnedKeyExpr>,
     liveliness_subscribers: HashMap<u32, liveliness::LivelinessSubscriber>,
     liveliness_gets: HashMap<u32, liveliness::PendingLivelinessGet>,
+    routed_ids: HashMap<(ZenohId, router::EntityKind, u32), u32>,
+    forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
+    fanout: HashMap<(ZenohId, u32), usize>,
     faces: HashMap<ZenohId, Face>,
 }
 
@@ -190,6 +194,9 @@ impl Session {
                 tokens: HashMap::new(),
                 liveliness_subscribers: HashMap::new(),
                 liveliness_gets: HashMap::new(),
+                routed_ids: HashMap::new(),
+                forwarded: HashMap::new(),
+                fanout: HashMap::new(),
                 faces: HashMap::new(),
             }),
             changed: Condvar::new(),

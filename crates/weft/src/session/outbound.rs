@@ -363,6 +363,24 @@ impl Inner {
         for (id, key) in &pubs {
             send_control(t, &publisher_interest_msg(*id, key.as_str()));
         }
+        if unsolicited && self.is_router() {
+            // What the router's other faces declared.
+            let all = InterestOptions::SUBSCRIBERS
+                .with(InterestOptions::QUERYABLES)
+                .with(InterestOptions::TOKENS);
+            for (kind, id, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
+                let msg = match kind {
+                    super::router::EntityKind::Subscriber => declare_subscriber_msg(id, &key, None),
+                    super::router::EntityKind::Queryable => {
+                        super::query::declare_queryable_msg(id, &key, complete)
+                    }
+                    super::router::EntityKind::Token => {
+                        super::liveliness::declare_token_msg(id, &key, None)
+                    }
+                };
+                send_control(t, &msg);
+            }
+        }
         if peer_link {
             send_control(t, &declare_final_msg(0));
         }
@@ -451,13 +469,34 @@ impl Inner {
             };
             if matches!(mode, InterestMode::Future | InterestMode::CurrentFuture) {
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
-                    face.their_interests
-                        .insert(interest, super::face::PeerInterest { options, key });
+                    face.their_interests.insert(
+                        interest,
+                        super::face::PeerInterest {
+                            options,
+                            key: key.clone(),
+                        },
+                    );
                 }
             }
             (matching, queryables, tokens)
         };
-        let (matching, queryables, tokens) = matching;
+        let (mut matching, mut queryables, mut tokens) = matching;
+        if self.is_router() {
+            let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
+            if current {
+                let own_key = key.as_ref();
+                for (kind, id, k, complete) in
+                    self.routed_declarations(t.peer_zid(), options, own_key)
+                {
+                    let id = if mode == InterestMode::Current { 0 } else { id };
+                    match kind {
+                        super::router::EntityKind::Subscriber => matching.push((id, k)),
+                        super::router::EntityKind::Queryable => queryables.push((id, k, complete)),
+                        super::router::EntityKind::Token => tokens.push((id, k)),
+                    }
+                }
+            }
+        }
         for (id, key) in &tokens {
             send_control(
                 t,

@@ -69,6 +69,20 @@ pub(crate) enum QueryOrigin {
         /// The request's QoS, reused for the answers.
         qos: NetworkQos,
     },
+    /// A request a router forwards, also answered by its own queryables (one target of
+    /// the fan-out).
+    Routed {
+        /// The link it came on.
+        transport: Arc<Transport>,
+        /// The requester's id for it.
+        request_id: u32,
+        /// The request's QoS.
+        qos: NetworkQos,
+        /// The router.
+        inner: Weak<Inner>,
+        /// The router's id for its own part of the fan-out.
+        local_rid: u32,
+    },
     /// A `get` of this session answered by its own queryables.
     Local {
         /// The session.
@@ -94,6 +108,13 @@ impl Drop for QueryOrigin {
                     Reliability::Reliable,
                     CongestionControl::Block,
                 );
+            }
+            Self::Routed {
+                inner, local_rid, ..
+            } => {
+                if let Some(inner) = inner.upgrade() {
+                    inner.forwarded_done(inner.zid, *local_rid);
+                }
             }
             Self::Local { inner, qid } => {
                 if let Some(inner) = inner.upgrade() {
@@ -377,6 +398,9 @@ impl Inner {
         let Some(Some(key)) = self.face_resolve(t, &r.wire_expr) else {
             return;
         };
+        if self.is_router() && self.route_response(t, &key, r) {
+            return;
+        }
         let replier_id = r.responder.map(|e| e.zid);
         let result = match &r.body {
             ResponseBody::Reply(rep) => Ok(sample_of(key, &rep.body, r.qos)),
@@ -401,13 +425,34 @@ impl Inner {
             }
             None => Vec::new(),
         };
-        // Dropped at the end of this function unless queries hold it: then the
-        // ResponseFinal is sent when the last one is dropped.
-        let origin = Arc::new(QueryOrigin::Remote {
-            transport: t.clone(),
-            request_id: r.id,
-            qos: r.qos,
-        });
+        let origin = if self.is_router() {
+            let Some(k) = &key else {
+                self.send_final(t, r.id, r.qos);
+                return;
+            };
+            match self.route_request(t, k, r, !locals.is_empty()) {
+                None => {
+                    self.send_final(t, r.id, r.qos);
+                    return;
+                }
+                Some(None) => return,
+                Some(Some(local_rid)) => Arc::new(QueryOrigin::Routed {
+                    transport: t.clone(),
+                    request_id: r.id,
+                    qos: r.qos,
+                    inner: Arc::downgrade(self),
+                    local_rid,
+                }),
+            }
+        } else {
+            // Dropped at the end of this function unless queries hold it: then the
+            // ResponseFinal is sent when the last one is dropped.
+            Arc::new(QueryOrigin::Remote {
+                transport: t.clone(),
+                request_id: r.id,
+                qos: r.qos,
+            })
+        };
         let Some(key) = key else { return };
         let payload = r
             .query
@@ -427,6 +472,17 @@ impl Inner {
         }
     }
 
+    fn send_final(&self, t: &Transport, request_id: u32, qos: NetworkQos) {
+        let mut fin = ResponseFinal::new(request_id);
+        fin.qos = qos;
+        let _ = t.send(
+            &NetworkMessage::ResponseFinal(fin),
+            qos.priority(),
+            Reliability::Reliable,
+            CongestionControl::Block,
+        );
+    }
+
     /// A queryable's answer.
     pub(crate) fn reply(
         &self,
@@ -444,6 +500,12 @@ impl Inner {
                 transport,
                 request_id,
                 qos,
+            }
+            | QueryOrigin::Routed {
+                transport,
+                request_id,
+                qos,
+                ..
             } => {
                 let body = match answer {
                     Answer::Value(payload, options) => {

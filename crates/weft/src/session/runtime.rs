@@ -55,18 +55,38 @@ impl Inner {
     pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
         let mut st = self.lock();
         let mut tokens = std::collections::HashMap::new();
+        let mut entities = Vec::new();
         if st
             .faces
             .get(&t.peer_zid())
             .is_some_and(|f| Arc::ptr_eq(&f.transport, t))
         {
             if let Some(face) = st.faces.remove(&t.peer_zid()) {
+                use super::router::EntityKind;
+                entities.extend(
+                    face.subscribers
+                        .into_iter()
+                        .map(|(i, k)| (EntityKind::Subscriber, i, k)),
+                );
+                entities.extend(
+                    face.queryables
+                        .into_iter()
+                        .map(|(i, k)| (EntityKind::Queryable, i, k)),
+                );
+                entities.extend(
+                    face.tokens
+                        .iter()
+                        .map(|(i, k)| (EntityKind::Token, *i, k.clone())),
+                );
                 tokens = face.tokens;
             }
         }
         drop(st);
         self.forget_face_in_gets(t.peer_zid());
         self.forget_face_tokens(tokens);
+        if self.is_router() {
+            self.router_forget_face(t.peer_zid(), entities);
+        }
         self.changed.notify_all();
     }
 }

@@ -1,6 +1,5 @@
-//! Running Eclipse Zenoh nodes (Python, `tests/interop/zenoh_node.py`) next to weft.
-
-#![allow(dead_code, unreachable_pub)]
+//! Test support for weft: running Eclipse Zenoh nodes (Python,
+//! `tests/interop/zenoh_node.py`) next to weft, on loopback.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -20,8 +19,7 @@ impl ZenohNode {
     /// Starts `zenoh_node.py` with `args`, waiting for it to print `READY`.
     pub fn start(args: &[&str]) -> Option<Self> {
         let python = zenoh_python()?;
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/zenoh_node.py");
+        let script = repo_root().join("tests/interop/zenoh_node.py");
         let mut child = Command::new(python)
             .arg(script)
             .args(args)
@@ -70,6 +68,24 @@ impl Drop for ZenohNode {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// SHA-256 of `data` in hex, computed by the system's `sha256sum`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
 /// The Python with eclipse-zenoh, or `None` (test skipped) when not configured.

@@ -1,0 +1,414 @@
+//! Router mode: forwarding between faces.
+//!
+//! Data goes to every other face with a matching subscriber, once, never back to its
+//! source. Declarations (subscribers, queryables, tokens) of one face are declared to the
+//! others that must know them (peers and routers always, clients when their interests ask)
+//! under an id the router allocates per (face, entity). Queries go to the faces with a
+//! matching queryable under a fresh request id per face; their answers go back under the
+//! querier's id, and the querier gets one ResponseFinal once every forwarded request is
+//! finished (also when a queryable's face dies).
+
+use std::sync::Arc;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{
+    CongestionControl, Mapping, NetworkQos, Reliability, WhatAmI, WireExpr, ZenohId,
+};
+use weft_proto::network::{
+    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
+    NetworkMessage, Push, QueryableInfo, Request, Response, ResponseFinal, UndeclareQueryable,
+    UndeclareSubscriber, UndeclareToken,
+};
+use weft_proto::zenoh::PushBody;
+
+use super::outbound::send_control;
+use super::Inner;
+use crate::transport::Transport;
+
+/// The kinds of entities a router declares on behalf of its faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum EntityKind {
+    Subscriber,
+    Queryable,
+    Token,
+}
+
+impl EntityKind {
+    const fn interest(self) -> InterestOptions {
+        match self {
+            Self::Subscriber => InterestOptions::SUBSCRIBERS,
+            Self::Queryable => InterestOptions::QUERYABLES,
+            Self::Token => InterestOptions::TOKENS,
+        }
+    }
+}
+
+/// A request forwarded by the router: where its answers go back.
+pub(crate) struct ForwardedQuery {
+    requester: Arc<Transport>,
+    request_id: u32,
+    qos: NetworkQos,
+}
+
+fn empty_wire_expr() -> Option<WireExpr<'static>> {
+    Some(WireExpr {
+        scope: 0,
+        suffix: "",
+        mapping: Mapping::Receiver,
+    })
+}
+
+fn declaration<'a>(
+    kind: EntityKind,
+    id: u32,
+    key: &'a str,
+    complete: bool,
+    interest: Option<u32>,
+) -> NetworkMessage<'a> {
+    let wire_expr = WireExpr::key(key);
+    let body = match kind {
+        EntityKind::Subscriber => Declaration::Subscriber(DeclareSubscriber {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+        EntityKind::Queryable => Declaration::Queryable(DeclareQueryable {
+            id,
+            wire_expr,
+            info: QueryableInfo {
+                complete,
+                distance: 1,
+            },
+            unknown: Vec::new(),
+        }),
+        EntityKind::Token => Declaration::Token(DeclareToken {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+    };
+    NetworkMessage::Declare(Declare::new(interest, body))
+}
+
+fn undeclaration(kind: EntityKind, id: u32) -> NetworkMessage<'static> {
+    let body = match kind {
+        EntityKind::Subscriber => Declaration::UndeclareSubscriber(UndeclareSubscriber {
+            id,
+            wire_expr: empty_wire_expr(),
+            unknown: Vec::new(),
+        }),
+        EntityKind::Queryable => Declaration::UndeclareQueryable(UndeclareQueryable {
+            id,
+            wire_expr: empty_wire_expr(),
+            unknown: Vec::new(),
+        }),
+        EntityKind::Token => Declaration::UndeclareToken(UndeclareToken {
+            id,
+            wire_expr: empty_wire_expr(),
+            unknown: Vec::new(),
+        }),
+    };
+    NetworkMessage::Declare(Declare::new(None, body))
+}
+
+impl Inner {
+    /// Whether this session routes for others.
+    pub(crate) fn is_router(&self) -> bool {
+        self.config.mode == WhatAmI::Router
+    }
+
+    /// Forwards a Push received from `from` to every other face with a matching
+    /// subscriber, adding a timestamp when the router timestamps and the value has none.
+    pub(crate) fn route_push(&self, from: &Arc<Transport>, key: &str, push: &Push<'_>) {
+        let Ok(k) = KeyExpr::new(key) else { return };
+        let targets: Vec<Arc<Transport>> = self
+            .lock()
+            .faces
+            .values()
+            .filter(|f| f.transport.peer_zid() != from.peer_zid() && f.has_subscriber(k))
+            .map(|f| f.transport.clone())
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        let mut out = Push::new(WireExpr::key(key), push.body.clone());
+        out.qos = push.qos;
+        out.unknown = push.unknown.clone();
+        if let PushBody::Put(p) = &mut out.body {
+            if p.timestamp.is_none() && self.timestamping() {
+                p.timestamp = Some(self.new_timestamp());
+            }
+        }
+        let msg = NetworkMessage::Push(out);
+        let priority = push.qos.priority();
+        for t in targets {
+            let _ = t.send(
+                &msg,
+                priority,
+                Reliability::Reliable,
+                push.qos.congestion_control(),
+            );
+        }
+    }
+
+    /// The id under which the router declares `(face, kind, entity)` to others.
+    fn routed_id(
+        &self,
+        st: &mut super::State,
+        face: ZenohId,
+        kind: EntityKind,
+        entity: u32,
+    ) -> u32 {
+        if let Some(id) = st.routed_ids.get(&(face, kind, entity)) {
+            return *id;
+        }
+        let id = Self::next_id(st);
+        st.routed_ids.insert((face, kind, entity), id);
+        id
+    }
+
+    /// Declares to the other faces an entity a face declared.
+    pub(crate) fn propagate_declaration(
+        &self,
+        from: ZenohId,
+        kind: EntityKind,
+        entity: u32,
+        key: &OwnedKeyExpr,
+        complete: bool,
+    ) {
+        let (id, targets) = {
+            let mut st = self.lock();
+            let id = self.routed_id(&mut st, from, kind, entity);
+            let targets: Vec<Arc<Transport>> = self
+                .declaration_targets(&st, kind.interest(), key.as_key_expr())
+                .into_iter()
+                .filter(|t| t.peer_zid() != from)
+                .collect();
+            (id, targets)
+        };
+        let msg = declaration(kind, id, key.as_str(), complete, None);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+    }
+
+    /// Withdraws from the other faces an entity a face undeclared (or lost with the face).
+    pub(crate) fn propagate_undeclaration(
+        &self,
+        from: ZenohId,
+        kind: EntityKind,
+        entity: u32,
+        key: &OwnedKeyExpr,
+    ) {
+        let (id, targets) = {
+            let mut st = self.lock();
+            let Some(id) = st.routed_ids.remove(&(from, kind, entity)) else {
+                return;
+            };
+            let targets: Vec<Arc<Transport>> = self
+                .declaration_targets(&st, kind.interest(), key.as_key_expr())
+                .into_iter()
+                .filter(|t| t.peer_zid() != from)
+                .collect();
+            (id, targets)
+        };
+        let msg = undeclaration(kind, id);
+        for t in targets {
+            send_control(&t, &msg);
+        }
+    }
+
+    /// Declarations of the other faces that answer an interest of `to`: (kind, routed
+    /// id, key, complete).
+    pub(crate) fn routed_declarations(
+        &self,
+        to: ZenohId,
+        options: InterestOptions,
+        key: Option<&OwnedKeyExpr>,
+    ) -> Vec<(EntityKind, u32, String, bool)> {
+        let mut st = self.lock();
+        let mut found = Vec::new();
+        let matches =
+            |k: &OwnedKeyExpr| key.is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()));
+        for (zid, face) in &st.faces {
+            // A requester is told of its own tokens (a liveliness get lists them), not of its
+            // own subscribers and queryables.
+            let own = *zid == to;
+            if options.contains(InterestOptions::SUBSCRIBERS) && !own {
+                for (e, k) in face.subscribers.iter().filter(|(_, k)| matches(k)) {
+                    found.push((*zid, EntityKind::Subscriber, *e, k.to_string(), false));
+                }
+            }
+            if options.contains(InterestOptions::QUERYABLES) && !own {
+                for (e, k) in face.queryables.iter().filter(|(_, k)| matches(k)) {
+                    found.push((*zid, EntityKind::Queryable, *e, k.to_string(), false));
+                }
+            }
+            if options.contains(InterestOptions::TOKENS) {
+                for (e, k) in face.tokens.iter().filter(|(_, k)| matches(k)) {
+                    found.push((*zid, EntityKind::Token, *e, k.to_string(), false));
+                }
+            }
+        }
+        found
+            .into_iter()
+            .map(|(zid, kind, e, k, c)| (kind, self.routed_id(&mut st, zid, kind, e), k, c))
+            .collect()
+    }
+
+    /// Forwards a request to the other faces with a matching queryable. When
+    /// `with_local`, the router's own queryables answer too, as one more target whose id
+    /// is returned. `None` means nobody answers: the caller sends ResponseFinal at once.
+    pub(crate) fn route_request(
+        &self,
+        from: &Arc<Transport>,
+        key: &OwnedKeyExpr,
+        r: &Request<'_>,
+        with_local: bool,
+    ) -> Option<Option<u32>> {
+        let forwarded = |requester: &Arc<Transport>| ForwardedQuery {
+            requester: requester.clone(),
+            request_id: r.id,
+            qos: r.qos,
+        };
+        let (sends, local_rid) = {
+            let mut st = self.lock();
+            let targets: Vec<Arc<Transport>> = st
+                .faces
+                .values()
+                .filter(|f| {
+                    f.transport.peer_zid() != from.peer_zid() && f.has_queryable(key.as_key_expr())
+                })
+                .map(|f| f.transport.clone())
+                .collect();
+            let total = targets.len() + usize::from(with_local);
+            if total == 0 {
+                return None;
+            }
+            // Every target is registered before any is sent to, so that an early answer
+            // cannot end the query while others are still to come.
+            st.fanout.insert((from.peer_zid(), r.id), total);
+            let mut sends = Vec::with_capacity(targets.len());
+            for t in targets {
+                let rid = Self::next_id(&mut st);
+                st.forwarded.insert((t.peer_zid(), rid), forwarded(from));
+                sends.push((t, rid));
+            }
+            let local_rid = with_local.then(|| {
+                let rid = Self::next_id(&mut st);
+                st.forwarded.insert((self.zid, rid), forwarded(from));
+                rid
+            });
+            (sends, local_rid)
+        };
+        for (t, rid) in sends {
+            let mut out = Request::new(rid, WireExpr::key(key.as_str()), r.query.clone());
+            out.qos = r.qos;
+            out.target = r.target;
+            out.budget = r.budget;
+            out.timeout_ms = r.timeout_ms;
+            let msg = NetworkMessage::Request(out);
+            if t.send(
+                &msg,
+                r.qos.priority(),
+                Reliability::Reliable,
+                CongestionControl::Block,
+            )
+            .is_err()
+            {
+                self.forwarded_done(t.peer_zid(), rid);
+            }
+        }
+        Some(local_rid)
+    }
+
+    /// An answer from a face to a forwarded request: relayed to the requester.
+    /// Returns false if the response was not for a forwarded request.
+    pub(crate) fn route_response(
+        &self,
+        from: &Arc<Transport>,
+        key: &str,
+        r: &Response<'_>,
+    ) -> bool {
+        let target = {
+            let st = self.lock();
+            st.forwarded
+                .get(&(from.peer_zid(), r.request_id))
+                .map(|f| (f.requester.clone(), f.request_id))
+        };
+        let Some((requester, rid)) = target else {
+            return false;
+        };
+        let mut out = Response::new(rid, WireExpr::key(key), r.body.clone());
+        out.qos = r.qos;
+        out.timestamp = r.timestamp;
+        out.responder = r.responder;
+        let _ = requester.send(
+            &NetworkMessage::Response(out),
+            r.qos.priority(),
+            Reliability::Reliable,
+            CongestionControl::Block,
+        );
+        true
+    }
+
+    /// A face finished a forwarded request (ResponseFinal, or the face died). Returns false
+    /// if it was not a forwarded request.
+    pub(crate) fn forwarded_done(&self, face: ZenohId, rid: u32) -> bool {
+        let finished = {
+            let mut st = self.lock();
+            let Some(f) = st.forwarded.remove(&(face, rid)) else {
+                return false;
+            };
+            let key = (f.requester.peer_zid(), f.request_id);
+            let left = st.fanout.get_mut(&key).map(|n| {
+                *n -= 1;
+                *n
+            });
+            if left == Some(0) {
+                st.fanout.remove(&key);
+                Some(f)
+            } else {
+                None
+            }
+        };
+        if let Some(f) = finished {
+            let mut fin = ResponseFinal::new(f.request_id);
+            fin.qos = f.qos;
+            let _ = f.requester.send(
+                &NetworkMessage::ResponseFinal(fin),
+                f.qos.priority(),
+                Reliability::Reliable,
+                CongestionControl::Block,
+            );
+        }
+        true
+    }
+
+    /// A face closed: its forwarded requests end, its entities are withdrawn from others.
+    pub(crate) fn router_forget_face(
+        &self,
+        zid: ZenohId,
+        entities: Vec<(EntityKind, u32, OwnedKeyExpr)>,
+    ) {
+        let pending: Vec<u32> = self
+            .lock()
+            .forwarded
+            .keys()
+            .filter(|(f, _)| *f == zid)
+            .map(|(_, r)| *r)
+            .collect();
+        for rid in pending {
+            self.forwarded_done(zid, rid);
+        }
+        // Requests that face had sent are abandoned.
+        {
+            let mut st = self.lock();
+            st.forwarded.retain(|_, f| f.requester.peer_zid() != zid);
+            st.fanout.retain(|(r, _), _| *r != zid);
+        }
+        for (kind, entity, key) in entities {
+            self.propagate_undeclaration(zid, kind, entity, &key);
+        }
+    }
+}

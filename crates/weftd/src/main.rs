@@ -1,0 +1,101 @@
+//! `weftd`: the weft router.
+//!
+//! With no arguments it listens on `tcp/[::]:7447` and routes between every client, peer
+//! and router that connects: data to matching subscribers, queries to matching queryables,
+//! declarations and liveliness tokens to whoever must know them.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use weft::{Config, WhatAmI};
+
+/// The weft router.
+#[derive(Parser, Debug)]
+#[command(name = "weftd", version, about)]
+struct Args {
+    /// JSON5 configuration file (Zenoh's key names).
+    #[arg(short, long, value_name = "FILE")]
+    config: Option<String>,
+    /// Endpoint to listen on (repeatable); default tcp/[::]:7447.
+    #[arg(short, long = "listen", value_name = "ENDPOINT")]
+    listen: Vec<String>,
+    /// Endpoint to connect to (repeatable), e.g. another router.
+    #[arg(short = 'e', long = "connect", value_name = "ENDPOINT")]
+    connect: Vec<String>,
+    /// Disable multicast scouting.
+    #[arg(long)]
+    no_multicast_scouting: bool,
+}
+
+/// Where a router listens when nothing else is configured.
+const DEFAULT_LISTEN: &str = "tcp/[::]:7447";
+
+fn config(args: &Args) -> Result<Config, String> {
+    let mut config = match &args.config {
+        Some(path) => {
+            let (c, warnings) = Config::from_file(path).map_err(|e| e.to_string())?;
+            for w in warnings {
+                eprintln!("weftd: warning: {w}");
+            }
+            c
+        }
+        None => Config::default(),
+    };
+    config.mode = WhatAmI::Router;
+    for e in &args.listen {
+        config
+            .listen
+            .push(e.parse().map_err(|err| format!("{err}"))?);
+    }
+    for e in &args.connect {
+        config
+            .connect
+            .push(e.parse().map_err(|err| format!("{err}"))?);
+    }
+    if config.listen.is_empty() {
+        config
+            .listen
+            .push(DEFAULT_LISTEN.parse().expect("a valid endpoint"));
+    }
+    if args.no_multicast_scouting {
+        config.multicast_scouting = false;
+    }
+    Ok(config)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let config = match config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("weftd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, stop.clone());
+    }
+    let session = match weft::open(config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("weftd: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    eprintln!(
+        "weftd {} (zid {}) listening on {}",
+        env!("CARGO_PKG_VERSION"),
+        session.zid(),
+        session.listen_endpoints().join(", ")
+    );
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("weftd: shutting down");
+    session.close();
+    ExitCode::SUCCESS
+}
