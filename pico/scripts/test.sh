@@ -61,13 +61,13 @@ build() { # build DIR [cmake args...]
 step "native build and tests"
 # shellcheck disable=SC2086
 build "$PICO/build-native" -DCMAKE_BUILD_TYPE=RelWithDebInfo $CONFIG
-(cd "$PICO/build-native" && ctest --output-on-failure)
+(cd "$PICO/build-native" && ctest -j "$JOBS" --output-on-failure)
 
 # ---- 2. sanitizers ----
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # shellcheck disable=SC2086
 build "$PICO/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_SANITIZE=ON $CONFIG
-(cd "$PICO/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure)
+(cd "$PICO/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest -j "$JOBS" --output-on-failure)
 
 # ---- ThreadSanitizer over the multi-threaded run model ----
 step "ThreadSanitizer (read and lease tasks against the application thread)"
@@ -75,7 +75,7 @@ step "ThreadSanitizer (read and lease tasks against the application thread)"
 build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $CONFIG
 (cd "$PICO/build-tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
-    -R 'interop_(get_queryable|liveliness|reconnect|zenoh_pub_pico_sub)')
+    -R 'interop_(get_queryable|reconnect)')
 
 # ---- 3. valgrind ----
 if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
@@ -86,7 +86,8 @@ if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
         $VG "$PICO/build-native/tests/$t" "$SPEC" >/dev/null
         echo "valgrind $t: clean"
     done
-    (cd "$PICO/build-native" && WEFT_WRAPPER="$VG" ctest --output-on-failure -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching)')
+    (cd "$PICO/build-native" && WEFT_WRAPPER="$VG" ctest -j "$JOBS" --output-on-failure \
+        -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching)')
 fi
 
 # ---- feature matrix: every switch off still builds, unit tests pass ----
@@ -104,7 +105,7 @@ done
 # the thread-less, malloc-backed build also talks to the router
 # shellcheck disable=SC2086
 build "$PICO/build-matrix1" -DWEFT_PYTHON="$PY" -DZ_FRAG_MAX_SIZE=70000 >/dev/null
-(cd "$PICO/build-matrix1" && ctest --output-on-failure -R 'interop_(pico_pub_zenoh_sub|zenoh_pub_pico_sub|get_queryable|payload_sizes)')
+(cd "$PICO/build-matrix1" && ctest -j "$JOBS" --output-on-failure -R 'interop_(pico_pub_zenoh_sub|zenoh_pub_pico_sub|get_queryable|payload_sizes)')
 
 # ---- 4. fuzzing ----
 step "libFuzzer, ${FUZZ_SECONDS}s per target"
