@@ -65,6 +65,8 @@ pub struct Config {
     pub queries_default_timeout: Duration,
     /// `timestamping.enabled`: add a timestamp to published data.
     pub timestamping: Option<bool>,
+    /// `plugins`: the plugins' sections, as written (each plugin validates its own).
+    pub plugins: Option<Value>,
 }
 
 impl Default for Config {
@@ -82,6 +84,7 @@ impl Default for Config {
             qos: true,
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
+            plugins: None,
         }
     }
 }
@@ -199,6 +202,7 @@ impl Config {
                 "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
                 "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
+                "plugins" => config.plugins = Some(value.clone()),
                 k if KNOWN.contains(&k) => {}
                 k => warnings.push(format!("unknown configuration key `{k}` (ignored)")),
             }

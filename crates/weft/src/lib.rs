@@ -32,6 +32,6 @@ pub use config::{Config, ConfigError};
 pub use session::{
     open, LinkStats, LivelinessSubscriber, LivelinessToken, OpenError, Session, SessionError,
 };
-pub use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};
+pub use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp, WhatAmI, ZenohId};
 pub use weft_proto::network::QueryTarget;
 pub use weft_proto::zenoh::Consolidation;

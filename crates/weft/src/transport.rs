@@ -297,8 +297,26 @@ impl Transport {
         let _ = self.write(&KEEP_ALIVE_BATCH);
     }
 
-    /// Closes the transport, telling the peer why.
+    /// Closes the transport, telling the peer why, after writing what is pending (so that
+    /// a put followed by a close is not lost).
     pub fn close(&self, reason: CloseReason) {
+        if self.is_closed() {
+            return;
+        }
+        {
+            let mut st = self.lock();
+            let deadline = Instant::now() + FLUSH_ON_CLOSE;
+            while st.writing && Instant::now() < deadline {
+                st = self
+                    .idle
+                    .wait_timeout(st, Duration::from_millis(10))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            if !st.writing {
+                let _ = self.flush(st);
+            }
+        }
         if self.closed.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -365,13 +383,49 @@ where
     }
 }
 
-/// Runs the initiator's handshake on a fresh link, then starts the transport.
+/// An established transport whose threads are not started yet: register it first (so
+/// that nothing it receives finds it unknown), then [`Pending::start`] it.
+pub struct Pending {
+    transport: Arc<Transport>,
+    reader: BatchReader,
+    handler: Arc<dyn Handler>,
+}
+
+impl Pending {
+    /// The transport.
+    pub const fn transport(&self) -> &Arc<Transport> {
+        &self.transport
+    }
+
+    /// Starts the reader and writer threads.
+    pub fn start(self) -> Arc<Transport> {
+        let Self {
+            transport,
+            reader,
+            handler,
+        } = self;
+        let peer = transport.negotiated.peer_zid;
+        let w = transport.clone();
+        std::thread::Builder::new()
+            .name(format!("weft-tx-{peer}"))
+            .spawn(move || w.write_loop())
+            .expect("spawn a writer thread");
+        let t = transport.clone();
+        std::thread::Builder::new()
+            .name(format!("weft-rx-{peer}"))
+            .spawn(move || read_loop(reader, &t, &*handler))
+            .expect("spawn a reader thread");
+        transport
+    }
+}
+
+/// Runs the initiator's handshake on a fresh link.
 pub fn open(
     link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
-) -> Result<Arc<Transport>, OpenError> {
+) -> Result<Pending, OpenError> {
     link.set_read_timeout(Some(timeout))?;
     let mut writer = link.try_clone()?;
     let mut reader = BatchReader::new(link);
@@ -383,13 +437,13 @@ pub fn open(
     Ok(start(reader, writer, negotiated, handler))
 }
 
-/// Runs the acceptor's handshake on an accepted link, then starts the transport.
+/// Runs the acceptor's handshake on an accepted link.
 pub fn accept(
     link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
-) -> Result<Arc<Transport>, OpenError> {
+) -> Result<Pending, OpenError> {
     link.set_read_timeout(Some(timeout))?;
     let mut writer = link.try_clone()?;
     let mut reader = BatchReader::new(link);
@@ -400,6 +454,9 @@ pub fn accept(
     Ok(start(reader, writer, negotiated, handler))
 }
 
+/// How long a close waits for a write in progress before giving up on pending data.
+const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
+
 /// Largest message reassembled from fragments.
 const MAX_MESSAGE: usize = 1 << 30;
 
@@ -408,7 +465,7 @@ fn start(
     writer: Link,
     negotiated: Negotiated,
     handler: Arc<dyn Handler>,
-) -> Arc<Transport> {
+) -> Pending {
     let describe = writer.describe();
     let max_batch = usize::from(negotiated.batch_size) - 2;
     let transport = Arc::new(Transport {
@@ -428,17 +485,11 @@ fn start(
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),
     });
-    let w = transport.clone();
-    std::thread::Builder::new()
-        .name(format!("weft-tx-{}", negotiated.peer_zid))
-        .spawn(move || w.write_loop())
-        .expect("spawn a writer thread");
-    let t = transport.clone();
-    std::thread::Builder::new()
-        .name(format!("weft-rx-{}", negotiated.peer_zid))
-        .spawn(move || read_loop(reader, &t, &*handler))
-        .expect("spawn a reader thread");
-    transport
+    Pending {
+        transport,
+        reader,
+        handler,
+    }
 }
 
 fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler) {

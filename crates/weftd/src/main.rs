@@ -2,7 +2,8 @@
 //!
 //! With no arguments it listens on `tcp/[::]:7447` and routes between every client, peer
 //! and router that connects: data to matching subscribers, queries to matching queryables,
-//! declarations and liveliness tokens to whoever must know them.
+//! declarations and liveliness tokens to whoever must know them. Storages configured under
+//! `plugins.storage_manager` keep data at rest and answer queries on it.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,9 +69,17 @@ fn config(args: &Args) -> Result<Config, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let config = match config(&args) {
+    let mut config = match config(&args) {
         Ok(c) => c,
         Err(e) => {
+            eprintln!("weftd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let storages = match config.plugins.as_ref().map(weft_storage::config::parse) {
+        None => Vec::new(),
+        Some(Ok(s)) => s,
+        Some(Err(e)) => {
             eprintln!("weftd: {e}");
             return ExitCode::from(2);
         }
@@ -79,6 +88,9 @@ fn main() -> ExitCode {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, stop.clone());
     }
+    // Storages are declared before anyone can connect: nothing published to the router
+    // escapes them.
+    let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {
         Ok(s) => s,
         Err(e) => {
@@ -86,6 +98,21 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let _storages = match weft_storage::start(&session, storages) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("weftd: {e}");
+            session.close();
+            return ExitCode::from(1);
+        }
+    };
+    for ep in &listen {
+        if let Err(e) = session.listen(ep) {
+            eprintln!("weftd: {e}");
+            session.close();
+            return ExitCode::from(1);
+        }
+    }
     eprintln!(
         "weftd {} (zid {}) listening on {}",
         env!("CARGO_PKG_VERSION"),

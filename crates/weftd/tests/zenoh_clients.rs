@@ -93,7 +93,14 @@ fn zenoh_get_and_queryable_through_weftd() {
     let _q2 = weftd.client(&["--queryable", "q/x", "--reply", "two", "--timeout", "30"]);
     std::thread::sleep(Duration::from_millis(300));
     let getter = weftd.client(&[
-        "--get", "q/x", "--target", "all", "--consolidation", "none", "--timeout", "5",
+        "--get",
+        "q/x",
+        "--target",
+        "all",
+        "--consolidation",
+        "none",
+        "--timeout",
+        "5",
     ]);
     let mut payloads = Vec::new();
     loop {

@@ -77,13 +77,22 @@ impl Inner {
         if KeyExpr::new(&key).is_err() {
             return;
         }
+        // A router timestamps values that have none, before anyone sees them.
+        let added = match &push.body {
+            PushBody::Put(p)
+                if p.timestamp.is_none() && self.is_router() && self.timestamping() =>
+            {
+                Some(self.new_timestamp())
+            }
+            _ => None,
+        };
         let sample = match &push.body {
             PushBody::Put(p) => Sample {
                 key_expr: key,
                 kind: SampleKind::Put,
                 payload: p.payload.to_vec(),
                 encoding: p.encoding.to_string(),
-                timestamp: p.timestamp,
+                timestamp: p.timestamp.or(added),
                 attachment: p.attachment.map(<[u8]>::to_vec),
                 priority: push.qos.priority(),
                 congestion_control: push.qos.congestion_control(),
@@ -103,7 +112,7 @@ impl Inner {
         };
         self.deliver_local(&sample);
         if self.is_router() {
-            self.route_push(t, &sample.key_expr, push);
+            self.route_push(t, &sample.key_expr, push, added);
         }
     }
 

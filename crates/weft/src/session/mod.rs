@@ -270,6 +270,12 @@ impl Session {
         self.inner.new_timestamp()
     }
 
+    /// Starts listening on one more endpoint; returns the endpoint actually bound (with
+    /// the real port when 0 was asked for).
+    pub fn listen(&self, endpoint: &crate::endpoint::Endpoint) -> Result<String, OpenError> {
+        runtime::listen(&self.inner, endpoint)
+    }
+
     /// ZenohIDs of the nodes currently connected.
     pub fn peers(&self) -> Vec<ZenohId> {
         self.inner.lock().faces.keys().copied().collect()

@@ -118,8 +118,14 @@ impl Inner {
     }
 
     /// Forwards a Push received from `from` to every other face with a matching
-    /// subscriber, adding a timestamp when the router timestamps and the value has none.
-    pub(crate) fn route_push(&self, from: &Arc<Transport>, key: &str, push: &Push<'_>) {
+    /// subscriber, with the timestamp the router `added` if the value had none.
+    pub(crate) fn route_push(
+        &self,
+        from: &Arc<Transport>,
+        key: &str,
+        push: &Push<'_>,
+        added: Option<weft_proto::core::Timestamp>,
+    ) {
         let Ok(k) = KeyExpr::new(key) else { return };
         let targets: Vec<Arc<Transport>> = self
             .lock()
@@ -135,8 +141,8 @@ impl Inner {
         out.qos = push.qos;
         out.unknown = push.unknown.clone();
         if let PushBody::Put(p) = &mut out.body {
-            if p.timestamp.is_none() && self.timestamping() {
-                p.timestamp = Some(self.new_timestamp());
+            if p.timestamp.is_none() {
+                p.timestamp = added;
             }
         }
         let msg = NetworkMessage::Push(out);

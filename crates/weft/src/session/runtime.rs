@@ -94,20 +94,7 @@ impl Inner {
 /// Binds the listeners and starts the listener and connector threads.
 pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
     for ep in &inner.config.listen {
-        let listener = Listener::bind(ep).map_err(|e| OpenError::Listen {
-            endpoint: ep.to_string(),
-            reason: e.to_string(),
-        })?;
-        if let Ok(bound) = listener.local_endpoint() {
-            if let Ok(mut l) = inner.listening.lock() {
-                l.push(bound);
-            }
-        }
-        let weak = Arc::downgrade(inner);
-        std::thread::Builder::new()
-            .name("weft-listen".into())
-            .spawn(move || accept_loop(&listener, &weak))
-            .expect("spawn a listener thread");
+        listen(inner, ep)?;
     }
     for ep in inner.config.connect.clone() {
         let weak = Arc::downgrade(inner);
@@ -117,6 +104,24 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
             .expect("spawn a connector thread");
     }
     Ok(())
+}
+
+/// Binds one listener and starts its thread; returns the endpoint actually bound.
+pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenError> {
+    let listener = Listener::bind(ep).map_err(|e| OpenError::Listen {
+        endpoint: ep.to_string(),
+        reason: e.to_string(),
+    })?;
+    let bound = listener.local_endpoint().unwrap_or_else(|_| ep.to_string());
+    if let Ok(mut l) = inner.listening.lock() {
+        l.push(bound.clone());
+    }
+    let weak = Arc::downgrade(inner);
+    std::thread::Builder::new()
+        .name("weft-listen".into())
+        .spawn(move || accept_loop(&listener, &weak))
+        .expect("spawn a listener thread");
+    Ok(bound)
 }
 
 fn set_nonblocking(l: &Listener) {
@@ -149,7 +154,10 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                         inner.config.accept_timeout,
                         inner.handler(),
                     ) {
-                        Ok(t) => inner.add_face(t),
+                        Ok(pending) => {
+                            inner.add_face(pending.transport().clone());
+                            pending.start();
+                        }
                         Err(e) => eprintln!("weft: refused {describe}: {e}"),
                     }
                 });
@@ -185,10 +193,12 @@ fn connect_loop(ep: &Endpoint, weak: &Weak<Inner>) {
                 )
             });
         match opened {
-            Ok(t) => {
+            Ok(pending) => {
                 backoff = BACKOFF_MIN;
+                let t = pending.transport().clone();
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
                 inner.add_face(t.clone());
+                pending.start();
                 drop(inner);
                 // Stay with this transport until it closes, then reconnect.
                 while !t.is_closed() {

@@ -1,0 +1,26 @@
+//! Storages: data at rest behind a key expression.
+//!
+//! A storage subscribes to its key expression, keeps the latest value of every key (last
+//! writer wins by timestamp; a deletion is remembered, so that an older put arriving late
+//! does not bring the key back), and answers queries on its keys, wildcards included.
+//! Values live in a [`volume::Volume`]: `memory`, or `sqlite` (persistent, survives a
+//! crash of the process).
+//!
+//! Configured as Zenoh's storage manager is:
+//!
+//! ```json5
+//! plugins: { storage_manager: {
+//!   volumes: { sqlite: { dir: "/var/lib/weft" } },
+//!   storages: {
+//!     demo: { key_expr: "demo/**", volume: "memory" },
+//!     kept: { key_expr: "kept/**", strip_prefix: "kept", volume: { id: "sqlite" } },
+//!   },
+//! } }
+//! ```
+
+pub mod config;
+mod storage;
+pub mod volume;
+
+pub use config::{StorageConfig, StorageConfigError, VolumeKind};
+pub use storage::{start, Storage, StorageError};

@@ -1,0 +1,199 @@
+//! A running storage: a subscriber feeding a volume, a queryable answering from it.
+
+use std::sync::Arc;
+
+use thiserror::Error;
+use weft::{PutOptions, Query, Queryable, Sample, SampleKind, Session, SessionError, Subscriber};
+use weft_keyexpr::KeyExpr;
+
+use crate::config::{StorageConfig, VolumeKind};
+use crate::volume::{Entry, MemoryVolume, SqliteVolume, Volume, VolumeError};
+
+/// A storage that could not start.
+#[derive(Debug, Error)]
+pub enum StorageError {
+    /// Its volume could not be opened.
+    #[error("storage `{name}`: {source}")]
+    Volume {
+        /// The storage.
+        name: String,
+        /// Why.
+        source: VolumeError,
+    },
+    /// Its subscriber or queryable could not be declared.
+    #[error("storage `{name}`: {source}")]
+    Session {
+        /// The storage.
+        name: String,
+        /// Why.
+        source: SessionError,
+    },
+}
+
+/// A running storage; stops when dropped.
+pub struct Storage {
+    /// Its configuration.
+    pub config: StorageConfig,
+    _subscriber: Subscriber,
+    _queryable: Queryable,
+}
+
+/// Maps full keys to stored keys and back, for `strip_prefix`.
+#[derive(Clone)]
+struct Keys {
+    strip: Option<String>,
+}
+
+impl Keys {
+    fn stored<'k>(&self, key: &'k str) -> Option<&'k str> {
+        match &self.strip {
+            None => Some(key),
+            Some(p) => key.strip_prefix(p.as_str())?.strip_prefix('/'),
+        }
+    }
+
+    fn full(&self, stored: &str) -> String {
+        match &self.strip {
+            None => stored.to_string(),
+            Some(p) => format!("{p}/{stored}"),
+        }
+    }
+}
+
+struct Shared {
+    volume: Arc<dyn Volume>,
+    keys: Keys,
+    clock: uhlc::HLC,
+    name: String,
+}
+
+impl Shared {
+    /// Last writer wins: the sample is stored unless the volume holds a newer entry.
+    fn on_sample(&self, s: &Sample) {
+        let Some(key) = self.keys.stored(&s.key_expr) else {
+            return;
+        };
+        let (time, clock) = match s.timestamp {
+            Some(ts) => (ts.time, ts.id.to_u128()),
+            None => {
+                let ts = self.clock.new_timestamp();
+                (
+                    ts.get_time().as_u64(),
+                    u128::from_le_bytes(ts.get_id().to_le_bytes()),
+                )
+            }
+        };
+        let entry = Entry {
+            payload: if s.kind == SampleKind::Put {
+                s.payload.clone()
+            } else {
+                Vec::new()
+            },
+            encoding: s.encoding.clone(),
+            time,
+            clock,
+            deleted: s.kind == SampleKind::Delete,
+        };
+        let result = self.volume.load(key).and_then(|old| match old {
+            Some(old) if old.order() >= entry.order() => Ok(()),
+            _ => self.volume.store(key, &entry),
+        });
+        if let Err(e) = result {
+            eprintln!(
+                "weft storage `{}`: cannot store {}: {e}",
+                self.name, s.key_expr
+            );
+        }
+    }
+
+    fn on_query(&self, q: &Query) {
+        let Ok(asked) = KeyExpr::new(q.key_expr()) else {
+            return;
+        };
+        // Scan what starts with the query's wildcard-free prefix (in stored-key space).
+        let prefix = asked.nonwild_prefix().map(KeyExpr::as_str).unwrap_or("");
+        let scan_prefix = if self.keys.strip.is_some() {
+            self.keys.stored(prefix).unwrap_or("")
+        } else {
+            prefix
+        };
+        let entries = match self.volume.scan(scan_prefix) {
+            Ok(e) => e,
+            Err(e) => {
+                let _ = q.reply_err(format!("storage error: {e}").as_bytes(), "text/plain");
+                return;
+            }
+        };
+        for (stored, entry) in entries {
+            if entry.deleted {
+                continue;
+            }
+            let full = self.keys.full(&stored);
+            if KeyExpr::new(&full).is_ok_and(|k| k.intersects(asked)) {
+                let options = PutOptions {
+                    encoding: entry.encoding.clone(),
+                    timestamp: ZidTime(entry.time, entry.clock).timestamp(),
+                    ..PutOptions::default()
+                };
+                let _ = q.reply(&full, &entry.payload, &options);
+            }
+        }
+    }
+}
+
+/// A stored (time, clock) as a protocol timestamp.
+struct ZidTime(u64, u128);
+
+impl ZidTime {
+    fn timestamp(&self) -> Option<weft::Timestamp> {
+        weft::ZenohId::new(self.1).map(|id| weft::Timestamp { time: self.0, id })
+    }
+}
+
+/// Starts `configs` on `session`.
+pub fn start(session: &Session, configs: Vec<StorageConfig>) -> Result<Vec<Storage>, StorageError> {
+    let mut out = Vec::new();
+    for config in configs {
+        let name = config.name.clone();
+        let volume: Arc<dyn Volume> =
+            match &config.volume {
+                VolumeKind::Memory => Arc::new(MemoryVolume::default()),
+                VolumeKind::Sqlite(path) => Arc::new(SqliteVolume::open(path).map_err(
+                    |source| StorageError::Volume {
+                        name: name.clone(),
+                        source,
+                    },
+                )?),
+            };
+        let shared = Arc::new(Shared {
+            volume,
+            keys: Keys {
+                strip: config.strip_prefix.clone(),
+            },
+            clock: uhlc::HLC::default(),
+            name: name.clone(),
+        });
+        let on_sample = shared.clone();
+        let subscriber = session
+            .declare_subscriber(config.key_expr.as_str(), move |s| on_sample.on_sample(s))
+            .map_err(|source| StorageError::Session {
+                name: name.clone(),
+                source,
+            })?;
+        let on_query = shared.clone();
+        let queryable = session
+            .declare_queryable(config.key_expr.as_str(), true, move |q| {
+                on_query.on_query(&q)
+            })
+            .map_err(|source| StorageError::Session {
+                name: name.clone(),
+                source,
+            })?;
+        out.push(Storage {
+            config,
+            _subscriber: subscriber,
+            _queryable: queryable,
+        });
+    }
+    Ok(out)
+}

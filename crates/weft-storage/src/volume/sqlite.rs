@@ -1,0 +1,96 @@
+//! A persistent volume in an SQLite database (WAL mode: a committed write survives a
+//! crash of the process).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{Entry, Volume, VolumeError};
+
+/// Entries in one table of an SQLite file.
+#[derive(Debug)]
+pub struct SqliteVolume {
+    db: Mutex<Connection>,
+}
+
+impl SqliteVolume {
+    /// Opens (or creates) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, VolumeError> {
+        let db = Connection::open(path)?;
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        db.pragma_update(None, "synchronous", "NORMAL")?;
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS entries (
+                key TEXT PRIMARY KEY,
+                payload BLOB NOT NULL,
+                encoding TEXT NOT NULL,
+                time INTEGER NOT NULL,
+                clock BLOB NOT NULL,
+                deleted INTEGER NOT NULL
+            )",
+            [],
+        )?;
+        Ok(Self { db: Mutex::new(db) })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn entry(row: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<Entry> {
+    let clock: Vec<u8> = row.get(first + 3)?;
+    let mut bytes = [0u8; 16];
+    let n = clock.len().min(16);
+    bytes[..n].copy_from_slice(&clock[..n]);
+    Ok(Entry {
+        payload: row.get(first)?,
+        encoding: row.get(first + 1)?,
+        // SQLite integers are signed: the u64 time is stored bit for bit.
+        time: row.get::<_, i64>(first + 2)? as u64,
+        clock: u128::from_le_bytes(bytes),
+        deleted: row.get::<_, i64>(first + 4)? != 0,
+    })
+}
+
+impl Volume for SqliteVolume {
+    fn load(&self, key: &str) -> Result<Option<Entry>, VolumeError> {
+        Ok(self
+            .lock()
+            .query_row(
+                "SELECT payload, encoding, time, clock, deleted FROM entries WHERE key = ?1",
+                params![key],
+                |row| entry(row, 0),
+            )
+            .optional()?)
+    }
+
+    fn store(&self, key: &str, e: &Entry) -> Result<(), VolumeError> {
+        self.lock().execute(
+            "INSERT INTO entries (key, payload, encoding, time, clock, deleted)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT(key) DO UPDATE SET payload = ?2, encoding = ?3, time = ?4,
+                 clock = ?5, deleted = ?6",
+            params![
+                key,
+                e.payload,
+                e.encoding,
+                e.time as i64,
+                e.clock.to_le_bytes().to_vec(),
+                i64::from(e.deleted)
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn scan(&self, prefix: &str) -> Result<Vec<(String, Entry)>, VolumeError> {
+        let db = self.lock();
+        let mut stmt = db.prepare(
+            "SELECT key, payload, encoding, time, clock, deleted FROM entries
+             WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
+        )?;
+        let rows = stmt.query_map(params![prefix], |row| Ok((row.get(0)?, entry(row, 1)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}

@@ -1,0 +1,209 @@
+//! Storages in weftd: last writer wins, deletions remembered, wildcard queries, several
+//! storages answering, and an SQLite volume surviving `kill -9`.
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use weft::{Config, GetOptions, PutOptions, Reply, WhatAmI};
+use weft_testkit::free_port;
+
+struct Weftd {
+    child: Child,
+    endpoint: String,
+}
+
+impl Weftd {
+    fn start(config: &str, port: u16) -> Self {
+        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json5");
+        std::fs::write(&path, config).unwrap();
+        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+            .args([
+                "-c",
+                path.to_str().unwrap(),
+                "-l",
+                &endpoint,
+                "--no-multicast-scouting",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start weftd");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "weftd did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, endpoint }
+    }
+
+    fn client(&self) -> weft::Session {
+        weft::open(Config {
+            mode: WhatAmI::Client,
+            multicast_scouting: false,
+            connect: vec![self.endpoint.parse().unwrap()],
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
+    /// `kill -9`.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Weftd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn values(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = rx
+        .iter()
+        .filter_map(|r| r.result.ok())
+        .map(|s| (s.key_expr, String::from_utf8(s.payload).unwrap()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn get(s: &weft::Session, selector: &str) -> Vec<(String, String)> {
+    let options = GetOptions {
+        timeout: Some(Duration::from_secs(5)),
+        ..GetOptions::default()
+    };
+    values(s.get(selector, &options).unwrap())
+}
+
+fn put_at(s: &weft::Session, key: &str, value: &str, ts: weft::Timestamp) {
+    let options = PutOptions {
+        timestamp: Some(ts),
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    s.put(key, value.as_bytes(), &options).unwrap();
+}
+
+/// Waits until the storage answers `expected` (writes travel asynchronously).
+fn eventually(s: &weft::Session, selector: &str, expected: &[(&str, &str)]) {
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = get(s, selector);
+        if got == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{selector}: got {got:?}, expected {expected:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn memory_storages_keep_the_latest_and_remember_deletions() {
+    let weftd = Weftd::start(
+        r#"{ plugins: { storage_manager: { storages: {
+            all: { key_expr: "demo/**", volume: "memory" },
+            stripped: { key_expr: "demo/s/**", strip_prefix: "demo/s", volume: { id: "memory" } },
+        } } } }"#,
+        free_port(),
+    );
+    let c = weftd.client();
+    let t1 = c.new_timestamp();
+    let t2 = c.new_timestamp();
+    let t3 = c.new_timestamp();
+    let t4 = c.new_timestamp();
+    put_at(&c, "demo/a", "v2", t2);
+    put_at(&c, "demo/b", "b", t2);
+    c.put("demo/s/x", b"in both", &PutOptions::default())
+        .unwrap();
+    eventually(&c, "demo/*", &[("demo/a", "v2"), ("demo/b", "b")]);
+    // Both storages hold demo/s/x: the querier gets it once (consolidated).
+    eventually(&c, "demo/s/**", &[("demo/s/x", "in both")]);
+    // An older put loses; a delete is remembered against older puts.
+    put_at(&c, "demo/a", "v1", t1);
+    c.delete(
+        "demo/b",
+        &PutOptions {
+            timestamp: Some(t3),
+            ..PutOptions::default()
+        },
+    )
+    .unwrap();
+    put_at(&c, "demo/b", "late", t1);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        get(&c, "demo/a"),
+        [("demo/a".to_string(), "v2".to_string())]
+    );
+    assert!(get(&c, "demo/b").is_empty());
+    put_at(&c, "demo/b", "back", t4);
+    eventually(&c, "demo/b", &[("demo/b", "back")]);
+}
+
+#[test]
+fn sqlite_storage_survives_kill_9() {
+    let dir = std::env::temp_dir().join(format!("weftd-sqlite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = format!(
+        r#"{{ plugins: {{ storage_manager: {{
+            volumes: {{ sqlite: {{ dir: "{}" }} }},
+            storages: {{ kept: {{ key_expr: "kept/**", volume: "sqlite" }} }},
+        }} }} }}"#,
+        dir.display()
+    );
+    let port = free_port();
+    let weftd = Weftd::start(&config, port);
+    let c = weftd.client();
+    for i in 0..20 {
+        c.put(
+            &format!("kept/{i}"),
+            format!("value {i}").as_bytes(),
+            &PutOptions::default(),
+        )
+        .unwrap();
+    }
+    eventually(&c, "kept/19", &[("kept/19", "value 19")]);
+    drop(c);
+    weftd.kill();
+    let weftd = Weftd::start(&config, port);
+    let c = weftd.client();
+    let all = get(&c, "kept/**");
+    assert_eq!(all.len(), 20, "{all:?}");
+    assert!(all.contains(&("kept/7".to_string(), "value 7".to_string())));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_storage_configuration_is_refused_with_the_key() {
+    let dir = std::env::temp_dir().join(format!("weftd-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.json5");
+    std::fs::write(
+        &path,
+        r#"{ plugins: { storage_manager: { storages: { x: { key_expr: "a/**", volume: "tape" } } } } }"#,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args(["-c", path.to_str().unwrap(), "-l", "tcp/127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("plugins.storage_manager.storages.x.volume"),
+        "{stderr}"
+    );
+}
