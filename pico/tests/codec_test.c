@@ -248,6 +248,31 @@ static void test_window_writer(void) {
     CHECK_MEM(pieces, full, total);
 }
 
+static void test_scouting(void) {
+    uint8_t b[80];
+    _zr_t r;
+    _z_smsg_t m;
+    size_t n = unhex("010903", b);
+    _zr_init(&r, b, n);
+    CHECK_EQ(_z_scouting_decode(&r, &m), Z_OK);
+    CHECK_EQ(m.id, _Z_S_SCOUT);
+    CHECK_EQ(m.what, 3); /* router | peer */
+    CHECK(!m.has_zid);
+    n = unhex("2209f0301693cc50f28d8c90c737b9e65a089301137463702f3132372e302e302e313a3137343437", b);
+    _zr_init(&r, b, n);
+    CHECK_EQ(_z_scouting_decode(&r, &m), Z_OK);
+    CHECK_EQ(m.id, _Z_S_HELLO);
+    CHECK_EQ(m.what, _Z_WAI_ROUTER);
+    CHECK_EQ(m.zid.len, 16);
+    CHECK_EQ(m.nloc, 1);
+    CHECK_EQ(m.locators.len, 20);
+    CHECK_MEM(m.locators.ptr + 1, "tcp/127.0.0.1:17447", 19);
+    /* a locator count larger than what follows */
+    n = unhex("2209f0301693cc50f28d8c90c737b9e65a0893 05 03616263", b);
+    _zr_init(&r, b, n);
+    CHECK_EQ(_z_scouting_decode(&r, &m), Z_EDESERIALIZE);
+}
+
 TEST_LIST = {
     {"zint table (spec 2.2)", test_zint_table},
     {"bounded zints and truncated zints", test_zint_bounds},
@@ -258,6 +283,7 @@ TEST_LIST = {
     {"unknown, mandatory and reserved extensions", test_extensions},
     {"every truncation of valid messages stays in bounds", test_every_truncation},
     {"window writer slices equal the full encoding", test_window_writer},
+    {"Scout and Hello (vector 07) field by field", test_scouting},
     {NULL, NULL},
 };
 

@@ -160,7 +160,25 @@ static bool check_batch(const uint8_t *b, size_t n, buf_t defrag[2], bool bare_o
     return ok;
 }
 
-typedef enum { FRAMING_STREAM, FRAMING_DATAGRAM, FRAMING_LOWLATENCY, FRAMING_COMPRESSION } framing_t;
+typedef enum { FRAMING_STREAM, FRAMING_DATAGRAM, FRAMING_LOWLATENCY, FRAMING_COMPRESSION, FRAMING_SCOUTING } framing_t;
+
+/* One scouting datagram: one Scout or Hello, decoded and re-encoded. */
+static void check_scouting(const uint8_t *b, size_t n, stats_t *st) {
+    _zr_t r;
+    _zw_t w;
+    _z_smsg_t m;
+    uint8_t out[512];
+    _zr_init(&r, b, n);
+    _zw_init(&w, out, sizeof(out));
+    st->batches++;
+    if (_z_scouting_decode(&r, &m) != Z_OK || _zr_left(&r) != 0 || _z_scouting_encode(&w, &m) != Z_OK ||
+        w.pos != n || memcmp(out, b, n) != 0) {
+        fprintf(stderr, "  scouting datagram of %zu bytes did not round-trip\n", n);
+        st->errors++;
+        return;
+    }
+    st->tmsgs++;
+}
 
 /* Splits one direction of one connection into batches and checks each. */
 static void check_direction(line_t *lines, int n, int conn, char dir, framing_t framing, stats_t *st) {
@@ -168,7 +186,9 @@ static void check_direction(line_t *lines, int n, int conn, char dir, framing_t 
     int handshake = 0;
     for (int i = 0; i < n; i++) {
         if (lines[i].conn != conn || lines[i].dir != dir) continue;
-        if (framing == FRAMING_DATAGRAM) {
+        if (framing == FRAMING_SCOUTING) {
+            check_scouting(lines[i].bytes, lines[i].len, st);
+        } else if (framing == FRAMING_DATAGRAM) {
             check_batch(lines[i].bytes, lines[i].len, defrag, false, st);
         } else {
             buf_add(&stream, lines[i].bytes, lines[i].len);
@@ -240,6 +260,7 @@ static void test_03_get_queryable(void) { check_vector("03-get-queryable.hex", F
 static void test_04_liveliness(void) { check_vector("04-liveliness.hex", FRAMING_STREAM, 15); }
 static void test_05_fragmentation(void) { check_vector("05-fragmentation.hex", FRAMING_STREAM, 10); }
 static void test_06_peer_to_peer(void) { check_vector("06-peer-to-peer.hex", FRAMING_STREAM, 6); }
+static void test_07_scouting(void) { check_vector("07-scouting.hex", FRAMING_SCOUTING, 2); }
 static void test_08_minimal_client(void) { check_vector("08-minimal-client.hex", FRAMING_STREAM, 20); }
 static void test_09_udp_unicast(void) { check_vector("09-udp-unicast.hex", FRAMING_DATAGRAM, 8); }
 static void test_10_compression_handshake(void) { check_vector("10-compression.hex", FRAMING_COMPRESSION, 8); }
@@ -252,6 +273,7 @@ TEST_LIST = {
     {"vector 04 liveliness", test_04_liveliness},
     {"vector 05 fragmentation", test_05_fragmentation},
     {"vector 06 peer to peer", test_06_peer_to_peer},
+    {"vector 07 scouting (Scout, Hello)", test_07_scouting},
     {"vector 08 minimal client", test_08_minimal_client},
     {"vector 09 udp unicast", test_09_udp_unicast},
     {"vector 10 compression (uncompressed batches)", test_10_compression_handshake},

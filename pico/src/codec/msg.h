@@ -20,6 +20,9 @@
 #define Z_PROTO_VERSION_BYTE 0x09
 
 /* ---- message ids (header bits 0-4) ---- */
+#define _Z_S_SCOUT 0x01
+#define _Z_S_HELLO 0x02
+
 #define _Z_MID_MASK 0x1f
 #define _Z_FLAG_1 0x20
 #define _Z_FLAG_2 0x40
@@ -335,6 +338,18 @@ static inline bool _z_enc_enabled(uint8_t id) {
     }
 }
 
+/* A Scout or a Hello. */
+typedef struct {
+    uint8_t id;
+    uint8_t what; /* Scout: role bitmask; Hello: 2-bit role code */
+    bool has_zid;
+    bool has_locators;
+    uint8_t nloc;
+    _z_zid_t zid;
+    _z_view_t locators; /* Hello: the nloc <utf8;z8> locators, as on the wire */
+    _z_exts_t kept;
+} _z_smsg_t;
+
 /* ---- core (codec/core.c) ---- */
 z_result_t _z_zid_read(_zr_t *r, uint8_t len, _z_zid_t *out);
 uint8_t _z_zid_wire_len(const uint8_t id[16]);
@@ -393,6 +408,10 @@ bool _z_is_network_header(uint8_t b);
 z_result_t _z_network_decode(_zr_t *r, _z_nmsg_t *out);
 /* Encodes one network message. */
 z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m);
+
+/* ---- scouting (codec/scouting.c) ---- */
+z_result_t _z_scouting_decode(_zr_t *r, _z_smsg_t *out);
+z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m);
 
 /* ---- transport layer (codec/transport.c) ---- */
 /*

@@ -291,6 +291,10 @@ uint16_t z_random_u16(void);
 uint32_t z_random_u32(void);
 uint64_t z_random_u64(void);
 void z_random_fill(void *buf, size_t len);
+/* Heap helpers of the POSIX port for applications (the library never calls them). */
+void *z_malloc(size_t size);
+void *z_realloc(void *ptr, size_t size);
+void z_free(void *ptr);
 
 #if Z_FEATURE_MULTI_THREAD == 1
 _ZP_OWNED_DECL(mutex)

@@ -1,8 +1,13 @@
-/* POSIX port: the public z_mutex_*, z_condvar_* and z_task_* helpers. */
+/* POSIX port: the public z_malloc/z_free, z_mutex_*, z_condvar_* and z_task_* helpers. */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../api/olv.h"
+
+void *z_malloc(size_t size) { return malloc(size); }
+void *z_realloc(void *ptr, size_t size) { return realloc(ptr, size); }
+void z_free(void *ptr) { free(ptr); }
 
 #if Z_FEATURE_MULTI_THREAD == 1
 static void _z_mutex_null_(_z_mutex_t *m) { (void)m; }
