@@ -172,8 +172,12 @@ def payload_sizes(s, port=17503):
         s.finish(zsub, 30, f"Zenoh received a {size}-byte payload from pico")
         s.check(zsub.has(f"len={size} enc=text/plain") and not zsub.has("CORRUPT"), f"{size}-byte payload intact")
         ppub.wait(10)
+    zsub = s.zenoh("zsubput", "sub", port, "demo/psize/put", 1, 20000)
+    s.ready(zsub)
     put = s.pico("pput", "put", f"tcp/127.0.0.1:{port}", "demo/psize/put", 65536)
-    s.finish(put, 20, "pico z_put of 64 KiB (express, attachment, json)")
+    s.finish(put, 20, "pico z_put of 64 KiB (best effort, express, real-time priority, attachment, json)")
+    s.finish(zsub, 20, "Zenoh received it")
+    s.check(zsub.has("len=65536 enc=application/json att=b'meta' ok"), "payload, encoding and attachment intact")
 
 
 def get_queryable(s, port=17504):

@@ -209,6 +209,8 @@ static int role_put(const char *key, int size) {
     opts.encoding = z_encoding_move(&enc);
     opts.attachment = z_bytes_move(&att);
     opts.is_express = true;
+    opts.reliability = Z_RELIABILITY_BEST_EFFORT; /* best-effort frames (and fragments) */
+    opts.priority = Z_PRIORITY_REAL_TIME;
     z_result_t res = z_put(z_session_loan(&session), z_view_keyexpr_loan(&ke), z_bytes_move(&payload), &opts);
     printf("PUT %d\n", res);
     wait_for(300, NULL);
