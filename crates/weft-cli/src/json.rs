@@ -69,32 +69,10 @@ fn text_or_hex(bytes: &[u8]) -> Value {
     }
 }
 
-/// Calendar date and time (UTC) of a Unix time in seconds.
-fn civil_time(secs: u64, nanos: u32) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Days since 1970-01-01 to year/month/day (proleptic Gregorian).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
-}
-
 /// A timestamp: its time in UTC, the raw NTP64 value and the clock's id.
 pub fn timestamp(ts: &Timestamp) -> Value {
     json!({
-        "time": civil_time(u64::from(ts.seconds()), ts.subsec_nanos()),
+        "time": ts.utc().to_string(),
         "ntp64": ts.time,
         "id": ts.id.to_string(),
     })
@@ -692,21 +670,5 @@ pub fn scouting(s: &ScoutingMessage<'_>) -> Value {
             unknown(&mut m, &x.unknown);
             Value::Object(m)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_time_of_known_instants() {
-        assert_eq!(civil_time(0, 0), "1970-01-01T00:00:00.000000000Z");
-        assert_eq!(civil_time(951_782_400, 5), "2000-02-29T00:00:00.000000005Z");
-        // Vector 02's timestamp: second 1795316789.
-        assert_eq!(
-            civil_time(1_795_316_789, 940_383_000),
-            "2026-11-22T03:06:29.940383000Z"
-        );
     }
 }

@@ -30,7 +30,8 @@ pub use api::{
 };
 pub use config::{Config, ConfigError};
 pub use session::{
-    open, LinkStats, LivelinessSubscriber, LivelinessToken, OpenError, Session, SessionError,
+    open, AdminInfo, FaceInfo, LinkStats, LivelinessSubscriber, LivelinessToken, OpenError,
+    Session, SessionError,
 };
 pub use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp, WhatAmI, ZenohId};
 pub use weft_proto::network::QueryTarget;

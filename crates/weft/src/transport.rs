@@ -75,6 +75,12 @@ pub struct TransportStats {
     pub batches_out: AtomicU64,
     /// Batches read.
     pub batches_in: AtomicU64,
+    /// Bytes written (batches, without stream prefixes).
+    pub bytes_out: AtomicU64,
+    /// Bytes read (batches, without stream prefixes).
+    pub bytes_in: AtomicU64,
+    /// Network messages received.
+    pub messages_in: AtomicU64,
 }
 
 /// An established unicast transport.
@@ -275,6 +281,9 @@ impl Transport {
         match link.write_batch(batch) {
             Ok(()) => {
                 self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
+                self.stats
+                    .bytes_out
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
                 self.last_tx_ms
                     .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
                 Ok(())
@@ -510,7 +519,14 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
             Ok(Some(batch)) => {
                 liveness.on_receive(Instant::now());
                 t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
-                match rx.on_batch(batch, |m| handler.on_message(t, m)) {
+                t.stats
+                    .bytes_in
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                let result = rx.on_batch(batch, |m| {
+                    t.stats.messages_in.fetch_add(1, Ordering::Relaxed);
+                    handler.on_message(t, m);
+                });
+                match result {
                     Ok(Control::Alive) => {}
                     Ok(Control::Closed { .. }) => break,
                     Err(e) => {

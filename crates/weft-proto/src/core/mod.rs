@@ -12,7 +12,7 @@ mod zid;
 pub use encoding::{encoding_name, Encoding};
 pub use qos::{CongestionControl, NetworkQos, Priority, Reliability};
 pub use resolution::{Bits, Resolution};
-pub use timestamp::Timestamp;
+pub use timestamp::{Timestamp, UtcTime};
 pub use whatami::{WhatAmI, WhatAmIMatcher};
 pub use wire_expr::{Mapping, WireExpr};
 pub use zid::ZenohId;

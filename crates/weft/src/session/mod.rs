@@ -81,6 +81,54 @@ pub struct LinkStats {
     pub dropped: u64,
 }
 
+/// One connected node, as the admin space shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaceInfo {
+    /// Its id.
+    pub zid: ZenohId,
+    /// Its role.
+    pub whatami: WhatAmI,
+    /// The link, e.g. `tcp/127.0.0.1:51234`.
+    pub link: String,
+    /// Batches read from it.
+    pub batches_in: u64,
+    /// Batches written to it.
+    pub batches_out: u64,
+    /// Bytes read from it.
+    pub bytes_in: u64,
+    /// Bytes written to it.
+    pub bytes_out: u64,
+    /// Network messages received from it.
+    pub messages_in: u64,
+    /// Messages to it dropped by congestion control.
+    pub dropped: u64,
+    /// Subscribers it declared.
+    pub subscribers: Vec<String>,
+    /// Queryables it declared.
+    pub queryables: Vec<String>,
+    /// Liveliness tokens it declared.
+    pub tokens: Vec<String>,
+}
+
+/// A session as the admin space shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminInfo {
+    /// Its id.
+    pub zid: ZenohId,
+    /// Its mode.
+    pub mode: WhatAmI,
+    /// Where it listens.
+    pub locators: Vec<String>,
+    /// The nodes connected to it.
+    pub faces: Vec<FaceInfo>,
+    /// Its own subscribers.
+    pub subscribers: Vec<String>,
+    /// Its own queryables.
+    pub queryables: Vec<String>,
+    /// Its own liveliness tokens.
+    pub tokens: Vec<String>,
+}
+
 struct LocalSubscriber {
     key: OwnedKeyExpr,
     callback: Callback,
@@ -292,6 +340,53 @@ impl Session {
             total.dropped += s.dropped.load(Ordering::Relaxed);
         }
         total
+    }
+
+    /// What this session is and knows: for the admin space and monitoring.
+    pub fn admin(&self) -> AdminInfo {
+        let st = self.inner.lock();
+        let keys = |m: &HashMap<u32, OwnedKeyExpr>| {
+            let mut v: Vec<String> = m.values().map(ToString::to_string).collect();
+            v.sort();
+            v
+        };
+        let mut faces: Vec<FaceInfo> = st
+            .faces
+            .values()
+            .map(|f| {
+                let s = f.transport.stats();
+                FaceInfo {
+                    zid: f.transport.peer_zid(),
+                    whatami: f.transport.peer_whatami(),
+                    link: f.transport.describe().to_string(),
+                    batches_in: s.batches_in.load(Ordering::Relaxed),
+                    batches_out: s.batches_out.load(Ordering::Relaxed),
+                    bytes_in: s.bytes_in.load(Ordering::Relaxed),
+                    bytes_out: s.bytes_out.load(Ordering::Relaxed),
+                    messages_in: s.messages_in.load(Ordering::Relaxed),
+                    dropped: s.dropped.load(Ordering::Relaxed),
+                    subscribers: keys(&f.subscribers),
+                    queryables: keys(&f.queryables),
+                    tokens: keys(&f.tokens),
+                }
+            })
+            .collect();
+        faces.sort_by_key(|f| f.zid);
+        let mut subscribers: Vec<String> =
+            st.subscribers.values().map(|s| s.key.to_string()).collect();
+        subscribers.sort();
+        let mut queryables: Vec<String> =
+            st.queryables.values().map(|q| q.key.to_string()).collect();
+        queryables.sort();
+        AdminInfo {
+            zid: self.inner.zid,
+            mode: self.inner.config.mode,
+            locators: self.listen_endpoints(),
+            faces,
+            subscribers,
+            queryables,
+            tokens: keys(&st.tokens),
+        }
     }
 
     /// Publishes `payload` on the concrete key `key`.
