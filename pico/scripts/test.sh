@@ -81,7 +81,7 @@ build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMA
 if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
     step "valgrind memcheck (errors and leaks)"
     VG="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect"
-    for t in vectors_test codec_test keyexpr_test transport_test api_test; do
+    for t in vectors_test codec_test keyexpr_test transport_test api_test session_test; do
         # shellcheck disable=SC2086
         $VG "$PICO/build-native/tests/$t" "$SPEC" >/dev/null
         echo "valgrind $t: clean"
