@@ -9,6 +9,40 @@ use crate::error::{DecodeError, DecodeErrorKind};
 /// Largest encoded length of a zint (9 bytes: 8 × 7 bits, then 8 full bits).
 pub const ZINT_MAX_LEN: usize = 9;
 
+/// Decodes the zint at `*pos` of `buf` and moves `pos` past it; `None` (with `pos` at the
+/// end of `buf`) if `buf` ends first.
+#[inline(always)]
+pub(crate) fn zint_at(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    match buf.get(*pos) {
+        Some(&b) if b & 0x80 == 0 => {
+            *pos += 1;
+            Some(u64::from(b))
+        }
+        _ => zint_at_slow(buf, pos),
+    }
+}
+
+/// [`zint_at`] for values of more than one byte.
+#[inline(never)]
+fn zint_at_slow(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value: u64 = 0;
+    let mut shift = 0u32;
+    for n in 0..ZINT_MAX_LEN {
+        let &b = buf.get(*pos)?;
+        *pos += 1;
+        if n == ZINT_MAX_LEN - 1 {
+            value |= u64::from(b) << 56;
+            break;
+        }
+        value |= u64::from(b & 0x7F) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    Some(value)
+}
+
 /// A cursor over borrowed bytes with checked reads.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
@@ -19,6 +53,7 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader over `buf`, reporting offsets from 0.
+    #[inline]
     pub const fn new(buf: &'a [u8]) -> Self {
         Self {
             buf,
@@ -28,6 +63,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A reader over `buf` whose first byte is at offset `base` of the enclosing input.
+    #[inline]
     pub const fn with_base(buf: &'a [u8], base: usize) -> Self {
         Self { buf, pos: 0, base }
     }
@@ -48,11 +84,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Whether every byte has been read.
+    #[inline]
     pub const fn is_empty(&self) -> bool {
         self.pos >= self.buf.len()
     }
 
     /// The bytes not yet read (without consuming them).
+    #[inline]
     pub fn rest(&self) -> &'a [u8] {
         &self.buf[self.pos..]
     }
@@ -133,24 +171,16 @@ impl<'a> Reader<'a> {
     }
 
     fn zint_slow(&mut self) -> Result<u64, DecodeError> {
-        let mut value: u64 = 0;
-        let mut shift = 0u32;
-        for n in 0..ZINT_MAX_LEN {
-            let Some(&b) = self.buf.get(self.pos) else {
-                return Err(self.error(DecodeErrorKind::Truncated { needed: 1 }));
-            };
-            self.pos += 1;
-            if n == ZINT_MAX_LEN - 1 {
-                value |= u64::from(b) << 56;
-                break;
-            }
-            value |= u64::from(b & 0x7F) << shift;
-            shift += 7;
-            if b & 0x80 == 0 {
-                break;
-            }
+        match zint_at_slow(self.buf, &mut self.pos) {
+            Some(value) => Ok(value),
+            None => Err(self.error(DecodeErrorKind::Truncated { needed: 1 })),
         }
-        Ok(value)
+    }
+
+    /// Moves past `n` bytes already examined through [`Self::rest`] (at most to the end).
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = self.buf.len().min(self.pos + n);
     }
 
     /// Reads a zint that must not exceed `bound`; `field` names it in errors.

@@ -25,22 +25,32 @@ pub trait Writer {
     fn written(&self) -> usize;
 
     /// Appends `value` as a minimal zint.
-    #[inline]
+    #[inline(always)]
     fn zint(&mut self, value: u64) -> Result<(), EncodeError> {
+        // One and two bytes inline (ids, lengths, sequence numbers); longer out of line.
         if value < 0x80 {
             return self.u8(value as u8);
         }
-        let mut tmp = [0u8; ZINT_MAX_LEN];
-        let n = encode_zint(value, &mut tmp);
-        self.put(&tmp[..n])
+        if value < 0x4000 {
+            return self.put(&[value as u8 | 0x80, (value >> 7) as u8]);
+        }
+        put_long_zint(self, value)
     }
 
     /// Appends a zint length followed by `bytes`.
-    #[inline]
+    #[inline(always)]
     fn zbytes(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
         self.zint(bytes.len() as u64)?;
         self.put(bytes)
     }
+}
+
+/// [`Writer::zint`] for values of three bytes or more.
+#[inline(never)]
+fn put_long_zint<W: Writer + ?Sized>(w: &mut W, value: u64) -> Result<(), EncodeError> {
+    let mut tmp = [0u8; ZINT_MAX_LEN];
+    let n = encode_zint(value, &mut tmp);
+    w.put(&tmp[..n])
 }
 
 /// Encodes `value` as a minimal zint into `out`, returning the number of bytes used.
@@ -68,13 +78,21 @@ pub const fn zint_len(value: u64) -> usize {
 }
 
 impl Writer for Vec<u8> {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
-        self.extend_from_slice(bytes);
+        if bytes.len() <= 4 {
+            // Headers and small fields (usually of a length known at compile time): byte by
+            // byte, which stays inline where a general copy may not.
+            for &b in bytes {
+                self.push(b);
+            }
+        } else {
+            self.extend_from_slice(bytes);
+        }
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
         self.push(b);
         Ok(())
@@ -129,7 +147,7 @@ impl<'a> SliceWriter<'a> {
 }
 
 impl Writer for SliceWriter<'_> {
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
         let end = self.len + bytes.len();
         if end > self.buf.len() {
@@ -142,7 +160,7 @@ impl Writer for SliceWriter<'_> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
         match self.buf.get_mut(self.len) {
             Some(slot) => {

@@ -17,7 +17,7 @@ pub mod framing;
 use alloc::vec::Vec;
 
 use crate::error::{DecodeError, EncodeError};
-use crate::network::{is_network_header, NetworkMessage};
+use crate::network::{is_network_header, NetworkMessage, PlainPush};
 use crate::reader::Reader;
 use crate::transport::{self, Frame, FrameHeader, TransportHead, TransportMessage};
 use crate::writer::Writer;
@@ -104,9 +104,22 @@ impl<'a> BatchReader<'a> {
 impl<'a> Iterator for BatchReader<'a> {
     type Item = Result<BatchItem<'a>, DecodeError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.r.is_empty() {
             return None;
+        }
+        // The hot paths: a Push without extension carrying a plain Put or Del, and a Frame
+        // header without extension, each built directly as the returned item. Anything
+        // else, malformed input included, goes the general way.
+        if self.in_frame || self.low_latency {
+            if let Some(p) = PlainPush::read(&mut self.r) {
+                return Some(Ok(BatchItem::Network(NetworkMessage::Push(p.into_push()))));
+            }
+        }
+        if let Some(fh) = FrameHeader::read_plain(&mut self.r) {
+            self.in_frame = true;
+            return Some(Ok(BatchItem::Frame(fh)));
         }
         let item = self.next_item();
         self.failed = item.is_err();
@@ -172,4 +185,194 @@ pub fn encode_batch<W: Writer>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::core::{
+        Encoding, Mapping, NetworkQos, Priority, Reliability, Timestamp, WireExpr, ZenohId,
+    };
+    use crate::network::Push;
+    use crate::zenoh::{Del, PushBody, Put};
+
+    /// The items of a batch as the general decoders alone give them (no fast path).
+    fn general_walk(bytes: &[u8], low_latency: bool) -> Vec<Result<BatchItem<'_>, DecodeError>> {
+        let mut br = BatchReader::new(bytes).low_latency(low_latency);
+        let mut out = Vec::new();
+        while !br.r.is_empty() {
+            let item = br.next_item();
+            let failed = item.is_err();
+            out.push(item);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    fn assert_same_walk(bytes: &[u8]) {
+        for low_latency in [false, true] {
+            let fast: Vec<_> = BatchReader::new(bytes).low_latency(low_latency).collect();
+            assert_eq!(
+                fast,
+                general_walk(bytes, low_latency),
+                "batch {bytes:02x?}, low latency {low_latency}"
+            );
+        }
+    }
+
+    fn pushes<'a>(payload: &'a [u8]) -> Vec<Push<'a>> {
+        let mut out = Vec::new();
+        for scope in [0u16, 7, 127, 128, 300, u16::MAX] {
+            for suffix in ["", "a/b/c"] {
+                for mapping in [Mapping::Sender, Mapping::Receiver] {
+                    let key = WireExpr {
+                        scope,
+                        suffix,
+                        mapping,
+                    };
+                    out.push(Push::new(key, PushBody::Put(Put::new(payload))));
+                    out.push(Push::new(key, PushBody::Del(Del::default())));
+                }
+            }
+        }
+        let key = WireExpr {
+            scope: 7,
+            suffix: "",
+            mapping: Mapping::Sender,
+        };
+        let mut with_qos = Push::new(key, PushBody::Put(Put::new(payload)));
+        with_qos.qos = NetworkQos::REQUEST;
+        out.push(with_qos);
+        let mut put = Put::new(payload);
+        put.encoding = Encoding {
+            id: 5,
+            schema: None,
+        };
+        out.push(Push::new(key, PushBody::Put(put)));
+        let mut put = Put::new(payload);
+        put.timestamp = Some(Timestamp {
+            time: 0x1234_5678_9abc,
+            id: ZenohId::new(0x42).unwrap(),
+        });
+        out.push(Push::new(key, PushBody::Put(put)));
+        let mut put = Put::new(payload);
+        put.attachment = Some(b"att");
+        out.push(Push::new(key, PushBody::Put(put)));
+        out
+    }
+
+    fn frames() -> Vec<FrameHeader<'static>> {
+        let mut out = Vec::new();
+        for sn in [0u32, 127, 128, 16_383, 16_384, u32::MAX] {
+            for reliability in [Reliability::Reliable, Reliability::BestEffort] {
+                for priority in [Priority::Data, Priority::Control] {
+                    out.push(FrameHeader::new(reliability, priority, sn));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn fast_paths_decode_exactly_like_the_general_decoders() {
+        let payload: Vec<u8> = (0..200u8).collect();
+        for len in [0, 8, 127, 128, 200] {
+            for push in pushes(&payload[..len]) {
+                for fh in frames().into_iter().step_by(5) {
+                    let mut batch = Vec::new();
+                    fh.encode(&mut batch).unwrap();
+                    push.encode(&mut batch).unwrap();
+                    push.encode(&mut batch).unwrap();
+                    assert_same_walk(&batch);
+                    let items: Vec<_> = BatchReader::new(&batch).collect();
+                    assert_eq!(items.len(), 3);
+                    assert_eq!(
+                        items[2],
+                        Ok(BatchItem::Network(NetworkMessage::Push(push.clone())))
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_paths_fail_exactly_like_the_general_decoders() {
+        let payload = [0xA5u8; 8];
+        let mut batches = Vec::new();
+        for fh in frames() {
+            let mut batch = Vec::new();
+            fh.encode(&mut batch).unwrap();
+            for push in pushes(&payload).iter().step_by(3) {
+                push.encode(&mut batch).unwrap();
+            }
+            batches.push(batch);
+        }
+        // Bare messages (outside any Frame) too, as on a low-latency link.
+        let mut bare = Vec::new();
+        for push in pushes(&payload) {
+            push.encode(&mut bare).unwrap();
+        }
+        batches.push(bare);
+
+        for batch in &batches {
+            for end in 0..=batch.len() {
+                assert_same_walk(&batch[..end]);
+            }
+            for at in 0..batch.len() {
+                let original = batch[at];
+                let values = [
+                    0x00,
+                    0x01,
+                    0x02,
+                    0x05,
+                    0x1d,
+                    0x25,
+                    0x5d,
+                    0x7f,
+                    0x80,
+                    0xff,
+                    original ^ 0x20,
+                    original ^ 0x40,
+                    original ^ 0x80,
+                ];
+                let mut corrupt = batch.clone();
+                for v in values {
+                    corrupt[at] = v;
+                    assert_same_walk(&corrupt);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_stops_at_a_transport_message() {
+        let mut batch = Vec::new();
+        FrameHeader::new(Reliability::Reliable, Priority::Data, 1)
+            .encode(&mut batch)
+            .unwrap();
+        let key = WireExpr::key("k");
+        Push::new(key, PushBody::Put(Put::new(b"v")))
+            .encode(&mut batch)
+            .unwrap();
+        FrameHeader::new(Reliability::BestEffort, Priority::Data, 2)
+            .encode(&mut batch)
+            .unwrap();
+        Push::new(key, PushBody::Del(Del::default()))
+            .encode(&mut batch)
+            .unwrap();
+        assert_same_walk(&batch);
+        let kinds: Vec<_> = BatchReader::new(&batch)
+            .map(|i| match i.unwrap() {
+                BatchItem::Frame(f) => (0, f.sn),
+                BatchItem::Network(_) => (1, 0),
+                BatchItem::Transport(_) => (2, 0),
+            })
+            .collect();
+        assert_eq!(kinds, vec![(0, 1), (1, 0), (0, 2), (1, 0)]);
+    }
 }

@@ -76,18 +76,24 @@ impl<'a> WireExpr<'a> {
     }
 
     /// Writes the scope and, if non-empty, the suffix (the N flag is the caller's).
+    #[inline(always)]
     pub(crate) fn write<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
         w.zint(u64::from(self.scope))?;
         if self.has_suffix() {
-            if self.suffix.len() > usize::from(u16::MAX) {
-                return Err(EncodeError::OutOfBounds {
-                    field: "key suffix length",
-                    value: self.suffix.len() as u64,
-                    bound: u64::from(u16::MAX),
-                });
-            }
-            w.zbytes(self.suffix.as_bytes())?;
+            return self.write_suffix(w);
         }
         Ok(())
+    }
+
+    #[inline]
+    fn write_suffix<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
+        if self.suffix.len() > usize::from(u16::MAX) {
+            return Err(EncodeError::OutOfBounds {
+                field: "key suffix length",
+                value: self.suffix.len() as u64,
+                bound: u64::from(u16::MAX),
+            });
+        }
+        w.zbytes(self.suffix.as_bytes())
     }
 }

@@ -21,6 +21,7 @@ pub use declare::{
 };
 pub use interest::{Interest, InterestMode, InterestOptions};
 pub use oam::NetworkOam;
+pub(crate) use push::PlainPush;
 pub use push::Push;
 pub use request::{QueryTarget, Request};
 pub use response::{EntityGlobalId, Response, ResponseBody, ResponseFinal};

@@ -16,9 +16,9 @@ use super::mid;
 use crate::core::{Mapping, NetworkQos, Timestamp, WireExpr};
 use crate::error::{DecodeError, EncodeError};
 use crate::ext::{self, ExtWriter, Unknown, FLAG_Z};
-use crate::reader::Reader;
+use crate::reader::{zint_at, Reader};
 use crate::writer::Writer;
-use crate::zenoh::PushBody;
+use crate::zenoh::{self, Del, PushBody, Put};
 
 pub(crate) const FLAG_N: u8 = 0x20;
 pub(crate) const FLAG_M: u8 = 0x40;
@@ -44,6 +44,7 @@ pub struct Push<'a> {
 
 impl<'a> Push<'a> {
     /// A push of `body` on `wire_expr` with default options.
+    #[inline]
     pub fn new(wire_expr: WireExpr<'a>, body: PushBody<'a>) -> Self {
         Self {
             wire_expr,
@@ -85,9 +86,43 @@ impl<'a> Push<'a> {
     }
 
     /// Encodes the message.
+    #[inline]
     pub fn encode<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
-        let n = common::count(self.qos, &self.timestamp, self.node_id, &self.ts_stack)
-            + self.unknown.len();
+        if self.qos == NetworkQos::DEFAULT
+            && self.timestamp.is_none()
+            && self.node_id == 0
+            && self.ts_stack.is_none()
+            && self.unknown.is_empty()
+        {
+            // No extension: the header, the key and the body.
+            let header = self.header(false);
+            if let PushBody::Put(put) = &self.body {
+                if self.wire_expr.scope < 0x80
+                    && !self.wire_expr.has_suffix()
+                    && put.payload.len() < 0x80
+                    && put.is_plain()
+                {
+                    // The commonest small message: its four fixed bytes in one write.
+                    let fixed = [
+                        header,
+                        self.wire_expr.scope as u8,
+                        zenoh::mid::PUT,
+                        put.payload.len() as u8,
+                    ];
+                    w.put(&fixed)?;
+                    return w.put(put.payload);
+                }
+            }
+            w.u8(header)?;
+            self.wire_expr.write(w)?;
+            return self.body.encode(w);
+        }
+        self.encode_with_exts(w)
+    }
+
+    /// The header byte (the Z flag as given).
+    #[inline]
+    fn header(&self, z: bool) -> u8 {
         let mut header = mid::PUSH;
         if self.wire_expr.has_suffix() {
             header |= FLAG_N;
@@ -95,15 +130,150 @@ impl<'a> Push<'a> {
         if self.wire_expr.mapping.is_sender() {
             header |= FLAG_M;
         }
-        if n > 0 {
+        if z {
             header |= FLAG_Z;
         }
-        w.u8(header)?;
+        header
+    }
+
+    #[inline(never)]
+    fn encode_with_exts<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
+        let n = common::count(self.qos, &self.timestamp, self.node_id, &self.ts_stack)
+            + self.unknown.len();
+        w.u8(self.header(n > 0))?;
         self.wire_expr.write(w)?;
         let mut ew = ExtWriter::new(n);
         common::write_head(w, &mut ew, self.qos, &self.timestamp)?;
         common::write_tail(w, &mut ew, self.node_id, &self.ts_stack)?;
         ew.unknown(w, &self.unknown)?;
         self.body.encode(w)
+    }
+}
+
+/// The fields of the commonest Push: no extension, and a Put or a Del with every option at
+/// its default. Small enough to move freely; the full [`Push`] is built once, in place.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlainPush<'a> {
+    wire_expr: WireExpr<'a>,
+    /// The Put's payload, or `None` for a Del.
+    payload: Option<&'a [u8]>,
+}
+
+impl<'a> PlainPush<'a> {
+    /// Reads a plain Push (header included) if the next message is one; otherwise, or on
+    /// any error, returns `None` and leaves `r` untouched, for the general decoder to
+    /// handle (and report errors exactly as it always does).
+    #[inline]
+    pub(crate) fn read(r: &mut Reader<'a>) -> Option<Self> {
+        let buf = r.rest();
+        let header = *buf.first()?;
+        if header & (0x1F | FLAG_Z) != mid::PUSH {
+            return None;
+        }
+        let mut at = 1;
+        // The same bounds as `WireExpr::read` and `Put::read`.
+        let scope = u16::try_from(zint_at(buf, &mut at)?).ok()?;
+        let suffix = if header & FLAG_N != 0 {
+            let len = zint_at(buf, &mut at)?;
+            if len > u64::from(u16::MAX) {
+                return None;
+            }
+            let bytes = buf.get(at..at + len as usize)?;
+            at += bytes.len();
+            core::str::from_utf8(bytes).ok()?
+        } else {
+            ""
+        };
+        // A body header with no flag: T, E and Z all clear.
+        let body = *buf.get(at)?;
+        at += 1;
+        let payload = match body {
+            zenoh::mid::PUT => {
+                let len = zint_at(buf, &mut at)?;
+                if len > u64::from(u32::MAX) {
+                    return None;
+                }
+                let bytes = buf.get(at..at.checked_add(len as usize)?)?;
+                at += bytes.len();
+                Some(bytes)
+            }
+            zenoh::mid::DEL => None,
+            _ => return None,
+        };
+        r.advance(at);
+        Some(Self {
+            wire_expr: WireExpr {
+                scope,
+                suffix,
+                mapping: Mapping::from_flag(header & FLAG_M != 0),
+            },
+            payload,
+        })
+    }
+
+    /// The full message.
+    #[inline(always)]
+    pub(crate) fn into_push(self) -> Push<'a> {
+        Push::new(
+            self.wire_expr,
+            match self.payload {
+                Some(payload) => PushBody::Put(Put::new(payload)),
+                None => PushBody::Del(Del::default()),
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+
+    #[test]
+    fn the_plain_encoding_path_writes_what_the_general_one_writes() {
+        let payloads: [&[u8]; 6] = [
+            b"",
+            b"12345678",
+            &[6; 127],
+            &[7; 128],
+            &[8; 200],
+            &[9; 20_000],
+        ];
+        for payload in payloads {
+            for scope in [0u16, 5, 127, 128, 16_383, 16_384, u16::MAX] {
+                for suffix in ["", "demo/**"] {
+                    for mapping in [Mapping::Sender, Mapping::Receiver] {
+                        let key = WireExpr {
+                            scope,
+                            suffix,
+                            mapping,
+                        };
+                        for body in [
+                            PushBody::Put(Put::new(payload)),
+                            PushBody::Del(Del::default()),
+                        ] {
+                            let push = Push::new(key, body.clone());
+                            let (mut fast, mut general) = (Vec::new(), Vec::new());
+                            push.encode(&mut fast).unwrap();
+                            push.encode_with_exts(&mut general).unwrap();
+                            assert_eq!(fast, general);
+                            if let PushBody::Put(put) = &body {
+                                let (mut fast, mut general) = (Vec::new(), Vec::new());
+                                put.encode(&mut fast).unwrap();
+                                put.encode_full(&mut general).unwrap();
+                                assert_eq!(fast, general);
+                            }
+                            let mut r = Reader::new(&fast);
+                            assert_eq!(
+                                PlainPush::read(&mut r).map(PlainPush::into_push),
+                                Some(push)
+                            );
+                            assert!(r.is_empty());
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -105,6 +105,7 @@ impl<'a> PushBody<'a> {
     }
 
     /// Encodes the Put or Del.
+    #[inline(always)]
     pub fn encode<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
         match self {
             Self::Put(p) => p.encode(w),

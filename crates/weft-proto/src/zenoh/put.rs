@@ -42,6 +42,7 @@ pub struct Put<'a> {
 
 impl<'a> Put<'a> {
     /// A put of `payload` with every option at its default.
+    #[inline]
     pub fn new(payload: &'a [u8]) -> Self {
         Self {
             payload,
@@ -74,8 +75,30 @@ impl<'a> Put<'a> {
         Ok(put)
     }
 
+    /// Whether every option is at its default: the message is then its header without flags
+    /// and the payload.
+    #[inline(always)]
+    pub(crate) fn is_plain(&self) -> bool {
+        self.timestamp.is_none()
+            && self.encoding.is_default()
+            && self.source_info.is_none()
+            && !self.shm
+            && self.attachment.is_none()
+            && self.unknown.is_empty()
+    }
+
     /// Encodes the message.
+    #[inline(always)]
     pub fn encode<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
+        if self.is_plain() {
+            w.u8(mid::PUT)?;
+            return w.zbytes(self.payload);
+        }
+        self.encode_full(w)
+    }
+
+    #[inline(never)]
+    pub(crate) fn encode_full<W: Writer>(&self, w: &mut W) -> Result<(), EncodeError> {
         let n = usize::from(self.source_info.is_some())
             + usize::from(self.shm)
             + usize::from(self.attachment.is_some())
