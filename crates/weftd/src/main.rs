@@ -10,8 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use weft::{Config, WhatAmI};
+
+mod admin;
+mod rest;
 
 /// The weft router.
 #[derive(Parser, Debug)]
@@ -29,6 +32,21 @@ struct Args {
     /// Disable multicast scouting.
     #[arg(long)]
     no_multicast_scouting: bool,
+    /// Serve the REST interface on this HTTP port.
+    #[arg(long, value_name = "PORT")]
+    rest_http_port: Option<u16>,
+    /// Access to the admin space (`@/<zid>/router/**`): `r` (read, the default) or
+    /// `none`. The admin space is read-only.
+    #[arg(long, value_enum, default_value = "r")]
+    adminspace_permissions: AdminPermissions,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum AdminPermissions {
+    /// Queries on the admin space are answered.
+    R,
+    /// No admin space.
+    None,
 }
 
 /// Where a router listens when nothing else is configured.
@@ -106,6 +124,24 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let _admin = if args.adminspace_permissions == AdminPermissions::R {
+        match admin::declare(&session) {
+            Ok(q) => Some(q),
+            Err(e) => {
+                eprintln!("weftd: admin space: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    if let Some(port) = args.rest_http_port {
+        if let Err(e) = rest::serve(session.clone(), port) {
+            eprintln!("weftd: {e}");
+            session.close();
+            return ExitCode::from(1);
+        }
+    }
     for ep in &listen {
         if let Err(e) = session.listen(ep) {
             eprintln!("weftd: {e}");

@@ -514,6 +514,7 @@ impl Inner {
                             consolidation: Consolidation::Auto,
                             unknown: Vec::new(),
                             body: PushBody::Put(Put {
+                                timestamp: options.timestamp,
                                 encoding: Encoding { id, schema },
                                 attachment: options.attachment.as_deref(),
                                 payload,
@@ -560,7 +561,7 @@ impl Inner {
                     } else {
                         options.encoding.clone()
                     },
-                    timestamp: None,
+                    timestamp: options.timestamp,
                     attachment: options.attachment.clone(),
                     priority: Priority::Data,
                     congestion_control: CongestionControl::Block,

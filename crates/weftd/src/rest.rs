@@ -1,0 +1,211 @@
+//! The REST interface, compatible with Zenoh's REST plugin paths and JSON:
+//! `GET /KEYEXPR[?params]` answers with the replies of a get, `PUT /KEY` publishes the body
+//! (its Content-Type is the encoding), `DELETE /KEY` deletes; `GET /` is a page showing the
+//! router's sessions and counters, refreshing itself.
+
+use std::io::Read;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tiny_http::{Header, Method, Request, Response, Server};
+use weft::{GetOptions, PutOptions, Session};
+
+/// Largest request body accepted.
+const MAX_BODY: u64 = 64 << 20;
+
+/// Serves REST on `port` (all interfaces) until the process ends.
+pub(crate) fn serve(session: Session, port: u16) -> Result<(), String> {
+    let server = Server::http(("0.0.0.0", port)).map_err(|e| format!("REST port {port}: {e}"))?;
+    std::thread::Builder::new()
+        .name("weftd-rest".into())
+        .spawn(move || {
+            for request in server.incoming_requests() {
+                handle(&session, request);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn header(name: &str, value: &str) -> Header {
+    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
+}
+
+fn reply_text(request: Request, status: u16, text: &str) {
+    let _ = request.respond(
+        Response::from_string(text)
+            .with_status_code(status)
+            .with_header(header("Content-Type", "text/plain")),
+    );
+}
+
+/// The JSON of one value, as Zenoh's REST plugin shows it: JSON payloads embedded,
+/// text as a string, anything else in base64.
+fn value_json(payload: &[u8], encoding: &str) -> Value {
+    let text = std::str::from_utf8(payload);
+    if encoding.starts_with("application/json") || encoding.starts_with("text/json") {
+        if let Ok(v) = serde_json::from_slice::<Value>(payload) {
+            return v;
+        }
+    }
+    match text {
+        Ok(t) => Value::from(t),
+        Err(_) => Value::from(base64(payload)),
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn handle(session: &Session, mut request: Request) {
+    let url = request.url().to_string();
+    let path = url.trim_start_matches('/');
+    if path.is_empty() && *request.method() == Method::Get {
+        let _ = request.respond(
+            Response::from_string(page(session))
+                .with_header(header("Content-Type", "text/html; charset=utf-8")),
+        );
+        return;
+    }
+    let (key, params) = match path.split_once('?') {
+        Some((k, p)) => (percent_decode(k), p.to_string()),
+        None => (percent_decode(path), String::new()),
+    };
+    match request.method().clone() {
+        Method::Get => {
+            let selector = if params.is_empty() {
+                key
+            } else {
+                format!("{key}?{}", percent_decode(&params))
+            };
+            let options = GetOptions {
+                timeout: Some(Duration::from_secs(10)),
+                ..GetOptions::default()
+            };
+            let replies = match session.get(&selector, &options) {
+                Ok(r) => r,
+                Err(e) => return reply_text(request, 400, &e.to_string()),
+            };
+            let list: Vec<Value> = replies
+                .iter()
+                .filter_map(|r| r.result.ok())
+                .map(|s| {
+                    json!({
+                        "key": s.key_expr,
+                        "value": value_json(&s.payload, &s.encoding),
+                        "encoding": s.encoding,
+                        "timestamp": s.timestamp.map(|t| t.to_string()),
+                    })
+                })
+                .collect();
+            let _ = request.respond(
+                Response::from_string(Value::from(list).to_string())
+                    .with_header(header("Content-Type", "application/json")),
+            );
+        }
+        Method::Put | Method::Post => {
+            let mut body = Vec::new();
+            let read = request.as_reader().take(MAX_BODY).read_to_end(&mut body);
+            if read.is_err() {
+                return reply_text(request, 400, "cannot read the body");
+            }
+            let encoding = request
+                .headers()
+                .iter()
+                .find(|h| h.field.equiv("Content-Type"))
+                .map(|h| h.value.as_str().to_string())
+                .unwrap_or_default();
+            let options = PutOptions {
+                encoding,
+                congestion_control: weft::CongestionControl::Block,
+                ..PutOptions::default()
+            };
+            match session.put(&key, &body, &options) {
+                Ok(()) => reply_text(request, 200, ""),
+                Err(e) => reply_text(request, 400, &e.to_string()),
+            }
+        }
+        Method::Delete => match session.delete(&key, &PutOptions::default()) {
+            Ok(()) => reply_text(request, 200, ""),
+            Err(e) => reply_text(request, 400, &e.to_string()),
+        },
+        _ => reply_text(request, 405, "GET, PUT or DELETE"),
+    }
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The status page.
+fn page(session: &Session) -> String {
+    let a = session.admin();
+    let mut rows = String::new();
+    for f in &a.faces {
+        rows.push_str(&format!(
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            f.zid,
+            f.whatami,
+            escape(&f.link),
+            f.messages_in,
+            f.bytes_in,
+            f.batches_out,
+            f.bytes_out,
+            f.dropped
+        ));
+    }
+    format!(
+        "<!doctype html><html><head><meta charset=utf-8><meta http-equiv=refresh content=2>\
+         <title>weftd {zid}</title><style>body{{font-family:sans-serif;margin:2em}}\
+         table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px}}</style></head>\
+         <body><h1>weftd</h1><p>zid <code>{zid}</code>, listening on {locators}</p>\
+         <h2>Sessions ({n})</h2><table><tr><th>zid</th><th>role</th><th>link</th><th>messages in</th>\
+         <th>bytes in</th><th>batches out</th><th>bytes out</th><th>dropped</th></tr>{rows}</table>\
+         <p>{subs} subscriber(s), {qs} queryable(s), {ts} token(s) of its own.</p></body></html>",
+        zid = a.zid,
+        locators = escape(&a.locators.join(", ")),
+        n = a.faces.len(),
+        subs = a.subscribers.len(),
+        qs = a.queryables.len(),
+        ts = a.tokens.len(),
+    )
+}

@@ -1,0 +1,169 @@
+//! The admin space and the REST interface of weftd, used as Zenoh users use them (queries on
+//! `@/*/router/**`, curl recipes).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use weft_testkit::{free_port, zenoh_python, ZenohNode};
+
+struct Weftd(Child);
+
+impl Drop for Weftd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(rest: u16, port: u16, config: &str) -> Weftd {
+    let path = std::env::temp_dir().join(format!("weftd-rest-{port}.json5"));
+    std::fs::write(&path, config).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args(["-c", path.to_str().unwrap(), "--no-multicast-scouting"])
+        .args(["-l", &format!("tcp/127.0.0.1:{port}")])
+        .args(["--rest-http-port", &rest.to_string()])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err()
+        || TcpStream::connect(("127.0.0.1", rest)).is_err()
+    {
+        assert!(Instant::now() < deadline, "weftd did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Weftd(child)
+}
+
+/// One HTTP request; returns (status, body).
+fn http(port: u16, method: &str, path: &str, body: &str, content_type: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    let status = response[9..12].parse().unwrap();
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[test]
+fn rest_round_trip_and_admin_space() {
+    let (rest, port) = (free_port(), free_port());
+    let _weftd = start(
+        rest,
+        port,
+        r#"{ plugins: { storage_manager: { storages: { demo: { key_expr: "demo/**", volume: "memory" } } } } }"#,
+    );
+    // curl -X PUT -d '{"a": 1}' -H 'Content-Type: application/json' .../demo/json
+    assert_eq!(
+        http(rest, "PUT", "/demo/json", r#"{"a": 1}"#, "application/json").0,
+        200
+    );
+    assert_eq!(
+        http(rest, "PUT", "/demo/text", "hello", "text/plain").0,
+        200
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let list = loop {
+        let (status, body) = http(rest, "GET", "/demo/**", "", "text/plain");
+        assert_eq!(status, 200);
+        let list: Vec<Value> = serde_json::from_str(&body).unwrap();
+        if list.len() == 2 || Instant::now() > deadline {
+            break list;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let by_key = |k: &str| list.iter().find(|v| v["key"] == k).cloned().unwrap();
+    assert_eq!(by_key("demo/json")["value"], serde_json::json!({ "a": 1 }));
+    assert_eq!(by_key("demo/json")["encoding"], "application/json");
+    assert_eq!(by_key("demo/text")["value"], "hello");
+    assert!(by_key("demo/text")["timestamp"]
+        .as_str()
+        .unwrap()
+        .contains('/'));
+    assert_eq!(http(rest, "DELETE", "/demo/text", "", "text/plain").0, 200);
+    std::thread::sleep(Duration::from_millis(200));
+    let (_, body) = http(rest, "GET", "/demo/text", "", "text/plain");
+    assert_eq!(body, "[]");
+    // Bad input: a clear 400, the router keeps serving.
+    let (status, body) = http(rest, "PUT", "/demo/*", "x", "text/plain");
+    assert_eq!(status, 400, "{body}");
+    // The admin space, over REST.
+    let (status, body) = http(rest, "GET", "/@/*/router", "", "text/plain");
+    assert_eq!(status, 200);
+    let admin: Vec<Value> = serde_json::from_str(&body).unwrap();
+    let router = &admin[0]["value"];
+    assert_eq!(router["whatami"], "router");
+    assert!(router["locators"][0]
+        .as_str()
+        .unwrap()
+        .ends_with(&port.to_string()));
+    let (_, page) = http(rest, "GET", "/", "", "text/plain");
+    assert!(page.contains("<h1>weftd</h1>"));
+}
+
+#[test]
+fn admin_space_lists_zenoh_sessions_and_their_declarations() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (rest, port) = (free_port(), free_port());
+    let _weftd = start(rest, port, "{}");
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let _sub = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--sub",
+        "watched/**",
+        "--timeout",
+        "30",
+    ])
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let getter = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--get",
+        "@/*/router/**",
+        "--timeout",
+        "5",
+    ])
+    .unwrap();
+    let mut replies = Vec::new();
+    loop {
+        let line = getter.line(10);
+        if line == "DONE" {
+            break;
+        }
+        replies.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let router = replies
+        .iter()
+        .find(|r| r["key"].as_str().unwrap().ends_with("/router"))
+        .expect("the router's description");
+    let desc: Value = serde_json::from_str(router["payload"].as_str().unwrap()).unwrap();
+    let sessions = desc["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{desc}");
+    assert!(sessions.iter().all(|s| s["whatami"] == "client"));
+    let subs = replies
+        .iter()
+        .find(|r| r["key"].as_str().unwrap().ends_with("/subscribers"))
+        .unwrap();
+    assert!(subs["payload"].as_str().unwrap().contains("watched/**"));
+}
