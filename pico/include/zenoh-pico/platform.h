@@ -33,6 +33,7 @@
 #define _Z_LINK_TCP 1
 #define _Z_LINK_UDP 2
 #define _Z_LINK_UDP_MULTICAST 3
+#define _Z_LINK_UDP_SCOUT 4 /* scouting: any local port, sends to the group, receives unicast */
 typedef struct {
     uint8_t kind;
     uint8_t addr[4];
@@ -55,6 +56,8 @@ void _z_random_fill(void *buf, size_t len);
  * Opens a link. TCP: connect. UDP unicast: a connected datagram socket.
  * UDP multicast: a socket bound to the group port, member of the group on
  * ep->iface, that sends to the group and does not loop back its own datagrams.
+ * UDP scout: a socket on any local port that sends to the group (through
+ * ep->iface, TTL 1) and receives the unicast answers.
  */
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep);
 /* Sends all `len` bytes (one datagram on UDP). */

@@ -38,9 +38,24 @@ z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *
                 return Z_ECONFIG;
             }
             return Z_OK;
+        case Z_CONFIG_MULTICAST_SCOUTING_KEY:
+            config->_no_scouting = strcmp(value, "false") == 0;
+            return Z_OK;
+        case Z_CONFIG_SCOUTING_TIMEOUT_KEY: {
+            unsigned long ms = 0;
+            for (const char *c = value; *c != '\0'; c++) {
+                if (*c < '0' || *c > '9' || ms > 100000000ul) return Z_ECONFIG;
+                ms = ms * 10u + (unsigned long)(*c - '0');
+            }
+            config->_scouting_timeout_ms = (uint32_t)ms;
+            return Z_OK;
+        }
         case Z_CONFIG_CONNECT_KEY:
-        case Z_CONFIG_LISTEN_KEY: {
-            char *dst = key == Z_CONFIG_CONNECT_KEY ? config->_connect : config->_listen;
+        case Z_CONFIG_LISTEN_KEY:
+        case Z_CONFIG_MULTICAST_LOCATOR_KEY: {
+            char *dst = key == Z_CONFIG_CONNECT_KEY ? config->_connect
+                        : key == Z_CONFIG_LISTEN_KEY ? config->_listen
+                                                     : config->_scouting;
             if (len >= ZP_LOCATOR_CAPACITY) return Z_ENOSPACE;
             memcpy(dst, value, len + 1);
             return Z_OK;
@@ -71,6 +86,10 @@ const char *zp_config_get(const z_loaned_config_t *config, uint8_t key) {
             return config->_connect[0] != '\0' ? config->_connect : NULL;
         case Z_CONFIG_LISTEN_KEY:
             return config->_listen[0] != '\0' ? config->_listen : NULL;
+        case Z_CONFIG_MULTICAST_LOCATOR_KEY:
+            return config->_scouting[0] != '\0' ? config->_scouting : Z_CONFIG_MULTICAST_LOCATOR_DEFAULT;
+        case Z_CONFIG_MULTICAST_SCOUTING_KEY:
+            return config->_no_scouting ? "false" : "true";
         default:
             return NULL;
     }

@@ -70,10 +70,7 @@ uint32_t _z_session_new_id(_z_session_t *s) { return ++s->next_id; }
 
 z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg) {
     const char *loc = cfg->_connect[0] != '\0' ? cfg->_connect : cfg->_listen;
-    _Z_TRY(_z_endpoint_parse(&s->ep, loc));
     s->mode = cfg->_mode;
-    if (s->mode == 0 && s->ep.kind == _Z_LINK_UDP_MULTICAST) return Z_ECONFIG; /* client: unicast only */
-    if (s->mode == 1 && s->ep.kind != _Z_LINK_UDP_MULTICAST) return Z_ECONFIG; /* peer: multicast only */
     if (cfg->_has_zid) {
         memcpy(s->tp.zid.id, cfg->_zid, 16);
     } else {
@@ -83,6 +80,18 @@ z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg) {
     }
     s->tp.zid.len = _z_zid_wire_len(s->tp.zid.id);
     if (s->tp.zid.len == 0) return Z_ECONFIG;
+#if Z_FEATURE_SCOUTING == 1
+    char scouted[ZP_LOCATOR_CAPACITY];
+    if (loc[0] == '\0' && s->mode == 0 && !cfg->_no_scouting) {
+        const char *group = cfg->_scouting[0] != '\0' ? cfg->_scouting : Z_CONFIG_MULTICAST_LOCATOR_DEFAULT;
+        uint32_t timeout = cfg->_scouting_timeout_ms != 0 ? cfg->_scouting_timeout_ms : 1000u;
+        if (_z_scout_locator(group, timeout, &s->tp.zid, scouted, sizeof(scouted)) != Z_OK) return Z_EOPEN;
+        loc = scouted;
+    }
+#endif
+    _Z_TRY(_z_endpoint_parse(&s->ep, loc));
+    if (s->mode == 0 && s->ep.kind == _Z_LINK_UDP_MULTICAST) return Z_ECONFIG; /* client: unicast only */
+    if (s->mode == 1 && s->ep.kind != _Z_LINK_UDP_MULTICAST) return Z_ECONFIG; /* peer: multicast only */
     s->tp.whatami = s->mode == 0 ? _Z_WAI_CLIENT : _Z_WAI_PEER;
     s->tp.handler = _z_session_handle;
     s->tp.handler_ctx = s;

@@ -123,6 +123,10 @@ uint32_t _z_session_new_id(_z_session_t *s);
 /* Re-sends every declaration (after a reconnection). */
 void _z_session_redeclare(_z_session_t *s);
 
+/* ---- scout.c ---- */
+/* Multicasts Scouts on `group` and copies the first usable Hello locator to out. */
+z_result_t _z_scout_locator(const char *group, uint32_t timeout_ms, const _z_zid_t *zid, char *out, size_t out_len);
+
 /* ---- declare.c: declaration messages ---- */
 z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const _z_kebuf_t *key, uint64_t qinfo);
 z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t options, const _z_kebuf_t *key);

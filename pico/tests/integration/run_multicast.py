@@ -12,7 +12,9 @@ import subprocess
 import sys
 import time
 
-from run_interop import Scenario
+from run_interop import ACTOR, HERE, Scenario
+
+import os
 
 NS = ("weftpicoA", "weftpicoB")
 VETH = ("wpvetha", "wpvethb")
@@ -42,6 +44,9 @@ def setup():
 
 
 class NsScenario(Scenario):
+    def ns(self, name, side, argv):
+        return self.start(name, ["ip", "netns", "exec", NS[side]] + argv)
+
     def peer(self, name, side, role, key, *args, st=False):
         loc = f"{GROUP}#iface={VETH[side]}"
         argv = ["ip", "netns", "exec", NS[side]] + self.wrapper + [self.bin] + (["--st"] if st else []) + [role, loc, key]
@@ -63,6 +68,30 @@ def scenario(s):
     s.finish(get, 20, "peer B get answered by peer A's queryable (single-threaded)")
     s.check(get.has("REPLY demo/mcq/x 'reply:k=v'"), "reply content")
     s.finish(qbl, 20, "peer A queryable served the query")
+    scouting(s)
+
+
+def scouting(s):
+    """A client with no locator finds a Zenoh router by multicast scouting.
+
+    Everything runs in namespace A: the router on that namespace's own
+    127.0.0.1, the Scouts on its veth (looped back to the responder)."""
+    iface_ip = ADDR[0].split("/")[0]
+    endpoint = "tcp/127.0.0.1:17551"
+    r = s.ns("router", 0, [s.py, ACTOR, "router", endpoint, "-", "60000"])
+    s.check(r.wait_line("ROUTER UP", 20) is not None, "router up in namespace A")
+    resp = s.ns("responder", 0, [s.py, os.path.join(HERE, "hello_responder.py"), "224.0.0.224", "17552",
+                                 iface_ip, endpoint, "30"])
+    s.check(resp.wait_line("RESPONDER UP", 20) is not None, "Hello responder up")
+    argv = ["ip", "netns", "exec", NS[0]] + s.wrapper + [s.bin, "sub", f"scout:udp/224.0.0.224:17552#iface={VETH[0]}",
+                                                       "demo/scout/**", 4, 20000]
+    sub = s.start("scoutsub", [str(a) for a in argv])
+    s.ready(sub)
+    s.check(resp.has("SCOUT what=3 zid=yes"), "the client multicast a Scout (router|peer, with its zid)")
+    time.sleep(0.5)
+    pub = s.ns("zpub", 0, [s.py, ACTOR, "pub", endpoint, "demo/scout/a", "3", "10"])
+    s.finish(pub, 30, "Zenoh publisher in namespace A")
+    s.finish(sub, 30, "client found the router by scouting and received 3 puts + 1 delete")
 
 
 def main():

@@ -15,6 +15,7 @@
  *   batch KEY COUNT         COUNT puts inside zp_batch_start/stop
  *   reconnect KEY COUNT MS  subscriber that must keep receiving across a router restart
  *
+ * LOCATOR "scout:udp/GROUP:PORT#iface=X": no locator, the router is found by scouting.
  * --st: single-threaded run model (no tasks; zp_spin_once loop).
  * Payload byte i of message n is (i + n) & 0xff; samples are checked.
  */
@@ -62,13 +63,23 @@ static void wait_for(int ms, bool *done) {
     }
 }
 
+/* "scout:GROUP" means: no locator, find the router by scouting on GROUP. */
+static void configure(z_owned_config_t *config, const char *locator) {
+    z_config_default(config);
+    if (strncmp(locator, "scout:", 6) == 0) {
+        zp_config_insert(z_config_loan_mut(config), Z_CONFIG_MULTICAST_LOCATOR_KEY, locator + 6);
+        zp_config_insert(z_config_loan_mut(config), Z_CONFIG_SCOUTING_TIMEOUT_KEY, "3000");
+        return;
+    }
+    zp_config_insert(z_config_loan_mut(config), Z_CONFIG_MODE_KEY,
+                     strncmp(locator, "udp/2", 5) == 0 ? "peer" : "client");
+    zp_config_insert(z_config_loan_mut(config), Z_CONFIG_CONNECT_KEY, locator);
+}
+
 static int open_session(const char *locator) {
     z_owned_config_t config;
     z_open_options_t opts;
-    z_config_default(&config);
-    zp_config_insert(z_config_loan_mut(&config), Z_CONFIG_MODE_KEY,
-                     strncmp(locator, "udp/2", 5) == 0 ? "peer" : "client");
-    zp_config_insert(z_config_loan_mut(&config), Z_CONFIG_CONNECT_KEY, locator);
+    configure(&config, locator);
     z_open_options_default(&opts);
 #if Z_FEATURE_MULTI_THREAD == 1
     opts.auto_start_read_task = !single_thread;
@@ -81,10 +92,7 @@ static int open_session(const char *locator) {
             return 0;
         }
         z_sleep_ms(100);
-        z_config_default(&config);
-        zp_config_insert(z_config_loan_mut(&config), Z_CONFIG_MODE_KEY,
-                         strncmp(locator, "udp/2", 5) == 0 ? "peer" : "client");
-        zp_config_insert(z_config_loan_mut(&config), Z_CONFIG_CONNECT_KEY, locator);
+        configure(&config, locator);
     }
     printf("OPEN FAILED\n");
     return 1;

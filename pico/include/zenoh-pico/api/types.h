@@ -71,6 +71,9 @@ typedef struct {
     char _listen[ZP_LOCATOR_CAPACITY];
     uint8_t _zid[16];
     bool _has_zid;
+    bool _no_scouting;                /* Z_CONFIG_MULTICAST_SCOUTING_KEY "false" */
+    uint32_t _scouting_timeout_ms;    /* 0: Z_CONFIG_SCOUTING_TIMEOUT_DEFAULT */
+    char _scouting[ZP_LOCATOR_CAPACITY]; /* "": Z_CONFIG_MULTICAST_LOCATOR_DEFAULT */
 } _z_config_t;
 
 typedef struct _z_session_t _z_session_t;

@@ -14,6 +14,12 @@
 
 #include "zenoh-pico/platform.h"
 
+#define _Z_NET_TRY(expr)              \
+    do {                              \
+        z_result_t _r = (expr);       \
+        if (_r != Z_OK) return _r;    \
+    } while (0)
+
 static void _z_sockaddr(struct sockaddr_in *sa, const uint8_t addr[4], uint16_t port) {
     memset(sa, 0, sizeof(*sa));
     sa->sin_family = AF_INET;
@@ -21,22 +27,44 @@ static void _z_sockaddr(struct sockaddr_in *sa, const uint8_t addr[4], uint16_t 
     memcpy(&sa->sin_addr.s_addr, addr, 4);
 }
 
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1 || Z_FEATURE_SCOUTING == 1
+/* The IPv4 address of interface `name` ("" = any). */
+static z_result_t _z_iface_addr(int fd, const char *name, struct in_addr *out) {
+    struct ifreq ifr;
+    out->s_addr = htonl(INADDR_ANY);
+    if (name[0] == '\0') return Z_OK;
+    memset(&ifr, 0, sizeof(ifr));
+    memcpy(ifr.ifr_name, name, strlen(name) < IFNAMSIZ ? strlen(name) : IFNAMSIZ - 1);
+    if (ioctl(fd, SIOCGIFADDR, &ifr) != 0) return Z_ECONFIG;
+    *out = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr;
+    return Z_OK;
+}
+#endif
+
+#if Z_FEATURE_SCOUTING == 1
+static z_result_t _z_open_scout(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
+    struct sockaddr_in any;
+    struct in_addr local;
+    unsigned char ttl = 1;
+    uint8_t no_addr[4] = {0, 0, 0, 0};
+    _Z_NET_TRY(_z_iface_addr(sock->fd, ep->iface, &local));
+    _z_sockaddr(&any, no_addr, 0);
+    if (bind(sock->fd, (struct sockaddr *)&any, sizeof(any)) != 0) return Z_ETRANSPORT;
+    setsockopt(sock->fd, IPPROTO_IP, IP_MULTICAST_IF, &local, sizeof(local));
+    setsockopt(sock->fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof(ttl));
+    return Z_OK;
+}
+#endif
+
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1
 static z_result_t _z_open_multicast(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
     struct sockaddr_in any;
     struct ip_mreq mreq;
-    struct in_addr local = {.s_addr = htonl(INADDR_ANY)};
+    struct in_addr local;
     int one = 1;
     unsigned char zero = 0, ttl = 1;
     uint8_t no_addr[4] = {0, 0, 0, 0};
-    if (ep->iface[0] != '\0') {
-        struct ifreq ifr;
-        memset(&ifr, 0, sizeof(ifr));
-        memcpy(ifr.ifr_name, ep->iface, sizeof(ep->iface) < IFNAMSIZ ? sizeof(ep->iface) : IFNAMSIZ);
-        ifr.ifr_name[IFNAMSIZ - 1] = '\0';
-        if (ioctl(sock->fd, SIOCGIFADDR, &ifr) != 0) return Z_ECONFIG;
-        local = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr;
-    }
+    _Z_NET_TRY(_z_iface_addr(sock->fd, ep->iface, &local));
     setsockopt(sock->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     _z_sockaddr(&any, no_addr, ep->port);
     if (bind(sock->fd, (struct sockaddr *)&any, sizeof(any)) != 0) return Z_ETRANSPORT;
@@ -64,6 +92,12 @@ z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
 #else
         res = Z_EUNSUPPORTED;
 #endif
+    } else if (ep->kind == _Z_LINK_UDP_SCOUT) {
+#if Z_FEATURE_SCOUTING == 1
+        res = _z_open_scout(sock, ep);
+#else
+        res = Z_EUNSUPPORTED;
+#endif
     } else {
         _z_sockaddr(&sa, ep->addr, ep->port);
         if (connect(sock->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) res = Z_ETRANSPORT;
@@ -80,7 +114,7 @@ z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
 }
 
 z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len) {
-    if (sock->kind == _Z_LINK_UDP_MULTICAST) {
+    if (sock->kind == _Z_LINK_UDP_MULTICAST || sock->kind == _Z_LINK_UDP_SCOUT) {
         struct sockaddr_in sa;
         _z_sockaddr(&sa, sock->group, sock->port);
         ssize_t n = sendto(sock->fd, buf, len, 0, (struct sockaddr *)&sa, sizeof(sa));
