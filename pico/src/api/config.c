@@ -38,6 +38,7 @@ z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *
                 return Z_ECONFIG;
             }
             return Z_OK;
+#if Z_FEATURE_SCOUTING == 1
         case Z_CONFIG_MULTICAST_SCOUTING_KEY:
             config->_no_scouting = strcmp(value, "false") == 0;
             return Z_OK;
@@ -50,9 +51,10 @@ z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *
             config->_scouting_timeout_ms = (uint32_t)ms;
             return Z_OK;
         }
+        case Z_CONFIG_MULTICAST_LOCATOR_KEY:
+#endif
         case Z_CONFIG_CONNECT_KEY:
-        case Z_CONFIG_LISTEN_KEY:
-        case Z_CONFIG_MULTICAST_LOCATOR_KEY: {
+        case Z_CONFIG_LISTEN_KEY: {
             char *dst = key == Z_CONFIG_CONNECT_KEY ? config->_connect
                         : key == Z_CONFIG_LISTEN_KEY ? config->_listen
                                                      : config->_scouting;
@@ -86,10 +88,12 @@ const char *zp_config_get(const z_loaned_config_t *config, uint8_t key) {
             return config->_connect[0] != '\0' ? config->_connect : NULL;
         case Z_CONFIG_LISTEN_KEY:
             return config->_listen[0] != '\0' ? config->_listen : NULL;
+#if Z_FEATURE_SCOUTING == 1
         case Z_CONFIG_MULTICAST_LOCATOR_KEY:
             return config->_scouting[0] != '\0' ? config->_scouting : Z_CONFIG_MULTICAST_LOCATOR_DEFAULT;
         case Z_CONFIG_MULTICAST_SCOUTING_KEY:
             return config->_no_scouting ? "false" : "true";
+#endif
         default:
             return NULL;
     }
