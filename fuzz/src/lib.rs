@@ -1,0 +1,303 @@
+//! Oracles shared by the weft-proto fuzz targets.
+//!
+//! Each target hands arbitrary bytes to a decoder entry point. Decoding must never panic,
+//! and an error must point inside the input. Whatever decodes goes through the
+//! canonical-form oracle:
+//!
+//! 1. encoding the decoded value gives bytes `canon` no longer than the bytes it was
+//!    decoded from (the codec only ever drops redundancy);
+//! 2. `canon` decodes, without error, into exactly the same value;
+//! 3. encoding that value again gives `canon` byte for byte.
+//!
+//! The stronger oracle, "`canon` is the input itself", does not hold for valid inputs:
+//! the wire format admits several encodings of one value (see docs/fuzzing.md for the
+//! list found by fuzzing). Setting `WEFT_FUZZ_STRICT=1` enables it anyway, to list those
+//! encodings: every input it stops on is a normalisation, not a bug, unless it also breaks
+//! 1-3.
+
+use std::sync::OnceLock;
+
+use weft_proto::batch::compression::{unwrap_batch, wrap_batch};
+use weft_proto::batch::defrag::{Defragmented, Defragmenter};
+use weft_proto::batch::framing::{next_batch, PrefixWidth};
+use weft_proto::batch::{decode_batch, encode_batch, BatchItem, BatchReader};
+use weft_proto::core::{Bits, Priority, Reliability};
+use weft_proto::network::{linkstate, NetworkMessage, NetworkOam, TsStack};
+use weft_proto::scouting::ScoutingMessage;
+use weft_proto::transport::TransportMessage;
+use weft_proto::zenoh::{PushBody, Query};
+use weft_proto::{ext::ExtBody, Reader};
+
+/// Whether the byte-identity oracle is on (`WEFT_FUZZ_STRICT=1`).
+pub fn strict() -> bool {
+    static STRICT: OnceLock<bool> = OnceLock::new();
+    *STRICT.get_or_init(|| std::env::var_os("WEFT_FUZZ_STRICT").is_some_and(|v| v != "0"))
+}
+
+fn check_canon(canon: &[u8], consumed: &[u8]) {
+    if strict() {
+        assert_eq!(canon, consumed, "re-encoding differs from the input");
+    }
+    assert!(
+        canon.len() <= consumed.len(),
+        "canonical re-encoding ({} bytes) longer than its input ({} bytes)",
+        canon.len(),
+        consumed.len()
+    );
+}
+
+fn encode_items(items: &[BatchItem<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in items {
+        i.encode(&mut out).expect("a decoded item encodes");
+    }
+    out
+}
+
+/// BatchReader over `data`: the items before the first error satisfy the oracle, and
+/// `decode_batch` agrees with the reader.
+pub fn check_batch(data: &[u8], low_latency: bool) {
+    let mut reader = BatchReader::new(data).low_latency(low_latency);
+    let mut items = Vec::new();
+    let mut consumed = 0;
+    let mut failed = false;
+    while let Some(item) = reader.next() {
+        match item {
+            Ok(i) => {
+                items.push(i);
+                consumed = reader.offset();
+            }
+            Err(e) => {
+                assert!(
+                    e.offset <= data.len(),
+                    "error offset {} past the end",
+                    e.offset
+                );
+                failed = true;
+                break;
+            }
+        }
+    }
+    assert!(failed || consumed == data.len());
+    assert!(reader.next().is_none(), "the reader goes on after an error");
+
+    let canon = encode_items(&items);
+    check_canon(&canon, &data[..consumed]);
+    let again = BatchReader::new(&canon)
+        .low_latency(low_latency)
+        .collect::<Result<Vec<_>, _>>()
+        .expect("the canonical re-encoding decodes");
+    assert_eq!(again, items);
+    assert_eq!(encode_items(&again), canon);
+
+    match decode_batch(data, low_latency) {
+        Ok(nested) => {
+            assert!(!failed, "decode_batch accepted what BatchReader refused");
+            let mut out = Vec::new();
+            encode_batch(&nested, &mut out).expect("a decoded batch encodes");
+            assert_eq!(out, canon);
+        }
+        Err(_) => assert!(failed, "decode_batch refused what BatchReader accepted"),
+    }
+}
+
+/// One network message at the start of `data` (and `decode_exact` on the whole of it).
+pub fn check_network(data: &[u8]) {
+    let mut r = Reader::new(data);
+    match NetworkMessage::decode(&mut r) {
+        Ok(m) => {
+            let consumed = r.position();
+            match NetworkMessage::decode_exact(data) {
+                Ok(exact) => {
+                    assert_eq!(consumed, data.len());
+                    assert_eq!(exact, m);
+                }
+                Err(_) => assert!(consumed < data.len()),
+            }
+            let mut canon = Vec::new();
+            m.encode(&mut canon).expect("a decoded message encodes");
+            check_canon(&canon, &data[..consumed]);
+            let again = NetworkMessage::decode_exact(&canon).expect("canonical form decodes");
+            assert_eq!(again, m);
+            let mut twice = Vec::new();
+            again.encode(&mut twice).unwrap();
+            assert_eq!(twice, canon);
+            if let NetworkMessage::Oam(NetworkOam {
+                id: NetworkOam::LINK_STATE,
+                body: ExtBody::ZBuf(body),
+                ..
+            }) = m
+            {
+                check_linkstate(body);
+            }
+        }
+        Err(e) => {
+            assert!(e.offset <= data.len());
+            assert!(NetworkMessage::decode_exact(data).is_err());
+        }
+    }
+}
+
+/// The data messages and extension bodies decoded on their own.
+pub fn check_data(data: &[u8]) {
+    let mut r = Reader::new(data);
+    if let Ok(m) = PushBody::decode(&mut r) {
+        let mut canon = Vec::new();
+        m.encode(&mut canon).unwrap();
+        check_canon(&canon, &data[..r.position()]);
+        let mut cr = Reader::new(&canon);
+        assert_eq!(
+            PushBody::decode(&mut cr).expect("canonical form decodes"),
+            m
+        );
+        assert!(cr.is_empty());
+    }
+    let mut r = Reader::new(data);
+    if let Ok(q) = Query::decode(&mut r) {
+        let mut canon = Vec::new();
+        q.encode(&mut canon).unwrap();
+        check_canon(&canon, &data[..r.position()]);
+        let mut cr = Reader::new(&canon);
+        assert_eq!(Query::decode(&mut cr).expect("canonical form decodes"), q);
+        assert!(cr.is_empty());
+    }
+    if let Ok(ts) = TsStack::parse(data) {
+        assert_ne!(ts.conf_flags(), 0);
+        for (_, t) in ts.entries() {
+            assert!(t.len() <= data.len());
+        }
+    }
+    check_linkstate(data);
+}
+
+/// A link-state list (network OAM 1 body).
+pub fn check_linkstate(body: &[u8]) {
+    if let Ok(list) = linkstate::decode_list(body) {
+        let mut canon = Vec::new();
+        linkstate::encode_list(&list, &mut canon).expect("a decoded list encodes");
+        check_canon(&canon, body);
+        assert_eq!(
+            linkstate::decode_list(&canon).expect("canonical form decodes"),
+            list
+        );
+    }
+}
+
+/// One scouting datagram.
+pub fn check_scouting(data: &[u8]) {
+    match ScoutingMessage::decode(data) {
+        Ok(m) => {
+            let mut canon = Vec::new();
+            m.encode(&mut canon).expect("a decoded message encodes");
+            check_canon(&canon, data);
+            let again = ScoutingMessage::decode(&canon).expect("canonical form decodes");
+            assert_eq!(again, m);
+            let mut twice = Vec::new();
+            again.encode(&mut twice).unwrap();
+            assert_eq!(twice, canon);
+        }
+        Err(e) => assert!(e.offset <= data.len()),
+    }
+}
+
+/// Largest batch on a stream link.
+const BATCH_MAX: usize = u16::MAX as usize;
+/// Reassembly bound used by the stream target.
+const MESSAGE_MAX: usize = 1 << 20;
+
+fn channel(reliability: Reliability, priority: Priority) -> usize {
+    usize::from(priority.to_u8()) * 2 + usize::from(reliability.is_reliable())
+}
+
+/// The receive path of a stream link: `data[0]` configures it (bit 0 low latency, bit 1
+/// compression, bits 2-3 SN resolution, bit 4 First/Drop markers), the rest is the byte
+/// stream. As on a real link, the low-latency prefix and the compression header apply
+/// after the batch that carries an Open. Fragments are reassembled per channel and the
+/// messages they complete decoded.
+pub fn check_stream(data: &[u8]) {
+    let Some((&config, stream)) = data.split_first() else {
+        return;
+    };
+    let low_latency = config & 0x01 != 0;
+    let compression = config & 0x02 != 0;
+    let sn_bits = match (config >> 2) & 0x03 {
+        0 => Bits::U8,
+        1 => Bits::U16,
+        2 => Bits::U32,
+        _ => Bits::U64,
+    };
+    let markers = config & 0x10 != 0;
+    let mut defrag: Vec<Defragmenter> = (0..16)
+        .map(|_| Defragmenter::new(MESSAGE_MAX, sn_bits, markers))
+        .collect();
+    let mut scratch = Vec::new();
+    let mut open = false;
+    let mut pos = 0;
+    loop {
+        let ll = open && low_latency;
+        let width = if ll {
+            PrefixWidth::U32
+        } else {
+            PrefixWidth::U16
+        };
+        let (start, batch) = match next_batch(stream, pos, width) {
+            Ok(Some(b)) => b,
+            Ok(None) => break,
+            Err(e) => {
+                assert!(e.offset <= stream.len());
+                break;
+            }
+        };
+        assert_eq!(start, pos + width.len());
+        assert!(start + batch.len() <= stream.len());
+        pos = start + batch.len();
+        let plain = if open && compression {
+            match unwrap_batch(batch, &mut scratch, BATCH_MAX) {
+                Ok(p) => p,
+                Err(e) => {
+                    assert!(e.offset <= batch.len());
+                    continue;
+                }
+            }
+        } else {
+            batch
+        };
+        assert!(plain.len() <= BATCH_MAX);
+        if open && compression {
+            // Compression round trip: whatever was unwrapped wraps and unwraps back.
+            let mut wrapped = Vec::new();
+            wrap_batch(plain, &mut Vec::new(), &mut wrapped).expect("wrapping succeeds");
+            let mut out = Vec::new();
+            let back = unwrap_batch(&wrapped, &mut out, BATCH_MAX).expect("wrapped unwraps");
+            assert_eq!(back, plain);
+        }
+        check_batch(plain, ll);
+        let mut saw_open = false;
+        for item in BatchReader::new(plain).low_latency(ll) {
+            match item {
+                Ok(BatchItem::Transport(TransportMessage::Open(_))) => saw_open = true,
+                Ok(BatchItem::Transport(TransportMessage::Fragment(f))) => {
+                    let d = &mut defrag[channel(f.header.reliability, f.header.priority)];
+                    match d.push(&f.header, f.payload) {
+                        Ok(Defragmented::Complete(msg)) => {
+                            assert!(msg.len() <= MESSAGE_MAX);
+                            let msg = msg.to_vec();
+                            assert_eq!(d.buffered(), 0);
+                            assert!(!d.is_pending());
+                            check_network(&msg);
+                        }
+                        Ok(Defragmented::Pending) => assert!(d.is_pending()),
+                        Ok(Defragmented::Dropped) | Err(_) => {
+                            assert!(!d.is_pending());
+                            assert_eq!(d.buffered(), 0);
+                        }
+                    }
+                    assert!(d.buffered() <= MESSAGE_MAX);
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        open |= saw_open;
+    }
+}
