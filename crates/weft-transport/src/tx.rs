@@ -103,6 +103,11 @@ impl Transmitter {
         Some((Priority::ALL[p], &lane.buf[..len]))
     }
 
+    /// Whether nothing is pending at `priority`.
+    pub fn lane_is_empty(&self, priority: Priority) -> bool {
+        self.lanes[usize::from(priority.to_u8())].len == 0
+    }
+
     /// Takes the pending batch of `priority` (empty if none).
     pub fn take_lane(&mut self, priority: Priority) -> &[u8] {
         let lane = &mut self.lanes[usize::from(priority.to_u8())];

@@ -7,6 +7,7 @@
 //! lowest latency). One reader thread per transport decodes batches, hands each network
 //! message to the session, and watches the lease.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -60,10 +61,62 @@ pub trait Handler: Send + Sync + 'static {
 
 struct TxState {
     tx: Transmitter,
+    /// Full batches waiting for the writer, per priority (at most `READY_MAX` in all).
+    ready: [VecDeque<Vec<u8>>; 8],
+    ready_count: usize,
+    /// Buffers to reuse for ready batches.
+    pool: Vec<Vec<u8>>,
+    /// Someone (the writer thread, or a sender of an express message) is writing.
     writing: bool,
     /// The writer thread is waiting for work (senders wake it only then).
     writer_idle: bool,
-    spare: Vec<u8>,
+    /// Manual batching asked for what is pending to be written.
+    flush_requested: bool,
+}
+
+/// Full batches a transport keeps waiting for the link (per transport, all priorities);
+/// beyond, congestion control applies: `drop` drops the message, `block` waits.
+const READY_MAX: usize = 16;
+
+impl TxState {
+    /// Moves the pending batch of `priority` to the ready queue.
+    fn seal_lane(&mut self, priority: Priority) {
+        let mut buf = self.pool.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(self.tx.take_lane(priority));
+        if buf.is_empty() {
+            self.pool.push(buf);
+            return;
+        }
+        self.ready[usize::from(priority.to_u8())].push_back(buf);
+        self.ready_count += 1;
+    }
+
+    /// The next batch to write, highest priority first; pending (not full) batches only
+    /// when `pending_too`.
+    fn next_batch(&mut self, pending_too: bool) -> Option<Vec<u8>> {
+        for p in Priority::ALL {
+            let i = usize::from(p.to_u8());
+            if let Some(b) = self.ready[i].pop_front() {
+                self.ready_count -= 1;
+                return Some(b);
+            }
+            if pending_too {
+                let batch = self.tx.take_lane(p);
+                if !batch.is_empty() {
+                    let mut buf = self.pool.pop().unwrap_or_default();
+                    buf.clear();
+                    buf.extend_from_slice(batch);
+                    return Some(buf);
+                }
+            }
+        }
+        None
+    }
+
+    fn has_work(&self, manual: bool) -> bool {
+        self.ready_count > 0 || (!self.tx.is_empty() && (!manual || self.flush_requested))
+    }
 }
 
 /// Drops counted by a transport.
@@ -92,6 +145,7 @@ pub struct Transport {
     work: Condvar,
     writer: Mutex<Link>,
     closed: AtomicBool,
+    manual_batching: AtomicBool,
     epoch: Instant,
     last_tx_ms: AtomicU64,
     stats: TransportStats,
@@ -155,122 +209,173 @@ impl Transport {
             Priority::Data
         };
         let mut st = self.lock();
+        let mut drop_deadline = None;
         loop {
             if self.is_closed() {
                 return Err(SendError::Closed);
             }
             match st.tx.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
-                Pushed::Full if st.writing => {
-                    if congestion == CongestionControl::Drop {
-                        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                        return Err(SendError::Dropped);
-                    }
-                    st = self.idle.wait(st).unwrap_or_else(|e| e.into_inner());
+                Pushed::Full if st.tx.lane_is_empty(priority) => {
+                    return self.send_fragmented(st, msg, priority, reliability, congestion);
+                }
+                Pushed::Full if st.ready_count < READY_MAX => {
+                    // The lane's batch is full: it waits for the writer, the message
+                    // starts the next one.
+                    st.seal_lane(priority);
+                    self.wake_writer(&mut st);
                 }
                 Pushed::Full => {
-                    let lane_empty = {
-                        let TxState { tx, spare, .. } = &mut *st;
-                        let pending = tx.take_lane(priority);
-                        if pending.is_empty() {
-                            true
-                        } else {
-                            let mut buf = std::mem::take(spare);
-                            buf.clear();
-                            buf.extend_from_slice(pending);
-                            st.writing = true;
-                            drop(st);
-                            let r = self.write(&buf);
-                            st = self.lock();
-                            st.spare = buf;
-                            st.writing = false;
-                            self.idle.notify_all();
-                            r?;
-                            false
-                        }
-                    };
-                    if lane_empty {
-                        // Larger than a batch: fragments, written while holding the
-                        // state so that no other message of the channel interleaves.
-                        st.writing = true;
-                        let mut result = Ok(());
-                        let TxState { tx, .. } = &mut *st;
-                        tx.fragment(msg, priority, reliability, |b| {
-                            if result.is_ok() {
-                                result = self.write(b);
-                            }
-                        })?;
-                        st.writing = false;
-                        self.idle.notify_all();
-                        result?;
-                        return Ok(());
-                    }
+                    st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
                 }
             }
         }
-        if st.writing {
-            return Ok(());
+        if msg_is_express(msg) && !st.writing {
+            return self.write_all(st);
         }
-        if msg_is_express(msg) {
-            return self.flush_locked(st);
-        }
-        if st.writer_idle {
-            st.writer_idle = false;
-            drop(st);
-            self.work.notify_one();
+        if !self.manual_batching.load(Ordering::Relaxed) {
+            self.wake_writer(&mut st);
         }
         Ok(())
     }
 
-    /// The writer thread: writes pending batches as they come.
+    /// Waits for the writer to make room: forever under `block`, at most
+    /// `WAIT_BEFORE_DROP` under `drop` (then the message is dropped and counted).
+    fn wait_for_room<'s>(
+        &'s self,
+        st: MutexGuard<'s, TxState>,
+        congestion: CongestionControl,
+        deadline: &mut Option<Instant>,
+    ) -> Result<MutexGuard<'s, TxState>, SendError> {
+        if congestion != CongestionControl::Drop {
+            return Ok(self.idle.wait(st).unwrap_or_else(|e| e.into_inner()));
+        }
+        let until = *deadline.get_or_insert_with(|| Instant::now() + WAIT_BEFORE_DROP);
+        let now = Instant::now();
+        if now >= until {
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            return Err(SendError::Dropped);
+        }
+        Ok(self
+            .idle
+            .wait_timeout(st, until - now)
+            .unwrap_or_else(|e| e.into_inner())
+            .0)
+    }
+
+    fn wake_writer(&self, st: &mut TxState) {
+        if st.writer_idle {
+            st.writer_idle = false;
+            self.work.notify_one();
+        }
+    }
+
+    /// Sends a message larger than a batch as fragments, written by this thread after
+    /// everything already queued on the channel. Under `drop`, the message is dropped
+    /// whole, before its first fragment, if the link is busy.
+    fn send_fragmented<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        let mut drop_deadline = None;
+        while st.writing || st.ready_count > 0 {
+            if !st.writing {
+                // Write what is queued first, in order.
+                let (guard, r) = self.write_ready(st);
+                st = guard;
+                r?;
+                continue;
+            }
+            st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
+        }
+        // Fragments are written while holding the state so that no other message of
+        // the channel interleaves.
+        st.writing = true;
+        let mut result = Ok(());
+        let TxState { tx, .. } = &mut *st;
+        let fragmented = tx.fragment(msg, priority, reliability, |b| {
+            if result.is_ok() {
+                result = self.write(b);
+            }
+        });
+        st.writing = false;
+        self.idle.notify_all();
+        fragmented?;
+        result
+    }
+
+    /// The writer thread: writes batches as they become ready, highest priority first.
     fn write_loop(&self) {
         let mut st = self.lock();
         loop {
-            while (st.tx.is_empty() || st.writing) && !self.is_closed() {
+            let manual = self.manual_batching.load(Ordering::Relaxed);
+            if self.is_closed() {
+                return;
+            }
+            if st.writing || !st.has_work(manual) {
                 st.writer_idle = true;
                 st = self
                     .work
                     .wait_timeout(st, Duration::from_millis(100))
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
+                continue;
             }
             st.writer_idle = false;
-            if self.is_closed() {
-                return;
+            let pending_too = !manual || st.flush_requested;
+            let Some(batch) = st.next_batch(pending_too) else {
+                st.flush_requested = false;
+                continue;
+            };
+            st.writing = true;
+            drop(st);
+            let result = self.write(&batch);
+            st = self.lock();
+            st.pool.push(batch);
+            st.writing = false;
+            if st.tx.is_empty() {
+                st.flush_requested = false;
             }
-            let (guard, result) = self.flush(st);
-            st = guard;
+            self.idle.notify_all();
             if result.is_err() {
                 return;
             }
         }
     }
 
-    /// Writes every pending batch, highest priority first, releasing the state during
-    /// each write so that other senders can append meanwhile.
-    fn flush_locked<'s>(&'s self, st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
-        self.flush(st).1
+    /// Writes the ready batches (not the pending ones) from this thread.
+    fn write_ready<'s>(
+        &'s self,
+        st: MutexGuard<'s, TxState>,
+    ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
+        self.drain(st, false)
     }
 
-    /// As [`Self::flush_locked`], handing the re-acquired state back.
-    fn flush<'s>(
+    /// Writes everything queued and pending from this thread (express messages).
+    fn write_all<'s>(&'s self, st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
+        self.drain(st, true).1
+    }
+
+    fn drain<'s>(
         &'s self,
         mut st: MutexGuard<'s, TxState>,
+        pending_too: bool,
     ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
         st.writing = true;
-        let mut buf = std::mem::take(&mut st.spare);
         let mut result = Ok(());
-        while let Some((_, batch)) = st.tx.take() {
-            buf.clear();
-            buf.extend_from_slice(batch);
+        while let Some(batch) = st.next_batch(pending_too) {
             drop(st);
-            result = self.write(&buf);
+            result = self.write(&batch);
             st = self.lock();
+            st.pool.push(batch);
             if result.is_err() {
                 break;
             }
         }
-        st.spare = buf;
         st.writing = false;
         self.idle.notify_all();
         (st, result)
@@ -296,10 +401,28 @@ impl Transport {
         }
     }
 
+    /// Manual batching: while on, messages (but express ones) wait in the pending
+    /// batches until [`Transport::flush`] or until a batch is full.
+    pub fn set_manual_batching(&self, on: bool) {
+        self.manual_batching.store(on, Ordering::Relaxed);
+        if !on {
+            self.flush_pending();
+        }
+    }
+
+    /// Hands every pending batch to the writer thread.
+    pub fn flush_pending(&self) {
+        let mut st = self.lock();
+        st.flush_requested = true;
+        st.writer_idle = false;
+        drop(st);
+        self.work.notify_one();
+    }
+
     /// Sends a KeepAlive if nothing else is being written.
     fn keep_alive(&self) {
         let st = self.lock();
-        if st.writing || !st.tx.is_empty() {
+        if st.writing || !st.tx.is_empty() || st.ready_count > 0 {
             return;
         }
         drop(st);
@@ -323,7 +446,7 @@ impl Transport {
                     .0;
             }
             if !st.writing {
-                let _ = self.flush(st);
+                let _ = self.write_all(st);
             }
         }
         if self.closed.swap(true, Ordering::AcqRel) {
@@ -463,6 +586,12 @@ pub fn accept(
     Ok(start(reader, writer, negotiated, handler))
 }
 
+/// How long a `drop` message waits for room before it is dropped.
+const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
+
+/// How long a write may block before the peer is deemed unresponsive.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long a close waits for a write in progress before giving up on pending data.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
 
@@ -476,20 +605,26 @@ fn start(
     handler: Arc<dyn Handler>,
 ) -> Pending {
     let describe = writer.describe();
+    // A peer that takes nothing for this long is unresponsive: its link is closed.
+    let _ = writer.set_write_timeout(Some(WRITE_TIMEOUT));
     let max_batch = usize::from(negotiated.batch_size) - 2;
     let transport = Arc::new(Transport {
         negotiated,
         describe,
         state: Mutex::new(TxState {
             tx: Transmitter::new(&negotiated, max_batch),
+            ready: Default::default(),
+            ready_count: 0,
+            pool: Vec::new(),
             writing: false,
             writer_idle: false,
-            spare: Vec::with_capacity(max_batch),
+            flush_requested: false,
         }),
         idle: Condvar::new(),
         work: Condvar::new(),
         writer: Mutex::new(writer),
         closed: AtomicBool::new(false),
+        manual_batching: AtomicBool::new(false),
         epoch: Instant::now(),
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),

@@ -145,3 +145,75 @@ fn timestamps_from_the_hybrid_logical_clock() {
     a.put("ts/4", b"w", &PutOptions::default()).unwrap();
     assert_eq!(next_on(&rx, "ts/4").timestamp, None);
 }
+
+#[test]
+fn manual_batching_holds_messages_until_flushed() {
+    let a = peer(true, None);
+    let (_sub, rx) = a.declare_subscriber_channel("mb/**", 1024).unwrap();
+    let b = peer(false, Some(&a.listen_endpoints()[0]));
+    b.batch_start();
+    let before = b.link_stats().batches_out;
+    for i in 0..100 {
+        b.put(&format!("mb/{i}"), b"12345678", &PutOptions::default())
+            .unwrap();
+    }
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "sent before the flush"
+    );
+    b.batch_flush();
+    for i in 0..100 {
+        assert_eq!(next(&rx).key_expr, format!("mb/{i}"));
+    }
+    assert_eq!(
+        b.link_stats().batches_out - before,
+        1,
+        "one batch for 100 messages"
+    );
+    b.batch_stop();
+    b.put("mb/after", b"x", &PutOptions::default()).unwrap();
+    assert_eq!(next(&rx).key_expr, "mb/after");
+}
+
+#[test]
+fn every_drop_is_counted_and_nothing_else_is_lost() {
+    let a = peer(true, None);
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = std::sync::Mutex::new(gate);
+    let received = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = received.clone();
+    let _sub = a
+        .declare_subscriber("slow/**", move |_| {
+            // The first sample blocks the reader until the test releases it.
+            if counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                let _ = gate.lock().unwrap().recv();
+            }
+        })
+        .unwrap();
+    let b = peer(false, Some(&a.listen_endpoints()[0]));
+    let payload = vec![7u8; 16 * 1024];
+    let total = 1000u64;
+    for _ in 0..total {
+        b.put("slow/big", &payload, &PutOptions::default()).unwrap();
+    }
+    let dropped: u64 = b.drops().iter().map(|(_, n)| n).sum();
+    assert!(
+        dropped > 0,
+        "a blocked reader must make congestion control drop"
+    );
+    assert_eq!(b.drops()[0].0, "slow/big");
+    release.send(()).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while received.load(std::sync::atomic::Ordering::SeqCst) < total - dropped {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "samples lost beyond the counted drops"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        received.load(std::sync::atomic::Ordering::SeqCst),
+        total - dropped
+    );
+}

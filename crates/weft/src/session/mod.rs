@@ -147,6 +147,7 @@ pub(crate) struct State {
     routed_ids: HashMap<(ZenohId, router::EntityKind, u32), u32>,
     forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
     fanout: HashMap<(ZenohId, u32), usize>,
+    drops: HashMap<String, u64>,
     faces: HashMap<ZenohId, Face>,
 }
 
@@ -158,6 +159,7 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     changed: Condvar,
     closing: AtomicBool,
+    batching: AtomicBool,
     listening: Mutex<Vec<String>>,
 }
 
@@ -245,10 +247,12 @@ impl Session {
                 routed_ids: HashMap::new(),
                 forwarded: HashMap::new(),
                 fanout: HashMap::new(),
+                drops: HashMap::new(),
                 faces: HashMap::new(),
             }),
             changed: Condvar::new(),
             closing: AtomicBool::new(false),
+            batching: AtomicBool::new(false),
             listening: Mutex::new(Vec::new()),
         });
         runtime::start(&inner)?;
@@ -387,6 +391,51 @@ impl Session {
             queryables,
             tokens: keys(&st.tokens),
         }
+    }
+
+    /// Starts manual batching: until [`Session::batch_flush`] or
+    /// [`Session::batch_stop`], messages wait in the pending batches (a full batch is
+    /// still sent; express messages are not held).
+    pub fn batch_start(&self) {
+        self.for_each_transport(|t| t.set_manual_batching(true));
+        self.inner.batching.store(true, Ordering::Relaxed);
+    }
+
+    /// Sends what manual batching holds.
+    pub fn batch_flush(&self) {
+        self.for_each_transport(|t| t.flush_pending());
+    }
+
+    /// Stops manual batching, sending what it held.
+    pub fn batch_stop(&self) {
+        self.inner.batching.store(false, Ordering::Relaxed);
+        self.for_each_transport(|t| t.set_manual_batching(false));
+    }
+
+    fn for_each_transport(&self, f: impl Fn(&crate::transport::Transport)) {
+        let transports: Vec<_> = self
+            .inner
+            .lock()
+            .faces
+            .values()
+            .map(|f| f.transport.clone())
+            .collect();
+        for t in transports {
+            f(&t);
+        }
+    }
+
+    /// Messages dropped by congestion control `drop`, per key, since the session opened.
+    pub fn drops(&self) -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = self
+            .inner
+            .lock()
+            .drops
+            .iter()
+            .map(|(k, n)| (k.clone(), *n))
+            .collect();
+        v.sort();
+        v
     }
 
     /// Publishes `payload` on the concrete key `key`.

@@ -169,12 +169,15 @@ impl Inner {
                 .collect()
         };
         for t in targets {
-            let _ = t.send(
+            let sent = t.send(
                 &msg,
                 options.priority,
                 options.reliability,
                 options.congestion_control,
             );
+            if sent == Err(crate::transport::SendError::Dropped) {
+                *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
+            }
         }
         let has_local = self
             .lock()

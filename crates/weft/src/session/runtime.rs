@@ -39,6 +39,9 @@ impl Inner {
             t.close(weft_proto::transport::CloseReason::GENERIC);
             return;
         }
+        if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
+            t.set_manual_batching(true);
+        }
         let replaced = {
             let mut st = self.lock();
             st.faces.insert(t.peer_zid(), Face::new(t.clone()))
