@@ -24,3 +24,4 @@ _ZP_CLOSURE_IMPL(closure_sample, z_closure_sample_callback_t, z_loaned_sample_t 
 _ZP_CLOSURE_IMPL(closure_query, z_closure_query_callback_t, z_loaned_query_t *)
 _ZP_CLOSURE_IMPL(closure_reply, z_closure_reply_callback_t, z_loaned_reply_t *)
 _ZP_CLOSURE_IMPL(closure_zid, z_closure_zid_callback_t, const z_id_t *)
+_ZP_CLOSURE_IMPL(closure_hello, z_closure_hello_callback_t, z_loaned_hello_t *)

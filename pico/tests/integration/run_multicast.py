@@ -92,6 +92,10 @@ def scouting(s):
     pub = s.ns("zpub", 0, [s.py, ACTOR, "pub", endpoint, "demo/scout/a", "3", "10"])
     s.finish(pub, 30, "Zenoh publisher in namespace A")
     s.finish(sub, 30, "client found the router by scouting and received 3 puts + 1 delete")
+    sc = s.start("zscout", ["ip", "netns", "exec", NS[0]] + s.wrapper +
+                 [s.bin, "scout", f"udp/224.0.0.224:17552#iface={VETH[0]}", "1500"])
+    s.finish(sc, 20, "z_scout reported the answering node")
+    s.check(sc.count("HELLO router locators=1 tcp/127.0.0.1:17551") == 1, "once, with its role and locator")
 
 
 def main():

@@ -14,6 +14,7 @@
  *   lget KEY EXPECT MS      liveliness get
  *   batch KEY COUNT         COUNT puts inside zp_batch_start/stop
  *   reconnect KEY COUNT MS  subscriber that must keep receiving across a router restart
+ *   scout GROUP MS          (no session) z_scout on GROUP; exit 0 if a node answered
  *
  * LOCATOR "scout:udp/GROUP:PORT#iface=X": no locator, the router is found by scouting.
  * --st: single-threaded run model (no tasks; zp_spin_once loop).
@@ -332,6 +333,41 @@ static int role_batch(const char *key, int count) {
     return 0;
 }
 
+static void on_hello(z_loaned_hello_t *hello, void *ctx) {
+    z_view_string_t role;
+    const z_loaned_string_array_t *locs = zp_hello_locators(hello);
+    (void)ctx;
+    z_whatami_to_view_string(z_hello_whatami(hello), &role);
+    printf("HELLO %.*s locators=%zu", (int)z_string_len(z_view_string_loan(&role)),
+           z_string_data(z_view_string_loan(&role)), z_string_array_len(locs));
+    for (size_t i = 0; i < z_string_array_len(locs); i++) {
+        const z_loaned_string_t *l = z_string_array_get(locs, i);
+        printf(" %.*s", (int)z_string_len(l), z_string_data(l));
+    }
+    printf("\n");
+    BUMP(events);
+}
+
+static void on_scout_done(void *ctx) {
+    (void)ctx;
+    printf("SCOUT DONE\n");
+}
+
+/* scout GROUP: z_scout on GROUP for ms milliseconds; exit 0 if a node answered. */
+static int role_scout(const char *group, int ms) {
+    z_owned_config_t config;
+    z_owned_closure_hello_t cb;
+    z_scout_options_t opts;
+    z_config_default(&config);
+    zp_config_insert(z_config_loan_mut(&config), Z_CONFIG_MULTICAST_LOCATOR_KEY, group);
+    z_scout_options_default(&opts);
+    opts.timeout_ms = (uint32_t)ms;
+    z_closure_hello(&cb, on_hello, on_scout_done, NULL);
+    z_result_t res = z_scout(z_config_move(&config), z_closure_hello_move(&cb), &opts);
+    printf("NODES %d\n", LOAD(events));
+    return res == Z_OK && LOAD(events) > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     int a = 1;
     if (a < argc && strcmp(argv[a], "--st") == 0) {
@@ -345,6 +381,7 @@ int main(int argc, char **argv) {
     const char *role = argv[a], *locator = argv[a + 1], *key = argv[a + 2];
     int x = argc > a + 3 ? atoi(argv[a + 3]) : 0, y = argc > a + 4 ? atoi(argv[a + 4]) : 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(role, "scout") == 0) return role_scout(locator, atoi(key));
     if (open_session(locator) != 0) return 5;
     int rc = 2;
     if (strcmp(role, "pub") == 0) rc = role_pub(key, x, y);

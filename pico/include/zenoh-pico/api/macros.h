@@ -48,6 +48,9 @@
     z_owned_closure_query_t: z_closure_query_loan, \
     z_owned_closure_reply_t: z_closure_reply_loan, \
     z_owned_closure_zid_t: z_closure_zid_loan, \
+    z_owned_closure_hello_t: z_closure_hello_loan, \
+    z_owned_string_array_t: z_string_array_loan, \
+    z_owned_hello_t: z_hello_loan, \
     z_view_slice_t: z_view_slice_loan, \
     z_view_string_t: z_view_string_loan, \
     z_view_keyexpr_t: z_view_keyexpr_loan \
@@ -71,7 +74,10 @@
     z_owned_closure_sample_t: z_closure_sample_loan_mut, \
     z_owned_closure_query_t: z_closure_query_loan_mut, \
     z_owned_closure_reply_t: z_closure_reply_loan_mut, \
-    z_owned_closure_zid_t: z_closure_zid_loan_mut, \
+    z_owned_closure_zid_t: z_closure_zid_loan, \
+    z_owned_closure_hello_t: z_closure_hello_loan, \
+    z_owned_string_array_t: z_string_array_loan, \
+    z_owned_hello_t: z_hello_loan_mut, \
     z_view_slice_t: z_view_slice_loan_mut, \
     z_view_string_t: z_view_string_loan_mut, \
     z_view_keyexpr_t: z_view_keyexpr_loan_mut \
@@ -95,7 +101,10 @@
     z_owned_closure_sample_t: z_closure_sample_move, \
     z_owned_closure_query_t: z_closure_query_move, \
     z_owned_closure_reply_t: z_closure_reply_move, \
-    z_owned_closure_zid_t: z_closure_zid_move \
+    z_owned_closure_zid_t: z_closure_zid_move, \
+    z_owned_closure_hello_t: z_closure_hello_move, \
+    z_owned_string_array_t: z_string_array_move, \
+    z_owned_hello_t: z_hello_move \
     _ZP_MT_MOVE)(&(x))
 
 #define z_drop(x) _Generic((x), \
@@ -116,7 +125,10 @@
     z_moved_closure_sample_t *: z_closure_sample_drop, \
     z_moved_closure_query_t *: z_closure_query_drop, \
     z_moved_closure_reply_t *: z_closure_reply_drop, \
-    z_moved_closure_zid_t *: z_closure_zid_drop \
+    z_moved_closure_zid_t *: z_closure_zid_drop, \
+    z_moved_closure_hello_t *: z_closure_hello_drop, \
+    z_moved_string_array_t *: z_string_array_drop, \
+    z_moved_hello_t *: z_hello_drop \
     _ZP_MT_DROP)(x)
 
 #define z_internal_check(x) _Generic((x), \
@@ -137,7 +149,9 @@
     z_owned_closure_sample_t: z_internal_closure_sample_check, \
     z_owned_closure_query_t: z_internal_closure_query_check, \
     z_owned_closure_reply_t: z_internal_closure_reply_check, \
-    z_owned_closure_zid_t: z_internal_closure_zid_check \
+    z_owned_closure_zid_t: z_internal_closure_zid_check, \
+    z_owned_closure_hello_t: z_internal_closure_hello_check, \
+    z_owned_hello_t: z_internal_hello_check \
     _ZP_MT_CHECK)(&(x))
 
 #define z_internal_null(x) _Generic((x), \
@@ -158,7 +172,9 @@
     z_owned_closure_sample_t *: z_internal_closure_sample_null, \
     z_owned_closure_query_t *: z_internal_closure_query_null, \
     z_owned_closure_reply_t *: z_internal_closure_reply_null, \
-    z_owned_closure_zid_t *: z_internal_closure_zid_null \
+    z_owned_closure_zid_t *: z_internal_closure_zid_null, \
+    z_owned_closure_hello_t *: z_internal_closure_hello_null, \
+    z_owned_hello_t *: z_internal_hello_null \
     _ZP_MT_NULL)(x)
 
 #define z_take(this_, x) _Generic((this_), \
@@ -179,7 +195,9 @@
     z_owned_closure_sample_t *: z_closure_sample_take, \
     z_owned_closure_query_t *: z_closure_query_take, \
     z_owned_closure_reply_t *: z_closure_reply_take, \
-    z_owned_closure_zid_t *: z_closure_zid_take \
+    z_owned_closure_zid_t *: z_closure_zid_take, \
+    z_owned_closure_hello_t *: z_closure_hello_take, \
+    z_owned_hello_t *: z_hello_take \
     _ZP_MT_TAKE)(this_, x)
 
 #define z_clone(dst, src) _Generic((dst), \
@@ -193,7 +211,8 @@
     z_loaned_closure_sample_t: z_closure_sample_call, \
     z_loaned_closure_query_t: z_closure_query_call, \
     z_loaned_closure_reply_t: z_closure_reply_call, \
-    z_loaned_closure_zid_t: z_closure_zid_call)(&(x), __VA_ARGS__)
+    z_loaned_closure_zid_t: z_closure_zid_call, \
+    z_loaned_closure_hello_t: z_closure_hello_call)(&(x), __VA_ARGS__)
 
 #define _zp_closure_set(closure, callback, dropper, ctx, ...) \
     do {                                                   \

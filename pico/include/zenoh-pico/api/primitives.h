@@ -46,6 +46,9 @@ _ZP_OWNED_DECL(closure_sample)
 _ZP_OWNED_DECL(closure_query)
 _ZP_OWNED_DECL(closure_reply)
 _ZP_OWNED_DECL(closure_zid)
+_ZP_OWNED_DECL(closure_hello)
+_ZP_OWNED_DECL(string_array)
+_ZP_OWNED_DECL(hello)
 _ZP_VIEW_DECL(slice)
 _ZP_VIEW_DECL(string)
 _ZP_VIEW_DECL(keyexpr)
@@ -71,6 +74,9 @@ void z_closure_sample_call(const z_loaned_closure_sample_t *closure, z_loaned_sa
 void z_closure_query_call(const z_loaned_closure_query_t *closure, z_loaned_query_t *query);
 void z_closure_reply_call(const z_loaned_closure_reply_t *closure, z_loaned_reply_t *reply);
 void z_closure_zid_call(const z_loaned_closure_zid_t *closure, const z_id_t *id);
+z_result_t z_closure_hello(z_owned_closure_hello_t *closure, z_closure_hello_callback_t call,
+                           z_closure_drop_callback_t drop, void *context);
+void z_closure_hello_call(const z_loaned_closure_hello_t *closure, z_loaned_hello_t *hello);
 
 /* ---- strings, slices, bytes ---- */
 z_result_t z_view_string_from_str(z_view_string_t *str, const char *value);
@@ -171,6 +177,24 @@ z_result_t z_config_default(z_owned_config_t *config);
 z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *value);
 /* The value of a key, or NULL. */
 const char *zp_config_get(const z_loaned_config_t *config, uint8_t key);
+
+/* ---- scouting (Z_FEATURE_SCOUTING) ---- */
+#if Z_FEATURE_SCOUTING == 1
+void z_scout_options_default(z_scout_options_t *options);
+/* Multicasts Scouts on the configuration's multicast locator for
+ * options->timeout_ms and calls `callback` once per answering node; then
+ * drops the callback. Blocks for the whole timeout. */
+z_result_t z_scout(z_moved_config_t *config, z_moved_closure_hello_t *callback, const z_scout_options_t *options);
+#endif
+z_id_t z_hello_zid(const z_loaned_hello_t *hello);
+z_whatami_t z_hello_whatami(const z_loaned_hello_t *hello);
+/* The Hello's locators (views valid during the callback). */
+const z_loaned_string_array_t *zp_hello_locators(const z_loaned_hello_t *hello);
+size_t z_string_array_len(const z_loaned_string_array_t *a);
+const z_loaned_string_t *z_string_array_get(const z_loaned_string_array_t *a, size_t k);
+bool z_string_array_is_empty(const z_loaned_string_array_t *a);
+/* "router", "peer" or "client". */
+z_result_t z_whatami_to_view_string(z_whatami_t whatami, z_view_string_t *str_out);
 
 /* ---- session ---- */
 void z_open_options_default(z_open_options_t *options);

@@ -146,6 +146,19 @@ typedef struct {
     z_entity_global_id_t _replier;
 } _z_reply_t;
 
+/* Locators of a Hello (views, valid during the scouting callback). */
+#define ZP_HELLO_LOCATORS 4
+typedef struct {
+    _z_string_t _items[ZP_HELLO_LOCATORS];
+    size_t _len;
+} _z_string_array_t;
+
+typedef struct {
+    z_id_t _zid;
+    z_whatami_t _whatami;
+    _z_string_array_t _locators;
+} _z_hello_t;
+
 _ZP_OWNED_TYPE(_z_slice_t, slice)
 _ZP_VIEW_TYPE(_z_slice_t, slice)
 _ZP_OWNED_TYPE(_z_bytes_t, bytes)
@@ -164,6 +177,8 @@ _ZP_OWNED_TYPE(_z_sample_t, sample)
 _ZP_OWNED_TYPE(_z_query_t, query)
 _ZP_OWNED_TYPE(_z_reply_t, reply)
 _ZP_OWNED_TYPE(_z_reply_err_t, reply_err)
+_ZP_OWNED_TYPE(_z_string_array_t, string_array)
+_ZP_OWNED_TYPE(_z_hello_t, hello)
 
 /* Reads a z_loaned_bytes_t sequentially. */
 typedef struct {
@@ -177,6 +192,7 @@ typedef void (*z_closure_sample_callback_t)(z_loaned_sample_t *sample, void *con
 typedef void (*z_closure_query_callback_t)(z_loaned_query_t *query, void *context);
 typedef void (*z_closure_reply_callback_t)(z_loaned_reply_t *reply, void *context);
 typedef void (*z_closure_zid_callback_t)(const z_id_t *id, void *context);
+typedef void (*z_closure_hello_callback_t)(z_loaned_hello_t *hello, void *context);
 
 #define _ZP_CLOSURE_TYPE(name, cb_type)  \
     typedef struct {                     \
@@ -190,6 +206,7 @@ _ZP_CLOSURE_TYPE(closure_sample, z_closure_sample_callback_t)
 _ZP_CLOSURE_TYPE(closure_query, z_closure_query_callback_t)
 _ZP_CLOSURE_TYPE(closure_reply, z_closure_reply_callback_t)
 _ZP_CLOSURE_TYPE(closure_zid, z_closure_zid_callback_t)
+_ZP_CLOSURE_TYPE(closure_hello, z_closure_hello_callback_t)
 
 /* ---- options ---- */
 typedef struct {
@@ -296,6 +313,11 @@ typedef struct {
     z_task_attr_t *task_attributes;
 } zp_task_lease_options_t;
 #endif
+
+typedef struct {
+    uint32_t timeout_ms;
+    z_what_t what;
+} z_scout_options_t;
 
 typedef struct {
     bool single_read;
