@@ -1,9 +1,12 @@
 //! Links: the only socket code. Blocking TCP and Unix stream sockets, framed with the
-//! 2-byte little-endian batch length.
+//! 2-byte little-endian batch length, and UDP, one batch per datagram.
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::endpoint::{Endpoint, Protocol};
@@ -11,13 +14,31 @@ use crate::endpoint::{Endpoint, Protocol};
 /// Largest batch a stream link carries (length prefix included).
 pub const STREAM_BATCH_SIZE: u16 = u16::MAX;
 
-/// An open stream link.
+/// Largest batch a UDP datagram carries on Linux (65535 - 8 - 40).
+pub const UDP_BATCH_SIZE: u16 = 65_487;
+
+/// Datagrams queued per UDP peer of a listener before new ones are dropped.
+const UDP_INBOX: usize = 1024;
+
+/// One UDP peer: a connected socket (the connecting side), or a peer of a listening
+/// socket whose datagrams the listener hands over.
+#[derive(Debug, Clone)]
+pub struct UdpLink {
+    socket: Arc<UdpSocket>,
+    peer: SocketAddr,
+    inbox: Option<Arc<Mutex<Receiver<Vec<u8>>>>>,
+    read_timeout: Option<Duration>,
+}
+
+/// An open link.
 #[derive(Debug)]
 pub enum Link {
     /// TCP.
     Tcp(TcpStream),
     /// Unix stream socket.
     Unix(UnixStream),
+    /// UDP.
+    Udp(UdpLink),
 }
 
 impl Link {
@@ -38,10 +59,39 @@ impl Link {
                 Err(last)
             }
             Protocol::UnixStream => Ok(Self::Unix(UnixStream::connect(&endpoint.address)?)),
-            Protocol::Udp => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "UDP links are not supported yet",
-            )),
+            Protocol::Udp => {
+                let peer = endpoint
+                    .address
+                    .to_socket_addrs()?
+                    .next()
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+                let local: SocketAddr = if peer.is_ipv4() {
+                    "0.0.0.0:0".parse().expect("an address")
+                } else {
+                    "[::]:0".parse().expect("an address")
+                };
+                let socket = UdpSocket::bind(local)?;
+                socket.connect(peer)?;
+                Ok(Self::Udp(UdpLink {
+                    socket: Arc::new(socket),
+                    peer,
+                    inbox: None,
+                    read_timeout: None,
+                }))
+            }
+        }
+    }
+
+    /// Whether batches travel one per datagram (no length prefix).
+    pub const fn is_datagram(&self) -> bool {
+        matches!(self, Self::Udp(_))
+    }
+
+    /// Largest batch the link can carry.
+    pub const fn mtu(&self) -> u16 {
+        match self {
+            Self::Udp(_) => UDP_BATCH_SIZE,
+            _ => STREAM_BATCH_SIZE,
         }
     }
 
@@ -50,14 +100,22 @@ impl Link {
         Ok(match self {
             Self::Tcp(s) => Self::Tcp(s.try_clone()?),
             Self::Unix(s) => Self::Unix(s.try_clone()?),
+            Self::Udp(u) => Self::Udp(u.clone()),
         })
     }
 
     /// Sets how long a read may block.
-    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+    pub fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
         match self {
             Self::Tcp(s) => s.set_read_timeout(t),
             Self::Unix(s) => s.set_read_timeout(t),
+            Self::Udp(u) => {
+                u.read_timeout = t;
+                if u.inbox.is_none() {
+                    u.socket.set_read_timeout(t)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -66,6 +124,8 @@ impl Link {
         match self {
             Self::Tcp(s) => s.set_write_timeout(t),
             Self::Unix(s) => s.set_write_timeout(t),
+            Self::Udp(u) if u.inbox.is_none() => u.socket.set_write_timeout(t),
+            Self::Udp(_) => Ok(()),
         }
     }
 
@@ -74,6 +134,8 @@ impl Link {
         let _ = match self {
             Self::Tcp(s) => s.shutdown(Shutdown::Both),
             Self::Unix(s) => s.shutdown(Shutdown::Both),
+            // Nothing to shut: the reader stops on the transport's closed flag.
+            Self::Udp(_) => Ok(()),
         };
     }
 
@@ -85,11 +147,20 @@ impl Link {
                 Err(_) => "tcp/?".into(),
             },
             Self::Unix(_) => "unixsock-stream".into(),
+            Self::Udp(u) => format!("udp/{}", u.peer),
         }
     }
 
-    /// Writes one batch with its length prefix.
+    /// Writes one batch: with its length prefix on streams, as one datagram on UDP.
     pub fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
+        if let Self::Udp(u) = self {
+            let sent = if u.inbox.is_none() {
+                u.socket.send(batch)
+            } else {
+                u.socket.send_to(batch, u.peer)
+            };
+            return sent.map(|_| ());
+        }
         let len = u16::try_from(batch.len())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))?;
         // One write for prefix and batch when it is small; two otherwise (no copy).
@@ -110,6 +181,7 @@ impl Read for Link {
         match self {
             Self::Tcp(s) => s.read(buf),
             Self::Unix(s) => s.read(buf),
+            Self::Udp(u) => u.socket.recv(buf),
         }
     }
 }
@@ -119,6 +191,7 @@ impl Write for Link {
         match self {
             Self::Tcp(s) => s.write(buf),
             Self::Unix(s) => s.write(buf),
+            Self::Udp(u) => u.socket.send(buf),
         }
     }
 
@@ -152,10 +225,18 @@ impl BatchReader {
         &self.link
     }
 
+    /// The link read from, to change its settings.
+    pub fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
+
     /// Reads the next batch. `Ok(None)` on a clean end of stream between batches; a read
     /// timeout surfaces as an error of kind `WouldBlock` or `TimedOut`, and a later call
     /// resumes where it stopped.
     pub fn next_batch(&mut self) -> io::Result<Option<&[u8]>> {
+        if let Link::Udp(u) = &self.link {
+            return self.next_datagram(&u.clone());
+        }
         loop {
             let available = self.end - self.start;
             if available >= 2 {
@@ -190,6 +271,82 @@ impl BatchReader {
     }
 }
 
+impl BatchReader {
+    fn next_datagram(&mut self, u: &UdpLink) -> io::Result<Option<&[u8]>> {
+        match &u.inbox {
+            None => {
+                let n = u.socket.recv(&mut self.buf)?;
+                Ok(Some(&self.buf[..n]))
+            }
+            Some(inbox) => {
+                let rx = inbox.lock().unwrap_or_else(|e| e.into_inner());
+                let datagram = match u.read_timeout {
+                    Some(t) => rx.recv_timeout(t),
+                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match datagram {
+                    Ok(d) => {
+                        let n = d.len().min(self.buf.len());
+                        self.buf[..n].copy_from_slice(&d[..n]);
+                        Ok(Some(&self.buf[..n]))
+                    }
+                    Err(RecvTimeoutError::Timeout) => {
+                        Err(io::Error::new(io::ErrorKind::WouldBlock, "no datagram"))
+                    }
+                    Err(RecvTimeoutError::Disconnected) => Ok(None),
+                }
+            }
+        }
+    }
+}
+
+/// A UDP listening socket: datagrams from a new source start a new link, the others go
+/// to their link's inbox.
+#[derive(Debug)]
+pub struct UdpListener {
+    socket: Arc<UdpSocket>,
+    peers: Mutex<HashMap<SocketAddr, SyncSender<Vec<u8>>>>,
+}
+
+impl UdpListener {
+    fn accept(&self) -> io::Result<Link> {
+        let mut buf = vec![0u8; usize::from(UDP_BATCH_SIZE)];
+        loop {
+            let (n, from) = self.socket.recv_from(&mut buf)?;
+            let datagram = buf[..n].to_vec();
+            let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(tx) = peers.get(&from) {
+                match tx.try_send(datagram) {
+                    Ok(()) | Err(TrySendError::Full(_)) => continue,
+                    // The link is gone: this source starts a new one.
+                    Err(TrySendError::Disconnected(d)) => {
+                        peers.remove(&from);
+                        return Ok(self.new_peer(&mut peers, from, d));
+                    }
+                }
+            }
+            return Ok(self.new_peer(&mut peers, from, datagram));
+        }
+    }
+
+    fn new_peer(
+        &self,
+        peers: &mut HashMap<SocketAddr, SyncSender<Vec<u8>>>,
+        from: SocketAddr,
+        first: Vec<u8>,
+    ) -> Link {
+        let (tx, rx) = sync_channel(UDP_INBOX);
+        let _ = tx.try_send(first);
+        peers.insert(from, tx);
+        Link::Udp(UdpLink {
+            socket: self.socket.clone(),
+            peer: from,
+            inbox: Some(Arc::new(Mutex::new(rx))),
+            read_timeout: None,
+        })
+    }
+}
+
 /// A listening socket.
 #[derive(Debug)]
 pub enum Listener {
@@ -197,6 +354,8 @@ pub enum Listener {
     Tcp(TcpListener),
     /// Unix stream socket (the path is removed on drop).
     Unix(UnixListener, String),
+    /// UDP socket.
+    Udp(UdpListener),
 }
 
 impl Listener {
@@ -215,11 +374,34 @@ impl Listener {
                 UnixListener::bind(&endpoint.address)?,
                 endpoint.address.clone(),
             )),
-            Protocol::Udp => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                "UDP listeners are not supported yet",
-            )),
+            Protocol::Udp => {
+                let addr = endpoint
+                    .address
+                    .to_socket_addrs()?
+                    .next()
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
+                Ok(Self::Udp(UdpListener {
+                    socket: Arc::new(UdpSocket::bind(addr)?),
+                    peers: Mutex::new(HashMap::new()),
+                }))
+            }
         }
+    }
+
+    /// Makes `accept` return (`WouldBlock` or `TimedOut`) within `poll` when nothing
+    /// comes. A UDP listener blocks for at most `poll` rather than not at all: it also
+    /// hands datagrams to established links, which must not wait for a polling loop.
+    pub fn set_poll(&self, poll: Duration) -> io::Result<()> {
+        match self {
+            Self::Tcp(l) => l.set_nonblocking(true),
+            Self::Unix(l, _) => l.set_nonblocking(true),
+            Self::Udp(u) => u.socket.set_read_timeout(Some(poll)),
+        }
+    }
+
+    /// Whether the caller should pause between `accept` calls that found nothing.
+    pub const fn needs_pause(&self) -> bool {
+        !matches!(self, Self::Udp(_))
     }
 
     /// The endpoint actually bound (with the real port when 0 was asked for).
@@ -227,6 +409,7 @@ impl Listener {
         match self {
             Self::Tcp(l) => Ok(format!("tcp/{}", l.local_addr()?)),
             Self::Unix(_, path) => Ok(format!("unixsock-stream/{path}")),
+            Self::Udp(u) => Ok(format!("udp/{}", u.socket.local_addr()?)),
         }
     }
 
@@ -235,10 +418,16 @@ impl Listener {
         match self {
             Self::Tcp(l) => {
                 let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
                 s.set_nodelay(true)?;
                 Ok(Link::Tcp(s))
             }
-            Self::Unix(l, _) => Ok(Link::Unix(l.accept()?.0)),
+            Self::Unix(l, _) => {
+                let s = l.accept()?.0;
+                s.set_nonblocking(false)?;
+                Ok(Link::Unix(s))
+            }
+            Self::Udp(u) => u.accept(),
         }
     }
 }

@@ -553,7 +553,7 @@ impl Pending {
 
 /// Runs the initiator's handshake on a fresh link.
 pub fn open(
-    link: Link,
+    mut link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
@@ -571,7 +571,7 @@ pub fn open(
 
 /// Runs the acceptor's handshake on an accepted link.
 pub fn accept(
-    link: Link,
+    mut link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
@@ -607,7 +607,12 @@ fn start(
     let describe = writer.describe();
     // A peer that takes nothing for this long is unresponsive: its link is closed.
     let _ = writer.set_write_timeout(Some(WRITE_TIMEOUT));
-    let max_batch = usize::from(negotiated.batch_size) - 2;
+    // On streams the 2-byte length prefix counts in the batch size.
+    let max_batch = if writer.is_datagram() {
+        usize::from(negotiated.batch_size)
+    } else {
+        usize::from(negotiated.batch_size) - 2
+    };
     let transport = Arc::new(Transport {
         negotiated,
         describe,
@@ -643,7 +648,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
     let tick = (own_lease / 8)
         .min(peer_lease / 4)
         .max(Duration::from_millis(10));
-    let _ = reader.link().set_read_timeout(Some(tick));
+    let _ = reader.link_mut().set_read_timeout(Some(tick));
     let mut liveness = Liveness::new(own_lease, peer_lease, Instant::now());
     let mut rx = Receiver::new(&n, MAX_MESSAGE);
     loop {

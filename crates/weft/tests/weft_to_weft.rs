@@ -217,3 +217,46 @@ fn every_drop_is_counted_and_nothing_else_is_lost() {
         total - dropped
     );
 }
+
+#[test]
+fn peers_over_udp_and_unix_sockets() {
+    for listen in ["udp/127.0.0.1:0", "unixsock-stream/"] {
+        let listen = if listen.starts_with("unixsock") {
+            format!(
+                "unixsock-stream/{}",
+                std::env::temp_dir()
+                    .join(format!("weft-test-{}.sock", std::process::id()))
+                    .display()
+            )
+        } else {
+            listen.to_string()
+        };
+        let a = weft::open(Config {
+            mode: WhatAmI::Peer,
+            multicast_scouting: false,
+            listen: vec![listen.parse().unwrap()],
+            ..Config::default()
+        })
+        .unwrap();
+        let endpoint = a.listen_endpoints()[0].clone();
+        let (_sub, rx) = a.declare_subscriber_channel("link/**", 16).unwrap();
+        let b = peer(false, Some(&endpoint));
+        b.put("link/small", b"tiny", &PutOptions::default())
+            .unwrap();
+        assert_eq!(next(&rx).payload, b"tiny", "{endpoint}");
+        // UDP is best effort: a burst larger than the socket's receive buffer may lose
+        // fragments, so the UDP case stays within a few datagrams.
+        let size = if endpoint.starts_with("udp") {
+            150_000
+        } else {
+            3_000_000
+        };
+        let big: Vec<u8> = (0..size).map(|i| (i % 241) as u8).collect();
+        let options = PutOptions {
+            congestion_control: weft::CongestionControl::Block,
+            ..PutOptions::default()
+        };
+        b.put("link/big", &big, &options).unwrap();
+        assert!(next(&rx).payload == big, "{endpoint}");
+    }
+}

@@ -276,3 +276,32 @@ fn weft_client_reconnects_and_redeclares_after_a_router_restart() {
     let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
     assert_eq!(r["key"], "re/token");
 }
+
+#[test]
+fn weft_client_over_udp_to_a_zenoh_router() {
+    let endpoint = format!("udp/127.0.0.1:{}", free_port());
+    let Some(_router) =
+        ZenohNode::start(&["--mode", "router", "--listen", &endpoint, "--timeout", "60"])
+    else {
+        return;
+    };
+    let weft = weft_session(WhatAmI::Client, &endpoint);
+    let (_sub, rx) = weft.declare_subscriber_channel("udp/**", 16).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let publisher = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--put",
+        "udp/x",
+        "--size",
+        "70000",
+    ])
+    .unwrap();
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a 70000-byte put over UDP");
+    assert_eq!(s.payload, pattern(70_000));
+    assert!(publisher.wait());
+}

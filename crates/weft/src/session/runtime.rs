@@ -21,9 +21,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(4);
 const POLL: Duration = Duration::from_millis(20);
 
 impl Inner {
-    fn local_params(&self) -> LocalParams {
+    fn local_params(&self, link: &Link) -> LocalParams {
         let mut p = LocalParams::new(self.zid, self.config.mode);
-        p.batch_size = self.config.batch_size;
+        p.batch_size = self.config.batch_size.min(link.mtu());
         p.lease_ms = self.config.lease.as_millis() as u64;
         p.qos = self.config.qos;
         p
@@ -127,15 +127,8 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
     Ok(bound)
 }
 
-fn set_nonblocking(l: &Listener) {
-    let _ = match l {
-        Listener::Tcp(t) => t.set_nonblocking(true),
-        Listener::Unix(u, _) => u.set_nonblocking(true),
-    };
-}
-
 fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
-    set_nonblocking(listener);
+    let _ = listener.set_poll(POLL);
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
@@ -146,14 +139,11 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                 let weak = Arc::downgrade(&inner);
                 std::thread::spawn(move || {
                     let Some(inner) = weak.upgrade() else { return };
-                    let _ = match &link {
-                        Link::Tcp(s) => s.set_nonblocking(false),
-                        Link::Unix(s) => s.set_nonblocking(false),
-                    };
                     let describe = link.describe();
+                    let params = inner.local_params(&link);
                     match transport::accept(
                         link,
-                        inner.local_params(),
+                        params,
                         inner.config.accept_timeout,
                         inner.handler(),
                     ) {
@@ -165,9 +155,16 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                     }
                 });
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 drop(inner);
-                std::thread::sleep(POLL);
+                if listener.needs_pause() {
+                    std::thread::sleep(POLL);
+                }
             }
             Err(e) => {
                 eprintln!("weft: accept failed: {e}");
@@ -188,12 +185,8 @@ fn connect_loop(ep: &Endpoint, weak: &Weak<Inner>) {
         let opened = Link::connect(ep, inner.config.open_timeout)
             .map_err(transport::OpenError::from)
             .and_then(|link| {
-                transport::open(
-                    link,
-                    inner.local_params(),
-                    inner.config.open_timeout,
-                    inner.handler(),
-                )
+                let params = inner.local_params(&link);
+                transport::open(link, params, inner.config.open_timeout, inner.handler())
             });
         match opened {
             Ok(pending) => {
