@@ -47,8 +47,9 @@ if ! "$VENV/bin/python" -c "import zenoh" >/dev/null 2>&1; then
 fi
 PY=$VENV/bin/python
 
-# The integration tests need a larger reassembly buffer (64 KiB payloads).
-CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
+# The integration tests need a larger reassembly buffer (64 KiB payloads) and
+# a multicast receive buffer for whole datagrams from Zenoh peers.
+CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DZ_BATCH_MULTICAST_RX_SIZE=65535 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
 
 build() { # build DIR [cmake args...]
     dir=$1

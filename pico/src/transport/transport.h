@@ -17,9 +17,14 @@
 #include "zenoh-pico/platform.h"
 
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1 && Z_BATCH_MULTICAST_SIZE > Z_BATCH_UNICAST_SIZE
-#define _Z_BATCH_CAPACITY Z_BATCH_MULTICAST_SIZE
+#define _Z_TX_CAPACITY Z_BATCH_MULTICAST_SIZE
 #else
-#define _Z_BATCH_CAPACITY Z_BATCH_UNICAST_SIZE
+#define _Z_TX_CAPACITY Z_BATCH_UNICAST_SIZE
+#endif
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1 && Z_BATCH_MULTICAST_RX_SIZE > _Z_TX_CAPACITY
+#define _Z_RX_CAPACITY Z_BATCH_MULTICAST_RX_SIZE
+#else
+#define _Z_RX_CAPACITY _Z_TX_CAPACITY
 #endif
 
 /* Where a received network message came from (multicast: peer index). */
@@ -81,13 +86,13 @@ typedef struct {
     int8_t tx_frame; /* -1: no open frame, 0: best effort, 1: reliable */
     bool batching;
     uint64_t last_tx_ms;
-    uint8_t tx[_Z_BATCH_CAPACITY];
+    uint8_t tx[_Z_TX_CAPACITY];
     /* rx */
     _z_rx_sn_t rx_sn;
     uint64_t last_rx_ms;
     size_t rx_have; /* stream: bytes of the current batch (or prefix) received */
     size_t rx_need; /* stream: 0 while reading the prefix */
-    uint8_t rx[_Z_BATCH_CAPACITY];
+    uint8_t rx[_Z_RX_CAPACITY];
 #if Z_FEATURE_FRAGMENTATION == 1
     _z_defrag_t defrag;
 #endif

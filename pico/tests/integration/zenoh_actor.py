@@ -4,7 +4,9 @@ only the public `zenoh` Python API (eclipse-zenoh 1.10.2).
     python zenoh_actor.py ROLE ENDPOINT KEY [ARGS...]
 
 Roles: router, sub, pub, get, queryable, token, lsub, lget. Everything runs on
-127.0.0.1 with multicast scouting disabled. Each role prints one line per
+127.0.0.1 with multicast scouting disabled; an ENDPOINT that is a multicast
+group (udp/224...#iface=X, inside the test's network namespace) makes a peer
+on that group instead of a client. Each role prints one line per
 event and exits 0 on success; every wait is bounded.
 """
 
@@ -43,7 +45,10 @@ def main():
             time.sleep(args[0] / 1000 if args else 60)
         return 0
 
-    session = zenoh.open(config("client", [endpoint], False))
+    if endpoint.startswith("udp/22"):  # a multicast group: peer mode, Join-based transport
+        session = zenoh.open(config("peer", [endpoint], True))
+    else:
+        session = zenoh.open(config("client", [endpoint], False))
     try:
         return run(role, session, key, args)
     finally:
