@@ -9,7 +9,8 @@
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
 #   5. footprint: Cortex-M4 cross build and memory report
 #
-# Environment: WEFT_SPEC_DIR (default: <repo>/../shared/spec),
+# Environment: WEFT_SPEC_DIR (default: <repo>/../shared/spec), WEFT_ZENOH_PYTHON
+# (a Python with eclipse-zenoh 1.10.2; default: a venv in pico/build-venv),
 # WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3.
 set -eu
 
@@ -40,12 +41,18 @@ if [ -n "$need" ]; then
     # shellcheck disable=SC2086
     apt-get install -y -qq $need >/dev/null
 fi
-if ! "$VENV/bin/python" -c "import zenoh" >/dev/null 2>&1; then
-    step "installing eclipse-zenoh==1.10.2 into $VENV"
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q eclipse-zenoh==1.10.2
+# reuse the project's Zenoh venv when the caller provides one (WEFT_ZENOH_PYTHON)
+if [ -n "${WEFT_ZENOH_PYTHON:-}" ] && "$WEFT_ZENOH_PYTHON" -c \
+    "import importlib.metadata as m, sys; sys.exit(m.version('eclipse-zenoh') != '1.10.2')" >/dev/null 2>&1; then
+    PY=$WEFT_ZENOH_PYTHON
+else
+    if ! "$VENV/bin/python" -c "import zenoh" >/dev/null 2>&1; then
+        step "installing eclipse-zenoh==1.10.2 into $VENV"
+        python3 -m venv "$VENV"
+        "$VENV/bin/pip" install -q eclipse-zenoh==1.10.2
+    fi
+    PY=$VENV/bin/python
 fi
-PY=$VENV/bin/python
 
 # The integration tests need a larger reassembly buffer (64 KiB payloads) and
 # a multicast receive buffer for whole datagrams from Zenoh peers.
