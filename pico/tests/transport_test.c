@@ -106,6 +106,14 @@ static void test_batching(void) {
     drain();
     CHECK_EQ(sink.count, 3);
     CHECK_EQ(ta.tx_sn_r, 1); /* the three messages shared one Frame */
+    /* an express message leaves at once, with what was batched before it */
+    push(&m, (const uint8_t *)"def", 3);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    push(&m, (const uint8_t *)"now", 3);
+    CHECK_EQ(_z_transport_send(&ta, &m, true, true), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, 5);
+    CHECK_MEM(sink.last, "now", 3);
     unpair();
 }
 
