@@ -8,6 +8,7 @@
  *   put KEY SIZE            one z_put with encoding and attachment
  *   sub KEY COUNT MS        prints samples; exit 0 after COUNT, 1 on timeout
  *   get KEY EXPECT MS       prints replies; exit 0 if EXPECT replies then final
+ *   querier KEY EXPECT MS   a querier and two gets through it
  *   queryable KEY MS        answers queries on KEY ("reply:<params>"; "err" key -> reply_err)
  *   token KEY MS            holds a liveliness token for MS ms
  *   lsub KEY COUNT MS       liveliness subscriber; exit 0 after COUNT events
@@ -283,6 +284,30 @@ static int role_get(const char *key, int expect, int ms, bool liveliness) {
     return LOAD(finished) && LOAD(events) == expect ? 0 : 1;
 }
 
+/* querier KEY EXPECT MS: a querier and two gets through it, each ended by its final. */
+static int role_querier(const char *key, int expect, int ms) {
+    z_view_keyexpr_t ke;
+    z_owned_querier_t querier;
+    z_querier_options_t qo;
+    if (z_view_keyexpr_from_str(&ke, key) != Z_OK) return 2;
+    z_querier_options_default(&qo);
+    qo.timeout_ms = (uint64_t)ms;
+    if (z_declare_querier(z_session_loan(&session), &querier, z_view_keyexpr_loan(&ke), &qo) != Z_OK) return 3;
+    for (int round = 0; round < 2; round++) {
+        z_owned_closure_reply_t cb;
+        __atomic_store_n(&finished, false, __ATOMIC_SEQ_CST);
+        z_closure_reply(&cb, on_reply, on_reply_done, NULL);
+        if (z_querier_get(z_querier_loan(&querier), round == 0 ? "r=0" : "r=1", z_closure_reply_move(&cb), NULL) !=
+            Z_OK)
+            return 4;
+        wait_for(ms + 2000, &finished);
+        if (!LOAD(finished)) return 1;
+    }
+    z_querier_drop(z_querier_move(&querier));
+    printf("REPLIES %d\n", LOAD(events));
+    return LOAD(events) == 2 * expect ? 0 : 1;
+}
+
 static int role_queryable(const char *key, int ms) {
     z_view_keyexpr_t ke;
     z_owned_queryable_t qbl;
@@ -389,6 +414,7 @@ int main(int argc, char **argv) {
     if (strcmp(role, "sub") == 0 || strcmp(role, "reconnect") == 0) rc = role_sub(key, x, y, false, false);
     if (strcmp(role, "get") == 0) rc = role_get(key, x, y, false);
     if (strcmp(role, "queryable") == 0) rc = role_queryable(key, x);
+    if (strcmp(role, "querier") == 0) rc = role_querier(key, x, y);
     if (strcmp(role, "token") == 0) rc = role_token(key, x);
     if (strcmp(role, "lsub") == 0) rc = role_sub(key, x, y, true, false);
     if (strcmp(role, "lsubh") == 0) rc = role_sub(key, x, y, true, true);

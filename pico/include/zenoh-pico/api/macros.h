@@ -41,6 +41,7 @@
     z_owned_subscriber_t: z_subscriber_loan, \
     z_owned_queryable_t: z_queryable_loan, \
     z_owned_liveliness_token_t: z_liveliness_token_loan, \
+    z_owned_querier_t: z_querier_loan, \
     z_owned_sample_t: z_sample_loan, \
     z_owned_reply_t: z_reply_loan, \
     z_owned_reply_err_t: z_reply_err_loan, \
@@ -67,7 +68,8 @@
     z_owned_publisher_t: z_publisher_loan_mut, \
     z_owned_subscriber_t: z_subscriber_loan_mut, \
     z_owned_queryable_t: z_queryable_loan_mut, \
-    z_owned_liveliness_token_t: z_liveliness_token_loan_mut, \
+    z_owned_liveliness_token_t: z_liveliness_token_loan, \
+    z_owned_querier_t: z_querier_loan_mut, \
     z_owned_sample_t: z_sample_loan_mut, \
     z_owned_reply_t: z_reply_loan_mut, \
     z_owned_reply_err_t: z_reply_err_loan_mut, \
@@ -95,6 +97,7 @@
     z_owned_subscriber_t: z_subscriber_move, \
     z_owned_queryable_t: z_queryable_move, \
     z_owned_liveliness_token_t: z_liveliness_token_move, \
+    z_owned_querier_t: z_querier_move, \
     z_owned_sample_t: z_sample_move, \
     z_owned_reply_t: z_reply_move, \
     z_owned_reply_err_t: z_reply_err_move, \
@@ -119,6 +122,7 @@
     z_moved_subscriber_t *: z_subscriber_drop, \
     z_moved_queryable_t *: z_queryable_drop, \
     z_moved_liveliness_token_t *: z_liveliness_token_drop, \
+    z_moved_querier_t *: z_querier_drop, \
     z_moved_sample_t *: z_sample_drop, \
     z_moved_reply_t *: z_reply_drop, \
     z_moved_reply_err_t *: z_reply_err_drop, \
@@ -143,6 +147,7 @@
     z_owned_subscriber_t: z_internal_subscriber_check, \
     z_owned_queryable_t: z_internal_queryable_check, \
     z_owned_liveliness_token_t: z_internal_liveliness_token_check, \
+    z_owned_querier_t: z_internal_querier_check, \
     z_owned_sample_t: z_internal_sample_check, \
     z_owned_reply_t: z_internal_reply_check, \
     z_owned_reply_err_t: z_internal_reply_err_check, \
@@ -166,6 +171,7 @@
     z_owned_subscriber_t *: z_internal_subscriber_null, \
     z_owned_queryable_t *: z_internal_queryable_null, \
     z_owned_liveliness_token_t *: z_internal_liveliness_token_null, \
+    z_owned_querier_t *: z_internal_querier_null, \
     z_owned_sample_t *: z_internal_sample_null, \
     z_owned_reply_t *: z_internal_reply_null, \
     z_owned_reply_err_t *: z_internal_reply_err_null, \
@@ -189,6 +195,7 @@
     z_owned_subscriber_t *: z_subscriber_take, \
     z_owned_queryable_t *: z_queryable_take, \
     z_owned_liveliness_token_t *: z_liveliness_token_take, \
+    z_owned_querier_t *: z_querier_take, \
     z_owned_sample_t *: z_sample_take, \
     z_owned_reply_t *: z_reply_take, \
     z_owned_reply_err_t *: z_reply_err_take, \

@@ -39,6 +39,7 @@ _ZP_OWNED_DECL(publisher)
 _ZP_OWNED_DECL(subscriber)
 _ZP_OWNED_DECL(queryable)
 _ZP_OWNED_DECL(liveliness_token)
+_ZP_OWNED_DECL(querier)
 _ZP_OWNED_DECL(sample)
 _ZP_OWNED_DECL(reply)
 _ZP_OWNED_DECL(reply_err)
@@ -281,6 +282,16 @@ void z_get_options_default(z_get_options_t *options);
 z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr, const char *parameters,
                  z_moved_closure_reply_t *callback, z_get_options_t *options);
 /* True for a sample reply, false for an error reply. */
+void z_querier_options_default(z_querier_options_t *options);
+void z_querier_get_options_default(z_querier_get_options_t *options);
+/* Declares a querier: a key expression and get options reused by z_querier_get. */
+z_result_t z_declare_querier(const z_loaned_session_t *zs, z_owned_querier_t *querier,
+                             const z_loaned_keyexpr_t *keyexpr, z_querier_options_t *options);
+z_result_t z_undeclare_querier(z_moved_querier_t *querier);
+/* A get on the querier's key with its options. */
+z_result_t z_querier_get(const z_loaned_querier_t *querier, const char *parameters, z_moved_closure_reply_t *callback,
+                         z_querier_get_options_t *options);
+const z_loaned_keyexpr_t *z_querier_keyexpr(const z_loaned_querier_t *querier);
 bool z_reply_is_ok(const z_loaned_reply_t *reply);
 /* The sample of a successful reply. */
 const z_loaned_sample_t *z_reply_ok(const z_loaned_reply_t *reply);

@@ -92,6 +92,20 @@ typedef _z_entity_ref_t _z_subscriber_t;
 typedef _z_entity_ref_t _z_queryable_t;
 typedef _z_entity_ref_t _z_liveliness_token_t;
 
+/* A querier: a key and the options of its gets (the key is a pool copy). */
+typedef struct {
+    _z_session_t *_s;
+    _z_keyexpr_t _key;
+    _z_encoding_t _encoding;
+    z_query_target_t _target;
+    z_consolidation_mode_t _consolidation;
+    z_congestion_control_t _congestion_control;
+    z_priority_t _priority;
+    bool _is_express;
+    uint64_t _timeout_ms;
+    z_reply_keyexpr_t _accept_replies;
+} _z_querier_t;
+
 typedef struct {
     uint8_t id[16];
 } z_id_t;
@@ -173,6 +187,7 @@ _ZP_OWNED_TYPE(_z_publisher_t, publisher)
 _ZP_OWNED_TYPE(_z_subscriber_t, subscriber)
 _ZP_OWNED_TYPE(_z_queryable_t, queryable)
 _ZP_OWNED_TYPE(_z_liveliness_token_t, liveliness_token)
+_ZP_OWNED_TYPE(_z_querier_t, querier)
 _ZP_OWNED_TYPE(_z_sample_t, sample)
 _ZP_OWNED_TYPE(_z_query_t, query)
 _ZP_OWNED_TYPE(_z_reply_t, reply)
@@ -303,6 +318,23 @@ typedef struct {
     z_moved_bytes_t *attachment;
     z_reply_keyexpr_t accept_replies;
 } z_get_options_t;
+
+typedef struct z_querier_options_t {
+    z_moved_encoding_t *encoding;
+    z_query_target_t target;
+    z_query_consolidation_t consolidation;
+    z_congestion_control_t congestion_control;
+    bool is_express;
+    z_priority_t priority;
+    uint64_t timeout_ms;
+    z_reply_keyexpr_t accept_replies;
+} z_querier_options_t;
+
+typedef struct z_querier_get_options_t {
+    z_moved_bytes_t *payload;
+    z_moved_encoding_t *encoding;
+    z_moved_bytes_t *attachment;
+} z_querier_get_options_t;
 
 #if Z_FEATURE_MULTI_THREAD == 1
 typedef void *z_task_attr_t;
