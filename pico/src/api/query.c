@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "../keyexpr/keyexpr.h"
+#include "../mem/pool.h"
 #include "../session/session.h"
 #include "olv.h"
 
@@ -159,7 +160,52 @@ z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
 #endif
 
 #if Z_FEATURE_QUERYABLE == 1
-/* ---- queries (views delivered to queryable callbacks) ---- */
+/* ---- queries (views delivered to queryable callbacks, or owned copies) ---- */
+static void _z_query_null(_z_query_t *q) { memset(q, 0, sizeof(*q)); }
+static bool _z_query_check(const _z_query_t *q) { return q->_s != NULL; }
+static void _z_query_drop(_z_query_t *q) {
+    if (q->_s == NULL || q->_mem == NULL) return; /* loaned views are not dropped */
+    _z_session_lock(q->_s);
+    _z_open_query_unref(q->_s, q->_rid);
+    _z_session_unlock(q->_s);
+    _z_mem_free(q->_mem);
+}
+_ZP_OWNED_IMPL(query, _z_query_t, _z_query_null, _z_query_check, _z_query_drop)
+
+/* Copies `n` bytes at *cursor and points `dst` at the copy. */
+static void _z_query_field(_z_slice_t *dst, const _z_slice_t *src, uint8_t **cursor) {
+    _z_slice_null(dst);
+    if (src->_start == NULL) return;
+    if (src->_len > 0) memcpy(*cursor, src->_start, src->_len);
+    dst->_start = *cursor;
+    dst->_len = src->_len;
+    *cursor += src->_len;
+}
+
+z_result_t z_query_clone(z_owned_query_t *dst, const z_loaned_query_t *src) {
+    _z_query_t *q = &dst->_val;
+    _z_query_null(q);
+    if (src->_s == NULL) return Z_EINVAL;
+    size_t total = src->_key._s._len + src->_params._s._len + src->_payload._s._len + src->_attachment._s._len +
+                   src->_encoding._schema._s._len;
+    uint8_t *mem = (uint8_t *)_z_mem_alloc(total > 0 ? total : 1), *cursor = mem;
+    if (mem == NULL) return Z_ENOMEM;
+    _z_session_lock(src->_s);
+    z_result_t res = _z_open_query_ref(src->_s, src->_rid);
+    _z_session_unlock(src->_s);
+    if (res != Z_OK) {
+        _z_mem_free(mem);
+        return res;
+    }
+    *q = *src;
+    q->_mem = mem;
+    _z_query_field(&q->_key._s, &src->_key._s, &cursor);
+    _z_query_field(&q->_params._s, &src->_params._s, &cursor);
+    _z_query_field(&q->_payload._s, &src->_payload._s, &cursor);
+    _z_query_field(&q->_attachment._s, &src->_attachment._s, &cursor);
+    _z_query_field(&q->_encoding._schema._s, &src->_encoding._schema._s, &cursor);
+    return Z_OK;
+}
 
 const z_loaned_keyexpr_t *z_query_keyexpr(const z_loaned_query_t *query) { return &query->_key; }
 void z_query_parameters(const z_loaned_query_t *query, z_view_string_t *parameters) {

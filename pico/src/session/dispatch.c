@@ -92,6 +92,28 @@ static void _z_send_final(_z_session_t *s, uint32_t rid, uint8_t qos) {
     (void)_z_session_send(s, &f, true, false);
 }
 
+z_result_t _z_open_query_ref(_z_session_t *s, uint32_t rid) {
+    for (unsigned i = 0; i < ZP_MAX_OPEN_QUERIES; i++) {
+        _zs_open_query_t *o = &s->open_queries[i];
+        if (o->used && o->rid == rid && o->gen == s->link_gen) {
+            o->refs++;
+            return Z_OK;
+        }
+    }
+    return Z_ENOMEM;
+}
+
+void _z_open_query_unref(_z_session_t *s, uint32_t rid) {
+    for (unsigned i = 0; i < ZP_MAX_OPEN_QUERIES; i++) {
+        _zs_open_query_t *o = &s->open_queries[i];
+        if (!o->used || o->rid != rid) continue;
+        if (--o->refs > 0) return;
+        o->used = false;
+        if (o->gen == s->link_gen) _z_send_final(s, rid, o->qos);
+        return;
+    }
+}
+
 static void _z_on_request(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_t *info) {
     const _z_qmsg_t *q = &m->m.request.query;
     _z_query_t query;
@@ -100,6 +122,21 @@ static void _z_on_request(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_
     query._rid = m->m.request.rid;
     query._qos = m->ext.has_qos ? m->ext.qos : 0x05;
     query._peer = (uint8_t)info->peer;
+    /* every Request is terminated by one ResponseFinal, matched or not: sent
+     * after the callbacks, or when the last z_query_clone copy is dropped */
+    bool answer = s->mode == 0 || info->peer >= 0;
+    _zs_open_query_t *open = NULL;
+    for (unsigned i = 0; answer && open == NULL && i < ZP_MAX_OPEN_QUERIES; i++) {
+        if (s->open_queries[i].used && s->open_queries[i].gen != s->link_gen) s->open_queries[i].used = false;
+        if (!s->open_queries[i].used) open = &s->open_queries[i];
+    }
+    if (open != NULL) {
+        open->used = true;
+        open->refs = 1;
+        open->rid = query._rid;
+        open->qos = query._qos;
+        open->gen = s->link_gen;
+    }
     if (_z_resolve(&m->m.request.key, &query._key)) {
         if (q->params != NULL) {
             _z_slice_view(&query._params._s, (const uint8_t *)q->params, q->params_len);
@@ -115,8 +152,11 @@ static void _z_on_request(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_
             if (e->used && e->cb.call != NULL && _z_ke_match(&e->key, &query._key)) e->cb.call(&query, e->cb.context);
         }
     }
-    /* every Request is terminated, matched or not */
-    if (s->mode == 0 || info->peer >= 0) _z_send_final(s, m->m.request.rid, query._qos);
+    if (open != NULL) {
+        _z_open_query_unref(s, query._rid);
+    } else if (answer) {
+        _z_send_final(s, m->m.request.rid, query._qos);
+    }
 }
 #endif
 

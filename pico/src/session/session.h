@@ -67,6 +67,15 @@ typedef struct {
     _z_kebuf_t key;
 } _zs_token_t;
 
+/* A received query whose ResponseFinal waits for its last reference. */
+typedef struct {
+    bool used;
+    uint8_t qos;
+    uint16_t refs;
+    uint32_t rid;
+    uint32_t gen; /* link generation: finals of a lost link are never sent */
+} _zs_open_query_t;
+
 struct _z_session_t {
     bool used;
     bool closed;
@@ -91,6 +100,9 @@ struct _z_session_t {
 #endif
 #if Z_FEATURE_QUERY == 1
     _zs_pending_t pending[ZP_MAX_PENDING_QUERIES];
+#endif
+#if Z_FEATURE_QUERYABLE == 1
+    _zs_open_query_t open_queries[ZP_MAX_OPEN_QUERIES];
 #endif
 #if Z_FEATURE_LIVELINESS == 1
     _zs_token_t tokens[ZP_MAX_TOKENS];
@@ -146,6 +158,13 @@ void _z_session_handle(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info);
 void _z_session_fail_pending(_z_session_t *s);
 /* Ends pending queries whose deadline passed. */
 void _z_session_expire_pending(_z_session_t *s, uint64_t now);
+
+#if Z_FEATURE_QUERYABLE == 1
+/* Adds a reference to a received query (z_query_clone); Z_ENOMEM if untracked. */
+z_result_t _z_open_query_ref(_z_session_t *s, uint32_t rid);
+/* Drops a reference; the last one sends the ResponseFinal. */
+void _z_open_query_unref(_z_session_t *s, uint32_t rid);
+#endif
 
 /* ---- helpers ---- */
 z_result_t _z_kebuf_set(_z_kebuf_t *k, const char *s, size_t len);

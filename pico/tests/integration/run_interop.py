@@ -206,6 +206,15 @@ def get_queryable(s, port=17504):
     s.finish(zg2, 20, "Zenoh get -> pico reply_err")
     s.check(zg2.has("REPLY_ERR b'oops'"), "pico error reply content")
     s.finish(pq, 20, "pico queryable served queries")
+    aq = s.pico("paqbl", "aqueryable", f"tcp/127.0.0.1:{port}", "demo/aq/**", 6000)
+    s.ready(aq)
+    time.sleep(0.5)
+    t0 = time.time()
+    zg3 = s.zenoh("zget_async", "get", port, "demo/aq/x", 1, 8000)
+    s.finish(zg3, 20, "Zenoh get -> pico queryable replying after its callback (z_query_clone)")
+    s.check(zg3.has("REPLY demo/aq/x b'later'"), "late reply")
+    s.check(time.time() - t0 < 6, "the final came with the last copy's drop, not at the 8 s timeout")
+    s.finish(aq, 20, "pico kept and answered the query")
 
 
 def liveliness(s, port=17505):

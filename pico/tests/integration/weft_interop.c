@@ -9,6 +9,7 @@
  *   sub KEY COUNT MS        prints samples; exit 0 after COUNT, 1 on timeout
  *   get KEY EXPECT MS       prints replies; exit 0 if EXPECT replies then final
  *   querier KEY EXPECT MS   a querier and two gets through it
+ *   aqueryable KEY MS       keeps each query (z_query_clone) and replies later
  *   queryable KEY MS        answers queries on KEY ("reply:<params>"; "err" key -> reply_err)
  *   token KEY MS            holds a liveliness token for MS ms
  *   lsub KEY COUNT MS       liveliness subscriber; exit 0 after COUNT events
@@ -308,6 +309,46 @@ static int role_querier(const char *key, int expect, int ms) {
     return LOAD(events) == 2 * expect ? 0 : 1;
 }
 
+/* aqueryable KEY MS: keeps each query (z_query_clone) and replies 200 ms later. */
+static z_owned_query_t kept;
+static int kept_valid = 0;
+
+static void on_query_keep(z_loaned_query_t *query, void *ctx) {
+    (void)ctx;
+    if (!LOAD(kept_valid) && z_query_clone(&kept, query) == Z_OK) {
+        __atomic_store_n(&kept_valid, 1, __ATOMIC_SEQ_CST);
+        printf("KEPT\n");
+    }
+}
+
+static int role_async_queryable(const char *key, int ms) {
+    z_view_keyexpr_t ke;
+    z_owned_queryable_t qbl;
+    z_owned_closure_query_t cb;
+    int answered = 0;
+    if (z_view_keyexpr_from_str(&ke, key) != Z_OK) return 2;
+    z_closure_query(&cb, on_query_keep, NULL, NULL);
+    if (z_declare_queryable(z_session_loan(&session), &qbl, z_view_keyexpr_loan(&ke), z_closure_query_move(&cb),
+                            NULL) != Z_OK)
+        return 3;
+    printf("READY\n");
+    z_clock_t start = z_clock_now();
+    while ((int)z_clock_elapsed_ms(&start) < ms) {
+        wait_for(200, NULL);
+        if (!LOAD(kept_valid)) continue;
+        z_owned_bytes_t payload;
+        z_bytes_from_static_str(&payload, "later");
+        if (z_query_reply(z_query_loan(&kept), z_query_keyexpr(z_query_loan(&kept)), z_bytes_move(&payload), NULL) ==
+            Z_OK)
+            answered++;
+        z_query_drop(z_query_move(&kept)); /* the last copy: sends the final */
+        __atomic_store_n(&kept_valid, 0, __ATOMIC_SEQ_CST);
+        printf("ANSWERED %d\n", answered);
+    }
+    z_queryable_drop(z_queryable_move(&qbl));
+    return answered > 0 ? 0 : 1;
+}
+
 static int role_queryable(const char *key, int ms) {
     z_view_keyexpr_t ke;
     z_owned_queryable_t qbl;
@@ -415,6 +456,7 @@ int main(int argc, char **argv) {
     if (strcmp(role, "get") == 0) rc = role_get(key, x, y, false);
     if (strcmp(role, "queryable") == 0) rc = role_queryable(key, x);
     if (strcmp(role, "querier") == 0) rc = role_querier(key, x, y);
+    if (strcmp(role, "aqueryable") == 0) rc = role_async_queryable(key, x);
     if (strcmp(role, "token") == 0) rc = role_token(key, x);
     if (strcmp(role, "lsub") == 0) rc = role_sub(key, x, y, true, false);
     if (strcmp(role, "lsubh") == 0) rc = role_sub(key, x, y, true, true);

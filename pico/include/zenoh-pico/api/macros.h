@@ -44,6 +44,7 @@
     z_owned_querier_t: z_querier_loan, \
     z_owned_sample_t: z_sample_loan, \
     z_owned_reply_t: z_reply_loan, \
+    z_owned_query_t: z_query_loan, \
     z_owned_reply_err_t: z_reply_err_loan, \
     z_owned_closure_sample_t: z_closure_sample_loan, \
     z_owned_closure_query_t: z_closure_query_loan, \
@@ -71,7 +72,8 @@
     z_owned_liveliness_token_t: z_liveliness_token_loan, \
     z_owned_querier_t: z_querier_loan_mut, \
     z_owned_sample_t: z_sample_loan_mut, \
-    z_owned_reply_t: z_reply_loan_mut, \
+    z_owned_reply_t: z_reply_loan, \
+    z_owned_query_t: z_query_loan_mut, \
     z_owned_reply_err_t: z_reply_err_loan_mut, \
     z_owned_closure_sample_t: z_closure_sample_loan_mut, \
     z_owned_closure_query_t: z_closure_query_loan_mut, \
@@ -100,6 +102,7 @@
     z_owned_querier_t: z_querier_move, \
     z_owned_sample_t: z_sample_move, \
     z_owned_reply_t: z_reply_move, \
+    z_owned_query_t: z_query_move, \
     z_owned_reply_err_t: z_reply_err_move, \
     z_owned_closure_sample_t: z_closure_sample_move, \
     z_owned_closure_query_t: z_closure_query_move, \
@@ -125,6 +128,7 @@
     z_moved_querier_t *: z_querier_drop, \
     z_moved_sample_t *: z_sample_drop, \
     z_moved_reply_t *: z_reply_drop, \
+    z_moved_query_t *: z_query_drop, \
     z_moved_reply_err_t *: z_reply_err_drop, \
     z_moved_closure_sample_t *: z_closure_sample_drop, \
     z_moved_closure_query_t *: z_closure_query_drop, \
@@ -150,6 +154,7 @@
     z_owned_querier_t: z_internal_querier_check, \
     z_owned_sample_t: z_internal_sample_check, \
     z_owned_reply_t: z_internal_reply_check, \
+    z_owned_query_t: z_internal_query_check, \
     z_owned_reply_err_t: z_internal_reply_err_check, \
     z_owned_closure_sample_t: z_internal_closure_sample_check, \
     z_owned_closure_query_t: z_internal_closure_query_check, \
@@ -174,6 +179,7 @@
     z_owned_querier_t *: z_internal_querier_null, \
     z_owned_sample_t *: z_internal_sample_null, \
     z_owned_reply_t *: z_internal_reply_null, \
+    z_owned_query_t *: z_internal_query_null, \
     z_owned_reply_err_t *: z_internal_reply_err_null, \
     z_owned_closure_sample_t *: z_internal_closure_sample_null, \
     z_owned_closure_query_t *: z_internal_closure_query_null, \
@@ -198,6 +204,7 @@
     z_owned_querier_t *: z_querier_take, \
     z_owned_sample_t *: z_sample_take, \
     z_owned_reply_t *: z_reply_take, \
+    z_owned_query_t *: z_query_take, \
     z_owned_reply_err_t *: z_reply_err_take, \
     z_owned_closure_sample_t *: z_closure_sample_take, \
     z_owned_closure_query_t *: z_closure_query_take, \

@@ -42,6 +42,7 @@ _ZP_OWNED_DECL(liveliness_token)
 _ZP_OWNED_DECL(querier)
 _ZP_OWNED_DECL(sample)
 _ZP_OWNED_DECL(reply)
+_ZP_OWNED_DECL(query)
 _ZP_OWNED_DECL(reply_err)
 _ZP_OWNED_DECL(closure_sample)
 _ZP_OWNED_DECL(closure_query)
@@ -324,7 +325,11 @@ z_reply_keyexpr_t z_query_accepts_replies(const z_loaned_query_t *query);
 void z_query_reply_options_default(z_query_reply_options_t *options);
 void z_query_reply_del_options_default(z_query_reply_del_options_t *options);
 void z_query_reply_err_options_default(z_query_reply_err_options_t *options);
-/* Replies to a query, from inside the queryable's callback. */
+/* Keeps a query after its callback (one pool block holds its key, parameters,
+ * payload and attachment); its ResponseFinal is sent when the last copy is
+ * dropped. Z_ENOMEM when the pool or the open-query table is full. */
+z_result_t z_query_clone(z_owned_query_t *dst, const z_loaned_query_t *src);
+/* Replies to a query (from its callback, or later through a z_query_clone copy). */
 z_result_t z_query_reply(const z_loaned_query_t *query, const z_loaned_keyexpr_t *keyexpr, z_moved_bytes_t *payload,
                          const z_query_reply_options_t *options);
 /* Replies with a deletion, from inside the queryable's callback. */

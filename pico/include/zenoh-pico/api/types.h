@@ -145,6 +145,7 @@ typedef struct {
     bool _anyke;
     uint8_t _qos;
     uint8_t _peer;
+    void *_mem; /* owned copies (z_query_clone): the storage of the fields above */
 } _z_query_t;
 
 typedef struct {
