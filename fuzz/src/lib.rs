@@ -22,7 +22,7 @@ use weft_proto::batch::defrag::{Defragmented, Defragmenter};
 use weft_proto::batch::framing::{next_batch, PrefixWidth};
 use weft_proto::batch::{decode_batch, encode_batch, BatchItem, BatchReader};
 use weft_proto::core::{Bits, Priority, Reliability};
-use weft_proto::network::{linkstate, NetworkMessage, NetworkOam, TsStack};
+use weft_proto::network::{is_network_header, linkstate, NetworkMessage, NetworkOam, TsStack};
 use weft_proto::scouting::ScoutingMessage;
 use weft_proto::transport::TransportMessage;
 use weft_proto::zenoh::{PushBody, Query};
@@ -61,9 +61,30 @@ pub fn check_batch(data: &[u8], low_latency: bool) {
     let mut items = Vec::new();
     let mut consumed = 0;
     let mut failed = false;
+    let mut in_frame = false;
     while let Some(item) = reader.next() {
+        // Where a network message may start, the batch reader (which has fast paths of
+        // its own) must agree with the general decoder: same message and end, or the
+        // same error.
+        let network_here =
+            (in_frame || low_latency) && data.get(consumed).is_some_and(|&h| is_network_header(h));
+        let general = network_here.then(|| {
+            let mut r = Reader::with_base(&data[consumed..], consumed);
+            NetworkMessage::decode(&mut r).map(|m| (m, r.offset()))
+        });
         match item {
             Ok(i) => {
+                if let Some(general) = general {
+                    let BatchItem::Network(m) = &i else {
+                        panic!("a network header did not give a network message: {i:?}");
+                    };
+                    assert_eq!(general, Ok((m.clone(), reader.offset())));
+                }
+                in_frame = match &i {
+                    BatchItem::Frame(_) => true,
+                    BatchItem::Network(_) => in_frame,
+                    BatchItem::Transport(_) => false,
+                };
                 items.push(i);
                 consumed = reader.offset();
             }
@@ -73,6 +94,9 @@ pub fn check_batch(data: &[u8], low_latency: bool) {
                     "error offset {} past the end",
                     e.offset
                 );
+                if let Some(general) = general {
+                    assert_eq!(general.map(|_| ()), Err(e));
+                }
                 failed = true;
                 break;
             }

@@ -20,7 +20,9 @@ use weft_proto::batch::{decode_batch, encode_batch, BatchItem, BatchMessage, Bat
 use weft_proto::core::{Bits, Encoding, Priority, Reliability, WhatAmI, WireExpr, ZenohId};
 use weft_proto::error::DecodeErrorKind;
 use weft_proto::ext::ExtBody;
-use weft_proto::network::{linkstate, NetworkMessage, NetworkOam, Push, TsStack};
+use weft_proto::network::{
+    is_network_header, linkstate, NetworkMessage, NetworkOam, Push, TsStack,
+};
 use weft_proto::scouting::{Hello, ScoutingMessage};
 use weft_proto::transport::{
     Fragment, FragmentHeader, Frame, FrameHeader, Init, Open, TransportMessage,
@@ -95,7 +97,12 @@ fn items(batch: &[u8], low_latency: bool) -> Result<Vec<BatchItem<'_>>, String> 
         .map_err(|e| format!("{e}"))
 }
 
+/// `cases` per property, or `PROPTEST_CASES` when set (for longer runs).
 fn config(cases: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
     ProptestConfig {
         cases,
         max_shrink_iters: 2000,
@@ -334,11 +341,36 @@ fn exercise(bytes: &[u8]) -> TestCaseResult {
         let mut reader = BatchReader::new(bytes).low_latency(low_latency);
         let mut ok = Vec::new();
         let mut consumed = 0;
+        let mut in_frame = false;
         while let Some(item) = reader.next() {
+            // Where a network message may start, the batch reader agrees with the general
+            // decoder: same message and end, or the same error.
+            let general = ((in_frame || low_latency)
+                && bytes.get(consumed).is_some_and(|&h| is_network_header(h)))
+            .then(|| {
+                let mut r = Reader::with_base(&bytes[consumed..], consumed);
+                NetworkMessage::decode(&mut r).map(|m| (m, r.offset()))
+            });
             match item {
-                Ok(i) => ok.push(i),
+                Ok(i) => {
+                    if let Some(general) = general {
+                        let BatchItem::Network(m) = &i else {
+                            return Err(TestCaseError::fail(format!("{i:?} at a network header")));
+                        };
+                        prop_assert_eq!(general, Ok((m.clone(), reader.offset())));
+                    }
+                    in_frame = match &i {
+                        BatchItem::Frame(_) => true,
+                        BatchItem::Network(_) => in_frame,
+                        BatchItem::Transport(_) => false,
+                    };
+                    ok.push(i);
+                }
                 Err(e) => {
                     prop_assert!(e.offset <= bytes.len());
+                    if let Some(general) = general {
+                        prop_assert_eq!(general.map(|_| ()), Err(e));
+                    }
                     break;
                 }
             }
