@@ -7,7 +7,7 @@
 # Environment:
 #   WEFT_SPEC_DIR       the specification directory (default ../shared/spec)
 #   WEFT_FUZZ_TARGETS   targets to run (default: all four)
-#   WEFT_FUZZ_ARGS      extra libFuzzer arguments (e.g. "-jobs=2 -workers=2")
+#   WEFT_FUZZ_ARGS      extra libFuzzer arguments (e.g. "-fork=2")
 #   CARGO_TARGET_DIR    build directory root (default target/); fuzz builds go to its
 #                       fuzz/ and fuzz-seedgen/ subdirectories
 set -euo pipefail
