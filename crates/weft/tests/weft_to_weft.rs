@@ -151,6 +151,8 @@ fn manual_batching_holds_messages_until_flushed() {
     let a = peer(true, None);
     let (_sub, rx) = a.declare_subscriber_channel("mb/**", 1024).unwrap();
     let b = peer(false, Some(&a.listen_endpoints()[0]));
+    // Let the opening declarations go out first: they are not part of the test.
+    std::thread::sleep(Duration::from_millis(300));
     b.batch_start();
     let before = b.link_stats().batches_out;
     for i in 0..100 {

@@ -13,6 +13,39 @@ use super::Inner;
 use crate::api::{Sample, SampleKind};
 use crate::transport::{Handler, Transport};
 
+/// The id under which a face's declaration is kept: its own, or, for a router that
+/// declares with id 0 (entities identified by their key), one derived from the key.
+/// `None` for id 0 from others: an answer to one of our Current interests.
+fn entity_id(face: &Face, id: u32, key: &OwnedKeyExpr) -> Option<u32> {
+    if id != 0 {
+        Some(id)
+    } else if face.transport.peer_whatami() == weft_proto::core::WhatAmI::Router {
+        Some(key_entity_id(key.as_str()))
+    } else {
+        None
+    }
+}
+
+/// The id of an undeclared entity (see [`entity_id`]).
+fn undeclared_id(face: &Face, id: u32, we: Option<&weft_proto::core::WireExpr<'_>>) -> u32 {
+    if id != 0 || face.transport.peer_whatami() != weft_proto::core::WhatAmI::Router {
+        return id;
+    }
+    we.and_then(|we| face.resolve(we))
+        .map_or(0, |k| key_entity_id(&k))
+}
+
+/// A stable id for an entity known by its key: FNV-1a, with the top bit set so that it
+/// never collides with ids the face chose itself in practice.
+pub(crate) fn key_entity_id(key: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in key.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h | 0x8000_0000
+}
+
 /// What a declaration changed, for what must follow it.
 enum Event {
     None,
@@ -125,7 +158,13 @@ impl Inner {
                     .flatten()
                     .and_then(|k| OwnedKeyExpr::new(k).ok());
                 if let Some(key) = key {
-                    self.on_remote_token(t.peer_zid(), tok.id, key, interest_id);
+                    let from_router = t.peer_whatami() == weft_proto::core::WhatAmI::Router;
+                    let id = if tok.id == 0 && from_router && interest_id.is_none() {
+                        key_entity_id(key.as_str())
+                    } else {
+                        tok.id
+                    };
+                    self.on_remote_token(t.peer_zid(), id, key, interest_id);
                 }
                 return;
             }
@@ -134,7 +173,12 @@ impl Inner {
                     .wire_expr
                     .as_ref()
                     .and_then(|we| self.face_resolve(t, we).flatten());
-                self.on_remote_token_gone(t.peer_zid(), u.id, key);
+                let from_router = t.peer_whatami() == weft_proto::core::WhatAmI::Router;
+                let id = match (&key, u.id, from_router) {
+                    (Some(k), 0, true) => key_entity_id(k),
+                    _ => u.id,
+                };
+                self.on_remote_token_gone(t.peer_zid(), id, key);
                 return;
             }
             Declaration::Final(_) => {
@@ -164,18 +208,22 @@ impl Inner {
                 else {
                     return Event::None;
                 };
-                if s.id == 0 {
-                    face.current_subscribers.push(key);
-                    Event::None
-                } else {
-                    face.subscribers.insert(s.id, key.clone());
-                    Event::Declared(EntityKind::Subscriber, s.id, key, false)
+                match entity_id(face, s.id, &key) {
+                    None => {
+                        face.current_subscribers.push(key);
+                        Event::None
+                    }
+                    Some(id) => {
+                        face.subscribers.insert(id, key.clone());
+                        Event::Declared(EntityKind::Subscriber, id, key, false)
+                    }
                 }
             }
             Declaration::UndeclareSubscriber(u) => {
-                if u.id != 0 {
-                    match face.subscribers.remove(&u.id) {
-                        Some(key) => Event::Undeclared(EntityKind::Subscriber, u.id, key),
+                let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
+                if id != 0 {
+                    match face.subscribers.remove(&id) {
+                        Some(key) => Event::Undeclared(EntityKind::Subscriber, id, key),
                         None => Event::None,
                     }
                 } else {
@@ -193,18 +241,22 @@ impl Inner {
                 else {
                     return Event::None;
                 };
-                if q.id == 0 {
-                    face.current_queryables.push(key);
-                    Event::None
-                } else {
-                    face.queryables.insert(q.id, key.clone());
-                    Event::Declared(EntityKind::Queryable, q.id, key, q.info.complete)
+                match entity_id(face, q.id, &key) {
+                    None => {
+                        face.current_queryables.push(key);
+                        Event::None
+                    }
+                    Some(id) => {
+                        face.queryables.insert(id, key.clone());
+                        Event::Declared(EntityKind::Queryable, id, key, q.info.complete)
+                    }
                 }
             }
             Declaration::UndeclareQueryable(u) => {
-                if u.id != 0 {
-                    match face.queryables.remove(&u.id) {
-                        Some(key) => Event::Undeclared(EntityKind::Queryable, u.id, key),
+                let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
+                if id != 0 {
+                    match face.queryables.remove(&id) {
+                        Some(key) => Event::Undeclared(EntityKind::Queryable, id, key),
                         None => Event::None,
                     }
                 } else {
