@@ -107,6 +107,13 @@ z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
     } else {
         z_get_options_default(&o);
     }
+    if (keyexpr->_s._len > UINT16_MAX || (parameters != NULL && strlen(parameters) > UINT16_MAX)) {
+        z_closure_reply_drop(callback);
+        z_bytes_drop(o.payload);
+        z_encoding_drop(o.encoding);
+        z_bytes_drop(o.attachment);
+        return Z_EINVAL; /* the wire bounds both to 16 bits */
+    }
     memset(&m, 0, sizeof(m));
     m.id = _Z_N_REQUEST;
     m.ext.qos = _z_qos_byte(o.priority, o.congestion_control, o.is_express);
@@ -238,7 +245,7 @@ static z_result_t _z_reply_send(const z_loaned_query_t *query, const z_loaned_ke
                                 const z_timestamp_t *ts) {
     _z_nmsg_t m;
     const _z_keyexpr_t *key = keyexpr != NULL ? keyexpr : &query->_key;
-    if (query->_s == NULL) return Z_EINVAL;
+    if (query->_s == NULL || key->_s._len > UINT16_MAX) return Z_EINVAL;
     if (!query->_anyke && body != _Z_Z_ERR &&
         !_z_ke_intersects((const char *)query->_key._s._start, query->_key._s._len, (const char *)key->_s._start,
                           key->_s._len))
