@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkMessage, Push};
 use weft_proto::zenoh::PushBody;
 use weft_transport::rx::Incoming;
@@ -103,11 +103,24 @@ impl Inner {
         st.faces.get_mut(&t.peer_zid()).map(f)
     }
 
+    /// As `with_face`, for changes that routes depend on.
+    fn with_face_mut<R>(&self, t: &Transport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
+        let mut st = self.lock();
+        let r = st.faces.get_mut(&t.peer_zid()).map(f);
+        st.routes_changed();
+        r
+    }
+
     fn on_push(&self, t: &Arc<Transport>, push: &Push<'_>) {
         let Some(Some(key)) = self.with_face(t, |face| face.resolve(&push.wire_expr)) else {
             return;
         };
-        if KeyExpr::new(&key).is_err() {
+        // Invalid keys have no route: dropped here.
+        let Some(route) = self.local_route(&key) else {
+            return;
+        };
+        let router = self.is_router();
+        if route.is_empty() && !router {
             return;
         }
         // A router timestamps values that have none, before anyone sees them.
@@ -143,8 +156,10 @@ impl Inner {
                 express: push.qos.is_express(),
             },
         };
-        self.deliver_local(&sample);
-        if self.is_router() {
+        for cb in route.iter() {
+            cb(&sample);
+        }
+        if router {
             self.route_push(t, &sample.key_expr, push, added);
         }
     }
@@ -190,7 +205,7 @@ impl Inner {
             }
             _ => {}
         }
-        let event = self.with_face(t, |face| match d.body {
+        let event = self.with_face_mut(t, |face| match d.body {
             Declaration::KeyExpr(k) => {
                 if let Some(key) = face.resolve(&k.wire_expr) {
                     face.remote_exprs.insert(k.id, key);
@@ -295,7 +310,7 @@ impl Inner {
 
     fn on_interest(&self, t: &Arc<Transport>, i: &Interest<'_>) {
         if i.mode == InterestMode::Final {
-            self.with_face(t, |face| face.their_interests.remove(&i.id));
+            self.with_face_mut(t, |face| face.their_interests.remove(&i.id));
             return;
         }
         let key = match &i.wire_expr {

@@ -148,7 +148,22 @@ pub(crate) struct State {
     forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
     fanout: HashMap<(ZenohId, u32), usize>,
     drops: HashMap<String, u64>,
+    /// Routes already computed, by key: this session's matching subscribers, and the
+    /// transports data on the key goes to. Cleared whenever what they depend on changes.
+    local_routes: HashMap<String, Arc<[Callback]>>,
+    remote_routes: HashMap<String, Arc<[Arc<crate::transport::Transport>]>>,
     faces: HashMap<ZenohId, Face>,
+}
+
+/// Routes cached at most; beyond, the caches start over.
+const ROUTE_CACHE_MAX: usize = 4096;
+
+impl State {
+    /// Forgets the cached routes (declarations, interests or faces changed).
+    pub(crate) fn routes_changed(&mut self) {
+        self.local_routes.clear();
+        self.remote_routes.clear();
+    }
 }
 
 /// What sessions share with their handles and threads.
@@ -248,6 +263,8 @@ impl Session {
                 forwarded: HashMap::new(),
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
+                local_routes: HashMap::new(),
+                remote_routes: HashMap::new(),
                 faces: HashMap::new(),
             }),
             changed: Condvar::new(),

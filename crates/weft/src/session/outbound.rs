@@ -100,21 +100,59 @@ impl Inner {
         self.config.mode != WhatAmI::Client && face.transport.peer_whatami() != WhatAmI::Client
     }
 
-    /// Delivers a sample to this session's own matching subscribers.
-    pub(crate) fn deliver_local(&self, sample: &Sample) {
-        let Ok(key) = KeyExpr::new(&sample.key_expr) else {
-            return;
-        };
-        let callbacks: Vec<Callback> = self
-            .lock()
+    /// This session's subscribers matching `key` (cached per key).
+    pub(crate) fn local_route(&self, key: &str) -> Option<Arc<[Callback]>> {
+        let mut st = self.lock();
+        if let Some(r) = st.local_routes.get(key) {
+            return Some(r.clone());
+        }
+        let k = KeyExpr::new(key).ok()?;
+        let route: Arc<[Callback]> = st
             .subscribers
             .values()
-            .filter(|s| s.key.as_key_expr().intersects(key))
+            .filter(|s| s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
-        for cb in callbacks {
-            cb(sample);
+        if st.local_routes.len() >= super::ROUTE_CACHE_MAX {
+            st.local_routes.clear();
         }
+        st.local_routes.insert(key.to_string(), route.clone());
+        Some(route)
+    }
+
+    /// Delivers a sample to this session's own matching subscribers.
+    pub(crate) fn deliver_local(&self, sample: &Sample) {
+        if let Some(route) = self.local_route(&sample.key_expr) {
+            for cb in route.iter() {
+                cb(sample);
+            }
+        }
+    }
+
+    /// The transports data on `key` goes to (cached per key).
+    fn remote_route(&self, key: &OwnedKeyExpr) -> Arc<[Arc<Transport>]> {
+        let mut st = self.lock();
+        if let Some(r) = st.remote_routes.get(key.as_str()) {
+            return r.clone();
+        }
+        let route: Arc<[Arc<Transport>]> = st
+            .faces
+            .values()
+            .filter(|f| {
+                if f.transport.peer_whatami() == WhatAmI::Client {
+                    // A client connected to us declares its subscribers unsolicited.
+                    f.has_subscriber(key.as_key_expr())
+                } else {
+                    f.wants_data(key.as_key_expr(), self.is_peer_link(f))
+                }
+            })
+            .map(|f| f.transport.clone())
+            .collect();
+        if st.remote_routes.len() >= super::ROUTE_CACHE_MAX {
+            st.remote_routes.clear();
+        }
+        st.remote_routes.insert(key.to_string(), route.clone());
+        route
     }
 
     /// Publishes a put or delete: locally, then to every face that wants it.
@@ -153,22 +191,8 @@ impl Inner {
             options.express,
         );
         let msg = NetworkMessage::Push(push);
-        let targets: Vec<Arc<Transport>> = {
-            let st = self.lock();
-            st.faces
-                .values()
-                .filter(|f| {
-                    if f.transport.peer_whatami() == WhatAmI::Client {
-                        // A client connected to us declares its subscribers unsolicited.
-                        f.has_subscriber(key.as_key_expr())
-                    } else {
-                        f.wants_data(key.as_key_expr(), self.is_peer_link(f))
-                    }
-                })
-                .map(|f| f.transport.clone())
-                .collect()
-        };
-        for t in targets {
+        let targets = self.remote_route(key);
+        for t in targets.iter() {
             let sent = t.send(
                 &msg,
                 options.priority,
@@ -180,10 +204,8 @@ impl Inner {
             }
         }
         let has_local = self
-            .lock()
-            .subscribers
-            .values()
-            .any(|s| s.key.as_key_expr().intersects(key.as_key_expr()));
+            .local_route(key.as_str())
+            .is_some_and(|r| !r.is_empty());
         if has_local {
             let encoding = if options.encoding.is_empty() {
                 "zenoh/bytes".to_string()
@@ -215,6 +237,7 @@ impl Inner {
         }
         let (id, targets) = {
             let mut st = self.lock();
+            st.routes_changed();
             let id = Self::next_id(&mut st);
             st.subscribers.insert(
                 id,
@@ -237,6 +260,7 @@ impl Inner {
     pub(crate) fn undeclare_subscriber(&self, id: u32) {
         let targets: Vec<Arc<Transport>> = {
             let mut st = self.lock();
+            st.routes_changed();
             let Some(sub) = st.subscribers.remove(&id) else {
                 return;
             };
@@ -265,6 +289,7 @@ impl Inner {
         }
         let (id, targets) = {
             let mut st = self.lock();
+            st.routes_changed();
             let id = Self::next_id(&mut st);
             st.publishers.insert(id, key.clone());
             let mut targets = Vec::new();
@@ -286,6 +311,7 @@ impl Inner {
     pub(crate) fn undeclare_publisher(&self, id: u32) {
         let targets: Vec<Arc<Transport>> = {
             let mut st = self.lock();
+            st.routes_changed();
             if st.publishers.remove(&id).is_none() {
                 return;
             }
@@ -308,6 +334,7 @@ impl Inner {
     pub(crate) fn introduce(&self, t: &Arc<Transport>) {
         let (subs, pubs, unsolicited, peer_link) = {
             let mut st = self.lock();
+            st.routes_changed();
             let subs: Vec<(u32, String)> = st
                 .subscribers
                 .iter()
@@ -401,6 +428,7 @@ impl Inner {
     ) {
         let matching = {
             let mut st = self.lock();
+            st.routes_changed();
             let matching = if options.contains(InterestOptions::SUBSCRIBERS)
                 && matches!(mode, InterestMode::Current | InterestMode::CurrentFuture)
             {

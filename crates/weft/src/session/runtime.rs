@@ -44,6 +44,7 @@ impl Inner {
         }
         let replaced = {
             let mut st = self.lock();
+            st.routes_changed();
             st.faces.insert(t.peer_zid(), Face::new(t.clone()))
         };
         if let Some(old) = replaced {
@@ -57,6 +58,7 @@ impl Inner {
     /// Forgets a closed transport and what its node declared.
     pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
         let mut st = self.lock();
+        st.routes_changed();
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
         if st
