@@ -3,6 +3,7 @@
 #define _DEFAULT_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -78,6 +79,24 @@ static z_result_t _z_open_multicast(_z_sys_socket_t *sock, const _z_endpoint_t *
 }
 #endif
 
+/* connect() bounded by ZP_OPEN_TIMEOUT_MS (a blocking connect to an
+ * unreachable host could otherwise stall a spin loop for minutes). */
+static z_result_t _z_connect(int fd, const struct sockaddr_in *sa) {
+    int flags = fcntl(fd, F_GETFL, 0);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return Z_ETRANSPORT;
+    int r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+    if (r != 0 && errno == EINPROGRESS) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT, .revents = 0};
+        int err = 0;
+        socklen_t len = sizeof(err);
+        r = poll(&p, 1, ZP_OPEN_TIMEOUT_MS) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0
+                ? 0
+                : -1;
+    }
+    if (fcntl(fd, F_SETFL, flags) != 0) return Z_ETRANSPORT;
+    return r == 0 ? Z_OK : Z_ETRANSPORT;
+}
+
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
     struct sockaddr_in sa;
     z_result_t res = Z_OK;
@@ -100,7 +119,7 @@ z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
 #endif
     } else {
         _z_sockaddr(&sa, ep->addr, ep->port);
-        if (connect(sock->fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) res = Z_ETRANSPORT;
+        res = _z_connect(sock->fd, &sa);
         if (ep->kind == _Z_LINK_TCP) {
             int one = 1;
             setsockopt(sock->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
