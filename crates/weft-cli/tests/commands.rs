@@ -1,0 +1,145 @@
+//! The session commands of `weft`, run as a user runs them.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use weft_testkit::free_port;
+
+fn weft() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_weft"))
+}
+
+#[test]
+fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
+    let port = free_port();
+    let listen = format!("tcp/127.0.0.1:{port}");
+    let sub = weft()
+        .args([
+            "sub", "-l", &listen, "-k", "demo/**", "--json", "--count", "2",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let ok = weft()
+        .args(["put", "-e", &listen, "-k", "demo/a", "-p", "hello"])
+        .args(["--encoding", "text/plain", "--attach", "meta"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert!(weft()
+        .args(["delete", "-e", &listen, "-k", "demo/a"])
+        .status()
+        .unwrap()
+        .success());
+    let out = sub.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["kind"], "put");
+    assert_eq!(lines[0]["key"], "demo/a");
+    assert_eq!(lines[0]["payload"], "hello");
+    assert_eq!(lines[0]["encoding"], "text/plain");
+    assert_eq!(lines[0]["attachment"], "meta");
+    assert_eq!(lines[1]["kind"], "delete");
+
+    // A queryable answering with its own key, and a get printing JSON.
+    let port = free_port();
+    let listen = format!("tcp/127.0.0.1:{port}");
+    let mut queryable = weft()
+        .args([
+            "queryable",
+            "-l",
+            &listen,
+            "-k",
+            "q/fixed",
+            "-p",
+            "answer",
+            "--count",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let out = weft()
+        .args([
+            "get",
+            "-e",
+            &listen,
+            "-s",
+            "q/*?x=1",
+            "--json",
+            "--timeout",
+            "5000",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let reply: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim()).unwrap();
+    assert_eq!(reply["ok"], true);
+    assert_eq!(reply["key"], "q/fixed");
+    assert_eq!(reply["payload"], "answer");
+    let mut line = String::new();
+    BufReader::new(queryable.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "query q/*?x=1");
+    assert!(queryable.wait().unwrap().success());
+
+    // Liveliness: a token seen by a get.
+    let port = free_port();
+    let listen = format!("tcp/127.0.0.1:{port}");
+    let mut token = weft()
+        .args(["liveliness", "token", "-l", &listen, "-k", "robots/r1"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let out = weft()
+        .args([
+            "liveliness",
+            "get",
+            "-e",
+            &listen,
+            "-k",
+            "robots/**",
+            "--json",
+        ])
+        .args(["--timeout", "2000"])
+        .output()
+        .unwrap();
+    let _ = token.kill();
+    let _ = token.wait();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        r#"{"key":"robots/r1"}"#
+    );
+}
+
+#[test]
+fn bad_flags_and_values_exit_2_with_a_message() {
+    for args in [
+        vec!["put", "-k", "demo/*", "-p", "x"],
+        vec!["put", "-m", "server", "-k", "a"],
+        vec!["put", "-e", "localhost:7447", "-k", "a"],
+        vec!["sub", "-k", "a//b", "--no-multicast-scouting"],
+        vec!["put", "-k", "a", "--priority", "9"],
+    ] {
+        let out = weft().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}: no message");
+    }
+    let dir = std::env::temp_dir().join(format!("weft-cli-{}.json5", std::process::id()));
+    std::fs::write(&dir, r#"{ transport: { link: { tx: { lease: -1 } } } }"#).unwrap();
+    let out = weft()
+        .args(["sub", "-c", dir.to_str().unwrap(), "-k", "a"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("transport.link.tx.lease"));
+}
