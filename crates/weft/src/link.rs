@@ -11,6 +11,20 @@ use std::time::Duration;
 
 use crate::endpoint::{Endpoint, Protocol};
 
+/// Kernel buffer sizes for TCP links. Kept small so that a high-priority message does not
+/// wait behind megabytes of lower-priority data already handed to the kernel: weft's own
+/// priority lanes decide what goes first.
+const TCP_SEND_BUFFER: usize = 512 * 1024;
+const TCP_RECV_BUFFER: usize = 512 * 1024;
+
+/// Applies weft's TCP socket options.
+fn tune_tcp(s: &TcpStream) -> io::Result<()> {
+    s.set_nodelay(true)?;
+    let sock = socket2::SockRef::from(s);
+    sock.set_send_buffer_size(TCP_SEND_BUFFER)?;
+    sock.set_recv_buffer_size(TCP_RECV_BUFFER)
+}
+
 /// Largest batch a stream link carries (length prefix included).
 pub const STREAM_BATCH_SIZE: u16 = u16::MAX;
 
@@ -50,7 +64,7 @@ impl Link {
                 for addr in endpoint.address.to_socket_addrs()? {
                     match TcpStream::connect_timeout(&addr, timeout) {
                         Ok(s) => {
-                            s.set_nodelay(true)?;
+                            tune_tcp(&s)?;
                             return Ok(Self::Tcp(s));
                         }
                         Err(e) => last = e,
@@ -419,7 +433,7 @@ impl Listener {
             Self::Tcp(l) => {
                 let (s, _) = l.accept()?;
                 s.set_nonblocking(false)?;
-                s.set_nodelay(true)?;
+                tune_tcp(&s)?;
                 Ok(Link::Tcp(s))
             }
             Self::Unix(l, _) => {
