@@ -1,4 +1,5 @@
-//! Routers linked to routers: a line of three weftd with Zenoh clients at both ends.
+//! Routers linked to routers: a line of three weftd, and weftd next to a Zenoh router, with
+//! Zenoh clients at both ends.
 
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
@@ -93,4 +94,39 @@ fn a_line_of_three_routers() {
     let _rc = weftd(c, &[format!("tcp/127.0.0.1:{b}")]);
     check_ends(a, c);
     check_ends(c, a);
+}
+
+#[test]
+fn weftd_next_to_a_zenoh_router() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (w, z) = (free_port(), free_port());
+    let z_endpoint = format!("tcp/127.0.0.1:{z}");
+    let _zenohd = ZenohNode::start(&[
+        "--mode",
+        "router",
+        "--listen",
+        &z_endpoint,
+        "--timeout",
+        "90",
+    ])
+    .unwrap();
+    let _weftd = weftd(w, std::slice::from_ref(&z_endpoint));
+    check_ends(w, z);
+    check_ends(z, w);
+    // Queries both ways.
+    for (queryable_at, getter_at, reply) in
+        [(z, w, "from zenoh's side"), (w, z, "from weft's side")]
+    {
+        let _q = client(
+            queryable_at,
+            &["--queryable", "far/q", "--reply", reply, "--timeout", "30"],
+        );
+        std::thread::sleep(Duration::from_millis(700));
+        let getter = client(getter_at, &["--get", "far/q", "--timeout", "5"]);
+        let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
+        assert_eq!(r["payload"], reply);
+        assert_eq!(getter.line(10), "DONE");
+    }
 }

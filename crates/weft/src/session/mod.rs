@@ -148,6 +148,8 @@ pub(crate) struct State {
     forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
     fanout: HashMap<(ZenohId, u32), usize>,
     drops: HashMap<String, u64>,
+    /// Sequence number of this router's link-state announcements.
+    link_state_sn: u64,
     /// Routes already computed, by key: this session's matching subscribers, and the
     /// transports data on the key goes to. Cleared whenever what they depend on changes.
     local_routes: HashMap<String, Arc<[Callback]>>,
@@ -263,6 +265,7 @@ impl Session {
                 forwarded: HashMap::new(),
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
+                link_state_sn: 0,
                 local_routes: HashMap::new(),
                 remote_routes: HashMap::new(),
                 faces: HashMap::new(),
@@ -280,7 +283,9 @@ impl Session {
 
     fn wait_for_connections(&self) -> Result<(), OpenError> {
         let config = &self.inner.config;
-        if config.connect.is_empty() {
+        // A router does not wait: routers do not end their initial declarations with a
+        // DeclareFinal towards each other, and clients must be able to connect at once.
+        if config.connect.is_empty() || config.mode == WhatAmI::Router {
             return Ok(());
         }
         let deadline = Instant::now() + config.open_timeout;

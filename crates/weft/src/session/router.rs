@@ -14,10 +14,12 @@ use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{
     CongestionControl, Mapping, NetworkQos, Reliability, WhatAmI, WireExpr, ZenohId,
 };
+use weft_proto::ext::ExtBody;
+use weft_proto::network::linkstate::{encode_list, LinkState};
 use weft_proto::network::{
     Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
-    NetworkMessage, Push, QueryableInfo, Request, Response, ResponseFinal, UndeclareQueryable,
-    UndeclareSubscriber, UndeclareToken,
+    NetworkMessage, NetworkOam, Push, QueryableInfo, Request, Response, ResponseFinal,
+    UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
 };
 use weft_proto::zenoh::PushBody;
 
@@ -112,6 +114,68 @@ fn undeclaration(kind: EntityKind, id: u32) -> NetworkMessage<'static> {
 }
 
 impl Inner {
+    /// Tells every neighbouring router who this router is linked to (network OAM 1, the
+    /// link-state list Zenoh routers exchange): itself first (index 0), linked to each
+    /// neighbouring router (indexes 1..), which follow without links.
+    pub(crate) fn send_link_state(&self) {
+        if !self.is_router() {
+            return;
+        }
+        let (routers, sn) = {
+            let mut st = self.lock();
+            let mut routers: Vec<Arc<Transport>> = st
+                .faces
+                .values()
+                .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
+                .map(|f| f.transport.clone())
+                .collect();
+            routers.sort_by_key(|t| t.peer_zid());
+            st.link_state_sn += 1;
+            (routers, st.link_state_sn)
+        };
+        if routers.is_empty() {
+            return;
+        }
+        let mut list = vec![LinkState {
+            psid: 0,
+            sn,
+            zid: Some(self.zid),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links: (1..=routers.len() as u64).collect(),
+            weights: None,
+            gateway: false,
+        }];
+        for (i, t) in routers.iter().enumerate() {
+            list.push(LinkState {
+                psid: i as u64 + 1,
+                sn: 0,
+                zid: Some(t.peer_zid()),
+                whatami: Some(WhatAmI::Router),
+                locators: None,
+                links: Vec::new(),
+                weights: None,
+                gateway: false,
+            });
+        }
+        let mut body = Vec::new();
+        if encode_list(&list, &mut body).is_err() {
+            return;
+        }
+        let mut oam = NetworkOam {
+            id: NetworkOam::LINK_STATE,
+            qos: NetworkQos::DECLARE,
+            timestamp: None,
+            unknown: Vec::new(),
+            body: ExtBody::ZBuf(&body),
+        };
+        oam.qos = NetworkQos::DECLARE;
+        let msg = NetworkMessage::Oam(oam);
+        for t in routers {
+            send_control(&t, &msg);
+        }
+    }
+
     /// Whether this session routes for others.
     pub(crate) fn is_router(&self) -> bool {
         self.config.mode == WhatAmI::Router

@@ -52,6 +52,9 @@ impl Inner {
                 .close(weft_proto::transport::CloseReason::MAX_LINKS);
         }
         self.introduce(&t);
+        if t.peer_whatami() == WhatAmI::Router {
+            self.send_link_state();
+        }
         self.changed.notify_all();
     }
 
@@ -91,6 +94,9 @@ impl Inner {
         self.forget_face_tokens(tokens);
         if self.is_router() {
             self.router_forget_face(t.peer_zid(), entities);
+            if t.peer_whatami() == WhatAmI::Router {
+                self.send_link_state();
+            }
         }
         self.changed.notify_all();
     }
