@@ -25,8 +25,8 @@ mod session;
 pub mod transport;
 
 pub use api::{
-    GetOptions, Publisher, PutOptions, Query, Queryable, Reply, ReplyError, Sample, SampleKind,
-    Subscriber,
+    GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError, Sample,
+    SampleKind, Subscriber,
 };
 pub use config::{Config, ConfigError};
 pub use session::{

@@ -83,6 +83,16 @@ fn weft_peers_query_each_other_and_themselves() {
     let started = Instant::now();
     assert!(collect(b.get("nothing/here", &GetOptions::default()).unwrap()).is_empty());
     assert!(started.elapsed() < Duration::from_secs(5));
+
+    // A querier: the same key expression queried again with other parameters.
+    let querier = b
+        .declare_querier("demo/q/z", GetOptions::default())
+        .unwrap();
+    for p in ["a=1", ""] {
+        let replies = collect(querier.get(p).unwrap());
+        let s = replies[0].result.as_ref().unwrap();
+        assert_eq!(s.payload, format!("answer to demo/q/z [{p}]").as_bytes());
+    }
 }
 
 #[test]

@@ -6,5 +6,5 @@ mod query;
 mod sample;
 
 pub use pubsub::{Publisher, PutOptions, Subscriber};
-pub use query::{GetOptions, Query, Queryable, Reply, ReplyError};
+pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError};
 pub use sample::{Sample, SampleKind};

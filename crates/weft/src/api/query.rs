@@ -158,3 +158,28 @@ impl Drop for Queryable {
         self.inner.undeclare_queryable(self.id);
     }
 }
+
+/// A declared querier: repeated queries on one key expression with fixed options.
+pub struct Querier {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) key: String,
+    pub(crate) options: GetOptions,
+}
+
+impl Querier {
+    /// The key expression it queries.
+    pub fn key_expr(&self) -> &str {
+        &self.key
+    }
+
+    /// Queries the key expression, with `parameters` (may be empty); replies arrive on
+    /// the returned channel, which closes when the query is over.
+    pub fn get(&self, parameters: &str) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
+        let selector = if parameters.is_empty() {
+            self.key.clone()
+        } else {
+            format!("{}?{parameters}", self.key)
+        };
+        self.inner.get(&selector, &self.options)
+    }
+}

@@ -21,7 +21,8 @@ use weft_proto::core::{WhatAmI, ZenohId};
 use weft_proto::transport::CloseReason;
 
 use crate::api::{
-    GetOptions, Publisher, PutOptions, Query, Queryable, Reply, Sample, SampleKind, Subscriber,
+    GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, Sample, SampleKind,
+    Subscriber,
 };
 use crate::config::Config;
 use face::Face;
@@ -536,6 +537,20 @@ impl Session {
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
         self.inner.get(selector, options)
+    }
+
+    /// Declares a querier: repeated `get`s on `key_expr` with `options`.
+    pub fn declare_querier(
+        &self,
+        key_expr: &str,
+        options: GetOptions,
+    ) -> Result<Querier, SessionError> {
+        let key = OwnedKeyExpr::new(key_expr)?;
+        Ok(Querier {
+            inner: self.inner.clone(),
+            key: key.to_string(),
+            options,
+        })
     }
 
     /// Declares a queryable answering queries on keys intersecting `key_expr`; `complete`
