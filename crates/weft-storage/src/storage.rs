@@ -99,10 +99,7 @@ impl Shared {
             _ => self.volume.store(key, &entry),
         });
         if let Err(e) = result {
-            eprintln!(
-                "weft storage `{}`: cannot store {}: {e}",
-                self.name, s.key_expr
-            );
+            tracing::error!("storage `{}`: cannot store {}: {e}", self.name, s.key_expr);
         }
     }
 

@@ -670,7 +670,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                     Ok(Control::Alive) => {}
                     Ok(Control::Closed { .. }) => break,
                     Err(e) => {
-                        eprintln!("weft: closing {} ({}): {e}", t.describe, t.peer_zid());
+                        tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
                         t.close(CloseReason::INVALID);
                         break;
                     }
@@ -690,7 +690,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
             LeaseAction::Idle => {}
             LeaseAction::SendKeepAlive => t.keep_alive(),
             LeaseAction::Expired => {
-                eprintln!("weft: lease of {} ({}) expired", t.describe, t.peer_zid());
+                tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
                 t.close(CloseReason::EXPIRED);
                 break;
             }

@@ -87,6 +87,15 @@ fn config(args: &Args) -> Result<Config, String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    // Logs: RUST_LOG (e.g. `RUST_LOG=debug`), `info` by default, on standard error.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
     let mut config = match config(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -149,7 +158,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    eprintln!(
+    tracing::info!(
         "weftd {} (zid {}) listening on {}",
         env!("CARGO_PKG_VERSION"),
         session.zid(),
@@ -158,7 +167,7 @@ fn main() -> ExitCode {
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    eprintln!("weftd: shutting down");
+    tracing::info!("shutting down");
     session.close();
     ExitCode::SUCCESS
 }

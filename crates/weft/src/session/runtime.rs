@@ -159,7 +159,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                             inner.add_face(pending.transport().clone());
                             pending.start();
                         }
-                        Err(e) => eprintln!("weft: refused {describe}: {e}"),
+                        Err(e) => tracing::info!("refused {describe}: {e}"),
                     }
                 });
             }
@@ -175,7 +175,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                 }
             }
             Err(e) => {
-                eprintln!("weft: accept failed: {e}");
+                tracing::warn!("accept failed: {e}");
                 drop(inner);
                 std::thread::sleep(POLL);
             }
