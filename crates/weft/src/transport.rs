@@ -72,6 +72,9 @@ struct TxState {
     writer_idle: bool,
     /// Manual batching asked for what is pending to be written.
     flush_requested: bool,
+    /// The priority whose lane a fragmented message is being written on: the writer
+    /// leaves that lane alone until the last fragment is out.
+    fragmenting: Option<Priority>,
 }
 
 /// Full batches a transport keeps waiting for the link (per transport, all priorities);
@@ -96,6 +99,9 @@ impl TxState {
     /// when `pending_too`.
     fn next_batch(&mut self, pending_too: bool) -> Option<Vec<u8>> {
         for p in Priority::ALL {
+            if self.fragmenting == Some(p) {
+                continue;
+            }
             let i = usize::from(p.to_u8());
             if let Some(b) = self.ready[i].pop_front() {
                 self.ready_count -= 1;
@@ -115,7 +121,23 @@ impl TxState {
     }
 
     fn has_work(&self, manual: bool) -> bool {
-        self.ready_count > 0 || (!self.tx.is_empty() && (!manual || self.flush_requested))
+        let ready = self.ready.iter().enumerate().any(|(i, q)| {
+            !q.is_empty() && self.fragmenting.map(|p| usize::from(p.to_u8())) != Some(i)
+        });
+        ready
+            || Priority::ALL.iter().any(|p| {
+                self.fragmenting != Some(*p)
+                    && !self.tx.lane_is_empty(*p)
+                    && (!manual || self.flush_requested)
+            })
+    }
+
+    /// Whether a priority above `p` has something to write.
+    fn higher_has_work(&self, p: Priority) -> bool {
+        Priority::ALL
+            .iter()
+            .take_while(|q| **q < p)
+            .any(|q| !self.ready[usize::from(q.to_u8())].is_empty() || !self.tx.lane_is_empty(*q))
     }
 }
 
@@ -281,30 +303,58 @@ impl Transport {
         reliability: Reliability,
         congestion: CongestionControl,
     ) -> Result<(), SendError> {
+        let lane = usize::from(priority.to_u8());
         let mut drop_deadline = None;
-        while st.writing || st.ready_count > 0 {
-            if !st.writing {
-                // Write what is queued first, in order.
-                let (guard, r) = self.write_ready(st);
-                st = guard;
-                r?;
-                continue;
+        // What is already queued on this lane goes first, and one fragmented message at
+        // a time: fragments of a channel must have consecutive sequence numbers.
+        loop {
+            if !st.tx.lane_is_empty(priority) && st.ready_count < READY_MAX {
+                st.seal_lane(priority);
+                self.wake_writer(&mut st);
+            }
+            if st.fragmenting.is_none()
+                && st.ready[lane].is_empty()
+                && st.tx.lane_is_empty(priority)
+            {
+                break;
             }
             st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
         }
-        // Fragments are written while holding the state so that no other message of
-        // the channel interleaves.
-        st.writing = true;
+        let mut fragments = Vec::new();
+        {
+            let TxState { tx, pool, .. } = &mut *st;
+            tx.fragment(msg, priority, reliability, |b| {
+                let mut buf = pool.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(b);
+                fragments.push(buf);
+            })?;
+        }
+        st.fragmenting = Some(priority);
         let mut result = Ok(());
-        let TxState { tx, .. } = &mut *st;
-        let fragmented = tx.fragment(msg, priority, reliability, |b| {
-            if result.is_ok() {
-                result = self.write(b);
+        for fragment in fragments {
+            // Between fragments, higher priorities go first.
+            while st.writing || st.higher_has_work(priority) {
+                self.wake_writer(&mut st);
+                st = self
+                    .idle
+                    .wait_timeout(st, Duration::from_millis(10))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
             }
-        });
-        st.writing = false;
+            if result.is_ok() {
+                st.writing = true;
+                drop(st);
+                result = self.write(&fragment);
+                st = self.lock();
+                st.writing = false;
+            }
+            st.pool.push(fragment);
+            self.idle.notify_all();
+        }
+        st.fragmenting = None;
+        self.wake_writer(&mut st);
         self.idle.notify_all();
-        fragmented?;
         result
     }
 
@@ -345,14 +395,6 @@ impl Transport {
                 return;
             }
         }
-    }
-
-    /// Writes the ready batches (not the pending ones) from this thread.
-    fn write_ready<'s>(
-        &'s self,
-        st: MutexGuard<'s, TxState>,
-    ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
-        self.drain(st, false)
     }
 
     /// Writes everything queued and pending from this thread (express messages).
@@ -624,6 +666,7 @@ fn start(
             writing: false,
             writer_idle: false,
             flush_requested: false,
+            fragmenting: None,
         }),
         idle: Condvar::new(),
         work: Condvar::new(),
