@@ -102,7 +102,10 @@ impl Inner {
 
     /// This session's subscribers matching `key` (cached per key).
     pub(crate) fn local_route(&self, key: &str) -> Option<Arc<[Callback]>> {
-        let mut st = self.lock();
+        Self::local_route_in(&mut self.lock(), key)
+    }
+
+    fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
         if let Some(r) = st.local_routes.get(key) {
             return Some(r.clone());
         }
@@ -120,18 +123,8 @@ impl Inner {
         Some(route)
     }
 
-    /// Delivers a sample to this session's own matching subscribers.
-    pub(crate) fn deliver_local(&self, sample: &Sample) {
-        if let Some(route) = self.local_route(&sample.key_expr) {
-            for cb in route.iter() {
-                cb(sample);
-            }
-        }
-    }
-
     /// The transports data on `key` goes to (cached per key).
-    fn remote_route(&self, key: &OwnedKeyExpr) -> Arc<[Arc<Transport>]> {
-        let mut st = self.lock();
+    fn remote_route_in(&self, st: &mut super::State, key: &OwnedKeyExpr) -> Arc<[Arc<Transport>]> {
         if let Some(r) = st.remote_routes.get(key.as_str()) {
             return r.clone();
         }
@@ -191,7 +184,13 @@ impl Inner {
             options.express,
         );
         let msg = NetworkMessage::Push(push);
-        let targets = self.remote_route(key);
+        // Both routes in one lock.
+        let (targets, local) = {
+            let mut st = self.lock();
+            let targets = self.remote_route_in(&mut st, key);
+            let local = Self::local_route_in(&mut st, key.as_str());
+            (targets, local)
+        };
         for t in targets.iter() {
             let sent = t.send(
                 &msg,
@@ -203,16 +202,13 @@ impl Inner {
                 *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
             }
         }
-        let has_local = self
-            .local_route(key.as_str())
-            .is_some_and(|r| !r.is_empty());
-        if has_local {
+        if let Some(local) = local.filter(|r| !r.is_empty()) {
             let encoding = if options.encoding.is_empty() {
                 "zenoh/bytes".to_string()
             } else {
                 options.encoding.clone()
             };
-            self.deliver_local(&Sample {
+            let sample = Sample {
                 key_expr: key.to_string(),
                 kind,
                 payload: payload.to_vec(),
@@ -222,7 +218,10 @@ impl Inner {
                 priority: options.priority,
                 congestion_control: options.congestion_control,
                 express: options.express,
-            });
+            };
+            for cb in local.iter() {
+                cb(&sample);
+            }
         }
         Ok(())
     }
