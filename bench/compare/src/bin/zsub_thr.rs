@@ -1,0 +1,54 @@
+//! Zenoh counterpart of `weft sub-thr`: counts samples on `test/thr` and prints the median
+//! rate over `--rounds` rounds of `--samples` messages, as
+//! `median_msgs_per_s=… payload=…`.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use weft_bench_compare::{measure_rounds, median, Args};
+use zenoh::Wait;
+
+const USAGE: &str = "zsub_thr [-m client|peer] [-e ENDPOINT] [-l ENDPOINT] \
+[--no-multicast-scouting] [--samples N] [--rounds R] [--max-seconds S]";
+
+fn main() {
+    let args = Args::parse(USAGE);
+    let samples: u64 = args.get("--samples", 100_000);
+    let rounds: u32 = args.get("--rounds", 10);
+    let max_seconds: f64 = args.get("--max-seconds", 120.0);
+    let session = zenoh::open(args.zenoh_config()).wait().unwrap_or_else(|e| {
+        eprintln!("zsub_thr: {e}");
+        std::process::exit(1)
+    });
+    let count = Arc::new(AtomicU64::new(0));
+    let size = Arc::new(AtomicUsize::new(0));
+    let (c, z) = (count.clone(), size.clone());
+    let subscriber = session
+        .declare_subscriber("test/thr")
+        .callback(move |s| {
+            z.store(s.payload().len(), Ordering::Relaxed);
+            c.fetch_add(1, Ordering::Relaxed);
+        })
+        .wait()
+        .unwrap_or_else(|e| {
+            eprintln!("zsub_thr: {e}");
+            std::process::exit(1)
+        });
+    let rates = measure_rounds(
+        || count.load(Ordering::Relaxed),
+        samples,
+        rounds,
+        max_seconds,
+    );
+    drop(subscriber);
+    let _ = session.close().wait();
+    if rates.is_empty() {
+        eprintln!("zsub_thr: no complete round");
+        std::process::exit(1);
+    }
+    println!(
+        "median_msgs_per_s={:.0} payload={}",
+        median(rates),
+        size.load(Ordering::Relaxed)
+    );
+}

@@ -1,0 +1,164 @@
+//! Shared by the comparison binaries: command-line parsing in the style of weft's tools,
+//! Zenoh configuration, and the statistics printed in weft's format.
+
+use std::time::{Duration, Instant};
+
+/// Command-line arguments: flags with values, boolean flags and positional arguments.
+#[derive(Debug, Default)]
+pub struct Args {
+    /// `-m client|peer`.
+    pub mode: Option<String>,
+    /// `-e ENDPOINT` (repeatable).
+    pub connect: Vec<String>,
+    /// `-l ENDPOINT` (repeatable).
+    pub listen: Vec<String>,
+    /// Other `--name value` pairs.
+    pub options: Vec<(String, String)>,
+    /// Positional arguments.
+    pub positional: Vec<String>,
+}
+
+/// Flags that take no value.
+const SWITCHES: &[&str] = &["--no-multicast-scouting", "--express"];
+
+impl Args {
+    /// Parses `std::env::args()`; exits with status 2 on a malformed command line.
+    pub fn parse(usage: &str) -> Self {
+        let mut args = Self::default();
+        let mut it = std::env::args().skip(1);
+        while let Some(a) = it.next() {
+            if a == "-h" || a == "--help" {
+                println!("usage: {usage}");
+                std::process::exit(0);
+            }
+            if SWITCHES.contains(&a.as_str()) {
+                args.options.push((a, String::new()));
+                continue;
+            }
+            if a.starts_with('-') && a.len() > 1 && a.parse::<f64>().is_err() {
+                let Some(v) = it.next() else {
+                    eprintln!("{a} needs a value\nusage: {usage}");
+                    std::process::exit(2);
+                };
+                match a.as_str() {
+                    "-m" | "--mode" => args.mode = Some(v),
+                    "-e" | "--connect" => args.connect.push(v),
+                    "-l" | "--listen" => args.listen.push(v),
+                    _ => args.options.push((a, v)),
+                }
+            } else {
+                args.positional.push(a);
+            }
+        }
+        args
+    }
+
+    /// Whether a switch was given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.options.iter().any(|(k, _)| k == name)
+    }
+
+    /// The value of `--name`, parsed, or `default`; exits with status 2 if it does not parse.
+    pub fn get<T: std::str::FromStr>(&self, name: &str, default: T) -> T {
+        match self.options.iter().rev().find(|(k, _)| k == name) {
+            None => default,
+            Some((_, v)) => v.parse().unwrap_or_else(|_| {
+                eprintln!("{name}: invalid value {v:?}");
+                std::process::exit(2)
+            }),
+        }
+    }
+
+    /// The positional argument `i`, parsed; exits with status 2 if missing or invalid.
+    pub fn positional<T: std::str::FromStr>(&self, i: usize, what: &str, usage: &str) -> T {
+        self.positional
+            .get(i)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                eprintln!("missing or invalid {what}\nusage: {usage}");
+                std::process::exit(2)
+            })
+    }
+
+    /// A Zenoh configuration: mode (peer by default), endpoints, multicast scouting off.
+    /// A side that only connects listens nowhere (Zenoh's peers otherwise listen on every
+    /// interface).
+    pub fn zenoh_config(&self) -> zenoh::Config {
+        let mut c = zenoh::Config::default();
+        let mode = self.mode.as_deref().unwrap_or("peer");
+        if mode != "peer" && mode != "client" {
+            eprintln!("-m: peer or client, not {mode:?}");
+            std::process::exit(2);
+        }
+        let json_list = |v: &[String]| {
+            let items: Vec<String> = v.iter().map(|e| format!("{e:?}")).collect();
+            format!("[{}]", items.join(","))
+        };
+        let set = |c: &mut zenoh::Config, key: &str, value: &str| {
+            if let Err(e) = c.insert_json5(key, value) {
+                eprintln!("configuration {key}={value}: {e}");
+                std::process::exit(2);
+            }
+        };
+        set(&mut c, "mode", &format!("{mode:?}"));
+        set(&mut c, "connect/endpoints", &json_list(&self.connect));
+        set(&mut c, "listen/endpoints", &json_list(&self.listen));
+        set(&mut c, "scouting/multicast/enabled", "false");
+        c
+    }
+}
+
+/// Median of a set of rates (upper median for an even count, as weft's tools print).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Prints `p50_us=… p99_us=… payload=…` from one-way latencies in microseconds.
+pub fn print_latency(mut one_way_us: Vec<f64>, size: usize) {
+    one_way_us.sort_by(f64::total_cmp);
+    let n = one_way_us.len();
+    let pct = |p: f64| one_way_us[((n as f64 * p) as usize).min(n - 1)];
+    println!(
+        "p50_us={:.1} p99_us={:.1} payload={size}",
+        pct(0.5),
+        pct(0.99)
+    );
+}
+
+/// Measures rounds of `samples` messages of a counter that another thread advances, as
+/// weft's `sub-thr` does: wait for the first message, then time each round by polling
+/// every 200 µs. Returns the rates of the complete rounds.
+pub fn measure_rounds(
+    count: impl Fn() -> u64,
+    samples: u64,
+    rounds: u32,
+    max_seconds: f64,
+) -> Vec<f64> {
+    let give_up = Instant::now() + Duration::from_secs_f64(max_seconds);
+    while count() == 0 {
+        if Instant::now() > give_up {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut rates = Vec::new();
+    for round in 0..rounds {
+        let start_count = count();
+        let start = Instant::now();
+        while count() - start_count < samples {
+            if Instant::now() > give_up {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let n = count() - start_count;
+        if n < samples {
+            break;
+        }
+        let rate = n as f64 / start.elapsed().as_secs_f64();
+        println!("round {round}: {rate:.0} msgs/s");
+        rates.push(rate);
+    }
+    rates
+}
