@@ -57,9 +57,9 @@ wait_listen() {
 
 annotate() {
     local data=$1 base=${1%.callgrind.out}
-    callgrind_annotate --inclusive=no --threshold=99 "$data" >"$base.exclusive.txt"
-    callgrind_annotate --inclusive=yes --threshold=99 "$data" >"$base.inclusive.txt"
-    callgrind_annotate --auto=yes --context=0 --threshold=99 "$data" \
+    callgrind_annotate --inclusive=no --threshold=99 "$data" >"$base.exclusive.txt" 2>/dev/null
+    callgrind_annotate --inclusive=yes --threshold=99 "$data" >"$base.inclusive.txt" 2>/dev/null
+    callgrind_annotate --auto=yes --context=0 --threshold=99 "$data" 2>/dev/null \
         | python3 bench/compare/hot_lines.py 40 >"$base.lines.txt"
     echo "wrote $base.{exclusive,inclusive,lines}.txt" >&2
 }
@@ -116,3 +116,59 @@ wait "$router" 2>/dev/null || true
 annotate "$OUT/weftd.callgrind.out"
 cat "$OUT/pub-thr.log" "$OUT/sub-thr.log" "$OUT/sub-routed.log" \
     | grep -E "sent=|median|round" >&2 || true
+
+# The same three runs for Eclipse Zenoh, as a reference, when bench/compare and zenohd are
+# built (bench/run.sh builds them). Its release builds carry no line tables (zenohd none at
+# all): use these for totals and call counts (for example read_loop per message).
+CT=${COMPARE_TARGET_DIR:-$ROOT/target/compare}
+ZENOHD=${ZENOHD:-$CT/zenohd-1.10.2/bin/zenohd}
+if [[ -x "$CT/release/zsub_thr" && -x "$CT/release/zpub_thr" && -x "$ZENOHD" ]]; then
+    Z=$CT/release
+    PORT=$((PORT + 1))
+    start 120 "$OUT/zsub-native.log" "$Z/zsub_thr" -l "tcp/127.0.0.1:$PORT" \
+        --no-multicast-scouting --samples 10000 --rounds 1000 --max-seconds 100
+    sub=$STARTED
+    wait_listen "$PORT"
+    timeout -k 5 $((SECONDS_PUB + 60)) "${CG[@]}" --callgrind-out-file="$OUT/zpub_thr.callgrind.out" \
+        "$Z/zpub_thr" "$SIZE" -e "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
+        --duration "$SECONDS_PUB" >"$OUT/zpub_thr.log" 2>&1 || true
+    kill -TERM -- "-$sub" 2>/dev/null || true
+    wait "$sub" 2>/dev/null || true
+
+    PORT=$((PORT + 1))
+    start 150 "$OUT/zsub_thr.log" "${CG[@]}" --callgrind-out-file="$OUT/zsub_thr.callgrind.out" \
+        "$Z/zsub_thr" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
+        --samples "$SAMPLES" --rounds 1 --max-seconds 90
+    sub=$STARTED
+    wait_listen "$PORT"
+    start 120 "$OUT/zpub-native.log" "$Z/zpub_thr" "$SIZE" -e "tcp/127.0.0.1:$PORT" \
+        --no-multicast-scouting --duration 110
+    pub=$STARTED
+    wait "$sub" 2>/dev/null || true
+    kill -TERM -- "-$pub" 2>/dev/null || true
+    wait "$pub" 2>/dev/null || true
+
+    PORT=$((PORT + 1))
+    start 150 "$OUT/zenohd.log" "${CG[@]}" --callgrind-out-file="$OUT/zenohd.callgrind.out" \
+        "$ZENOHD" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting
+    router=$STARTED
+    wait_listen "$PORT"
+    start 120 "$OUT/zsub-routed.log" "$Z/zsub_thr" -m client -e "tcp/127.0.0.1:$PORT" \
+        --no-multicast-scouting --samples "$SAMPLES" --rounds 1 --max-seconds 90
+    sub=$STARTED
+    sleep 1
+    start 120 "$OUT/zpub-routed.log" "$Z/zpub_thr" "$SIZE" -m client -e "tcp/127.0.0.1:$PORT" \
+        --no-multicast-scouting --duration 100
+    pub=$STARTED
+    wait "$sub" 2>/dev/null || true
+    kill -TERM -- "-$pub" 2>/dev/null || true
+    wait "$pub" 2>/dev/null || true
+    # zenohd stops on SIGINT.
+    kill -INT -- "-$router" 2>/dev/null || true
+    wait "$router" 2>/dev/null || true
+    for f in zpub_thr zsub_thr zenohd; do
+        callgrind_annotate --inclusive=yes --threshold=99 "$OUT/$f.callgrind.out" \
+            >"$OUT/$f.inclusive.txt" 2>/dev/null || true
+    done
+    echo "wrote $OUT/{zpub_thr,zsub_thr,zenohd}.inclusive.txt" >&2
+fi

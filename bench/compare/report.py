@@ -9,6 +9,9 @@ import sys
 
 SIZES = [8, 64, 1024, 8192, 65536, 1048576]
 SECTIONS = ("Peer to peer", "Routed")
+# Gaps smaller than this (in %) are reported as within run-to-run variation: consecutive runs
+# at low load on the 2-core machine moved most points by more than that.
+NOISE_PCT = 5
 
 
 def size_name(n):
@@ -69,7 +72,7 @@ def header(a, what):
 def thr_table(thr, topo, systems, labels, tcp_topo="peer"):
     names = [labels[s] for s in systems]
     cols = ["Payload"] + [f"{n} msg/s" for n in names] + ["weft/Zenoh"]
-    cols += [f"{n}/raw TCP" for n in names if n != "raw TCP"]
+    cols += [f"{s if s == 'weft' else 'Zenoh'}/raw TCP" for s in systems if s != "tcp"]
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for size in SIZES:
         vals = {s: thr.get((topo, s, size)) for s in systems}
@@ -84,7 +87,7 @@ def thr_table(thr, topo, systems, labels, tcp_topo="peer"):
 def lat_table(lat, topo, systems, labels):
     names = [labels[s] for s in systems]
     cols = ["64 B, one way"] + [f"{n} µs" for n in names] + ["weft/Zenoh"]
-    cols += [f"{n}/raw TCP" for n in names if n != "raw TCP"]
+    cols += [f"{s if s == 'weft' else 'Zenoh'}/raw TCP" for s in systems if s != "tcp"]
     out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     tcp = lat.get(("peer", "tcp"), (None, None))
     for i, name in enumerate(("p50", "p99")):
@@ -99,18 +102,27 @@ def lat_table(lat, topo, systems, labels):
 def slower(thr, lat, topo):
     """Sentences on where weft is behind Zenoh."""
     items = []
+
+    def noise(pct):
+        return " (within run-to-run variation)" if pct < NOISE_PCT else ""
+
     for size in SIZES:
         w, z = thr.get((topo, "weft", size)), thr.get((topo, "zenoh", size))
         if w is not None and z is not None and w < z:
-            items.append(f"{size_name(size)} throughput {100 * (1 - w / z):.0f} % lower")
+            pct = 100 * (1 - w / z)
+            items.append(f"{size_name(size)} throughput {pct:.0f} % lower{noise(pct)}")
     wl, zl = lat.get((topo, "weft")), lat.get((topo, "zenoh"))
     if wl and zl:
         for i, name in enumerate(("p50", "p99")):
             if None not in (wl[i], zl[i]) and wl[i] > zl[i]:
-                items.append(f"64 B {name} latency {100 * (wl[i] / zl[i] - 1):.0f} % higher")
+                pct = 100 * (wl[i] / zl[i] - 1)
+                items.append(f"64 B {name} latency {pct:.0f} % higher{noise(pct)}")
     if not items:
         return "weft is ahead of Zenoh or level with it on every point of this table."
-    return "Where weft is behind Zenoh: " + "; ".join(items) + "."
+    return (
+        "Where weft is behind Zenoh: " + "; ".join(items) + ". See \"Where the time goes\" "
+        "below for a profile."
+    )
 
 
 def peer_section(a, thr, lat):
