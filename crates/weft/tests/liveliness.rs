@@ -3,25 +3,10 @@
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use weft::{Config, Sample, SampleKind, WhatAmI};
+use weft::{Sample, SampleKind, WhatAmI};
+mod common;
+use common::session;
 use weft_testkit::{free_port, ZenohNode};
-
-fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> weft::Session {
-    let config = Config {
-        mode,
-        multicast_scouting: false,
-        listen: if listen {
-            vec!["tcp/127.0.0.1:0".parse().unwrap()]
-        } else {
-            Vec::new()
-        },
-        connect: connect
-            .map(|e| vec![e.parse().unwrap()])
-            .unwrap_or_default(),
-        ..Config::default()
-    };
-    weft::open(config).expect("open")
-}
 
 fn channel_subscriber(
     s: &weft::Session,

@@ -2,25 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use weft::{Config, GetOptions, PutOptions, QueryTarget, Reply, WhatAmI};
+use weft::{GetOptions, PutOptions, QueryTarget, Reply, WhatAmI};
+mod common;
+use common::session;
 use weft_testkit::{free_port, ZenohNode};
-
-fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> weft::Session {
-    let config = Config {
-        mode,
-        multicast_scouting: false,
-        listen: if listen {
-            vec!["tcp/127.0.0.1:0".parse().unwrap()]
-        } else {
-            Vec::new()
-        },
-        connect: connect
-            .map(|e| vec![e.parse().unwrap()])
-            .unwrap_or_default(),
-        ..Config::default()
-    };
-    weft::open(config).expect("open")
-}
 
 fn collect(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<Reply> {
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -3,21 +3,12 @@
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
+mod common;
+use common::session;
 use weft::{Config, PutOptions, Sample, SampleKind, WhatAmI};
 
 fn peer(listen: bool, connect: Option<&str>) -> weft::Session {
-    let mut c = Config {
-        mode: WhatAmI::Peer,
-        multicast_scouting: false,
-        ..Config::default()
-    };
-    if listen {
-        c.listen = vec!["tcp/127.0.0.1:0".parse().unwrap()];
-    }
-    if let Some(ep) = connect {
-        c.connect = vec![ep.parse().unwrap()];
-    }
-    weft::open(c).expect("open a peer")
+    session(WhatAmI::Peer, listen, connect)
 }
 
 fn next(rx: &Receiver<Sample>) -> Sample {
