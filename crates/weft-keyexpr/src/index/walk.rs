@@ -54,8 +54,15 @@ pub(super) trait Relation {
     /// relate to any plain child chunk, so that plain children must be scanned.
     const WILD_QUERY_SCANS_LITERALS: bool;
 
-    /// The set at the root.
-    fn start<const W: usize>(query: &Query<'_>) -> [u64; W];
+    /// The set at the root: the query's first position, and those a leading
+    /// query `**` may skip to. Relations in which a query `**` must be covered
+    /// by registered chunks override this.
+    fn start<const W: usize>(query: &Query<'_>) -> [u64; W] {
+        let mut state = [0; W];
+        bits::set(&mut state, 0);
+        query.close(&mut state, |kind| kind == ChunkKind::DoubleStar);
+        state
+    }
 
     /// The set one level down, through the child chunk `chunk` of kind `kind`.
     fn step<const W: usize>(
@@ -74,13 +81,6 @@ pub(super) struct Intersecting;
 
 impl Relation for Intersecting {
     const WILD_QUERY_SCANS_LITERALS: bool = true;
-
-    fn start<const W: usize>(query: &Query<'_>) -> [u64; W] {
-        let mut state = [0; W];
-        bits::set(&mut state, 0);
-        query.close(&mut state, |kind| kind == ChunkKind::DoubleStar);
-        state
-    }
 
     fn step<const W: usize>(
         state: &[u64; W],
@@ -162,13 +162,6 @@ pub(super) struct IncludedBy;
 
 impl Relation for IncludedBy {
     const WILD_QUERY_SCANS_LITERALS: bool = true;
-
-    fn start<const W: usize>(query: &Query<'_>) -> [u64; W] {
-        let mut state = [0; W];
-        bits::set(&mut state, 0);
-        query.close(&mut state, |kind| kind == ChunkKind::DoubleStar);
-        state
-    }
 
     fn step<const W: usize>(
         state: &[u64; W],
