@@ -3,39 +3,18 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
-struct Weftd(Child);
-
-impl Drop for Weftd {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
+use common::{wait_for_port, Weftd};
 
 fn start(rest: u16, port: u16, config: &str) -> Weftd {
-    let path = std::env::temp_dir().join(format!("weftd-rest-{port}.json5"));
-    std::fs::write(&path, config).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
-        .args(["-c", path.to_str().unwrap(), "--no-multicast-scouting"])
-        .args(["-l", &format!("tcp/127.0.0.1:{port}")])
-        .args(["--rest-http-port", &rest.to_string()])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err()
-        || TcpStream::connect(("127.0.0.1", rest)).is_err()
-    {
-        assert!(Instant::now() < deadline, "weftd did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Weftd(child)
+    let weftd = Weftd::with_config(port, config, &["--rest-http-port", &rest.to_string()]);
+    wait_for_port(rest);
+    weftd
 }
 
 /// One HTTP request; returns (status, body).

@@ -1,67 +1,14 @@
 //! Storages in weftd: last writer wins, deletions remembered, wildcard queries, several
 //! storages answering, and an SQLite volume surviving `kill -9`.
 
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use weft::{Config, GetOptions, PutOptions, Reply, WhatAmI};
+use weft::{GetOptions, PutOptions, Reply};
 use weft_testkit::free_port;
 
-struct Weftd {
-    child: Child,
-    endpoint: String,
-}
-
-impl Weftd {
-    fn start(config: &str, port: u16) -> Self {
-        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.json5");
-        std::fs::write(&path, config).unwrap();
-        let endpoint = format!("tcp/127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
-            .args([
-                "-c",
-                path.to_str().unwrap(),
-                "-l",
-                &endpoint,
-                "--no-multicast-scouting",
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start weftd");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "weftd did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child, endpoint }
-    }
-
-    fn client(&self) -> weft::Session {
-        weft::open(Config {
-            mode: WhatAmI::Client,
-            multicast_scouting: false,
-            connect: vec![self.endpoint.parse().unwrap()],
-            ..Config::default()
-        })
-        .unwrap()
-    }
-
-    /// `kill -9`.
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Weftd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::Weftd;
 
 fn values(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = rx
@@ -112,14 +59,15 @@ fn eventually(s: &weft::Session, selector: &str, expected: &[(&str, &str)]) {
 
 #[test]
 fn memory_storages_keep_the_latest_and_remember_deletions() {
-    let weftd = Weftd::start(
+    let weftd = Weftd::with_config(
+        free_port(),
         r#"{ plugins: { storage_manager: { storages: {
             all: { key_expr: "demo/**", volume: "memory" },
             stripped: { key_expr: "demo/s/**", strip_prefix: "demo/s", volume: { id: "memory" } },
         } } } }"#,
-        free_port(),
+        &[],
     );
-    let c = weftd.client();
+    let c = weftd.weft_client();
     let t1 = c.new_timestamp();
     let t2 = c.new_timestamp();
     let t3 = c.new_timestamp();
@@ -165,8 +113,8 @@ fn sqlite_storage_survives_kill_9() {
         dir.display()
     );
     let port = free_port();
-    let weftd = Weftd::start(&config, port);
-    let c = weftd.client();
+    let weftd = Weftd::with_config(port, &config, &[]);
+    let c = weftd.weft_client();
     for i in 0..20 {
         c.put(
             &format!("kept/{i}"),
@@ -178,8 +126,8 @@ fn sqlite_storage_survives_kill_9() {
     eventually(&c, "kept/19", &[("kept/19", "value 19")]);
     drop(c);
     weftd.kill();
-    let weftd = Weftd::start(&config, port);
-    let c = weftd.client();
+    let weftd = Weftd::with_config(port, &config, &[]);
+    let c = weftd.weft_client();
     let all = get(&c, "kept/**");
     assert_eq!(all.len(), 20, "{all:?}");
     assert!(all.contains(&("kept/7".to_string(), "value 7".to_string())));

@@ -3,58 +3,23 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use weft_testkit::{free_port, pattern, sha256_hex, zenoh_python, ZenohNode};
+use weft_testkit::{free_port, pattern, sha256_hex, zenoh_python};
 
-/// A running weftd; killed when dropped.
-struct Weftd {
-    child: Child,
-    endpoint: String,
-}
-
-impl Weftd {
-    fn start() -> Self {
-        let port = free_port();
-        let endpoint = format!("tcp/127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
-            .args(["-l", &endpoint, "--no-multicast-scouting"])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start weftd");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "weftd did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child, endpoint }
-    }
-
-    fn client(&self, extra: &[&str]) -> ZenohNode {
-        let mut args = vec!["--mode", "client", "--connect", self.endpoint.as_str()];
-        args.extend_from_slice(extra);
-        ZenohNode::start(&args).expect("a Zenoh client")
-    }
-}
-
-impl Drop for Weftd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+mod common;
+use common::Weftd;
 
 #[test]
 fn zenoh_clients_publish_and_subscribe_through_weftd() {
     if zenoh_python().is_none() {
         return;
     }
-    let weftd = Weftd::start();
-    let sub = weftd.client(&["--sub", "demo/**", "--count", "100", "--timeout", "30"]);
+    let weftd = Weftd::start(free_port(), &[]);
+    let sub = weftd.zenoh_client(&["--sub", "demo/**", "--count", "100", "--timeout", "30"]);
     std::thread::sleep(Duration::from_millis(300));
     // The publisher's interest is answered with the subscriber: it publishes.
-    let publisher = weftd.client(&[
+    let publisher = weftd.zenoh_client(&[
         "--put",
         "demo/a",
         "--payload",
@@ -76,7 +41,7 @@ fn zenoh_clients_publish_and_subscribe_through_weftd() {
     }
     assert_eq!(sub.sample(10)["kind"], "delete");
     assert!(publisher.wait());
-    let big = weftd.client(&["--put", "demo/big", "--size", "1048576"]);
+    let big = weftd.zenoh_client(&["--put", "demo/big", "--size", "1048576"]);
     let s = sub.sample(10);
     assert_eq!(s["len"], 1 << 20);
     assert_eq!(s["sha256"], sha256_hex(&pattern(1 << 20)));
@@ -88,11 +53,11 @@ fn zenoh_get_and_queryable_through_weftd() {
     if zenoh_python().is_none() {
         return;
     }
-    let weftd = Weftd::start();
-    let _q1 = weftd.client(&["--queryable", "q/**", "--reply", "one", "--timeout", "30"]);
-    let _q2 = weftd.client(&["--queryable", "q/x", "--reply", "two", "--timeout", "30"]);
+    let weftd = Weftd::start(free_port(), &[]);
+    let _q1 = weftd.zenoh_client(&["--queryable", "q/**", "--reply", "one", "--timeout", "30"]);
+    let _q2 = weftd.zenoh_client(&["--queryable", "q/x", "--reply", "two", "--timeout", "30"]);
     std::thread::sleep(Duration::from_millis(300));
-    let getter = weftd.client(&[
+    let getter = weftd.zenoh_client(&[
         "--get",
         "q/x",
         "--target",
@@ -115,7 +80,7 @@ fn zenoh_get_and_queryable_through_weftd() {
     assert_eq!(payloads, ["one", "two"]);
     // No queryable: the query ends at once (ResponseFinal from the router), not at timeout.
     let started = Instant::now();
-    let getter = weftd.client(&["--get", "none/here", "--timeout", "8"]);
+    let getter = weftd.zenoh_client(&["--get", "none/here", "--timeout", "8"]);
     assert_eq!(getter.line(10), "DONE");
     assert!(started.elapsed() < Duration::from_secs(6));
 }
@@ -125,8 +90,8 @@ fn liveliness_through_weftd() {
     if zenoh_python().is_none() {
         return;
     }
-    let weftd = Weftd::start();
-    let watcher = weftd.client(&[
+    let weftd = Weftd::start(free_port(), &[]);
+    let watcher = weftd.zenoh_client(&[
         "--liveliness-sub",
         "alive/**",
         "--count",
@@ -135,13 +100,13 @@ fn liveliness_through_weftd() {
         "30",
     ]);
     std::thread::sleep(Duration::from_millis(300));
-    let holder = weftd.client(&["--token", "alive/one", "--timeout", "30"]);
+    let holder = weftd.zenoh_client(&["--token", "alive/one", "--timeout", "30"]);
     let s = watcher.sample(10);
     assert_eq!(
         (s["kind"].as_str(), s["key"].as_str()),
         (Some("put"), Some("alive/one"))
     );
-    let getter = weftd.client(&["--liveliness-get", "alive/**", "--timeout", "3"]);
+    let getter = weftd.zenoh_client(&["--liveliness-get", "alive/**", "--timeout", "3"]);
     let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
     assert_eq!(r["key"], "alive/one");
     // The holder dies without undeclaring: weftd withdraws its token.
@@ -158,11 +123,11 @@ fn a_malformed_link_is_closed_and_others_keep_working() {
     if zenoh_python().is_none() {
         return;
     }
-    let weftd = Weftd::start();
-    let sub = weftd.client(&["--sub", "ok/**", "--count", "100", "--timeout", "30"]);
+    let weftd = Weftd::start(free_port(), &[]);
+    let sub = weftd.zenoh_client(&["--sub", "ok/**", "--count", "100", "--timeout", "30"]);
     std::thread::sleep(Duration::from_millis(300));
     // Garbage after a valid length prefix: weftd must close this link.
-    let port: u16 = weftd.endpoint.rsplit(':').next().unwrap().parse().unwrap();
+    let port = weftd.port;
     let mut raw = TcpStream::connect(("127.0.0.1", port)).unwrap();
     raw.write_all(&[0x05, 0x00, 0xff, 0xee, 0xdd, 0xcc, 0xbb])
         .unwrap();
@@ -179,7 +144,8 @@ fn a_malformed_link_is_closed_and_others_keep_working() {
         }
     }
     assert!(closed, "weftd kept a link that sent garbage");
-    let publisher = weftd.client(&["--put", "ok/still", "--payload", "fine", "--repeat", "3"]);
+    let publisher =
+        weftd.zenoh_client(&["--put", "ok/still", "--payload", "fine", "--repeat", "3"]);
     assert_eq!(sub.sample(10)["payload"], "fine");
     assert!(publisher.wait());
 }

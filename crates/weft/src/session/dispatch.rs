@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
+use weft_proto::ext::ExtBody;
 use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkMessage, Push};
 use weft_proto::zenoh::PushBody;
 use weft_transport::rx::Incoming;
@@ -84,7 +85,13 @@ impl Inner {
                     self.target_done(f.request_id, Some(t.peer_zid()));
                 }
             }
-            NetworkMessage::Oam(_) => {}
+            NetworkMessage::Oam(oam) => {
+                if let (weft_proto::network::NetworkOam::LINK_STATE, ExtBody::ZBuf(body)) =
+                    (oam.id, &oam.body)
+                {
+                    self.on_link_state(t, body);
+                }
+            }
         }
     }
 
@@ -263,6 +270,11 @@ impl Inner {
                     }
                     Some(id) => {
                         face.queryables.insert(id, key.clone());
+                        if q.info.complete {
+                            face.complete_queryables.insert(id);
+                        } else {
+                            face.complete_queryables.remove(&id);
+                        }
                         Event::Declared(EntityKind::Queryable, id, key, q.info.complete)
                     }
                 }

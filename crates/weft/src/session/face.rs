@@ -4,13 +4,14 @@
 //! protocol), the subscribers it declared to us, the state of the interests we sent it,
 //! and the interests it sent us (to keep it informed of our future declarations).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{Mapping, WireExpr};
 use weft_proto::network::{InterestMode, InterestOptions};
 
+use super::router::EntityKind;
 use crate::transport::Transport;
 
 /// An interest a peer sent us, kept while it asks for future declarations.
@@ -43,6 +44,8 @@ pub(crate) struct Face {
     /// Queryables the node declared, by entity id (id 0 ones keyed by their key).
     pub(crate) queryables: HashMap<u32, OwnedKeyExpr>,
     pub(crate) current_queryables: Vec<OwnedKeyExpr>,
+    /// The queryables among `queryables` that declared themselves complete.
+    pub(crate) complete_queryables: HashSet<u32>,
     /// Liveliness tokens the node declared.
     pub(crate) tokens: HashMap<u32, OwnedKeyExpr>,
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
@@ -52,6 +55,9 @@ pub(crate) struct Face {
     pub(crate) our_interests: HashMap<u32, (OwnedKeyExpr, bool)>,
     /// Interests the node sent us, for future declarations.
     pub(crate) their_interests: HashMap<u32, PeerInterest>,
+    /// Whether routed traffic (data, queries, the declarations it made) uses this face:
+    /// false for a link between routers that is not on the mesh's spanning tree.
+    pub(crate) on_tree: bool,
 }
 
 impl Face {
@@ -63,11 +69,30 @@ impl Face {
             current_subscribers: Vec::new(),
             queryables: HashMap::new(),
             current_queryables: Vec::new(),
+            complete_queryables: HashSet::new(),
             tokens: HashMap::new(),
             initial_declarations_done: false,
             our_interests: HashMap::new(),
             their_interests: HashMap::new(),
+            on_tree: true,
         }
+    }
+
+    /// The entities the node declared with an id: (kind, id, key, complete).
+    pub(crate) fn entities(&self) -> Vec<(EntityKind, u32, OwnedKeyExpr, bool)> {
+        let subscribers = self
+            .subscribers
+            .iter()
+            .map(|(i, k)| (EntityKind::Subscriber, *i, k.clone(), false));
+        let queryables = self.queryables.iter().map(|(i, k)| {
+            let complete = self.complete_queryables.contains(i);
+            (EntityKind::Queryable, *i, k.clone(), complete)
+        });
+        let tokens = self
+            .tokens
+            .iter()
+            .map(|(i, k)| (EntityKind::Token, *i, k.clone(), false));
+        subscribers.chain(queryables).chain(tokens).collect()
     }
 
     /// The full key of a wire expression received from this node, if it resolves.
@@ -85,20 +110,26 @@ impl Face {
         }
     }
 
-    /// Whether the node declared a subscriber intersecting `key`.
+    /// Whether the node declared a subscriber intersecting `key` (and routed traffic
+    /// uses this face).
     pub(crate) fn has_subscriber(&self, key: KeyExpr<'_>) -> bool {
-        self.subscribers
-            .values()
-            .chain(&self.current_subscribers)
-            .any(|s| s.as_key_expr().intersects(key))
+        self.on_tree
+            && self
+                .subscribers
+                .values()
+                .chain(&self.current_subscribers)
+                .any(|s| s.as_key_expr().intersects(key))
     }
 
-    /// Whether the node declared a queryable intersecting `key`.
+    /// Whether the node declared a queryable intersecting `key` (and routed traffic uses
+    /// this face).
     pub(crate) fn has_queryable(&self, key: KeyExpr<'_>) -> bool {
-        self.queryables
-            .values()
-            .chain(&self.current_queryables)
-            .any(|q| q.as_key_expr().intersects(key))
+        self.on_tree
+            && self
+                .queryables
+                .values()
+                .chain(&self.current_queryables)
+                .any(|q| q.as_key_expr().intersects(key))
     }
 
     /// Whether data on `key` must be sent to this node.
@@ -107,6 +138,9 @@ impl Face {
     /// before a peer's initial declarations are complete, or, towards a router, while no
     /// finalized subscriber interest of ours covers the key.
     pub(crate) fn wants_data(&self, key: KeyExpr<'_>, is_peer_link: bool) -> bool {
+        if !self.on_tree {
+            return false;
+        }
         if self.has_subscriber(key) {
             return true;
         }

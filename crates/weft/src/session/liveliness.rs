@@ -345,6 +345,16 @@ impl Inner {
         };
         if let Some(k) = key {
             self.notify_token(&k, SampleKind::Delete);
+            if self.is_router() {
+                if let Ok(k) = OwnedKeyExpr::new(k) {
+                    self.propagate_undeclaration(
+                        face_zid,
+                        super::router::EntityKind::Token,
+                        id,
+                        &k,
+                    );
+                }
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 mod dispatch;
 mod face;
 mod liveliness;
+mod mesh;
 mod outbound;
 mod query;
 mod router;
@@ -149,13 +150,22 @@ pub(crate) struct State {
     forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
     fanout: HashMap<(ZenohId, u32), usize>,
     drops: HashMap<String, u64>,
-    /// Sequence number of this router's link-state announcements.
-    link_state_sn: u64,
+    /// Router mode: the graph of the router mesh and its spanning tree.
+    mesh: mesh::Mesh,
     /// Routes already computed, by key: this session's matching subscribers, and the
     /// transports data on the key goes to. Cleared whenever what they depend on changes.
     local_routes: HashMap<String, Arc<[Callback]>>,
     remote_routes: HashMap<String, Arc<[Arc<crate::transport::Transport>]>>,
     faces: HashMap<ZenohId, Face>,
+}
+
+/// The first sequence number of this router's link-state announcements: milliseconds of
+/// the wall clock, so that a router restarted with the same id is believed over its former
+/// self.
+fn mesh_first_sn() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_millis() as u64)
 }
 
 /// Routes cached at most; beyond, the caches start over.
@@ -266,7 +276,7 @@ impl Session {
                 forwarded: HashMap::new(),
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
-                link_state_sn: 0,
+                mesh: mesh::Mesh::new(zid, mesh_first_sn()),
                 local_routes: HashMap::new(),
                 remote_routes: HashMap::new(),
                 faces: HashMap::new(),

@@ -131,13 +131,12 @@ impl Inner {
         let route: Arc<[Arc<Transport>]> = st
             .faces
             .values()
-            .filter(|f| {
-                if f.transport.peer_whatami() == WhatAmI::Client {
-                    // A client connected to us declares its subscribers unsolicited.
-                    f.has_subscriber(key.as_key_expr())
-                } else {
-                    f.wants_data(key.as_key_expr(), self.is_peer_link(f))
-                }
+            .filter(|f| match f.transport.peer_whatami() {
+                // A client connected to us declares its subscribers unsolicited, and so
+                // does a router to a router.
+                WhatAmI::Client => f.has_subscriber(key.as_key_expr()),
+                WhatAmI::Router if self.is_router() => f.has_subscriber(key.as_key_expr()),
+                _ => f.wants_data(key.as_key_expr(), self.is_peer_link(f)),
             })
             .map(|f| f.transport.clone())
             .collect();

@@ -15,7 +15,7 @@ use weft_proto::core::{
     CongestionControl, Mapping, NetworkQos, Reliability, WhatAmI, WireExpr, ZenohId,
 };
 use weft_proto::ext::ExtBody;
-use weft_proto::network::linkstate::{encode_list, LinkState};
+use weft_proto::network::linkstate::{decode_list, encode_list};
 use weft_proto::network::{
     Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
     NetworkMessage, NetworkOam, Push, QueryableInfo, Request, Response, ResponseFinal,
@@ -114,49 +114,25 @@ fn undeclaration(kind: EntityKind, id: u32) -> NetworkMessage<'static> {
 }
 
 impl Inner {
-    /// Tells every neighbouring router who this router is linked to (network OAM 1, the
-    /// link-state list Zenoh routers exchange): itself first (index 0), linked to each
-    /// neighbouring router (indexes 1..), which follow without links.
+    /// Tells every neighbouring router what this router knows of the mesh (network OAM 1,
+    /// the link-state list Zenoh routers exchange): itself and its links first, then every
+    /// other router it heard of.
     pub(crate) fn send_link_state(&self) {
         if !self.is_router() {
             return;
         }
-        let (routers, sn) = {
-            let mut st = self.lock();
-            let mut routers: Vec<Arc<Transport>> = st
+        let (routers, list) = {
+            let st = self.lock();
+            let routers: Vec<Arc<Transport>> = st
                 .faces
                 .values()
                 .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
                 .map(|f| f.transport.clone())
                 .collect();
-            routers.sort_by_key(|t| t.peer_zid());
-            st.link_state_sn += 1;
-            (routers, st.link_state_sn)
+            (routers, st.mesh.announcement())
         };
         if routers.is_empty() {
             return;
-        }
-        let mut list = vec![LinkState {
-            psid: 0,
-            sn,
-            zid: Some(self.zid),
-            whatami: Some(WhatAmI::Router),
-            locators: None,
-            links: (1..=routers.len() as u64).collect(),
-            weights: None,
-            gateway: false,
-        }];
-        for (i, t) in routers.iter().enumerate() {
-            list.push(LinkState {
-                psid: i as u64 + 1,
-                sn: 0,
-                zid: Some(t.peer_zid()),
-                whatami: Some(WhatAmI::Router),
-                locators: None,
-                links: Vec::new(),
-                weights: None,
-                gateway: false,
-            });
         }
         let mut body = Vec::new();
         if encode_list(&list, &mut body).is_err() {
@@ -173,6 +149,72 @@ impl Inner {
         let msg = NetworkMessage::Oam(oam);
         for t in routers {
             send_control(&t, &msg);
+        }
+    }
+
+    /// A link-state list from a neighbouring router: the mesh's graph is updated, and if it
+    /// changed, the news is relayed and the spanning tree recomputed.
+    pub(crate) fn on_link_state(&self, from: &Arc<Transport>, body: &[u8]) {
+        if !self.is_router() || from.peer_whatami() != WhatAmI::Router {
+            return;
+        }
+        let list = match decode_list(body) {
+            Ok(list) => list,
+            Err(e) => {
+                tracing::debug!("ignored a link-state list from {}: {e}", from.peer_zid());
+                return;
+            }
+        };
+        let changed = self.lock().mesh.apply(from.peer_zid(), &list);
+        if changed {
+            self.update_tree();
+            self.send_link_state();
+        }
+    }
+
+    /// Places each link to a router on or off the spanning tree. A link joining the tree
+    /// brings what its router declared to the other faces; a link leaving it withdraws it.
+    pub(crate) fn update_tree(&self) {
+        if !self.is_router() {
+            return;
+        }
+        type Entities = Vec<(EntityKind, u32, OwnedKeyExpr, bool)>;
+        let (joined, left) = {
+            let mut st = self.lock();
+            let tree = st.mesh.tree_neighbours();
+            let mut joined: Vec<(ZenohId, Entities)> = Vec::new();
+            let mut left: Vec<(ZenohId, Entities)> = Vec::new();
+            for (zid, face) in &mut st.faces {
+                if face.transport.peer_whatami() != WhatAmI::Router {
+                    continue;
+                }
+                let on = tree.contains(zid);
+                if on != face.on_tree {
+                    face.on_tree = on;
+                    let changes = if on { &mut joined } else { &mut left };
+                    changes.push((*zid, face.entities()));
+                }
+            }
+            if !(joined.is_empty() && left.is_empty()) {
+                st.routes_changed();
+                tracing::info!(
+                    "mesh tree: links on {:?}, joined {:?}, left {:?}",
+                    tree,
+                    joined.iter().map(|(z, _)| z).collect::<Vec<_>>(),
+                    left.iter().map(|(z, _)| z).collect::<Vec<_>>()
+                );
+            }
+            (joined, left)
+        };
+        for (zid, entities) in left {
+            for (kind, id, key, _) in entities {
+                self.propagate_undeclaration(zid, kind, id, &key);
+            }
+        }
+        for (zid, entities) in joined {
+            for (kind, id, key, complete) in entities {
+                self.propagate_declaration(zid, kind, id, &key, complete);
+            }
         }
     }
 
@@ -248,6 +290,10 @@ impl Inner {
     ) {
         let (id, targets) = {
             let mut st = self.lock();
+            // What a router off the tree declares stays with us (the tree brings it).
+            if st.faces.get(&from).is_some_and(|f| !f.on_tree) {
+                return;
+            }
             let id = self.routed_id(&mut st, from, kind, entity);
             let targets: Vec<Arc<Transport>> = self
                 .declaration_targets(&st, kind.interest(), key.as_key_expr())
@@ -300,7 +346,7 @@ impl Inner {
         let mut found = Vec::new();
         let matches =
             |k: &OwnedKeyExpr| key.is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()));
-        for (zid, face) in &st.faces {
+        for (zid, face) in st.faces.iter().filter(|(_, f)| f.on_tree) {
             // A requester is told of its own tokens (a liveliness get lists them), not of its
             // own subscribers and queryables.
             let own = *zid == to;
@@ -311,7 +357,8 @@ impl Inner {
             }
             if options.contains(InterestOptions::QUERYABLES) && !own {
                 for (e, k) in face.queryables.iter().filter(|(_, k)| matches(k)) {
-                    found.push((*zid, EntityKind::Queryable, *e, k.to_string(), false));
+                    let complete = face.complete_queryables.contains(e);
+                    found.push((*zid, EntityKind::Queryable, *e, k.to_string(), complete));
                 }
             }
             if options.contains(InterestOptions::TOKENS) {
@@ -459,7 +506,7 @@ impl Inner {
     pub(crate) fn router_forget_face(
         &self,
         zid: ZenohId,
-        entities: Vec<(EntityKind, u32, OwnedKeyExpr)>,
+        entities: Vec<(EntityKind, u32, OwnedKeyExpr, bool)>,
     ) {
         let pending: Vec<u32> = self
             .lock()
@@ -477,7 +524,7 @@ impl Inner {
             st.forwarded.retain(|_, f| f.requester.peer_zid() != zid);
             st.fanout.retain(|(r, _), _| *r != zid);
         }
-        for (kind, entity, key) in entities {
+        for (kind, entity, key, _) in entities {
             self.propagate_undeclaration(zid, kind, entity, &key);
         }
     }

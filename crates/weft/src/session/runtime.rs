@@ -42,17 +42,25 @@ impl Inner {
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
             t.set_manual_batching(true);
         }
+        let meshed = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         let replaced = {
             let mut st = self.lock();
             st.routes_changed();
-            st.faces.insert(t.peer_zid(), Face::new(t.clone()))
+            let mut face = Face::new(t.clone());
+            if meshed {
+                // Off the tree until the mesh's link states place it.
+                face.on_tree = false;
+                st.mesh.link_up(t.peer_zid());
+            }
+            st.faces.insert(t.peer_zid(), face)
         };
         if let Some(old) = replaced {
             old.transport
                 .close(weft_proto::transport::CloseReason::MAX_LINKS);
         }
         self.introduce(&t);
-        if t.peer_whatami() == WhatAmI::Router {
+        if meshed {
+            self.update_tree();
             self.send_link_state();
         }
         self.changed.notify_all();
@@ -70,23 +78,11 @@ impl Inner {
             .is_some_and(|f| Arc::ptr_eq(&f.transport, t))
         {
             if let Some(face) = st.faces.remove(&t.peer_zid()) {
-                use super::router::EntityKind;
-                entities.extend(
-                    face.subscribers
-                        .into_iter()
-                        .map(|(i, k)| (EntityKind::Subscriber, i, k)),
-                );
-                entities.extend(
-                    face.queryables
-                        .into_iter()
-                        .map(|(i, k)| (EntityKind::Queryable, i, k)),
-                );
-                entities.extend(
-                    face.tokens
-                        .iter()
-                        .map(|(i, k)| (EntityKind::Token, *i, k.clone())),
-                );
+                entities = face.entities();
                 tokens = face.tokens;
+            }
+            if self.is_router() && t.peer_whatami() == WhatAmI::Router {
+                st.mesh.link_down(t.peer_zid());
             }
         }
         drop(st);
@@ -95,6 +91,7 @@ impl Inner {
         if self.is_router() {
             self.router_forget_face(t.peer_zid(), entities);
             if t.peer_whatami() == WhatAmI::Router {
+                self.update_tree();
                 self.send_link_state();
             }
         }

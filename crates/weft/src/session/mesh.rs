@@ -1,0 +1,416 @@
+//! The router mesh: which links between routers carry routed traffic.
+//!
+//! Routers flood link-state lists (network OAM 1): every router announces its own
+//! neighbouring routers under a growing sequence number and relays what it learns, so that
+//! each one ends with the same graph of the mesh. From that graph every router derives the
+//! same spanning tree: breadth-first from the smallest ZenohId of the component, each node
+//! attached to its smallest-id neighbour one level closer to the root. An edge counts only
+//! when both of its ends list it, so a dead router's stale list cannot keep it in the
+//! tree.
+//!
+//! Declarations and data follow the tree's links only. A tree has no cycles, so every
+//! sample reaches every subscriber exactly once and nothing loops, whatever the topology;
+//! when a router or a link dies, the graph changes, every router computes the new tree,
+//! and the links that joined it start carrying the routes (failover).
+//!
+//! This module is pure: no sockets, no clocks. The session feeds it link events and
+//! received lists and asks which neighbours are on the tree.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+
+use weft_proto::core::{WhatAmI, ZenohId};
+use weft_proto::network::linkstate::LinkState;
+
+/// What one router announced about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct Node {
+    sn: u64,
+    links: BTreeSet<ZenohId>,
+}
+
+/// One router's view of the mesh.
+#[derive(Debug)]
+pub(crate) struct Mesh {
+    own: ZenohId,
+    own_sn: u64,
+    /// Routers linked to this one right now.
+    neighbours: BTreeSet<ZenohId>,
+    /// Other routers, as their latest announcements describe them.
+    nodes: BTreeMap<ZenohId, Node>,
+    /// Per neighbour, its local indexes (psid) of the nodes it told us about: a list may
+    /// name a node by index alone once the index was given with its id.
+    psids: HashMap<ZenohId, HashMap<u64, ZenohId>>,
+}
+
+impl Mesh {
+    /// A mesh of one router. `first_sn` should grow across restarts (e.g. a clock), so that
+    /// a router restarting with the same id is believed over its former self.
+    pub(crate) fn new(own: ZenohId, first_sn: u64) -> Self {
+        Self {
+            own,
+            own_sn: first_sn.max(1),
+            neighbours: BTreeSet::new(),
+            nodes: BTreeMap::new(),
+            psids: HashMap::new(),
+        }
+    }
+
+    /// A link to the router `zid` came up.
+    pub(crate) fn link_up(&mut self, zid: ZenohId) {
+        if self.neighbours.insert(zid) {
+            self.own_sn += 1;
+        }
+    }
+
+    /// The link to the router `zid` went down.
+    pub(crate) fn link_down(&mut self, zid: ZenohId) {
+        self.psids.remove(&zid);
+        if self.neighbours.remove(&zid) {
+            self.own_sn += 1;
+            self.prune();
+        }
+    }
+
+    /// Applies a list received from the neighbour `from`. Returns whether the graph
+    /// changed (then the tree may have changed, and the news must be relayed).
+    pub(crate) fn apply(&mut self, from: ZenohId, list: &[LinkState<'_>]) -> bool {
+        let psids = self.psids.entry(from).or_default();
+        for entry in list {
+            if let Some(zid) = entry.zid {
+                psids.insert(entry.psid, zid);
+            }
+        }
+        let psids = &self.psids[&from];
+        let mut updates = Vec::new();
+        for entry in list {
+            let Some(zid) = psids.get(&entry.psid).copied() else {
+                continue;
+            };
+            // Links to nodes the sender never named are dropped.
+            let links: BTreeSet<ZenohId> = entry
+                .links
+                .iter()
+                .filter_map(|p| psids.get(p).copied())
+                .filter(|z| *z != zid)
+                .collect();
+            updates.push((zid, entry.sn, links));
+        }
+        let mut changed = false;
+        for (zid, sn, links) in updates {
+            if zid == self.own {
+                // Someone remembers a former life of ours: announce above it.
+                if sn > self.own_sn {
+                    self.own_sn = sn + 1;
+                    changed = true;
+                }
+                continue;
+            }
+            let newer = self.nodes.get(&zid).is_none_or(|n| sn > n.sn);
+            if newer {
+                self.nodes.insert(zid, Node { sn, links });
+                changed = true;
+            }
+        }
+        if changed {
+            self.prune();
+        }
+        changed
+    }
+
+    /// The links of `zid` as far as this view knows.
+    fn links_of(&self, zid: ZenohId) -> Option<&BTreeSet<ZenohId>> {
+        if zid == self.own {
+            Some(&self.neighbours)
+        } else {
+            self.nodes.get(&zid).map(|n| &n.links)
+        }
+    }
+
+    /// Whether both ends of `a`–`b` list the link.
+    fn confirmed(&self, a: ZenohId, b: ZenohId) -> bool {
+        self.links_of(a).is_some_and(|l| l.contains(&b))
+            && self.links_of(b).is_some_and(|l| l.contains(&a))
+    }
+
+    /// The confirmed neighbours of `zid`.
+    fn edges(&self, zid: ZenohId) -> impl Iterator<Item = ZenohId> + '_ {
+        self.links_of(zid)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(move |n| self.confirmed(zid, *n))
+    }
+
+    /// Breadth-first distances from `start` over confirmed edges (the component of
+    /// `start`).
+    fn distances(&self, start: ZenohId) -> BTreeMap<ZenohId, usize> {
+        let mut dist = BTreeMap::from([(start, 0)]);
+        let mut queue = VecDeque::from([start]);
+        while let Some(n) = queue.pop_front() {
+            let d = dist[&n];
+            for m in self.edges(n) {
+                if let std::collections::btree_map::Entry::Vacant(e) = dist.entry(m) {
+                    e.insert(d + 1);
+                    queue.push_back(m);
+                }
+            }
+        }
+        dist
+    }
+
+    /// Forgets the routers this one cannot reach: their announcements are history (a
+    /// router restarted with the same id is then believed at once).
+    fn prune(&mut self) {
+        let reachable = self.distances(self.own);
+        self.nodes.retain(|zid, _| reachable.contains_key(zid));
+    }
+
+    /// The neighbours whose links are on the spanning tree.
+    pub(crate) fn tree_neighbours(&self) -> BTreeSet<ZenohId> {
+        let component = self.distances(self.own);
+        let Some(root) = component.keys().next().copied() else {
+            return BTreeSet::new();
+        };
+        let depth = self.distances(root);
+        // The parent of a node: its smallest neighbour one level closer to the root.
+        let parent = |n: ZenohId| -> Option<ZenohId> {
+            let d = *depth.get(&n)?;
+            if d == 0 {
+                return None;
+            }
+            self.edges(n)
+                .filter(|m| depth.get(m) == Some(&(d - 1)))
+                .min()
+        };
+        let mut tree = BTreeSet::new();
+        if let Some(p) = parent(self.own) {
+            tree.insert(p);
+        }
+        for n in self.edges(self.own) {
+            if parent(n) == Some(self.own) {
+                tree.insert(n);
+            }
+        }
+        tree
+    }
+
+    /// The list this router announces: itself (index 0) and every router it knows, each
+    /// with its sequence number and links, by this list's own indexes.
+    pub(crate) fn announcement(&self) -> Vec<LinkState<'static>> {
+        // Every node named, including neighbours not yet heard from.
+        let mut named: BTreeSet<ZenohId> = self.nodes.keys().copied().collect();
+        named.extend(self.neighbours.iter().copied());
+        for n in self.nodes.values() {
+            named.extend(n.links.iter().copied());
+        }
+        named.remove(&self.own);
+        let index: HashMap<ZenohId, u64> = std::iter::once(self.own)
+            .chain(named.iter().copied())
+            .enumerate()
+            .map(|(i, z)| (z, i as u64))
+            .collect();
+        let entry = |zid: ZenohId, sn: u64, links: &BTreeSet<ZenohId>| LinkState {
+            psid: index[&zid],
+            sn,
+            zid: Some(zid),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links: links.iter().map(|l| index[l]).collect(),
+            weights: None,
+            gateway: false,
+        };
+        let empty = BTreeSet::new();
+        std::iter::once(entry(self.own, self.own_sn, &self.neighbours))
+            .chain(named.iter().map(|z| match self.nodes.get(z) {
+                Some(n) => entry(*z, n.sn, &n.links),
+                None => entry(*z, 0, &empty),
+            }))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn z(v: u128) -> ZenohId {
+        ZenohId::new(v).unwrap()
+    }
+
+    /// Routers `ids` with the links `edges`, each having flooded until nothing changes.
+    fn converge(ids: &[u128], edges: &[(u128, u128)]) -> BTreeMap<u128, Mesh> {
+        let mut meshes: BTreeMap<u128, Mesh> =
+            ids.iter().map(|i| (*i, Mesh::new(z(*i), 1))).collect();
+        for (a, b) in edges {
+            meshes.get_mut(a).unwrap().link_up(z(*b));
+            meshes.get_mut(b).unwrap().link_up(z(*a));
+        }
+        flood(&mut meshes, edges);
+        meshes
+    }
+
+    /// Every router sends its announcement to its neighbours until no list changes anything.
+    fn flood(meshes: &mut BTreeMap<u128, Mesh>, edges: &[(u128, u128)]) {
+        for _ in 0..50 {
+            let mut changed = false;
+            let lists: Vec<(u128, Vec<LinkState<'static>>)> =
+                meshes.iter().map(|(i, m)| (*i, m.announcement())).collect();
+            for (from, list) in &lists {
+                for (a, b) in edges {
+                    let to = if a == from {
+                        b
+                    } else if b == from {
+                        a
+                    } else {
+                        continue;
+                    };
+                    if let Some(m) = meshes.get_mut(to) {
+                        changed |= m.apply(z(*from), list);
+                    }
+                }
+            }
+            if !changed {
+                return;
+            }
+        }
+        panic!("flooding did not settle");
+    }
+
+    /// The tree's edges as every router sees its own part of it; asserts they agree.
+    fn tree(meshes: &BTreeMap<u128, Mesh>) -> BTreeSet<(u128, u128)> {
+        let mut edges = BTreeSet::new();
+        for (i, m) in meshes {
+            for n in m.tree_neighbours() {
+                let n = n.to_u128();
+                assert!(
+                    meshes[&n].tree_neighbours().contains(&z(*i)),
+                    "{i} thinks {n} is on the tree, {n} does not"
+                );
+                edges.insert((*i.min(&n), *i.max(&n)));
+            }
+        }
+        edges
+    }
+
+    #[test]
+    fn a_line_is_its_own_tree() {
+        let m = converge(&[1, 2, 3], &[(1, 2), (2, 3)]);
+        assert_eq!(tree(&m), BTreeSet::from([(1, 2), (2, 3)]));
+    }
+
+    #[test]
+    fn a_triangle_loses_one_edge() {
+        let m = converge(&[1, 2, 3], &[(1, 2), (2, 3), (1, 3)]);
+        assert_eq!(tree(&m), BTreeSet::from([(1, 2), (1, 3)]));
+    }
+
+    #[test]
+    fn a_ring_of_five_becomes_a_spanning_tree() {
+        let edges = [(1, 2), (2, 3), (3, 4), (4, 5), (5, 1)];
+        let m = converge(&[1, 2, 3, 4, 5], &edges);
+        let t = tree(&m);
+        assert_eq!(t.len(), 4, "a spanning tree of 5 nodes has 4 edges: {t:?}");
+        // Every router is on it.
+        let on: BTreeSet<u128> = t.iter().flat_map(|(a, b)| [*a, *b]).collect();
+        assert_eq!(on, BTreeSet::from([1, 2, 3, 4, 5]));
+    }
+
+    #[test]
+    fn the_tree_heals_when_a_router_of_a_cycle_dies() {
+        let edges = [(1, 2), (2, 3), (3, 4), (4, 1)];
+        let mut m = converge(&[1, 2, 3, 4], &edges);
+        assert_eq!(tree(&m), BTreeSet::from([(1, 2), (1, 4), (2, 3)]));
+        // Router 1, the root, dies: its neighbours see their links go down.
+        m.remove(&1);
+        m.get_mut(&2).unwrap().link_down(z(1));
+        m.get_mut(&4).unwrap().link_down(z(1));
+        let left = [(2, 3), (3, 4)];
+        flood(&mut m, &left);
+        assert_eq!(tree(&m), BTreeSet::from([(2, 3), (3, 4)]));
+        // The dead router is forgotten everywhere.
+        for mesh in m.values() {
+            assert!(!mesh.nodes.contains_key(&z(1)));
+        }
+    }
+
+    #[test]
+    fn a_one_sided_link_is_not_used() {
+        let mut a = Mesh::new(z(1), 1);
+        a.link_up(z(2));
+        // 2 has announced nothing yet: the link is not confirmed.
+        assert!(a.tree_neighbours().is_empty());
+        let mut b = Mesh::new(z(2), 1);
+        b.link_up(z(1));
+        assert!(a.apply(z(2), &b.announcement()));
+        assert_eq!(a.tree_neighbours(), BTreeSet::from([z(2)]));
+    }
+
+    #[test]
+    fn old_news_changes_nothing() {
+        let mut a = Mesh::new(z(1), 1);
+        let mut b = Mesh::new(z(2), 1);
+        a.link_up(z(2));
+        b.link_up(z(1));
+        let first = b.announcement();
+        assert!(a.apply(z(2), &first));
+        assert!(!a.apply(z(2), &first), "the same list twice is no news");
+    }
+
+    #[test]
+    fn entries_named_by_index_alone_resolve_through_earlier_lists() {
+        let mut a = Mesh::new(z(1), 1);
+        a.link_up(z(2));
+        let full = LinkState {
+            psid: 0,
+            sn: 5,
+            zid: Some(z(2)),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links: vec![1],
+            weights: None,
+            gateway: false,
+        };
+        let me = LinkState {
+            psid: 1,
+            sn: 0,
+            zid: Some(z(1)),
+            ..full.clone()
+        };
+        assert!(a.apply(
+            z(2),
+            &[
+                full.clone(),
+                LinkState {
+                    links: vec![0],
+                    ..me
+                }
+            ]
+        ));
+        // Later, the neighbour names itself by its index only.
+        let short = LinkState {
+            zid: None,
+            sn: 6,
+            ..full
+        };
+        assert!(a.apply(z(2), &[short]));
+        assert_eq!(a.nodes[&z(2)].sn, 6);
+    }
+
+    #[test]
+    fn a_restarted_router_announces_above_its_former_self() {
+        let mut a = Mesh::new(z(1), 1);
+        a.link_up(z(2));
+        let remembered = LinkState {
+            psid: 3,
+            sn: 99,
+            zid: Some(z(1)),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links: Vec::new(),
+            weights: None,
+            gateway: false,
+        };
+        assert!(a.apply(z(2), &[remembered]));
+        assert!(a.announcement()[0].sn > 99);
+    }
+}

@@ -1,0 +1,106 @@
+//! Helpers shared by the weftd integration tests: a weftd process on loopback, and clients
+//! of it.
+
+// Each test file uses its own part of these helpers.
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use weft::{Config, WhatAmI};
+use weft_testkit::ZenohNode;
+
+/// A weftd process listening on `tcp/127.0.0.1:PORT`, without multicast scouting; killed
+/// (`kill -9`) when dropped.
+pub(crate) struct Weftd {
+    child: Child,
+    /// The port it listens on.
+    pub(crate) port: u16,
+    /// `tcp/127.0.0.1:PORT`.
+    pub(crate) endpoint: String,
+}
+
+impl Weftd {
+    /// Starts weftd with the extra arguments `args`; returns once its port accepts.
+    pub(crate) fn start(port: u16, args: &[&str]) -> Self {
+        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+            .args(["-l", &endpoint, "--no-multicast-scouting"])
+            .args(args)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start weftd");
+        let weftd = Self {
+            child,
+            port,
+            endpoint,
+        };
+        wait_for_port(port);
+        weftd
+    }
+
+    /// Starts weftd with the configuration text `config` (JSON5) and the extra arguments.
+    pub(crate) fn with_config(port: u16, config: &str, args: &[&str]) -> Self {
+        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json5");
+        std::fs::write(&path, config).unwrap();
+        let mut all = vec!["-c", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Self::start(port, &all)
+    }
+
+    /// Starts weftd connecting to the routers listening on `neighbours`.
+    pub(crate) fn connected(port: u16, neighbours: &[u16]) -> Self {
+        let endpoints: Vec<String> = neighbours
+            .iter()
+            .map(|p| format!("tcp/127.0.0.1:{p}"))
+            .collect();
+        let args: Vec<&str> = endpoints.iter().flat_map(|e| ["-e", e.as_str()]).collect();
+        Self::start(port, &args)
+    }
+
+    /// An Eclipse Zenoh client of this router (`zenoh_node.py` with `extra` arguments).
+    pub(crate) fn zenoh_client(&self, extra: &[&str]) -> ZenohNode {
+        let mut args = vec!["--mode", "client", "--connect", self.endpoint.as_str()];
+        args.extend_from_slice(extra);
+        ZenohNode::start(&args).expect("a Zenoh client")
+    }
+
+    /// A weft client session of this router.
+    pub(crate) fn weft_client(&self) -> weft::Session {
+        weft::open(Config {
+            mode: WhatAmI::Client,
+            multicast_scouting: false,
+            connect: vec![self.endpoint.parse().unwrap()],
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
+    /// `kill -9`, and wait for the process to end.
+    pub(crate) fn kill(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Weftd {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
+pub(crate) fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
