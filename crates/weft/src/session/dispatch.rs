@@ -1,5 +1,6 @@
 //! What the session does with each network message a face sends it.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
@@ -45,6 +46,17 @@ pub(crate) fn key_entity_id(key: &str) -> u32 {
         h = h.wrapping_mul(0x0100_0193);
     }
     h | 0x8000_0000
+}
+
+/// The text form of an encoding; the well-known ones without a schema are not formatted.
+fn encoding_text(encoding: &weft_proto::core::Encoding<'_>) -> String {
+    match (
+        encoding.schema,
+        weft_proto::core::encoding_name(encoding.id),
+    ) {
+        (None, Some(name)) => name.to_string(),
+        _ => encoding.to_string(),
+    }
 }
 
 /// What a declaration changed, for what must follow it.
@@ -102,7 +114,7 @@ impl Inner {
         t: &Transport,
         we: &weft_proto::core::WireExpr<'_>,
     ) -> Option<Option<String>> {
-        self.with_face(t, |face| face.resolve(we))
+        self.with_face(t, |face| face.resolve(we).map(Cow::into_owned))
     }
 
     fn with_face<R>(&self, t: &Transport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
@@ -119,55 +131,70 @@ impl Inner {
     }
 
     fn on_push(&self, t: &Arc<Transport>, push: &Push<'_>) {
-        let Some(Some(key)) = self.with_face(t, |face| face.resolve(&push.wire_expr)) else {
-            return;
-        };
-        // Invalid keys have no route: dropped here.
-        let Some(route) = self.local_route(&key) else {
-            return;
-        };
         let router = self.is_router();
-        if route.is_empty() && !router {
+        // One lock for the key and both routes.
+        let (key, route, forward) = {
+            let mut st = self.lock();
+            let Some(face) = st.faces.get(&t.peer_zid()) else {
+                return;
+            };
+            let Some(key) = face.resolve(&push.wire_expr) else {
+                return;
+            };
+            // Invalid keys have no route: dropped here.
+            let Some(route) = Self::local_route_in(&mut st, &key) else {
+                return;
+            };
+            let forward = if router {
+                Self::forward_route_in(&mut st, &key)
+            } else {
+                None
+            };
+            (key, route, forward)
+        };
+        let from = t.peer_zid();
+        let forward = forward.filter(|f| f.iter().any(|target| target.peer_zid() != from));
+        if route.is_empty() && forward.is_none() {
             return;
         }
         // A router timestamps values that have none, before anyone sees them.
         let added = match &push.body {
-            PushBody::Put(p)
-                if p.timestamp.is_none() && self.is_router() && self.timestamping() =>
-            {
+            PushBody::Put(p) if p.timestamp.is_none() && router && self.timestamping() => {
                 Some(self.new_timestamp())
             }
             _ => None,
         };
-        let sample = match &push.body {
-            PushBody::Put(p) => Sample {
-                key_expr: key,
-                kind: SampleKind::Put,
-                payload: p.payload.to_vec(),
-                encoding: p.encoding.to_string(),
-                timestamp: p.timestamp.or(added),
-                attachment: p.attachment.map(<[u8]>::to_vec),
-                priority: push.qos.priority(),
-                congestion_control: push.qos.congestion_control(),
-                express: push.qos.is_express(),
-            },
-            PushBody::Del(d) => Sample {
-                key_expr: key,
-                kind: SampleKind::Delete,
-                payload: Vec::new(),
-                encoding: "zenoh/bytes".into(),
-                timestamp: d.timestamp,
-                attachment: d.attachment.map(<[u8]>::to_vec),
-                priority: push.qos.priority(),
-                congestion_control: push.qos.congestion_control(),
-                express: push.qos.is_express(),
-            },
-        };
-        for cb in route.iter() {
-            cb(&sample);
+        if !route.is_empty() {
+            let sample = match &push.body {
+                PushBody::Put(p) => Sample {
+                    key_expr: key.to_string(),
+                    kind: SampleKind::Put,
+                    payload: p.payload.to_vec(),
+                    encoding: encoding_text(&p.encoding),
+                    timestamp: p.timestamp.or(added),
+                    attachment: p.attachment.map(<[u8]>::to_vec),
+                    priority: push.qos.priority(),
+                    congestion_control: push.qos.congestion_control(),
+                    express: push.qos.is_express(),
+                },
+                PushBody::Del(d) => Sample {
+                    key_expr: key.to_string(),
+                    kind: SampleKind::Delete,
+                    payload: Vec::new(),
+                    encoding: "zenoh/bytes".into(),
+                    timestamp: d.timestamp,
+                    attachment: d.attachment.map(<[u8]>::to_vec),
+                    priority: push.qos.priority(),
+                    congestion_control: push.qos.congestion_control(),
+                    express: push.qos.is_express(),
+                },
+            };
+            for cb in route.iter() {
+                cb(&sample);
+            }
         }
-        if router {
-            self.route_push(t, &sample.key_expr, push, added);
+        if let Some(targets) = forward {
+            self.route_push(t, &key, push, added, &targets);
         }
     }
 
@@ -215,7 +242,7 @@ impl Inner {
         let event = self.with_face_mut(t, |face| match d.body {
             Declaration::KeyExpr(k) => {
                 if let Some(key) = face.resolve(&k.wire_expr) {
-                    face.remote_exprs.insert(k.id, key);
+                    face.remote_exprs.insert(k.id, key.into_owned());
                 }
                 Event::None
             }

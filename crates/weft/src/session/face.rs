@@ -4,6 +4,7 @@
 //! protocol), the subscribers it declared to us, the state of the interests we sent it,
 //! and the interests it sent us (to keep it informed of our future declarations).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -96,15 +97,15 @@ impl Face {
     }
 
     /// The full key of a wire expression received from this node, if it resolves.
-    pub(crate) fn resolve(&self, we: &WireExpr<'_>) -> Option<String> {
+    pub(crate) fn resolve<'a>(&self, we: &WireExpr<'a>) -> Option<Cow<'a, str>> {
         if we.scope == 0 {
-            return Some(we.suffix.to_string());
+            return Some(Cow::Borrowed(we.suffix));
         }
         match we.mapping {
             Mapping::Sender => self
                 .remote_exprs
                 .get(&we.scope)
-                .map(|prefix| format!("{prefix}{}", we.suffix)),
+                .map(|prefix| Cow::Owned(format!("{prefix}{}", we.suffix))),
             // weft declares no key-expression ids: it always sends full keys.
             Mapping::Receiver => None,
         }

@@ -154,9 +154,11 @@ pub(crate) struct State {
     mesh: mesh::Mesh,
     /// Routes already computed, by key: this session's matching subscribers, and the
     /// transports data on the key goes to. Cleared whenever what they depend on changes.
-    local_routes: HashMap<String, Arc<[Callback]>>,
-    remote_routes: HashMap<String, Arc<[Arc<crate::transport::Transport>]>>,
-    faces: HashMap<ZenohId, Face>,
+    local_routes: FastMap<String, Arc<[Callback]>>,
+    remote_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
+    /// Router mode: the faces data on a key is forwarded to (the source excepted).
+    forward_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
+    faces: FastMap<ZenohId, Face>,
 }
 
 /// The first sequence number of this router's link-state announcements: milliseconds of
@@ -168,6 +170,10 @@ fn mesh_first_sn() -> u64 {
         .map_or(1, |d| d.as_millis() as u64)
 }
 
+/// The maps looked up for every message (routes by key, faces by id): a fast hasher,
+/// seeded per process.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Routes cached at most; beyond, the caches start over.
 const ROUTE_CACHE_MAX: usize = 4096;
 
@@ -176,6 +182,7 @@ impl State {
     pub(crate) fn routes_changed(&mut self) {
         self.local_routes.clear();
         self.remote_routes.clear();
+        self.forward_routes.clear();
     }
 }
 
@@ -277,9 +284,10 @@ impl Session {
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
                 mesh: mesh::Mesh::new(zid, mesh_first_sn()),
-                local_routes: HashMap::new(),
-                remote_routes: HashMap::new(),
-                faces: HashMap::new(),
+                local_routes: FastMap::default(),
+                remote_routes: FastMap::default(),
+                forward_routes: FastMap::default(),
+                faces: FastMap::default(),
             }),
             changed: Condvar::new(),
             closing: AtomicBool::new(false),

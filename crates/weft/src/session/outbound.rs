@@ -100,12 +100,9 @@ impl Inner {
         self.config.mode != WhatAmI::Client && face.transport.peer_whatami() != WhatAmI::Client
     }
 
-    /// This session's subscribers matching `key` (cached per key).
-    pub(crate) fn local_route(&self, key: &str) -> Option<Arc<[Callback]>> {
-        Self::local_route_in(&mut self.lock(), key)
-    }
-
-    fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
+    /// This session's subscribers matching `key` (cached per key; `None` for an invalid
+    /// key).
+    pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
         if let Some(r) = st.local_routes.get(key) {
             return Some(r.clone());
         }

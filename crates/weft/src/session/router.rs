@@ -223,26 +223,40 @@ impl Inner {
         self.config.mode == WhatAmI::Router
     }
 
-    /// Forwards a Push received from `from` to every other face with a matching
-    /// subscriber, with the timestamp the router `added` if the value had none.
+    /// The faces with a subscriber matching `key`, where a router forwards data on it
+    /// (cached per key; `None` for an invalid key).
+    pub(crate) fn forward_route_in(
+        st: &mut super::State,
+        key: &str,
+    ) -> Option<Arc<[Arc<Transport>]>> {
+        if let Some(r) = st.forward_routes.get(key) {
+            return Some(r.clone());
+        }
+        let k = KeyExpr::new(key).ok()?;
+        let route: Arc<[Arc<Transport>]> = st
+            .faces
+            .values()
+            .filter(|f| f.has_subscriber(k))
+            .map(|f| f.transport.clone())
+            .collect();
+        if st.forward_routes.len() >= super::ROUTE_CACHE_MAX {
+            st.forward_routes.clear();
+        }
+        st.forward_routes.insert(key.to_string(), route.clone());
+        Some(route)
+    }
+
+    /// Forwards a Push received from `from` to the faces of `targets` (its forwarding
+    /// route) other than `from`, with the timestamp the router `added` if the value had
+    /// none.
     pub(crate) fn route_push(
         &self,
         from: &Arc<Transport>,
         key: &str,
         push: &Push<'_>,
         added: Option<weft_proto::core::Timestamp>,
+        targets: &[Arc<Transport>],
     ) {
-        let Ok(k) = KeyExpr::new(key) else { return };
-        let targets: Vec<Arc<Transport>> = self
-            .lock()
-            .faces
-            .values()
-            .filter(|f| f.transport.peer_zid() != from.peer_zid() && f.has_subscriber(k))
-            .map(|f| f.transport.clone())
-            .collect();
-        if targets.is_empty() {
-            return;
-        }
         let mut out = Push::new(WireExpr::key(key), push.body.clone());
         out.qos = push.qos;
         out.unknown = push.unknown.clone();
@@ -253,7 +267,8 @@ impl Inner {
         }
         let msg = NetworkMessage::Push(out);
         let priority = push.qos.priority();
-        for t in targets {
+        let source = from.peer_zid();
+        for t in targets.iter().filter(|t| t.peer_zid() != source) {
             let _ = t.send(
                 &msg,
                 priority,
