@@ -153,7 +153,7 @@ impl Receiver {
     /// Handles one batch, calling `deliver` for every network message in order.
     pub fn on_batch<F>(&mut self, batch: &[u8], mut deliver: F) -> Result<Control, RxError>
     where
-        F: FnMut(Incoming<'_>),
+        F: FnMut(&Incoming<'_>),
     {
         // The channel of the Frame being read; `None` while a stale Frame is skipped.
         let mut current: Option<(Priority, Reliability)> = None;
@@ -167,7 +167,7 @@ impl Receiver {
                 }
                 BatchItem::Network(message) => {
                     if let Some((priority, reliability)) = current {
-                        deliver(Incoming {
+                        deliver(&Incoming {
                             priority,
                             reliability,
                             message,
@@ -205,7 +205,7 @@ impl Receiver {
         deliver: &mut F,
     ) -> Result<(), RxError>
     where
-        F: FnMut(Incoming<'_>),
+        F: FnMut(&Incoming<'_>),
     {
         let (priority, reliability) = (f.header.priority, f.header.reliability);
         let channel = &mut self.channels[index(priority, reliability)];
@@ -213,7 +213,7 @@ impl Receiver {
             Ok(Defragmented::Pending) => {}
             Ok(Defragmented::Dropped) => self.stats.fragments_discarded += 1,
             Ok(Defragmented::Complete(bytes)) => match NetworkMessage::decode_exact(bytes) {
-                Ok(message) => deliver(Incoming {
+                Ok(message) => deliver(&Incoming {
                     priority,
                     reliability,
                     message,

@@ -72,9 +72,9 @@ fn transfer(payloads: &[Vec<u8>], priority: Priority, qos: bool) -> (Vec<Vec<u8>
     for b in &wire {
         assert!(b.len() <= max_batch, "batch of {} > {max_batch}", b.len());
         rx.on_batch(b, |m| {
-            if let NetworkMessage::Push(p) = m.message {
+            if let NetworkMessage::Push(p) = &m.message {
                 assert_eq!(m.priority, priority);
-                if let PushBody::Put(put) = p.body {
+                if let PushBody::Put(put) = &p.body {
                     assert_eq!(p.wire_expr.suffix, format!("demo/{}", got.len()));
                     got.push(put.payload.to_vec());
                 }

@@ -74,8 +74,8 @@ fn the_router_s_fragmented_put_is_delivered_whole() {
     for b in &rest {
         let control = rx
             .on_batch(b, |m| {
-                if let NetworkMessage::Push(p) = m.message {
-                    if let PushBody::Put(put) = p.body {
+                if let NetworkMessage::Push(p) = &m.message {
+                    if let PushBody::Put(put) = &p.body {
                         payloads.push(put.payload.to_vec());
                     }
                 }

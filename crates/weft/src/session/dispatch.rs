@@ -71,7 +71,7 @@ enum Event {
 pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
 
 impl Handler for Glue {
-    fn on_message(&self, transport: &Arc<Transport>, incoming: Incoming<'_>) {
+    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_>) {
         if let Some(inner) = self.0.upgrade() {
             inner.dispatch(transport, incoming);
         }
@@ -85,13 +85,13 @@ impl Handler for Glue {
 }
 
 impl Inner {
-    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: Incoming<'_>) {
-        match incoming.message {
-            NetworkMessage::Push(push) => self.on_push(t, &push),
-            NetworkMessage::Declare(d) => self.on_declare(t, d),
-            NetworkMessage::Interest(i) => self.on_interest(t, &i),
-            NetworkMessage::Request(r) => self.on_request(t, &r),
-            NetworkMessage::Response(r) => self.on_response(t, &r),
+    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_>) {
+        match &incoming.message {
+            NetworkMessage::Push(push) => self.on_push(t, push),
+            NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
+            NetworkMessage::Interest(i) => self.on_interest(t, i),
+            NetworkMessage::Request(r) => self.on_request(t, r),
+            NetworkMessage::Response(r) => self.on_response(t, r),
             NetworkMessage::ResponseFinal(f) => {
                 if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id)) {
                     self.target_done(f.request_id, Some(t.peer_zid()));
@@ -142,19 +142,28 @@ impl Inner {
                 return;
             };
             // Invalid keys have no route: dropped here.
-            let Some(route) = Self::local_route_in(&mut st, &key) else {
-                return;
-            };
-            let forward = if router {
-                Self::forward_route_in(&mut st, &key)
+            if router {
+                let Some(forward) = Self::forward_route_in(&mut st, &key) else {
+                    return;
+                };
+                // A router rarely has subscribers of its own (storages, admin).
+                let route = if st.subscribers.is_empty() {
+                    None
+                } else {
+                    Self::local_route_in(&mut st, &key)
+                };
+                (key, route, Some(forward))
             } else {
-                None
-            };
-            (key, route, forward)
+                let Some(route) = Self::local_route_in(&mut st, &key) else {
+                    return;
+                };
+                (key, Some(route), None)
+            }
         };
         let from = t.peer_zid();
+        let route = route.filter(|r| !r.is_empty());
         let forward = forward.filter(|f| f.iter().any(|target| target.peer_zid() != from));
-        if route.is_empty() && forward.is_none() {
+        if route.is_none() && forward.is_none() {
             return;
         }
         // A router timestamps values that have none, before anyone sees them.
@@ -164,7 +173,7 @@ impl Inner {
             }
             _ => None,
         };
-        if !route.is_empty() {
+        if let Some(route) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
                     key_expr: key.to_string(),
