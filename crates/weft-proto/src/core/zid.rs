@@ -10,8 +10,11 @@ use crate::writer::Writer;
 ///
 /// On the wire it travels as its little-endian bytes truncated to its significant length
 /// (1..=16 bytes). Its text form is lowercase hexadecimal without leading zeros.
+///
+/// Kept as two 64-bit halves, high first (so that the derived order is the numeric one):
+/// 8-byte alignment keeps the messages that carry ids and timestamps small to move.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ZenohId(u128);
+pub struct ZenohId([u64; 2]);
 
 impl ZenohId {
     /// The id with value `v`, or `None` for zero (which is not a valid id).
@@ -19,23 +22,23 @@ impl ZenohId {
         if v == 0 {
             None
         } else {
-            Some(Self(v))
+            Some(Self([(v >> 64) as u64, v as u64]))
         }
     }
 
     /// The id's integer value.
     pub const fn to_u128(self) -> u128 {
-        self.0
+        ((self.0[0] as u128) << 64) | self.0[1] as u128
     }
 
     /// Number of significant bytes (1..=16): the length of its wire form.
     pub const fn size(self) -> usize {
-        16 - (self.0.leading_zeros() as usize / 8)
+        16 - (self.to_u128().leading_zeros() as usize / 8)
     }
 
     /// The little-endian bytes; the wire form is the first [`size`](Self::size) of them.
     pub const fn to_le_bytes(self) -> [u8; 16] {
-        self.0.to_le_bytes()
+        self.to_u128().to_le_bytes()
     }
 
     /// Builds an id from 1..=16 little-endian bytes.
@@ -74,13 +77,13 @@ impl ZenohId {
 
 impl fmt::Display for ZenohId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:x}", self.0)
+        write!(f, "{:x}", self.to_u128())
     }
 }
 
 impl fmt::Debug for ZenohId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ZenohId({:x})", self.0)
+        write!(f, "ZenohId({:x})", self.to_u128())
     }
 }
 
