@@ -25,6 +25,10 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/
 fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1
+# The weftd-next-to-zenohd test runs when a zenohd 1.10.2 binary is at hand.
+if [ -z "${WEFT_ZENOHD:-}" ] && command -v zenohd >/dev/null 2>&1; then
+  export WEFT_ZENOHD=$(command -v zenohd)
+fi
 
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true

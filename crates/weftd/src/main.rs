@@ -1,9 +1,13 @@
 //! `weftd`: the weft router.
 //!
-//! With no arguments it listens on `tcp/[::]:7447` and routes between every client, peer
-//! and router that connects: data to matching subscribers, queries to matching queryables,
-//! declarations and liveliness tokens to whoever must know them. Storages configured under
-//! `plugins.storage_manager` keep data at rest and answer queries on it.
+//! It routes between every client, peer and router that connects: data to matching
+//! subscribers, queries to matching queryables, declarations and liveliness tokens to
+//! whoever must know them. Storages configured under `plugins.storage_manager` keep data at
+//! rest and answer queries on it.
+//!
+//! With no arguments at all it runs its built-in example configuration (`weftd.json5`
+//! beside this crate's manifest): listening on `tcp/[::]:7447`, REST on port 8000, and an
+//! SQLite storage on `demo/**` in `./weft-data`.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,10 +56,18 @@ enum AdminPermissions {
 /// Where a router listens when nothing else is configured.
 const DEFAULT_LISTEN: &str = "tcp/[::]:7447";
 
-fn config(args: &Args) -> Result<Config, String> {
-    let mut config = match &args.config {
-        Some(path) => {
-            let (c, warnings) = Config::from_file(path).map_err(|e| e.to_string())?;
+/// The configuration weftd runs when started with no arguments.
+const BUILT_IN_CONFIG: &str = include_str!("../weftd.json5");
+
+fn config(args: &Args, built_in: bool) -> Result<Config, String> {
+    let loaded = match &args.config {
+        Some(path) => Some(Config::from_file(path)),
+        None if built_in => Some(Config::from_json5(BUILT_IN_CONFIG)),
+        None => None,
+    };
+    let mut config = match loaded {
+        Some(result) => {
+            let (c, warnings) = result.map_err(|e| e.to_string())?;
             for w in warnings {
                 eprintln!("weftd: warning: {w}");
             }
@@ -85,7 +97,31 @@ fn config(args: &Args) -> Result<Config, String> {
     Ok(config)
 }
 
+/// The REST port: `--rest-http-port`, else `plugins.rest.http_port` as Zenoh's REST plugin
+/// is configured.
+fn rest_port(args: &Args, config: &Config) -> Result<Option<u16>, String> {
+    if args.rest_http_port.is_some() {
+        return Ok(args.rest_http_port);
+    }
+    let Some(value) = config
+        .plugins
+        .as_ref()
+        .and_then(|p| p.pointer("/rest/http_port"))
+    else {
+        return Ok(None);
+    };
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
+        .and_then(|p| u16::try_from(p).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            format!("invalid value {value} for plugins.rest.http_port: expected a port number")
+        })
+}
+
 fn main() -> ExitCode {
+    let built_in = std::env::args_os().len() == 1;
     let args = Args::parse();
     // Logs: RUST_LOG (e.g. `RUST_LOG=debug`), `info` by default, on standard error.
     tracing_subscriber::fmt()
@@ -96,8 +132,15 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    let mut config = match config(&args) {
+    let mut config = match config(&args, built_in) {
         Ok(c) => c,
+        Err(e) => {
+            eprintln!("weftd: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rest_http_port = match rest_port(&args, &config) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("weftd: {e}");
             return ExitCode::from(2);
@@ -144,7 +187,7 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    if let Some(port) = args.rest_http_port {
+    if let Some(port) = rest_http_port {
         if let Err(e) = rest::serve(session.clone(), port) {
             eprintln!("weftd: {e}");
             session.close();

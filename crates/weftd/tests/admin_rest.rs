@@ -146,3 +146,58 @@ fn admin_space_lists_zenoh_sessions_and_their_declarations() {
         .unwrap();
     assert!(subs["payload"].as_str().unwrap().contains("watched/**"));
 }
+
+/// weftd started with no arguments runs its built-in example configuration: REST on port
+/// 8000 and an SQLite storage on `demo/**` in `./weft-data`, whose values survive `kill -9`
+/// and a restart (the README's first steps).
+#[test]
+fn with_no_arguments_weftd_serves_rest_and_keeps_demo_data() {
+    if TcpStream::connect(("127.0.0.1", 7447)).is_ok()
+        || TcpStream::connect(("127.0.0.1", 8000)).is_ok()
+    {
+        eprintln!("skipped: port 7447 or 8000 is already in use on this machine");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("weftd-bare-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = || {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_weftd"))
+            .current_dir(&dir)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start weftd");
+        wait_for_port(7447);
+        wait_for_port(8000);
+        child
+    };
+    let read = || {
+        let (status, body) = http(8000, "GET", "/demo/**", "", "text/plain");
+        assert_eq!(status, 200);
+        body
+    };
+    let mut weftd = start();
+    assert_eq!(
+        http(8000, "PUT", "/demo/kept", "survives", "text/plain").0,
+        200
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !read().contains("survives") {
+        assert!(
+            Instant::now() < deadline,
+            "the demo storage never had the value"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    weftd.kill().unwrap();
+    weftd.wait().unwrap();
+    let mut weftd = start();
+    let body = read();
+    weftd.kill().unwrap();
+    weftd.wait().unwrap();
+    let replies: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(replies[0]["key"], "demo/kept", "{body}");
+    assert_eq!(replies[0]["value"], "survives", "{body}");
+    assert!(dir.join("weft-data/demo.sqlite3").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

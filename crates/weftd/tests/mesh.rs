@@ -133,7 +133,7 @@ fn weftd_next_to_a_zenoh_router() {
     if zenoh_python().is_none() {
         return;
     }
-    let (w, z) = (free_port(), free_port());
+    let z = free_port();
     let z_endpoint = format!("tcp/127.0.0.1:{z}");
     let _zenohd = ZenohNode::start(&[
         "--mode",
@@ -144,6 +144,45 @@ fn weftd_next_to_a_zenoh_router() {
         "90",
     ])
     .unwrap();
+    check_next_to_zenoh(z);
+}
+
+/// The same against the `zenohd` binary (1.10.2, built from crates.io), when `WEFT_ZENOHD`
+/// names it: `cargo install zenohd --version 1.10.2 --locked`, then
+/// `WEFT_ZENOHD=~/.cargo/bin/zenohd scripts/test.sh` (or `cargo test -p weftd --test mesh`).
+#[test]
+fn weftd_next_to_the_zenohd_binary() {
+    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
+        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
+        return;
+    };
+    if zenoh_python().is_none() {
+        return;
+    }
+    let z = free_port();
+    let mut child = std::process::Command::new(zenohd)
+        .args([
+            "-l",
+            &format!("tcp/127.0.0.1:{z}"),
+            "--no-multicast-scouting",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start zenohd");
+    common::wait_for_port(z);
+    let result = std::panic::catch_unwind(|| check_next_to_zenoh(z));
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// A weftd linked to the Zenoh router at `z`, with Zenoh clients on both: pub/sub exactly
+/// once and queries, both ways.
+fn check_next_to_zenoh(z: u16) {
+    let w = free_port();
     let _weftd = Weftd::connected(w, &[z]);
     check_ends(w, z);
     check_ends(z, w);

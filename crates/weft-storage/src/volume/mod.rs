@@ -14,6 +14,14 @@ pub enum VolumeError {
     /// The SQLite database failed.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The directory of the database could not be created.
+    #[error("cannot create the directory {path}: {source}")]
+    Directory {
+        /// The directory.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// The latest state of a key: a value, or a deletion (kept so that older puts lose).

@@ -15,8 +15,14 @@ pub struct SqliteVolume {
 }
 
 impl SqliteVolume {
-    /// Opens (or creates) the database at `path`.
+    /// Opens (or creates) the database at `path`, and its directory if need be.
     pub fn open(path: &Path) -> Result<Self, VolumeError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| VolumeError::Directory {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
         let db = Connection::open(path)?;
         db.pragma_update(None, "journal_mode", "WAL")?;
         db.pragma_update(None, "synchronous", "NORMAL")?;
