@@ -108,13 +108,55 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
         listen(inner, ep)?;
     }
     for ep in inner.config.connect.clone() {
-        let weak = Arc::downgrade(inner);
-        std::thread::Builder::new()
-            .name(format!("weft-connect-{ep}"))
-            .spawn(move || connect_loop(&ep, &weak))
-            .expect("spawn a connector thread");
+        spawn_connector(inner, vec![ep]);
     }
+    if !inner.scouted.is_empty() {
+        spawn_connector(inner, inner.scouted.clone());
+    }
+    super::discovery::start(inner);
     Ok(())
+}
+
+/// Starts a thread that stays connected to one of `alternatives` (the first that
+/// answers), reconnecting when the link is lost.
+fn spawn_connector(inner: &Arc<Inner>, alternatives: Vec<Endpoint>) {
+    let weak = Arc::downgrade(inner);
+    let name = alternatives
+        .first()
+        .map_or_else(String::new, ToString::to_string);
+    std::thread::Builder::new()
+        .name(format!("weft-connect-{name}"))
+        .spawn(move || connect_loop(&alternatives, &weak))
+        .expect("spawn a connector thread");
+}
+
+/// Opens a transport to the first of `alternatives` that accepts one.
+pub(crate) fn open_first(
+    inner: &Arc<Inner>,
+    alternatives: &[Endpoint],
+) -> Result<transport::Pending, transport::OpenError> {
+    let mut last = None;
+    for ep in alternatives {
+        let opened = Link::connect(ep, inner.config.open_timeout)
+            .map_err(transport::OpenError::from)
+            .and_then(|link| {
+                let params = inner.local_params(&link);
+                transport::open(link, params, inner.config.open_timeout, inner.handler())
+            });
+        match opened {
+            Ok(p) => return Ok(p),
+            Err(e) => {
+                tracing::debug!("cannot open a session to {ep}: {e}");
+                last = Some(e);
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        transport::OpenError::from(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no endpoint to connect to",
+        ))
+    }))
 }
 
 /// Binds one listener and starts its thread; returns the endpoint actually bound.
@@ -183,20 +225,14 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
     }
 }
 
-fn connect_loop(ep: &Endpoint, weak: &Weak<Inner>) {
+fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
     let mut backoff = BACKOFF_MIN;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
             return;
         }
-        let opened = Link::connect(ep, inner.config.open_timeout)
-            .map_err(transport::OpenError::from)
-            .and_then(|link| {
-                let params = inner.local_params(&link);
-                transport::open(link, params, inner.config.open_timeout, inner.handler())
-            });
-        match opened {
+        match open_first(&inner, alternatives) {
             Ok(pending) => {
                 backoff = BACKOFF_MIN;
                 let t = pending.transport().clone();
