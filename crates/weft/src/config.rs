@@ -108,10 +108,11 @@ pub struct ScoutingConfig {
     /// `scouting.multicast.ttl`: hops a Scout may cross (default 1).
     pub ttl: u32,
     /// `scouting.multicast.autoconnect`: the roles to connect to when discovered; `None`
-    /// for the mode's default (router: none, peer: router and peer, client: router).
+    /// for the mode's default, Eclipse Zenoh 1.10.2's: routers connect to nothing,
+    /// peers and clients to routers and peers.
     pub autoconnect: Option<WhatAmIMatcher>,
-    /// `scouting.multicast.listen`: whether to answer Scouts; `None` for the mode's
-    /// default (routers and peers answer, clients do not).
+    /// `scouting.multicast.listen`: whether to answer Scouts; `None` for the default
+    /// (every mode answers, as Eclipse Zenoh 1.10.2 does).
     pub listen: Option<bool>,
 }
 
@@ -135,13 +136,13 @@ impl ScoutingConfig {
         self.autoconnect.unwrap_or(match mode {
             WhatAmI::Router => WhatAmIMatcher(0),
             WhatAmI::Peer => WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit()),
-            WhatAmI::Client => WhatAmIMatcher(WhatAmI::Router.bit()),
+            WhatAmI::Client => WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit()),
         })
     }
 
-    /// Whether a node of `mode` answers Scouts.
-    pub fn listen_for(&self, mode: WhatAmI) -> bool {
-        self.listen.unwrap_or(mode != WhatAmI::Client)
+    /// Whether this node answers Scouts (per-mode values are resolved when parsing).
+    pub fn answers_scouts(&self) -> bool {
+        self.listen.unwrap_or(true)
     }
 }
 
@@ -425,10 +426,9 @@ mod tests {
         );
         assert_eq!(
             roles(c.scouting.autoconnect_for(WhatAmI::Client)),
-            [WhatAmI::Router]
+            [WhatAmI::Router, WhatAmI::Peer]
         );
-        assert!(c.scouting.listen_for(WhatAmI::Router) && c.scouting.listen_for(WhatAmI::Peer));
-        assert!(!c.scouting.listen_for(WhatAmI::Client));
+        assert!(c.scouting.answers_scouts());
 
         let text = r#"{
             mode: "peer",
@@ -447,7 +447,7 @@ mod tests {
             roles(c.scouting.autoconnect_for(WhatAmI::Peer)),
             [WhatAmI::Router]
         );
-        assert!(!c.scouting.listen_for(WhatAmI::Peer));
+        assert!(!c.scouting.answers_scouts());
 
         for bad in [
             r#"{ scouting: { multicast: { address: "10.0.0.1:7446" } } }"#,

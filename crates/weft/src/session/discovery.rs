@@ -44,7 +44,7 @@ fn endpoints(hello: &Hello) -> Vec<Endpoint> {
 }
 
 /// Client mode without `connect.endpoints`: scouts for `scouting.timeout` and returns the
-/// locators of the first node it autoconnects to (routers by default).
+/// locators of the first node it autoconnects to (a router or a peer by default).
 pub(crate) fn find_router(config: &Config, zid: ZenohId) -> Result<Vec<Endpoint>, OpenError> {
     if !config.multicast_scouting {
         return Err(OpenError::NothingToConnect);
@@ -90,7 +90,7 @@ pub(crate) fn start(inner: &Arc<Inner>) {
     if !config.multicast_scouting {
         return;
     }
-    if config.scouting.listen_for(config.mode) {
+    if config.scouting.answers_scouts() {
         let me = Identity {
             zid: inner.zid,
             whatami: config.mode,
