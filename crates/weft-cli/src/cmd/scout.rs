@@ -10,7 +10,9 @@ use super::common::usage_error;
 
 /// Arguments of `weft scout`.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  weft scout\n  weft scout --what 'router|peer|client' --timeout 1000 --json")]
+#[command(
+    after_help = "Examples:\n  weft scout\n  weft scout --what 'router|peer|client' --timeout 1000 --json"
+)]
 pub(crate) struct ScoutArgs {
     /// Roles to look for: router, peer, client, joined by `|` or `,`.
     #[arg(short, long, default_value = "router|peer", value_parser = parse_what)]

@@ -98,22 +98,22 @@ pub const fn answers(what: WhatAmIMatcher, me: WhatAmI, listen: bool) -> bool {
 }
 
 /// Whether a node discovering `hello` opens a session to it: the role is one it
-/// autoconnects to, it is not itself, and, between two peers, only the one with the
-/// greater id connects (so that two peers discovering each other open one session,
-/// not two that would replace each other).
-pub fn should_connect(
-    me: ZenohId,
-    my_role: WhatAmI,
-    autoconnect: WhatAmIMatcher,
-    hello: &Hello,
-) -> bool {
-    if hello.zid == me || !autoconnect.matches(hello.whatami) || hello.locators.is_empty() {
-        return false;
+/// autoconnects to, it is not itself, and the Hello gives a locator. Like Zenoh's
+/// default strategy (`always`), both of two peers discovering each other may connect;
+/// the session keeps one of the two transports.
+pub fn should_connect(me: ZenohId, autoconnect: WhatAmIMatcher, hello: &Hello) -> bool {
+    hello.zid != me && autoconnect.matches(hello.whatami) && !hello.locators.is_empty()
+}
+
+/// Two peers that both connected to each other hold two transports; both keep the one
+/// opened by the peer with the greater ZenohID. Whether a transport to `peer`, `opened`
+/// by this node `me` (or accepted from `peer`), is that one.
+pub const fn opened_by_greater(me: ZenohId, peer: ZenohId, opened: bool) -> bool {
+    if opened {
+        me.to_u128() > peer.to_u128()
+    } else {
+        peer.to_u128() > me.to_u128()
     }
-    if my_role == WhatAmI::Peer && hello.whatami == WhatAmI::Peer {
-        return me.to_u128() > hello.zid.to_u128();
-    }
-    true
 }
 
 #[cfg(test)]
@@ -205,55 +205,38 @@ mod tests {
     }
 
     #[test]
-    fn autoconnect_follows_roles_and_lets_the_greater_peer_connect() {
+    fn autoconnect_follows_roles() {
         let hello = |z, whatami| Hello {
             zid: zid(z),
             whatami,
             locators: vec!["tcp/10.0.0.1:7447".into()],
         };
         let both = WhatAmIMatcher(0b011);
-        // Peer to router: always.
-        assert!(should_connect(
-            zid(1),
-            WhatAmI::Peer,
-            both,
-            &hello(9, WhatAmI::Router)
-        ));
-        // Peer to peer: only the greater id.
-        assert!(should_connect(
-            zid(9),
-            WhatAmI::Peer,
-            both,
-            &hello(1, WhatAmI::Peer)
-        ));
-        assert!(!should_connect(
-            zid(1),
-            WhatAmI::Peer,
-            both,
-            &hello(9, WhatAmI::Peer)
-        ));
+        assert!(should_connect(zid(1), both, &hello(9, WhatAmI::Router)));
+        assert!(should_connect(zid(9), both, &hello(1, WhatAmI::Peer)));
+        assert!(should_connect(zid(1), both, &hello(9, WhatAmI::Peer)));
         // Never itself, never a role not asked for, never without a locator.
+        assert!(!should_connect(zid(9), both, &hello(9, WhatAmI::Router)));
         assert!(!should_connect(
-            zid(9),
-            WhatAmI::Peer,
-            both,
-            &hello(9, WhatAmI::Router)
-        ));
-        assert!(!should_connect(
-            zid(0x20),
-            WhatAmI::Peer,
+            zid(1),
             WhatAmIMatcher(0b001),
-            &hello(0x10, WhatAmI::Peer)
+            &hello(2, WhatAmI::Peer)
         ));
+        assert!(!should_connect(zid(1), both, &hello(2, WhatAmI::Client)));
         let mut bare = hello(2, WhatAmI::Router);
         bare.locators.clear();
-        assert!(!should_connect(zid(1), WhatAmI::Client, both, &bare));
-        // A client: routers only by default.
-        assert!(should_connect(
-            zid(1),
-            WhatAmI::Client,
-            WhatAmIMatcher(0b001),
-            &hello(2, WhatAmI::Router)
-        ));
+        assert!(!should_connect(zid(1), both, &bare));
+    }
+
+    #[test]
+    fn both_ends_keep_the_same_one_of_two_crossed_transports() {
+        let (a, b) = (zid(0x20), zid(0x10));
+        // T1 opened by a (accepted by b), T2 opened by b (accepted by a).
+        let a_keeps_t1 = opened_by_greater(a, b, true);
+        let b_keeps_t1 = opened_by_greater(b, a, false);
+        let a_keeps_t2 = opened_by_greater(a, b, false);
+        let b_keeps_t2 = opened_by_greater(b, a, true);
+        assert!(a_keeps_t1 && b_keeps_t1);
+        assert!(!a_keeps_t2 && !b_keeps_t2);
     }
 }

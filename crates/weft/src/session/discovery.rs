@@ -53,7 +53,7 @@ pub(crate) fn find_router(config: &Config, zid: ZenohId) -> Result<Vec<Endpoint>
     let mut found = Vec::new();
     scouting::scout_with(what, config, config.scouting.timeout, |hello| {
         let eps = endpoints(hello);
-        if should_connect(zid, config.mode, what, hello) && !eps.is_empty() {
+        if should_connect(zid, what, hello) && !eps.is_empty() {
             tracing::info!(
                 "scouting: found {} {} at {:?}",
                 hello.whatami,
@@ -149,9 +149,7 @@ fn autoconnect_loop(mut scouter: Scouter, weak: &Weak<Inner>) {
 /// connected to it nor connecting to it already.
 fn consider(inner: &Arc<Inner>, hello: &Hello) {
     let what = inner.config.scouting.autoconnect_for(inner.config.mode);
-    if !should_connect(inner.zid, inner.config.mode, what, hello)
-        || inner.lock().faces.contains_key(&hello.zid)
-    {
+    if !should_connect(inner.zid, what, hello) || inner.lock().faces.contains_key(&hello.zid) {
         return;
     }
     let eps = endpoints(hello);
@@ -183,7 +181,7 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
                             .close(weft_proto::transport::CloseReason::GENERIC);
                     } else {
                         tracing::info!("scouting: connected to {zid}");
-                        inner.add_face(pending.transport().clone());
+                        inner.add_face(pending.transport().clone(), true);
                         pending.start();
                     }
                 }

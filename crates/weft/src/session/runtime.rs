@@ -33,17 +33,40 @@ impl Inner {
         Arc::new(Glue(Arc::downgrade(self)))
     }
 
-    /// Registers an established transport and introduces ourselves to it.
-    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>) {
+    /// Registers an established transport (`opened` by this node, or accepted) and
+    /// introduces ourselves to it. Returns false when the transport was refused and
+    /// closed: the session is closing, or it duplicates a live transport between two
+    /// peers.
+    ///
+    /// Two peers that discover each other may both connect. Both then keep the
+    /// transport opened by the peer with the greater ZenohID and close the other, so
+    /// that they agree whatever the order in which the two arrive.
+    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>, opened: bool) -> bool {
         if self.is_closing() {
             t.close(weft_proto::transport::CloseReason::GENERIC);
-            return;
+            return false;
         }
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
             t.set_manual_batching(true);
         }
         let replaced = {
             let mut st = self.lock();
+            let peer = t.peer_zid();
+            let between_peers =
+                self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
+            let live_duplicate = st
+                .faces
+                .get(&peer)
+                .is_some_and(|f| !f.transport.is_closed());
+            if between_peers
+                && live_duplicate
+                && !crate::scouting::message::opened_by_greater(self.zid, peer, opened)
+            {
+                drop(st);
+                tracing::debug!("a second session with peer {peer}: closed, one is kept");
+                t.close(weft_proto::transport::CloseReason::MAX_LINKS);
+                return false;
+            }
             st.routes_changed();
             st.faces.insert(t.peer_zid(), Face::new(t.clone()))
         };
@@ -56,6 +79,7 @@ impl Inner {
             self.send_link_state();
         }
         self.changed.notify_all();
+        true
     }
 
     /// Forgets a closed transport and what its node declared.
@@ -198,7 +222,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                         inner.handler(),
                     ) {
                         Ok(pending) => {
-                            inner.add_face(pending.transport().clone());
+                            inner.add_face(pending.transport().clone(), false);
                             pending.start();
                         }
                         Err(e) => tracing::info!("refused {describe}: {e}"),
@@ -237,9 +261,21 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
                 backoff = BACKOFF_MIN;
                 let t = pending.transport().clone();
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
-                inner.add_face(t.clone());
+                let kept = inner.add_face(t.clone(), true);
                 pending.start();
                 drop(inner);
+                if !kept {
+                    // The node is connected already (it connected to us): stay with
+                    // that session until it closes.
+                    let zid = t.peer_zid();
+                    while weak
+                        .upgrade()
+                        .is_some_and(|i| !i.is_closing() && i.lock().faces.contains_key(&zid))
+                    {
+                        std::thread::sleep(POLL);
+                    }
+                    continue;
+                }
                 // Stay with this transport until it closes, then reconnect.
                 while !t.is_closed() {
                     std::thread::sleep(POLL);
