@@ -25,6 +25,8 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/
 fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1
+# CI runs as root: the multicast scouting tests create their own network namespaces.
+if [ "$(id -u)" = 0 ]; then export WEFT_REQUIRE_NETNS=1; fi
 
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true

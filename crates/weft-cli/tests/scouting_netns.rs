@@ -92,19 +92,11 @@ impl NetPair {
             "netns",
             &self.ns[1],
         ])?;
-        for i in 0..2 {
-            let cidr = format!("{}/24", self.addr[i]);
-            ip(&["-n", &self.ns[i], "addr", "add", &cidr, "dev", &veth[i]])?;
-            ip(&["-n", &self.ns[i], "link", "set", &veth[i], "up"])?;
-            ip(&[
-                "-n",
-                &self.ns[i],
-                "route",
-                "add",
-                "224.0.0.0/4",
-                "dev",
-                &veth[i],
-            ])?;
+        for ((ns, addr), dev) in self.ns.iter().zip(&self.addr).zip(&veth) {
+            let cidr = format!("{addr}/24");
+            ip(&["-n", ns, "addr", "add", &cidr, "dev", dev])?;
+            ip(&["-n", ns, "link", "set", dev, "up"])?;
+            ip(&["-n", ns, "route", "add", "224.0.0.0/4", "dev", dev])?;
         }
         Ok(())
     }
