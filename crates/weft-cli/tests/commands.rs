@@ -151,7 +151,6 @@ fn bad_flags_and_values_exit_2_with_a_message() {
     let out = weft()
         .args(["sub", "-c", dir.to_str().unwrap(), "-k", "a"])
         .arg("--no-multicast-scouting")
-        .arg("--no-multicast-scouting")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -6,13 +6,13 @@
 //! Needs root and iproute2: skipped with a message otherwise, unless
 //! `WEFT_REQUIRE_NETNS=1` (set by scripts/test.sh), which turns the skip into a failure.
 //! The scenarios with Eclipse Zenoh also need `WEFT_ZENOH_PYTHON` (see weft-testkit).
-//! `weftd` is taken from beside the `weft` binary (`cargo test --workspace` builds both).
+//! `weftd` is built by the test (with the cargo running it) beside the `weft` binary.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -210,14 +210,31 @@ fn weft_bin() -> &'static str {
     env!("CARGO_BIN_EXE_weft")
 }
 
+/// weftd, built (once per run) beside the `weft` binary under test, so that it is
+/// never stale: cargo builds only this package's binaries for its tests.
 fn weftd_bin() -> String {
-    let path = PathBuf::from(env!("CARGO_BIN_EXE_weft")).with_file_name("weftd");
-    assert!(
-        path.exists(),
-        "{} is missing: build it first (cargo build -p weftd)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let weft = PathBuf::from(env!("CARGO_BIN_EXE_weft"));
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo
+                .args(["build", "--quiet", "-p", "weftd"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if weft.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
+                cargo.arg("--release");
+            }
+            let out = cargo.output().expect("run cargo");
+            assert!(
+                out.status.success(),
+                "cannot build weftd: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let path = weft.with_file_name("weftd");
+            assert!(path.exists(), "{} is missing", path.display());
+            path.to_string_lossy().into_owned()
+        })
+        .clone()
 }
 
 /// Starts weftd in namespace `side`; returns it and its ZenohID.

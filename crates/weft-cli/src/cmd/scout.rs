@@ -31,8 +31,9 @@ pub(crate) struct ScoutArgs {
 
 /// Parses `--what`.
 fn parse_what(s: &str) -> Result<WhatAmIMatcher, String> {
+    let empty_part = s.split(['|', ',']).any(|p| p.trim().is_empty());
     match weft::config::parse_matcher(&serde_json::Value::String(s.to_string())) {
-        Some(m) if m.0 != 0 => Ok(m),
+        Some(m) if !empty_part => Ok(m),
         _ => Err(format!(
             "`{s}`: expected roles among router, peer and client, joined by | (e.g. router|peer)"
         )),
