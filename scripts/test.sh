@@ -29,6 +29,8 @@ export WEFT_REQUIRE_INTEROP=1
 if [ -z "${WEFT_ZENOHD:-}" ] && command -v zenohd >/dev/null 2>&1; then
   export WEFT_ZENOHD=$(command -v zenohd)
 fi
+# CI runs as root: the multicast scouting tests create their own network namespaces.
+if [ "$(id -u)" = 0 ]; then export WEFT_REQUIRE_NETNS=1; fi
 
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true

@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """An Eclipse Zenoh node for weft's interop tests, driven from the command line.
 
-Opens a Zenoh session (router, peer or client) on loopback with multicast scouting off,
+Opens a Zenoh session (router, peer or client) on loopback with multicast scouting off
+(--multicast-scouting turns it on, for tests inside their own network namespaces),
 optionally declares a subscriber, prints `READY` once open, then one JSON line per
 received sample, and exits after --count samples or --timeout seconds (status 0 if the
 count was reached, 3 on timeout).
+
+With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
+and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
+`DONE`.
 """
 import argparse
 import hashlib
@@ -40,6 +45,8 @@ def main() -> int:
     p.add_argument("--liveliness-get", help="list the liveliness tokens on a key expression")
     p.add_argument("--consolidation", choices=["auto", "none", "monotonic", "latest"], default="auto")
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
+    p.add_argument("--multicast-scouting", action="store_true", help="enable multicast scouting")
+    p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -48,8 +55,10 @@ def main() -> int:
     conf.insert_json5("mode", json.dumps(args.mode))
     conf.insert_json5("listen/endpoints", json.dumps(args.listen))
     conf.insert_json5("connect/endpoints", json.dumps(args.connect))
-    conf.insert_json5("scouting/multicast/enabled", "false")
+    conf.insert_json5("scouting/multicast/enabled", json.dumps(args.multicast_scouting or bool(args.scout)))
     conf.insert_json5("scouting/gossip/enabled", "false")
+    if args.scout:
+        return scout(args, conf)
     session = zenoh.open(conf)
 
     received = []
@@ -141,6 +150,30 @@ def main() -> int:
     ok = done.wait(args.timeout) if sub else (time.sleep(args.timeout) or True)
     session.close()
     return 0 if ok else 3
+
+
+def scout(args, conf) -> int:
+    print("READY", flush=True)
+    seen = set()
+    scouting = zenoh.scout(what=args.scout, config=conf)
+    end = time.monotonic() + args.timeout
+    while time.monotonic() < end:
+        hello = scouting.try_recv()
+        if hello is None:
+            time.sleep(0.02)
+            continue
+        if str(hello.zid) in seen:
+            continue
+        seen.add(str(hello.zid))
+        record = {
+            "zid": str(hello.zid),
+            "whatami": str(hello.whatami).lower().rsplit(".", 1)[-1],
+            "locators": [str(l) for l in hello.locators],
+        }
+        print(json.dumps(record), flush=True)
+    scouting.stop()
+    print("DONE", flush=True)
+    return 0
 
 
 def publish(session, args) -> None:

@@ -45,6 +45,14 @@ enum Command {
     Ping(cmd::perf::PingArgs),
     /// Answer `weft ping`.
     Pong(cmd::perf::PongArgs),
+    /// List the routers, peers and clients that answer a multicast Scout.
+    ///
+    /// Sends Scouts to the scouting group (224.0.0.224:7446 unless configured otherwise)
+    /// during the timeout and prints each node that answers: its role, ZenohID and
+    /// locators. Exit status 1 when none answered.
+    ///
+    /// Example: weft scout --what 'router|peer' --timeout 2000 --json
+    Scout(cmd::scout::ScoutArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,5 +69,6 @@ fn main() -> ExitCode {
         Command::SubThr(a) => cmd::perf::sub_thr(a),
         Command::Ping(a) => cmd::perf::ping(a),
         Command::Pong(a) => cmd::perf::pong(a),
+        Command::Scout(a) => cmd::scout::run(a),
     }
 }

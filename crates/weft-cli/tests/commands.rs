@@ -18,18 +18,21 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
         .args([
             "sub", "-l", &listen, "-k", "demo/**", "--json", "--count", "2",
         ])
+        .arg("--no-multicast-scouting")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     let ok = weft()
         .args(["put", "-e", &listen, "-k", "demo/a", "-p", "hello"])
+        .arg("--no-multicast-scouting")
         .args(["--encoding", "text/plain", "--attach", "meta"])
         .status()
         .unwrap();
     assert!(ok.success());
     assert!(weft()
         .args(["delete", "-e", &listen, "-k", "demo/a"])
+        .arg("--no-multicast-scouting")
         .status()
         .unwrap()
         .success());
@@ -62,6 +65,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "--count",
             "1",
         ])
+        .arg("--no-multicast-scouting")
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -77,6 +81,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "--timeout",
             "5000",
         ])
+        .arg("--no-multicast-scouting")
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -97,6 +102,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
     let listen = format!("tcp/127.0.0.1:{port}");
     let mut token = weft()
         .args(["liveliness", "token", "-l", &listen, "-k", "robots/r1"])
+        .arg("--no-multicast-scouting")
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -110,6 +116,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "robots/**",
             "--json",
         ])
+        .arg("--no-multicast-scouting")
         .args(["--timeout", "2000"])
         .output()
         .unwrap();
@@ -127,10 +134,15 @@ fn bad_flags_and_values_exit_2_with_a_message() {
         vec!["put", "-k", "demo/*", "-p", "x"],
         vec!["put", "-m", "server", "-k", "a"],
         vec!["put", "-e", "localhost:7447", "-k", "a"],
-        vec!["sub", "-k", "a//b", "--no-multicast-scouting"],
+        vec!["sub", "-k", "a//b"],
         vec!["put", "-k", "a", "--priority", "9"],
     ] {
-        let out = weft().args(&args).output().unwrap();
+        // Host interfaces are never scouted by tests.
+        let out = weft()
+            .args(&args)
+            .arg("--no-multicast-scouting")
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(!out.stderr.is_empty(), "{args:?}: no message");
     }
@@ -138,6 +150,7 @@ fn bad_flags_and_values_exit_2_with_a_message() {
     std::fs::write(&dir, r#"{ transport: { link: { tx: { lease: -1 } } } }"#).unwrap();
     let out = weft()
         .args(["sub", "-c", dir.to_str().unwrap(), "-k", "a"])
+        .arg("--no-multicast-scouting")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -4,11 +4,12 @@
 //! Files are JSON5. Keys weft does not know are reported as warnings; a known key with an
 //! invalid value is an error naming the key and the value.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::Value;
 use thiserror::Error;
-use weft_proto::core::{WhatAmI, ZenohId};
+use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 
 use crate::endpoint::Endpoint;
 
@@ -49,8 +50,10 @@ pub struct Config {
     pub connect: Vec<Endpoint>,
     /// `listen.endpoints`: where to listen.
     pub listen: Vec<Endpoint>,
-    /// `scouting.multicast.enabled`.
+    /// `scouting.multicast.enabled`: when false, no multicast socket is opened at all.
     pub multicast_scouting: bool,
+    /// The other `scouting.*` keys.
+    pub scouting: ScoutingConfig,
     /// `transport.link.tx.lease` (ms): how long peers wait for traffic from this node.
     pub lease: Duration,
     /// `transport.link.tx.batch_size`: largest batch this node accepts.
@@ -77,6 +80,7 @@ impl Default for Config {
             connect: Vec::new(),
             listen: Vec::new(),
             multicast_scouting: true,
+            scouting: ScoutingConfig::default(),
             lease: Duration::from_millis(10_000),
             batch_size: u16::MAX,
             open_timeout: Duration::from_millis(10_000),
@@ -87,6 +91,89 @@ impl Default for Config {
             plugins: None,
         }
     }
+}
+
+/// Multicast scouting settings (`scouting.*`), Zenoh's defaults when absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScoutingConfig {
+    /// `scouting.timeout` (ms): how long a client scouts for a router to connect to.
+    pub timeout: Duration,
+    /// `scouting.delay` (ms): how long opening a peer waits for the nodes it discovers.
+    pub delay: Duration,
+    /// `scouting.multicast.address`: the group and port (default `224.0.0.224:7446`).
+    pub address: SocketAddr,
+    /// `scouting.multicast.interface`: an interface name, or `None` for `"auto"` (the
+    /// system's route for the group decides).
+    pub interface: Option<String>,
+    /// `scouting.multicast.ttl`: hops a Scout may cross (default 1).
+    pub ttl: u32,
+    /// `scouting.multicast.autoconnect`: the roles to connect to when discovered; `None`
+    /// for the mode's default, Eclipse Zenoh 1.10.2's: routers connect to nothing,
+    /// peers and clients to routers and peers.
+    pub autoconnect: Option<WhatAmIMatcher>,
+    /// `scouting.multicast.listen`: whether to answer Scouts; `None` for the default
+    /// (every mode answers, as Eclipse Zenoh 1.10.2 does).
+    pub listen: Option<bool>,
+}
+
+impl Default for ScoutingConfig {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_millis(3000),
+            delay: Duration::from_millis(500),
+            address: SocketAddr::from(([224, 0, 0, 224], 7446)),
+            interface: None,
+            ttl: 1,
+            autoconnect: None,
+            listen: None,
+        }
+    }
+}
+
+impl ScoutingConfig {
+    /// The roles a node of `mode` connects to when it discovers them.
+    pub fn autoconnect_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
+        self.autoconnect.unwrap_or(match mode {
+            WhatAmI::Router => WhatAmIMatcher(0),
+            WhatAmI::Peer => WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit()),
+            WhatAmI::Client => WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit()),
+        })
+    }
+
+    /// Whether this node answers Scouts (per-mode values are resolved when parsing).
+    pub fn answers_scouts(&self) -> bool {
+        self.listen.unwrap_or(true)
+    }
+}
+
+/// Parses a set of roles: `"router|peer"`, `"router,peer"`, `""` (none), or a list
+/// `["router", "peer"]`.
+pub fn parse_matcher(v: &Value) -> Option<WhatAmIMatcher> {
+    let mut bits = 0u8;
+    let mut add = |name: &str| -> Option<()> {
+        bits |= match name.trim() {
+            "" => 0,
+            "router" => WhatAmI::Router.bit(),
+            "peer" => WhatAmI::Peer.bit(),
+            "client" => WhatAmI::Client.bit(),
+            _ => return None,
+        };
+        Some(())
+    };
+    match v {
+        Value::String(s) => {
+            for name in s.split(['|', ',']) {
+                add(name)?;
+            }
+        }
+        Value::Array(list) => {
+            for item in list {
+                add(item.as_str()?)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(WhatAmIMatcher(bits))
 }
 
 /// Keys weft reads (others are reported as unknown).
@@ -101,7 +188,14 @@ const KNOWN: &[&str] = &[
     "listen.timeout_ms",
     "listen.exit_on_failure",
     "listen.retry",
+    "scouting.timeout",
+    "scouting.delay",
     "scouting.multicast.enabled",
+    "scouting.multicast.address",
+    "scouting.multicast.interface",
+    "scouting.multicast.ttl",
+    "scouting.multicast.autoconnect",
+    "scouting.multicast.listen",
     "scouting.gossip.enabled",
     "transport.link.tx.lease",
     "transport.link.tx.keep_alive",
@@ -189,6 +283,47 @@ impl Config {
                 "connect.endpoints" => config.connect = endpoints(key, v)?,
                 "listen.endpoints" => config.listen = endpoints(key, v)?,
                 "scouting.multicast.enabled" => config.multicast_scouting = boolean(key, v)?,
+                "scouting.timeout" => config.scouting.timeout = millis(key, v)?,
+                "scouting.delay" => config.scouting.delay = millis(key, v)?,
+                "scouting.multicast.address" => {
+                    config.scouting.address = v
+                        .as_str()
+                        .and_then(|s| s.parse::<SocketAddr>().ok())
+                        .filter(|a| a.ip().is_multicast())
+                        .ok_or_else(|| {
+                            invalid(
+                                key,
+                                v,
+                                "a multicast group and port, e.g. \"224.0.0.224:7446\"",
+                            )
+                        })?;
+                }
+                "scouting.multicast.interface" => {
+                    config.scouting.interface = match v.as_str() {
+                        Some("auto") => None,
+                        Some(name) if !name.is_empty() => Some(name.to_string()),
+                        _ => return Err(invalid(key, v, "\"auto\" or an interface name")),
+                    };
+                }
+                "scouting.multicast.ttl" => {
+                    config.scouting.ttl = v
+                        .as_u64()
+                        .filter(|t| (1..=255).contains(t))
+                        .map(|t| t as u32)
+                        .ok_or_else(|| invalid(key, v, "a TTL in 1..=255"))?;
+                }
+                "scouting.multicast.autoconnect" if !v.is_null() => {
+                    config.scouting.autoconnect = Some(parse_matcher(v).ok_or_else(|| {
+                        invalid(
+                            key,
+                            v,
+                            "roles such as \"router|peer\" or [\"router\", \"peer\"]",
+                        )
+                    })?);
+                }
+                "scouting.multicast.listen" if !v.is_null() => {
+                    config.scouting.listen = Some(boolean(key, v)?);
+                }
                 "transport.link.tx.lease" => config.lease = millis(key, v)?,
                 "transport.link.tx.batch_size" => {
                     config.batch_size = v
@@ -273,6 +408,61 @@ mod tests {
         assert_eq!(c.batch_size, 8192);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("frobnicate"));
+    }
+
+    #[test]
+    fn scouting_keys_with_zenoh_defaults_and_per_mode_values() {
+        let (c, w) = Config::from_json5("{}").unwrap();
+        assert!(w.is_empty());
+        assert!(c.multicast_scouting);
+        assert_eq!(c.scouting.address.to_string(), "224.0.0.224:7446");
+        assert_eq!(c.scouting.ttl, 1);
+        assert_eq!(c.scouting.timeout, Duration::from_millis(3000));
+        let roles = |m: WhatAmIMatcher| m.roles().collect::<Vec<_>>();
+        assert!(roles(c.scouting.autoconnect_for(WhatAmI::Router)).is_empty());
+        assert_eq!(
+            roles(c.scouting.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert_eq!(
+            roles(c.scouting.autoconnect_for(WhatAmI::Client)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert!(c.scouting.answers_scouts());
+
+        let text = r#"{
+            mode: "peer",
+            scouting: { timeout: 500, delay: 100, multicast: {
+                address: "224.0.0.225:17446", interface: "veth0", ttl: 4,
+                autoconnect: { router: [], peer: "router" }, listen: { peer: false },
+            } },
+        }"#;
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.scouting.address.to_string(), "224.0.0.225:17446");
+        assert_eq!(c.scouting.interface.as_deref(), Some("veth0"));
+        assert_eq!(c.scouting.ttl, 4);
+        assert_eq!(c.scouting.delay, Duration::from_millis(100));
+        assert_eq!(
+            roles(c.scouting.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router]
+        );
+        assert!(!c.scouting.answers_scouts());
+
+        for bad in [
+            r#"{ scouting: { multicast: { address: "10.0.0.1:7446" } } }"#,
+            r#"{ scouting: { multicast: { ttl: 0 } } }"#,
+            r#"{ scouting: { multicast: { autoconnect: "router|server" } } }"#,
+            r#"{ scouting: { multicast: { interface: "" } } }"#,
+        ] {
+            assert!(
+                matches!(
+                    Config::from_json5(bad),
+                    Err(ConfigError::InvalidValue { .. })
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

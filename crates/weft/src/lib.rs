@@ -13,7 +13,7 @@
 //! session.put("demo/a", b"hello", &PutOptions::default()).unwrap();
 //! ```
 //!
-//! Layers: [`endpoint`] and [`link`] (sockets), [`transport`] (established links over
+//! Layers: [`endpoint`] and [`link`] (sockets), [`scouting`] (finding nodes by multicast), [`transport`] (established links over
 //! the sans-I/O machines of `weft-transport`), the session (faces, declarations,
 //! interests, routing of data), and [`api`] (what applications handle).
 
@@ -21,6 +21,7 @@ pub mod api;
 pub mod config;
 pub mod endpoint;
 pub mod link;
+pub mod scouting;
 mod session;
 pub mod transport;
 
@@ -28,11 +29,14 @@ pub use api::{
     GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError, Sample,
     SampleKind, Subscriber,
 };
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, ScoutingConfig};
+pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
     open, AdminInfo, FaceInfo, LinkStats, LivelinessSubscriber, LivelinessToken, OpenError,
     Session, SessionError,
 };
-pub use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp, WhatAmI, ZenohId};
+pub use weft_proto::core::{
+    CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,
+};
 pub use weft_proto::network::QueryTarget;
 pub use weft_proto::zenoh::Consolidation;

@@ -6,3 +6,4 @@ pub(crate) mod liveliness;
 pub(crate) mod perf;
 pub(crate) mod pubsub;
 pub(crate) mod query;
+pub(crate) mod scout;

@@ -1,5 +1,6 @@
 //! The session: what an application opens to publish, subscribe, query and declare.
 
+mod discovery;
 mod dispatch;
 mod face;
 mod liveliness;
@@ -50,9 +51,18 @@ pub enum OpenError {
         /// The time allowed.
         timeout: Duration,
     },
-    /// Client mode with no `connect` endpoint (and no scouting).
-    #[error("client mode needs at least one connect endpoint")]
+    /// Client mode with no `connect` endpoint and multicast scouting disabled.
+    #[error("client mode needs at least one connect endpoint (or multicast scouting)")]
     NothingToConnect,
+    /// Client mode with no `connect` endpoint: multicast scouting found no router.
+    #[error("no router found by multicast scouting within {timeout:?}")]
+    NothingFound {
+        /// `scouting.timeout`.
+        timeout: Duration,
+    },
+    /// Client mode with no `connect` endpoint: multicast scouting could not run.
+    #[error("multicast scouting failed: {0}")]
+    Scouting(String),
     /// The system's random source failed.
     #[error("cannot generate a ZenohID: {0}")]
     Random(String),
@@ -196,6 +206,11 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     batching: AtomicBool,
     listening: Mutex<Vec<String>>,
+    /// Client mode without `connect.endpoints`: the locators of the router found by
+    /// scouting (alternatives: one session, to the first that answers).
+    scouted: Vec<crate::endpoint::Endpoint>,
+    /// Nodes discovered by scouting that a session is being opened to.
+    autoconnecting: Mutex<std::collections::HashSet<ZenohId>>,
 }
 
 impl Inner {
@@ -261,9 +276,11 @@ impl Session {
             Some(id) => id,
             None => random_zid()?,
         };
-        if config.mode == WhatAmI::Client && config.connect.is_empty() {
-            return Err(OpenError::NothingToConnect);
-        }
+        let scouted = if config.mode == WhatAmI::Client && config.connect.is_empty() {
+            discovery::find_router(&config, zid)?
+        } else {
+            Vec::new()
+        };
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let inner = Arc::new(Inner {
@@ -293,6 +310,8 @@ impl Session {
             closing: AtomicBool::new(false),
             batching: AtomicBool::new(false),
             listening: Mutex::new(Vec::new()),
+            scouted,
+            autoconnecting: Mutex::new(std::collections::HashSet::new()),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };
@@ -304,16 +323,29 @@ impl Session {
         let config = &self.inner.config;
         // A router does not wait: routers do not end their initial declarations with a
         // DeclareFinal towards each other, and clients must be able to connect at once.
-        if config.connect.is_empty() || config.mode == WhatAmI::Router {
+        // A peer that autoconnects waits `scouting.delay` for the nodes it discovers.
+        let scouting = config.mode == WhatAmI::Peer && discovery::autoconnects(config);
+        let nothing_configured = config.connect.is_empty() && self.inner.scouted.is_empty();
+        if (nothing_configured && !scouting) || config.mode == WhatAmI::Router {
             return Ok(());
         }
-        let deadline = Instant::now() + config.open_timeout;
+        let start = Instant::now();
+        let scouting_until = start + config.scouting.delay;
+        let deadline = start + config.open_timeout.max(config.scouting.delay);
         let mut st = self.inner.lock();
         loop {
             let ready = match config.mode {
                 WhatAmI::Client => !st.faces.is_empty(),
                 _ => {
-                    st.faces.len() >= config.connect.len()
+                    let scouted = !scouting
+                        || (Instant::now() >= scouting_until
+                            && self
+                                .inner
+                                .autoconnecting
+                                .lock()
+                                .map_or(true, |c| c.is_empty()));
+                    scouted
+                        && st.faces.len() >= config.connect.len()
                         && st.faces.values().all(|f| {
                             f.initial_declarations_done
                                 || f.transport.peer_whatami() == WhatAmI::Client
@@ -328,17 +360,28 @@ impl Session {
                 drop(st);
                 if config.mode == WhatAmI::Client {
                     self.close();
+                    let tried = if config.connect.is_empty() {
+                        &self.inner.scouted
+                    } else {
+                        &config.connect
+                    };
                     return Err(OpenError::Unreachable {
-                        endpoints: config.connect.iter().map(ToString::to_string).collect(),
+                        endpoints: tried.iter().map(ToString::to_string).collect(),
                         timeout: config.open_timeout,
                     });
                 }
                 return Ok(());
             }
+            // Woken by connections; also by the end of the scouting delay.
+            let wake = if scouting && now < scouting_until {
+                scouting_until - now
+            } else {
+                deadline - now
+            };
             st = self
                 .inner
                 .changed
-                .wait_timeout(st, deadline - now)
+                .wait_timeout(st, wake.min(Duration::from_millis(100)))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }

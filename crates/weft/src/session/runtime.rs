@@ -33,11 +33,18 @@ impl Inner {
         Arc::new(Glue(Arc::downgrade(self)))
     }
 
-    /// Registers an established transport and introduces ourselves to it.
-    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>) {
+    /// Registers an established transport (`opened` by this node, or accepted) and
+    /// introduces ourselves to it. Returns false when the transport was refused and
+    /// closed: the session is closing, or it duplicates a live transport between two
+    /// peers.
+    ///
+    /// Two peers that discover each other may both connect. Both then keep the
+    /// transport opened by the peer with the greater ZenohID and close the other, so
+    /// that they agree whatever the order in which the two arrive.
+    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>, opened: bool) -> bool {
         if self.is_closing() {
             t.close(weft_proto::transport::CloseReason::GENERIC);
-            return;
+            return false;
         }
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
             t.set_manual_batching(true);
@@ -45,6 +52,22 @@ impl Inner {
         let meshed = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         let replaced = {
             let mut st = self.lock();
+            let peer = t.peer_zid();
+            let between_peers =
+                self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
+            let live_duplicate = st
+                .faces
+                .get(&peer)
+                .is_some_and(|f| !f.transport.is_closed());
+            if between_peers
+                && live_duplicate
+                && !crate::scouting::message::opened_by_greater(self.zid, peer, opened)
+            {
+                drop(st);
+                tracing::debug!("a second session with peer {peer}: closed, one is kept");
+                t.close(weft_proto::transport::CloseReason::MAX_LINKS);
+                return false;
+            }
             st.routes_changed();
             let mut face = Face::new(t.clone());
             if meshed {
@@ -64,6 +87,7 @@ impl Inner {
             self.send_link_state();
         }
         self.changed.notify_all();
+        true
     }
 
     /// Forgets a closed transport and what its node declared.
@@ -105,13 +129,55 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
         listen(inner, ep)?;
     }
     for ep in inner.config.connect.clone() {
-        let weak = Arc::downgrade(inner);
-        std::thread::Builder::new()
-            .name(format!("weft-connect-{ep}"))
-            .spawn(move || connect_loop(&ep, &weak))
-            .expect("spawn a connector thread");
+        spawn_connector(inner, vec![ep]);
     }
+    if !inner.scouted.is_empty() {
+        spawn_connector(inner, inner.scouted.clone());
+    }
+    super::discovery::start(inner);
     Ok(())
+}
+
+/// Starts a thread that stays connected to one of `alternatives` (the first that
+/// answers), reconnecting when the link is lost.
+fn spawn_connector(inner: &Arc<Inner>, alternatives: Vec<Endpoint>) {
+    let weak = Arc::downgrade(inner);
+    let name = alternatives
+        .first()
+        .map_or_else(String::new, ToString::to_string);
+    std::thread::Builder::new()
+        .name(format!("weft-connect-{name}"))
+        .spawn(move || connect_loop(&alternatives, &weak))
+        .expect("spawn a connector thread");
+}
+
+/// Opens a transport to the first of `alternatives` that accepts one.
+pub(crate) fn open_first(
+    inner: &Arc<Inner>,
+    alternatives: &[Endpoint],
+) -> Result<transport::Pending, transport::OpenError> {
+    let mut last = None;
+    for ep in alternatives {
+        let opened = Link::connect(ep, inner.config.open_timeout)
+            .map_err(transport::OpenError::from)
+            .and_then(|link| {
+                let params = inner.local_params(&link);
+                transport::open(link, params, inner.config.open_timeout, inner.handler())
+            });
+        match opened {
+            Ok(p) => return Ok(p),
+            Err(e) => {
+                tracing::debug!("cannot open a session to {ep}: {e}");
+                last = Some(e);
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        transport::OpenError::from(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no endpoint to connect to",
+        ))
+    }))
 }
 
 /// Binds one listener and starts its thread; returns the endpoint actually bound.
@@ -153,7 +219,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                         inner.handler(),
                     ) {
                         Ok(pending) => {
-                            inner.add_face(pending.transport().clone());
+                            inner.add_face(pending.transport().clone(), false);
                             pending.start();
                         }
                         Err(e) => tracing::info!("refused {describe}: {e}"),
@@ -180,27 +246,33 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
     }
 }
 
-fn connect_loop(ep: &Endpoint, weak: &Weak<Inner>) {
+fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
     let mut backoff = BACKOFF_MIN;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
             return;
         }
-        let opened = Link::connect(ep, inner.config.open_timeout)
-            .map_err(transport::OpenError::from)
-            .and_then(|link| {
-                let params = inner.local_params(&link);
-                transport::open(link, params, inner.config.open_timeout, inner.handler())
-            });
-        match opened {
+        match open_first(&inner, alternatives) {
             Ok(pending) => {
                 backoff = BACKOFF_MIN;
                 let t = pending.transport().clone();
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
-                inner.add_face(t.clone());
+                let kept = inner.add_face(t.clone(), true);
                 pending.start();
                 drop(inner);
+                if !kept {
+                    // The node is connected already (it connected to us): stay with
+                    // that session until it closes.
+                    let zid = t.peer_zid();
+                    while weak
+                        .upgrade()
+                        .is_some_and(|i| !i.is_closing() && i.lock().faces.contains_key(&zid))
+                    {
+                        std::thread::sleep(POLL);
+                    }
+                    continue;
+                }
                 // Stay with this transport until it closes, then reconnect.
                 while !t.is_closed() {
                     std::thread::sleep(POLL);

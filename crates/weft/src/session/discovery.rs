@@ -1,0 +1,211 @@
+//! The session's side of multicast scouting: answering Scouts, a client finding a router
+//! when it has no endpoint to connect to, and nodes connecting to the nodes they
+//! discover (`scouting.multicast.autoconnect`).
+
+use std::ops::ControlFlow;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use weft_proto::core::{WhatAmI, ZenohId};
+
+use super::{Inner, OpenError};
+use crate::config::Config;
+use crate::endpoint::Endpoint;
+use crate::scouting::message::should_connect;
+use crate::scouting::responder::{self, Announcer, Identity};
+use crate::scouting::{self, Hello, Scouter, SCOUT_PERIOD_MAX, SCOUT_PERIOD_MIN};
+
+/// How often the autoconnect thread checks whether the session is closing.
+const POLL: Duration = Duration::from_millis(200);
+
+impl Announcer for Weak<Inner> {
+    fn listening(&self) -> Option<Vec<String>> {
+        let inner = self.upgrade()?;
+        if inner.is_closing() {
+            return None;
+        }
+        Some(
+            inner
+                .listening
+                .lock()
+                .map(|l| l.clone())
+                .unwrap_or_default(),
+        )
+    }
+}
+
+/// The endpoints of a Hello that weft can connect to.
+fn endpoints(hello: &Hello) -> Vec<Endpoint> {
+    hello
+        .locators
+        .iter()
+        .filter_map(|l| l.parse::<Endpoint>().ok())
+        .collect()
+}
+
+/// Client mode without `connect.endpoints`: scouts for `scouting.timeout` and returns the
+/// locators of the first node it autoconnects to (a router or a peer by default).
+pub(crate) fn find_router(config: &Config, zid: ZenohId) -> Result<Vec<Endpoint>, OpenError> {
+    if !config.multicast_scouting {
+        return Err(OpenError::NothingToConnect);
+    }
+    let what = config.scouting.autoconnect_for(config.mode);
+    let mut found = Vec::new();
+    scouting::scout_with(what, config, config.scouting.timeout, |hello| {
+        let eps = endpoints(hello);
+        if should_connect(zid, what, hello) && !eps.is_empty() {
+            tracing::info!(
+                "scouting: found {} {} at {:?}",
+                hello.whatami,
+                hello.zid,
+                hello.locators
+            );
+            found = eps;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .map_err(|e| OpenError::Scouting(e.to_string()))?;
+    if found.is_empty() {
+        return Err(OpenError::NothingFound {
+            timeout: config.scouting.timeout,
+        });
+    }
+    Ok(found)
+}
+
+/// Whether this session scouts periodically to connect to what it discovers.
+pub(crate) fn autoconnects(config: &Config) -> bool {
+    config.multicast_scouting
+        && config.mode != WhatAmI::Client
+        && config.scouting.autoconnect_for(config.mode).0 != 0
+}
+
+/// Starts answering Scouts and, for routers and peers, autoconnecting, as configured.
+/// Scouting failures (no multicast route, for instance) are logged, not fatal: the
+/// session works without it.
+pub(crate) fn start(inner: &Arc<Inner>) {
+    let config = &inner.config;
+    if !config.multicast_scouting {
+        return;
+    }
+    if config.scouting.answers_scouts() {
+        let me = Identity {
+            zid: inner.zid,
+            whatami: config.mode,
+        };
+        match responder::start(&config.scouting, me, Arc::downgrade(inner)) {
+            Ok(()) => tracing::debug!("scouting: answering Scouts on {}", config.scouting.address),
+            Err(e) => tracing::warn!(
+                "scouting: cannot answer Scouts on {}: {e}",
+                config.scouting.address
+            ),
+        }
+    }
+    if autoconnects(config) {
+        let what = config.scouting.autoconnect_for(config.mode);
+        match Scouter::open(what, &config.scouting, None) {
+            Ok(scouter) => {
+                let weak = Arc::downgrade(inner);
+                std::thread::Builder::new()
+                    .name("weft-autoconnect".into())
+                    .spawn(move || autoconnect_loop(scouter, &weak))
+                    .expect("spawn the autoconnect thread");
+            }
+            Err(e) => tracing::warn!("scouting: cannot scout: {e}"),
+        }
+    }
+}
+
+/// Scouts periodically (the pause doubling up to a maximum) and connects to the nodes
+/// that answer, each at most once at a time.
+fn autoconnect_loop(mut scouter: Scouter, weak: &Weak<Inner>) {
+    let mut period = SCOUT_PERIOD_MIN;
+    let mut warned = false;
+    loop {
+        if let Err(e) = scouter.send() {
+            if !warned {
+                tracing::warn!("scouting: {e}");
+                warned = true;
+            }
+        }
+        let next = Instant::now() + period;
+        period = (period * 2).min(SCOUT_PERIOD_MAX);
+        while Instant::now() < next {
+            let hello = scouter.recv((Instant::now() + POLL).min(next));
+            let Some(inner) = weak.upgrade() else { return };
+            if inner.is_closing() {
+                return;
+            }
+            if let Some(hello) = hello {
+                consider(&inner, &hello);
+            }
+        }
+    }
+}
+
+/// Connects to a discovered node if this session autoconnects to it and is neither
+/// connected to it nor connecting to it already.
+fn consider(inner: &Arc<Inner>, hello: &Hello) {
+    let what = inner.config.scouting.autoconnect_for(inner.config.mode);
+    if !should_connect(inner.zid, what, hello) || inner.lock().faces.contains_key(&hello.zid) {
+        return;
+    }
+    let eps = endpoints(hello);
+    if eps.is_empty() {
+        return;
+    }
+    {
+        let mut connecting = inner
+            .autoconnecting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if !connecting.insert(hello.zid) {
+            return;
+        }
+    }
+    let zid = hello.zid;
+    let weak = Arc::downgrade(inner);
+    let spawned = std::thread::Builder::new()
+        .name("weft-autoconnect-open".into())
+        .spawn(move || {
+            let Some(inner) = weak.upgrade() else { return };
+            match super::runtime::open_first(&inner, &eps) {
+                Ok(pending) if pending.transport().peer_zid() == zid => {
+                    if inner.lock().faces.contains_key(&zid) {
+                        // Connected meanwhile by another way (its own connect, a
+                        // configured endpoint): one session per node.
+                        pending
+                            .transport()
+                            .close(weft_proto::transport::CloseReason::GENERIC);
+                    } else {
+                        tracing::info!("scouting: connected to {zid}");
+                        inner.add_face(pending.transport().clone(), true);
+                        pending.start();
+                    }
+                }
+                Ok(pending) => {
+                    // The locators led elsewhere: keep nothing.
+                    tracing::debug!("scouting: {eps:?} is not {zid}");
+                    pending
+                        .transport()
+                        .close(weft_proto::transport::CloseReason::GENERIC);
+                }
+                Err(e) => tracing::debug!("scouting: cannot connect to {zid}: {e}"),
+            }
+            inner
+                .autoconnecting
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&zid);
+            inner.changed.notify_all();
+        });
+    if spawned.is_err() {
+        inner
+            .autoconnecting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&zid);
+    }
+}
