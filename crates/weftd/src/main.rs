@@ -214,3 +214,37 @@ fn main() -> ExitCode {
     session.close();
     ExitCode::SUCCESS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_select_the_built_in_example() {
+        let args = Args::parse_from(["weftd"]);
+        let config = config(&args, true).unwrap();
+        assert_eq!(rest_port(&args, &config), Ok(Some(8000)));
+        assert_eq!(config.listen.len(), 1);
+        assert_eq!(config.listen[0].to_string(), DEFAULT_LISTEN);
+        let storages = weft_storage::config::parse(config.plugins.as_ref().unwrap()).unwrap();
+        assert_eq!(storages.len(), 1);
+        assert_eq!(storages[0].key_expr.as_str(), "demo/**");
+    }
+
+    #[test]
+    fn arguments_replace_the_built_in_example() {
+        let args = Args::parse_from(["weftd", "-l", "tcp/127.0.0.1:7999"]);
+        let config = config(&args, false).unwrap();
+        assert_eq!(rest_port(&args, &config), Ok(None));
+        assert!(config.plugins.is_none());
+    }
+
+    #[test]
+    fn a_bad_rest_port_names_the_key() {
+        let args = Args::parse_from(["weftd"]);
+        let (config, _) =
+            Config::from_json5("{ plugins: { rest: { http_port: 70000 } } }").unwrap();
+        let e = rest_port(&args, &config).unwrap_err();
+        assert!(e.contains("plugins.rest.http_port"), "{e}");
+    }
+}

@@ -147,11 +147,12 @@ fn admin_space_lists_zenoh_sessions_and_their_declarations() {
     assert!(subs["payload"].as_str().unwrap().contains("watched/**"));
 }
 
-/// weftd started with no arguments runs its built-in example configuration: REST on port
-/// 8000 and an SQLite storage on `demo/**` in `./weft-data`, whose values survive `kill -9`
-/// and a restart (the README's first steps).
+/// weftd's example configuration, which it runs when started with no arguments: REST on
+/// port 8000 and an SQLite storage on `demo/**` in `./weft-data`, whose values survive
+/// `kill -9` and a restart (the README's first steps). Run from the file, with multicast
+/// scouting off (tests keep multicast inside network namespaces).
 #[test]
-fn with_no_arguments_weftd_serves_rest_and_keeps_demo_data() {
+fn the_example_configuration_serves_rest_and_keeps_demo_data() {
     if TcpStream::connect(("127.0.0.1", 7447)).is_ok()
         || TcpStream::connect(("127.0.0.1", 8000)).is_ok()
     {
@@ -163,6 +164,8 @@ fn with_no_arguments_weftd_serves_rest_and_keeps_demo_data() {
     std::fs::create_dir_all(&dir).unwrap();
     let start = || {
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_weftd"))
+            .args(["-c", concat!(env!("CARGO_MANIFEST_DIR"), "/weftd.json5")])
+            .arg("--no-multicast-scouting")
             .current_dir(&dir)
             .stderr(std::process::Stdio::null())
             .spawn()
