@@ -423,7 +423,8 @@ fn two_weft_peers_in_two_namespaces_discover_each_other_and_exchange_data() {
     // when both connect) is random.
     for (sub_side, put_side) in [(1, 0), (0, 1)] {
         let mut sub = pair.cmd(sub_side, weft_bin());
-        sub.args(["sub", "-l", "tcp/0.0.0.0:0", "-k", "demo/peers/**"])
+        // No endpoints at all: each peer listens on an ephemeral port and scouts.
+        sub.args(["sub", "-k", "demo/peers/**"])
             .args(["--count", "1", "--json"]);
         let sub = Proc::spawn(sub);
         std::thread::sleep(Duration::from_millis(1000));
@@ -432,7 +433,7 @@ fn two_weft_peers_in_two_namespaces_discover_each_other_and_exchange_data() {
             sub,
             || {
                 let mut put = pair.cmd(put_side, weft_bin());
-                put.args(["put", "-l", "tcp/0.0.0.0:0", "-k", "demo/peers/x"])
+                put.args(["put", "-k", "demo/peers/x"])
                     .args(["-p", &payload]);
                 put
             },

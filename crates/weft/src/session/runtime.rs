@@ -128,6 +128,12 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
     for ep in &inner.config.listen {
         listen(inner, ep)?;
     }
+    if inner.config.listen.is_empty()
+        && inner.config.mode == WhatAmI::Peer
+        && inner.config.multicast_scouting
+    {
+        listen_anywhere(inner);
+    }
     for ep in inner.config.connect.clone() {
         spawn_connector(inner, vec![ep]);
     }
@@ -178,6 +184,23 @@ pub(crate) fn open_first(
             "no endpoint to connect to",
         ))
     }))
+}
+
+/// A peer that scouts and was given nowhere to listen listens on an ephemeral TCP port
+/// of every interface (as Zenoh peers do), so that the peers discovering it can connect:
+/// IPv6 and IPv4 if the host has it, else IPv4 alone.
+fn listen_anywhere(inner: &Arc<Inner>) {
+    for candidate in ["tcp/[::]:0", "tcp/0.0.0.0:0"] {
+        let ep: Endpoint = candidate.parse().expect("a valid endpoint");
+        match listen(inner, &ep) {
+            Ok(bound) => {
+                tracing::debug!("peer listening on {bound} for the peers that discover it");
+                return;
+            }
+            Err(e) => tracing::debug!("cannot listen on {candidate}: {e}"),
+        }
+    }
+    tracing::warn!("a peer with no listen endpoint could not listen anywhere: discovered peers cannot connect to it");
 }
 
 /// Binds one listener and starts its thread; returns the endpoint actually bound.
