@@ -387,6 +387,10 @@ z_clock_t z_clock_now(void);
 unsigned long z_clock_elapsed_us(z_clock_t *time);
 unsigned long z_clock_elapsed_ms(z_clock_t *time);
 unsigned long z_clock_elapsed_s(z_clock_t *time);
+/* Moves an instant forward (deadlines for z_condvar_timedwait). */
+void z_clock_advance_us(z_clock_t *clock, unsigned long duration);
+void z_clock_advance_ms(z_clock_t *clock, unsigned long duration);
+void z_clock_advance_s(z_clock_t *clock, unsigned long duration);
 z_time_t z_time_now(void);
 unsigned long z_time_elapsed_ms(z_time_t *time);
 unsigned long z_time_elapsed_s(z_time_t *time);
@@ -411,6 +415,9 @@ z_result_t z_condvar_init(z_owned_condvar_t *cv);
 z_result_t z_condvar_signal(z_loaned_condvar_t *cv);
 /* Waits on the condition variable with `m` locked. */
 z_result_t z_condvar_wait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m);
+/* Waits as z_condvar_wait, at most until `abstime` (a z_clock_now() instant);
+ * Z_ETIMEDOUT once it has passed. */
+z_result_t z_condvar_timedwait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m, const z_clock_t *abstime);
 z_result_t z_task_init(z_owned_task_t *task, z_task_attr_t *attr, void *(*fun)(void *), void *arg);
 z_result_t z_task_join(z_moved_task_t *task);
 z_moved_task_t *z_task_move(z_owned_task_t *task);
