@@ -349,6 +349,15 @@ z_result_t zp_batch_flush(const z_loaned_session_t *zs);
 z_result_t zp_batch_stop(const z_loaned_session_t *zs);
 #endif
 
+/* ---- congestion control ---- */
+/*
+ * Messages the session dropped under congestion control DROP: puts, deletes,
+ * gets and replies sent with Z_CONGESTION_CONTROL_DROP whose batch the link
+ * could not take within ZP_CONGESTION_DROP_WAIT_MS. Counted from z_open
+ * (across reconnections); wraps at 2^32.
+ */
+uint32_t zp_dropped_messages(const z_loaned_session_t *zs);
+
 /* ---- run models ---- */
 #if Z_FEATURE_MULTI_THREAD == 1
 void zp_task_read_options_default(zp_task_read_options_t *options);

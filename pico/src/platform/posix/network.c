@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -147,6 +148,27 @@ z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t l
         sent += (size_t)n;
     }
     return Z_OK;
+}
+
+z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len, uint32_t wait_ms) {
+    bool datagram = sock->kind == _Z_LINK_UDP_MULTICAST || sock->kind == _Z_LINK_UDP_SCOUT;
+    struct sockaddr_in sa;
+    if (datagram) _z_sockaddr(&sa, sock->group, sock->port);
+    bool waited = false;
+    ssize_t n;
+    for (;;) {
+        n = datagram ? sendto(sock->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa))
+                     : send(sock->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n >= 0) break;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return Z_ETRANSPORT;
+        if (waited || wait_ms == 0) return _Z_NET_BUSY;
+        struct pollfd p = {.fd = sock->fd, .events = POLLOUT, .revents = 0};
+        if (poll(&p, 1, (int)wait_ms) <= 0) return _Z_NET_BUSY;
+        waited = true;
+    }
+    if (datagram) return n == (ssize_t)len ? Z_OK : Z_ETRANSPORT;
+    return (size_t)n == len ? Z_OK : _z_net_send(sock, buf + n, len - (size_t)n);
 }
 
 int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]) {
