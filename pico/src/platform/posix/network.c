@@ -150,23 +150,30 @@ z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t l
     return Z_OK;
 }
 
+/*
+ * DROP: a stream socket is first asked whether it is writable (Linux reports
+ * POLLOUT only while a third of its send buffer is free, so a batch then goes
+ * out whole in all but rare cases); only then is the batch sent, without
+ * waiting. A batch the socket takes in part is completed with a blocking send.
+ */
 z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len, uint32_t wait_ms) {
     bool datagram = sock->kind == _Z_LINK_UDP_MULTICAST || sock->kind == _Z_LINK_UDP_SCOUT;
-    struct sockaddr_in sa;
-    if (datagram) _z_sockaddr(&sa, sock->group, sock->port);
-    bool waited = false;
+    struct pollfd p = {.fd = sock->fd, .events = POLLOUT, .revents = 0};
+    int r = poll(&p, 1, 0);
+    if (r == 0 && wait_ms > 0) r = poll(&p, 1, (int)wait_ms);
+    if (r < 0 && errno != EINTR) return Z_ETRANSPORT;
+    if (r <= 0) return _Z_NET_BUSY;
     ssize_t n;
-    for (;;) {
-        n = datagram ? sendto(sock->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa))
-                     : send(sock->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n >= 0) break;
-        if (errno == EINTR) continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK) return Z_ETRANSPORT;
-        if (waited || wait_ms == 0) return _Z_NET_BUSY;
-        struct pollfd p = {.fd = sock->fd, .events = POLLOUT, .revents = 0};
-        if (poll(&p, 1, (int)wait_ms) <= 0) return _Z_NET_BUSY;
-        waited = true;
+    if (datagram) {
+        struct sockaddr_in sa;
+        _z_sockaddr(&sa, sock->group, sock->port);
+        n = sendto(sock->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+    } else {
+        do {
+            n = send(sock->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        } while (n < 0 && errno == EINTR);
     }
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? _Z_NET_BUSY : Z_ETRANSPORT;
     if (datagram) return n == (ssize_t)len ? Z_OK : Z_ETRANSPORT;
     return (size_t)n == len ? Z_OK : _z_net_send(sock, buf + n, len - (size_t)n);
 }
