@@ -1,10 +1,13 @@
 /*
  * Transmission: network messages are appended to the batch being built,
- * inside a Frame of their reliability (one SN per Frame). A batch is sent
+ * inside a Frame of their channel (priority when QoS is on, and reliability;
+ * one SN per Frame from that channel's counter). A batch is sent
  * when the next message does not fit, at once when batching is off or the
  * message is express, or on flush. A message larger than an empty batch is
  * cut into Fragments, each alone in its batch; the slices are re-encoded
  * through a window writer, so no second copy of the message is needed.
+ * A batch of DROP messages only is dropped whole when the link has no room
+ * (see _z_transport_send in transport.h).
  */
 #include <string.h>
 
