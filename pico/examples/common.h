@@ -25,6 +25,13 @@ static inline void example_args(int argc, char **argv, example_args_t *a) {
     }
 }
 
+/* The integer value of option `flag` (e.g. "-t"), or `def` when absent. */
+static inline long example_opt(int argc, char **argv, const char *flag, long def) {
+    for (int i = 1; i + 1 < argc; i += 2)
+        if (strcmp(argv[i], flag) == 0) return atol(argv[i + 1]);
+    return def;
+}
+
 /* Opens a session on a->locator in a->mode; returns 0 on success. */
 static inline int example_open(z_owned_session_t *s, const example_args_t *a) {
     z_owned_config_t config;

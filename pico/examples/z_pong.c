@@ -1,4 +1,4 @@
-/* Latency echo: republishes every sample of test/ping on test/pong. */
+/* Latency echo: republishes every sample of test/ping on test/pong, for -n seconds (0: until killed). */
 #include "common.h"
 
 static z_owned_publisher_t pub;
@@ -24,6 +24,7 @@ int main(int argc, char **argv) {
     z_publisher_options_t opts;
     z_publisher_options_default(&opts);
     opts.is_express = true;
+    opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
     if (z_declare_publisher(z_loan(s), &pub, z_loan(pong), &opts) < 0) return -1;
     z_owned_closure_sample_t callback;
     z_closure(&callback, on_ping, NULL, NULL);

@@ -23,6 +23,10 @@ z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t l
     (void)len;
     return Z_OK;
 }
+z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len, uint32_t wait_ms) {
+    (void)wait_ms;
+    return _z_net_send(sock, buf, len);
+}
 int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]) {
     (void)sock;
     (void)buf;

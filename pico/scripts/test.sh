@@ -57,6 +57,9 @@ fi
 # The integration tests need a larger reassembly buffer (64 KiB payloads) and
 # a multicast receive buffer for whole datagrams from Zenoh peers.
 CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DZ_BATCH_MULTICAST_RX_SIZE=65535 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
+# QoS through weftd too, when the repository's release weftd is built
+WEFTD=$PICO/../target/release/weftd
+[ -x "$WEFTD" ] && CONFIG="$CONFIG -DWEFT_WEFTD=$WEFTD"
 
 build() { # build DIR [cmake args...]
     dir=$1
@@ -95,7 +98,7 @@ if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
         echo "valgrind $t: clean"
     done
     (cd "$PICO/build-native" && WEFT_WRAPPER="$VG" ctest -j "$JOBS" --output-on-failure \
-        -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching)')
+        -R 'interop_(pico_pub|zenoh_pub|get_queryable|liveliness|payload_sizes|batching|qos|congestion)')
 fi
 
 # ---- feature matrix: every switch off still builds, unit tests pass ----
@@ -103,7 +106,7 @@ step "feature matrix (switches off, malloc-backed pool, single-thread)"
 m=0
 for cfg in "-DZ_FEATURE_MULTI_THREAD=0 -DZP_MALLOC=1" \
            "-DZ_FEATURE_SUBSCRIPTION=0 -DZ_FEATURE_QUERY=0 -DZ_FEATURE_QUERYABLE=0 -DZ_FEATURE_LIVELINESS=0" \
-           "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_AUTO_RECONNECT=0 -DZ_FEATURE_SCOUTING=0"; do
+           "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_AUTO_RECONNECT=0 -DZ_FEATURE_SCOUTING=0 -DZ_FEATURE_QOS=0"; do
     m=$((m + 1))
     # shellcheck disable=SC2086
     build "$PICO/build-matrix$m" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DWEFT_SPEC_DIR="$SPEC" $cfg >/dev/null

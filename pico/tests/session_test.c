@@ -95,7 +95,7 @@ static void deliver(_z_session_t *s, const _z_nmsg_t *m) {
     _zw_t w;
     _zr_t r;
     _z_nmsg_t d;
-    _z_rx_info_t info = {true, -1};
+    _z_rx_info_t info = {true, -1, 5};
     _zw_init(&w, buf, sizeof(buf));
     if (_z_network_encode(&w, m) != Z_OK) return;
     _zr_init(&r, buf, w.pos);

@@ -7,7 +7,9 @@
 #define _DEFAULT_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../src/transport/transport.h"
@@ -15,15 +17,16 @@
 
 typedef struct {
     int count;
+    uint8_t last_prio; /* priority of the Frame that carried the last message */
     size_t last_len;
     uint8_t last[8192];
 } sink_t;
 
 static void on_msg(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info) {
     sink_t *s = (sink_t *)ctx;
-    (void)info;
     if (m->id != _Z_N_PUSH) return;
     s->count++;
+    s->last_prio = info->prio;
     s->last_len = m->m.push.body.payload.len;
     if (s->last_len <= sizeof(s->last)) memcpy(s->last, m->m.push.body.payload.ptr, s->last_len);
 }
@@ -49,8 +52,7 @@ static void pair(uint16_t batch) {
         t->tx_frame = -1;
         t->lease_ms = 10000;
         t->remote_lease_ms = 10000;
-        t->rx_sn.last_r = t->sn_mask; /* peer's initial SN is 0 */
-        t->rx_sn.last_be = t->sn_mask;
+        _z_sn_init(t, 0, 0); /* both initial SNs are 0 */
         t->handler = on_msg;
         t->handler_ctx = &sink;
     }
@@ -79,6 +81,8 @@ static void push(_z_nmsg_t *m, const uint8_t *p, size_t n) {
     m->m.push.body.id = _Z_Z_PUT;
     m->m.push.body.payload.ptr = p;
     m->m.push.body.payload.len = n;
+    m->ext.has_qos = true; /* Data, BLOCK: these tests fill the link before reading it */
+    m->ext.qos = 0x0d;
 }
 
 static void test_single_message(void) {
@@ -105,7 +109,7 @@ static void test_batching(void) {
     CHECK_EQ(_z_transport_flush(&ta), Z_OK);
     drain();
     CHECK_EQ(sink.count, 3);
-    CHECK_EQ(ta.tx_sn_r, 1); /* the three messages shared one Frame */
+    CHECK_EQ(ta.tx_sn_r[0], 1); /* the three messages shared one Frame */
     /* an express message leaves at once, with what was batched before it */
     push(&m, (const uint8_t *)"def", 3);
     CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
@@ -125,7 +129,7 @@ static void test_fragmentation(void) {
     pair(1024);
     push(&m, big, sizeof(big));
     CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
-    CHECK(ta.tx_sn_r >= 4); /* at least four fragments of <= 1022 bytes */
+    CHECK(ta.tx_sn_r[0] >= 4); /* at least four fragments of <= 1022 bytes */
     drain();
     CHECK_EQ(sink.count, 1);
     CHECK_EQ(sink.last_len, sizeof(big));
@@ -154,7 +158,7 @@ static void test_duplicate_sn_dropped(void) {
     pair(1024);
     push(&m, (const uint8_t *)"one", 3);
     CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
-    ta.tx_sn_r = 0; /* replay SN 0 */
+    ta.tx_sn_r[0] = 0; /* replay SN 0 */
     push(&m, (const uint8_t *)"dup", 3);
     CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
     drain();
@@ -165,6 +169,190 @@ static void test_duplicate_sn_dropped(void) {
     CHECK(_z_sn_accept(&last, 6, 0x7f));
     CHECK(!_z_sn_accept(&last, 6 + 0x41, 0x7f)); /* more than half the space ahead */
     CHECK(_z_sn_accept(&last, 0x7f & (6 + 0x40), 0x7f));
+    unpair();
+}
+
+/* Reads the next whole batch that `ta` sent, without processing it. */
+static size_t next_batch(uint8_t *out, size_t cap) {
+    uint8_t pre[2];
+    if (recv(tb.sock.fd, pre, 2, MSG_WAITALL) != 2) return 0;
+    size_t len = (size_t)pre[0] | ((size_t)pre[1] << 8);
+    if (len > cap || recv(tb.sock.fd, out, len, MSG_WAITALL) != (ssize_t)len) return 0;
+    return len;
+}
+
+static void send_at(_z_transport_t *t, uint8_t prio, const char *payload) {
+    _z_nmsg_t m;
+    push(&m, (const uint8_t *)payload, strlen(payload));
+    m.ext.has_qos = true;
+    m.ext.qos = (uint8_t)(0x08u | prio);
+    CHECK_EQ(_z_transport_send(t, &m, true, false), Z_OK);
+}
+
+/* Without QoS, every frame has the default priority: no Frame QoS extension. */
+static void test_priority_without_qos(void) {
+    uint8_t b[256];
+    pair(1024);
+    send_at(&ta, 1, "rt");
+    size_t len = next_batch(b, sizeof(b));
+    CHECK(len > 2);
+    CHECK_EQ(b[0], 0x25); /* Frame, reliable, no extension */
+    CHECK_EQ(ta.tx_sn_r[0], 1);
+    unpair();
+}
+
+#if Z_FEATURE_QOS == 1
+/* With QoS: one SN space per priority, the priority in the Frame QoS extension
+ * (omitted for Data), and the receiver accepts every priority. */
+static void test_priority_channels(void) {
+    uint8_t b[256];
+    pair(1024);
+    ta.qos = true;
+    tb.qos = true;
+    ta.tx_sn_r[1] = 40; /* each channel counts on its own */
+    send_at(&ta, 1, "rt");
+    size_t len = next_batch(b, sizeof(b));
+    CHECK(len > 4);
+    CHECK_EQ(b[0], 0xa5); /* Frame, reliable, Z: extensions follow */
+    CHECK_EQ(b[1], 40);   /* SN of the RealTime channel */
+    CHECK_EQ(b[2], 0x31); /* Frame QoS extension (Z64, mandatory) */
+    CHECK_EQ(b[3], 1);    /* priority 1 */
+    CHECK_EQ(ta.tx_sn_r[1], 41);
+    CHECK_EQ(ta.tx_sn_r[5], 0);
+    send_at(&ta, 5, "data");
+    len = next_batch(b, sizeof(b));
+    CHECK_EQ(b[0], 0x25); /* Data: no extension */
+    CHECK_EQ(b[1], 0);
+    CHECK_EQ(ta.tx_sn_r[5], 1);
+    /* the receiver: SN 40 is ahead of 0 on channel 1, SN 0 ahead of -1 on channel 5 */
+    tb.rx_sn[1].last_r = 39;
+    ta.tx_sn_r[1] = 40;
+    ta.tx_sn_r[5] = 0;
+    ta.tx_sn_r[7] = 0;
+    send_at(&ta, 1, "one");
+    send_at(&ta, 7, "seven");
+    send_at(&ta, 5, "five");
+    drain();
+    CHECK_EQ(sink.count, 3);
+    CHECK_EQ(sink.last_prio, 5);
+    CHECK_MEM(sink.last, "five", 4);
+    send_at(&ta, 7, "bg");
+    drain();
+    CHECK_EQ(sink.count, 4);
+    CHECK_EQ(sink.last_prio, 7);
+    /* a replayed SN is dropped on its own channel only */
+    ta.tx_sn_r[7] = 0;
+    send_at(&ta, 7, "replay");
+    send_at(&ta, 2, "ih");
+    drain();
+    CHECK_EQ(sink.count, 5);
+    CHECK_EQ(sink.last_prio, 2);
+    /* batched messages of several priorities: one Frame per priority change */
+    ta.batching = true;
+    uint32_t r2 = ta.tx_sn_r[2], r3 = ta.tx_sn_r[3];
+    send_at(&ta, 2, "a");
+    send_at(&ta, 2, "b");
+    send_at(&ta, 3, "c");
+    CHECK_EQ(_z_transport_flush(&ta), Z_OK);
+    CHECK_EQ(ta.tx_sn_r[2], r2 + 1);
+    CHECK_EQ(ta.tx_sn_r[3], r3 + 1);
+    drain();
+    CHECK_EQ(sink.count, 8);
+    CHECK_EQ(sink.last_prio, 3);
+    unpair();
+}
+
+#if Z_FEATURE_FRAGMENTATION == 1
+static void test_priority_fragments(void) {
+    static uint8_t big[3000];
+    uint8_t b[1100];
+    _z_nmsg_t m;
+    for (size_t i = 0; i < sizeof(big); i++) big[i] = (uint8_t)(i * 7 + 3);
+    pair(1024);
+    ta.qos = true;
+    tb.qos = true;
+    push(&m, big, sizeof(big));
+    m.ext.has_qos = true;
+    m.ext.qos = 0x08 | 6;
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    CHECK(ta.tx_sn_r[6] >= 3);
+    CHECK_EQ(ta.tx_sn_r[5], 0);
+    size_t len = next_batch(b, sizeof(b));
+    CHECK(len > 4);
+    CHECK_EQ(b[0] & 0x1f, _Z_T_FRAGMENT);
+    CHECK_EQ(b[2], 0xb1); /* Fragment QoS extension, more extensions follow (First) */
+    CHECK_EQ(b[3], 6);
+    while (len > 0 && (b[0] & _Z_FLAG_2) != 0) len = next_batch(b, sizeof(b)); /* the other fragments */
+    CHECK(len > 0);
+    /* again, through the receiver */
+    uint32_t first = ta.tx_sn_r[6];
+    CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    tb.rx_sn[6].last_r = first - 1u;
+    drain();
+    CHECK_EQ(sink.count, 1);
+    CHECK_EQ(sink.last_prio, 6);
+    CHECK_EQ(sink.last_len, sizeof(big));
+    CHECK_MEM(sink.last, big, sizeof(big));
+    unpair();
+}
+#endif
+#endif
+
+/*
+ * Congestion control with a receiver that does not read: DROP messages are
+ * dropped whole and counted, never blocking; what did go out is whole
+ * batches only; a BLOCK message waits until the receiver reads.
+ */
+static void test_congestion_drop(void) {
+    static uint8_t payload[600];
+    _z_nmsg_t m;
+    int small = 4096;
+    pair(1024);
+    setsockopt(ta.sock.fd, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+    setsockopt(tb.sock.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    int sent = 0;
+    uint64_t start = _z_clock_ms(), slowest = 0;
+    while (ta.tx_dropped < 20 && sent < 20000 && _z_clock_ms() - start < 5000) {
+        push(&m, payload, sizeof(payload));
+        m.ext.has_qos = false; /* the default QoS: Data, DROP */
+        uint64_t t0 = _z_clock_ms();
+        CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+        if (_z_clock_ms() - t0 > slowest) slowest = _z_clock_ms() - t0;
+        sent++;
+    }
+    CHECK(ta.tx_dropped >= 20);
+    CHECK(slowest < 100); /* a DROP send never waits for the reader */
+    /* BLOCK messages wait: 2000 of them (far more than the link holds) are sent
+     * from a child process, which must still be blocked after 300 ms, and done
+     * once the receiver reads */
+    enum { N_BLOCK = 2000 };
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        for (int i = 0; i < N_BLOCK; i++) {
+            push(&m, payload, sizeof(payload)); /* Data, BLOCK */
+            if (_z_transport_send(&ta, &m, true, false) != Z_OK) _exit(1);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    _z_sleep_ms(300);
+    bool blocked = waitpid(child, &status, WNOHANG) == 0;
+    int got = 0;
+    for (int i = 0; i < 400 && got == 0; i++) { /* read everything, at most ~4 s */
+        drain();
+        got = waitpid(child, &status, WNOHANG);
+    }
+    if (got == 0) {
+        kill(child, SIGKILL);
+        waitpid(child, &status, 0);
+    }
+    CHECK(blocked);
+    CHECK(got == child && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    drain();
+    /* every message is either received whole or counted as dropped, and the child's all arrived */
+    CHECK_EQ(sink.count + (int)ta.tx_dropped, sent + N_BLOCK);
+    CHECK_EQ(sink.last_len, sizeof(payload));
     unpair();
 }
 
@@ -240,6 +428,14 @@ TEST_LIST = {
     {"reassembly buffer limit drops, link survives", test_reassembly_limit},
 #endif
     {"sequence-number rule drops duplicates", test_duplicate_sn_dropped},
+    {"without QoS, frames have the default priority", test_priority_without_qos},
+#if Z_FEATURE_QOS == 1
+    {"QoS: a SN space and a Frame priority per channel, every priority received", test_priority_channels},
+#if Z_FEATURE_FRAGMENTATION == 1
+    {"QoS: fragments carry the priority", test_priority_fragments},
+#endif
+#endif
+    {"congestion control: DROP drops whole batches and counts them, BLOCK waits", test_congestion_drop},
     {"batch longer than advertised is an error", test_oversized_batch_is_an_error},
     {"keep-alive after lease/4 of silence, expiry after the remote lease", test_keepalive_and_lease},
     {"Close from the other side ends the link", test_close_ends_link},

@@ -1,8 +1,8 @@
 /*
  * The platform contract: everything weft-pico needs from the system.
  *
- * A port implements the functions below (13 when Z_FEATURE_MULTI_THREAD is 1,
- * 7 otherwise) in src/platform/<name>/ and provides the header
+ * A port implements the functions below (14 when Z_FEATURE_MULTI_THREAD is 1,
+ * 8 otherwise) in src/platform/<name>/ and provides the header
  * zenoh-pico/platform/<name>.h defining the types:
  *
  *   _z_sys_socket_t  one open link (TCP stream or UDP socket)
@@ -62,6 +62,14 @@ void _z_random_fill(void *buf, size_t len);
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep);
 /* Sends all `len` bytes (one datagram on UDP). */
 z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len);
+/*
+ * Congestion control DROP: sends like _z_net_send, unless the link cannot
+ * take the first byte within `wait_ms`; then nothing is sent and the result
+ * is _Z_NET_BUSY. Once a byte is out, the rest is sent whatever it takes (a
+ * stream never carries half a batch).
+ */
+#define _Z_NET_BUSY 1
+z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len, uint32_t wait_ms);
 /*
  * Receives up to `len` bytes, waiting at most `timeout_ms`. Returns the number
  * of bytes (a whole datagram on UDP), 0 on timeout, or a negative error when

@@ -258,6 +258,15 @@ bool zp_spin_once(const z_loaned_session_t *zs) {
     return !s->closed;
 }
 
+uint32_t zp_dropped_messages(const z_loaned_session_t *zs) {
+    _z_session_t *s = zs->_s;
+    if (s == NULL) return 0;
+    _z_session_lock(s);
+    uint32_t n = s->tp.tx_dropped;
+    _z_session_unlock(s);
+    return n;
+}
+
 /* ---- batching ---- */
 #if Z_FEATURE_BATCHING == 1
 static z_result_t _z_batching(const z_loaned_session_t *zs, bool on, bool flush) {

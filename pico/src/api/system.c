@@ -20,6 +20,9 @@ z_clock_t z_clock_now(void) {
 unsigned long z_clock_elapsed_us(z_clock_t *time) { return (unsigned long)(_z_clock_us() - time->_us); }
 unsigned long z_clock_elapsed_ms(z_clock_t *time) { return (unsigned long)((_z_clock_us() - time->_us) / 1000u); }
 unsigned long z_clock_elapsed_s(z_clock_t *time) { return (unsigned long)((_z_clock_us() - time->_us) / 1000000u); }
+void z_clock_advance_us(z_clock_t *clock, unsigned long duration) { clock->_us += duration; }
+void z_clock_advance_ms(z_clock_t *clock, unsigned long duration) { clock->_us += (uint64_t)duration * 1000u; }
+void z_clock_advance_s(z_clock_t *clock, unsigned long duration) { clock->_us += (uint64_t)duration * 1000000u; }
 z_time_t z_time_now(void) {
     z_time_t t = {_z_clock_ms()};
     return t;

@@ -102,7 +102,8 @@ z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
 }
 
 z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = d->id;
     bool has_key = d->id == _Z_D_KEYEXPR || d->id == _Z_D_SUBSCRIBER || d->id == _Z_D_QUERYABLE || d->id == _Z_D_TOKEN;
     if (d->has_qinfo && d->id == _Z_D_QUERYABLE) _z_wexts_z64(&x, _Z_X_QINFO, d->qinfo);

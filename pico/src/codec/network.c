@@ -215,7 +215,8 @@ static uint8_t _z_key_flags(const _z_wexpr_t *k) {
 #if _Z_ENC_RESPONSE
 static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
     if (m->m.response.body_id == _Z_Z_ERR) return _z_data_write(w, &m->m.response.body);
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     _z_wexts_kept(&x, &m->m.response.reply_kept);
     uint8_t h = _Z_Z_REPLY | (m->m.response.has_cons ? _Z_FLAG_1 : 0) | (x.n > 0 ? _Z_FLAG_Z : 0);
     _Z_TRY(_zw_u8(w, h));
@@ -226,7 +227,8 @@ static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
 #endif
 
 z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = m->id;
     if (!_z_enc_enabled(m->id)) return Z_EUNSUPPORTED;
     _z_nexts_head(&x, &m->ext);

@@ -72,7 +72,13 @@ z_result_t _zr_skip(_zr_t *r, size_t n) {
     return _zr_take(r, n, &unused);
 }
 
-z_result_t _zw_u8(_zw_t *w, uint8_t v) { return _zw_bytes(w, &v, 1); }
+z_result_t _zw_u8(_zw_t *w, uint8_t v) {
+    if (w->skip == 0 && w->pos < w->cap && w->p != NULL) { /* the common case: a plain buffer with room */
+        w->p[w->pos++] = v;
+        return Z_OK;
+    }
+    return _zw_bytes(w, &v, 1);
+}
 
 z_result_t _zw_zint(_zw_t *w, uint64_t v) {
     unsigned n = 0;
@@ -85,6 +91,11 @@ z_result_t _zw_zint(_zw_t *w, uint64_t v) {
 }
 
 z_result_t _zw_bytes(_zw_t *w, const uint8_t *src, size_t n) {
+    if (w->skip == 0 && w->p != NULL && n <= w->cap - w->pos) { /* pos <= cap always holds */
+        if (n > 0) memcpy(w->p + w->pos, src, n);
+        w->pos += n;
+        return Z_OK;
+    }
     size_t end = w->skip + w->cap; /* first position outside the window */
     if (end < w->skip) end = (size_t)-1; /* counting writer: no limit */
     size_t from = w->pos < w->skip ? w->skip : w->pos;

@@ -56,7 +56,8 @@ z_result_t _z_scouting_decode(_zr_t *r, _z_smsg_t *m) {
 }
 
 z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = m->id, f;
     _z_wexts_kept(&x, &m->kept);
     if (m->id == _Z_S_HELLO && m->has_locators) h |= _Z_FLAG_1;

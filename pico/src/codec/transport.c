@@ -246,7 +246,8 @@ static void _z_open_wexts(_z_wexts_t *x, const _z_tmsg_t *m) {
 }
 
 z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = m->id;
     switch (m->id) {
         case _Z_T_INIT:

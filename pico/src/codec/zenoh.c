@@ -58,7 +58,8 @@ z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
 }
 
 z_result_t _z_data_write(_zw_t *w, const _z_data_t *d) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = d->id;
     if (d->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &d->sinfo);
     if (d->has_att && d->id != _Z_Z_ERR) _z_wexts_buf(&x, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att);
@@ -124,7 +125,8 @@ z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
 }
 
 z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q) {
-    _z_wexts_t x = {.n = 0};
+    _z_wexts_t x;
+    x.n = 0; /* the entries are set as they are added */
     uint8_t h = _Z_Z_QUERY;
     if (q->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &q->sinfo);
     if (q->has_body) _z_wexts_fn(&x, _Z_X_QRY_BODY, _z_qbody_write, q);

@@ -66,17 +66,26 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
 }
 
 /* `batch` points 2 bytes after the start of a buffer when streaming. */
-z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+static z_result_t _z_link_send(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
     z_result_t res;
     if (t->stream) {
-        batch[-2] = (uint8_t)(len & 0xff);
-        batch[-1] = (uint8_t)(len >> 8);
-        res = _z_net_send(&t->sock, batch - 2, len + 2);
-    } else {
-        res = _z_net_send(&t->sock, batch, len);
+        batch -= 2;
+        batch[0] = (uint8_t)(len & 0xff);
+        batch[1] = (uint8_t)(len >> 8);
+        len += 2;
     }
+    res = droppable ? _z_net_try_send(&t->sock, batch, len, ZP_CONGESTION_DROP_WAIT_MS)
+                    : _z_net_send(&t->sock, batch, len);
     if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
     return res;
+}
+
+z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+    return _z_link_send(t, batch, len, false);
+}
+
+z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+    return _z_link_send(t, batch, len, true);
 }
 
 /* Stream: accumulates the prefix, then the batch. */

@@ -16,8 +16,7 @@ z_result_t _z_mcast_open(_z_transport_t *t) {
     t->sn_mask = _z_sn_mask(0x02);
     _z_random_fill(&isn, sizeof(isn));
     isn &= t->sn_mask;
-    t->tx_sn_r = isn;
-    t->tx_sn_be = isn;
+    _z_sn_init(t, isn, isn); /* peers' SNs come from their Joins */
     t->remote_lease_ms = Z_TRANSPORT_LEASE;
     return _z_mcast_send_join(t);
 }
@@ -35,8 +34,8 @@ z_result_t _z_mcast_send_join(_z_transport_t *t) {
     m.m.join.has_size = t->batch_size != 8192;
     m.m.join.lease_in_s = (t->lease_ms % 1000u) == 0;
     m.m.join.lease = m.m.join.lease_in_s ? t->lease_ms / 1000u : t->lease_ms;
-    m.m.join.next_sn_r = t->tx_sn_r;
-    m.m.join.next_sn_be = t->tx_sn_be;
+    m.m.join.next_sn_r = t->tx_sn_r[0];
+    m.m.join.next_sn_be = t->tx_sn_be[0];
     _zw_init(&w, t->tx + 2, sizeof(t->tx) - 2);
     _Z_TRY(_z_transport_encode(&w, &m));
     t->last_join_ms = _z_clock_ms();

@@ -22,8 +22,9 @@ static void _z_defrag(_z_transport_t *t, const _z_tmsg_t *m, const _z_rx_info_t 
         d->len = 0;
         d->reliable = info->reliable;
         d->peer = info->peer;
+        d->prio = info->prio;
         d->next_sn = sn;
-    } else if (d->reliable != info->reliable || d->peer != info->peer) {
+    } else if (d->reliable != info->reliable || d->peer != info->peer || d->prio != info->prio) {
         return; /* one reassembly at a time: a second interleaved message is dropped */
     }
     if (sn != d->next_sn || m->m.frame.payload.len > sizeof(d->buf) - d->len) {
@@ -44,8 +45,8 @@ static void _z_defrag(_z_transport_t *t, const _z_tmsg_t *m, const _z_rx_info_t 
 #endif
 
 /* The SN state of the channel a Frame/Fragment belongs to, or NULL. */
-static uint32_t *_z_rx_last(_z_transport_t *t, int8_t peer, bool reliable, uint32_t *mask) {
-    _z_rx_sn_t *s = &t->rx_sn;
+static uint32_t *_z_rx_last(_z_transport_t *t, int8_t peer, uint8_t prio, bool reliable, uint32_t *mask) {
+    _z_rx_sn_t *s = &t->rx_sn[_z_prio_channel(t, prio)];
     *mask = t->sn_mask;
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1
     if (t->multicast) {
@@ -70,9 +71,10 @@ z_result_t _z_rx_batch(_z_transport_t *t, const uint8_t *b, size_t len, int8_t p
             case _Z_T_FRAME:
             case _Z_T_FRAGMENT: {
                 uint32_t mask;
-                uint32_t *last = _z_rx_last(t, peer, m.m.frame.reliable, &mask);
+                uint8_t prio = m.m.frame.has_qos ? (uint8_t)(m.m.frame.qos & 0x07u) : _Z_PRIO_DEFAULT;
+                uint32_t *last = _z_rx_last(t, peer, prio, m.m.frame.reliable, &mask);
                 bool ok = last != NULL && _z_sn_accept(last, (uint32_t)m.m.frame.sn, mask);
-                _z_rx_info_t info = {m.m.frame.reliable, peer};
+                _z_rx_info_t info = {m.m.frame.reliable, peer, prio};
                 if (m.id == _Z_T_FRAGMENT) {
 #if Z_FEATURE_FRAGMENTATION == 1
                     if (ok) _z_defrag(t, &m, &info);

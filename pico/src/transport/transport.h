@@ -27,10 +27,25 @@
 #define _Z_RX_CAPACITY _Z_TX_CAPACITY
 #endif
 
+/*
+ * Priority channels. With Z_FEATURE_QOS the unicast handshake offers QoS; once
+ * both sides have it, each (priority, reliability) pair has its own SN space
+ * and every Frame/Fragment carries the priority of its messages. Without it
+ * (or when the router does not offer QoS, or in peer mode) there is one
+ * channel per reliability, and every frame has the default priority.
+ */
+#if Z_FEATURE_QOS == 1
+#define _Z_PRIO_CHANNELS 8
+#else
+#define _Z_PRIO_CHANNELS 1
+#endif
+#define _Z_PRIO_DEFAULT 5
+
 /* Where a received network message came from (multicast: peer index). */
 typedef struct {
     bool reliable;
     int8_t peer; /* -1 for unicast */
+    uint8_t prio; /* priority of the Frame/Fragment (5 without QoS) */
 } _z_rx_info_t;
 
 typedef void (*_z_nmsg_handler_t)(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info);
@@ -60,6 +75,7 @@ typedef struct {
     bool active;
     bool reliable;
     int8_t peer;
+    uint8_t prio;
     uint32_t next_sn;
     uint8_t buf[Z_FRAG_MAX_SIZE];
 } _z_defrag_t;
@@ -78,17 +94,21 @@ typedef struct {
     uint8_t remote_whatami;
     uint16_t batch_size; /* largest batch we may send, prefix included */
     uint32_t sn_mask;
+    bool qos; /* QoS negotiated: _Z_PRIO_CHANNELS SN spaces per reliability */
     uint64_t lease_ms;        /* ours */
     uint64_t remote_lease_ms; /* the other side's */
     /* tx */
-    uint32_t tx_sn_r, tx_sn_be;
+    uint32_t tx_sn_r[_Z_PRIO_CHANNELS], tx_sn_be[_Z_PRIO_CHANNELS];
     size_t tx_len;   /* bytes of the batch being built (after the prefix) */
-    int8_t tx_frame; /* -1: no open frame, 0: best effort, 1: reliable */
+    int8_t tx_frame; /* -1: no open frame, else (channel << 1) | reliable */
+    bool tx_block;   /* the batch holds a message that must not be dropped */
+    uint16_t tx_msgs; /* network messages in the batch */
+    uint32_t tx_dropped; /* messages dropped by congestion control DROP (kept across reconnections) */
     bool batching;
     uint64_t last_tx_ms;
     uint8_t tx[_Z_TX_CAPACITY];
     /* rx */
-    _z_rx_sn_t rx_sn;
+    _z_rx_sn_t rx_sn[_Z_PRIO_CHANNELS];
     uint64_t last_rx_ms;
     size_t rx_have; /* stream: bytes of the current batch (or prefix) received */
     size_t rx_need; /* stream: 0 while reading the prefix */
@@ -116,6 +136,12 @@ void _z_transport_close(_z_transport_t *t, bool send_close);
  * Queues one network message. It is framed into the current batch, which is
  * sent at once unless batching is on (an express message is always sent at once);
  * a message too large for one batch is fragmented.
+ *
+ * Congestion control: a batch made only of DROP messages (Push, Request or
+ * Response without the QoS D bit) is dropped whole, and its messages counted
+ * in tx_dropped, when the link cannot take its first byte within
+ * ZP_CONGESTION_DROP_WAIT_MS; anything else waits for the link (BLOCK). A
+ * fragmented DROP message is decided by its first fragment.
  */
 z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express);
 /* Sends the batch being built, if any. */
@@ -137,10 +163,24 @@ z_result_t _z_transport_send_keepalive(_z_transport_t *t);
 
 /* Internals shared by the transport files. */
 z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
+/* The same, for a batch of droppable messages: _Z_NET_BUSY when the link had no room. */
+z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
 /* Processes one batch; `peer` is the multicast sender's index (-1: unknown
  * sender or unicast), `src` its address (multicast Joins). */
 z_result_t _z_rx_batch(_z_transport_t *t, const uint8_t *b, size_t len, int8_t peer, const uint8_t *src);
 uint32_t _z_sn_mask(uint8_t resolution);
+/* Sets every SN counter of both directions from the initial SNs (handshake, Join). */
+void _z_sn_init(_z_transport_t *t, uint32_t tx_initial, uint32_t rx_initial);
+/* The channel index of a priority: the priority when QoS is on, else 0. */
+static inline unsigned _z_prio_channel(const _z_transport_t *t, uint8_t prio) {
+#if Z_FEATURE_QOS == 1
+    return t->qos ? (unsigned)(prio & 0x07u) : 0u;
+#else
+    (void)t;
+    (void)prio;
+    return 0u;
+#endif
+}
 bool _z_sn_accept(uint32_t *last, uint32_t sn, uint32_t mask);
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1
 z_result_t _z_mcast_open(_z_transport_t *t);

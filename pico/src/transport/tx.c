@@ -1,10 +1,13 @@
 /*
  * Transmission: network messages are appended to the batch being built,
- * inside a Frame of their reliability (one SN per Frame). A batch is sent
+ * inside a Frame of their channel (priority when QoS is on, and reliability;
+ * one SN per Frame from that channel's counter). A batch is sent
  * when the next message does not fit, at once when batching is off or the
  * message is express, or on flush. A message larger than an empty batch is
  * cut into Fragments, each alone in its batch; the slices are re-encoded
  * through a window writer, so no second copy of the message is needed.
+ * A batch of DROP messages only is dropped whole when the link has no room
+ * (see _z_transport_send in transport.h).
  */
 #include <string.h>
 
@@ -17,21 +20,61 @@ static size_t _z_tx_cap(const _z_transport_t *t) {
     return cap > sizeof(t->tx) - _Z_TX_OFF ? sizeof(t->tx) - _Z_TX_OFF : cap;
 }
 
-static uint32_t *_z_tx_sn(_z_transport_t *t, bool reliable) { return reliable ? &t->tx_sn_r : &t->tx_sn_be; }
+static uint32_t *_z_tx_sn(_z_transport_t *t, unsigned ch, bool reliable) {
+    return reliable ? &t->tx_sn_r[ch] : &t->tx_sn_be[ch];
+}
+
+/* The priority a network message travels at (its QoS extension, else Data). */
+static uint8_t _z_msg_prio(const _z_nmsg_t *m) { return m->ext.has_qos ? (uint8_t)(m->ext.qos & 0x07u) : _Z_PRIO_DEFAULT; }
+
+/* The Frame/Fragment header of a channel: the QoS extension only for a
+ * priority other than the default, and only when QoS was negotiated. */
+static void _z_tx_header(_z_tmsg_t *f, uint8_t id, bool reliable, uint32_t sn, const _z_transport_t *t, uint8_t prio) {
+    memset(f, 0, sizeof(*f));
+    f->id = id;
+    f->m.frame.reliable = reliable;
+    f->m.frame.sn = sn;
+#if Z_FEATURE_QOS == 1
+    f->m.frame.has_qos = t->qos && prio != _Z_PRIO_DEFAULT;
+    f->m.frame.qos = prio;
+#else
+    (void)t;
+    (void)prio;
+#endif
+}
+
+/* Congestion control DROP applies to data messages without the D (block) bit. */
+static bool _z_droppable(const _z_nmsg_t *m) {
+    bool data = m->id == _Z_N_PUSH || m->id == _Z_N_REQUEST || m->id == _Z_N_RESPONSE;
+    return data && ((m->ext.has_qos ? m->ext.qos : 0x05u) & 0x08u) == 0;
+}
 
 z_result_t _z_transport_flush(_z_transport_t *t) {
     if (t->tx_len == 0) return Z_OK;
     size_t len = t->tx_len;
+    bool droppable = !t->tx_block;
+    uint16_t msgs = t->tx_msgs;
     t->tx_len = 0;
     t->tx_frame = -1;
-    return _z_link_send_batch(t, t->tx + _Z_TX_OFF, len);
+    t->tx_block = false;
+    t->tx_msgs = 0;
+    if (!droppable) return _z_link_send_batch(t, t->tx + _Z_TX_OFF, len);
+    z_result_t res = _z_link_try_send_batch(t, t->tx + _Z_TX_OFF, len);
+    if (res == _Z_NET_BUSY) {
+        t->tx_dropped += msgs; /* the SNs of its frames are skipped: receivers accept gaps */
+        return Z_OK;
+    }
+    return res;
 }
 
 /* Appends [Frame header if needed][message] to the batch; Z_ENOSPACE if it
  * does not fit (the batch is then left unchanged). */
 static z_result_t _z_tx_append(_z_transport_t *t, const _z_nmsg_t *m, bool reliable) {
     _zw_t w;
-    uint32_t *sn = _z_tx_sn(t, reliable);
+    uint8_t prio = _z_msg_prio(m);
+    unsigned ch = _z_prio_channel(t, prio);
+    int8_t frame = (int8_t)((ch << 1) | (reliable ? 1u : 0u));
+    uint32_t *sn = _z_tx_sn(t, ch, reliable);
     uint32_t sn_before = *sn;
     int8_t frame_before = t->tx_frame;
     _zw_init(&w, t->tx + _Z_TX_OFF, _z_tx_cap(t));
@@ -39,16 +82,13 @@ static z_result_t _z_tx_append(_z_transport_t *t, const _z_nmsg_t *m, bool relia
     w.skip = 0;
     w.cap = _z_tx_cap(t);
     z_result_t res = Z_OK;
-    if (t->tx_frame != (reliable ? 1 : 0)) {
+    if (t->tx_frame != frame) {
         _z_tmsg_t f;
-        memset(&f, 0, sizeof(f));
-        f.id = _Z_T_FRAME;
-        f.m.frame.reliable = reliable;
-        f.m.frame.sn = *sn;
+        _z_tx_header(&f, _Z_T_FRAME, reliable, *sn, t, prio);
         res = _z_transport_encode(&w, &f);
         if (res == Z_OK) {
             *sn = (*sn + 1u) & t->sn_mask;
-            t->tx_frame = reliable ? 1 : 0;
+            t->tx_frame = frame;
         }
     }
     if (res == Z_OK) res = _z_network_encode(&w, m);
@@ -58,6 +98,8 @@ static z_result_t _z_tx_append(_z_transport_t *t, const _z_nmsg_t *m, bool relia
         return res;
     }
     t->tx_len = w.pos;
+    t->tx_msgs++;
+    if (!_z_droppable(m)) t->tx_block = true;
     return Z_OK;
 }
 
@@ -68,15 +110,13 @@ static z_result_t _z_tx_fragmented(_z_transport_t *t, const _z_nmsg_t *m, bool r
     _Z_TRY(_z_network_encode(&w, m));
     size_t total = w.pos, offset = 0, cap = _z_tx_cap(t);
     uint8_t *batch = t->tx + _Z_TX_OFF;
+    uint8_t prio = _z_msg_prio(m);
+    uint32_t *sn = _z_tx_sn(t, _z_prio_channel(t, prio), reliable);
     _Z_TRY(_z_transport_flush(t));
     while (offset < total) {
         _z_tmsg_t f;
-        uint32_t *sn = _z_tx_sn(t, reliable);
-        memset(&f, 0, sizeof(f));
-        f.id = _Z_T_FRAGMENT;
-        f.m.frame.reliable = reliable;
+        _z_tx_header(&f, _Z_T_FRAGMENT, reliable, *sn, t, prio);
         f.m.frame.more = true;
-        f.m.frame.sn = *sn;
         f.m.frame.first = offset == 0;
         _zw_init(&w, batch, cap);
         _Z_TRY(_z_transport_encode(&w, &f));
@@ -89,7 +129,16 @@ static z_result_t _z_tx_fragmented(_z_transport_t *t, const _z_nmsg_t *m, bool r
         z_result_t res = _z_network_encode(&w, m);
         if (res != Z_OK && res != Z_ENOSPACE) return res;
         *sn = (*sn + 1u) & t->sn_mask;
-        _Z_TRY(_z_link_send_batch(t, batch, hdr + chunk));
+        if (offset == 0 && _z_droppable(m)) { /* the first fragment decides for the message */
+            res = _z_link_try_send_batch(t, batch, hdr + chunk);
+            if (res == _Z_NET_BUSY) {
+                t->tx_dropped++;
+                return Z_OK;
+            }
+            _Z_TRY(res);
+        } else {
+            _Z_TRY(_z_link_send_batch(t, batch, hdr + chunk));
+        }
         offset += chunk;
     }
     return Z_OK;

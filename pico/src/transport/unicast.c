@@ -30,12 +30,24 @@ bool _z_sn_accept(uint32_t *last, uint32_t sn, uint32_t mask) {
     return true;
 }
 
+void _z_sn_init(_z_transport_t *t, uint32_t tx_initial, uint32_t rx_initial) {
+    for (unsigned i = 0; i < _Z_PRIO_CHANNELS; i++) {
+        t->tx_sn_r[i] = tx_initial;
+        t->tx_sn_be[i] = tx_initial;
+        t->rx_sn[i].last_r = (rx_initial - 1u) & t->sn_mask;
+        t->rx_sn[i].last_be = t->rx_sn[i].last_r;
+    }
+}
+
 static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
     t->ep = *ep;
     t->stream = ep->kind == _Z_LINK_TCP;
     t->multicast = ep->kind == _Z_LINK_UDP_MULTICAST;
     t->tx_len = 0;
     t->tx_frame = -1;
+    t->tx_block = false;
+    t->tx_msgs = 0;
+    t->qos = false;
     t->rx_have = 0;
     t->rx_need = 0;
     t->lease_ms = Z_TRANSPORT_LEASE;
@@ -103,6 +115,7 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     m.m.init.resolution = 0x0a;
     m.m.init.batch_size = ours;
     m.m.init.has_size = ours != 65535;
+    m.m.init.qos = Z_FEATURE_QOS == 1; /* offer the 8 priority channels */
     _Z_TRY(_z_send_tmsg(t, &m));
 
     _Z_TRY(_z_recv_tmsg(t, &m, deadline));
@@ -112,6 +125,8 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     t->batch_size = m.m.init.batch_size < ours ? m.m.init.batch_size : ours;
     t->remote_zid = m.m.init.zid;
     t->remote_whatami = m.m.init.whatami;
+    /* QoS holds when both sides sent it (QoS or QoSLink); we only offer it in full builds */
+    t->qos = Z_FEATURE_QOS == 1 && (m.m.init.qos || m.m.init.has_qoslink);
     _z_view_t cookie = m.m.init.cookie; /* points into t->rx, untouched until OpenAck */
 
     uint32_t isn;
@@ -130,10 +145,7 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     if ((m.m.open.initial_sn & ~(uint64_t)t->sn_mask) != 0) return Z_EOPEN;
     t->remote_lease_ms = m.m.open.lease_in_s ? m.m.open.lease * 1000u : m.m.open.lease;
     if (t->remote_lease_ms == 0) t->remote_lease_ms = Z_TRANSPORT_LEASE;
-    t->rx_sn.last_r = ((uint32_t)m.m.open.initial_sn - 1u) & t->sn_mask;
-    t->rx_sn.last_be = t->rx_sn.last_r;
-    t->tx_sn_r = isn;
-    t->tx_sn_be = isn;
+    _z_sn_init(t, isn, (uint32_t)m.m.open.initial_sn);
     t->last_rx_ms = _z_clock_ms();
     return Z_OK;
 }

@@ -9,7 +9,9 @@ with bounded waits; every process started is killed at the end. Prints
 
 import argparse
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -130,6 +132,55 @@ class Scenario:
     def cleanup(self):
         for p in reversed(self.procs):
             p.kill()
+
+
+class StallProxy:
+    """A TCP relay between a client and the router whose client-to-router
+    direction can be stalled: it then stops reading the client's socket (a
+    small receive buffer), as a congested link would."""
+
+    def __init__(self, listen_port, router_port):
+        self.router_port = router_port
+        self.stalled = False
+        self.done = False
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        self.ls.bind(("127.0.0.1", listen_port))
+        self.ls.listen(1)
+        self.ls.settimeout(0.2)
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        end = time.time() + 120
+        client = None
+        while client is None and not self.done and time.time() < end:
+            try:
+                client, _ = self.ls.accept()
+            except socket.timeout:
+                continue
+        if client is None:
+            return
+        router = socket.create_connection(("127.0.0.1", self.router_port))
+        try:
+            while not self.done and time.time() < end:
+                watch = [router] + ([] if self.stalled else [client])
+                ready, _, _ = select.select(watch, [], [], 0.05)
+                for src in ready:
+                    data = src.recv(65536)
+                    if not data:
+                        print(f"  [proxy] {'client' if src is client else 'router'} closed", flush=True)
+                        self.done = True
+                        break
+                    (router if src is client else client).sendall(data)
+        except OSError as e:
+            print(f"  [proxy] {e!r}", flush=True)
+        client.close()
+        router.close()
+
+    def close(self):
+        self.done = True
+        self.ls.close()
 
 
 # ---- scenarios ----
@@ -298,6 +349,74 @@ def udp_unicast(s, port=17508):
     s.finish(psub, 30, "pico subscriber over UDP")
 
 
+def qos_both_ways(s, port, loc):
+    """Samples at every priority, pico -> Zenoh and Zenoh -> pico, with QoS negotiated."""
+    zsub = s.zenoh("zsub", "sub", port, "demo/prio/**", 28, 20000)
+    s.ready(zsub)
+    p = s.pico("pprio", "prio", loc, "demo/prio", 4)
+    s.check(p.wait_line("OPEN qos=1", 20) is not None, "QoS negotiated with the router")
+    s.finish(p, 30, "pico published 4 rounds at priorities 1..7 (half of them batched)")
+    s.finish(zsub, 30, "Zenoh subscriber got the 28 samples")
+    for prio in range(1, 8):
+        lines = [l for l in zsub.lines if l.startswith(f"SAMPLE SampleKind.PUT demo/prio/{prio} len=16")]
+        s.check(len(lines) == 4 and all(l.endswith(f"ok prio={prio}") for l in lines),
+                f"priority {prio}: 4 samples, intact, priority {prio} at the Zenoh subscriber")
+    psub = s.pico("psub", "sub", loc, "demo/zprio/**", 28, 20000)
+    s.ready(psub)
+    s.check(psub.has("OPEN qos=1"), "QoS negotiated (subscriber)")
+    zp = s.zenoh("zppub", "ppub", port, "demo/zprio", 4)
+    s.finish(zp, 30, "Zenoh published 4 rounds at priorities 1..7")
+    s.finish(psub, 30, "pico subscriber got the 28 samples")
+    for prio in range(1, 8):
+        lines = [l for l in psub.lines if l.startswith(f"SAMPLE PUT demo/zprio/{prio} len=16")]
+        s.check(len(lines) == 4 and all(l.endswith(f"ok prio={prio}") for l in lines),
+                f"priority {prio}: 4 samples from Zenoh, received at priority {prio}")
+
+
+def qos(s, port=17511):
+    s.router(port)
+    qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
+
+
+def qos_weftd(s, port=17512):
+    weftd = os.environ.get("WEFT_WEFTD", "")
+    if not os.access(weftd, os.X_OK):
+        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
+    s.start("weftd", ["timeout", "120", weftd, "-l", f"tcp/127.0.0.1:{port}", "--no-multicast-scouting"])
+    end = time.time() + 20
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    time.sleep(0.3)
+    qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
+
+
+def congestion(s, port=17513):
+    s.router(port)
+    zsub = s.zenoh("zsub", "sub", port, "demo/drop/block", 1, 30000)
+    s.ready(zsub)
+    proxy = StallProxy(port + 40, port)
+    try:
+        p = s.pico("pdrop", "drop", f"tcp/127.0.0.1:{port + 40}", "demo/drop", 10000)
+        s.ready(p)
+        proxy.stalled = True
+        line = p.wait_line("DROPPED", 20)
+        s.check(line is not None, f"DROP puts while the link is stalled: {line}")
+        time.sleep(1.0)
+        s.check(p.wait_line("BLOCK PUTS", 0.1) is None, "BLOCK puts wait while the link is stalled")
+        proxy.stalled = False
+        line = p.wait_line("BLOCK PUTS", 20)
+        s.check(line is not None and " res=0 " in line and int(line.split("longest_ms=")[1]) >= 900,
+                f"the waiting BLOCK put completed once the link moved: {line}")
+        s.finish(p, 20, "pico: >= 20 drops, no DROP put slower than 100 ms, BLOCK puts sent")
+        s.finish(zsub, 20, "the Zenoh subscriber got the BLOCK puts: the stream stayed whole")
+    finally:
+        proxy.close()
+
+
 SCENARIOS = {
     "pico_pub_zenoh_sub": pico_pub_zenoh_sub,
     "zenoh_pub_pico_sub": zenoh_pub_pico_sub,
@@ -308,6 +427,9 @@ SCENARIOS = {
     "reconnect": reconnect,
     "batching": batching,
     "udp_unicast": udp_unicast,
+    "qos": qos,
+    "qos_weftd": qos_weftd,
+    "congestion": congestion,
 }
 
 

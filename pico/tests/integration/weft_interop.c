@@ -15,6 +15,10 @@
  *   lsub KEY COUNT MS       liveliness subscriber; exit 0 after COUNT events
  *   lget KEY EXPECT MS      liveliness get
  *   batch KEY COUNT         COUNT puts inside zp_batch_start/stop
+ *   prio KEY COUNT          COUNT rounds of one put on KEY/p at priority p, p = 1..7
+ *                           (the second half batched: several priorities per batch)
+ *   drop KEY MS             DROP puts on KEY while the link is stalled, then BLOCK puts on KEY/block
+ *                           until one has waited 500 ms
  *   reconnect KEY COUNT MS  subscriber that must keep receiving across a router restart
  *   scout GROUP MS          (no session) z_scout on GROUP; exit 0 if a node answered
  *
@@ -27,6 +31,8 @@
 #include <string.h>
 
 #include "zenoh-pico.h"
+/* only to report whether QoS was negotiated */
+#include "../../src/session/session.h"
 
 /* without threads the application always drives the session */
 static bool single_thread = Z_FEATURE_MULTI_THREAD == 0;
@@ -90,7 +96,7 @@ static int open_session(const char *locator) {
 #endif
     for (int attempt = 0; attempt < 50; attempt++) {
         if (z_open(&session, z_config_move(&config), &opts) == Z_OK) {
-            printf("OPEN\n");
+            printf("OPEN qos=%d\n", (int)z_session_loan(&session)->_s->tp.qos);
             fflush(stdout);
             return 0;
         }
@@ -108,9 +114,10 @@ static void on_sample(z_loaned_sample_t *sample, void *ctx) {
     const z_loaned_bytes_t *p = z_sample_payload(sample);
     bool ok = z_sample_kind(sample) == Z_SAMPLE_KIND_DELETE || check_pattern(p);
     const z_loaned_bytes_t *att = z_sample_attachment(sample);
-    printf("SAMPLE %s %.*s len=%zu enc=%u att=%zu %s\n", z_sample_kind(sample) == Z_SAMPLE_KIND_PUT ? "PUT" : "DELETE",
-           (int)z_string_len(z_view_string_loan(&key)), z_string_data(z_view_string_loan(&key)), z_bytes_len(p),
-           (unsigned)z_sample_encoding(sample)->_id, att != NULL ? z_bytes_len(att) : 0, ok ? "ok" : "CORRUPT");
+    printf("SAMPLE %s %.*s len=%zu enc=%u att=%zu %s prio=%d\n",
+           z_sample_kind(sample) == Z_SAMPLE_KIND_PUT ? "PUT" : "DELETE", (int)z_string_len(z_view_string_loan(&key)),
+           z_string_data(z_view_string_loan(&key)), z_bytes_len(p), (unsigned)z_sample_encoding(sample)->_id,
+           att != NULL ? z_bytes_len(att) : 0, ok ? "ok" : "CORRUPT", (int)z_sample_priority(sample));
     fflush(stdout);
     if (!ok) BUMP(errors);
     BUMP(events);
@@ -399,6 +406,88 @@ static int role_batch(const char *key, int count) {
     return 0;
 }
 
+static int role_prio(const char *key, int rounds) {
+    static uint8_t buf[64];
+    wait_for(300, NULL);
+    for (int n = 0; n < rounds; n++) {
+        if (n == rounds / 2) zp_batch_start(z_session_loan(&session));
+        for (int p = 1; p <= 7; p++) {
+            char k[96];
+            z_view_keyexpr_t ke;
+            z_owned_bytes_t payload;
+            z_put_options_t opts;
+            snprintf(k, sizeof(k), "%s/%d", key, p);
+            if (z_view_keyexpr_from_str(&ke, k) != Z_OK) return 2;
+            fill(buf, 16, n);
+            z_bytes_from_static_buf(&payload, buf, 16);
+            z_put_options_default(&opts);
+            opts.priority = (z_priority_t)p;
+            opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
+            if (z_put(z_session_loan(&session), z_view_keyexpr_loan(&ke), z_bytes_move(&payload), &opts) != Z_OK)
+                return 4;
+        }
+        wait_for(20, NULL);
+    }
+    zp_batch_stop(z_session_loan(&session));
+    printf("PRIO DONE %d\n", rounds);
+    wait_for(500, NULL);
+    return 0;
+}
+
+/* drop KEY MS: once the runner stalls the link ("READY" then 500 ms), DROP
+ * puts of 1000 bytes until 20 are dropped (bounded: 20000 puts, MS ms); then
+ * BLOCK puts on KEY/block until one waited for the link to move again. */
+static int role_drop(const char *key, int ms) {
+    static uint8_t buf[1000];
+    z_view_keyexpr_t ke, kb;
+    char k[96];
+    snprintf(k, sizeof(k), "%s/block", key);
+    if (z_view_keyexpr_from_str(&ke, key) != Z_OK || z_view_keyexpr_from_str(&kb, k) != Z_OK) return 2;
+    wait_for(300, NULL);
+    printf("READY\n");
+    wait_for(500, NULL);
+    z_clock_t start = z_clock_now();
+    unsigned long slowest = 0;
+    int puts = 0;
+    fill(buf, sizeof(buf), 0);
+    while (zp_dropped_messages(z_session_loan(&session)) < 20 && puts < 20000 &&
+           (int)z_clock_elapsed_ms(&start) < ms) {
+        z_owned_bytes_t payload;
+        z_put_options_t opts;
+        z_bytes_from_static_buf(&payload, buf, sizeof(buf));
+        z_put_options_default(&opts);
+        opts.congestion_control = Z_CONGESTION_CONTROL_DROP;
+        z_clock_t t0 = z_clock_now();
+        z_result_t r = z_put(z_session_loan(&session), z_view_keyexpr_loan(&ke), z_bytes_move(&payload), &opts);
+        if (r != Z_OK) {
+            printf("PUT FAILED %d after %d puts, %u dropped\n", r, puts, (unsigned)zp_dropped_messages(z_session_loan(&session)));
+            return 4;
+        }
+        if (z_clock_elapsed_ms(&t0) > slowest) slowest = z_clock_elapsed_ms(&t0);
+        puts++;
+    }
+    printf("DROPPED %u of %d slowest_ms=%lu\n", (unsigned)zp_dropped_messages(z_session_loan(&session)), puts, slowest);
+    /* BLOCK puts until one has waited 500 ms for the link (bounded: 5000 puts, MS ms) */
+    unsigned long longest = 0;
+    z_result_t res = Z_OK;
+    int n = 0;
+    z_clock_t t1 = z_clock_now();
+    for (; n < 5000 && longest < 500 && res == Z_OK && (int)z_clock_elapsed_ms(&t1) < ms; n++) {
+        z_owned_bytes_t payload;
+        z_put_options_t opts;
+        z_bytes_from_static_buf(&payload, buf, sizeof(buf));
+        z_put_options_default(&opts);
+        opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
+        z_clock_t t0 = z_clock_now();
+        res = z_put(z_session_loan(&session), z_view_keyexpr_loan(&kb), z_bytes_move(&payload), &opts);
+        if (z_clock_elapsed_ms(&t0) > longest) longest = z_clock_elapsed_ms(&t0);
+    }
+    printf("BLOCK PUTS %d res=%d longest_ms=%lu\n", n, res, longest);
+    wait_for(1000, NULL);
+    return zp_dropped_messages(z_session_loan(&session)) >= 20 && slowest < 100 && res == Z_OK && longest >= 500 ? 0
+                                                                                                               : 1;
+}
+
 static void on_hello(z_loaned_hello_t *hello, void *ctx) {
     z_view_string_t role;
     const z_loaned_string_array_t *locs = zp_hello_locators(hello);
@@ -462,6 +551,8 @@ int main(int argc, char **argv) {
     if (strcmp(role, "lsubh") == 0) rc = role_sub(key, x, y, true, true);
     if (strcmp(role, "lget") == 0) rc = role_get(key, x, y, true);
     if (strcmp(role, "batch") == 0) rc = role_batch(key, x);
+    if (strcmp(role, "prio") == 0) rc = role_prio(key, x);
+    if (strcmp(role, "drop") == 0) rc = role_drop(key, x);
     z_session_drop(z_session_move(&session));
     printf("EXIT %d\n", rc);
     return rc;

@@ -3,7 +3,7 @@ only the public `zenoh` Python API (eclipse-zenoh 1.10.2).
 
     python zenoh_actor.py ROLE ENDPOINT KEY [ARGS...]
 
-Roles: router, sub, pub, get, queryable, token, lsub, lget. Everything runs on
+Roles: router, sub, pub, ppub, get, queryable, token, lsub, lget. Everything runs on
 127.0.0.1 with multicast scouting disabled; an ENDPOINT that is a multicast
 group (udp/224...#iface=X, inside the test's network namespace) makes a peer
 on that group instead of a client. Each role prints one line per
@@ -64,7 +64,7 @@ def run(role, session, key, args):
         ok = sample.kind != zenoh.SampleKind.PUT or pattern_ok(data)
         att = sample.attachment.to_bytes() if sample.attachment is not None else b""
         out(f"SAMPLE {sample.kind} {sample.key_expr} len={len(data)} enc={sample.encoding} att={att!r}"
-            f" {'ok' if ok else 'CORRUPT'}")
+            f" {'ok' if ok else 'CORRUPT'} prio={int(sample.priority)}")
         count["n"] += 1
         if not ok:
             count["bad"] += 1
@@ -92,6 +92,20 @@ def run(role, session, key, args):
             time.sleep(0.05)
         session.delete(key)
         out(f"PUB DONE {n}")
+        time.sleep(0.5)
+        return 0
+
+    if role == "ppub":  # one put on KEY/p at each priority p = 1..7, ROUNDS times
+        rounds = args[0]
+        prios = [zenoh.Priority.REAL_TIME, zenoh.Priority.INTERACTIVE_HIGH, zenoh.Priority.INTERACTIVE_LOW,
+                 zenoh.Priority.DATA_HIGH, zenoh.Priority.DATA, zenoh.Priority.DATA_LOW, zenoh.Priority.BACKGROUND]
+        time.sleep(0.5)
+        for i in range(rounds):
+            for p in prios:
+                session.put(f"{key}/{int(p)}", bytes((j + i) & 0xFF for j in range(16)), priority=p,
+                            congestion_control=zenoh.CongestionControl.BLOCK)
+            time.sleep(0.02)
+        out(f"PUB DONE {rounds}")
         time.sleep(0.5)
         return 0
 

@@ -349,6 +349,15 @@ z_result_t zp_batch_flush(const z_loaned_session_t *zs);
 z_result_t zp_batch_stop(const z_loaned_session_t *zs);
 #endif
 
+/* ---- congestion control ---- */
+/*
+ * Messages the session dropped under congestion control DROP: puts, deletes,
+ * gets and replies sent with Z_CONGESTION_CONTROL_DROP whose batch the link
+ * could not take within ZP_CONGESTION_DROP_WAIT_MS. Counted from z_open
+ * (across reconnections); wraps at 2^32.
+ */
+uint32_t zp_dropped_messages(const z_loaned_session_t *zs);
+
 /* ---- run models ---- */
 #if Z_FEATURE_MULTI_THREAD == 1
 void zp_task_read_options_default(zp_task_read_options_t *options);
@@ -387,6 +396,10 @@ z_clock_t z_clock_now(void);
 unsigned long z_clock_elapsed_us(z_clock_t *time);
 unsigned long z_clock_elapsed_ms(z_clock_t *time);
 unsigned long z_clock_elapsed_s(z_clock_t *time);
+/* Moves an instant forward (deadlines for z_condvar_timedwait). */
+void z_clock_advance_us(z_clock_t *clock, unsigned long duration);
+void z_clock_advance_ms(z_clock_t *clock, unsigned long duration);
+void z_clock_advance_s(z_clock_t *clock, unsigned long duration);
 z_time_t z_time_now(void);
 unsigned long z_time_elapsed_ms(z_time_t *time);
 unsigned long z_time_elapsed_s(z_time_t *time);
@@ -411,6 +424,9 @@ z_result_t z_condvar_init(z_owned_condvar_t *cv);
 z_result_t z_condvar_signal(z_loaned_condvar_t *cv);
 /* Waits on the condition variable with `m` locked. */
 z_result_t z_condvar_wait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m);
+/* Waits as z_condvar_wait, at most until `abstime` (a z_clock_now() instant);
+ * Z_ETIMEDOUT once it has passed. */
+z_result_t z_condvar_timedwait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m, const z_clock_t *abstime);
 z_result_t z_task_init(z_owned_task_t *task, z_task_attr_t *attr, void *(*fun)(void *), void *arg);
 z_result_t z_task_join(z_moved_task_t *task);
 z_moved_task_t *z_task_move(z_owned_task_t *task);

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -147,6 +148,34 @@ z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t l
         sent += (size_t)n;
     }
     return Z_OK;
+}
+
+/*
+ * DROP: a stream socket is first asked whether it is writable (Linux reports
+ * POLLOUT only while a third of its send buffer is free, so a batch then goes
+ * out whole in all but rare cases); only then is the batch sent, without
+ * waiting. A batch the socket takes in part is completed with a blocking send.
+ */
+z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len, uint32_t wait_ms) {
+    bool datagram = sock->kind == _Z_LINK_UDP_MULTICAST || sock->kind == _Z_LINK_UDP_SCOUT;
+    struct pollfd p = {.fd = sock->fd, .events = POLLOUT, .revents = 0};
+    int r = poll(&p, 1, 0);
+    if (r == 0 && wait_ms > 0) r = poll(&p, 1, (int)wait_ms);
+    if (r < 0 && errno != EINTR) return Z_ETRANSPORT;
+    if (r <= 0) return _Z_NET_BUSY;
+    ssize_t n;
+    if (datagram) {
+        struct sockaddr_in sa;
+        _z_sockaddr(&sa, sock->group, sock->port);
+        n = sendto(sock->fd, buf, len, MSG_DONTWAIT, (struct sockaddr *)&sa, sizeof(sa));
+    } else {
+        do {
+            n = send(sock->fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        } while (n < 0 && errno == EINTR);
+    }
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? _Z_NET_BUSY : Z_ETRANSPORT;
+    if (datagram) return n == (ssize_t)len ? Z_OK : Z_ETRANSPORT;
+    return (size_t)n == len ? Z_OK : _z_net_send(sock, buf + n, len - (size_t)n);
 }
 
 int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint32_t timeout_ms, uint8_t src[6]) {

@@ -1,7 +1,10 @@
 /* POSIX port: the public z_malloc/z_free, z_mutex_*, z_condvar_* and z_task_* helpers. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../api/olv.h"
 
@@ -23,10 +26,23 @@ _ZP_OWNED_IMPL(condvar, _z_condvar_t, _z_condvar_null_, _z_condvar_check_, _z_co
 z_result_t z_mutex_init(z_owned_mutex_t *m) { return pthread_mutex_init(&m->_val, NULL) == 0 ? Z_OK : Z_EGENERIC; }
 z_result_t z_mutex_lock(z_loaned_mutex_t *m) { return pthread_mutex_lock(m) == 0 ? Z_OK : Z_EGENERIC; }
 z_result_t z_mutex_unlock(z_loaned_mutex_t *m) { return pthread_mutex_unlock(m) == 0 ? Z_OK : Z_EGENERIC; }
-z_result_t z_condvar_init(z_owned_condvar_t *cv) { return pthread_cond_init(&cv->_val, NULL) == 0 ? Z_OK : Z_EGENERIC; }
+/* The condition variable waits on CLOCK_MONOTONIC, the clock of z_clock_now. */
+z_result_t z_condvar_init(z_owned_condvar_t *cv) {
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) != 0) return Z_EGENERIC;
+    int r = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    if (r == 0) r = pthread_cond_init(&cv->_val, &a);
+    pthread_condattr_destroy(&a);
+    return r == 0 ? Z_OK : Z_EGENERIC;
+}
 z_result_t z_condvar_signal(z_loaned_condvar_t *cv) { return pthread_cond_signal(cv) == 0 ? Z_OK : Z_EGENERIC; }
 z_result_t z_condvar_wait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m) {
     return pthread_cond_wait(cv, m) == 0 ? Z_OK : Z_EGENERIC;
+}
+z_result_t z_condvar_timedwait(z_loaned_condvar_t *cv, z_loaned_mutex_t *m, const z_clock_t *abstime) {
+    struct timespec ts = {(time_t)(abstime->_us / 1000000u), (long)(abstime->_us % 1000000u) * 1000L};
+    int r = pthread_cond_timedwait(cv, m, &ts);
+    return r == 0 ? Z_OK : r == ETIMEDOUT ? Z_ETIMEDOUT : Z_EGENERIC;
 }
 z_result_t z_task_init(z_owned_task_t *task, z_task_attr_t *attr, void *(*fun)(void *), void *arg) {
     (void)attr;
