@@ -57,8 +57,11 @@ fi
 # The integration tests need a larger reassembly buffer (64 KiB payloads) and
 # a multicast receive buffer for whole datagrams from Zenoh peers.
 CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DZ_BATCH_MULTICAST_RX_SIZE=65535 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
-# QoS through weftd too, when the repository's release weftd is built
-WEFTD=$PICO/../target/release/weftd
+# QoS through weftd too: the repository's weftd (built here if cargo is at hand).
+WEFTD=$PICO/../target/debug/weftd
+if [ ! -x "$WEFTD" ] && command -v cargo >/dev/null 2>&1; then
+  (cd "$PICO/.." && cargo build --quiet -p weftd) || true
+fi
 [ -x "$WEFTD" ] && CONFIG="$CONFIG -DWEFT_WEFTD=$WEFTD"
 
 build() { # build DIR [cmake args...]
