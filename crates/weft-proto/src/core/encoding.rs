@@ -119,6 +119,15 @@ impl<'a> Encoding<'a> {
         Ok(())
     }
 
+    /// The text form (as [`Display`](core::fmt::Display) writes it), without going
+    /// through the formatter for a predefined encoding with no schema, the common case.
+    pub fn text(&self) -> alloc::string::String {
+        match (self.schema, encoding_name(self.id)) {
+            (None, Some(name)) => name.into(),
+            _ => alloc::string::ToString::to_string(self),
+        }
+    }
+
     /// Length of the encoded form.
     pub(crate) fn encoded_len(&self) -> usize {
         let flag = u64::from(self.schema.is_some());
@@ -141,5 +150,48 @@ impl core::fmt::Display for Encoding<'_> {
             (None, Some(s)) => write!(f, "{};{s}", self.id),
             (None, None) => write!(f, "{}", self.id),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn text_is_what_display_writes() {
+        let cases = [
+            Encoding {
+                id: 0,
+                schema: None,
+            },
+            Encoding {
+                id: 4,
+                schema: Some(b"utf-8"),
+            },
+            Encoding {
+                id: Encoding::CUSTOM_ID,
+                schema: Some(b"my/type"),
+            },
+            Encoding {
+                id: 900,
+                schema: None,
+            },
+            Encoding {
+                id: 900,
+                schema: Some(b"x"),
+            },
+        ];
+        for e in cases {
+            assert_eq!(e.text(), e.to_string());
+        }
+        assert_eq!(
+            Encoding {
+                id: 4,
+                schema: None
+            }
+            .text(),
+            "text/plain"
+        );
     }
 }

@@ -48,17 +48,6 @@ pub(crate) fn key_entity_id(key: &str) -> u32 {
     h | 0x8000_0000
 }
 
-/// The text form of an encoding; the well-known ones without a schema are not formatted.
-fn encoding_text(encoding: &weft_proto::core::Encoding<'_>) -> String {
-    match (
-        encoding.schema,
-        weft_proto::core::encoding_name(encoding.id),
-    ) {
-        (None, Some(name)) => name.to_string(),
-        _ => encoding.to_string(),
-    }
-}
-
 /// What a declaration changed, for what must follow it.
 enum Event {
     None,
@@ -179,7 +168,7 @@ impl Inner {
                     key_expr: key.to_string(),
                     kind: SampleKind::Put,
                     payload: p.payload.to_vec(),
-                    encoding: encoding_text(&p.encoding),
+                    encoding: p.encoding.text(),
                     timestamp: p.timestamp.or(added),
                     attachment: p.attachment.map(<[u8]>::to_vec),
                     priority: push.qos.priority(),

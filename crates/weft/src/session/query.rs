@@ -406,7 +406,7 @@ impl Inner {
             ResponseBody::Reply(rep) => Ok(sample_of(key, &rep.body, r.qos)),
             ResponseBody::Err(e) => Err(ReplyError {
                 payload: e.payload.to_vec(),
-                encoding: e.encoding.to_string(),
+                encoding: e.encoding.text(),
             }),
         };
         self.deliver_reply(r.request_id, Reply { result, replier_id });
@@ -458,7 +458,7 @@ impl Inner {
             .query
             .body
             .as_ref()
-            .map(|b| (b.payload.to_vec(), b.encoding.to_string()));
+            .map(|b| (b.payload.to_vec(), b.encoding.text()));
         for (id, callback) in locals {
             callback(Query {
                 inner: self.clone(),
@@ -663,7 +663,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
             key_expr: key,
             kind: SampleKind::Put,
             payload: p.payload.to_vec(),
-            encoding: p.encoding.to_string(),
+            encoding: p.encoding.text(),
             timestamp: p.timestamp,
             attachment: p.attachment.map(<[u8]>::to_vec),
             priority: qos.priority(),
