@@ -57,6 +57,19 @@ impl ZenohNode {
         }
     }
 
+    /// The replies a `--get` node prints (one JSON object each), up to the `DONE` line
+    /// that ends the query; each line within `secs` seconds.
+    pub fn replies(&self, secs: u64) -> Vec<serde_json::Value> {
+        let mut replies = Vec::new();
+        loop {
+            let line = self.line(secs);
+            if line == "DONE" {
+                return replies;
+            }
+            replies.push(serde_json::from_str(&line).expect("a JSON reply"));
+        }
+    }
+
     /// Waits for the node to exit; returns whether it succeeded.
     pub fn wait(mut self) -> bool {
         self.child.wait().map(|s| s.success()).unwrap_or(false)

@@ -124,14 +124,7 @@ fn admin_space_lists_zenoh_sessions_and_their_declarations() {
         "5",
     ])
     .unwrap();
-    let mut replies = Vec::new();
-    loop {
-        let line = getter.line(10);
-        if line == "DONE" {
-            break;
-        }
-        replies.push(serde_json::from_str::<Value>(&line).unwrap());
-    }
+    let replies = getter.replies(10);
     let router = replies
         .iter()
         .find(|r| r["key"].as_str().unwrap().ends_with("/router"))

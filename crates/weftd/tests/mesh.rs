@@ -6,14 +6,7 @@ use std::time::{Duration, Instant};
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
-use common::Weftd;
-
-fn client(port: u16, extra: &[&str]) -> ZenohNode {
-    let endpoint = format!("tcp/127.0.0.1:{port}");
-    let mut args = vec!["--mode", "client", "--connect", endpoint.as_str()];
-    args.extend_from_slice(extra);
-    ZenohNode::start(&args).expect("a Zenoh client")
-}
+use common::{zenoh_client_at as client, Weftd};
 
 /// Subscribes on `far/**` at every router of `sub_ports`, publishes probes at `pub_port`
 /// until every subscriber has seen one (returns how long that took), then checks that each
@@ -100,15 +93,11 @@ fn check_queries(getter_at: u16, replies: &[&str]) {
             "5",
         ],
     );
-    let mut got = Vec::new();
-    loop {
-        let line = getter.line(10);
-        if line == "DONE" {
-            break;
-        }
-        let r: serde_json::Value = serde_json::from_str(&line).unwrap();
-        got.push(r["payload"].as_str().unwrap().to_string());
-    }
+    let mut got: Vec<String> = getter
+        .replies(10)
+        .iter()
+        .map(|r| r["payload"].as_str().unwrap().to_string())
+        .collect();
     got.sort();
     let mut want: Vec<String> = replies.iter().map(|r| r.to_string()).collect();
     want.sort();

@@ -67,15 +67,11 @@ fn zenoh_get_and_queryable_through_weftd() {
         "--timeout",
         "5",
     ]);
-    let mut payloads = Vec::new();
-    loop {
-        let line = getter.line(10);
-        if line == "DONE" {
-            break;
-        }
-        let r: serde_json::Value = serde_json::from_str(&line).unwrap();
-        payloads.push(r["payload"].as_str().unwrap().to_string());
-    }
+    let mut payloads: Vec<String> = getter
+        .replies(10)
+        .iter()
+        .map(|r| r["payload"].as_str().unwrap().to_string())
+        .collect();
     payloads.sort();
     assert_eq!(payloads, ["one", "two"]);
     // No queryable: the query ends at once (ResponseFinal from the router), not at timeout.

@@ -63,9 +63,7 @@ impl Weftd {
 
     /// An Eclipse Zenoh client of this router (`zenoh_node.py` with `extra` arguments).
     pub(crate) fn zenoh_client(&self, extra: &[&str]) -> ZenohNode {
-        let mut args = vec!["--mode", "client", "--connect", self.endpoint.as_str()];
-        args.extend_from_slice(extra);
-        ZenohNode::start(&args).expect("a Zenoh client")
+        zenoh_client_at(self.port, extra)
     }
 
     /// A weft client session of this router.
@@ -94,6 +92,15 @@ impl Drop for Weftd {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// An Eclipse Zenoh client of the router (weftd or Zenoh's) listening on
+/// `tcp/127.0.0.1:port`, running `zenoh_node.py` with `extra` arguments.
+pub(crate) fn zenoh_client_at(port: u16, extra: &[&str]) -> ZenohNode {
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let mut args = vec!["--mode", "client", "--connect", endpoint.as_str()];
+    args.extend_from_slice(extra);
+    ZenohNode::start(&args).expect("a Zenoh client")
 }
 
 /// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
