@@ -26,14 +26,14 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 RUNS=${BENCH_PICO_RUNS:-3}
 BATCH=${BENCH_PICO_BATCH:-1000}
 PING_SAMPLES=${BENCH_PING_SAMPLES:-5000}
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 PICO_BUILD=$ROOT/pico/build-bench
 SIZES=(8 64 1024)
-
-log() { printf '%s\n' "$*" >&2; }
 
 if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
     log "== building weftd, weft (release) and the weft-pico examples (Release)"
@@ -49,51 +49,14 @@ for b in "$WEFT" "$WEFTD" "$PX/z_pub_thr" "$PX/z_ping" "$PX/z_pong"; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weft-pico-bench.XXXXXX")
-PIDS=()
-# Every background process runs under `timeout`, which leads its own process group.
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    sleep 0.3
-    for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# start NAME LIMIT_SECONDS COMMAND...: in the background, output in $WORK/NAME.out.
-start() {
-    local name=$1 limit=$2
-    shift 2
-    timeout -k 2 "$limit" "$@" >"$WORK/$name.out" 2>&1 &
-    STARTED=$!
-    PIDS+=("$STARTED")
-}
-stop() {
-    kill -TERM -- "-$1" 2>/dev/null || true
-    local i
-    for i in $(seq 50); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -KILL -- "-$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
+OUT_DIR=$WORK
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int(NR / 2) + 1]; else print "-" }'; }
 
 # ---- one router for everything, on a free loopback port --------------------------------
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 ROUTER=tcp/127.0.0.1:$PORT
 start router 3600 "$WEFTD" -l "$ROUTER" --no-multicast-scouting
-for i in $(seq 200); do
-    [[ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ]] && break
-    sleep 0.05
-done
-[[ -n "$(ss -Hltn "sport = :$PORT" 2>/dev/null)" ]] || { log "weftd does not listen on $PORT"; exit 1; }
+wait_listen "$PORT" || exit 1
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 log "== weftd on $ROUTER (load average $LOAD_BEFORE)"
 RUST_C=(-m client -e "$ROUTER" --no-multicast-scouting)

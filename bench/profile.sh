@@ -15,6 +15,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 SIZE=${1:-8}
 SECONDS_PUB=${PROFILE_SECONDS:-15}
 SAMPLES=${PROFILE_SAMPLES:-200000}
@@ -23,37 +25,7 @@ OUT=${PROFILE_DIR:-$ROOT/target/profile}
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 mkdir -p "$OUT"
 
-PIDS=()
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    sleep 0.3
-    for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-start() {
-    local limit=$1 log=$2
-    shift 2
-    timeout -k 2 "$limit" "$@" >"$log" 2>&1 &
-    STARTED=$!
-    PIDS+=("$STARTED")
-}
-
-wait_listen() {
-    local i
-    for i in $(seq 600); do
-        [[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]] && return 0
-        sleep 0.05
-    done
-    echo "nothing listens on port $1" >&2
-    return 1
-}
+OUT_DIR=$OUT
 
 annotate() {
     local data=$1 base=${1%.callgrind.out}
@@ -69,10 +41,10 @@ CG=(valgrind --tool=callgrind --dump-instr=no --collect-jumps=no)
 
 # Publisher under callgrind, subscriber native.
 PORT=$((PORT + 1))
-start 120 "$OUT/sub-native.log" "$BIN/weft" sub-thr -l "tcp/127.0.0.1:$PORT" \
+start sub-native 120 "$BIN/weft" sub-thr -l "tcp/127.0.0.1:$PORT" \
     --no-multicast-scouting --samples 10000 --rounds 1000 --max-seconds 100
 sub=$STARTED
-wait_listen "$PORT"
+wait_listen "$PORT" 30
 timeout -k 5 $((SECONDS_PUB + 60)) "${CG[@]}" --callgrind-out-file="$OUT/pub-thr.callgrind.out" \
     "$BIN/weft" pub-thr "$SIZE" -e "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
     --duration "$SECONDS_PUB" >"$OUT/pub-thr.log" 2>&1 || true
@@ -82,12 +54,12 @@ annotate "$OUT/pub-thr.callgrind.out"
 
 # Subscriber under callgrind, publisher native.
 PORT=$((PORT + 1))
-start 150 "$OUT/sub-thr.log" "${CG[@]}" --callgrind-out-file="$OUT/sub-thr.callgrind.out" \
+start sub-thr 150 "${CG[@]}" --callgrind-out-file="$OUT/sub-thr.callgrind.out" \
     "$BIN/weft" sub-thr -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
     --samples "$SAMPLES" --rounds 1 --max-seconds 90
 sub=$STARTED
-wait_listen "$PORT"
-start 120 "$OUT/pub-native.log" "$BIN/weft" pub-thr "$SIZE" -e "tcp/127.0.0.1:$PORT" \
+wait_listen "$PORT" 30
+start pub-native 120 "$BIN/weft" pub-thr "$SIZE" -e "tcp/127.0.0.1:$PORT" \
     --no-multicast-scouting --duration 110
 pub=$STARTED
 wait "$sub" 2>/dev/null || true
@@ -96,15 +68,15 @@ wait "$pub" 2>/dev/null || true
 annotate "$OUT/sub-thr.callgrind.out"
 # The router under callgrind, publisher and subscriber native clients of it.
 PORT=$((PORT + 1))
-start 150 "$OUT/weftd.log" "${CG[@]}" --callgrind-out-file="$OUT/weftd.callgrind.out" \
+start weftd 150 "${CG[@]}" --callgrind-out-file="$OUT/weftd.callgrind.out" \
     "$BIN/weftd" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting
 router=$STARTED
-wait_listen "$PORT"
-start 120 "$OUT/sub-routed.log" "$BIN/weft" sub-thr -m client -e "tcp/127.0.0.1:$PORT" \
+wait_listen "$PORT" 30
+start sub-routed 120 "$BIN/weft" sub-thr -m client -e "tcp/127.0.0.1:$PORT" \
     --no-multicast-scouting --samples "$SAMPLES" --rounds 1 --max-seconds 90
 sub=$STARTED
 sleep 1
-start 120 "$OUT/pub-routed.log" "$BIN/weft" pub-thr "$SIZE" -m client -e "tcp/127.0.0.1:$PORT" \
+start pub-routed 120 "$BIN/weft" pub-thr "$SIZE" -m client -e "tcp/127.0.0.1:$PORT" \
     --no-multicast-scouting --duration 100
 pub=$STARTED
 wait "$sub" 2>/dev/null || true
@@ -114,7 +86,7 @@ wait "$pub" 2>/dev/null || true
 kill -TERM -- "-$router" 2>/dev/null || true
 wait "$router" 2>/dev/null || true
 annotate "$OUT/weftd.callgrind.out"
-cat "$OUT/pub-thr.log" "$OUT/sub-thr.log" "$OUT/sub-routed.log" \
+cat "$OUT/pub-thr.log" "$OUT/sub-thr.out" "$OUT/sub-routed.out" \
     | grep -E "sent=|median|round" >&2 || true
 
 # The same three runs for Eclipse Zenoh, as a reference, when bench/compare and zenohd are
@@ -125,10 +97,10 @@ ZENOHD=${ZENOHD:-$CT/zenohd-1.10.2/bin/zenohd}
 if [[ -x "$CT/release/zsub_thr" && -x "$CT/release/zpub_thr" && -x "$ZENOHD" ]]; then
     Z=$CT/release
     PORT=$((PORT + 1))
-    start 120 "$OUT/zsub-native.log" "$Z/zsub_thr" -l "tcp/127.0.0.1:$PORT" \
+    start zsub-native 120 "$Z/zsub_thr" -l "tcp/127.0.0.1:$PORT" \
         --no-multicast-scouting --samples 10000 --rounds 1000 --max-seconds 100
     sub=$STARTED
-    wait_listen "$PORT"
+    wait_listen "$PORT" 30
     timeout -k 5 $((SECONDS_PUB + 60)) "${CG[@]}" --callgrind-out-file="$OUT/zpub_thr.callgrind.out" \
         "$Z/zpub_thr" "$SIZE" -e "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
         --duration "$SECONDS_PUB" >"$OUT/zpub_thr.log" 2>&1 || true
@@ -136,12 +108,12 @@ if [[ -x "$CT/release/zsub_thr" && -x "$CT/release/zpub_thr" && -x "$ZENOHD" ]];
     wait "$sub" 2>/dev/null || true
 
     PORT=$((PORT + 1))
-    start 150 "$OUT/zsub_thr.log" "${CG[@]}" --callgrind-out-file="$OUT/zsub_thr.callgrind.out" \
+    start zsub_thr 150 "${CG[@]}" --callgrind-out-file="$OUT/zsub_thr.callgrind.out" \
         "$Z/zsub_thr" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting \
         --samples "$SAMPLES" --rounds 1 --max-seconds 90
     sub=$STARTED
-    wait_listen "$PORT"
-    start 120 "$OUT/zpub-native.log" "$Z/zpub_thr" "$SIZE" -e "tcp/127.0.0.1:$PORT" \
+    wait_listen "$PORT" 30
+    start zpub-native 120 "$Z/zpub_thr" "$SIZE" -e "tcp/127.0.0.1:$PORT" \
         --no-multicast-scouting --duration 110
     pub=$STARTED
     wait "$sub" 2>/dev/null || true
@@ -149,15 +121,15 @@ if [[ -x "$CT/release/zsub_thr" && -x "$CT/release/zpub_thr" && -x "$ZENOHD" ]];
     wait "$pub" 2>/dev/null || true
 
     PORT=$((PORT + 1))
-    start 150 "$OUT/zenohd.log" "${CG[@]}" --callgrind-out-file="$OUT/zenohd.callgrind.out" \
+    start zenohd 150 "${CG[@]}" --callgrind-out-file="$OUT/zenohd.callgrind.out" \
         "$ZENOHD" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting
     router=$STARTED
-    wait_listen "$PORT"
-    start 120 "$OUT/zsub-routed.log" "$Z/zsub_thr" -m client -e "tcp/127.0.0.1:$PORT" \
+    wait_listen "$PORT" 30
+    start zsub-routed 120 "$Z/zsub_thr" -m client -e "tcp/127.0.0.1:$PORT" \
         --no-multicast-scouting --samples "$SAMPLES" --rounds 1 --max-seconds 90
     sub=$STARTED
     sleep 1
-    start 120 "$OUT/zpub-routed.log" "$Z/zpub_thr" "$SIZE" -m client -e "tcp/127.0.0.1:$PORT" \
+    start zpub-routed 120 "$Z/zpub_thr" "$SIZE" -m client -e "tcp/127.0.0.1:$PORT" \
         --no-multicast-scouting --duration 100
     pub=$STARTED
     wait "$sub" 2>/dev/null || true

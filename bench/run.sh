@@ -21,6 +21,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
 ZENOH_VERSION=1.10.2
 COMPARE_TARGET_DIR=${COMPARE_TARGET_DIR:-$ROOT/target/compare}
@@ -49,60 +51,9 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weft-bench.XXXXXX")
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
-PIDS=()
-
-# Every background process runs under `timeout`, which leads its own process group: killing
-# the group ends the program too.
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    sleep 0.3
-    for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-log() { printf '%s\n' "$*" >&2; }
-
-# start NAME LIMIT_SECONDS COMMAND...: runs COMMAND in the background, output in $WORK/NAME.out;
-# sets STARTED to its process id.
-start() {
-    local name=$1 limit=$2
-    shift 2
-    timeout -k 2 "$limit" "$@" >"$WORK/$name.out" 2>&1 &
-    STARTED=$!
-    PIDS+=("$STARTED")
-}
-
-# stop PID: ends a process started by `start` (and its group), then reaps it.
-stop() {
-    kill -TERM -- "-$1" 2>/dev/null || true
-    local i
-    for i in $(seq 50); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -KILL -- "-$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
-}
+OUT_DIR=$WORK
 
 next_port() { PORT=$((PORT + 1)); }
-
-# wait_listen PORT: until something listens on 127.0.0.1:PORT (10 s at most).
-wait_listen() {
-    local i
-    for i in $(seq 200); do
-        if [[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]]; then return 0; fi
-        sleep 0.05
-    done
-    log "nothing listens on port $1"
-    return 1
-}
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
 

@@ -1,0 +1,58 @@
+# Process helpers shared by the benchmark scripts (sourced, not run).
+#
+# Every background process runs under `timeout`, which leads its own process group: killing
+# the group ends the program too. At exit, every process started is ended and the scratch
+# directory $WORK (if the script set one) is removed.
+#
+# The script sets OUT_DIR, where `start` writes each process's output.
+
+PIDS=()
+
+log() { printf '%s\n' "$*" >&2; }
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    for p in "${PIDS[@]}"; do kill -TERM -- "-$p" 2>/dev/null || true; done
+    sleep 0.3
+    for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    if [[ -n "${WORK:-}" ]]; then rm -rf "$WORK"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# start NAME LIMIT_SECONDS COMMAND...: runs COMMAND in the background, output in
+# $OUT_DIR/NAME.out; sets STARTED to its process id.
+start() {
+    local name=$1 limit=$2
+    shift 2
+    timeout -k 2 "$limit" "$@" >"$OUT_DIR/$name.out" 2>&1 &
+    STARTED=$!
+    PIDS+=("$STARTED")
+}
+
+# stop PID: ends a process started by `start` (and its group), then reaps it.
+stop() {
+    kill -TERM -- "-$1" 2>/dev/null || true
+    local i
+    for i in $(seq 50); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -KILL -- "-$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+}
+
+# wait_listen PORT [SECONDS]: until something listens on 127.0.0.1:PORT (default 10 s).
+wait_listen() {
+    local i
+    for i in $(seq $((${2:-10} * 20))); do
+        if [[ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]]; then return 0; fi
+        sleep 0.05
+    done
+    log "nothing listens on port $1"
+    return 1
+}
