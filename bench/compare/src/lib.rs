@@ -1,6 +1,8 @@
 //! Shared by the comparison binaries: command-line parsing in the style of weft's tools,
 //! Zenoh configuration, and the statistics printed in weft's format.
 
+use std::io::ErrorKind;
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 /// Command-line arguments: flags with values, boolean flags and positional arguments.
@@ -161,4 +163,22 @@ pub fn measure_rounds(
         rates.push(rate);
     }
     rates
+}
+
+/// Connects to `addr`, retrying for up to 10 s while the other side starts; exits with
+/// status 1 on any other failure.
+pub fn connect_retrying(addr: &str) -> TcpStream {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        match TcpStream::connect(addr) {
+            Ok(s) => return s,
+            Err(e) if Instant::now() < give_up && e.kind() == ErrorKind::ConnectionRefused => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => {
+                eprintln!("connect {addr}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
 }

@@ -5,11 +5,11 @@
 //! `tcp_pingpong ping SIZE -e 127.0.0.1:PORT [--samples N]` prints one-way latency (half the
 //! round trip) as `p50_us=… p99_us=…` like `weft ping`, after 100 warm-up round trips.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use weft_bench_compare::{print_latency, Args};
+use weft_bench_compare::{connect_retrying as connect, print_latency, Args};
 
 const USAGE: &str = "tcp_pingpong pong -l ADDR | tcp_pingpong ping SIZE -e ADDR [--samples N]";
 
@@ -56,22 +56,6 @@ fn pong(args: &Args) {
     while read_message(&mut stream, &mut buf) {
         if stream.write_all(&buf).is_err() {
             break;
-        }
-    }
-}
-
-fn connect(addr: &str) -> TcpStream {
-    let give_up = Instant::now() + Duration::from_secs(10);
-    loop {
-        match TcpStream::connect(addr) {
-            Ok(s) => return s,
-            Err(e) if Instant::now() < give_up && e.kind() == ErrorKind::ConnectionRefused => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => {
-                eprintln!("connect {addr}: {e}");
-                std::process::exit(1);
-            }
         }
     }
 }

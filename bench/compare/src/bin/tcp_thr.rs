@@ -7,13 +7,13 @@
 //! `tcp_thr send SIZE -e 127.0.0.1:PORT [--duration S]` sends until the duration is over
 //! or the receiver leaves.
 
-use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::net::TcpListener;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use weft_bench_compare::{measure_rounds, median, Args};
+use weft_bench_compare::{connect_retrying as connect, measure_rounds, median, Args};
 
 const USAGE: &str = "tcp_thr recv -l ADDR [--samples N] [--rounds R] [--max-seconds S] | \
 tcp_thr send SIZE -e ADDR [--duration S] (both take --buffer BYTES)";
@@ -88,23 +88,6 @@ fn recv(args: &Args) {
     );
     // Leaving closes the connection, which stops the sender.
     std::process::exit(0);
-}
-
-/// Connects, retrying for up to 10 s while the other side starts.
-fn connect(addr: &str) -> TcpStream {
-    let give_up = Instant::now() + Duration::from_secs(10);
-    loop {
-        match TcpStream::connect(addr) {
-            Ok(s) => return s,
-            Err(e) if Instant::now() < give_up && e.kind() == ErrorKind::ConnectionRefused => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => {
-                eprintln!("connect {addr}: {e}");
-                std::process::exit(1);
-            }
-        }
-    }
 }
 
 fn send(args: &Args) {
