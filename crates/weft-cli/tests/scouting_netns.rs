@@ -297,7 +297,7 @@ fn a_client_without_endpoint_finds_weftd_by_scouting_and_pub_sub_goes_through_it
     let Some(pair) = NetPair::create(1) else {
         return;
     };
-    let (_router, _) = weftd(&pair, 1, &[]);
+    let (_router, _) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
     let mut sub = pair.cmd(0, weft_bin());
     sub.args(["sub", "-m", "client", "-k", "demo/scout/**", "--count", "1"])
         .arg("--json");
@@ -326,7 +326,7 @@ fn weft_scout_lists_weftd_and_a_zenoh_router_with_their_addresses() {
     let Some(pair) = NetPair::create(2) else {
         return;
     };
-    let (_router, weftd_zid) = weftd(&pair, 1, &[]);
+    let (_router, weftd_zid) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
     let script = weft_testkit::repo_root().join("tests/interop/zenoh_node.py");
     let mut zenoh = pair.cmd(1, &python);
     zenoh
@@ -368,7 +368,7 @@ fn zenoh_scout_finds_weftd_and_its_locator_works() {
     let Some(pair) = NetPair::create(3) else {
         return;
     };
-    let (_router, weftd_zid) = weftd(&pair, 1, &[]);
+    let (_router, weftd_zid) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
     // Garbage on the group first: weftd must ignore it and go on answering.
     let mut junk = pair.cmd(0, &python);
     junk.args([
