@@ -89,7 +89,7 @@ impl Shared {
             } else {
                 Vec::new()
             },
-            encoding: s.encoding.clone(),
+            encoding: s.encoding.to_string(),
             time,
             clock,
             deleted: s.kind == SampleKind::Delete,

@@ -18,15 +18,16 @@ use weft_proto::DecodeError;
 use crate::establish::Negotiated;
 use crate::sn::{SnVerdict, SnWindow};
 
-/// A network message received on a channel.
+/// A network message received on a channel (borrowed where it was decoded: messages are
+/// a few hundred bytes, and the hot path moves none of them).
 #[derive(Debug)]
-pub struct Incoming<'a> {
+pub struct Incoming<'m, 'a> {
     /// The channel's priority.
     pub priority: Priority,
     /// The channel's reliability.
     pub reliability: Reliability,
     /// The message.
-    pub message: NetworkMessage<'a>,
+    pub message: &'m NetworkMessage<'a>,
 }
 
 /// What a batch said about the transport itself.
@@ -153,13 +154,21 @@ impl Receiver {
     /// Handles one batch, calling `deliver` for every network message in order.
     pub fn on_batch<F>(&mut self, batch: &[u8], mut deliver: F) -> Result<Control, RxError>
     where
-        F: FnMut(&Incoming<'_>),
+        F: FnMut(&Incoming<'_, '_>),
     {
         // The channel of the Frame being read; `None` while a stale Frame is skipped.
         let mut current: Option<(Priority, Reliability)> = None;
         let mut control = Control::Alive;
-        for item in BatchReader::new(batch) {
-            match item? {
+        let mut items = BatchReader::new(batch);
+        loop {
+            // Matched where the reader built it, so that no message is moved.
+            let next = items.next();
+            let item = match &next {
+                None => break,
+                Some(Err(e)) => return Err((*e).into()),
+                Some(Ok(item)) => item,
+            };
+            match item {
                 BatchItem::Frame(h) => {
                     current = self
                         .admit(h.priority, h.reliability, h.sn)?
@@ -187,7 +196,7 @@ impl Receiver {
                         TransportMessage::Fragment(f) => {
                             let (p, r) = (f.header.priority, f.header.reliability);
                             if self.admit(p, r, f.header.sn)? {
-                                self.reassemble(&f, &mut deliver)?;
+                                self.reassemble(f, &mut deliver)?;
                             }
                         }
                         TransportMessage::Oam(_) => {}
@@ -205,7 +214,7 @@ impl Receiver {
         deliver: &mut F,
     ) -> Result<(), RxError>
     where
-        F: FnMut(&Incoming<'_>),
+        F: FnMut(&Incoming<'_, '_>),
     {
         let (priority, reliability) = (f.header.priority, f.header.reliability);
         let channel = &mut self.channels[index(priority, reliability)];
@@ -216,7 +225,7 @@ impl Receiver {
                 Ok(message) => deliver(&Incoming {
                     priority,
                     reliability,
-                    message,
+                    message: &message,
                 }),
                 Err(_) => self.stats.undecodable += 1,
             },

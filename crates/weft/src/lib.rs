@@ -27,7 +27,7 @@ pub mod transport;
 
 pub use api::{
     GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError, Sample,
-    SampleKind, Subscriber,
+    SampleKind, SharedKey, Subscriber,
 };
 pub use config::{Config, ConfigError, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};

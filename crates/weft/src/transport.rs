@@ -54,7 +54,7 @@ pub enum OpenError {
 /// What the session does with a transport's traffic. Called from its reader thread.
 pub trait Handler: Send + Sync + 'static {
     /// A network message arrived.
-    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_>);
+    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>);
     /// The transport is closed (by either side, or its lease expired).
     fn on_closed(&self, transport: &Arc<Transport>);
 }

@@ -26,11 +26,14 @@ fn event(rx: &Receiver<Sample>) -> (SampleKind, String) {
     let s = rx
         .recv_timeout(Duration::from_secs(10))
         .expect("a liveliness event");
-    (s.kind, s.key_expr)
+    (s.kind, s.key_expr.into())
 }
 
 fn keys(rx: Receiver<weft::Reply>) -> Vec<String> {
-    let mut k: Vec<String> = rx.iter().map(|r| r.result.unwrap().key_expr).collect();
+    let mut k: Vec<String> = rx
+        .iter()
+        .map(|r| r.result.unwrap().key_expr.into())
+        .collect();
     k.sort();
     k
 }

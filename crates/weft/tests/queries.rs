@@ -61,7 +61,7 @@ fn weft_peers_query_each_other_and_themselves() {
         .unwrap();
     let mut got: Vec<String> = collect(b.get("local/*", &GetOptions::default()).unwrap())
         .into_iter()
-        .map(|r| r.result.unwrap().key_expr)
+        .map(|r| r.result.unwrap().key_expr.into())
         .collect();
     got.sort();
     assert_eq!(got, ["local/1", "local/2"]);

@@ -128,7 +128,7 @@ fn handle(session: &Session, mut request: Request) {
                 .filter_map(|r| r.result.ok())
                 .map(|s| {
                     json!({
-                        "key": s.key_expr,
+                        "key": &*s.key_expr,
                         "value": value_json(&s.payload, &s.encoding),
                         "encoding": s.encoding,
                         "timestamp": s.timestamp.map(|t| t.to_string()),

@@ -14,7 +14,12 @@ fn values(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = rx
         .iter()
         .filter_map(|r| r.result.ok())
-        .map(|s| (s.key_expr, String::from_utf8(s.payload).unwrap()))
+        .map(|s| {
+            (
+                s.key_expr.to_string(),
+                String::from_utf8(s.payload).unwrap(),
+            )
+        })
         .collect();
     v.sort();
     v

@@ -133,7 +133,7 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
 pub(crate) fn sample_json(s: &Sample) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     m.insert("kind".into(), s.kind.as_str().into());
-    m.insert("key".into(), s.key_expr.clone().into());
+    m.insert("key".into(), (*s.key_expr).into());
     match std::str::from_utf8(&s.payload) {
         Ok(text) => m.insert("payload".into(), text.into()),
         Err(_) => m.insert("payload_b64".into(), base64(&s.payload).into()),

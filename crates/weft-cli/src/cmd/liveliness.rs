@@ -88,7 +88,7 @@ pub(crate) fn run(cmd: &LivelinessCommand) -> ExitCode {
                 if json {
                     println!(
                         "{}",
-                        serde_json::json!({ "kind": s.kind.as_str(), "key": s.key_expr })
+                        serde_json::json!({ "kind": s.kind.as_str(), "key": &*s.key_expr })
                     );
                 } else {
                     println!("{} {}", s.kind.as_str(), s.key_expr);
@@ -121,7 +121,7 @@ pub(crate) fn run(cmd: &LivelinessCommand) -> ExitCode {
             for r in replies {
                 if let Ok(s) = r.result {
                     if *json {
-                        println!("{}", serde_json::json!({ "key": s.key_expr }));
+                        println!("{}", serde_json::json!({ "key": &*s.key_expr }));
                     } else {
                         println!("{}", s.key_expr);
                     }

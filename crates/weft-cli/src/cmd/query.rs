@@ -90,7 +90,7 @@ pub(crate) fn get(args: &GetArgs) -> ExitCode {
                 let (field, value) = text_or_b64(&s.payload);
                 let mut m = serde_json::Map::new();
                 m.insert("ok".into(), true.into());
-                m.insert("key".into(), s.key_expr.into());
+                m.insert("key".into(), (*s.key_expr).into());
                 m.insert(field.into(), value.into());
                 m.insert("encoding".into(), s.encoding.into());
                 println!("{}", serde_json::Value::Object(m));

@@ -263,6 +263,34 @@ mod tests {
         let mut put = Put::new(payload);
         put.attachment = Some(b"att");
         out.push(Push::new(key, PushBody::Put(put)));
+        // What a block publisher sends through a router: QoS and a timestamp.
+        let ts = Timestamp {
+            time: 0x7fff_1234_5678_9abc,
+            id: ZenohId::new(0xC3C3_C3C3_C3C3_C3C3_C3C3_C3C3_C3C3_C3C3).unwrap(),
+        };
+        for qos in [NetworkQos::DECLARE, NetworkQos::from_byte(0x19)] {
+            for suffix in ["", "a/b"] {
+                let key = WireExpr {
+                    scope: 0,
+                    suffix,
+                    mapping: Mapping::Receiver,
+                };
+                let mut put = Put::new(payload);
+                put.timestamp = Some(ts);
+                let mut push = Push::new(key, PushBody::Put(put));
+                push.qos = qos;
+                out.push(push);
+                let mut push = Push::new(
+                    key,
+                    PushBody::Del(Del {
+                        timestamp: Some(ts),
+                        ..Del::default()
+                    }),
+                );
+                push.qos = qos;
+                out.push(push);
+            }
+        }
         out
     }
 

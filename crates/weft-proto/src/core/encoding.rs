@@ -121,10 +121,10 @@ impl<'a> Encoding<'a> {
 
     /// The text form (as [`Display`](core::fmt::Display) writes it), without going
     /// through the formatter for a predefined encoding with no schema, the common case.
-    pub fn text(&self) -> alloc::string::String {
+    pub fn text(&self) -> alloc::borrow::Cow<'static, str> {
         match (self.schema, encoding_name(self.id)) {
-            (None, Some(name)) => name.into(),
-            _ => alloc::string::ToString::to_string(self),
+            (None, Some(name)) => alloc::borrow::Cow::Borrowed(name),
+            _ => alloc::borrow::Cow::Owned(alloc::string::ToString::to_string(self)),
         }
     }
 

@@ -150,14 +150,22 @@ impl<'a> Push<'a> {
     }
 }
 
-/// The fields of the commonest Push: no extension, and a Put or a Del with every option at
-/// its default. Small enough to move freely; the full [`Push`] is built once, in place.
+/// The fields of the commonest Push: at most the QoS extension, and a Put or a Del with
+/// every option but the timestamp at its default. Small enough to move freely; the full
+/// [`Push`] is built once, in place.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PlainPush<'a> {
     wire_expr: WireExpr<'a>,
+    qos: NetworkQos,
+    timestamp: Option<Timestamp>,
     /// The Put's payload, or `None` for a Del.
     payload: Option<&'a [u8]>,
 }
+
+/// The QoS extension alone: id 1, a z64 value, no further extension.
+const QOS_EXT_ALONE: u8 = 0x21;
+/// The timestamp flag of a Put or Del header.
+const BODY_FLAG_T: u8 = 0x20;
 
 impl<'a> PlainPush<'a> {
     /// Reads a plain Push (header included) if the next message is one; otherwise, or on
@@ -167,7 +175,7 @@ impl<'a> PlainPush<'a> {
     pub(crate) fn read(r: &mut Reader<'a>) -> Option<Self> {
         let buf = r.rest();
         let header = *buf.first()?;
-        if header & (0x1F | FLAG_Z) != mid::PUSH {
+        if header & 0x1F != mid::PUSH {
             return None;
         }
         let mut at = 1;
@@ -184,10 +192,26 @@ impl<'a> PlainPush<'a> {
         } else {
             ""
         };
-        // A body header with no flag: T, E and Z all clear.
+        let mut qos = NetworkQos::DEFAULT;
+        if header & FLAG_Z != 0 {
+            if *buf.get(at)? != QOS_EXT_ALONE {
+                return None;
+            }
+            at += 1;
+            qos = NetworkQos::from_byte(u8::try_from(zint_at(buf, &mut at)?).ok()?);
+        }
+        // A body header with at most the T flag: E and Z clear.
         let body = *buf.get(at)?;
         at += 1;
-        let payload = match body {
+        let timestamp = if body & BODY_FLAG_T != 0 {
+            let mut tr = Reader::new(buf.get(at..)?);
+            let ts = Timestamp::read(&mut tr).ok()?;
+            at += tr.position();
+            Some(ts)
+        } else {
+            None
+        };
+        let payload = match body & !BODY_FLAG_T {
             zenoh::mid::PUT => {
                 let len = zint_at(buf, &mut at)?;
                 if len > u64::from(u32::MAX) {
@@ -207,6 +231,8 @@ impl<'a> PlainPush<'a> {
                 suffix,
                 mapping: Mapping::from_flag(header & FLAG_M != 0),
             },
+            qos,
+            timestamp,
             payload,
         })
     }
@@ -214,13 +240,20 @@ impl<'a> PlainPush<'a> {
     /// The full message.
     #[inline(always)]
     pub(crate) fn into_push(self) -> Push<'a> {
-        Push::new(
-            self.wire_expr,
-            match self.payload {
-                Some(payload) => PushBody::Put(Put::new(payload)),
-                None => PushBody::Del(Del::default()),
-            },
-        )
+        let body = match self.payload {
+            Some(payload) => {
+                let mut put = Put::new(payload);
+                put.timestamp = self.timestamp;
+                PushBody::Put(put)
+            }
+            None => PushBody::Del(Del {
+                timestamp: self.timestamp,
+                ..Del::default()
+            }),
+        };
+        let mut push = Push::new(self.wire_expr, body);
+        push.qos = self.qos;
+        push
     }
 }
 

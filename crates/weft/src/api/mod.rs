@@ -7,4 +7,4 @@ mod sample;
 
 pub use pubsub::{Publisher, PutOptions, Subscriber};
 pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError};
-pub use sample::{Sample, SampleKind};
+pub use sample::{Sample, SampleKind, SharedKey};

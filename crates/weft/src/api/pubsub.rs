@@ -7,7 +7,7 @@ use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp};
 
 use crate::api::SampleKind;
-use crate::session::{Inner, SessionError};
+use crate::session::{Inner, PublisherRoutes, SessionError};
 
 /// How a value is published.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +100,7 @@ pub struct Publisher {
     id: u32,
     key: OwnedKeyExpr,
     options: PutOptions,
+    routes: PublisherRoutes,
 }
 
 impl Publisher {
@@ -109,6 +110,7 @@ impl Publisher {
             id,
             key,
             options,
+            routes: PublisherRoutes::default(),
         }
     }
 
@@ -119,8 +121,13 @@ impl Publisher {
 
     /// Publishes `payload` with the publisher's options.
     pub fn put(&self, payload: &[u8]) -> Result<(), SessionError> {
-        self.inner
-            .publish(&self.key, SampleKind::Put, payload, &self.options)
+        self.inner.publish(
+            &self.key,
+            SampleKind::Put,
+            payload,
+            &self.options,
+            Some(&self.routes),
+        )
     }
 
     /// Publishes `payload` with an attachment.
@@ -131,14 +138,24 @@ impl Publisher {
     ) -> Result<(), SessionError> {
         let mut options = self.options.clone();
         options.attachment = Some(attachment.to_vec());
-        self.inner
-            .publish(&self.key, SampleKind::Put, payload, &options)
+        self.inner.publish(
+            &self.key,
+            SampleKind::Put,
+            payload,
+            &options,
+            Some(&self.routes),
+        )
     }
 
     /// Deletes the key.
     pub fn delete(&self) -> Result<(), SessionError> {
-        self.inner
-            .publish(&self.key, SampleKind::Delete, &[], &self.options)
+        self.inner.publish(
+            &self.key,
+            SampleKind::Delete,
+            &[],
+            &self.options,
+            Some(&self.routes),
+        )
     }
 }
 

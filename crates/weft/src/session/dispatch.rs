@@ -60,7 +60,7 @@ enum Event {
 pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
 
 impl Handler for Glue {
-    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_>) {
+    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
         if let Some(inner) = self.0.upgrade() {
             inner.dispatch(transport, incoming);
         }
@@ -74,7 +74,7 @@ impl Handler for Glue {
 }
 
 impl Inner {
-    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_>) {
+    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
         match &incoming.message {
             NetworkMessage::Push(push) => self.on_push(t, push),
             NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
@@ -139,18 +139,18 @@ impl Inner {
                 let route = if st.subscribers.is_empty() {
                     None
                 } else {
-                    Self::local_route_in(&mut st, &key)
+                    Self::keyed_local_route_in(&mut st, &key)
                 };
                 (key, route, Some(forward))
             } else {
-                let Some(route) = Self::local_route_in(&mut st, &key) else {
+                let Some(route) = Self::keyed_local_route_in(&mut st, &key) else {
                     return;
                 };
                 (key, Some(route), None)
             }
         };
         let from = t.peer_zid();
-        let route = route.filter(|r| !r.is_empty());
+        let route = route.filter(|(_, r)| !r.is_empty());
         let forward = forward.filter(|f| f.iter().any(|target| target.peer_zid() != from));
         if route.is_none() && forward.is_none() {
             return;
@@ -162,10 +162,10 @@ impl Inner {
             }
             _ => None,
         };
-        if let Some(route) = route {
+        if let Some((shared_key, route)) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
-                    key_expr: key.to_string(),
+                    key_expr: shared_key,
                     kind: SampleKind::Put,
                     payload: p.payload.to_vec(),
                     encoding: p.encoding.text(),
@@ -176,7 +176,7 @@ impl Inner {
                     express: push.qos.is_express(),
                 },
                 PushBody::Del(d) => Sample {
-                    key_expr: key.to_string(),
+                    key_expr: shared_key,
                     kind: SampleKind::Delete,
                     payload: Vec::new(),
                     encoding: "zenoh/bytes".into(),

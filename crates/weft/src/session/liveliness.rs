@@ -39,7 +39,7 @@ pub(crate) struct PendingLivelinessGet {
 
 fn token_sample(key: &str, kind: SampleKind) -> Sample {
     Sample {
-        key_expr: key.to_string(),
+        key_expr: key.into(),
         kind,
         payload: Vec::new(),
         encoding: "zenoh/bytes".into(),

@@ -10,10 +10,11 @@ mod query;
 mod router;
 mod runtime;
 
+pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -164,10 +165,13 @@ pub(crate) struct State {
     mesh: mesh::Mesh,
     /// Routes already computed, by key: this session's matching subscribers, and the
     /// transports data on the key goes to. Cleared whenever what they depend on changes.
-    local_routes: FastMap<String, Arc<[Callback]>>,
+    local_routes: FastMap<crate::api::SharedKey, Arc<[Callback]>>,
     remote_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
     /// Router mode: the faces data on a key is forwarded to (the source excepted).
     forward_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
+    /// Counts the changes of routes, so that a publisher's own route stays valid without
+    /// taking the session lock while it is unchanged (shared with [`Inner::route_epoch`]).
+    route_epoch: Arc<AtomicU64>,
     faces: FastMap<ZenohId, Face>,
 }
 
@@ -193,6 +197,7 @@ impl State {
         self.local_routes.clear();
         self.remote_routes.clear();
         self.forward_routes.clear();
+        self.route_epoch.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -202,6 +207,8 @@ pub(crate) struct Inner {
     hlc: uhlc::HLC,
     config: Config,
     state: Mutex<State>,
+    /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
+    route_epoch: Arc<AtomicU64>,
     changed: Condvar,
     closing: AtomicBool,
     batching: AtomicBool,
@@ -283,6 +290,7 @@ impl Session {
         };
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
+        let route_epoch = Arc::new(AtomicU64::new(0));
         let inner = Arc::new(Inner {
             zid,
             hlc: uhlc::HLCBuilder::new().with_id(hlc_id).build(),
@@ -304,8 +312,10 @@ impl Session {
                 local_routes: FastMap::default(),
                 remote_routes: FastMap::default(),
                 forward_routes: FastMap::default(),
+                route_epoch: route_epoch.clone(),
                 faces: FastMap::default(),
             }),
+            route_epoch,
             changed: Condvar::new(),
             closing: AtomicBool::new(false),
             batching: AtomicBool::new(false),
@@ -525,13 +535,15 @@ impl Session {
     /// Publishes `payload` on the concrete key `key`.
     pub fn put(&self, key: &str, payload: &[u8], options: &PutOptions) -> Result<(), SessionError> {
         let key = concrete(key)?;
-        self.inner.publish(&key, SampleKind::Put, payload, options)
+        self.inner
+            .publish(&key, SampleKind::Put, payload, options, None)
     }
 
     /// Deletes the concrete key `key`.
     pub fn delete(&self, key: &str, options: &PutOptions) -> Result<(), SessionError> {
         let key = concrete(key)?;
-        self.inner.publish(&key, SampleKind::Delete, &[], options)
+        self.inner
+            .publish(&key, SampleKind::Delete, &[], options, None)
     }
 
     /// Declares a subscriber calling `callback` for every sample on keys intersecting

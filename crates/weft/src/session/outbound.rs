@@ -1,6 +1,7 @@
 //! What the session sends: data to the faces that want it, declarations to the faces that
 //! must know them.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
@@ -16,7 +17,7 @@ use weft_proto::zenoh::{Del, PushBody, Put};
 
 use super::face::{Face, PUBLISHER_INTEREST};
 use super::{Callback, Inner, LocalSubscriber, SessionError};
-use crate::api::{PutOptions, Sample, SampleKind};
+use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
 use crate::transport::Transport;
 
 /// Numeric id and schema of an encoding given as text (`text/plain`, `text/plain;utf-8`,
@@ -76,6 +77,20 @@ fn declares_unsolicited(face: &Face) -> bool {
     face.transport.peer_whatami() != WhatAmI::Client
 }
 
+/// Where data on one key goes, as computed at one route epoch.
+struct Routes {
+    epoch: u64,
+    targets: Arc<[Arc<Transport>]>,
+    local: Option<Arc<[Callback]>>,
+}
+
+/// The routes a declared publisher keeps between puts, so that a put looks nothing up
+/// while no declaration, interest or face changed.
+#[derive(Default)]
+pub(crate) struct PublisherRoutes {
+    kept: std::sync::Mutex<Option<Arc<Routes>>>,
+}
+
 impl Inner {
     /// The faces a declaration of `kind` on `key` goes to: peers and routers always,
     /// clients when one of their interests asks for it.
@@ -103,8 +118,17 @@ impl Inner {
     /// This session's subscribers matching `key` (cached per key; `None` for an invalid
     /// key).
     pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
-        if let Some(r) = st.local_routes.get(key) {
-            return Some(r.clone());
+        Self::keyed_local_route_in(st, key).map(|(_, route)| route)
+    }
+
+    /// As [`Self::local_route_in`], with the cache's shared copy of the key for the
+    /// samples delivered on that route.
+    pub(crate) fn keyed_local_route_in(
+        st: &mut super::State,
+        key: &str,
+    ) -> Option<(SharedKey, Arc<[Callback]>)> {
+        if let Some((k, r)) = st.local_routes.get_key_value(key) {
+            return Some((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key).ok()?;
         let route: Arc<[Callback]> = st
@@ -116,8 +140,9 @@ impl Inner {
         if st.local_routes.len() >= super::ROUTE_CACHE_MAX {
             st.local_routes.clear();
         }
-        st.local_routes.insert(key.to_string(), route.clone());
-        Some(route)
+        let key = SharedKey::from(key);
+        st.local_routes.insert(key.clone(), route.clone());
+        Some((key, route))
     }
 
     /// The transports data on `key` goes to (cached per key).
@@ -144,13 +169,43 @@ impl Inner {
         route
     }
 
-    /// Publishes a put or delete: locally, then to every face that wants it.
+    /// Both routes of `key`, in one lock.
+    fn routes_of(&self, key: &OwnedKeyExpr) -> Routes {
+        let mut st = self.lock();
+        Routes {
+            epoch: st.route_epoch.load(Ordering::Acquire),
+            targets: self.remote_route_in(&mut st, key),
+            local: Self::local_route_in(&mut st, key.as_str()),
+        }
+    }
+
+    /// A publisher's routes: those it kept, while no route has changed since; otherwise
+    /// computed again and kept.
+    fn publisher_routes(&self, own: &PublisherRoutes, key: &OwnedKeyExpr) -> Arc<Routes> {
+        let epoch = self.route_epoch.load(Ordering::Acquire);
+        let mut kept = own
+            .kept
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match &*kept {
+            Some(r) if r.epoch == epoch => r.clone(),
+            _ => {
+                let r = Arc::new(self.routes_of(key));
+                *kept = Some(r.clone());
+                r
+            }
+        }
+    }
+
+    /// Publishes a put or delete: locally, then to every face that wants it. A declared
+    /// publisher passes the routes it keeps between puts.
     pub(crate) fn publish(
         &self,
         key: &OwnedKeyExpr,
         kind: SampleKind,
         payload: &[u8],
         options: &PutOptions,
+        own_routes: Option<&PublisherRoutes>,
     ) -> Result<(), SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -180,13 +235,11 @@ impl Inner {
             options.express,
         );
         let msg = NetworkMessage::Push(push);
-        // Both routes in one lock.
-        let (targets, local) = {
-            let mut st = self.lock();
-            let targets = self.remote_route_in(&mut st, key);
-            let local = Self::local_route_in(&mut st, key.as_str());
-            (targets, local)
+        let routes = match own_routes {
+            Some(own) => self.publisher_routes(own, key),
+            None => Arc::new(self.routes_of(key)),
         };
+        let (targets, local) = (&routes.targets, routes.local.clone());
         for t in targets.iter() {
             let sent = t.send(
                 &msg,
@@ -200,12 +253,12 @@ impl Inner {
         }
         if let Some(local) = local.filter(|r| !r.is_empty()) {
             let encoding = if options.encoding.is_empty() {
-                "zenoh/bytes".to_string()
+                "zenoh/bytes".into()
             } else {
-                options.encoding.clone()
+                options.encoding.clone().into()
             };
             let sample = Sample {
-                key_expr: key.to_string(),
+                key_expr: key.as_ref().into(),
                 kind,
                 payload: payload.to_vec(),
                 encoding,

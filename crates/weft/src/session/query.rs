@@ -133,7 +133,7 @@ impl PendingGet {
     /// Takes a reply in; returns it if it must be delivered now.
     fn accept(&mut self, reply: Reply) -> Option<Reply> {
         let key = match &reply.result {
-            Ok(s) => s.key_expr.clone(),
+            Ok(s) => s.key_expr.to_string(),
             Err(_) => return Some(reply),
         };
         match self.consolidation {
@@ -299,7 +299,7 @@ impl Inner {
                 callback(Query {
                     inner: self.clone(),
                     origin: origin.clone(),
-                    key_expr: key.to_string(),
+                    key_expr: key.as_ref().into(),
                     parameters: parameters.to_string(),
                     payload: options.payload.clone(),
                     attachment: options.attachment.clone(),
@@ -406,7 +406,7 @@ impl Inner {
             ResponseBody::Reply(rep) => Ok(sample_of(key, &rep.body, r.qos)),
             ResponseBody::Err(e) => Err(ReplyError {
                 payload: e.payload.to_vec(),
-                encoding: e.encoding.text(),
+                encoding: e.encoding.text().into_owned(),
             }),
         };
         self.deliver_reply(r.request_id, Reply { result, replier_id });
@@ -458,12 +458,12 @@ impl Inner {
             .query
             .body
             .as_ref()
-            .map(|b| (b.payload.to_vec(), b.encoding.text()));
+            .map(|b| (b.payload.to_vec(), b.encoding.text().into_owned()));
         for (id, callback) in locals {
             callback(Query {
                 inner: self.clone(),
                 origin: origin.clone(),
-                key_expr: key.to_string(),
+                key_expr: key.as_ref().into(),
                 parameters: r.query.parameters.to_string(),
                 payload: payload.clone(),
                 attachment: r.query.attachment.map(<[u8]>::to_vec),
@@ -553,13 +553,13 @@ impl Inner {
             }
             QueryOrigin::Local { qid, .. } => {
                 let sample = |kind, payload: &[u8], options: &PutOptions| Sample {
-                    key_expr: key.to_string(),
+                    key_expr: key.into(),
                     kind,
                     payload: payload.to_vec(),
                     encoding: if options.encoding.is_empty() {
                         "zenoh/bytes".into()
                     } else {
-                        options.encoding.clone()
+                        options.encoding.clone().into()
                     },
                     timestamp: options.timestamp,
                     attachment: options.attachment.clone(),
@@ -660,7 +660,7 @@ impl Inner {
 fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
     match body {
         PushBody::Put(p) => Sample {
-            key_expr: key,
+            key_expr: key.into(),
             kind: SampleKind::Put,
             payload: p.payload.to_vec(),
             encoding: p.encoding.text(),
@@ -671,7 +671,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
             express: qos.is_express(),
         },
         PushBody::Del(d) => Sample {
-            key_expr: key,
+            key_expr: key.into(),
             kind: SampleKind::Delete,
             payload: Vec::new(),
             encoding: "zenoh/bytes".into(),
