@@ -116,6 +116,21 @@ impl Transmitter {
         &lane.buf[..len]
     }
 
+    /// Takes the pending batch of `priority` without copying it: the lane's buffer and
+    /// `out` are exchanged, and `out` is cut to the batch's length. The lane keeps `out`'s
+    /// former buffer for its next batch. Returns `false` (and leaves `out` alone) if
+    /// nothing is pending.
+    pub fn swap_lane(&mut self, priority: Priority, out: &mut Vec<u8>) -> bool {
+        let lane = &mut self.lanes[usize::from(priority.to_u8())];
+        if lane.len == 0 {
+            return false;
+        }
+        std::mem::swap(&mut lane.buf, out);
+        out.truncate(std::mem::take(&mut lane.len));
+        lane.open = None;
+        true
+    }
+
     fn check_priority(&self, priority: Priority) -> Result<(), TxError> {
         if !self.qos && priority != Priority::Data {
             return Err(TxError::PriorityWithoutQos(priority));
@@ -142,7 +157,8 @@ impl Transmitter {
         }
         let new_frame = lane.open != Some(reliability);
         let counter = &mut self.counters[index(priority, reliability)];
-        let mut w = SliceWriter::new(&mut lane.buf[lane.len..]);
+        // A buffer received by `swap_lane` may be longer than a batch.
+        let mut w = SliceWriter::new(&mut lane.buf[lane.len..self.max_batch]);
         let attempt = (|| {
             if new_frame {
                 FrameHeader::new(reliability, priority, counter.peek()).encode(&mut w)?;
@@ -198,7 +214,7 @@ impl Transmitter {
             let mut header =
                 FragmentHeader::new(reliability, priority, counter.take(), end < total);
             header.first = offset == 0;
-            let mut w = SliceWriter::new(&mut lane.buf);
+            let mut w = SliceWriter::new(&mut lane.buf[..self.max_batch]);
             header.encode(&mut w).map_err(TxError::Encode)?;
             w.put(&self.scratch[offset..end]).map_err(TxError::Encode)?;
             let n = w.written();

@@ -50,9 +50,18 @@ fn transfer(payloads: &[Vec<u8>], priority: Priority, qos: bool) -> (Vec<Vec<u8>
         match tx.push(&msg, priority, Reliability::Reliable).unwrap() {
             Pushed::Appended => {}
             Pushed::Full => {
-                let pending = tx.take_lane(priority);
-                if !pending.is_empty() {
-                    wire.push(pending.to_vec());
+                // Both ways of taking a full batch: copied out, or exchanged for a spare
+                // buffer (here one holding stale bytes, which must not leak into batches).
+                if n % 2 == 0 {
+                    let pending = tx.take_lane(priority);
+                    if !pending.is_empty() {
+                        wire.push(pending.to_vec());
+                    }
+                } else {
+                    let mut spare = vec![0xEE; 3000];
+                    if tx.swap_lane(priority, &mut spare) {
+                        wire.push(spare);
+                    }
                 }
                 if tx.push(&msg, priority, Reliability::Reliable).unwrap() == Pushed::Full {
                     tx.fragment(&msg, priority, Reliability::Reliable, |b| {

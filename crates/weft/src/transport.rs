@@ -85,9 +85,7 @@ impl TxState {
     /// Moves the pending batch of `priority` to the ready queue.
     fn seal_lane(&mut self, priority: Priority) {
         let mut buf = self.pool.pop().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(self.tx.take_lane(priority));
-        if buf.is_empty() {
+        if !self.tx.swap_lane(priority, &mut buf) {
             self.pool.push(buf);
             return;
         }
