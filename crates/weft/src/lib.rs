@@ -18,6 +18,7 @@
 //! interests, routing of data), and [`api`] (what applications handle).
 
 pub mod api;
+mod clock;
 pub mod config;
 pub mod endpoint;
 pub mod link;

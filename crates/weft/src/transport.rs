@@ -703,6 +703,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                 t.stats
                     .bytes_in
                     .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                let _clock = crate::clock::BatchClock::begin();
                 let result = rx.on_batch(batch, |m| {
                     t.stats.messages_in.fetch_add(1, Ordering::Relaxed);
                     handler.on_message(t, m);

@@ -293,7 +293,10 @@ impl Session {
         let route_epoch = Arc::new(AtomicU64::new(0));
         let inner = Arc::new(Inner {
             zid,
-            hlc: uhlc::HLCBuilder::new().with_id(hlc_id).build(),
+            hlc: uhlc::HLCBuilder::new()
+                .with_id(hlc_id)
+                .with_clock(crate::clock::physical_now)
+                .build(),
             config,
             state: Mutex::new(State {
                 next_id: 0,
