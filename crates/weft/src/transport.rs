@@ -75,6 +75,8 @@ struct TxState {
     /// The priority whose lane a fragmented message is being written on: the writer
     /// leaves that lane alone until the last fragment is out.
     fragmenting: Option<Priority>,
+    /// Threads waiting on `idle` (for room in the queue, or for the link).
+    idle_waiters: usize,
 }
 
 /// Full batches a transport keeps waiting for the link (per transport, all priorities);
@@ -268,7 +270,7 @@ impl Transport {
         deadline: &mut Option<Instant>,
     ) -> Result<MutexGuard<'s, TxState>, SendError> {
         if congestion != CongestionControl::Drop {
-            return Ok(self.idle.wait(st).unwrap_or_else(|e| e.into_inner()));
+            return Ok(self.wait_idle(st, None));
         }
         let until = *deadline.get_or_insert_with(|| Instant::now() + WAIT_BEFORE_DROP);
         let now = Instant::now();
@@ -276,11 +278,41 @@ impl Transport {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             return Err(SendError::Dropped);
         }
-        Ok(self
-            .idle
-            .wait_timeout(st, until - now)
-            .unwrap_or_else(|e| e.into_inner())
-            .0)
+        Ok(self.wait_idle(st, Some(until - now)))
+    }
+
+    /// Waits on `idle` (at most `timeout`), counted so that the writer wakes no one when
+    /// no one waits.
+    fn wait_idle<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'s, TxState> {
+        st.idle_waiters += 1;
+        let mut st = match timeout {
+            None => self.idle.wait(st).unwrap_or_else(|e| e.into_inner()),
+            Some(t) => {
+                self.idle
+                    .wait_timeout(st, t)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+        st.idle_waiters -= 1;
+        st
+    }
+
+    /// Wakes the threads waiting on `idle`, if any. After a batch is written, only once
+    /// the queue is down to half (or while a fragmented message waits for its turn): a
+    /// blocked sender then refills several batches per wake-up instead of one.
+    fn notify_idle(&self, st: &TxState, batch_written: bool) {
+        if st.idle_waiters == 0 {
+            return;
+        }
+        if batch_written && st.ready_count > READY_MAX / 2 && st.fragmenting.is_none() {
+            return;
+        }
+        self.idle.notify_all();
     }
 
     fn wake_writer(&self, st: &mut TxState) {
@@ -334,11 +366,7 @@ impl Transport {
             // Between fragments, higher priorities go first.
             while st.writing || st.higher_has_work(priority) {
                 self.wake_writer(&mut st);
-                st = self
-                    .idle
-                    .wait_timeout(st, Duration::from_millis(10))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
             if result.is_ok() {
                 st.writing = true;
@@ -348,11 +376,11 @@ impl Transport {
                 st.writing = false;
             }
             st.pool.push(fragment);
-            self.idle.notify_all();
+            self.notify_idle(&st, false);
         }
         st.fragmenting = None;
         self.wake_writer(&mut st);
-        self.idle.notify_all();
+        self.notify_idle(&st, false);
         result
     }
 
@@ -362,6 +390,7 @@ impl Transport {
         loop {
             let manual = self.manual_batching.load(Ordering::Relaxed);
             if self.is_closed() {
+                self.idle.notify_all();
                 return;
             }
             if st.writing || !st.has_work(manual) {
@@ -388,7 +417,7 @@ impl Transport {
             if st.tx.is_empty() {
                 st.flush_requested = false;
             }
-            self.idle.notify_all();
+            self.notify_idle(&st, result.is_ok());
             if result.is_err() {
                 return;
             }
@@ -417,7 +446,7 @@ impl Transport {
             }
         }
         st.writing = false;
-        self.idle.notify_all();
+        self.notify_idle(&st, false);
         (st, result)
     }
 
@@ -434,11 +463,22 @@ impl Transport {
                 Ok(())
             }
             Err(_) => {
-                self.closed.store(true, Ordering::Release);
                 link.shutdown();
+                drop(link);
+                self.mark_closed();
                 Err(SendError::Closed)
             }
         }
+    }
+
+    /// Marks the transport closed and wakes every thread waiting on it (the writer, and
+    /// senders blocked for room, which then give up with `Closed`). Must not be called
+    /// with the state lock held.
+    fn mark_closed(&self) {
+        self.closed.store(true, Ordering::Release);
+        let _st = self.lock();
+        self.work.notify_all();
+        self.idle.notify_all();
     }
 
     /// Manual batching: while on, messages (but express ones) wait in the pending
@@ -479,11 +519,7 @@ impl Transport {
             let mut st = self.lock();
             let deadline = Instant::now() + FLUSH_ON_CLOSE;
             while st.writing && Instant::now() < deadline {
-                st = self
-                    .idle
-                    .wait_timeout(st, Duration::from_millis(10))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
             if !st.writing {
                 let _ = self.write_all(st);
@@ -493,6 +529,8 @@ impl Transport {
             return;
         }
         self.work.notify_all();
+        // Senders blocked for room give up with `Closed`.
+        self.idle.notify_all();
         let mut batch = Vec::new();
         let _ = close_batch(reason, &mut batch);
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -665,6 +703,7 @@ fn start(
             writer_idle: false,
             flush_requested: false,
             fragmenting: None,
+            idle_waiters: 0,
         }),
         idle: Condvar::new(),
         work: Condvar::new(),
@@ -738,7 +777,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
             }
         }
     }
-    t.closed.store(true, Ordering::Release);
+    t.mark_closed();
     if let Ok(link) = t.writer.lock() {
         link.shutdown();
     }

@@ -217,6 +217,50 @@ fn every_drop_is_counted_and_nothing_else_is_lost() {
 }
 
 #[test]
+fn a_sender_blocked_by_a_stalled_peer_returns_when_the_peer_goes() {
+    let a = peer(true, None);
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = std::sync::Mutex::new(gate);
+    let _sub = a
+        .declare_subscriber("stall/**", move |_| {
+            // The reader stalls on the first sample, until released.
+            let _ = gate.lock().unwrap().recv();
+        })
+        .unwrap();
+    let b = peer(false, Some(&a.listen_endpoints()[0]));
+    let (done_tx, done) = std::sync::mpsc::channel();
+    let publisher = {
+        let b = b.clone();
+        std::thread::spawn(move || {
+            let block = PutOptions {
+                congestion_control: weft::CongestionControl::Block,
+                ..PutOptions::default()
+            };
+            let payload = vec![1u8; 32 * 1024];
+            // Far more than the queues and socket buffers hold: this blocks.
+            for _ in 0..20_000 {
+                if b.put("stall/x", &payload, &block).is_err() {
+                    break;
+                }
+            }
+            let _ = done_tx.send(());
+        })
+    };
+    assert!(
+        done.recv_timeout(Duration::from_secs(2)).is_err(),
+        "the sender must block while the peer stalls"
+    );
+    a.close();
+    let returned = done.recv_timeout(Duration::from_secs(3));
+    release.send(()).ok();
+    assert!(
+        returned.is_ok(),
+        "the blocked sender must return once the peer is gone"
+    );
+    publisher.join().unwrap();
+}
+
+#[test]
 fn peers_over_udp_and_unix_sockets() {
     for listen in ["udp/127.0.0.1:0", "unixsock-stream/"] {
         let listen = if listen.starts_with("unixsock") {
