@@ -17,6 +17,14 @@ use crate::endpoint::{Endpoint, Protocol};
 const TCP_SEND_BUFFER: usize = 512 * 1024;
 const TCP_RECV_BUFFER: usize = 512 * 1024;
 
+/// Whether a socket error only says that a read timed out (no data yet).
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
 /// Applies weft's TCP socket options.
 fn tune_tcp(s: &TcpStream) -> io::Result<()> {
     s.set_nodelay(true)?;

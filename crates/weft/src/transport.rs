@@ -390,7 +390,6 @@ impl Transport {
         loop {
             let manual = self.manual_batching.load(Ordering::Relaxed);
             if self.is_closed() {
-                self.idle.notify_all();
                 return;
             }
             if st.writing || !st.has_work(manual) {
@@ -465,20 +464,21 @@ impl Transport {
             Err(_) => {
                 link.shutdown();
                 drop(link);
-                self.mark_closed();
+                let _ = self.mark_closed();
                 Err(SendError::Closed)
             }
         }
     }
 
     /// Marks the transport closed and wakes every thread waiting on it (the writer, and
-    /// senders blocked for room, which then give up with `Closed`). Must not be called
-    /// with the state lock held.
-    fn mark_closed(&self) {
-        self.closed.store(true, Ordering::Release);
+    /// senders blocked for room, which then give up with `Closed`); returns whether it was
+    /// open until now. Must not be called with the state lock held.
+    fn mark_closed(&self) -> bool {
+        let was_open = !self.closed.swap(true, Ordering::AcqRel);
         let _st = self.lock();
         self.work.notify_all();
         self.idle.notify_all();
+        was_open
     }
 
     /// Manual batching: while on, messages (but express ones) wait in the pending
@@ -525,12 +525,9 @@ impl Transport {
                 let _ = self.write_all(st);
             }
         }
-        if self.closed.swap(true, Ordering::AcqRel) {
+        if !self.mark_closed() {
             return;
         }
-        self.work.notify_all();
-        // Senders blocked for room give up with `Closed`.
-        self.idle.notify_all();
         let mut batch = Vec::new();
         let _ = close_batch(reason, &mut batch);
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
@@ -758,11 +755,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                 }
             }
             Ok(None) => break,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if crate::link::is_timeout(&e) => {}
             Err(_) => break,
         }
         let now = Instant::now();
@@ -777,7 +770,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
             }
         }
     }
-    t.mark_closed();
+    let _ = t.mark_closed();
     if let Ok(link) = t.writer.lock() {
         link.shutdown();
     }

@@ -98,11 +98,7 @@ impl Scouter {
                     Ok(h) => return Some(h),
                     Err(e) => tracing::debug!("scouting: ignored a datagram from {from}: {e}"),
                 },
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
+                Err(e) if crate::link::is_timeout(&e) => {}
                 Err(e) => {
                     tracing::debug!("scouting: receive failed: {e}");
                     std::thread::sleep(left.min(Duration::from_millis(50)));

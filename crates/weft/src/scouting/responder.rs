@@ -54,11 +54,7 @@ fn run<A: Announcer>(group: &UdpSocket, reply: &UdpSocket, me: Identity, announc
         };
         match received {
             Ok((n, from)) => answer(&buf[..n], from, reply, me, &listening),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
+            Err(e) if crate::link::is_timeout(&e) => {}
             Err(e) => {
                 tracing::debug!("scouting: receive failed: {e}");
                 std::thread::sleep(POLL);

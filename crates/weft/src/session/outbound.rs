@@ -235,9 +235,17 @@ impl Inner {
             options.express,
         );
         let msg = NetworkMessage::Push(push);
-        let routes = match own_routes {
-            Some(own) => self.publisher_routes(own, key),
-            None => Arc::new(self.routes_of(key)),
+        // A declared publisher's kept routes, or this put's own (no allocation for them).
+        let (kept, computed);
+        let routes: &Routes = match own_routes {
+            Some(own) => {
+                kept = self.publisher_routes(own, key);
+                &kept
+            }
+            None => {
+                computed = self.routes_of(key);
+                &computed
+            }
         };
         let (targets, local) = (&routes.targets, routes.local.clone());
         for t in targets.iter() {
