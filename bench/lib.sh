@@ -46,6 +46,22 @@ stop() {
     wait "$1" 2>/dev/null || true
 }
 
+# thr_collect SUB_PID PUB_PID LABEL: waits for a throughput subscriber started as `sub`,
+# stops both, and sets THR_RATE to the median_msgs_per_s it printed ("-", with the last
+# lines of both outputs on stderr, if it printed none).
+thr_collect() {
+    wait "$1" 2>/dev/null || true
+    stop "$2"
+    stop "$1"
+    THR_RATE=$(sed -n 's/^median_msgs_per_s=\([0-9]*\).*/\1/p' "$OUT_DIR/sub.out" | tail -1)
+    if [[ -z "$THR_RATE" ]]; then
+        log "  $3: no result"
+        sed 's/^/    sub: /' "$OUT_DIR/sub.out" | tail -5 >&2
+        sed 's/^/    pub: /' "$OUT_DIR/pub.out" | tail -5 >&2
+        THR_RATE=-
+    fi
+}
+
 # wait_listen PORT [SECONDS]: until something listens on 127.0.0.1:PORT (default 10 s).
 wait_listen() {
     local i

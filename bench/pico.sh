@@ -82,19 +82,8 @@ thr_run() {
         pico-batch) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35 -b "$BATCH") ;;
     esac
     start pub 40 "${pub[@]}"
-    local pub_pid=$STARTED
-    wait "$sub_pid" 2>/dev/null || true
-    stop "$pub_pid"
-    stop "$sub_pid"
-    local rate
-    rate=$(sed -n 's/^median_msgs_per_s=\([0-9]*\).*/\1/p' "$WORK/sub.out" | tail -1)
-    if [[ -z "$rate" ]]; then
-        log "  $sys $size B: no result"
-        sed 's/^/    sub: /' "$WORK/sub.out" | tail -3 >&2
-        sed 's/^/    pub: /' "$WORK/pub.out" | tail -3 >&2
-        rate=-
-    fi
-    echo "$rate"
+    thr_collect "$sub_pid" "$STARTED" "$sys $size B"
+    echo "$THR_RATE"
 }
 
 # alone_run SYSTEM: 8 B publisher with no subscriber for 3 s; prints its own msgs/s.

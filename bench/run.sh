@@ -76,6 +76,20 @@ samples_for() {
 
 record() { printf '%s\n' "$(IFS=$'\t'; echo "$*")" >>"$RESULTS"; }
 
+# choose_ends TOPOLOGY [ROUTER_ENDPOINT]: the endpoint flags of the listening side (SERVER_END:
+# subscriber or pong) and of the other (CLIENT_END): on a fresh port peer to peer, both
+# clients of the router otherwise.
+choose_ends() {
+    if [[ $1 == peer ]]; then
+        next_port
+        SERVER_END=(-l "tcp/127.0.0.1:$PORT")
+        CLIENT_END=(-e "tcp/127.0.0.1:$PORT")
+    else
+        SERVER_END=(-m client -e "$2")
+        CLIENT_END=(-m client -e "$2")
+    fi
+}
+
 # ---- build -------------------------------------------------------------------------------
 
 log "== building weft (weft-cli, weftd)"
@@ -119,15 +133,8 @@ thr() {
     samples=$(samples_for "$sys" "$size")
     local common=(--samples "$samples" --rounds "$ROUNDS" --max-seconds "$MAX_SECONDS")
     local pub_secs=$((MAX_SECONDS + 10))
-    local sub_end pub_end
-    if [[ $topo == peer ]]; then
-        next_port
-        sub_end=(-l "tcp/127.0.0.1:$PORT")
-        pub_end=(-e "tcp/127.0.0.1:$PORT")
-    else
-        sub_end=(-m client -e "$router")
-        pub_end=(-m client -e "$router")
-    fi
+    choose_ends "$topo" "$router"
+    local sub_end=("${SERVER_END[@]}") pub_end=("${CLIENT_END[@]}")
     local sub pub
     case $sys in
         weft)
@@ -151,20 +158,9 @@ thr() {
         sleep 0.5
     fi
     start pub $((pub_secs + 5)) "${pub[@]}"
-    local pub_pid=$STARTED
-    wait "$sub_pid" 2>/dev/null || true
-    stop "$pub_pid"
-    stop "$sub_pid"
-    local rate
-    rate=$(sed -n 's/^median_msgs_per_s=\([0-9]*\).*/\1/p' "$WORK/sub.out" | tail -1)
-    if [[ -z "$rate" ]]; then
-        log "  $topo $sys $size B: no result"
-        sed 's/^/    sub: /' "$WORK/sub.out" | tail -5 >&2
-        sed 's/^/    pub: /' "$WORK/pub.out" | tail -5 >&2
-        rate=-
-    fi
-    log "  $topo thr $sys $size B: $rate msgs/s"
-    record "$topo" thr "$sys" "$size" "$rate"
+    thr_collect "$sub_pid" "$STARTED" "$topo $sys $size B"
+    log "  $topo thr $sys $size B: $THR_RATE msgs/s"
+    record "$topo" thr "$sys" "$size" "$THR_RATE"
 }
 
 # ---- one latency point -------------------------------------------------------------------
@@ -174,15 +170,8 @@ thr() {
 # starts stay known to the cleanup.
 lat_run() {
     local sys=$1 topo=$2 router=${3:-} size=64
-    local pong_end ping_end
-    if [[ $topo == peer ]]; then
-        next_port
-        pong_end=(-l "tcp/127.0.0.1:$PORT")
-        ping_end=(-e "tcp/127.0.0.1:$PORT")
-    else
-        pong_end=(-m client -e "$router")
-        ping_end=(-m client -e "$router")
-    fi
+    choose_ends "$topo" "$router"
+    local pong_end=("${SERVER_END[@]}") ping_end=("${CLIENT_END[@]}")
     local pong ping
     case $sys in
         weft)
