@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
-use common::{zenoh_client_at as client, Weftd};
+use common::{sorted_reply_payloads, zenoh_client_at as client, zenoh_router_at, Weftd};
 
 /// Subscribes on `far/**` at every router of `sub_ports`, publishes probes at `pub_port`
 /// until every subscriber has seen one (returns how long that took), then checks that each
@@ -93,12 +93,7 @@ fn check_queries(getter_at: u16, replies: &[&str]) {
             "5",
         ],
     );
-    let mut got: Vec<String> = getter
-        .replies(10)
-        .iter()
-        .map(|r| r["payload"].as_str().unwrap().to_string())
-        .collect();
-    got.sort();
+    let got = sorted_reply_payloads(&getter);
     let mut want: Vec<String> = replies.iter().map(|r| r.to_string()).collect();
     want.sort();
     assert_eq!(got, want, "one reply per queryable");
@@ -124,15 +119,7 @@ fn weftd_next_to_a_zenoh_router() {
     }
     let z = free_port();
     let z_endpoint = format!("tcp/127.0.0.1:{z}");
-    let _zenohd = ZenohNode::start(&[
-        "--mode",
-        "router",
-        "--listen",
-        &z_endpoint,
-        "--timeout",
-        "90",
-    ])
-    .unwrap();
+    let _zenohd = zenoh_router_at(&z_endpoint);
     check_next_to_zenoh(z);
 }
 
@@ -325,15 +312,7 @@ fn a_zenoh_router_between_two_weftd() {
     }
     let (w1, z, w2) = (free_port(), free_port(), free_port());
     let z_endpoint = format!("tcp/127.0.0.1:{z}");
-    let _zenohd = ZenohNode::start(&[
-        "--mode",
-        "router",
-        "--listen",
-        &z_endpoint,
-        "--timeout",
-        "90",
-    ])
-    .unwrap();
+    let _zenohd = zenoh_router_at(&z_endpoint);
     let _r1 = Weftd::connected(w1, &[z]);
     let _r2 = Weftd::connected(w2, &[z]);
     check_once(&[w2, z], w1);

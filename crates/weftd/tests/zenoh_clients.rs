@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use weft_testkit::{free_port, pattern, sha256_hex, zenoh_python};
 
 mod common;
-use common::Weftd;
+use common::{sorted_reply_payloads, Weftd};
 
 #[test]
 fn zenoh_clients_publish_and_subscribe_through_weftd() {
@@ -67,13 +67,7 @@ fn zenoh_get_and_queryable_through_weftd() {
         "--timeout",
         "5",
     ]);
-    let mut payloads: Vec<String> = getter
-        .replies(10)
-        .iter()
-        .map(|r| r["payload"].as_str().unwrap().to_string())
-        .collect();
-    payloads.sort();
-    assert_eq!(payloads, ["one", "two"]);
+    assert_eq!(sorted_reply_payloads(&getter), ["one", "two"]);
     // No queryable: the query ends at once (ResponseFinal from the router), not at timeout.
     let started = Instant::now();
     let getter = weftd.zenoh_client(&["--get", "none/here", "--timeout", "8"]);

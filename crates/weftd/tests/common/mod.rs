@@ -103,6 +103,23 @@ pub(crate) fn zenoh_client_at(port: u16, extra: &[&str]) -> ZenohNode {
     ZenohNode::start(&args).expect("a Zenoh client")
 }
 
+/// Zenoh's own router (the Python one) listening on `endpoint` for at most 90 s.
+pub(crate) fn zenoh_router_at(endpoint: &str) -> ZenohNode {
+    ZenohNode::start(&["--mode", "router", "--listen", endpoint, "--timeout", "90"])
+        .expect("a Zenoh router")
+}
+
+/// The payloads of the replies (at most 10 s) a Zenoh getter received, sorted.
+pub(crate) fn sorted_reply_payloads(getter: &ZenohNode) -> Vec<String> {
+    let mut payloads: Vec<String> = getter
+        .replies(10)
+        .iter()
+        .map(|r| r["payload"].as_str().unwrap().to_string())
+        .collect();
+    payloads.sort();
+    payloads
+}
+
 /// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
 pub(crate) fn wait_for_port(port: u16) {
     let deadline = Instant::now() + Duration::from_secs(10);
