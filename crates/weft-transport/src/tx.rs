@@ -39,10 +39,13 @@ pub enum TxError {
     /// The batch size leaves no room for even one byte of fragment.
     #[error("batch size {0} is too small")]
     BatchTooSmall(usize),
+    /// Fragments were planned while the lane still had a batch pending.
+    #[error("the lane of priority {0} has a pending batch: send it before the fragments")]
+    LanePending(Priority),
 }
 
 /// Largest encoded Fragment header: header byte, 5-byte SN, QoS (2 bytes) and First (1).
-const FRAGMENT_HEADER_MAX: usize = 1 + 5 + 2 + 1;
+pub const FRAGMENT_HEADER_MAX: usize = 1 + 5 + 2 + 1;
 
 /// The batch being built for one priority.
 #[derive(Default)]
@@ -180,7 +183,9 @@ impl Transmitter {
     }
 
     /// Sends a message too large for one batch as Fragments, calling `send` with each
-    /// batch in order. The lane's pending batch, if any, is sent first.
+    /// batch in order (each one copied into the lane's buffer; a transport that writes
+    /// vectored uses [`Transmitter::plan_fragments`] instead). The lane's pending batch,
+    /// if any, is sent first.
     pub fn fragment<F>(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -192,35 +197,141 @@ impl Transmitter {
         F: FnMut(&[u8]),
     {
         self.check_priority(priority)?;
-        let room = self.max_batch.saturating_sub(FRAGMENT_HEADER_MAX);
-        if room == 0 {
-            return Err(TxError::BatchTooSmall(self.max_batch));
-        }
         let pending = self.take_lane(priority);
         if !pending.is_empty() {
             send(pending);
         }
-        self.scratch.clear();
-        msg.encode(&mut self.scratch).map_err(TxError::Encode)?;
+        let mut encoded = std::mem::take(&mut self.scratch);
+        encoded.clear();
+        let result = msg.encode(&mut encoded).map_err(TxError::Encode);
+        let result = result.and_then(|()| {
+            let fragments = self.plan_fragments(encoded.len(), priority, reliability)?;
+            let lane = &mut self.lanes[usize::from(priority.to_u8())];
+            for f in fragments {
+                let head = f.head();
+                let data = &encoded[f.range()];
+                let n = head.len() + data.len();
+                if lane.buf.len() < n {
+                    lane.buf.resize(n, 0);
+                }
+                lane.buf[..head.len()].copy_from_slice(head);
+                lane.buf[head.len()..n].copy_from_slice(data);
+                send(&lane.buf[..n]);
+            }
+            Ok(())
+        });
+        self.scratch = encoded;
+        result
+    }
+
+    /// Plans the Fragments of a message of `len` encoded bytes on the channel (`priority`,
+    /// `reliability`): reserves their sequence numbers and returns, for each one in order,
+    /// its header and the range of the encoded message it carries. Nothing is copied: a
+    /// fragment's batch is its header followed by that range (a vectored write).
+    ///
+    /// The lane of `priority` must have nothing pending (take it first): its Frame would
+    /// otherwise be sent after fragments with later sequence numbers.
+    pub fn plan_fragments(
+        &mut self,
+        len: usize,
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<Fragments, TxError> {
+        self.check_priority(priority)?;
+        let room = self.max_batch.saturating_sub(FRAGMENT_HEADER_MAX);
+        if room == 0 {
+            return Err(TxError::BatchTooSmall(self.max_batch));
+        }
         let lane = &mut self.lanes[usize::from(priority.to_u8())];
-        if lane.buf.len() < self.max_batch {
-            lane.buf.resize(self.max_batch, 0);
+        if lane.len != 0 {
+            return Err(TxError::LanePending(priority));
         }
+        lane.open = None;
         let counter = &mut self.counters[index(priority, reliability)];
-        let total = self.scratch.len();
-        let mut offset = 0;
-        while offset < total {
-            let end = (offset + room).min(total);
-            let mut header =
-                FragmentHeader::new(reliability, priority, counter.take(), end < total);
-            header.first = offset == 0;
-            let mut w = SliceWriter::new(&mut lane.buf[..self.max_batch]);
-            header.encode(&mut w).map_err(TxError::Encode)?;
-            w.put(&self.scratch[offset..end]).map_err(TxError::Encode)?;
-            let n = w.written();
-            send(&lane.buf[..n]);
-            offset = end;
+        let first_sn = *counter;
+        for _ in 0..len.div_ceil(room) {
+            counter.take();
         }
-        Ok(())
+        Ok(Fragments {
+            sn: first_sn,
+            priority,
+            reliability,
+            room,
+            len,
+            offset: 0,
+        })
+    }
+}
+
+/// The Fragments of one encoded message, in order (see [`Transmitter::plan_fragments`]).
+#[derive(Debug, Clone)]
+pub struct Fragments {
+    sn: SnCounter,
+    priority: Priority,
+    reliability: Reliability,
+    room: usize,
+    len: usize,
+    offset: usize,
+}
+
+impl Fragments {
+    /// How many fragments are left.
+    pub fn remaining(&self) -> usize {
+        (self.len - self.offset).div_ceil(self.room)
+    }
+}
+
+impl Iterator for Fragments {
+    type Item = PlannedFragment;
+
+    fn next(&mut self) -> Option<PlannedFragment> {
+        if self.offset >= self.len {
+            return None;
+        }
+        let start = self.offset;
+        let end = (start + self.room).min(self.len);
+        let mut header = FragmentHeader::new(
+            self.reliability,
+            self.priority,
+            self.sn.take(),
+            end < self.len,
+        );
+        header.first = start == 0;
+        let mut head = [0u8; FRAGMENT_HEADER_MAX];
+        let mut w = SliceWriter::new(&mut head);
+        // The buffer fits the largest header and every field is valid: cannot fail.
+        let head_len = match header.encode(&mut w) {
+            Ok(()) => w.written(),
+            Err(_) => 0,
+        };
+        debug_assert!(head_len > 0, "a Fragment header always fits");
+        self.offset = end;
+        Some(PlannedFragment {
+            head,
+            head_len: head_len as u8,
+            start,
+            end,
+        })
+    }
+}
+
+/// One planned Fragment: its encoded header and the range of the message it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct PlannedFragment {
+    head: [u8; FRAGMENT_HEADER_MAX],
+    head_len: u8,
+    start: usize,
+    end: usize,
+}
+
+impl PlannedFragment {
+    /// The encoded Fragment header, the start of the batch.
+    pub fn head(&self) -> &[u8] {
+        &self.head[..usize::from(self.head_len)]
+    }
+
+    /// The range of the encoded message that follows the header in the batch.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start..self.end
     }
 }

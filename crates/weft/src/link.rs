@@ -2,7 +2,7 @@
 //! 2-byte little-endian batch length, and UDP, one batch per datagram.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -175,27 +175,74 @@ impl Link {
 
     /// Writes one batch: with its length prefix on streams, as one datagram on UDP.
     pub fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
-        if let Self::Udp(u) = self {
-            let sent = if u.inbox.is_none() {
-                u.socket.send(batch)
-            } else {
-                u.socket.send_to(batch, u.peer)
-            };
-            return sent.map(|_| ());
+        self.write_batch_parts(&[batch])
+    }
+
+    /// Writes one batch made of `parts` (at most [`MAX_BATCH_PARTS`]) laid end to end,
+    /// without joining them first: one vectored write per batch, whatever its size.
+    pub fn write_batch_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+        if parts.len() > MAX_BATCH_PARTS {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many parts in one batch",
+            ));
         }
-        let len = u16::try_from(batch.len())
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        let mut slices = [IoSlice::new(&[]); MAX_BATCH_PARTS + 1];
+        if let Self::Udp(u) = self {
+            for (slice, part) in slices.iter_mut().zip(parts) {
+                *slice = IoSlice::new(part);
+            }
+            let socket = socket2::SockRef::from(&*u.socket);
+            let iov = &slices[..parts.len()];
+            let sent = if u.inbox.is_none() {
+                socket.send_vectored(iov)
+            } else {
+                socket.send_to_vectored(iov, &u.peer.into())
+            }?;
+            if sent != total {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "a datagram was cut short",
+                ));
+            }
+            return Ok(());
+        }
+        let len = u16::try_from(total)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))?;
-        // One write for prefix and batch when it is small; two otherwise (no copy).
-        if batch.len() <= 1024 {
-            let mut framed = [0u8; 1026];
-            framed[..2].copy_from_slice(&len.to_le_bytes());
-            framed[2..2 + batch.len()].copy_from_slice(batch);
-            self.write_all(&framed[..2 + batch.len()])
-        } else {
-            self.write_all(&len.to_le_bytes())?;
-            self.write_all(batch)
+        let prefix = len.to_le_bytes();
+        // A small single-part batch is joined to its prefix on the stack: one plain write.
+        if let [batch] = parts {
+            if batch.len() <= 1024 {
+                let mut framed = [0u8; 1026];
+                framed[..2].copy_from_slice(&prefix);
+                framed[2..2 + batch.len()].copy_from_slice(batch);
+                return self.write_all(&framed[..2 + batch.len()]);
+            }
+        }
+        slices[0] = IoSlice::new(&prefix);
+        for (slice, part) in slices[1..].iter_mut().zip(parts) {
+            *slice = IoSlice::new(part);
+        }
+        write_all_vectored(self, &mut slices[..=parts.len()])
+    }
+}
+
+/// Most parts one batch may be written from ([`Link::write_batch_parts`]).
+pub const MAX_BATCH_PARTS: usize = 3;
+
+/// Writes every byte of `bufs`, retrying short writes.
+fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(())
 }
 
 impl Read for Link {
@@ -214,6 +261,14 @@ impl Write for Link {
             Self::Tcp(s) => s.write(buf),
             Self::Unix(s) => s.write(buf),
             Self::Udp(u) => u.socket.send(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Self::Tcp(s) => s.write_vectored(bufs),
+            Self::Unix(s) => s.write_vectored(bufs),
+            Self::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
         }
     }
 

@@ -77,6 +77,8 @@ struct TxState {
     fragmenting: Option<Priority>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
+    /// The encoded form of the message being fragmented, kept between messages.
+    fragment_buf: Vec<u8>,
 }
 
 /// Full batches a transport keeps waiting for the link (per transport, all priorities);
@@ -350,16 +352,21 @@ impl Transport {
             }
             st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
         }
-        let mut fragments = Vec::new();
-        {
-            let TxState { tx, pool, .. } = &mut *st;
-            tx.fragment(msg, priority, reliability, |b| {
-                let mut buf = pool.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(b);
-                fragments.push(buf);
-            })?;
-        }
+        // The message is encoded once; each fragment is written straight from it, its
+        // header in front (a vectored write: no copy per fragment).
+        let mut encoded = std::mem::take(&mut st.fragment_buf);
+        encoded.clear();
+        let planned = msg
+            .encode(&mut encoded)
+            .map_err(TxError::Encode)
+            .and_then(|()| st.tx.plan_fragments(encoded.len(), priority, reliability));
+        let fragments = match planned {
+            Ok(f) => f,
+            Err(e) => {
+                st.fragment_buf = encoded;
+                return Err(e.into());
+            }
+        };
         st.fragmenting = Some(priority);
         let mut result = Ok(());
         for fragment in fragments {
@@ -368,15 +375,19 @@ impl Transport {
                 self.wake_writer(&mut st);
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
-            if result.is_ok() {
-                st.writing = true;
-                drop(st);
-                result = self.write(&fragment);
-                st = self.lock();
-                st.writing = false;
-            }
-            st.pool.push(fragment);
+            st.writing = true;
+            drop(st);
+            result = self.write_parts(&[fragment.head(), &encoded[fragment.range()]]);
+            st = self.lock();
+            st.writing = false;
             self.notify_idle(&st, false);
+            if result.is_err() {
+                break;
+            }
+        }
+        // A huge message's buffer is not kept: memory stays bounded by the batch sizes.
+        if encoded.capacity() <= FRAGMENT_BUF_KEPT {
+            st.fragment_buf = encoded;
         }
         st.fragmenting = None;
         self.wake_writer(&mut st);
@@ -450,13 +461,19 @@ impl Transport {
     }
 
     fn write(&self, batch: &[u8]) -> Result<(), SendError> {
+        self.write_parts(&[batch])
+    }
+
+    /// Writes one batch made of `parts` laid end to end.
+    fn write_parts(&self, parts: &[&[u8]]) -> Result<(), SendError> {
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        match link.write_batch(batch) {
+        match link.write_batch_parts(parts) {
             Ok(()) => {
+                let len: usize = parts.iter().map(|p| p.len()).sum();
                 self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
                 self.stats
                     .bytes_out
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    .fetch_add(len as u64, Ordering::Relaxed);
                 self.last_tx_ms
                     .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
                 Ok(())
@@ -670,6 +687,10 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a close waits for a write in progress before giving up on pending data.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
 
+/// Largest encoding buffer a transport keeps for the next fragmented message; a larger
+/// one is freed once its message is out.
+const FRAGMENT_BUF_KEPT: usize = 1 << 20;
+
 /// Largest message reassembled from fragments.
 const MAX_MESSAGE: usize = 1 << 30;
 
@@ -701,6 +722,7 @@ fn start(
             flush_requested: false,
             fragmenting: None,
             idle_waiters: 0,
+            fragment_buf: Vec::new(),
         }),
         idle: Condvar::new(),
         work: Condvar::new(),
