@@ -283,9 +283,17 @@ fn put_until_received(mut sub: Proc, put_cmd: impl Fn() -> Command, tries: u32) 
     for _ in 0..tries {
         let (code, _, err) = run(put_cmd(), 15);
         assert_eq!(code, Some(0), "put failed: {err}");
-        if sub.wait(1).is_some() {
+        if let Some(status) = sub.wait(1) {
             std::thread::sleep(Duration::from_millis(50));
-            return sub.drain_stdout();
+            let out = sub.drain_stdout();
+            if !status.success() || out.is_empty() {
+                let err: Vec<String> = sub.stderr.try_iter().collect();
+                panic!(
+                    "the subscriber exited ({status}) with output {out:?}: {}",
+                    err.join("\n")
+                );
+            }
+            return out;
         }
     }
     panic!("the subscriber received nothing after {tries} publications");

@@ -45,6 +45,61 @@ pub trait Writer {
     }
 }
 
+/// A [`Writer`] into a `Vec<u8>` that leaves out one known byte string (a large payload)
+/// when it is written, recording where it would have gone: the full encoding is
+/// `head[..at]`, then the skipped bytes, then `head[at..]`. Recognised by address, so
+/// only that very slice is skipped, once. See [`crate::network::NetworkMessage::encode_split`].
+pub struct SkippingWriter<'v, 's> {
+    head: &'v mut Vec<u8>,
+    skip: &'s [u8],
+    at: Option<usize>,
+}
+
+impl<'v, 's> SkippingWriter<'v, 's> {
+    /// Appends to `head`, leaving out `skip` (nothing is left out if it is empty).
+    pub fn new(head: &'v mut Vec<u8>, skip: &'s [u8]) -> Self {
+        Self {
+            head,
+            skip,
+            at: None,
+        }
+    }
+
+    /// Where in the head the skipped bytes belong, if they were written.
+    pub const fn skipped_at(&self) -> Option<usize> {
+        self.at
+    }
+}
+
+impl Writer for SkippingWriter<'_, '_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<(), EncodeError> {
+        if self.at.is_none()
+            && !bytes.is_empty()
+            && bytes.len() == self.skip.len()
+            && core::ptr::eq(bytes.as_ptr(), self.skip.as_ptr())
+        {
+            self.at = Some(self.head.len());
+            return Ok(());
+        }
+        self.head.put(bytes)
+    }
+
+    #[inline]
+    fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
+        self.head.u8(b)
+    }
+
+    fn written(&self) -> usize {
+        self.head.len()
+            + if self.at.is_some() {
+                self.skip.len()
+            } else {
+                0
+            }
+    }
+}
+
 /// [`Writer::zint`] for values of three bytes or more.
 #[inline(never)]
 fn put_long_zint<W: Writer + ?Sized>(w: &mut W, value: u64) -> Result<(), EncodeError> {

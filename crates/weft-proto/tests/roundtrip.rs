@@ -144,6 +144,19 @@ proptest! {
     }
 
     #[test]
+    fn a_split_encoding_is_the_encoding_in_three_parts(m in s::network()) {
+        let whole = encoded(&m);
+        let mut head = Vec::new();
+        let split = m.encode_split(&mut head).unwrap();
+        let [before, bulk, after] = split.parts(&head);
+        prop_assert_eq!([before, bulk, after].concat(), whole);
+        // The bulk is left out exactly when the message has a non-empty one.
+        let bulk_len = m.bulk().map_or(0, <[u8]>::len);
+        prop_assert_eq!(split.bulk.len(), bulk_len);
+        prop_assert_eq!(head.len() + bulk_len, encoded(&m).len());
+    }
+
+    #[test]
     fn every_declaration_round_trips(m in s::declare()) {
         let m = NetworkMessage::Declare(m);
         let bytes = encoded(&m);

@@ -85,7 +85,7 @@ impl Shared {
         };
         let entry = Entry {
             payload: if s.kind == SampleKind::Put {
-                s.payload.clone()
+                s.payload.to_vec()
             } else {
                 Vec::new()
             },

@@ -5,7 +5,10 @@
 //! applies the sequence-number rule per (reliability, priority) channel (stale Frames and
 //! Fragments are dropped), refuses priorities other than Data when QoS was not
 //! negotiated, and reassembles fragments under a size bound. Nothing is allocated per
-//! message: messages borrow from the batch (or from the reassembly buffer).
+//! message: messages borrow from the batch (or from the reassembly buffer, which the
+//! receiver may share to keep a large payload without copying it).
+
+use std::sync::Arc;
 
 use thiserror::Error;
 use weft_proto::batch::defrag::{DefragError, Defragmented, Defragmenter};
@@ -28,6 +31,10 @@ pub struct Incoming<'m, 'a> {
     pub reliability: Reliability,
     /// The message.
     pub message: &'m NetworkMessage<'a>,
+    /// For a message reassembled from fragments: the buffer it was decoded from, which
+    /// its payloads borrow. A receiver may keep a payload by sharing this buffer instead
+    /// of copying the bytes out.
+    pub reassembled: Option<&'m Arc<Vec<u8>>>,
 }
 
 /// What a batch said about the transport itself.
@@ -180,6 +187,7 @@ impl Receiver {
                             priority,
                             reliability,
                             message,
+                            reassembled: None,
                         });
                     }
                 }
@@ -221,14 +229,23 @@ impl Receiver {
         match channel.defrag.push(&f.header, f.payload) {
             Ok(Defragmented::Pending) => {}
             Ok(Defragmented::Dropped) => self.stats.fragments_discarded += 1,
-            Ok(Defragmented::Complete(bytes)) => match NetworkMessage::decode_exact(bytes) {
-                Ok(message) => deliver(&Incoming {
-                    priority,
-                    reliability,
-                    message: &message,
-                }),
-                Err(_) => self.stats.undecodable += 1,
-            },
+            Ok(Defragmented::Complete(_)) => {
+                // The buffer leaves the reassembler, so that the receiver may keep the
+                // payload without a copy; it comes back unless someone kept it.
+                let buf = Arc::new(channel.defrag.take_complete());
+                match NetworkMessage::decode_exact(&buf) {
+                    Ok(message) => deliver(&Incoming {
+                        priority,
+                        reliability,
+                        message: &message,
+                        reassembled: Some(&buf),
+                    }),
+                    Err(_) => self.stats.undecodable += 1,
+                }
+                if let Ok(buf) = Arc::try_unwrap(buf) {
+                    channel.defrag.recycle(buf);
+                }
+            }
             Err(
                 DefragError::Gap { .. }
                 | DefragError::TooLarge { .. }

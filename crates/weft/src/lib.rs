@@ -27,8 +27,8 @@ mod session;
 pub mod transport;
 
 pub use api::{
-    GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError, Sample,
-    SampleKind, SharedKey, Subscriber,
+    GetOptions, Payload, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError,
+    Sample, SampleKind, SharedKey, Subscriber,
 };
 pub use config::{Config, ConfigError, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};

@@ -229,7 +229,7 @@ impl Link {
 }
 
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
-pub const MAX_BATCH_PARTS: usize = 3;
+pub const MAX_BATCH_PARTS: usize = 4;
 
 /// Writes every byte of `bufs`, retrying short writes.
 fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {

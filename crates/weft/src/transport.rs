@@ -77,7 +77,8 @@ struct TxState {
     fragmenting: Option<Priority>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
-    /// The encoded form of the message being fragmented, kept between messages.
+    /// The encoded head of the message being fragmented (all but its payload), kept
+    /// between messages.
     fragment_buf: Vec<u8>,
 }
 
@@ -352,21 +353,26 @@ impl Transport {
             }
             st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
         }
-        // The message is encoded once; each fragment is written straight from it, its
-        // header in front (a vectored write: no copy per fragment).
-        let mut encoded = std::mem::take(&mut st.fragment_buf);
-        encoded.clear();
+        // The message is encoded but for its payload, which stays where it is; each
+        // fragment is written straight from those parts, its header in front (a vectored
+        // write: no copy of the payload on the way).
+        let mut head = std::mem::take(&mut st.fragment_buf);
+        head.clear();
         let planned = msg
-            .encode(&mut encoded)
+            .encode_split(&mut head)
             .map_err(TxError::Encode)
-            .and_then(|()| st.tx.plan_fragments(encoded.len(), priority, reliability));
-        let fragments = match planned {
-            Ok(f) => f,
+            .and_then(|split| {
+                let len = head.len() + split.bulk.len();
+                Ok((split, st.tx.plan_fragments(len, priority, reliability)?))
+            });
+        let (split, fragments) = match planned {
+            Ok(p) => p,
             Err(e) => {
-                st.fragment_buf = encoded;
+                st.fragment_buf = head;
                 return Err(e.into());
             }
         };
+        let parts = split.parts(&head);
         st.fragmenting = Some(priority);
         let mut result = Ok(());
         for fragment in fragments {
@@ -377,7 +383,8 @@ impl Transport {
             }
             st.writing = true;
             drop(st);
-            result = self.write_parts(&[fragment.head(), &encoded[fragment.range()]]);
+            let [a, b, c] = slice_parts(parts, fragment.range());
+            result = self.write_parts(&[fragment.head(), a, b, c]);
             st = self.lock();
             st.writing = false;
             self.notify_idle(&st, false);
@@ -386,8 +393,8 @@ impl Transport {
             }
         }
         // A huge message's buffer is not kept: memory stays bounded by the batch sizes.
-        if encoded.capacity() <= FRAGMENT_BUF_KEPT {
-            st.fragment_buf = encoded;
+        if head.capacity() <= FRAGMENT_BUF_KEPT {
+            st.fragment_buf = head;
         }
         st.fragmenting = None;
         self.wake_writer(&mut st);
@@ -555,6 +562,18 @@ impl Transport {
     fn last_tx(&self) -> Instant {
         self.epoch + Duration::from_millis(self.last_tx_ms.load(Ordering::Relaxed))
     }
+}
+
+/// The bytes `range` of the concatenation of `parts`, as (up to) one slice of each part.
+fn slice_parts<'p>(parts: [&'p [u8]; 3], range: std::ops::Range<usize>) -> [&'p [u8]; 3] {
+    let mut start = 0;
+    parts.map(|part| {
+        let end = start + part.len();
+        let from = range.start.clamp(start, end) - start;
+        let to = range.end.clamp(start, end) - start;
+        start = end;
+        &part[from..to]
+    })
 }
 
 /// Whether a message asks to be sent at once (the express bit of its QoS).
@@ -797,4 +816,22 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
         link.shutdown();
     }
     handler.on_closed(t);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice_parts;
+
+    #[test]
+    fn a_range_of_three_parts_is_cut_from_each() {
+        let parts: [&[u8]; 3] = [b"head", b"PAYLOAD", b"tail"];
+        let whole: Vec<u8> = parts.concat();
+        for start in 0..=whole.len() {
+            for end in start..=whole.len() {
+                let cut = slice_parts(parts, start..end);
+                assert_eq!(cut.concat(), &whole[start..end], "{start}..{end}");
+            }
+        }
+        assert_eq!(slice_parts(parts, 2..6), [&b"ad"[..], b"PA", b""]);
+    }
 }

@@ -17,7 +17,7 @@ fn values(rx: std::sync::mpsc::Receiver<Reply>) -> Vec<(String, String)> {
         .map(|s| {
             (
                 s.key_expr.to_string(),
-                String::from_utf8(s.payload).unwrap(),
+                String::from_utf8(s.payload.into_vec()).unwrap(),
             )
         })
         .collect();

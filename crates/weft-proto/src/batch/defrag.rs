@@ -96,6 +96,27 @@ impl Defragmenter {
         }
     }
 
+    /// Hands over the buffer of the message just completed (after
+    /// [`Defragmented::Complete`]; empty otherwise), so that it can outlive the next
+    /// fragment without a copy. The next message starts in a fresh buffer, or in one given
+    /// back with [`Defragmenter::recycle`].
+    pub fn take_complete(&mut self) -> Vec<u8> {
+        if !self.complete {
+            return Vec::new();
+        }
+        self.complete = false;
+        core::mem::take(&mut self.buf)
+    }
+
+    /// Gives back a buffer (from [`Defragmenter::take_complete`]) for the next message
+    /// to be reassembled in, if none is held.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.buf.capacity() == 0 {
+            buf.clear();
+            self.buf = buf;
+        }
+    }
+
     fn following(&self, sn: u32) -> u32 {
         if u64::from(sn) >= self.sn_bits.max_sn() {
             0
@@ -157,6 +178,34 @@ impl Defragmenter {
 mod tests {
     use super::*;
     use crate::core::{Priority, Reliability};
+
+    #[test]
+    fn a_completed_message_can_be_taken_and_its_buffer_recycled() {
+        let mut d = Defragmenter::new(100, Bits::U32, true);
+        assert_eq!(d.take_complete(), Vec::<u8>::new(), "nothing complete yet");
+        assert_eq!(
+            d.push(&frag(1, true, true), b"ab"),
+            Ok(Defragmented::Pending)
+        );
+        assert_eq!(d.take_complete(), Vec::<u8>::new(), "still pending");
+        assert_eq!(
+            d.push(&frag(2, false, false), b"cd"),
+            Ok(Defragmented::Complete(b"abcd".as_slice()))
+        );
+        let taken = d.take_complete();
+        assert_eq!(taken, b"abcd");
+        assert_eq!(d.buffered(), 0);
+        d.recycle(taken);
+        assert_eq!(
+            d.push(&frag(3, false, true), b"x"),
+            Ok(Defragmented::Complete(b"x".as_slice()))
+        );
+        assert_eq!(
+            d.take_complete(),
+            b"x",
+            "the recycled buffer holds only the new message"
+        );
+    }
 
     fn frag(sn: u32, more: bool, first: bool) -> FragmentHeader<'static> {
         let mut h = FragmentHeader::new(Reliability::Reliable, Priority::Data, sn, more);

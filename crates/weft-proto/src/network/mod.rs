@@ -26,9 +26,32 @@ pub use push::Push;
 pub use request::{QueryTarget, Request};
 pub use response::{EntityGlobalId, Response, ResponseBody, ResponseFinal};
 
+use alloc::vec::Vec;
+
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError, Layer};
 use crate::reader::Reader;
-use crate::writer::Writer;
+use crate::writer::{SkippingWriter, Writer};
+use crate::zenoh::PushBody;
+
+/// Where the bulk of a message goes in its head ([`NetworkMessage::encode_split`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitEncoding<'a> {
+    /// The offset in the head where the bulk belongs.
+    pub at: usize,
+    /// The bulk (empty if the message has none, or it was written in the head).
+    pub bulk: &'a [u8],
+}
+
+impl<'a> SplitEncoding<'a> {
+    /// The whole encoding as three consecutive parts: head before, bulk, head after.
+    pub fn parts<'h>(&self, head: &'h [u8]) -> [&'h [u8]; 3]
+    where
+        'a: 'h,
+    {
+        let (before, after) = head.split_at(self.at.min(head.len()));
+        [before, self.bulk, after]
+    }
+}
 
 /// Message ids of the network layer.
 pub mod mid {
@@ -120,6 +143,41 @@ impl<'a> NetworkMessage<'a> {
             Self::Declare(m) => m.encode(w),
             Self::Oam(m) => m.encode(w),
         }
+    }
+
+    /// The bulk of the message, if it carries any: a Put's payload, a query's value or
+    /// an Err's payload. A transport may send it from where it lies rather than copy it
+    /// ([`NetworkMessage::encode_split`]).
+    pub fn bulk(&self) -> Option<&'a [u8]> {
+        let put_payload = |b: &PushBody<'a>| match b {
+            PushBody::Put(p) => Some(p.payload),
+            PushBody::Del(_) => None,
+        };
+        match self {
+            Self::Push(m) => put_payload(&m.body),
+            Self::Request(m) => m.query.body.as_ref().map(|b| b.payload),
+            Self::Response(m) => match &m.body {
+                ResponseBody::Reply(r) => put_payload(&r.body),
+                ResponseBody::Err(e) => Some(e.payload),
+            },
+            _ => None,
+        }
+    }
+
+    /// Encodes the message into `head` but for its [bulk](NetworkMessage::bulk), which
+    /// stays where it is: the encoding is `head[..at]`, then the bulk, then `head[at..]`.
+    /// A large message is so encoded without copying its payload.
+    pub fn encode_split(&self, head: &mut Vec<u8>) -> Result<SplitEncoding<'a>, EncodeError> {
+        let bulk = self.bulk().unwrap_or_default();
+        let mut w = SkippingWriter::new(head, bulk);
+        self.encode(&mut w)?;
+        Ok(match w.skipped_at() {
+            Some(at) => SplitEncoding { at, bulk },
+            None => SplitEncoding {
+                at: head.len(),
+                bulk: &[],
+            },
+        })
     }
 
     /// The message's name as the specification writes it.

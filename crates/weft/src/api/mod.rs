@@ -1,10 +1,12 @@
 //! What applications handle: samples, subscribers, publishers, queries, queryables,
 //! replies, and their options.
 
+mod payload;
 mod pubsub;
 mod query;
 mod sample;
 
+pub use payload::Payload;
 pub use pubsub::{Publisher, PutOptions, Subscriber};
 pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError};
 pub use sample::{Sample, SampleKind, SharedKey};

@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use weft_proto::core::{CongestionControl, Priority, Timestamp};
 
+use super::Payload;
+
 /// Whether a sample carries a value or the deletion of a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SampleKind {
@@ -34,7 +36,7 @@ pub struct Sample {
     /// Put or delete.
     pub kind: SampleKind,
     /// The value (empty for a deletion).
-    pub payload: Vec<u8>,
+    pub payload: Payload,
     /// The value's encoding, as text (`zenoh/bytes` by default; borrowed, not allocated,
     /// for the predefined encodings).
     pub encoding: Cow<'static, str>,

@@ -9,6 +9,8 @@ use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkM
 use weft_proto::zenoh::PushBody;
 use weft_transport::rx::Incoming;
 
+use crate::api::Payload;
+
 use super::face::Face;
 use super::router::EntityKind;
 use super::Inner;
@@ -76,7 +78,7 @@ impl Handler for Glue {
 impl Inner {
     fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
         match &incoming.message {
-            NetworkMessage::Push(push) => self.on_push(t, push),
+            NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled),
             NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
             NetworkMessage::Interest(i) => self.on_interest(t, i),
             NetworkMessage::Request(r) => self.on_request(t, r),
@@ -119,7 +121,7 @@ impl Inner {
         r
     }
 
-    fn on_push(&self, t: &Arc<Transport>, push: &Push<'_>) {
+    fn on_push(&self, t: &Arc<Transport>, push: &Push<'_>, reassembled: Option<&Arc<Vec<u8>>>) {
         let router = self.is_router();
         // One lock for the key and both routes.
         let (key, route, forward) = {
@@ -167,7 +169,7 @@ impl Inner {
                 PushBody::Put(p) => Sample {
                     key_expr: shared_key,
                     kind: SampleKind::Put,
-                    payload: p.payload.to_vec(),
+                    payload: Payload::within(reassembled, p.payload),
                     encoding: p.encoding.text(),
                     timestamp: p.timestamp.or(added),
                     attachment: p.attachment.map(<[u8]>::to_vec),
@@ -178,7 +180,7 @@ impl Inner {
                 PushBody::Del(d) => Sample {
                     key_expr: shared_key,
                     kind: SampleKind::Delete,
-                    payload: Vec::new(),
+                    payload: Payload::default(),
                     encoding: "zenoh/bytes".into(),
                     timestamp: d.timestamp,
                     attachment: d.attachment.map(<[u8]>::to_vec),

@@ -21,7 +21,7 @@ use weft_proto::network::{
 
 use super::outbound::send_control;
 use super::{Callback, Inner, SessionError};
-use crate::api::{Reply, Sample, SampleKind};
+use crate::api::{Payload, Reply, Sample, SampleKind};
 use crate::transport::Transport;
 
 /// Largest number of tokens buffered for one liveliness get.
@@ -41,7 +41,7 @@ fn token_sample(key: &str, kind: SampleKind) -> Sample {
     Sample {
         key_expr: key.into(),
         kind,
-        payload: Vec::new(),
+        payload: Payload::default(),
         encoding: "zenoh/bytes".into(),
         timestamp: None,
         attachment: None,

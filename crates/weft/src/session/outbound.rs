@@ -268,7 +268,7 @@ impl Inner {
             let sample = Sample {
                 key_expr: key.as_ref().into(),
                 kind,
-                payload: payload.to_vec(),
+                payload: payload.into(),
                 encoding,
                 timestamp,
                 attachment: options.attachment.clone(),

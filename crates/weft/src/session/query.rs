@@ -20,7 +20,7 @@ use weft_proto::zenoh::{
 
 use super::outbound::parse_encoding;
 use super::{Inner, SessionError};
-use crate::api::{GetOptions, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
+use crate::api::{GetOptions, Payload, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
 use crate::transport::Transport;
 
 /// What a queryable answers.
@@ -555,7 +555,7 @@ impl Inner {
                 let sample = |kind, payload: &[u8], options: &PutOptions| Sample {
                     key_expr: key.into(),
                     kind,
-                    payload: payload.to_vec(),
+                    payload: payload.into(),
                     encoding: if options.encoding.is_empty() {
                         "zenoh/bytes".into()
                     } else {
@@ -573,7 +573,7 @@ impl Inner {
                     }
                     Answer::Delete => Ok(sample(SampleKind::Delete, &[], &PutOptions::default())),
                     Answer::Error(payload, encoding) => Err(ReplyError {
-                        payload: payload.to_vec(),
+                        payload: payload.into(),
                         encoding: encoding.to_string(),
                     }),
                 };
@@ -662,7 +662,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
         PushBody::Put(p) => Sample {
             key_expr: key.into(),
             kind: SampleKind::Put,
-            payload: p.payload.to_vec(),
+            payload: p.payload.into(),
             encoding: p.encoding.text(),
             timestamp: p.timestamp,
             attachment: p.attachment.map(<[u8]>::to_vec),
@@ -673,7 +673,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
         PushBody::Del(d) => Sample {
             key_expr: key.into(),
             kind: SampleKind::Delete,
-            payload: Vec::new(),
+            payload: Payload::default(),
             encoding: "zenoh/bytes".into(),
             timestamp: d.timestamp,
             attachment: d.attachment.map(<[u8]>::to_vec),

@@ -1,0 +1,178 @@
+//! Payloads: the bytes of a received value.
+
+use std::fmt;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+/// The bytes of a received value. Small values are owned by the sample; a large one,
+/// reassembled from fragments, shares the buffer it was reassembled in, so that receiving
+/// it copies nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
+/// vectors, and turns into a `Vec<u8>` with [`Payload::into_vec`].
+#[derive(Clone, Default)]
+pub struct Payload(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Owned(Vec<u8>),
+    Shared {
+        buf: Arc<Vec<u8>>,
+        range: Range<usize>,
+    },
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Self::Owned(Vec::new())
+    }
+}
+
+impl Payload {
+    /// `part` as a payload: a range of `buf` when `part` lies inside it (no copy), else
+    /// a copy of `part`.
+    pub(crate) fn within(buf: Option<&Arc<Vec<u8>>>, part: &[u8]) -> Self {
+        let Some(buf) = buf else {
+            return Self(Repr::Owned(part.to_vec()));
+        };
+        let start = (part.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
+        match start.checked_add(part.len()) {
+            Some(end) if start <= buf.len() && end <= buf.len() => Self(Repr::Shared {
+                buf: buf.clone(),
+                range: start..end,
+            }),
+            _ => Self(Repr::Owned(part.to_vec())),
+        }
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Owned(v) => v,
+            Repr::Shared { buf, range } => &buf[range.clone()],
+        }
+    }
+
+    /// The bytes as a vector: without a copy when the payload owns them (or is the only
+    /// holder of its whole shared buffer).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self.0 {
+            Repr::Owned(v) => v,
+            Repr::Shared { buf, range } => match Arc::try_unwrap(buf) {
+                Ok(v) if range == (0..v.len()) => v,
+                Ok(v) => v[range].to_vec(),
+                Err(buf) => buf[range].to_vec(),
+            },
+        }
+    }
+}
+
+impl Deref for Payload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for Payload {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_slice(), f)
+    }
+}
+
+impl From<Vec<u8>> for Payload {
+    fn from(v: Vec<u8>) -> Self {
+        Self(Repr::Owned(v))
+    }
+}
+
+impl From<&[u8]> for Payload {
+    fn from(v: &[u8]) -> Self {
+        Self(Repr::Owned(v.to_vec()))
+    }
+}
+
+impl From<Payload> for Vec<u8> {
+    fn from(p: Payload) -> Self {
+        p.into_vec()
+    }
+}
+
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Payload {}
+
+impl PartialEq<[u8]> for Payload {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<&[u8]> for Payload {
+    fn eq(&self, other: &&[u8]) -> bool {
+        self.as_slice() == *other
+    }
+}
+
+impl PartialEq<Vec<u8>> for Payload {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl<const N: usize> PartialEq<[u8; N]> for Payload {
+    fn eq(&self, other: &[u8; N]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl<const N: usize> PartialEq<&[u8; N]> for Payload {
+    fn eq(&self, other: &&[u8; N]) -> bool {
+        self.as_slice() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_of_the_buffer_is_shared_not_copied() {
+        let buf = Arc::new(b"header:value".to_vec());
+        let p = Payload::within(Some(&buf), &buf[7..]);
+        assert_eq!(p, b"value");
+        assert_eq!(Arc::strong_count(&buf), 2, "the payload holds the buffer");
+        assert_eq!(p.clone().into_vec(), b"value");
+        drop(p);
+        assert_eq!(Arc::strong_count(&buf), 1);
+    }
+
+    #[test]
+    fn bytes_outside_the_buffer_are_copied() {
+        let buf = Arc::new(b"abc".to_vec());
+        let elsewhere = b"xyz".to_vec();
+        let p = Payload::within(Some(&buf), &elsewhere);
+        assert_eq!(p, elsewhere);
+        assert_eq!(Arc::strong_count(&buf), 1, "nothing of the buffer is kept");
+        assert_eq!(Payload::within(None, b"q"), b"q");
+    }
+
+    #[test]
+    fn the_sole_holder_of_a_whole_buffer_gets_it_back_without_a_copy() {
+        let buf = Arc::new(vec![7u8; 4096]);
+        let addr = buf.as_ptr();
+        let p = Payload::within(Some(&buf), &buf[..]);
+        drop(buf);
+        let v = p.into_vec();
+        assert_eq!(v.as_ptr(), addr);
+        assert_eq!(v.len(), 4096);
+    }
+}
