@@ -565,7 +565,7 @@ impl Transport {
 }
 
 /// The bytes `range` of the concatenation of `parts`, as (up to) one slice of each part.
-fn slice_parts<'p>(parts: [&'p [u8]; 3], range: std::ops::Range<usize>) -> [&'p [u8]; 3] {
+fn slice_parts(parts: [&[u8]; 3], range: std::ops::Range<usize>) -> [&[u8]; 3] {
     let mut start = 0;
     parts.map(|part| {
         let end = start + part.len();
