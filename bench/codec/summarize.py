@@ -21,6 +21,7 @@ CASES = [
 OPERATIONS = [
     ("encode", "encode, Vec<u8>"),
     ("encode_fixed", "encode, fixed buffer"),
+    ("encode_zero_copy", "encode, payload by reference"),
     ("decode", "decode"),
 ]
 
@@ -54,6 +55,8 @@ def main():
             group = f"{case}/{op}"
             weft = median_ns(roots, group, "weft")
             zenoh = median_ns(roots, group, "zenoh")
+            if weft is None and zenoh is None:
+                continue
             ratio = f"{zenoh / weft:.2f}×" if weft and zenoh else "n/a"
             print(f"| {case_name} | {op_name} | {fmt(weft)} | {fmt(zenoh)} | {ratio} |")
     floor = median_ns(roots, "push_64KiB/encode", "copy_only")

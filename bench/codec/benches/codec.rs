@@ -10,6 +10,10 @@
 //!   through `BatchReader`, Zenoh through `FrameReader` over a `ZSlice`, as its transport
 //!   reads a received batch.
 //!
+//! - `encode_zero_copy` (64 KiB only): the message taken as each transport takes one it
+//!   will fragment, its payload kept by reference: weft's `encode_split` into a reused
+//!   `Vec<u8>`, Zenoh's codec into a reused `ZBuf` (its fragmentation buffer).
+//!
 //! `push_64KiB/encode/copy_only` is the floor of that case: the payload copied into the
 //! `Vec<u8>`, nothing else. Results and how to read them: `bench/RESULTS.md`.
 
@@ -19,9 +23,12 @@ mod zenoh;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use weft_bench_codec::{payload, weft_decode, weft_encode, weft_header, weft_push, CASES};
+use weft_bench_codec::{
+    payload, weft_decode, weft_encode, weft_encode_zero_copy, weft_header, weft_push, CASES,
+};
+use weft_proto::network::NetworkMessage;
 use weft_proto::SliceWriter;
-use zenoh_buffers::{BBuf, ZSlice};
+use zenoh_buffers::{BBuf, ZBuf, ZSlice};
 
 fn codec(c: &mut Criterion) {
     for case in CASES {
@@ -94,6 +101,35 @@ fn codec(c: &mut Criterion) {
             })
         });
         g.finish();
+
+        // Payload by reference: the way both transports take a message they fragment.
+        if case.count == 1 && case.payload_len > 1024 {
+            let msg = NetworkMessage::Push(w_push.clone());
+            let mut head = Vec::new();
+            let split = weft_encode_zero_copy(&mut head, &w_header, &msg).unwrap();
+            assert_eq!(split.parts(&head).concat(), bytes, "weft, zero copy");
+            let mut zbuf = ZBuf::empty();
+            zenoh::encode_zero_copy(&mut zbuf, &z_header, &z_push).unwrap();
+            assert_eq!(zbuf.to_zslice().as_slice(), &bytes[..], "Zenoh, zero copy");
+
+            let mut g = c.benchmark_group(format!("{}/encode_zero_copy", case.name));
+            g.throughput(Throughput::Bytes(bytes.len() as u64));
+            g.bench_function("weft", |b| {
+                b.iter(|| {
+                    head.clear();
+                    let split =
+                        weft_encode_zero_copy(&mut head, black_box(&w_header), &msg).unwrap();
+                    black_box((head.as_slice(), split));
+                })
+            });
+            g.bench_function("zenoh", |b| {
+                b.iter(|| {
+                    zenoh::encode_zero_copy(&mut zbuf, black_box(&z_header), &z_push).unwrap();
+                    black_box(&zbuf);
+                })
+            });
+            g.finish();
+        }
 
         let mut g = c.benchmark_group(format!("{}/decode", case.name));
         g.throughput(Throughput::Bytes(bytes.len() as u64));

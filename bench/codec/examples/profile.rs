@@ -6,7 +6,7 @@
 //! ```
 //!
 //! `<case>` is `push_8B`, `push_64KiB` or `batch_100x8B`; `<operation>` is `encode`,
-//! `encode_fixed` or `decode`; `<codec>` is `weft` or `zenoh`. Two runs with different
+//! `encode_fixed`, `encode_zero_copy` (one message per batch only) or `decode`; `<codec>` is `weft` or `zenoh`. Two runs with different
 //! iteration counts give the instructions per operation by difference.
 //!
 //! With a fifth argument `time`, it runs fifteen rounds and prints the fastest round's time
@@ -17,13 +17,15 @@ mod zenoh;
 
 use std::hint::black_box;
 
-use weft_bench_codec::{payload, weft_decode, weft_encode, weft_header, weft_push, CASES};
+use weft_bench_codec::{
+    payload, weft_decode, weft_encode, weft_encode_zero_copy, weft_header, weft_push, CASES,
+};
 use zenoh_buffers::ZSlice;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: profile <case> <encode|encode_fixed|decode> <weft|zenoh> [iterations] [time]";
+        "usage: profile <case> <encode|encode_fixed|encode_zero_copy|decode> <weft|zenoh> [iterations] [time]";
     let (Some(name), Some(op), Some(side)) = (args.first(), args.get(1), args.get(2)) else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -114,6 +116,21 @@ fn run(
                 black_box(bbuf.as_slice());
             }
         }
+        ("encode_zero_copy", "weft") => {
+            let msg = weft_proto::network::NetworkMessage::Push(w_push.clone());
+            for _ in 0..iterations {
+                buf.clear();
+                let split = weft_encode_zero_copy(buf, black_box(w_header), &msg).unwrap();
+                black_box((buf.as_slice(), split));
+            }
+        }
+        ("encode_zero_copy", "zenoh") => {
+            let mut zbuf = zenoh_buffers::ZBuf::empty();
+            for _ in 0..iterations {
+                zenoh::encode_zero_copy(&mut zbuf, black_box(z_header), z_push).unwrap();
+                black_box(&zbuf);
+            }
+        }
         ("decode", "weft") => {
             for _ in 0..iterations {
                 black_box(weft_decode(black_box(bytes)).unwrap());
@@ -125,7 +142,7 @@ fn run(
             }
         }
         _ => panic!(
-            "usage: profile <case> <encode|encode_fixed|decode> <weft|zenoh> [iterations] [time]"
+            "usage: profile <case> <encode|encode_fixed|encode_zero_copy|decode> <weft|zenoh> [iterations] [time]"
         ),
     }
 }

@@ -13,7 +13,7 @@ use core::hint::black_box;
 
 use weft_proto::batch::{BatchItem, BatchReader};
 use weft_proto::core::{Mapping, Priority, Reliability, WireExpr};
-use weft_proto::network::{NetworkMessage, Push};
+use weft_proto::network::{NetworkMessage, Push, SplitEncoding};
 use weft_proto::transport::FrameHeader;
 use weft_proto::zenoh::{PushBody, Put};
 use weft_proto::{DecodeError, EncodeError, Writer};
@@ -90,6 +90,19 @@ pub fn weft_encode<W: Writer>(
         black_box(push).encode(w)?;
     }
     Ok(())
+}
+
+/// The send path of a message too large to copy cheaply, as weft's transport takes it
+/// before cutting fragments: the Frame header and the message into `head`, all but the
+/// payload, which is left where it is (returned with its place in `head`).
+#[inline(never)]
+pub fn weft_encode_zero_copy<'p>(
+    head: &mut Vec<u8>,
+    header: &FrameHeader<'_>,
+    msg: &NetworkMessage<'p>,
+) -> Result<SplitEncoding<'p>, EncodeError> {
+    header.encode(head)?;
+    black_box(msg).encode_split(head)
 }
 
 /// What walking a batch found: Frames, Push/Put messages and payload bytes.

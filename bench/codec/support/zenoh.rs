@@ -8,6 +8,7 @@ use core::hint::black_box;
 use weft_bench_codec::{Walked, SCOPE, SN};
 use zenoh_buffers::buffer::Buffer;
 use zenoh_buffers::reader::DidntRead;
+use zenoh_buffers::writer::HasWriter;
 use zenoh_buffers::writer::{DidntWrite, Writer};
 use zenoh_buffers::{ZBuf, ZSlice};
 use zenoh_codec::transport::batch::Zenoh080Batch;
@@ -61,6 +62,22 @@ pub fn encode<W: Writer>(
         codec.write(&mut *w, black_box(push))?;
     }
     Ok(())
+}
+
+/// The send path of a message too large to copy cheaply, as Zenoh's transport takes it
+/// before cutting fragments: serialized into a reused `ZBuf` (cleared first), whose writer
+/// keeps the payload's slice by reference instead of copying it.
+#[inline(never)]
+pub fn encode_zero_copy(
+    zbuf: &mut ZBuf,
+    header: &FrameHeader,
+    push: &Push,
+) -> Result<(), DidntWrite> {
+    zbuf.clear();
+    let mut w = zbuf.writer();
+    let codec = Zenoh080::new();
+    codec.write(&mut w, header)?;
+    codec.write(&mut w, black_box(push))
 }
 
 /// The receive path over a batch held as a `ZSlice` (as the transport's `RBatch` holds it).

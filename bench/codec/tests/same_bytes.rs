@@ -44,6 +44,28 @@ fn both_codecs_write_the_same_bytes() {
 }
 
 #[test]
+fn both_zero_copy_encodings_are_the_same_bytes() {
+    let data = payload(64 * 1024);
+    let expected = {
+        let mut v = Vec::new();
+        weft_encode(&mut v, &weft_header(), &weft_push(&data), 1).unwrap();
+        v
+    };
+    let msg = weft_proto::network::NetworkMessage::Push(weft_push(&data));
+    let mut head = Vec::new();
+    let split = weft_bench_codec::weft_encode_zero_copy(&mut head, &weft_header(), &msg).unwrap();
+    assert_eq!(
+        split.bulk.len(),
+        data.len(),
+        "the payload is left out of the head"
+    );
+    assert_eq!(split.parts(&head).concat(), expected);
+    let mut zbuf = zenoh_buffers::ZBuf::empty();
+    zenoh::encode_zero_copy(&mut zbuf, &zenoh::header(), &zenoh::push_put(&data)).unwrap();
+    assert_eq!(zbuf.to_zslice().as_slice(), &expected[..]);
+}
+
+#[test]
 fn the_small_case_is_the_expected_frame() {
     let data = payload(8);
     let mut bytes = Vec::new();
