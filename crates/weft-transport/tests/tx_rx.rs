@@ -164,3 +164,72 @@ fn without_qos_only_data_priority_is_allowed() {
     let (got, _) = transfer(&payloads, Priority::Data, false);
     assert_eq!(got, payloads);
 }
+
+#[test]
+fn planned_fragments_carry_a_split_message_and_the_channel_continues_after_them() {
+    let (at_i, at_a) = pair(true);
+    let max_batch = usize::from(at_i.batch_size) - 2;
+    let mut tx = Transmitter::new(&at_i, max_batch);
+    let mut rx = Receiver::new(&at_a, 1 << 20);
+    let big = payload(10_000, 5);
+    let msg = NetworkMessage::Push(Push::new(
+        WireExpr::key("demo/big"),
+        PushBody::Put(Put::new(&big)),
+    ));
+    let small = NetworkMessage::Push(Push::new(
+        WireExpr::key("demo/small"),
+        PushBody::Put(Put::new(b"after")),
+    ));
+    let p = Priority::DataHigh;
+
+    // Planning while the lane holds a batch is refused: its Frame would come out after
+    // fragments with later sequence numbers.
+    assert_eq!(
+        tx.push(&small, p, Reliability::Reliable).unwrap(),
+        Pushed::Appended
+    );
+    assert!(tx.plan_fragments(10_000, p, Reliability::Reliable).is_err());
+    let mut wire = vec![tx.take_lane(p).to_vec()];
+
+    // Each fragment is its header then its range of the message, encoded in two parts
+    // (the payload left in place), as the transport writes them.
+    let mut head = Vec::new();
+    let split = msg.encode_split(&mut head).unwrap();
+    assert_eq!(
+        split.bulk.len(),
+        big.len(),
+        "the payload is not copied into the head"
+    );
+    let whole: Vec<u8> = split.parts(&head).concat();
+    let fragments = tx
+        .plan_fragments(whole.len(), p, Reliability::Reliable)
+        .unwrap();
+    assert_eq!(fragments.remaining(), whole.len().div_ceil(max_batch - 9));
+    for f in fragments {
+        let batch = [f.head(), &whole[f.range()]].concat();
+        assert!(batch.len() <= max_batch);
+        wire.push(batch);
+    }
+    // The next message on the channel opens a Frame with the SN after the fragments'.
+    assert_eq!(
+        tx.push(&small, p, Reliability::Reliable).unwrap(),
+        Pushed::Appended
+    );
+    wire.push(tx.take_lane(p).to_vec());
+
+    let mut got = Vec::new();
+    for b in &wire {
+        rx.on_batch(b, |m| {
+            if let NetworkMessage::Push(push) = m.message {
+                if let PushBody::Put(put) = &push.body {
+                    assert_eq!(m.reassembled.is_some(), put.payload.len() == big.len());
+                    got.push(put.payload.to_vec());
+                }
+            }
+        })
+        .unwrap();
+    }
+    assert_eq!(got, vec![b"after".to_vec(), big, b"after".to_vec()]);
+    assert_eq!(rx.stats().stale, 0);
+    assert_eq!(rx.stats().gaps, 0);
+}
