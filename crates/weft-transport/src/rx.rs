@@ -5,8 +5,9 @@
 //! applies the sequence-number rule per (reliability, priority) channel (stale Frames and
 //! Fragments are dropped), refuses priorities other than Data when QoS was not
 //! negotiated, and reassembles fragments under a size bound. Nothing is allocated per
-//! message: messages borrow from the batch (or from the reassembly buffer, which the
-//! receiver may share to keep a large payload without copying it).
+//! message: messages borrow from the batch. A reassembled message borrows from its
+//! reassembly buffer, which is handed over in an `Arc` (one small allocation per
+//! reassembled message) so that the receiver may keep a large payload without copying it.
 
 use std::sync::Arc;
 

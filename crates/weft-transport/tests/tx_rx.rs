@@ -7,7 +7,7 @@ use weft_proto::network::{NetworkMessage, Push};
 use weft_proto::zenoh::{PushBody, Put};
 use weft_transport::establish::{Acceptor, Initiator, LocalParams, Negotiated, Progress};
 use weft_transport::rx::Receiver;
-use weft_transport::tx::{Pushed, Transmitter};
+use weft_transport::tx::{Pushed, Transmitter, FRAGMENT_HEADER_MAX};
 
 fn pair(qos: bool) -> (Negotiated, Negotiated) {
     let mut a_params = LocalParams::new(ZenohId::new(1).unwrap(), WhatAmI::Peer);
@@ -204,7 +204,10 @@ fn planned_fragments_carry_a_split_message_and_the_channel_continues_after_them(
     let fragments = tx
         .plan_fragments(whole.len(), p, Reliability::Reliable)
         .unwrap();
-    assert_eq!(fragments.remaining(), whole.len().div_ceil(max_batch - 9));
+    assert_eq!(
+        fragments.remaining(),
+        whole.len().div_ceil(max_batch - FRAGMENT_HEADER_MAX)
+    );
     for f in fragments {
         let batch = [f.head(), &whole[f.range()]].concat();
         assert!(batch.len() <= max_batch);

@@ -188,13 +188,17 @@ impl Link {
             ));
         }
         let total: usize = parts.iter().map(|p| p.len()).sum();
-        let mut slices = [IoSlice::new(&[]); MAX_BATCH_PARTS + 1];
+        // Streams: the length prefix, then the parts; datagrams: the parts alone.
+        let len = u16::try_from(total);
+        let prefix = len.unwrap_or_default().to_le_bytes();
+        let mut slices = [IoSlice::new(&prefix); MAX_BATCH_PARTS + 1];
+        for (slice, part) in slices[1..].iter_mut().zip(parts) {
+            *slice = IoSlice::new(part);
+        }
+        let n = parts.len();
         if let Self::Udp(u) = self {
-            for (slice, part) in slices.iter_mut().zip(parts) {
-                *slice = IoSlice::new(part);
-            }
             let socket = socket2::SockRef::from(&*u.socket);
-            let iov = &slices[..parts.len()];
+            let iov = &slices[1..=n];
             let sent = if u.inbox.is_none() {
                 socket.send_vectored(iov)
             } else {
@@ -208,9 +212,12 @@ impl Link {
             }
             return Ok(());
         }
-        let len = u16::try_from(total)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))?;
-        let prefix = len.to_le_bytes();
+        if len.is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "batch over 65535 bytes",
+            ));
+        }
         // A small single-part batch is joined to its prefix on the stack: one plain write.
         if let [batch] = parts {
             if batch.len() <= 1024 {
@@ -220,11 +227,7 @@ impl Link {
                 return self.write_all(&framed[..2 + batch.len()]);
             }
         }
-        slices[0] = IoSlice::new(&prefix);
-        for (slice, part) in slices[1..].iter_mut().zip(parts) {
-            *slice = IoSlice::new(part);
-        }
-        write_all_vectored(self, &mut slices[..=parts.len()])
+        write_all_vectored(self, &mut slices[..=n])
     }
 }
 
