@@ -2,15 +2,24 @@
 //! stream saturates the same link, against the same with no bulk load; and the bulk
 //! stream's throughput with and without the real-time traffic.
 //!
-//! `cargo run --release -p weft --example priority_under_load [SECONDS]`
+//! `cargo run --release -p weft --example priority_under_load [SECONDS] [--tcp-buffer BYTES]`
+//!
+//! Two peers in one process on TCP loopback: B publishes the bulk stream and the
+//! real-time messages, A subscribes to both. A real-time message's latency is measured
+//! one way, from B's `put` to A's subscriber callback (one process, one clock). A echoes
+//! each real-time message back on a link that carries nothing else, and B sends the next
+//! one 1 ms after the echo arrives; the echo's round trip is reported too (halved), but it
+//! also measures how fast a saturated machine wakes B's threads up, not the link.
+//! `--tcp-buffer` sets both kernel buffers of the links (`so_sndbuf`, `so_rcvbuf`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use weft::link::TcpBuffers;
 use weft::{CongestionControl, Priority, PutOptions, WhatAmI};
 
-fn session(listen: Option<&str>, connect: Option<&str>) -> weft::Session {
+fn session(listen: Option<&str>, connect: Option<&str>, buffers: TcpBuffers) -> weft::Session {
     weft::open(weft::Config {
         mode: WhatAmI::Peer,
         multicast_scouting: false,
@@ -18,6 +27,7 @@ fn session(listen: Option<&str>, connect: Option<&str>) -> weft::Session {
         connect: connect
             .map(|c| vec![c.parse().unwrap()])
             .unwrap_or_default(),
+        tcp_buffers: buffers,
         ..weft::Config::default()
     })
     .expect("open")
@@ -28,26 +38,60 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() as f64 * p) as usize).min(v.len() - 1)]
 }
 
-/// One-way latencies (µs) of `n` real-time pings, one every millisecond.
-fn pings(b: &weft::Session, pongs: &std::sync::mpsc::Receiver<weft::Sample>, n: usize) -> Vec<f64> {
-    let rt = PutOptions {
+fn realtime() -> PutOptions {
+    PutOptions {
         priority: Priority::RealTime,
         congestion_control: CongestionControl::Block,
         express: true,
         ..PutOptions::default()
-    };
+    }
+}
+
+/// Where A's callback finds when the message it receives was sent, and records the
+/// one-way latencies (µs).
+struct OneWay {
+    epoch: Instant,
+    sent_ns: AtomicU64,
+    latencies: Mutex<Vec<f64>>,
+}
+
+impl OneWay {
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn received(&self) {
+        let ns = self.now_ns() - self.sent_ns.load(Ordering::SeqCst);
+        self.latencies.lock().unwrap().push(ns as f64 / 1e3);
+    }
+
+    fn take(&self) -> Vec<f64> {
+        std::mem::take(&mut *self.latencies.lock().unwrap())
+    }
+}
+
+/// Sends `n` real-time messages, each 1 ms after the previous one's echo; returns the
+/// one-way latencies and the halved round trips (µs).
+fn pings(
+    b: &weft::Session,
+    echoes: &std::sync::mpsc::Receiver<weft::Sample>,
+    one_way: &OneWay,
+    n: usize,
+) -> (Vec<f64>, Vec<f64>) {
     let payload = [0u8; 64];
-    let mut out = Vec::with_capacity(n);
+    let mut half_rtt = Vec::with_capacity(n);
+    one_way.take();
     for _ in 0..n {
         let start = Instant::now();
-        b.put("prio/ping", &payload, &rt).unwrap();
-        if pongs.recv_timeout(Duration::from_secs(5)).is_err() {
-            panic!("a pong was lost");
+        one_way.sent_ns.store(one_way.now_ns(), Ordering::SeqCst);
+        b.put("prio/ping", &payload, &realtime()).unwrap();
+        if echoes.recv_timeout(Duration::from_secs(5)).is_err() {
+            panic!("an echo was lost");
         }
-        out.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
+        half_rtt.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
         std::thread::sleep(Duration::from_millis(1));
     }
-    out
+    (one_way.take(), half_rtt)
 }
 
 /// Bulk throughput (MB/s) over `secs` while `during` runs.
@@ -84,11 +128,29 @@ fn bulk(b: &weft::Session, received: &AtomicU64, secs: f64, during: impl FnOnce(
 }
 
 fn main() {
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5.0);
-    let a = session(Some("tcp/127.0.0.1:0"), None);
+    let mut secs = 5.0;
+    let mut buffers = TcpBuffers::default();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--tcp-buffer" {
+            let bytes: usize = args
+                .next()
+                .and_then(|v| v.parse().ok())
+                .expect("--tcp-buffer BYTES");
+            buffers = TcpBuffers {
+                send: bytes,
+                recv: bytes,
+            };
+        } else {
+            secs = arg.parse().expect("SECONDS");
+        }
+    }
+    let one_way = Arc::new(OneWay {
+        epoch: Instant::now(),
+        sent_ns: AtomicU64::new(0),
+        latencies: Mutex::new(Vec::new()),
+    });
+    let a = session(Some("tcp/127.0.0.1:0"), None, buffers);
     let received = Arc::new(AtomicU64::new(0));
     let r = received.clone();
     let _bulk_sub = a
@@ -97,30 +159,42 @@ fn main() {
         })
         .unwrap();
     let echo = a.clone();
+    let ow = one_way.clone();
     let _ping_sub = a
         .declare_subscriber("prio/ping", move |s| {
-            let rt = PutOptions {
-                priority: Priority::RealTime,
-                congestion_control: CongestionControl::Block,
-                express: true,
-                ..PutOptions::default()
-            };
-            let _ = echo.put("prio/pong", &s.payload, &rt);
+            ow.received();
+            let _ = echo.put("prio/echo", &s.payload, &realtime());
         })
         .unwrap();
-    let b = session(None, Some(&a.listen_endpoints()[0]));
-    let (_pong_sub, pongs) = b.declare_subscriber_channel("prio/pong", 16).unwrap();
+    let b = session(None, Some(&a.listen_endpoints()[0]), buffers);
+    let (_echo_sub, echoes) = b.declare_subscriber_channel("prio/echo", 16).unwrap();
     let n = (secs * 500.0) as usize;
 
-    let mut idle = pings(&b, &pongs, n);
+    let (mut idle, mut idle_rtt) = pings(&b, &echoes, &one_way, n);
     let bulk_alone = bulk(&b, &received, secs, || {});
-    let mut loaded = Vec::new();
-    let bulk_with_rt = bulk(&b, &received, secs, || loaded = pings(&b, &pongs, n));
+    let (mut loaded, mut loaded_rtt) = (Vec::new(), Vec::new());
+    let bulk_with_rt = bulk(&b, &received, secs, || {
+        (loaded, loaded_rtt) = pings(&b, &echoes, &one_way, n);
+    });
 
     let (i50, i99) = (percentile(&mut idle, 0.5), percentile(&mut idle, 0.99));
     let (l50, l99) = (percentile(&mut loaded, 0.5), percentile(&mut loaded, 0.99));
+    println!(
+        "tcp_buffers={} samples={n} (one way, put to callback)",
+        buffers.send
+    );
     println!("realtime_idle_p50_us={i50:.1} realtime_idle_p99_us={i99:.1}");
     println!("realtime_loaded_p50_us={l50:.1} realtime_loaded_p99_us={l99:.1}");
+    println!(
+        "echo_half_rtt_idle_p50_us={:.1} echo_half_rtt_idle_p99_us={:.1}",
+        percentile(&mut idle_rtt, 0.5),
+        percentile(&mut idle_rtt, 0.99)
+    );
+    println!(
+        "echo_half_rtt_loaded_p50_us={:.1} echo_half_rtt_loaded_p99_us={:.1}",
+        percentile(&mut loaded_rtt, 0.5),
+        percentile(&mut loaded_rtt, 0.99)
+    );
     println!("bulk_alone_MBps={bulk_alone:.0} bulk_with_realtime_MBps={bulk_with_rt:.0}");
     println!(
         "p99_ratio={:.2} bulk_ratio={:.2}",

@@ -11,7 +11,8 @@ use serde_json::Value;
 use thiserror::Error;
 use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 
-use crate::endpoint::Endpoint;
+use crate::endpoint::{parse_buffer_size, Endpoint};
+use crate::link::TcpBuffers;
 
 /// An invalid configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -28,6 +29,14 @@ pub enum ConfigError {
         value: String,
         /// What is accepted.
         expected: &'static str,
+    },
+    /// An endpoint in a list of endpoints that does not parse.
+    #[error("invalid endpoint in `{key}`: {reason}")]
+    InvalidEndpoint {
+        /// The key, dotted (`listen.endpoints`).
+        key: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// A file that cannot be read.
     #[error("cannot read configuration file {path}: {reason}")]
@@ -58,6 +67,9 @@ pub struct Config {
     pub lease: Duration,
     /// `transport.link.tx.batch_size`: largest batch this node accepts.
     pub batch_size: u16,
+    /// `transport.link.tcp.so_sndbuf` / `so_rcvbuf`: kernel buffer sizes of TCP links
+    /// (an endpoint's `#so_sndbuf=N;so_rcvbuf=N` overrides them for its links).
+    pub tcp_buffers: TcpBuffers,
     /// `transport.unicast.open_timeout` (ms).
     pub open_timeout: Duration,
     /// `transport.unicast.accept_timeout` (ms).
@@ -83,6 +95,7 @@ impl Default for Config {
             scouting: ScoutingConfig::default(),
             lease: Duration::from_millis(10_000),
             batch_size: u16::MAX,
+            tcp_buffers: TcpBuffers::default(),
             open_timeout: Duration::from_millis(10_000),
             accept_timeout: Duration::from_millis(10_000),
             qos: true,
@@ -200,6 +213,8 @@ const KNOWN: &[&str] = &[
     "transport.link.tx.lease",
     "transport.link.tx.keep_alive",
     "transport.link.tx.batch_size",
+    "transport.link.tcp.so_sndbuf",
+    "transport.link.tcp.so_rcvbuf",
     "transport.unicast.open_timeout",
     "transport.unicast.accept_timeout",
     "transport.unicast.qos.enabled",
@@ -239,6 +254,12 @@ fn millis(key: &str, v: &Value) -> Result<Duration, ConfigError> {
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
         .ok_or_else(|| invalid(key, v, "a positive number of milliseconds"))
+}
+
+fn buffer_size(key: &str, v: &Value) -> Result<usize, ConfigError> {
+    v.as_u64()
+        .and_then(|n| parse_buffer_size(&n.to_string()))
+        .ok_or_else(|| invalid(key, v, "a buffer size in bytes, 4096..=1073741824"))
 }
 
 fn boolean(key: &str, v: &Value) -> Result<bool, ConfigError> {
@@ -332,6 +353,8 @@ impl Config {
                         .map(|b| b as u16)
                         .ok_or_else(|| invalid(key, v, "a batch size in 64..=65535"))?;
                 }
+                "transport.link.tcp.so_sndbuf" => config.tcp_buffers.send = buffer_size(key, v)?,
+                "transport.link.tcp.so_rcvbuf" => config.tcp_buffers.recv = buffer_size(key, v)?,
                 "transport.unicast.open_timeout" => config.open_timeout = millis(key, v)?,
                 "transport.unicast.accept_timeout" => config.accept_timeout = millis(key, v)?,
                 "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
@@ -380,7 +403,10 @@ fn endpoints(key: &str, v: &Value) -> Result<Vec<Endpoint>, ConfigError> {
             e.as_str()
                 .ok_or_else(|| invalid(key, e, "an endpoint string"))?
                 .parse::<Endpoint>()
-                .map_err(|_| invalid(key, e, "an endpoint such as \"tcp/127.0.0.1:7447\""))
+                .map_err(|err| ConfigError::InvalidEndpoint {
+                    key: key.into(),
+                    reason: err.to_string(),
+                })
         })
         .collect()
 }
@@ -482,5 +508,30 @@ mod tests {
             Config::from_json5("{ mode: "),
             Err(ConfigError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn tcp_buffer_sizes_are_read_from_zenoh_keys_and_checked() {
+        let (c, w) = Config::from_json5("{}").unwrap();
+        assert!(w.is_empty());
+        assert_eq!(c.tcp_buffers, TcpBuffers::default());
+        let text = "{ transport: { link: { tcp: { so_sndbuf: 65536, so_rcvbuf: 131072 } } } }";
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((c.tcp_buffers.send, c.tcp_buffers.recv), (65536, 131072));
+        let e =
+            Config::from_json5("{ transport: { link: { tcp: { so_rcvbuf: 100 } } } }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value 100 for `transport.link.tcp.so_rcvbuf`: expected a buffer size in bytes, 4096..=1073741824"
+        );
+        let e =
+            Config::from_json5(r#"{ listen: { endpoints: ["tcp/127.0.0.1:0#so_sndbuf=big"] } }"#)
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid endpoint in `listen.endpoints`: endpoint `tcp/127.0.0.1:0#so_sndbuf=big`: \
+             `so_sndbuf=big`: expected a buffer size in bytes, 4096..=1073741824"
+        );
     }
 }

@@ -49,6 +49,34 @@ pub enum EndpointError {
     /// A metadata or config entry that is not `key=value`.
     #[error("endpoint `{0}`: `{1}` is not key=value")]
     BadParameter(String, String),
+    /// A config entry weft reads, with a value it cannot use.
+    #[error("endpoint `{0}`: `{1}={2}`: expected {3}")]
+    BadValue(String, String, String, &'static str),
+}
+
+/// Smallest and largest kernel buffer size accepted for `so_sndbuf` / `so_rcvbuf`.
+const BUFFER_SIZES: std::ops::RangeInclusive<usize> = 4096..=(1 << 30);
+
+/// A kernel buffer size (`so_sndbuf`, `so_rcvbuf`): bytes in 4096..=1 GiB.
+pub(crate) fn parse_buffer_size(text: &str) -> Option<usize> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| BUFFER_SIZES.contains(n))
+}
+
+/// Checks the values of the `#` configuration entries weft reads.
+fn check_config(whole: &str, config: &[(String, String)]) -> Result<(), EndpointError> {
+    for (key, value) in config {
+        if matches!(key.as_str(), "so_sndbuf" | "so_rcvbuf") && parse_buffer_size(value).is_none() {
+            return Err(EndpointError::BadValue(
+                whole.into(),
+                key.clone(),
+                value.clone(),
+                "a buffer size in bytes, 4096..=1073741824",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A parsed endpoint.
@@ -82,6 +110,7 @@ impl FromStr for Endpoint {
             Some((m, c)) => (m, parameters(s, c)?),
             None => (s, Vec::new()),
         };
+        check_config(s, &config)?;
         let (locator, metadata) = match main.split_once('?') {
             Some((l, m)) => (l, parameters(s, m)?),
             None => (main, Vec::new()),
@@ -155,6 +184,27 @@ mod tests {
         assert_eq!(e.to_string(), "udp/127.0.0.1:7447?rel=0;prio=1-3#iface=lo");
         let e: Endpoint = "unixsock-stream//tmp/weft.sock".parse().unwrap();
         assert_eq!(e.address, "/tmp/weft.sock");
+    }
+
+    #[test]
+    fn buffer_sizes_in_the_configuration_are_checked() {
+        let e: Endpoint = "tcp/127.0.0.1:7447#so_sndbuf=65536;so_rcvbuf=4096"
+            .parse()
+            .unwrap();
+        assert_eq!(e.config.len(), 2);
+        for bad in ["so_sndbuf=lots", "so_rcvbuf=4095", "so_rcvbuf=-1"] {
+            let text = format!("tcp/127.0.0.1:7447#{bad}");
+            let (key, value) = bad.split_once('=').unwrap();
+            assert_eq!(
+                text.parse::<Endpoint>(),
+                Err(EndpointError::BadValue(
+                    text.clone(),
+                    key.into(),
+                    value.into(),
+                    "a buffer size in bytes, 4096..=1073741824"
+                ))
+            );
+        }
     }
 
     #[test]

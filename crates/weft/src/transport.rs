@@ -4,8 +4,10 @@
 //! transport's writer thread, which writes them, highest priority first. While it writes,
 //! senders keep appending: under load, small messages share batches. An express message
 //! on an idle link is written by the sending thread itself, without waking anyone (the
-//! lowest latency). One reader thread per transport decodes batches, hands each network
-//! message to the session, and watches the lease.
+//! lowest latency). A message larger than a batch is written in fragments by the sending
+//! thread, which writes any batch of a higher priority between two fragments itself. One
+//! reader thread per transport decodes batches, hands each network message to the session,
+//! and watches the lease.
 
 use std::collections::VecDeque;
 use std::io;
@@ -101,7 +103,16 @@ impl TxState {
     /// The next batch to write, highest priority first; pending (not full) batches only
     /// when `pending_too`.
     fn next_batch(&mut self, pending_too: bool) -> Option<Vec<u8>> {
+        self.next_batch_above(None, pending_too)
+    }
+
+    /// The next batch to write of a priority higher than `above` (of any priority when
+    /// `None`), highest first; pending (not full) batches only when `pending_too`.
+    fn next_batch_above(&mut self, above: Option<Priority>, pending_too: bool) -> Option<Vec<u8>> {
         for p in Priority::ALL {
+            if above.is_some_and(|a| p >= a) {
+                return None;
+            }
             if self.fragmenting == Some(p) {
                 continue;
             }
@@ -133,14 +144,6 @@ impl TxState {
                     && !self.tx.lane_is_empty(*p)
                     && (!manual || self.flush_requested)
             })
-    }
-
-    /// Whether a priority above `p` has something to write.
-    fn higher_has_work(&self, p: Priority) -> bool {
-        Priority::ALL
-            .iter()
-            .take_while(|q| **q < p)
-            .any(|q| !self.ready[usize::from(q.to_u8())].is_empty() || !self.tx.lane_is_empty(*q))
     }
 }
 
@@ -376,10 +379,15 @@ impl Transport {
         st.fragmenting = Some(priority);
         let mut result = Ok(());
         for fragment in fragments {
-            // Between fragments, higher priorities go first.
-            while st.writing || st.higher_has_work(priority) {
-                self.wake_writer(&mut st);
+            while st.writing {
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
+            }
+            // Between fragments, higher priorities go first, written by this thread: no
+            // hand-over to the writer thread on their way.
+            let pending_too = !self.manual_batching.load(Ordering::Relaxed) || st.flush_requested;
+            (st, result) = self.drain(st, Some(priority), pending_too);
+            if result.is_err() {
+                break;
             }
             st.writing = true;
             drop(st);
@@ -443,17 +451,20 @@ impl Transport {
 
     /// Writes everything queued and pending from this thread (express messages).
     fn write_all<'s>(&'s self, st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
-        self.drain(st, true).1
+        self.drain(st, None, true).1
     }
 
+    /// Writes, from this thread, the batches of priorities higher than `above` (all when
+    /// `None`), highest first.
     fn drain<'s>(
         &'s self,
         mut st: MutexGuard<'s, TxState>,
+        above: Option<Priority>,
         pending_too: bool,
     ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
         st.writing = true;
         let mut result = Ok(());
-        while let Some(batch) = st.next_batch(pending_too) {
+        while let Some(batch) = st.next_batch_above(above, pending_too) {
             drop(st);
             result = self.write(&batch);
             st = self.lock();

@@ -302,3 +302,70 @@ fn peers_over_udp_and_unix_sockets() {
         assert!(next(&rx).payload == big, "{endpoint}");
     }
 }
+
+#[test]
+fn a_real_time_message_overtakes_a_large_low_priority_sample_in_flight() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    use weft::link::TcpBuffers;
+    use weft::{CongestionControl, Priority};
+
+    // Small kernel buffers: most of the large sample is still in weft when the real-time
+    // message is sent.
+    let small = TcpBuffers {
+        send: 64 * 1024,
+        recv: 64 * 1024,
+    };
+    let config = |listen: Vec<weft::endpoint::Endpoint>, connect| Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        listen,
+        connect,
+        tcp_buffers: small,
+        ..Config::default()
+    };
+    let a = weft::open(config(vec!["tcp/127.0.0.1:0".parse().unwrap()], vec![])).unwrap();
+    let arrivals = Arc::new(Mutex::new(Vec::new()));
+    let log = |what: &'static str| {
+        let arrivals = arrivals.clone();
+        move |_: &Sample| arrivals.lock().unwrap().push(what)
+    };
+    let _bulk_sub = a.declare_subscriber("prio/bulk", log("bulk")).unwrap();
+    let _rt_sub = a.declare_subscriber("prio/rt", log("rt")).unwrap();
+    let endpoint = a.listen_endpoints()[0].parse().unwrap();
+    let b = weft::open(config(vec![], vec![endpoint])).unwrap();
+
+    let batches_before = b.link_stats().batches_out;
+    let bulk = {
+        let b = b.clone();
+        std::thread::spawn(move || {
+            let low = PutOptions {
+                priority: Priority::DataLow,
+                congestion_control: CongestionControl::Block,
+                ..PutOptions::default()
+            };
+            b.put("prio/bulk", &vec![7u8; 32 << 20], &low).unwrap();
+        })
+    };
+    // Once the large sample's fragments are flowing (about 500 of them in all):
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while b.link_stats().batches_out < batches_before + 16 {
+        assert!(
+            Instant::now() < deadline,
+            "the large sample is not being sent"
+        );
+        std::thread::sleep(Duration::from_micros(50));
+    }
+    let realtime = PutOptions {
+        priority: Priority::RealTime,
+        express: true,
+        ..PutOptions::default()
+    };
+    b.put("prio/rt", b"now", &realtime).unwrap();
+    bulk.join().unwrap();
+    while arrivals.lock().unwrap().len() < 2 {
+        assert!(Instant::now() < deadline, "both samples within 10 s");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(*arrivals.lock().unwrap(), ["rt", "bulk"]);
+}
