@@ -90,14 +90,14 @@ fn run(
             for _ in 0..iterations {
                 buf.clear();
                 weft_encode(buf, black_box(w_header), w_push, count).unwrap();
-                black_box(buf.as_slice());
+                black_box(&buf);
             }
         }
         ("encode", "zenoh") => {
             for _ in 0..iterations {
                 buf.clear();
                 zenoh::encode(buf, black_box(z_header), z_push, count).unwrap();
-                black_box(buf.as_slice());
+                black_box(&buf);
             }
         }
         ("encode_fixed", "weft") => {
@@ -105,7 +105,7 @@ fn run(
             for _ in 0..iterations {
                 let mut w = weft_proto::SliceWriter::new(&mut storage);
                 weft_encode(&mut w, black_box(w_header), w_push, count).unwrap();
-                black_box(w.as_slice());
+                black_box(&w);
             }
         }
         ("encode_fixed", "zenoh") => {
@@ -113,7 +113,7 @@ fn run(
             for _ in 0..iterations {
                 bbuf.clear();
                 zenoh::encode(&mut bbuf, black_box(z_header), z_push, count).unwrap();
-                black_box(bbuf.as_slice());
+                black_box(&bbuf);
             }
         }
         ("encode_zero_copy", "weft") => {
