@@ -4,9 +4,12 @@
 #
 #   throughput, messages/s received by a Rust `weft sub-thr` on test/thr (congestion
 #   control block), for 8 B, 64 B and 1 KiB payloads:
-#     rust        weft pub-thr                       (the reference; it batches by itself)
-#     pico        z_pub_thr, every put sent at once  (one send per message)
-#     pico-batch  z_pub_thr -b N: zp_batch_start, zp_batch_flush every N puts
+#     rust          weft pub-thr                 (the reference; it batches by itself)
+#     pico          z_pub_thr, the default: automatic batching (the lease task writes
+#                   while the application puts)
+#     pico-express  z_pub_thr -x 1: an express publisher, every put sent at once, alone
+#     pico-batch    z_pub_thr -b N: manual batching, zp_batch_start, zp_batch_flush every
+#                   N puts
 #   and, for 8 B, the pico publisher alone (no subscriber: the router reads and drops), as
 #   counted by the publisher itself (the Rust client sends nothing without a subscriber);
 #   latency, 64 B ping-pong on test/ping / test/pong (express): weft ping/pong against
@@ -64,7 +67,7 @@ RUST_C=(-m client -e "$ROUTER" --no-multicast-scouting)
 # samples SYSTEM SIZE: messages per subscriber round (a fraction of a second to ~2 s).
 samples() {
     case $1:$2 in
-        pico:*) echo 50000 ;;
+        pico-express:*) echo 50000 ;;
         *:1024) echo 100000 ;;
         *) echo 300000 ;;
     esac
@@ -79,6 +82,7 @@ thr_run() {
     case $sys in
         rust) pub=("$WEFT" pub-thr "$size" "${RUST_C[@]}" --duration 35) ;;
         pico) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35) ;;
+        pico-express) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35 -x 1) ;;
         pico-batch) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35 -b "$BATCH") ;;
     esac
     start pub 40 "${pub[@]}"
@@ -91,6 +95,7 @@ alone_run() {
     local sys=$1 pub
     case $sys in
         pico) pub=("$PX/z_pub_thr" -e "$ROUTER" -s 8 -t 3) ;;
+        pico-express) pub=("$PX/z_pub_thr" -e "$ROUTER" -s 8 -t 3 -x 1) ;;
         pico-batch) pub=("$PX/z_pub_thr" -e "$ROUTER" -s 8 -t 3 -b "$BATCH") ;;
     esac
     start alone 15 "${pub[@]}"
@@ -125,7 +130,7 @@ lat_run() {
 
 declare -A THR ALONE P50 P99
 for size in "${SIZES[@]}"; do
-    for sys in rust pico pico-batch; do
+    for sys in rust pico pico-express pico-batch; do
         rates=()
         for r in $(seq "$RUNS"); do rates+=("$(thr_run "$sys" "$size")"); done
         THR[$sys:$size]=$(printf '%s\n' "${rates[@]}" | grep -v '^-$' | median)
@@ -133,7 +138,7 @@ for size in "${SIZES[@]}"; do
     done
 done
 ALONE[rust]=-
-for sys in pico pico-batch; do
+for sys in pico pico-express pico-batch; do
     rates=()
     for r in $(seq "$RUNS"); do rates+=("$(alone_run "$sys")"); done
     ALONE[$sys]=$(printf '%s\n' "${rates[@]}" | grep -v '^-$' | median)
@@ -158,16 +163,16 @@ fmt() { awk -v a="$1" 'BEGIN { if (a == "-") { print "-"; exit } s = sprintf("%d
 echo
 echo "Measured by \`bench/pico.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; weft at commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`; load average before $LOAD_BEFORE, after $LOAD_AFTER; $RUNS runs per point, batched publisher flushing every $BATCH puts."
 echo
-echo "| Payload | Rust client msg/s | pico msg/s | pico batched msg/s | pico / Rust | pico batched / Rust | pico batched / pico |"
-echo "|---|---|---|---|---|---|---|"
+echo "| Payload | Rust client msg/s | pico msg/s (automatic batching) | pico express msg/s | pico manual batching msg/s | pico / Rust | manual / Rust | manual / express |"
+echo "|---|---|---|---|---|---|---|---|"
 for size in "${SIZES[@]}"; do
-    r=${THR[rust:$size]} p=${THR[pico:$size]} b=${THR[pico-batch:$size]}
+    r=${THR[rust:$size]} p=${THR[pico:$size]} x=${THR[pico-express:$size]} b=${THR[pico-batch:$size]}
     label="$size B"
     [[ $size == 1024 ]] && label="1 KiB"
-    echo "| $label | $(fmt "$r") | $(fmt "$p") | $(fmt "$b") | $(ratio "$p" "$r") | $(ratio "$b" "$r") | $(ratio "$b" "$p") |"
+    echo "| $label | $(fmt "$r") | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | $(ratio "$p" "$r") | $(ratio "$b" "$r") | $(ratio "$b" "$x") |"
 done
-r=${ALONE[rust]} p=${ALONE[pico]} b=${ALONE[pico-batch]}
-echo "| 8 B, publisher alone (no subscriber) | n/a | $(fmt "$p") | $(fmt "$b") | | | $(ratio "$b" "$p") |"
+p=${ALONE[pico]} x=${ALONE[pico-express]} b=${ALONE[pico-batch]}
+echo "| 8 B, publisher alone (no subscriber) | n/a | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | | | $(ratio "$b" "$x") |"
 echo
 echo "| 64 B, one way | Rust client µs | pico µs | pico / Rust |"
 echo "|---|---|---|---|"

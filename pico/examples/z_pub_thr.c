@@ -1,9 +1,11 @@
 /*
  * Throughput publisher: puts -s byte payloads on test/thr as fast as it can,
  * for at most -n puts (0: no limit) and -t seconds (default 10).
- * -b N batches the puts (zp_batch_start) and flushes every N of them
- * (0, the default: every put is sent at once).
- * Last line: sent=N seconds=S msgs_per_s=R payload=SIZE batch=N
+ * By default puts are batched automatically when the lease task is the
+ * writer (Z_FEATURE_AUTO_BATCHING): puts made while it writes share a batch.
+ * -b N batches the puts by hand (zp_batch_start) and flushes every N of them.
+ * -x 1 makes the publisher express: every put is sent at once, alone.
+ * Last line: sent=N seconds=S msgs_per_s=R payload=SIZE batch=N express=0|1
  */
 #include "common.h"
 
@@ -12,6 +14,7 @@ int main(int argc, char **argv) {
     example_args(argc, argv, &a);
     long seconds = example_opt(argc, argv, "-t", 10);
     long batch = example_opt(argc, argv, "-b", 0);
+    bool express = example_opt(argc, argv, "-x", 0) != 0;
     static uint8_t value[65536];
     if (a.size <= 0 || a.size > (int)sizeof(value) || seconds <= 0 || batch < 0) return -1;
     memset(value, 1, (size_t)a.size);
@@ -22,10 +25,11 @@ int main(int argc, char **argv) {
     z_publisher_options_t opts;
     z_publisher_options_default(&opts);
     opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
+    opts.is_express = express;
     z_owned_publisher_t pub;
     if (z_declare_publisher(z_loan(s), &pub, z_loan(ke), &opts) < 0) return -1;
     printf("Publishing %d-byte payloads on '%s' for %ld s%s...\n", a.size, a.key, seconds,
-           batch > 0 ? " (batched)" : "");
+           batch > 0 ? " (batched by hand)" : express ? " (express)" : "");
     fflush(stdout);
     if (batch > 0) zp_batch_start(z_loan(s));
     z_clock_t start = z_clock_now();
@@ -47,8 +51,8 @@ int main(int argc, char **argv) {
     }
     if (batch > 0) zp_batch_stop(z_loan(s));
     elapsed = z_clock_elapsed_us(&start);
-    printf("sent=%ld seconds=%.3f msgs_per_s=%.0f payload=%d batch=%ld\n", sent, (double)elapsed / 1e6,
-           (double)sent * 1e6 / (double)(elapsed > 0 ? elapsed : 1), a.size, batch);
+    printf("sent=%ld seconds=%.3f msgs_per_s=%.0f payload=%d batch=%ld express=%d\n", sent, (double)elapsed / 1e6,
+           (double)sent * 1e6 / (double)(elapsed > 0 ? elapsed : 1), a.size, batch, express ? 1 : 0);
     z_drop(z_move(pub));
     z_drop(z_move(s));
     return 0;

@@ -89,7 +89,7 @@ step "ThreadSanitizer (read and lease tasks against the application thread)"
 build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $CONFIG
 (cd "$PICO/build-tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
-    -R 'interop_(get_queryable|reconnect)')
+    -R 'interop_(get_queryable|reconnect|auto_batching|congestion)')
 
 # ---- 3. valgrind ----
 if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then

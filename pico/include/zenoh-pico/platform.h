@@ -1,12 +1,14 @@
 /*
  * The platform contract: everything weft-pico needs from the system.
  *
- * A port implements the functions below (14 when Z_FEATURE_MULTI_THREAD is 1,
- * 8 otherwise) in src/platform/<name>/ and provides the header
- * zenoh-pico/platform/<name>.h defining the types:
+ * A port implements the functions below (8 in a single-thread build, 14 with
+ * Z_FEATURE_MULTI_THREAD, 18 with Z_FEATURE_AUTO_BATCHING too) in
+ * src/platform/<name>/ and provides the header zenoh-pico/platform/<name>.h
+ * defining the types:
  *
  *   _z_sys_socket_t  one open link (TCP stream or UDP socket)
  *   _z_mutex_t, _z_task_t   (multi-thread builds only; the mutex is recursive)
+ *   _z_event_t       (automatic batching only)
  *
  * The POSIX port is the reference (src/platform/posix/). README.md has a
  * porting guide. None of these functions is called with a lock held except
@@ -95,6 +97,18 @@ void _z_mutex_drop(_z_mutex_t *m);
 z_result_t _z_task_start(_z_task_t *t, void *(*fn)(void *), void *arg);
 /* Waits for a task to end. */
 void _z_task_join(_z_task_t *t);
+#endif
+
+#if Z_FEATURE_AUTO_BATCHING == 1
+/* ---- wake-up event (automatic batching only) ----
+ * A binary, auto-clearing event (an RTOS binary semaphore or task
+ * notification is one): setting it wakes one waiter, or the next thread to
+ * wait when nobody waits yet; setting it twice before a wait counts once. */
+z_result_t _z_event_init(_z_event_t *e);
+void _z_event_set(_z_event_t *e);
+/* Waits until the event is set or `timeout_ms` passed; clears it. True when it was set. */
+bool _z_event_wait(_z_event_t *e, uint32_t timeout_ms);
+void _z_event_drop(_z_event_t *e);
 #endif
 
 #endif

@@ -50,13 +50,45 @@ static void *_z_read_task(void *arg) {
     return NULL;
 }
 
+#define _Z_LEASE_TICK_MS 50u
+
+/* Lease, reconnection and query deadlines every _Z_LEASE_TICK_MS; with
+ * automatic batching, also the session's writer in between. */
 static void *_z_lease_task(void *arg) {
     _z_session_t *s = (_z_session_t *)arg;
+#if Z_FEATURE_AUTO_BATCHING == 1
+    uint64_t next_tick = 0;
+    while (_z_flag(&s->lease_running)) {
+        bool wrote = _z_session_write_step(s);
+        uint64_t now = _z_clock_ms();
+        if (now >= next_tick) {
+            (void)_z_session_tick(s);
+            next_tick = now + _Z_LEASE_TICK_MS;
+        } else if (!wrote) { /* announce the wait, look once more, then wait */
+            __atomic_store_n(&s->tp.writer_idle, true, __ATOMIC_SEQ_CST);
+            if (!_z_session_write_step(s)) (void)_z_event_wait(&s->tp.tx_wake, (uint32_t)(next_tick - now));
+            __atomic_store_n(&s->tp.writer_idle, false, __ATOMIC_SEQ_CST);
+        }
+    }
+#else
     while (_z_flag(&s->lease_running)) {
         (void)_z_session_tick(s);
-        _z_sleep_ms(50);
+        _z_sleep_ms(_Z_LEASE_TICK_MS);
     }
+#endif
     return NULL;
+}
+
+static void _z_stop_lease_task(_z_session_t *s) {
+    if (!_z_flag(&s->lease_running)) return;
+    _z_flag_set(&s->lease_running, false);
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _z_event_set(&s->tp.tx_wake);
+#endif
+    _z_task_join(&s->lease_task);
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _z_session_auto_batching(s, false);
+#endif
 }
 
 static void _z_stop_tasks(_z_session_t *s) {
@@ -64,10 +96,7 @@ static void _z_stop_tasks(_z_session_t *s) {
         _z_flag_set(&s->read_running, false);
         _z_task_join(&s->read_task);
     }
-    if (_z_flag(&s->lease_running)) {
-        _z_flag_set(&s->lease_running, false);
-        _z_task_join(&s->lease_task);
-    }
+    _z_stop_lease_task(s);
 }
 
 void zp_task_read_options_default(zp_task_read_options_t *options) { options->task_attributes = NULL; }
@@ -99,18 +128,20 @@ z_result_t zp_start_lease_task(z_loaned_session_t *zs, const zp_task_lease_optio
     _z_session_t *s = zs->_s;
     if (_z_flag(&s->lease_running)) return Z_OK;
     _z_flag_set(&s->lease_running, true);
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _z_session_auto_batching(s, true);
+#endif
     if (_z_task_start(&s->lease_task, _z_lease_task, s) != Z_OK) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+        _z_session_auto_batching(s, false);
+#endif
         _z_flag_set(&s->lease_running, false);
         return Z_EGENERIC;
     }
     return Z_OK;
 }
 z_result_t zp_stop_lease_task(z_loaned_session_t *zs) {
-    _z_session_t *s = zs->_s;
-    if (_z_flag(&s->lease_running)) {
-        _z_flag_set(&s->lease_running, false);
-        _z_task_join(&s->lease_task);
-    }
+    _z_stop_lease_task(zs->_s);
     return Z_OK;
 }
 bool zp_lease_task_is_running(const z_loaned_session_t *zs) { return _z_flag(&zs->_s->lease_running); }

@@ -13,6 +13,9 @@
 _ZP_REPORT(total_sessions, sizeof(_z_session_t) * ZP_MAX_SESSIONS)
 _ZP_REPORT(tx_batch, sizeof(_ZP_TP->tx) * ZP_MAX_SESSIONS)
 _ZP_REPORT(rx_batch, sizeof(_ZP_TP->rx) * ZP_MAX_SESSIONS)
+#if Z_FEATURE_AUTO_BATCHING == 1
+_ZP_REPORT(tx_writer_batch, sizeof(_ZP_TP->tx_out) * ZP_MAX_SESSIONS)
+#endif
 #if Z_FEATURE_FRAGMENTATION == 1
 _ZP_REPORT(fragmentation, sizeof(_ZP_TP->defrag) * ZP_MAX_SESSIONS)
 #endif

@@ -25,6 +25,10 @@ _z_session_t *_z_session_alloc(void) {
 }
 
 void _z_session_free(_z_session_t *s) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _z_event_drop(&s->tp.tx_wake);
+    _z_event_drop(&s->tp.tx_done);
+#endif
 #if Z_FEATURE_MULTI_THREAD == 1
     _z_mutex_drop(&s->mtx);
 #endif
@@ -100,8 +104,23 @@ z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg) {
 #if Z_FEATURE_MULTI_THREAD == 1
     _Z_TRY(_z_mutex_init(&s->mtx));
 #endif
+#if Z_FEATURE_AUTO_BATCHING == 1
+    if (_z_event_init(&s->tp.tx_wake) != Z_OK) {
+        _z_mutex_drop(&s->mtx);
+        return Z_EGENERIC;
+    }
+    if (_z_event_init(&s->tp.tx_done) != Z_OK) {
+        _z_event_drop(&s->tp.tx_wake);
+        _z_mutex_drop(&s->mtx);
+        return Z_EGENERIC;
+    }
+#endif
     z_result_t res = _z_transport_open(&s->tp, &s->ep);
     if (res != Z_OK) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+        _z_event_drop(&s->tp.tx_wake);
+        _z_event_drop(&s->tp.tx_done);
+#endif
 #if Z_FEATURE_MULTI_THREAD == 1
         _z_mutex_drop(&s->mtx);
 #endif
@@ -172,6 +191,36 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
     _z_session_unlock(s);
     return res;
 }
+
+#if Z_FEATURE_AUTO_BATCHING == 1
+bool _z_session_write_step(_z_session_t *s) {
+    _z_session_lock(s);
+    bool have = _z_transport_take_batch(&s->tp);
+    uint32_t gen = s->link_gen;
+    _z_session_unlock(s);
+    if (!have) return false;
+    uint16_t dropped = 0;
+    z_result_t res = _z_transport_write_batch(&s->tp, &dropped);
+    if (res != Z_OK || dropped != 0) { /* the lock only for news */
+        _z_session_lock(s);
+        s->tp.tx_dropped += dropped;
+        if (res != Z_OK && gen == s->link_gen && s->connected) _z_session_link_lost(s, false);
+        _z_session_unlock(s);
+    }
+    return true;
+}
+
+void _z_session_auto_batching(_z_session_t *s, bool on) {
+    _z_session_lock(s);
+    s->tp.auto_tx = on;
+    if (!on && s->connected) { /* no writer any more: what it was handed, then what is built */
+        z_result_t res = _z_transport_wait_writer(&s->tp);
+        if (res == Z_OK) res = _z_transport_flush(&s->tp);
+        if (res != Z_OK) _z_session_link_lost(s, false);
+    }
+    _z_session_unlock(s);
+}
+#endif
 
 z_result_t _z_session_read_step(_z_session_t *s, uint32_t timeout_ms) {
     size_t len = 0;

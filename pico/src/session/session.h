@@ -131,6 +131,14 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
 /* One step of work: receive/process (waiting at most timeout_ms), then tick. */
 z_result_t _z_session_read_step(_z_session_t *s, uint32_t timeout_ms);
 z_result_t _z_session_tick(_z_session_t *s);
+#if Z_FEATURE_AUTO_BATCHING == 1
+/* The writer task's step: sends the batch being built, if any, without the
+ * lock. False when there was nothing to send. */
+bool _z_session_write_step(_z_session_t *s);
+/* Starts (a writer task runs) or ends automatic batching; ending it sends
+ * what the writer was handed and what is built. */
+void _z_session_auto_batching(_z_session_t *s, bool on);
+#endif
 uint32_t _z_session_new_id(_z_session_t *s);
 /* Re-sends every declaration (after a reconnection). */
 void _z_session_redeclare(_z_session_t *s);

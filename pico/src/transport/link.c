@@ -66,16 +66,23 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
 }
 
 /* `batch` points 2 bytes after the start of a buffer when streaming. */
-static z_result_t _z_link_send(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
-    z_result_t res;
+static z_result_t _z_link_write(const _z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
     if (t->stream) {
         batch -= 2;
         batch[0] = (uint8_t)(len & 0xff);
         batch[1] = (uint8_t)(len >> 8);
         len += 2;
     }
-    res = droppable ? _z_net_try_send(&t->sock, batch, len, ZP_CONGESTION_DROP_WAIT_MS)
-                    : _z_net_send(&t->sock, batch, len);
+    return droppable ? _z_net_try_send(&t->sock, batch, len, ZP_CONGESTION_DROP_WAIT_MS)
+                     : _z_net_send(&t->sock, batch, len);
+}
+
+/* Every sender but the writer task: after the writer's batch, which is older. */
+static z_result_t _z_link_send(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _Z_TRY(_z_transport_wait_writer(t));
+#endif
+    z_result_t res = _z_link_write(t, batch, len, droppable);
     if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
     return res;
 }
@@ -87,6 +94,50 @@ z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
 z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
     return _z_link_send(t, batch, len, true);
 }
+
+#if Z_FEATURE_AUTO_BATCHING == 1
+static size_t _z_writer_len(const _z_transport_t *t) { return __atomic_load_n(&t->tx_out_len, __ATOMIC_ACQUIRE); }
+
+/* Sends the writer's batch from the calling thread and frees the buffer. */
+static z_result_t _z_writer_send(_z_transport_t *t, size_t len, uint16_t *dropped) {
+    z_result_t res = _z_link_write(t, t->tx_out + 2, len, t->tx_out_droppable);
+    *dropped = 0;
+    if (res == _Z_NET_BUSY) { /* its SNs are skipped: receivers accept gaps */
+        *dropped = t->tx_out_msgs;
+        res = Z_OK;
+    }
+    __atomic_store_n(&t->tx_out_sending, false, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->tx_out_len, (size_t)0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->tx_done_wanted, __ATOMIC_SEQ_CST)) _z_event_set(&t->tx_done);
+    return res;
+}
+
+z_result_t _z_transport_wait_writer(_z_transport_t *t) {
+    size_t len = _z_writer_len(t);
+    if (len == 0) return Z_OK;
+    if (!__atomic_load_n(&t->tx_out_sending, __ATOMIC_ACQUIRE)) {
+        /* handed over but not claimed, and the writer claims with the lock: send it here */
+        uint16_t dropped;
+        z_result_t res = _z_writer_send(t, len, &dropped);
+        t->tx_dropped += dropped;
+        if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
+        return res;
+    }
+    for (;;) { /* the writer sets tx_done after freeing its buffer only when asked */
+        __atomic_store_n(&t->tx_done_wanted, true, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) break;
+        (void)_z_event_wait(&t->tx_done, 10);
+    }
+    __atomic_store_n(&t->tx_done_wanted, false, __ATOMIC_SEQ_CST);
+    return Z_OK;
+}
+
+z_result_t _z_transport_write_batch(_z_transport_t *t, uint16_t *dropped) {
+    size_t len = _z_writer_len(t);
+    *dropped = 0;
+    return len == 0 ? Z_OK : _z_writer_send(t, len, dropped);
+}
+#endif
 
 /* Stream: accumulates the prefix, then the batch. */
 static z_result_t _z_recv_stream(_z_transport_t *t, uint32_t timeout_ms, size_t *len) {

@@ -107,6 +107,20 @@ typedef struct {
     bool batching;
     uint64_t last_tx_ms;
     uint8_t tx[_Z_TX_CAPACITY];
+#if Z_FEATURE_AUTO_BATCHING == 1
+    /* The writer task's batch: the session's writer sends tx_out without the
+     * lock; every other sender waits until it is free (tx_out_len 0, atomic). */
+    bool auto_tx;          /* a writer task runs (changed with the lock held) */
+    size_t tx_out_len;     /* bytes handed to the writer; 0: free */
+    bool tx_out_sending;   /* the writer claimed tx_out (with the lock) and sends it */
+    bool tx_out_droppable; /* written before tx_out_len is published */
+    uint16_t tx_out_msgs;
+    bool writer_idle;    /* atomic: the writer waits, or is about to, on tx_wake */
+    bool tx_done_wanted; /* atomic: a sender waits on tx_done for the writer's buffer */
+    _z_event_t tx_wake;  /* set when the writer has work and waits */
+    _z_event_t tx_done;  /* set when the writer has sent tx_out and a sender waits */
+    uint8_t tx_out[_Z_TX_CAPACITY];
+#endif
     /* rx */
     _z_rx_sn_t rx_sn[_Z_PRIO_CHANNELS];
     uint64_t last_rx_ms;
@@ -146,6 +160,29 @@ void _z_transport_close(_z_transport_t *t, bool send_close);
 z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express);
 /* Sends the batch being built, if any. */
 z_result_t _z_transport_flush(_z_transport_t *t);
+
+#if Z_FEATURE_AUTO_BATCHING == 1
+/*
+ * Automatic batching. While a writer task runs (auto_tx), a message that is
+ * not express is appended to the batch being built and the writer is woken
+ * when that batch was empty; the writer hands the batch over to its own
+ * buffer and sends it without the lock, so the messages put meanwhile fill
+ * the next batch. A full batch waits until the writer's buffer is free (BLOCK;
+ * a DROP batch is then dropped by the writer when the link has no room).
+ * Manual batching (zp_batch_start) suspends it.
+ */
+/* Called by the writer with the lock held: claims the batch handed over, or
+ * hands over the batch being built. True when the writer has a batch to send. */
+bool _z_transport_take_batch(_z_transport_t *t);
+/* Called by the writer without the lock: sends the batch it claimed and frees
+ * its buffer. *dropped counts the messages of a DROP batch the link had no
+ * room for. */
+z_result_t _z_transport_write_batch(_z_transport_t *t, uint16_t *dropped);
+/* Lock held: makes the writer's buffer free. A batch handed over but not yet
+ * claimed is sent by the calling thread; one the writer claimed is waited for
+ * (the writer needs no lock to finish it). */
+z_result_t _z_transport_wait_writer(_z_transport_t *t);
+#endif
 
 /*
  * Receives from the link, waiting at most timeout_ms. When a whole batch is

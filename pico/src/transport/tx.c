@@ -7,7 +7,8 @@
  * cut into Fragments, each alone in its batch; the slices are re-encoded
  * through a window writer, so no second copy of the message is needed.
  * A batch of DROP messages only is dropped whole when the link has no room
- * (see _z_transport_send in transport.h).
+ * (see _z_transport_send in transport.h). With automatic batching a batch is
+ * sent by the writer task instead (see transport.h).
  */
 #include <string.h>
 
@@ -145,17 +146,76 @@ static z_result_t _z_tx_fragmented(_z_transport_t *t, const _z_nmsg_t *m, bool r
 }
 #endif
 
+#if Z_FEATURE_AUTO_BATCHING == 1
+static bool _z_tx_auto(const _z_transport_t *t) { return t->auto_tx && !t->batching; }
+
+/* Wakes the writer if it waits (or is about to: it sets writer_idle before
+ * its last look at the batches, with the lock, which the caller holds). */
+static void _z_tx_wake_writer(_z_transport_t *t) {
+    if (__atomic_load_n(&t->writer_idle, __ATOMIC_SEQ_CST)) _z_event_set(&t->tx_wake);
+}
+
+/* Moves the batch being built to the writer's buffer (once the writer has sent
+ * the previous one) and wakes the writer. */
+static z_result_t _z_tx_hand_over(_z_transport_t *t) {
+    _Z_TRY(_z_transport_wait_writer(t));
+    memcpy(t->tx_out + _Z_TX_OFF, t->tx + _Z_TX_OFF, t->tx_len);
+    t->tx_out_droppable = !t->tx_block;
+    t->tx_out_msgs = t->tx_msgs;
+    size_t len = t->tx_len;
+    t->tx_len = 0;
+    t->tx_frame = -1;
+    t->tx_block = false;
+    t->tx_msgs = 0;
+    t->last_tx_ms = _z_clock_ms(); /* the writer sends it without the lock, so it is counted now */
+    __atomic_store_n(&t->tx_out_len, len, __ATOMIC_RELEASE);
+    _z_tx_wake_writer(t);
+    return Z_OK;
+}
+
+bool _z_transport_take_batch(_z_transport_t *t) {
+    if (__atomic_load_n(&t->tx_out_len, __ATOMIC_ACQUIRE) == 0) {
+        if (!t->open || t->tx_len == 0 || !_z_tx_auto(t)) return false;
+        if (_z_tx_hand_over(t) != Z_OK) return false;
+    }
+    __atomic_store_n(&t->tx_out_sending, true, __ATOMIC_RELEASE); /* claimed: sent without the lock */
+    return true;
+}
+#else
+static bool _z_tx_auto(const _z_transport_t *t) {
+    (void)t;
+    return false;
+}
+#endif
+
 z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express) {
     if (!t->open) return Z_ETRANSPORT;
+    bool was_empty = t->tx_len == 0;
     z_result_t res = _z_tx_append(t, m, reliable);
     if (res == Z_ENOSPACE && t->tx_len > 0) {
-        _Z_TRY(_z_transport_flush(t));
+#if Z_FEATURE_AUTO_BATCHING == 1
+        if (_z_tx_auto(t) && !express) {
+            _Z_TRY(_z_tx_hand_over(t));
+        } else
+#endif
+        {
+            _Z_TRY(_z_transport_flush(t));
+        }
+        was_empty = true;
         res = _z_tx_append(t, m, reliable);
     }
 #if Z_FEATURE_FRAGMENTATION == 1
     if (res == Z_ENOSPACE) return _z_tx_fragmented(t, m, reliable);
 #endif
     if (res != Z_OK) return res;
-    if (!t->batching || express) return _z_transport_flush(t);
+    if (express) return _z_transport_flush(t);
+    if (_z_tx_auto(t)) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+        if (was_empty) _z_tx_wake_writer(t); /* the writer waits only when nothing is built */
+#endif
+        return Z_OK;
+    }
+    (void)was_empty;
+    if (!t->batching) return _z_transport_flush(t);
     return Z_OK;
 }

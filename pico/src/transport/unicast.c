@@ -172,6 +172,9 @@ z_result_t _z_transport_open(_z_transport_t *t, const _z_endpoint_t *ep) {
 
 void _z_transport_close(_z_transport_t *t, bool send_close) {
     if (!t->open) return;
+#if Z_FEATURE_AUTO_BATCHING == 1
+    (void)_z_transport_wait_writer(t); /* the writer may be sending on the socket */
+#endif
     if (send_close) {
         _z_tmsg_t m;
         (void)_z_transport_flush(t);

@@ -137,12 +137,15 @@ class Scenario:
 class StallProxy:
     """A TCP relay between a client and the router whose client-to-router
     direction can be stalled: it then stops reading the client's socket (a
-    small receive buffer), as a congested link would."""
+    small receive buffer), as a congested link would. It also counts the
+    batches the client sent (the stream's 2-byte length prefixes)."""
 
     def __init__(self, listen_port, router_port):
         self.router_port = router_port
         self.stalled = False
         self.done = False
+        self.batches = 0
+        self._pending = bytearray()
         self.ls = socket.socket()
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
@@ -172,11 +175,22 @@ class StallProxy:
                         print(f"  [proxy] {'client' if src is client else 'router'} closed", flush=True)
                         self.done = True
                         break
+                    if src is client:
+                        self._count_batches(data)
                     (router if src is client else client).sendall(data)
         except OSError as e:
             print(f"  [proxy] {e!r}", flush=True)
         client.close()
         router.close()
+
+    def _count_batches(self, data):
+        self._pending += data
+        while len(self._pending) >= 2:
+            size = self._pending[0] | (self._pending[1] << 8)
+            if len(self._pending) < 2 + size:
+                break
+            del self._pending[:2 + size]
+            self.batches += 1
 
     def close(self):
         self.done = True
@@ -417,6 +431,28 @@ def congestion(s, port=17513):
         proxy.close()
 
 
+def auto_batching(s, port=17514, count=2000):
+    """Puts made in a burst share batches (the lease task writes while the
+    application puts); express puts go one per batch. Both arrive whole and in order."""
+    s.router(port)
+    batches = {}
+    for express in (0, 1):
+        zsub = s.zenoh(f"zcount{express}", "count", port, "demo/burst/**", count, 30000)
+        s.ready(zsub)
+        proxy = StallProxy(port + 40 + express, port)
+        try:
+            p = s.pico(f"pburst{express}", "burst", f"tcp/127.0.0.1:{port + 40 + express}", "demo/burst/x",
+                       count, express)
+            s.finish(p, 60, f"pico burst of {count} puts, express={express}")
+            s.finish(zsub, 40, f"Zenoh got the {count} puts intact and in order (express={express})")
+            batches[express] = proxy.batches
+        finally:
+            proxy.close()
+    print(f"  batches sent: {batches[0]} automatic, {batches[1]} express, for {count} puts each", flush=True)
+    s.check(batches[1] >= count, f"express: every put in a batch of its own ({batches[1]} batches)")
+    s.check(batches[0] <= count // 2, f"automatic batching: puts shared batches ({batches[0]} batches)")
+
+
 SCENARIOS = {
     "pico_pub_zenoh_sub": pico_pub_zenoh_sub,
     "zenoh_pub_pico_sub": zenoh_pub_pico_sub,
@@ -426,6 +462,7 @@ SCENARIOS = {
     "liveliness": liveliness,
     "reconnect": reconnect,
     "batching": batching,
+    "auto_batching": auto_batching,
     "udp_unicast": udp_unicast,
     "qos": qos,
     "qos_weftd": qos_weftd,

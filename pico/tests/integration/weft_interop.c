@@ -15,6 +15,7 @@
  *   lsub KEY COUNT MS       liveliness subscriber; exit 0 after COUNT events
  *   lget KEY EXPECT MS      liveliness get
  *   batch KEY COUNT         COUNT puts inside zp_batch_start/stop
+ *   burst KEY COUNT EXPRESS COUNT puts of 10 bytes as fast as possible (BLOCK), express or not
  *   prio KEY COUNT          COUNT rounds of one put on KEY/p at priority p, p = 1..7
  *                           (the second half batched: several priorities per batch)
  *   drop KEY MS             DROP puts on KEY while the link is stalled, then BLOCK puts on KEY/block
@@ -406,6 +407,30 @@ static int role_batch(const char *key, int count) {
     return 0;
 }
 
+static int role_burst(const char *key, int count, bool express) {
+    z_view_keyexpr_t ke;
+    z_owned_publisher_t pub;
+    z_publisher_options_t opts;
+    static uint8_t buf[10];
+    if (z_view_keyexpr_from_str(&ke, key) != Z_OK) return 2;
+    z_publisher_options_default(&opts);
+    opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
+    opts.is_express = express;
+    if (z_declare_publisher(z_session_loan(&session), &pub, z_view_keyexpr_loan(&ke), &opts) != Z_OK) return 3;
+    wait_for(300, NULL);
+    for (int n = 0; n < count; n++) {
+        z_owned_bytes_t payload;
+        fill(buf, sizeof(buf), n);
+        z_bytes_copy_from_buf(&payload, buf, sizeof(buf));
+        if (z_publisher_put(z_publisher_loan(&pub), z_bytes_move(&payload), NULL) != Z_OK) return 4;
+    }
+    printf("BURST DONE %d express=%d\n", count, express ? 1 : 0);
+    fflush(stdout);
+    wait_for(500, NULL);
+    z_publisher_drop(z_publisher_move(&pub));
+    return 0;
+}
+
 static int role_prio(const char *key, int rounds) {
     static uint8_t buf[64];
     wait_for(300, NULL);
@@ -551,6 +576,7 @@ int main(int argc, char **argv) {
     if (strcmp(role, "lsubh") == 0) rc = role_sub(key, x, y, true, true);
     if (strcmp(role, "lget") == 0) rc = role_get(key, x, y, true);
     if (strcmp(role, "batch") == 0) rc = role_batch(key, x);
+    if (strcmp(role, "burst") == 0) rc = role_burst(key, x, y != 0);
     if (strcmp(role, "prio") == 0) rc = role_prio(key, x);
     if (strcmp(role, "drop") == 0) rc = role_drop(key, x);
     z_session_drop(z_session_move(&session));

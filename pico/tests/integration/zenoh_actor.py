@@ -3,7 +3,7 @@ only the public `zenoh` Python API (eclipse-zenoh 1.10.2).
 
     python zenoh_actor.py ROLE ENDPOINT KEY [ARGS...]
 
-Roles: router, sub, pub, ppub, get, queryable, token, lsub, lget. Everything runs on
+Roles: router, sub, count, pub, ppub, get, queryable, token, lsub, lget. Everything runs on
 127.0.0.1 with multicast scouting disabled; an ENDPOINT that is a multicast
 group (udp/224...#iface=X, inside the test's network namespace) makes a peer
 on that group instead of a client. Each role prints one line per
@@ -82,6 +82,28 @@ def run(role, session, key, args):
         sub.undeclare()
         out(f"EVENTS {count['n']} BAD {count['bad']}")
         return 0 if count["n"] >= expect and count["bad"] == 0 else 1
+
+    if role == "count":  # counts samples without printing each; checks their order
+        expect, ms = args[0], args[1]
+        order = {"next": 0, "out_of_order": 0}
+
+        def on_counted(sample):
+            data = sample.payload.to_bytes()
+            if not pattern_ok(data):
+                count["bad"] += 1
+            if len(data) > 0 and data[0] != order["next"] & 0xFF:
+                order["out_of_order"] += 1
+            order["next"] += 1
+            count["n"] += 1
+            if count["n"] >= expect:
+                done.set()
+
+        sub = session.declare_subscriber(key, on_counted)
+        out("READY")
+        done.wait(ms / 1000)
+        sub.undeclare()
+        out(f"COUNTED {count['n']} BAD {count['bad']} OUT_OF_ORDER {order['out_of_order']}")
+        return 0 if count["n"] == expect and count["bad"] == 0 and order["out_of_order"] == 0 else 1
 
     if role == "pub":
         n, size = args[0], args[1]

@@ -10,6 +10,13 @@ typedef pthread_mutex_t _z_mutex_t;
 typedef pthread_t _z_task_t;
 typedef pthread_cond_t _z_condvar_t;
 #endif
+#if Z_FEATURE_AUTO_BATCHING == 1
+typedef struct {
+    pthread_mutex_t m;
+    pthread_cond_t c; /* waits on CLOCK_MONOTONIC */
+    int set;
+} _z_event_t;
+#endif
 
 typedef struct {
     int fd;

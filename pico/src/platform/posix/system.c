@@ -1,4 +1,4 @@
-/* POSIX port: clock, sleep, random, mutex, tasks. */
+/* POSIX port: clock, sleep, random, mutex, tasks, wake-up events. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -56,4 +56,52 @@ z_result_t _z_task_start(_z_task_t *t, void *(*fn)(void *), void *arg) {
     return pthread_create(t, NULL, fn, arg) == 0 ? Z_OK : Z_EGENERIC;
 }
 void _z_task_join(_z_task_t *t) { pthread_join(*t, NULL); }
+#endif
+
+#if Z_FEATURE_AUTO_BATCHING == 1
+z_result_t _z_event_init(_z_event_t *e) {
+    pthread_condattr_t a;
+    e->set = 0;
+    if (pthread_mutex_init(&e->m, NULL) != 0) return Z_EGENERIC;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    int r = pthread_cond_init(&e->c, &a);
+    pthread_condattr_destroy(&a);
+    if (r != 0) {
+        pthread_mutex_destroy(&e->m);
+        return Z_EGENERIC;
+    }
+    return Z_OK;
+}
+
+void _z_event_set(_z_event_t *e) {
+    pthread_mutex_lock(&e->m);
+    e->set = 1;
+    pthread_cond_signal(&e->c);
+    pthread_mutex_unlock(&e->m);
+}
+
+bool _z_event_wait(_z_event_t *e, uint32_t timeout_ms) {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)(timeout_ms / 1000u);
+    until.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&e->m);
+    while (!e->set) {
+        if (pthread_cond_timedwait(&e->c, &e->m, &until) == ETIMEDOUT) break;
+    }
+    bool was_set = e->set != 0;
+    e->set = 0;
+    pthread_mutex_unlock(&e->m);
+    return was_set;
+}
+
+void _z_event_drop(_z_event_t *e) {
+    pthread_cond_destroy(&e->c);
+    pthread_mutex_destroy(&e->m);
+}
 #endif
