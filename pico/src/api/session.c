@@ -64,7 +64,7 @@ static void *_z_lease_task(void *arg) {
         if (now >= next_tick) {
             (void)_z_session_tick(s);
             next_tick = now + _Z_LEASE_TICK_MS;
-        } else if (!wrote) { /* announce the wait, look once more, then wait */
+        } else if (!wrote) { /* announce the wait, look once more (a put may have just handed over), then wait */
             __atomic_store_n(&s->tp.writer_idle, true, __ATOMIC_SEQ_CST);
             if (!_z_session_write_step(s)) (void)_z_event_wait(&s->tp.tx_wake, (uint32_t)(next_tick - now));
             __atomic_store_n(&s->tp.writer_idle, false, __ATOMIC_SEQ_CST);

@@ -96,7 +96,7 @@ z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len)
 }
 
 #if Z_FEATURE_AUTO_BATCHING == 1
-static size_t _z_writer_len(const _z_transport_t *t) { return __atomic_load_n(&t->tx_out_len, __ATOMIC_ACQUIRE); }
+static size_t _z_writer_len(const _z_transport_t *t) { return __atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST); }
 
 /* Sends the writer's batch from the calling thread and frees the buffer. */
 static z_result_t _z_writer_send(_z_transport_t *t, size_t len, uint16_t *dropped) {
@@ -106,30 +106,39 @@ static z_result_t _z_writer_send(_z_transport_t *t, size_t len, uint16_t *droppe
         *dropped = t->tx_out_msgs;
         res = Z_OK;
     }
-    __atomic_store_n(&t->tx_out_sending, false, __ATOMIC_RELAXED);
     __atomic_store_n(&t->tx_out_len, (size_t)0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->tx_out_sending, false, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&t->tx_done_wanted, __ATOMIC_SEQ_CST)) _z_event_set(&t->tx_done);
     return res;
 }
 
+bool _z_transport_claim_batch(_z_transport_t *t) {
+    bool idle = false;
+    if (_z_writer_len(t) == 0 ||
+        !__atomic_compare_exchange_n(&t->tx_out_sending, &idle, true, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        return false;
+    /* Another thread may have claimed, sent and freed the batch between the
+     * two looks: a claim on an empty buffer is given back. */
+    if (_z_writer_len(t) != 0) return true;
+    __atomic_store_n(&t->tx_out_sending, false, __ATOMIC_SEQ_CST);
+    return false;
+}
+
 z_result_t _z_transport_wait_writer(_z_transport_t *t) {
-    size_t len = _z_writer_len(t);
-    if (len == 0) return Z_OK;
-    if (!__atomic_load_n(&t->tx_out_sending, __ATOMIC_ACQUIRE)) {
-        /* handed over but not claimed, and the writer claims with the lock: send it here */
-        uint16_t dropped;
-        z_result_t res = _z_writer_send(t, len, &dropped);
-        t->tx_dropped += dropped;
-        if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
-        return res;
-    }
-    for (;;) { /* the writer sets tx_done after freeing its buffer only when asked */
+    for (;;) {
+        if (_z_writer_len(t) == 0) return Z_OK;
+        if (_z_transport_claim_batch(t)) { /* handed over, not yet claimed by the writer: send it here */
+            uint16_t dropped;
+            z_result_t res = _z_writer_send(t, _z_writer_len(t), &dropped);
+            t->tx_dropped += dropped;
+            if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
+            return res;
+        }
+        /* the writer sends it; it sets tx_done after freeing its buffer only when asked */
         __atomic_store_n(&t->tx_done_wanted, true, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) break;
-        (void)_z_event_wait(&t->tx_done, 10);
+        if (_z_writer_len(t) != 0) (void)_z_event_wait(&t->tx_done, 10);
+        __atomic_store_n(&t->tx_done_wanted, false, __ATOMIC_SEQ_CST);
     }
-    __atomic_store_n(&t->tx_done_wanted, false, __ATOMIC_SEQ_CST);
-    return Z_OK;
 }
 
 z_result_t _z_transport_write_batch(_z_transport_t *t, uint16_t *dropped) {

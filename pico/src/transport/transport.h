@@ -112,7 +112,8 @@ typedef struct {
      * lock; every other sender waits until it is free (tx_out_len 0, atomic). */
     bool auto_tx;          /* a writer task runs (changed with the lock held) */
     size_t tx_out_len;     /* bytes handed to the writer; 0: free */
-    bool tx_out_sending;   /* the writer claimed tx_out (with the lock) and sends it */
+    bool tx_out_sending;   /* atomic: a thread claimed tx_out and sends it */
+    bool tx_pending;       /* atomic hint: the batch being built waits for the writer */
     bool tx_out_droppable; /* written before tx_out_len is published */
     uint16_t tx_out_msgs;
     bool writer_idle;    /* atomic: the writer waits, or is about to, on tx_wake */
@@ -164,15 +165,21 @@ z_result_t _z_transport_flush(_z_transport_t *t);
 #if Z_FEATURE_AUTO_BATCHING == 1
 /*
  * Automatic batching. While a writer task runs (auto_tx), a message that is
- * not express is appended to the batch being built and the writer is woken
- * when that batch was empty; the writer hands the batch over to its own
- * buffer and sends it without the lock, so the messages put meanwhile fill
- * the next batch. A full batch waits until the writer's buffer is free (BLOCK;
- * a DROP batch is then dropped by the writer when the link has no room).
- * Manual batching (zp_batch_start) suspends it.
+ * not express is appended to the batch being built, and that batch is handed
+ * over to the writer's buffer when the buffer is free and either the writer
+ * waits (it is woken) or the batch is a quarter full. The writer sends it
+ * without the lock; the messages put meanwhile fill the next batch, handed
+ * over by a later put, or taken by the writer itself when it finds no batch
+ * handed over (after a few microseconds' patience). A full
+ * batch waits until the writer's buffer is free (BLOCK; a DROP batch is
+ * dropped by the writer when the link has no room). Manual batching
+ * (zp_batch_start) suspends it.
  */
-/* Called by the writer with the lock held: claims the batch handed over, or
- * hands over the batch being built. True when the writer has a batch to send. */
+/* Claims the batch handed over for sending (no lock needed; exactly one
+ * thread wins). True when the caller must now send it. */
+bool _z_transport_claim_batch(_z_transport_t *t);
+/* Called by the writer with the lock held: hands over the batch being built
+ * if the writer's buffer is free, and claims it. True when the writer has a batch to send. */
 bool _z_transport_take_batch(_z_transport_t *t);
 /* Called by the writer without the lock: sends the batch it claimed and frees
  * its buffer. *dropped counts the messages of a DROP batch the link had no

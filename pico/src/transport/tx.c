@@ -59,6 +59,9 @@ z_result_t _z_transport_flush(_z_transport_t *t) {
     t->tx_frame = -1;
     t->tx_block = false;
     t->tx_msgs = 0;
+#if Z_FEATURE_AUTO_BATCHING == 1
+    __atomic_store_n(&t->tx_pending, false, __ATOMIC_SEQ_CST); /* nothing left for the writer to fetch */
+#endif
     if (!droppable) return _z_link_send_batch(t, t->tx + _Z_TX_OFF, len);
     z_result_t res = _z_link_try_send_batch(t, t->tx + _Z_TX_OFF, len);
     if (res == _Z_NET_BUSY) {
@@ -147,10 +150,17 @@ static z_result_t _z_tx_fragmented(_z_transport_t *t, const _z_nmsg_t *m, bool r
 #endif
 
 #if Z_FEATURE_AUTO_BATCHING == 1
+/* While the writer is busy, a batch being built is handed over as soon as it
+ * is 1/_Z_FILL_DIV full (or the writer asks for it): fewer, fuller batches
+ * than handing over every message, and the writer never waits for a full one. */
+#ifndef _Z_FILL_DIV
+#define _Z_FILL_DIV 4u
+#endif
 static bool _z_tx_auto(const _z_transport_t *t) { return t->auto_tx && !t->batching; }
 
-/* Wakes the writer if it waits (or is about to: it sets writer_idle before
- * its last look at the batches, with the lock, which the caller holds). */
+/* Wakes the writer if it waits, or is about to: it announces writer_idle
+ * before its last look at tx_out_len and tx_pending (all sequentially
+ * consistent, so one of the two sides sees the other). */
 static void _z_tx_wake_writer(_z_transport_t *t) {
     if (__atomic_load_n(&t->writer_idle, __ATOMIC_SEQ_CST)) _z_event_set(&t->tx_wake);
 }
@@ -168,18 +178,30 @@ static z_result_t _z_tx_hand_over(_z_transport_t *t) {
     t->tx_block = false;
     t->tx_msgs = 0;
     t->last_tx_ms = _z_clock_ms(); /* the writer sends it without the lock, so it is counted now */
-    __atomic_store_n(&t->tx_out_len, len, __ATOMIC_RELEASE);
+    __atomic_store_n(&t->tx_pending, false, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&t->tx_out_len, len, __ATOMIC_SEQ_CST);
+    _z_tx_wake_writer(t);
+    return Z_OK;
+}
+
+/* After a message was appended: the batch goes to the writer's buffer when
+ * that is free and the writer waits or the batch is 1/_Z_FILL_DIV full;
+ * otherwise it keeps filling, and the writer comes for it (tx_pending). */
+static z_result_t _z_tx_auto_queued(_z_transport_t *t) {
+    if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0 &&
+        (__atomic_load_n(&t->writer_idle, __ATOMIC_SEQ_CST) || t->tx_len * _Z_FILL_DIV >= t->batch_size))
+        return _z_tx_hand_over(t);
+    __atomic_store_n(&t->tx_pending, true, __ATOMIC_SEQ_CST);
     _z_tx_wake_writer(t);
     return Z_OK;
 }
 
 bool _z_transport_take_batch(_z_transport_t *t) {
-    if (__atomic_load_n(&t->tx_out_len, __ATOMIC_ACQUIRE) == 0) {
+    if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) {
         if (!t->open || t->tx_len == 0 || !_z_tx_auto(t)) return false;
         if (_z_tx_hand_over(t) != Z_OK) return false;
     }
-    __atomic_store_n(&t->tx_out_sending, true, __ATOMIC_RELEASE); /* claimed: sent without the lock */
-    return true;
+    return _z_transport_claim_batch(t);
 }
 #else
 static bool _z_tx_auto(const _z_transport_t *t) {
@@ -190,7 +212,6 @@ static bool _z_tx_auto(const _z_transport_t *t) {
 
 z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express) {
     if (!t->open) return Z_ETRANSPORT;
-    bool was_empty = t->tx_len == 0;
     z_result_t res = _z_tx_append(t, m, reliable);
     if (res == Z_ENOSPACE && t->tx_len > 0) {
 #if Z_FEATURE_AUTO_BATCHING == 1
@@ -201,7 +222,6 @@ z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliabl
         {
             _Z_TRY(_z_transport_flush(t));
         }
-        was_empty = true;
         res = _z_tx_append(t, m, reliable);
     }
 #if Z_FEATURE_FRAGMENTATION == 1
@@ -209,13 +229,9 @@ z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliabl
 #endif
     if (res != Z_OK) return res;
     if (express) return _z_transport_flush(t);
-    if (_z_tx_auto(t)) {
 #if Z_FEATURE_AUTO_BATCHING == 1
-        if (was_empty) _z_tx_wake_writer(t); /* the writer waits only when nothing is built */
+    if (_z_tx_auto(t)) return _z_tx_auto_queued(t);
 #endif
-        return Z_OK;
-    }
-    (void)was_empty;
     if (!t->batching) return _z_transport_flush(t);
     return Z_OK;
 }

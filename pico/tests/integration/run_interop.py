@@ -392,12 +392,9 @@ def qos(s, port=17511):
     qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
 
 
-def qos_weftd(s, port=17512):
-    weftd = os.environ.get("WEFT_WEFTD", "")
-    if not os.access(weftd, os.X_OK):
-        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
-    s.start("weftd", ["timeout", "120", weftd, "-l", f"tcp/127.0.0.1:{port}", "--no-multicast-scouting"])
-    end = time.time() + 20
+def wait_port(port, seconds=20):
+    """Waits until something listens on 127.0.0.1:port, then a little more."""
+    end = time.time() + seconds
     while time.time() < end:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -405,6 +402,14 @@ def qos_weftd(s, port=17512):
         except OSError:
             time.sleep(0.1)
     time.sleep(0.3)
+
+
+def qos_weftd(s, port=17512):
+    weftd = os.environ.get("WEFT_WEFTD", "")
+    if not os.access(weftd, os.X_OK):
+        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
+    s.start("weftd", ["timeout", "120", weftd, "-l", f"tcp/127.0.0.1:{port}", "--no-multicast-scouting"])
+    wait_port(port)
     qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
 
 
@@ -453,6 +458,20 @@ def auto_batching(s, port=17514, count=2000):
     s.check(batches[0] <= count // 2, f"automatic batching: puts shared batches ({batches[0]} batches)")
 
 
+def sustained_weftd(s, port=17515, count=3000000):
+    """A long tight put loop through weftd, which reads as fast as the client
+    writes: the application thread and the writer task hand batches to each
+    other tens of thousands of times, and neither may end up waiting for the
+    other forever."""
+    weftd = os.environ.get("WEFT_WEFTD", "")
+    if not os.access(weftd, os.X_OK):
+        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
+    s.start("weftd", ["timeout", "120", weftd, "-l", f"tcp/127.0.0.1:{port}", "--no-multicast-scouting"])
+    wait_port(port)
+    p = s.pico("psustained", "burst", f"tcp/127.0.0.1:{port}", "demo/sustained/x", count, 0)
+    s.finish(p, 60, f"pico: a loop of {count} puts with automatic batching completes")
+
+
 SCENARIOS = {
     "pico_pub_zenoh_sub": pico_pub_zenoh_sub,
     "zenoh_pub_pico_sub": zenoh_pub_pico_sub,
@@ -466,6 +485,7 @@ SCENARIOS = {
     "udp_unicast": udp_unicast,
     "qos": qos,
     "qos_weftd": qos_weftd,
+    "sustained_weftd": sustained_weftd,
     "congestion": congestion,
 }
 
