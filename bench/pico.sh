@@ -10,6 +10,9 @@
 #     pico-express  z_pub_thr -x 1: an express publisher, every put sent at once, alone
 #     pico-batch    z_pub_thr -b N: manual batching, zp_batch_start, zp_batch_flush every
 #                   N puts
+#     pico-16k      z_pub_thr, automatic batching, from a build with 16 KiB batches
+#                   (-DZ_BATCH_UNICAST_SIZE=16384) instead of the default 2 KiB sized for
+#                   microcontrollers
 #   and, for 8 B, the pico publisher alone (no subscriber: the router reads and drops), as
 #   counted by the publisher itself (the Rust client sends nothing without a subscriber);
 #   latency, 64 B ping-pong on test/ping / test/pong (express): weft ping/pong against
@@ -36,6 +39,7 @@ BATCH=${BENCH_PICO_BATCH:-1000}
 PING_SAMPLES=${BENCH_PING_SAMPLES:-5000}
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
 PICO_BUILD=$ROOT/pico/build-bench
+PICO_BUILD_16K=$ROOT/pico/build-bench-16k
 SIZES=(8 64 1024)
 
 if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
@@ -43,11 +47,15 @@ if [[ "${BENCH_NO_BUILD:-0}" != 1 ]]; then
     cargo build --release -q -p weftd -p weft-cli
     cmake -S pico -B "$PICO_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_PICO_TESTS=OFF >/dev/null
     cmake --build "$PICO_BUILD" -j 2 >/dev/null
+    cmake -S pico -B "$PICO_BUILD_16K" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_PICO_TESTS=OFF \
+        -DZ_BATCH_UNICAST_SIZE=16384 >/dev/null
+    cmake --build "$PICO_BUILD_16K" -j 2 --target z_pub_thr >/dev/null
 fi
 WEFT=$BIN/weft
 WEFTD=$BIN/weftd
 PX=$PICO_BUILD/examples
-for b in "$WEFT" "$WEFTD" "$PX/z_pub_thr" "$PX/z_ping" "$PX/z_pong"; do
+PX16=$PICO_BUILD_16K/examples
+for b in "$WEFT" "$WEFTD" "$PX/z_pub_thr" "$PX/z_ping" "$PX/z_pong" "$PX16/z_pub_thr"; do
     [[ -x "$b" ]] || { log "missing $b"; exit 1; }
 done
 
@@ -84,6 +92,7 @@ thr_run() {
         pico) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35) ;;
         pico-express) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35 -x 1) ;;
         pico-batch) pub=("$PX/z_pub_thr" -e "$ROUTER" -s "$size" -t 35 -b "$BATCH") ;;
+        pico-16k) pub=("$PX16/z_pub_thr" -e "$ROUTER" -s "$size" -t 35) ;;
     esac
     start pub 40 "${pub[@]}"
     thr_collect "$sub_pid" "$STARTED" "$sys $size B"
@@ -130,7 +139,7 @@ lat_run() {
 
 declare -A THR ALONE P50 P99
 for size in "${SIZES[@]}"; do
-    for sys in rust pico pico-express pico-batch; do
+    for sys in rust pico pico-express pico-batch pico-16k; do
         rates=()
         for r in $(seq "$RUNS"); do rates+=("$(thr_run "$sys" "$size")"); done
         THR[$sys:$size]=$(printf '%s\n' "${rates[@]}" | grep -v '^-$' | median)
@@ -163,16 +172,17 @@ fmt() { awk -v a="$1" 'BEGIN { if (a == "-") { print "-"; exit } s = sprintf("%d
 echo
 echo "Measured by \`bench/pico.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; weft at commit \`$(git rev-parse --short HEAD 2>/dev/null || echo unknown)\`; load average before $LOAD_BEFORE, after $LOAD_AFTER; $RUNS runs per point, batched publisher flushing every $BATCH puts."
 echo
-echo "| Payload | Rust client msg/s | pico msg/s (automatic batching) | pico express msg/s | pico manual batching msg/s | pico / Rust | manual / Rust | manual / express |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| Payload | Rust client msg/s | pico msg/s (automatic batching) | pico express msg/s | pico manual batching msg/s | pico 16 KiB batches msg/s | pico / Rust | manual / Rust | manual / express | 16 KiB / Rust |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in "${SIZES[@]}"; do
     r=${THR[rust:$size]} p=${THR[pico:$size]} x=${THR[pico-express:$size]} b=${THR[pico-batch:$size]}
+    k=${THR[pico-16k:$size]}
     label="$size B"
     [[ $size == 1024 ]] && label="1 KiB"
-    echo "| $label | $(fmt "$r") | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | $(ratio "$p" "$r") | $(ratio "$b" "$r") | $(ratio "$b" "$x") |"
+    echo "| $label | $(fmt "$r") | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | $(fmt "$k") | $(ratio "$p" "$r") | $(ratio "$b" "$r") | $(ratio "$b" "$x") | $(ratio "$k" "$r") |"
 done
 p=${ALONE[pico]} x=${ALONE[pico-express]} b=${ALONE[pico-batch]}
-echo "| 8 B, publisher alone (no subscriber) | n/a | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | | | $(ratio "$b" "$x") |"
+echo "| 8 B, publisher alone (no subscriber) | n/a | $(fmt "$p") | $(fmt "$x") | $(fmt "$b") | | | | $(ratio "$b" "$x") | |"
 echo
 echo "| 64 B, one way | Rust client µs | pico µs | pico / Rust |"
 echo "|---|---|---|---|"

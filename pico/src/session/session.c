@@ -193,13 +193,6 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
 }
 
 #if Z_FEATURE_AUTO_BATCHING == 1
-/* How long the writer waits for a putting thread to hand its batch over
- * before taking the session lock to fetch it: a few puts' time, so that a
- * tight put loop keeps the lock to itself (measured best of 3, 10 and 20 µs). */
-#ifndef _Z_WRITER_PATIENCE_US
-#define _Z_WRITER_PATIENCE_US 10u
-#endif
-
 bool _z_session_write_step(_z_session_t *s) {
     /* a batch handed over by a put needs no lock; one still being built does */
     bool have = _z_transport_claim_batch(&s->tp);

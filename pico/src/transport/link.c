@@ -134,7 +134,12 @@ z_result_t _z_transport_wait_writer(_z_transport_t *t) {
             if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
             return res;
         }
-        /* the writer sends it; it sets tx_done after freeing its buffer only when asked */
+        /* the writer sends it: a batch takes microseconds, so look for a while
+         * before sleeping; it sets tx_done after freeing its buffer only when asked */
+        uint64_t until = _z_clock_us() + _Z_WRITER_PATIENCE_US;
+        while (_z_writer_len(t) != 0 && _z_clock_us() < until) {
+        }
+        if (_z_writer_len(t) == 0) continue;
         __atomic_store_n(&t->tx_done_wanted, true, __ATOMIC_SEQ_CST);
         if (_z_writer_len(t) != 0) (void)_z_event_wait(&t->tx_done, 10);
         __atomic_store_n(&t->tx_done_wanted, false, __ATOMIC_SEQ_CST);
