@@ -2,7 +2,7 @@
 //! stream saturates the same link, against the same with no bulk load; and the bulk
 //! stream's throughput with and without the real-time traffic.
 //!
-//! `cargo run --release -p weft --example priority_under_load [SECONDS] [--tcp-buffer BYTES]`
+//! `cargo run --release -p weft --example priority_under_load [SECONDS] [--tcp-buffer SEND[,RECV]]`
 //!
 //! Two peers in one process on TCP loopback: B publishes the bulk stream and the
 //! real-time messages, A subscribes to both. A real-time message's latency is measured
@@ -10,7 +10,8 @@
 //! each real-time message back on a link that carries nothing else, and B sends the next
 //! one 1 ms after the echo arrives; the echo's round trip is reported too (halved), but it
 //! also measures how fast a saturated machine wakes B's threads up, not the link.
-//! `--tcp-buffer` sets both kernel buffers of the links (`so_sndbuf`, `so_rcvbuf`).
+//! `--tcp-buffer` sets the kernel buffers of the links in bytes (`so_sndbuf`, and
+//! `so_rcvbuf`, the same when not given).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -133,13 +134,14 @@ fn main() {
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         if arg == "--tcp-buffer" {
-            let bytes: usize = args
-                .next()
-                .and_then(|v| v.parse().ok())
-                .expect("--tcp-buffer BYTES");
+            let value = args.next().expect("--tcp-buffer SEND[,RECV]");
+            let mut sizes = value
+                .split(',')
+                .map(|v| v.parse::<usize>().expect("--tcp-buffer SEND[,RECV]: bytes"));
+            let send = sizes.next().expect("--tcp-buffer SEND[,RECV]");
             buffers = TcpBuffers {
-                send: bytes,
-                recv: bytes,
+                send,
+                recv: sizes.next().unwrap_or(send),
             };
         } else {
             secs = arg.parse().expect("SECONDS");
@@ -180,8 +182,8 @@ fn main() {
     let (i50, i99) = (percentile(&mut idle, 0.5), percentile(&mut idle, 0.99));
     let (l50, l99) = (percentile(&mut loaded, 0.5), percentile(&mut loaded, 0.99));
     println!(
-        "tcp_buffers={} samples={n} (one way, put to callback)",
-        buffers.send
+        "tcp_buffers={},{} samples={n} (one way, put to callback)",
+        buffers.send, buffers.recv
     );
     println!("realtime_idle_p50_us={i50:.1} realtime_idle_p99_us={i99:.1}");
     println!("realtime_loaded_p50_us={l50:.1} realtime_loaded_p99_us={l99:.1}");
