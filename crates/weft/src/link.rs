@@ -14,9 +14,9 @@ use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 /// Kernel buffer sizes of a TCP link (`SO_SNDBUF` and `SO_RCVBUF`), in bytes.
 ///
 /// The defaults (512 KiB each way) carry bulk data fastest. Everything in these buffers
-/// goes out before a newer message of any priority, so where high-priority messages share
-/// a link with a saturating lower-priority stream, smaller buffers (64 KiB) cut their
-/// latency under load: weft's own priority lanes then decide what goes first. Set with
+/// goes out before a newer message of any priority; where high-priority messages share a
+/// link with a saturating lower-priority stream, keeping the kernel's unsent queue short
+/// (`net.ipv4.tcp_notsent_lowat`) cuts their tail latency more than smaller buffers. Set with
 /// `transport.link.tcp.so_sndbuf` / `so_rcvbuf`, or per endpoint with
 /// `#so_sndbuf=N;so_rcvbuf=N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
