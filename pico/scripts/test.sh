@@ -112,13 +112,16 @@ for cfg in "-DZ_FEATURE_MULTI_THREAD=0 -DZP_MALLOC=1" \
            "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_AUTO_RECONNECT=0 -DZ_FEATURE_SCOUTING=0 -DZ_FEATURE_QOS=0"; do
     m=$((m + 1))
     # shellcheck disable=SC2086
-    build "$PICO/build-matrix$m" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DWEFT_SPEC_DIR="$SPEC" $cfg >/dev/null
-    (cd "$PICO/build-matrix$m" && ctest --output-on-failure -E interop >/dev/null) || { echo "matrix $cfg: FAILED"; exit 1; }
+    log=$PICO/build-matrix$m.log
+    build "$PICO/build-matrix$m" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DWEFT_SPEC_DIR="$SPEC" $cfg >"$log" 2>&1 &&
+        (cd "$PICO/build-matrix$m" && ctest --output-on-failure -E interop) >>"$log" 2>&1 ||
+        { tail -40 "$log"; echo "matrix $cfg: FAILED"; exit 1; }
     echo "matrix $cfg: built, unit tests passed"
 done
 # the thread-less, malloc-backed build also talks to the router
 # shellcheck disable=SC2086
-build "$PICO/build-matrix1" -DWEFT_PYTHON="$PY" -DZ_FRAG_MAX_SIZE=70000 >/dev/null
+build "$PICO/build-matrix1" -DWEFT_PYTHON="$PY" -DZ_FRAG_MAX_SIZE=70000 >"$PICO/build-matrix1.log" 2>&1 ||
+    { tail -40 "$PICO/build-matrix1.log"; echo "matrix interop build: FAILED"; exit 1; }
 (cd "$PICO/build-matrix1" && ctest -j "$JOBS" --output-on-failure -R 'interop_(pico_pub_zenoh_sub|zenoh_pub_pico_sub|get_queryable|payload_sizes)')
 
 # ---- 4. fuzzing ----

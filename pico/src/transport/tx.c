@@ -203,11 +203,6 @@ bool _z_transport_take_batch(_z_transport_t *t) {
     }
     return _z_transport_claim_batch(t);
 }
-#else
-static bool _z_tx_auto(const _z_transport_t *t) {
-    (void)t;
-    return false;
-}
 #endif
 
 z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliable, bool express) {
