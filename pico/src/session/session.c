@@ -194,21 +194,24 @@ z_result_t _z_session_send(_z_session_t *s, const _z_nmsg_t *m, bool reliable, b
 
 #if Z_FEATURE_AUTO_BATCHING == 1
 bool _z_session_write_step(_z_session_t *s) {
-    /* a batch handed over by a put needs no lock; one still being built does */
-    bool have = _z_transport_claim_batch(&s->tp);
-    if (!have && __atomic_load_n(&s->tp.tx_pending, __ATOMIC_SEQ_CST)) {
-        uint64_t until = _z_clock_us() + _Z_WRITER_PATIENCE_US;
-        do {
-            have = _z_transport_claim_batch(&s->tp);
-        } while (!have && _z_clock_us() < until);
+    _z_transport_t *t = &s->tp;
+    /* the next put hands its batch over; one handed over needs no lock */
+    __atomic_store_n(&t->writer_ready, true, __ATOMIC_SEQ_CST);
+    bool have = _z_transport_claim_batch(t);
+    if (!have && __atomic_load_n(&t->tx_pending, __ATOMIC_SEQ_CST)) {
+        _z_spin_t spin;
+        _z_spin_start(&spin, _Z_WRITER_PATIENCE_US);
+        while (!(have = _z_transport_claim_batch(t)) && _z_spin_more(&spin)) {
+        }
     }
-    if (!have && __atomic_load_n(&s->tp.tx_pending, __ATOMIC_SEQ_CST)) {
+    if (!have && __atomic_load_n(&t->tx_pending, __ATOMIC_SEQ_CST)) { /* no put came: take it */
         _z_session_lock(s);
-        have = _z_transport_take_batch(&s->tp);
+        have = _z_transport_take_batch(t);
         _z_session_unlock(s);
     }
     if (!have) return false;
-    uint16_t dropped = 0;
+    __atomic_store_n(&t->writer_ready, false, __ATOMIC_SEQ_CST);
+    uint32_t dropped = 0;
     /* the link cannot be closed or replaced meanwhile: closing waits for this batch */
     z_result_t res = _z_transport_write_batch(&s->tp, &dropped);
     if (res != Z_OK || dropped != 0) { /* the lock only for news */

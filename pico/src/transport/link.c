@@ -77,6 +77,19 @@ static z_result_t _z_link_write(const _z_transport_t *t, uint8_t *batch, size_t 
                      : _z_net_send(&t->sock, batch, len);
 }
 
+/* Sealed batches (see _z_link_send_sealed). */
+static z_result_t _z_link_write_sealed(const _z_transport_t *t, uint8_t *buf, size_t len, bool droppable) {
+    if (t->stream)
+        return droppable ? _z_net_try_send(&t->sock, buf, len, ZP_CONGESTION_DROP_WAIT_MS) : _z_net_send(&t->sock, buf, len);
+    for (size_t at = 0; at + 2 <= len;) {
+        size_t n = (size_t)buf[at] | ((size_t)buf[at + 1] << 8);
+        if (n > len - at - 2) return Z_EGENERIC; /* never: the batches were sealed here */
+        _Z_TRY(_z_link_write(t, buf + at + 2, n, droppable));
+        at += 2 + n;
+    }
+    return Z_OK;
+}
+
 /* Every sender but the writer task: after the writer's batch, which is older. */
 static z_result_t _z_link_send(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
 #if Z_FEATURE_AUTO_BATCHING == 1
@@ -95,12 +108,21 @@ z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len)
     return _z_link_send(t, batch, len, true);
 }
 
+z_result_t _z_link_send_sealed(_z_transport_t *t, uint8_t *buf, size_t len, bool droppable) {
+#if Z_FEATURE_AUTO_BATCHING == 1
+    _Z_TRY(_z_transport_wait_writer(t));
+#endif
+    z_result_t res = _z_link_write_sealed(t, buf, len, droppable);
+    if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
+    return res;
+}
+
 #if Z_FEATURE_AUTO_BATCHING == 1
 static size_t _z_writer_len(const _z_transport_t *t) { return __atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST); }
 
 /* Sends the writer's batch from the calling thread and frees the buffer. */
-static z_result_t _z_writer_send(_z_transport_t *t, size_t len, uint16_t *dropped) {
-    z_result_t res = _z_link_write(t, t->tx_out + 2, len, t->tx_out_droppable);
+static z_result_t _z_writer_send(_z_transport_t *t, size_t len, uint32_t *dropped) {
+    z_result_t res = _z_link_write_sealed(t, t->tx_out, len, t->tx_out_droppable);
     *dropped = 0;
     if (res == _Z_NET_BUSY) { /* its SNs are skipped: receivers accept gaps */
         *dropped = t->tx_out_msgs;
@@ -128,7 +150,7 @@ z_result_t _z_transport_wait_writer(_z_transport_t *t) {
     for (;;) {
         if (_z_writer_len(t) == 0) return Z_OK;
         if (_z_transport_claim_batch(t)) { /* handed over, not yet claimed by the writer: send it here */
-            uint16_t dropped;
+            uint32_t dropped;
             z_result_t res = _z_writer_send(t, _z_writer_len(t), &dropped);
             t->tx_dropped += dropped;
             if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
@@ -136,8 +158,9 @@ z_result_t _z_transport_wait_writer(_z_transport_t *t) {
         }
         /* the writer sends it: a batch takes microseconds, so look for a while
          * before sleeping; it sets tx_done after freeing its buffer only when asked */
-        uint64_t until = _z_clock_us() + _Z_WRITER_PATIENCE_US;
-        while (_z_writer_len(t) != 0 && _z_clock_us() < until) {
+        _z_spin_t spin;
+        _z_spin_start(&spin, _Z_WRITER_PATIENCE_US);
+        while (_z_writer_len(t) != 0 && _z_spin_more(&spin)) {
         }
         if (_z_writer_len(t) == 0) continue;
         __atomic_store_n(&t->tx_done_wanted, true, __ATOMIC_SEQ_CST);
@@ -146,7 +169,7 @@ z_result_t _z_transport_wait_writer(_z_transport_t *t) {
     }
 }
 
-z_result_t _z_transport_write_batch(_z_transport_t *t, uint16_t *dropped) {
+z_result_t _z_transport_write_batch(_z_transport_t *t, uint32_t *dropped) {
     size_t len = _z_writer_len(t);
     *dropped = 0;
     return len == 0 ? Z_OK : _z_writer_send(t, len, dropped);

@@ -36,7 +36,7 @@ z_result_t _z_mcast_send_join(_z_transport_t *t) {
     m.m.join.lease = m.m.join.lease_in_s ? t->lease_ms / 1000u : t->lease_ms;
     m.m.join.next_sn_r = t->tx_sn_r[0];
     m.m.join.next_sn_be = t->tx_sn_be[0];
-    _zw_init(&w, t->tx + 2, sizeof(t->tx) - 2);
+    _zw_init(&w, t->tx + 2, _Z_TX_CAPACITY - 2);
     _Z_TRY(_z_transport_encode(&w, &m));
     t->last_join_ms = _z_clock_ms();
     return _z_link_send_batch(t, t->tx + 2, w.pos);

@@ -21,6 +21,14 @@
 #else
 #define _Z_TX_CAPACITY Z_BATCH_UNICAST_SIZE
 #endif
+/* With automatic batching a stream link queues up to Z_TX_QUEUE_BATCHES
+ * batches, back to back with their length prefixes, so that the writer sends
+ * them in one write when the application puts faster than one batch per write. */
+#if Z_FEATURE_AUTO_BATCHING == 1
+#define _Z_TX_REGION (_Z_TX_CAPACITY * Z_TX_QUEUE_BATCHES)
+#else
+#define _Z_TX_REGION _Z_TX_CAPACITY
+#endif
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1 && Z_BATCH_MULTICAST_RX_SIZE > _Z_TX_CAPACITY
 #define _Z_RX_CAPACITY Z_BATCH_MULTICAST_RX_SIZE
 #else
@@ -99,28 +107,30 @@ typedef struct {
     uint64_t remote_lease_ms; /* the other side's */
     /* tx */
     uint32_t tx_sn_r[_Z_PRIO_CHANNELS], tx_sn_be[_Z_PRIO_CHANNELS];
-    size_t tx_len;   /* bytes of the batch being built (after the prefix) */
+    size_t tx_base;  /* offset in tx of the batch being built (after sealed ones; 0 without automatic batching) */
+    size_t tx_len;   /* bytes of the batch being built (after its prefix) */
     int8_t tx_frame; /* -1: no open frame, else (channel << 1) | reliable */
     bool tx_block;   /* the batch holds a message that must not be dropped */
-    uint16_t tx_msgs; /* network messages in the batch */
+    uint32_t tx_msgs; /* network messages in tx */
     uint32_t tx_dropped; /* messages dropped by congestion control DROP (kept across reconnections) */
     bool batching;
     uint64_t last_tx_ms;
-    uint8_t tx[_Z_TX_CAPACITY];
+    uint8_t tx[_Z_TX_REGION];
 #if Z_FEATURE_AUTO_BATCHING == 1
     /* The writer task's batch: the session's writer sends tx_out without the
      * lock; every other sender waits until it is free (tx_out_len 0, atomic). */
     bool auto_tx;          /* a writer task runs (changed with the lock held) */
-    size_t tx_out_len;     /* bytes handed to the writer; 0: free */
+    size_t tx_out_len;     /* bytes handed to the writer (batches with their prefixes); 0: free */
     bool tx_out_sending;   /* atomic: a thread claimed tx_out and sends it */
     bool tx_pending;       /* atomic hint: the batch being built waits for the writer */
     bool tx_out_droppable; /* written before tx_out_len is published */
-    uint16_t tx_out_msgs;
+    uint32_t tx_out_msgs;
+    bool writer_ready;   /* atomic: the writer has nothing to send and wants the batch being built */
     bool writer_idle;    /* atomic: the writer waits, or is about to, on tx_wake */
     bool tx_done_wanted; /* atomic: a sender waits on tx_done for the writer's buffer */
     _z_event_t tx_wake;  /* set when the writer has work and waits */
     _z_event_t tx_done;  /* set when the writer has sent tx_out and a sender waits */
-    uint8_t tx_out[_Z_TX_CAPACITY];
+    uint8_t tx_out[_Z_TX_REGION];
 #endif
     /* rx */
     _z_rx_sn_t rx_sn[_Z_PRIO_CHANNELS];
@@ -165,15 +175,17 @@ z_result_t _z_transport_flush(_z_transport_t *t);
 #if Z_FEATURE_AUTO_BATCHING == 1
 /*
  * Automatic batching. While a writer task runs (auto_tx), a message that is
- * not express is appended to the batch being built, and that batch is handed
- * over to the writer's buffer when the buffer is free and either the writer
- * waits (it is woken) or the batch is a quarter full. The writer sends it
- * without the lock; the messages put meanwhile fill the next batch, handed
- * over by a later put, or taken by the writer itself when it finds no batch
- * handed over (after a few microseconds' patience). A full
- * batch waits until the writer's buffer is free (BLOCK; a DROP batch is
- * dropped by the writer when the link has no room). Manual batching
- * (zp_batch_start) suspends it.
+ * not express is appended to the batch being built (tx), and tx is handed
+ * over to the writer's buffer (tx_out) when that is free and either the
+ * writer asks for work (writer_ready: it has nothing to send; woken if it
+ * sleeps) or tx is a quarter of a batch full. The writer sends tx_out without
+ * the lock; the messages put meanwhile fill tx, handed over by a later put,
+ * or taken by the writer itself when no put comes within a few microseconds.
+ * On a stream link a full batch is sealed and the next one started behind it
+ * in tx, up to Z_TX_QUEUE_BATCHES, so that the writer sends them all in one
+ * write; when tx has no room left, the put waits until tx_out is free
+ * (BLOCK; a hand-over of DROP messages only is dropped by the writer when the
+ * link has no room). Manual batching (zp_batch_start) suspends it.
  */
 /* How long one side of the hand-over looks for the other before sleeping or
  * taking the lock: the writer for a put to hand its batch over, a put for the
@@ -182,6 +194,31 @@ z_result_t _z_transport_flush(_z_transport_t *t);
 #ifndef _Z_WRITER_PATIENCE_US
 #define _Z_WRITER_PATIENCE_US 10u
 #endif
+/* A bounded busy wait that reads the clock only every _Z_SPIN_STRIDE looks
+ * (a look is a few atomic loads; a clock read costs more than several). */
+#define _Z_SPIN_STRIDE 16u
+typedef struct {
+    uint64_t until_us; /* 0 until the first clock read */
+    uint32_t patience_us;
+    uint32_t looks;
+} _z_spin_t;
+static inline void _z_spin_start(_z_spin_t *sp, uint32_t patience_us) {
+    sp->until_us = 0;
+    sp->patience_us = patience_us;
+    sp->looks = 0;
+}
+/* True while the patience lasts. */
+static inline bool _z_spin_more(_z_spin_t *sp) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause(); /* leaves the core to its sibling thread and the line to its writer */
+#elif defined(__aarch64__) || (defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+    __asm__ volatile("yield");
+#endif
+    if (++sp->looks % _Z_SPIN_STRIDE != 0) return true;
+    uint64_t now = _z_clock_us();
+    if (sp->until_us == 0) sp->until_us = now + sp->patience_us;
+    return now < sp->until_us;
+}
 /* Claims the batch handed over for sending (no lock needed; exactly one
  * thread wins). True when the caller must now send it. */
 bool _z_transport_claim_batch(_z_transport_t *t);
@@ -191,7 +228,7 @@ bool _z_transport_take_batch(_z_transport_t *t);
 /* Called by the writer without the lock: sends the batch it claimed and frees
  * its buffer. *dropped counts the messages of a DROP batch the link had no
  * room for. */
-z_result_t _z_transport_write_batch(_z_transport_t *t, uint16_t *dropped);
+z_result_t _z_transport_write_batch(_z_transport_t *t, uint32_t *dropped);
 /* Lock held: makes the writer's buffer free. A batch handed over but not yet
  * claimed is sent by the calling thread; one the writer claimed is waited for
  * (the writer needs no lock to finish it). */
@@ -216,6 +253,10 @@ z_result_t _z_transport_send_keepalive(_z_transport_t *t);
 z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
 /* The same, for a batch of droppable messages: _Z_NET_BUSY when the link had no room. */
 z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
+/* Sends `len` bytes of sealed batches, each behind its 2-byte little-endian
+ * length: one write on a stream link, one datagram per batch otherwise.
+ * `droppable` as _z_link_try_send_batch (decided for all of them at once). */
+z_result_t _z_link_send_sealed(_z_transport_t *t, uint8_t *buf, size_t len, bool droppable);
 /* Processes one batch; `peer` is the multicast sender's index (-1: unknown
  * sender or unicast), `src` its address (multicast Joins). */
 z_result_t _z_rx_batch(_z_transport_t *t, const uint8_t *b, size_t len, int8_t peer, const uint8_t *src);

@@ -18,7 +18,26 @@
 
 static size_t _z_tx_cap(const _z_transport_t *t) {
     size_t cap = t->stream ? (size_t)t->batch_size - 2u : (size_t)t->batch_size;
-    return cap > sizeof(t->tx) - _Z_TX_OFF ? sizeof(t->tx) - _Z_TX_OFF : cap;
+    return cap > _Z_TX_CAPACITY - _Z_TX_OFF ? _Z_TX_CAPACITY - _Z_TX_OFF : cap;
+}
+
+/* Writes the length prefix of the batch being built; returns the bytes of
+ * tx to send (every sealed batch, prefixes included). */
+static size_t _z_tx_seal(_z_transport_t *t) {
+    if (t->tx_len == 0) return t->tx_base;
+    uint8_t *p = t->tx + t->tx_base;
+    p[0] = (uint8_t)(t->tx_len & 0xffu);
+    p[1] = (uint8_t)(t->tx_len >> 8);
+    return t->tx_base + _Z_TX_OFF + t->tx_len;
+}
+
+/* Empties tx after its batches were sent or handed over. */
+static void _z_tx_reset(_z_transport_t *t) {
+    t->tx_base = 0;
+    t->tx_len = 0;
+    t->tx_frame = -1;
+    t->tx_block = false;
+    t->tx_msgs = 0;
 }
 
 static uint32_t *_z_tx_sn(_z_transport_t *t, unsigned ch, bool reliable) {
@@ -51,19 +70,15 @@ static bool _z_droppable(const _z_nmsg_t *m) {
 }
 
 z_result_t _z_transport_flush(_z_transport_t *t) {
-    if (t->tx_len == 0) return Z_OK;
-    size_t len = t->tx_len;
+    size_t len = _z_tx_seal(t);
+    if (len == 0) return Z_OK;
     bool droppable = !t->tx_block;
-    uint16_t msgs = t->tx_msgs;
-    t->tx_len = 0;
-    t->tx_frame = -1;
-    t->tx_block = false;
-    t->tx_msgs = 0;
+    uint32_t msgs = t->tx_msgs;
+    _z_tx_reset(t);
 #if Z_FEATURE_AUTO_BATCHING == 1
     __atomic_store_n(&t->tx_pending, false, __ATOMIC_SEQ_CST); /* nothing left for the writer to fetch */
 #endif
-    if (!droppable) return _z_link_send_batch(t, t->tx + _Z_TX_OFF, len);
-    z_result_t res = _z_link_try_send_batch(t, t->tx + _Z_TX_OFF, len);
+    z_result_t res = _z_link_send_sealed(t, t->tx, len, droppable);
     if (res == _Z_NET_BUSY) {
         t->tx_dropped += msgs; /* the SNs of its frames are skipped: receivers accept gaps */
         return Z_OK;
@@ -81,7 +96,7 @@ static z_result_t _z_tx_append(_z_transport_t *t, const _z_nmsg_t *m, bool relia
     uint32_t *sn = _z_tx_sn(t, ch, reliable);
     uint32_t sn_before = *sn;
     int8_t frame_before = t->tx_frame;
-    _zw_init(&w, t->tx + _Z_TX_OFF, _z_tx_cap(t));
+    _zw_init(&w, t->tx + t->tx_base + _Z_TX_OFF, _z_tx_cap(t));
     w.pos = t->tx_len;
     w.skip = 0;
     w.cap = _z_tx_cap(t);
@@ -169,14 +184,11 @@ static void _z_tx_wake_writer(_z_transport_t *t) {
  * the previous one) and wakes the writer. */
 static z_result_t _z_tx_hand_over(_z_transport_t *t) {
     _Z_TRY(_z_transport_wait_writer(t));
-    memcpy(t->tx_out + _Z_TX_OFF, t->tx + _Z_TX_OFF, t->tx_len);
+    size_t len = _z_tx_seal(t);
+    memcpy(t->tx_out, t->tx, len);
     t->tx_out_droppable = !t->tx_block;
     t->tx_out_msgs = t->tx_msgs;
-    size_t len = t->tx_len;
-    t->tx_len = 0;
-    t->tx_frame = -1;
-    t->tx_block = false;
-    t->tx_msgs = 0;
+    _z_tx_reset(t);
     t->last_tx_ms = _z_clock_ms(); /* the writer sends it without the lock, so it is counted now */
     __atomic_store_n(&t->tx_pending, false, __ATOMIC_SEQ_CST);
     __atomic_store_n(&t->tx_out_len, len, __ATOMIC_SEQ_CST);
@@ -185,20 +197,38 @@ static z_result_t _z_tx_hand_over(_z_transport_t *t) {
 }
 
 /* After a message was appended: the batch goes to the writer's buffer when
- * that is free and the writer waits or the batch is 1/_Z_FILL_DIV full;
- * otherwise it keeps filling, and the writer comes for it (tx_pending). */
+ * that is free and the writer asks for it (it has nothing to send) or the
+ * batch is 1/_Z_FILL_DIV full; otherwise it keeps filling, and the writer
+ * comes for it (tx_pending). */
 static z_result_t _z_tx_auto_queued(_z_transport_t *t) {
     if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0 &&
-        (__atomic_load_n(&t->writer_idle, __ATOMIC_SEQ_CST) || t->tx_len * _Z_FILL_DIV >= t->batch_size))
+        (__atomic_load_n(&t->writer_ready, __ATOMIC_SEQ_CST) || (t->tx_base + t->tx_len) * _Z_FILL_DIV >= t->batch_size))
         return _z_tx_hand_over(t);
+    /* Already announced by an earlier put: only a hand-over (lock held, as
+     * here) clears it, and the writer does not sleep while it is set. Not
+     * storing it again keeps this line out of the writer's cache. */
+    if (__atomic_load_n(&t->tx_pending, __ATOMIC_RELAXED)) return Z_OK;
     __atomic_store_n(&t->tx_pending, true, __ATOMIC_SEQ_CST);
     _z_tx_wake_writer(t);
     return Z_OK;
 }
 
+/* The batch being built is full while the writer sends: on a stream link,
+ * seal it and start the next one behind it in tx when there is room for a
+ * whole batch, so that the writer later takes them in one write. */
+static bool _z_tx_next_batch(_z_transport_t *t) {
+    if (!t->stream || __atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) return false;
+    size_t next = _z_tx_seal(t);
+    if (next + _Z_TX_CAPACITY > sizeof(t->tx)) return false;
+    t->tx_base = next;
+    t->tx_len = 0;
+    t->tx_frame = -1;
+    return true;
+}
+
 bool _z_transport_take_batch(_z_transport_t *t) {
     if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) {
-        if (!t->open || t->tx_len == 0 || !_z_tx_auto(t)) return false;
+        if (!t->open || (t->tx_len == 0 && t->tx_base == 0) || !_z_tx_auto(t)) return false;
         if (_z_tx_hand_over(t) != Z_OK) return false;
     }
     return _z_transport_claim_batch(t);
@@ -211,7 +241,7 @@ z_result_t _z_transport_send(_z_transport_t *t, const _z_nmsg_t *m, bool reliabl
     if (res == Z_ENOSPACE && t->tx_len > 0) {
 #if Z_FEATURE_AUTO_BATCHING == 1
         if (_z_tx_auto(t) && !express) {
-            _Z_TRY(_z_tx_hand_over(t));
+            if (!_z_tx_next_batch(t)) _Z_TRY(_z_tx_hand_over(t));
         } else
 #endif
         {

@@ -43,6 +43,7 @@ static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
     t->ep = *ep;
     t->stream = ep->kind == _Z_LINK_TCP;
     t->multicast = ep->kind == _Z_LINK_UDP_MULTICAST;
+    t->tx_base = 0;
     t->tx_len = 0;
     t->tx_frame = -1;
     t->tx_block = false;
@@ -64,7 +65,7 @@ static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
 static z_result_t _z_send_tmsg(_z_transport_t *t, const _z_tmsg_t *m) {
     uint8_t *batch = t->tx + 2;
     _zw_t w;
-    _zw_init(&w, batch, sizeof(t->tx) - 2);
+    _zw_init(&w, batch, _Z_TX_CAPACITY - 2);
     _Z_TRY(_z_transport_encode(&w, m));
     return _z_link_send_batch(t, batch, w.pos);
 }
@@ -191,7 +192,7 @@ z_result_t _z_transport_send_keepalive(_z_transport_t *t) {
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1
     if (t->multicast) return _z_mcast_send_join(t);
 #endif
-    if (t->tx_len > 0) return _z_transport_flush(t);
+    if (t->tx_len > 0 || t->tx_base > 0) return _z_transport_flush(t);
     uint8_t ka[3] = {0, 0, _Z_T_KEEPALIVE};
     return _z_link_send_batch(t, ka + 2, 1);
 }
