@@ -21,11 +21,12 @@
 #else
 #define _Z_TX_CAPACITY Z_BATCH_UNICAST_SIZE
 #endif
-/* With automatic batching a stream link queues up to Z_TX_QUEUE_BATCHES
- * batches, back to back with their length prefixes, so that the writer sends
- * them in one write when the application puts faster than one batch per write. */
-#if Z_FEATURE_AUTO_BATCHING == 1
-#define _Z_TX_REGION (_Z_TX_CAPACITY * Z_TX_QUEUE_BATCHES)
+/* With automatic batching a stream (unicast) link queues up to
+ * Z_TX_QUEUE_BATCHES batches, back to back with their length prefixes, so
+ * that the writer sends them in one write when the application puts faster
+ * than one batch per write. */
+#if Z_FEATURE_AUTO_BATCHING == 1 && Z_BATCH_UNICAST_SIZE * Z_TX_QUEUE_BATCHES > _Z_TX_CAPACITY
+#define _Z_TX_REGION (Z_BATCH_UNICAST_SIZE * Z_TX_QUEUE_BATCHES)
 #else
 #define _Z_TX_REGION _Z_TX_CAPACITY
 #endif

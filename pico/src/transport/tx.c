@@ -219,7 +219,7 @@ static z_result_t _z_tx_auto_queued(_z_transport_t *t) {
 static bool _z_tx_next_batch(_z_transport_t *t) {
     if (!t->stream || __atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0) return false;
     size_t next = _z_tx_seal(t);
-    if (next + _Z_TX_CAPACITY > sizeof(t->tx)) return false;
+    if (next + _Z_TX_OFF + _z_tx_cap(t) > sizeof(t->tx)) return false;
     t->tx_base = next;
     t->tx_len = 0;
     t->tx_frame = -1;
