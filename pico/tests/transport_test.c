@@ -121,6 +121,40 @@ static void test_batching(void) {
     unpair();
 }
 
+#if Z_FEATURE_AUTO_BATCHING == 1
+/*
+ * Automatic batching while the writer is busy: full batches queue behind each
+ * other in the buffer being built (nothing leaves), then go in one write; the
+ * receiver gets every message, in order, in batches of the negotiated size.
+ */
+static void test_queued_batches(void) {
+    static uint8_t payload[100];
+    _z_nmsg_t m;
+    pair(1024);
+    ta.auto_tx = true;
+    ta.tx_out_len = 1; /* the writer's buffer is taken and being sent */
+    ta.tx_out_sending = true;
+    enum { N = 25 }; /* about 9 messages per 1 KiB batch: 3 batches */
+    for (int i = 0; i < N; i++) {
+        payload[0] = (uint8_t)i;
+        push(&m, payload, sizeof(payload));
+        CHECK_EQ(_z_transport_send(&ta, &m, true, false), Z_OK);
+    }
+    CHECK(ta.tx_base > 1024); /* at least two full batches sealed behind each other */
+    CHECK(ta.tx_pending);     /* the writer is told there is work */
+    drain();
+    CHECK_EQ(sink.count, 0);
+    ta.tx_out_len = 0; /* the writer is done: the queued batches leave together */
+    ta.tx_out_sending = false;
+    CHECK_EQ(_z_transport_flush(&ta), Z_OK);
+    drain();
+    CHECK_EQ(sink.count, N);
+    CHECK_EQ(sink.last[0], N - 1);
+    CHECK(ta.tx_sn_r[0] >= 3); /* one Frame per batch */
+    unpair();
+}
+#endif
+
 #if Z_FEATURE_FRAGMENTATION == 1
 static void test_fragmentation(void) {
     static uint8_t big[3500];
@@ -423,6 +457,9 @@ static void test_locators(void) {
 TEST_LIST = {
     {"one message over a stream", test_single_message},
     {"manual batching holds messages until flush", test_batching},
+#if Z_FEATURE_AUTO_BATCHING == 1
+    {"automatic batching queues full batches while the writer sends, then one write", test_queued_batches},
+#endif
 #if Z_FEATURE_FRAGMENTATION == 1
     {"fragmentation on send, reassembly on receive", test_fragmentation},
     {"reassembly buffer limit drops, link survives", test_reassembly_limit},

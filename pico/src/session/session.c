@@ -213,7 +213,7 @@ bool _z_session_write_step(_z_session_t *s) {
     __atomic_store_n(&t->writer_ready, false, __ATOMIC_SEQ_CST);
     uint32_t dropped = 0;
     /* the link cannot be closed or replaced meanwhile: closing waits for this batch */
-    z_result_t res = _z_transport_write_batch(&s->tp, &dropped);
+    z_result_t res = _z_transport_write_batch(t, &dropped);
     if (res != Z_OK || dropped != 0) { /* the lock only for news */
         _z_session_lock(s);
         s->tp.tx_dropped += dropped;

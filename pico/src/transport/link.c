@@ -65,49 +65,25 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     return Z_OK;
 }
 
-/* `batch` points 2 bytes after the start of a buffer when streaming. */
-static z_result_t _z_link_write(const _z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
-    if (t->stream) {
-        batch -= 2;
-        batch[0] = (uint8_t)(len & 0xff);
-        batch[1] = (uint8_t)(len >> 8);
-        len += 2;
-    }
-    return droppable ? _z_net_try_send(&t->sock, batch, len, ZP_CONGESTION_DROP_WAIT_MS)
-                     : _z_net_send(&t->sock, batch, len);
+/* One write of `len` bytes as they are. */
+static z_result_t _z_link_write(const _z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
+    return droppable ? _z_net_try_send(&t->sock, buf, len, ZP_CONGESTION_DROP_WAIT_MS) : _z_net_send(&t->sock, buf, len);
 }
 
-/* Sealed batches (see _z_link_send_sealed). */
-static z_result_t _z_link_write_sealed(const _z_transport_t *t, uint8_t *buf, size_t len, bool droppable) {
-    if (t->stream)
-        return droppable ? _z_net_try_send(&t->sock, buf, len, ZP_CONGESTION_DROP_WAIT_MS) : _z_net_send(&t->sock, buf, len);
-    for (size_t at = 0; at + 2 <= len;) {
+/* Sealed batches (see _z_link_send_sealed): on a stream the prefixes are the
+ * framing, so everything goes in one write; a datagram carries one batch. */
+static z_result_t _z_link_write_sealed(const _z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
+    if (t->stream) return _z_link_write(t, buf, len, droppable);
+    for (size_t at = 0; at + _Z_BATCH_PREFIX <= len;) {
         size_t n = (size_t)buf[at] | ((size_t)buf[at + 1] << 8);
-        if (n > len - at - 2) return Z_EGENERIC; /* never: the batches were sealed here */
-        _Z_TRY(_z_link_write(t, buf + at + 2, n, droppable));
-        at += 2 + n;
+        if (n > len - at - _Z_BATCH_PREFIX) return Z_EGENERIC; /* never: the batches were sealed here */
+        _Z_TRY(_z_link_write(t, buf + at + _Z_BATCH_PREFIX, n, droppable));
+        at += _Z_BATCH_PREFIX + n;
     }
     return Z_OK;
 }
 
 /* Every sender but the writer task: after the writer's batch, which is older. */
-static z_result_t _z_link_send(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
-#if Z_FEATURE_AUTO_BATCHING == 1
-    _Z_TRY(_z_transport_wait_writer(t));
-#endif
-    z_result_t res = _z_link_write(t, batch, len, droppable);
-    if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
-    return res;
-}
-
-z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
-    return _z_link_send(t, batch, len, false);
-}
-
-z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
-    return _z_link_send(t, batch, len, true);
-}
-
 z_result_t _z_link_send_sealed(_z_transport_t *t, uint8_t *buf, size_t len, bool droppable) {
 #if Z_FEATURE_AUTO_BATCHING == 1
     _Z_TRY(_z_transport_wait_writer(t));
@@ -115,6 +91,20 @@ z_result_t _z_link_send_sealed(_z_transport_t *t, uint8_t *buf, size_t len, bool
     z_result_t res = _z_link_write_sealed(t, buf, len, droppable);
     if (res == Z_OK) t->last_tx_ms = _z_clock_ms();
     return res;
+}
+
+/* `batch` has _Z_BATCH_PREFIX bytes of room before it for its length. */
+static z_result_t _z_link_send_one(_z_transport_t *t, uint8_t *batch, size_t len, bool droppable) {
+    _z_batch_prefix(batch - _Z_BATCH_PREFIX, len);
+    return _z_link_send_sealed(t, batch - _Z_BATCH_PREFIX, _Z_BATCH_PREFIX + len, droppable);
+}
+
+z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+    return _z_link_send_one(t, batch, len, false);
+}
+
+z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len) {
+    return _z_link_send_one(t, batch, len, true);
 }
 
 #if Z_FEATURE_AUTO_BATCHING == 1

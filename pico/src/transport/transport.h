@@ -251,6 +251,16 @@ z_result_t _z_transport_tick(_z_transport_t *t);
 z_result_t _z_transport_send_keepalive(_z_transport_t *t);
 
 /* Internals shared by the transport files. */
+/* A batch in a buffer is preceded by its length, 2 bytes little-endian: the
+ * stream framing, and how queued batches are told apart. */
+#define _Z_BATCH_PREFIX 2u
+static inline void _z_batch_prefix(uint8_t *p, size_t len) {
+    p[0] = (uint8_t)(len & 0xffu);
+    p[1] = (uint8_t)(len >> 8);
+}
+/* Empties the batch being built (and those queued behind it). */
+void _z_tx_reset(_z_transport_t *t);
+/* Sends one batch; `batch` has _Z_BATCH_PREFIX bytes of room before it. */
 z_result_t _z_link_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);
 /* The same, for a batch of droppable messages: _Z_NET_BUSY when the link had no room. */
 z_result_t _z_link_try_send_batch(_z_transport_t *t, uint8_t *batch, size_t len);

@@ -14,7 +14,7 @@
 
 #include "transport.h"
 
-#define _Z_TX_OFF 2 /* room for the stream length prefix */
+#define _Z_TX_OFF _Z_BATCH_PREFIX /* room for the batch's length prefix */
 
 static size_t _z_tx_cap(const _z_transport_t *t) {
     size_t cap = t->stream ? (size_t)t->batch_size - 2u : (size_t)t->batch_size;
@@ -25,14 +25,11 @@ static size_t _z_tx_cap(const _z_transport_t *t) {
  * tx to send (every sealed batch, prefixes included). */
 static size_t _z_tx_seal(_z_transport_t *t) {
     if (t->tx_len == 0) return t->tx_base;
-    uint8_t *p = t->tx + t->tx_base;
-    p[0] = (uint8_t)(t->tx_len & 0xffu);
-    p[1] = (uint8_t)(t->tx_len >> 8);
+    _z_batch_prefix(t->tx + t->tx_base, t->tx_len);
     return t->tx_base + _Z_TX_OFF + t->tx_len;
 }
 
-/* Empties tx after its batches were sent or handed over. */
-static void _z_tx_reset(_z_transport_t *t) {
+void _z_tx_reset(_z_transport_t *t) {
     t->tx_base = 0;
     t->tx_len = 0;
     t->tx_frame = -1;
@@ -204,8 +201,8 @@ static z_result_t _z_tx_auto_queued(_z_transport_t *t) {
     if (__atomic_load_n(&t->tx_out_len, __ATOMIC_SEQ_CST) == 0 &&
         (__atomic_load_n(&t->writer_ready, __ATOMIC_SEQ_CST) || (t->tx_base + t->tx_len) * _Z_FILL_DIV >= t->batch_size))
         return _z_tx_hand_over(t);
-    /* Already announced by an earlier put: only a hand-over (lock held, as
-     * here) clears it, and the writer does not sleep while it is set. Not
+    /* Already announced by an earlier put: only a hand-over or a flush (lock
+     * held, as here) clears it, and the writer does not sleep while it is set. Not
      * storing it again keeps this line out of the writer's cache. */
     if (__atomic_load_n(&t->tx_pending, __ATOMIC_RELAXED)) return Z_OK;
     __atomic_store_n(&t->tx_pending, true, __ATOMIC_SEQ_CST);

@@ -43,11 +43,7 @@ static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
     t->ep = *ep;
     t->stream = ep->kind == _Z_LINK_TCP;
     t->multicast = ep->kind == _Z_LINK_UDP_MULTICAST;
-    t->tx_base = 0;
-    t->tx_len = 0;
-    t->tx_frame = -1;
-    t->tx_block = false;
-    t->tx_msgs = 0;
+    _z_tx_reset(t);
     t->qos = false;
     t->rx_have = 0;
     t->rx_need = 0;
