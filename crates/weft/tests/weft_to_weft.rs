@@ -369,3 +369,69 @@ fn a_real_time_message_overtakes_a_large_low_priority_sample_in_flight() {
     }
     assert_eq!(*arrivals.lock().unwrap(), ["rt", "bulk"]);
 }
+
+/// Receives on `rx` until a sample arrives, at most 5 s; `None` if none did.
+fn first_within_5s(rx: &Receiver<Sample>) -> Option<Sample> {
+    rx.recv_timeout(Duration::from_secs(5)).ok()
+}
+
+#[test]
+fn a_router_forwards_a_running_stream_to_subscribers_that_come_and_go() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    // A router between clients: one streams on one key the whole time, so that the
+    // router's reader keeps the stream's route between messages; subscribers come and
+    // go meanwhile, and each change must reach the running stream.
+    let router = session(WhatAmI::Router, true, None);
+    let endpoint = router.listen_endpoints()[0].clone();
+    let publisher = session(WhatAmI::Client, false, Some(&endpoint));
+    let stop = Arc::new(AtomicBool::new(false));
+    let streaming = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            // Bounded: at most 30 s, one put per 200 µs.
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                publisher
+                    .put("flow/a", b"x", &PutOptions::default())
+                    .unwrap();
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let first = session(WhatAmI::Client, false, Some(&endpoint));
+    let (sub, on_first) = first.declare_subscriber_channel("flow/**", 1024).unwrap();
+    let idle = first.link_stats().batches_in;
+    for _ in 0..20 {
+        assert!(
+            first_within_5s(&on_first).is_some(),
+            "a subscriber declared while the stream runs receives it"
+        );
+    }
+    assert!(
+        first.link_stats().batches_in > idle + 5,
+        "the router forwards the stream to the first subscriber's client"
+    );
+    drop(sub);
+    let second = session(WhatAmI::Client, false, Some(&endpoint));
+    let (_sub, on_second) = second.declare_subscriber_channel("flow/a", 1024).unwrap();
+    assert!(
+        first_within_5s(&on_second).is_some(),
+        "a second subscriber, on another client, receives the stream too"
+    );
+    // The first subscriber's undeclaration has reached the router by now: once what
+    // was in flight has arrived, the router sends its client nothing more (a keep-alive
+    // at most), while the stream goes on to the second.
+    std::thread::sleep(Duration::from_millis(300));
+    let before = first.link_stats().batches_in;
+    std::thread::sleep(Duration::from_millis(400));
+    let after = first.link_stats().batches_in;
+    assert!(
+        after - before <= 1,
+        "the router still forwards to an undeclared subscriber ({} batches)",
+        after - before
+    );
+    assert!(first_within_5s(&on_second).is_some(), "the second still receives");
+    stop.store(true, Ordering::Relaxed);
+    streaming.join().unwrap();
+}

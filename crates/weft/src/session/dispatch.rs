@@ -121,39 +121,22 @@ impl Inner {
         r
     }
 
-    fn on_push(&self, t: &Arc<Transport>, push: &Push<'_>, reassembled: Option<&Arc<Vec<u8>>>) {
+    fn on_push(
+        self: &Arc<Self>,
+        t: &Arc<Transport>,
+        push: &Push<'_>,
+        reassembled: Option<&Arc<Vec<u8>>>,
+    ) {
         let router = self.is_router();
-        // One lock for the key and both routes.
-        let (key, route, forward) = {
-            let mut st = self.lock();
-            let Some(face) = st.faces.get(&t.peer_zid()) else {
-                return;
-            };
-            let Some(key) = face.resolve(&push.wire_expr) else {
-                return;
-            };
-            // Invalid keys have no route: dropped here.
-            if router {
-                let Some(forward) = Self::forward_route_in(&mut st, &key) else {
-                    return;
-                };
-                // A router rarely has subscribers of its own (storages, admin).
-                let route = if st.subscribers.is_empty() {
-                    None
-                } else {
-                    Self::keyed_local_route_in(&mut st, &key)
-                };
-                (key, route, Some(forward))
-            } else {
-                let Some(route) = Self::keyed_local_route_in(&mut st, &key) else {
-                    return;
-                };
-                (key, Some(route), None)
-            }
+        let Some(routes) = self.inbound_routes(t, &push.wire_expr) else {
+            return;
         };
+        let key = routes.key;
         let from = t.peer_zid();
-        let route = route.filter(|(_, r)| !r.is_empty());
-        let forward = forward.filter(|f| f.iter().any(|target| target.peer_zid() != from));
+        let route = routes.local.filter(|r| !r.is_empty());
+        let forward = routes
+            .forward
+            .filter(|f| f.iter().any(|target| target.peer_zid() != from));
         if route.is_none() && forward.is_none() {
             return;
         }
@@ -164,10 +147,10 @@ impl Inner {
             }
             _ => None,
         };
-        if let Some((shared_key, route)) = route {
+        if let Some(route) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
-                    key_expr: shared_key,
+                    key_expr: key.clone(),
                     kind: SampleKind::Put,
                     payload: Payload::within(reassembled, p.payload),
                     encoding: p.encoding.text(),
@@ -178,7 +161,7 @@ impl Inner {
                     express: push.qos.is_express(),
                 },
                 PushBody::Del(d) => Sample {
-                    key_expr: shared_key,
+                    key_expr: key.clone(),
                     kind: SampleKind::Delete,
                     payload: Payload::default(),
                     encoding: "zenoh/bytes".into(),

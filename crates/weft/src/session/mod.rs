@@ -3,6 +3,7 @@
 mod discovery;
 mod dispatch;
 mod face;
+mod inbound;
 mod liveliness;
 mod mesh;
 mod outbound;

@@ -269,7 +269,7 @@ impl Inner {
         let priority = push.qos.priority();
         let source = from.peer_zid();
         for t in targets.iter().filter(|t| t.peer_zid() != source) {
-            let _ = t.send(
+            let _ = t.send_forwarded(
                 &msg,
                 priority,
                 Reliability::Reliable,

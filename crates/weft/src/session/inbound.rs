@@ -1,0 +1,135 @@
+//! The routes of the key a reader thread last received data on.
+//!
+//! The messages of a data stream mostly share one key. Looking its routes up means taking
+//! the session lock, finding the face, resolving the key and hashing it into two caches,
+//! for every message. Instead, each reader thread keeps what it found for the last wire
+//! expression it saw and uses it again while the session's route epoch is unchanged:
+//! every change of faces, declarations (key-expression ids included) or the mesh bumps
+//! that epoch, so a kept route is never older than the last change.
+
+use std::cell::RefCell;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use weft_proto::core::{Mapping, WireExpr};
+
+use super::{Callback, Inner};
+use crate::api::SharedKey;
+use crate::transport::Transport;
+
+/// Where data received on one key goes.
+#[derive(Clone)]
+pub(crate) struct InboundRoutes {
+    /// The key, resolved against the sending face's key-expression ids.
+    pub(crate) key: SharedKey,
+    /// This session's subscribers matching the key (`None` when the session has none).
+    pub(crate) local: Option<Arc<[Callback]>>,
+    /// Router mode: the faces data on the key is forwarded to (the source included).
+    pub(crate) forward: Option<Arc<[Arc<Transport>]>>,
+}
+
+/// What a reader thread keeps: the routes, and what they are valid for.
+struct Kept {
+    session: Weak<Inner>,
+    /// Held weakly: the transport is not kept alive, its address is not reused.
+    transport: Weak<Transport>,
+    epoch: u64,
+    scope: u16,
+    mapping: Mapping,
+    suffix: String,
+    routes: InboundRoutes,
+}
+
+impl Kept {
+    fn is_for(
+        &self,
+        inner: &Arc<Inner>,
+        t: &Arc<Transport>,
+        we: &WireExpr<'_>,
+        epoch: u64,
+    ) -> bool {
+        self.epoch == epoch
+            && self.scope == we.scope
+            && self.mapping == we.mapping
+            && same_text(&self.suffix, we.suffix)
+            && std::ptr::eq(self.transport.as_ptr(), Arc::as_ptr(t))
+            && std::ptr::eq(self.session.as_ptr(), Arc::as_ptr(inner))
+    }
+}
+
+/// `a == b`, without calling `memcmp` for empty texts: an empty `String` points at a
+/// dangling address, and the vector `memcmp` of some CPUs reads it with an all-zero mask,
+/// which costs a slow microcode assist on every call (most of the router's time, with
+/// Zenoh clients, whose data names a declared key with an empty suffix).
+fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (a.is_empty() || a == b)
+}
+
+thread_local! {
+    static LAST: RefCell<Option<Kept>> = const { RefCell::new(None) };
+}
+
+impl Inner {
+    /// The routes of data received from `t` on `we`: those this thread kept for the same
+    /// face and wire expression while no route changed, or looked up (and kept). `None`
+    /// when the face is gone or the key is unknown or invalid: the data is dropped.
+    pub(crate) fn inbound_routes(
+        self: &Arc<Self>,
+        t: &Arc<Transport>,
+        we: &WireExpr<'_>,
+    ) -> Option<InboundRoutes> {
+        let epoch = self.route_epoch.load(Ordering::Acquire);
+        let hit = LAST.with(|last| {
+            let last = last.borrow();
+            last.as_ref()
+                .filter(|k| k.is_for(self, t, we, epoch))
+                .map(|k| k.routes.clone())
+        });
+        if hit.is_some() {
+            return hit;
+        }
+        let (epoch, routes) = self.look_up_inbound(t, we)?;
+        let kept = Kept {
+            session: Arc::downgrade(self),
+            transport: Arc::downgrade(t),
+            epoch,
+            scope: we.scope,
+            mapping: we.mapping,
+            suffix: we.suffix.to_owned(),
+            routes: routes.clone(),
+        };
+        LAST.with(|last| *last.borrow_mut() = Some(kept));
+        Some(routes)
+    }
+
+    /// Looks the routes up under the session lock, with the epoch they are valid for.
+    fn look_up_inbound(&self, t: &Transport, we: &WireExpr<'_>) -> Option<(u64, InboundRoutes)> {
+        let mut st = self.lock();
+        let epoch = st.route_epoch.load(Ordering::Acquire);
+        let key = st.faces.get(&t.peer_zid())?.resolve(we)?;
+        // Invalid keys have no route.
+        let routes = if self.is_router() {
+            let forward = Self::forward_route_in(&mut st, &key)?;
+            // A router rarely has subscribers of its own (storages, admin).
+            let (key, local) = if st.subscribers.is_empty() {
+                (SharedKey::from(&*key), None)
+            } else {
+                let (key, local) = Self::keyed_local_route_in(&mut st, &key)?;
+                (key, Some(local))
+            };
+            InboundRoutes {
+                key,
+                local,
+                forward: Some(forward),
+            }
+        } else {
+            let (key, local) = Self::keyed_local_route_in(&mut st, &key)?;
+            InboundRoutes {
+                key,
+                local: Some(local),
+                forward: None,
+            }
+        };
+        Some((epoch, routes))
+    }
+}
