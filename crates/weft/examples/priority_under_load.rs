@@ -6,10 +6,12 @@
 //!
 //! Two peers in one process on TCP loopback: B publishes the bulk stream and the
 //! real-time messages, A subscribes to both. A real-time message's latency is measured
-//! one way, from B's `put` to A's subscriber callback (one process, one clock). A echoes
-//! each real-time message back on a link that carries nothing else, and B sends the next
-//! one 1 ms after the echo arrives; the echo's round trip is reported too (halved), but it
-//! also measures how fast a saturated machine wakes B's threads up, not the link.
+//! one way, from B's `put` to A's subscriber callback (one process, one clock: each
+//! message carries its send time). B sends one every millisecond.
+//! With `--echo`, A echoes each real-time message back on a link that carries nothing
+//! else, and B sends the next one 1 ms after the echo arrives; the echo's round trip is
+//! reported too (halved). The echo adds two thread wake-ups per message on the same two
+//! cores (B's reader, then B's sending thread), which the one-way figure then includes.
 //! `--tcp-buffer` sets the kernel buffers of the links in bytes (`so_sndbuf`, and
 //! `so_rcvbuf`, the same when not given).
 
@@ -48,11 +50,10 @@ fn realtime() -> PutOptions {
     }
 }
 
-/// Where A's callback finds when the message it receives was sent, and records the
-/// one-way latencies (µs).
+/// The clock of the real-time messages' send times, and the one-way latencies (µs) A's
+/// callback records.
 struct OneWay {
     epoch: Instant,
-    sent_ns: AtomicU64,
     latencies: Mutex<Vec<f64>>,
 }
 
@@ -61,8 +62,15 @@ impl OneWay {
         self.epoch.elapsed().as_nanos() as u64
     }
 
-    fn received(&self) {
-        let ns = self.now_ns() - self.sent_ns.load(Ordering::SeqCst);
+    /// A real-time message's payload: its send time first.
+    fn stamp(&self, payload: &mut [u8; 64]) {
+        payload[..8].copy_from_slice(&self.now_ns().to_le_bytes());
+    }
+
+    fn received(&self, payload: &[u8]) {
+        let mut sent = [0u8; 8];
+        sent.copy_from_slice(&payload[..8]);
+        let ns = self.now_ns() - u64::from_le_bytes(sent);
         self.latencies.lock().unwrap().push(ns as f64 / 1e3);
     }
 
@@ -71,28 +79,37 @@ impl OneWay {
     }
 }
 
-/// Sends `n` real-time messages, each 1 ms after the previous one's echo; returns the
-/// one-way latencies and the halved round trips (µs).
+/// Sends `n` real-time messages, each 1 ms after the previous one (after its echo, with
+/// `echoes`); returns the one-way latencies and the halved round trips (µs, empty without
+/// echoes). Waits for the last messages to arrive.
 fn pings(
     b: &weft::Session,
-    echoes: &std::sync::mpsc::Receiver<weft::Sample>,
+    echoes: Option<&std::sync::mpsc::Receiver<weft::Sample>>,
     one_way: &OneWay,
     n: usize,
 ) -> (Vec<f64>, Vec<f64>) {
-    let payload = [0u8; 64];
+    let mut payload = [0u8; 64];
     let mut half_rtt = Vec::with_capacity(n);
     one_way.take();
     for _ in 0..n {
         let start = Instant::now();
-        one_way.sent_ns.store(one_way.now_ns(), Ordering::SeqCst);
+        one_way.stamp(&mut payload);
         b.put("prio/ping", &payload, &realtime()).unwrap();
-        if echoes.recv_timeout(Duration::from_secs(5)).is_err() {
-            panic!("an echo was lost");
+        if let Some(echoes) = echoes {
+            if echoes.recv_timeout(Duration::from_secs(5)).is_err() {
+                panic!("an echo was lost");
+            }
+            half_rtt.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
         }
-        half_rtt.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
         std::thread::sleep(Duration::from_millis(1));
     }
-    (one_way.take(), half_rtt)
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while one_way.latencies.lock().unwrap().len() < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let latencies = one_way.take();
+    assert_eq!(latencies.len(), n, "real-time messages were lost");
+    (latencies, half_rtt)
 }
 
 /// Bulk throughput (MB/s) over `secs` while `during` runs.
@@ -131,9 +148,12 @@ fn bulk(b: &weft::Session, received: &AtomicU64, secs: f64, during: impl FnOnce(
 fn main() {
     let mut secs = 5.0;
     let mut buffers = TcpBuffers::default();
+    let mut echo = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--tcp-buffer" {
+        if arg == "--echo" {
+            echo = true;
+        } else if arg == "--tcp-buffer" {
             let value = args.next().expect("--tcp-buffer SEND[,RECV]");
             let mut sizes = value
                 .split(',')
@@ -149,7 +169,6 @@ fn main() {
     }
     let one_way = Arc::new(OneWay {
         epoch: Instant::now(),
-        sent_ns: AtomicU64::new(0),
         latencies: Mutex::new(Vec::new()),
     });
     let a = session(Some("tcp/127.0.0.1:0"), None, buffers);
@@ -160,23 +179,26 @@ fn main() {
             r.fetch_add(s.payload.len() as u64, Ordering::Relaxed);
         })
         .unwrap();
-    let echo = a.clone();
+    let echoer = a.clone();
     let ow = one_way.clone();
     let _ping_sub = a
         .declare_subscriber("prio/ping", move |s| {
-            ow.received();
-            let _ = echo.put("prio/echo", &s.payload, &realtime());
+            ow.received(&s.payload);
+            if echo {
+                let _ = echoer.put("prio/echo", &s.payload, &realtime());
+            }
         })
         .unwrap();
     let b = session(None, Some(&a.listen_endpoints()[0]), buffers);
     let (_echo_sub, echoes) = b.declare_subscriber_channel("prio/echo", 16).unwrap();
+    let echoes = echo.then_some(&echoes);
     let n = (secs * 500.0) as usize;
 
-    let (mut idle, mut idle_rtt) = pings(&b, &echoes, &one_way, n);
+    let (mut idle, mut idle_rtt) = pings(&b, echoes, &one_way, n);
     let bulk_alone = bulk(&b, &received, secs, || {});
     let (mut loaded, mut loaded_rtt) = (Vec::new(), Vec::new());
     let bulk_with_rt = bulk(&b, &received, secs, || {
-        (loaded, loaded_rtt) = pings(&b, &echoes, &one_way, n);
+        (loaded, loaded_rtt) = pings(&b, echoes, &one_way, n);
     });
 
     let (i50, i99) = (percentile(&mut idle, 0.5), percentile(&mut idle, 0.99));
@@ -187,16 +209,18 @@ fn main() {
     );
     println!("realtime_idle_p50_us={i50:.1} realtime_idle_p99_us={i99:.1}");
     println!("realtime_loaded_p50_us={l50:.1} realtime_loaded_p99_us={l99:.1}");
-    println!(
-        "echo_half_rtt_idle_p50_us={:.1} echo_half_rtt_idle_p99_us={:.1}",
-        percentile(&mut idle_rtt, 0.5),
-        percentile(&mut idle_rtt, 0.99)
-    );
-    println!(
-        "echo_half_rtt_loaded_p50_us={:.1} echo_half_rtt_loaded_p99_us={:.1}",
-        percentile(&mut loaded_rtt, 0.5),
-        percentile(&mut loaded_rtt, 0.99)
-    );
+    if echo {
+        println!(
+            "echo_half_rtt_idle_p50_us={:.1} echo_half_rtt_idle_p99_us={:.1}",
+            percentile(&mut idle_rtt, 0.5),
+            percentile(&mut idle_rtt, 0.99)
+        );
+        println!(
+            "echo_half_rtt_loaded_p50_us={:.1} echo_half_rtt_loaded_p99_us={:.1}",
+            percentile(&mut loaded_rtt, 0.5),
+            percentile(&mut loaded_rtt, 0.99)
+        );
+    }
     println!("bulk_alone_MBps={bulk_alone:.0} bulk_with_realtime_MBps={bulk_with_rt:.0}");
     println!(
         "p99_ratio={:.2} bulk_ratio={:.2}",

@@ -431,7 +431,10 @@ fn a_router_forwards_a_running_stream_to_subscribers_that_come_and_go() {
         "the router still forwards to an undeclared subscriber ({} batches)",
         after - before
     );
-    assert!(first_within_5s(&on_second).is_some(), "the second still receives");
+    assert!(
+        first_within_5s(&on_second).is_some(),
+        "the second still receives"
+    );
     stop.store(true, Ordering::Relaxed);
     streaming.join().unwrap();
 }
