@@ -2,7 +2,7 @@
 //! stream saturates the same link, against the same with no bulk load; and the bulk
 //! stream's throughput with and without the real-time traffic.
 //!
-//! `cargo run --release -p weft --example priority_under_load [SECONDS] [--tcp-buffer SEND[,RECV]]`
+//! `cargo run --release -p weft --example priority_under_load [SECONDS] [--priority-link] [--echo] [--tcp-buffer SEND[,RECV]]`
 //!
 //! Two peers in one process on TCP loopback: B publishes the bulk stream and the
 //! real-time messages, A subscribes to both. A real-time message's latency is measured
@@ -14,6 +14,9 @@
 //! cores (B's reader, then B's sending thread), which the one-way figure then includes.
 //! `--tcp-buffer` sets the kernel buffers of the links in bytes (`so_sndbuf`, and
 //! `so_rcvbuf`, the same when not given).
+//! With `--priority-link`, B also connects a link reserved for RealTime
+//! (`tcp/...?prio=1-1`) beside its session with A: the real-time messages then travel on
+//! it, away from the bulk stream.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,14 +25,12 @@ use std::time::{Duration, Instant};
 use weft::link::TcpBuffers;
 use weft::{CongestionControl, Priority, PutOptions, WhatAmI};
 
-fn session(listen: Option<&str>, connect: Option<&str>, buffers: TcpBuffers) -> weft::Session {
+fn session(listen: Option<&str>, connect: &[String], buffers: TcpBuffers) -> weft::Session {
     weft::open(weft::Config {
         mode: WhatAmI::Peer,
         multicast_scouting: false,
         listen: listen.map(|l| vec![l.parse().unwrap()]).unwrap_or_default(),
-        connect: connect
-            .map(|c| vec![c.parse().unwrap()])
-            .unwrap_or_default(),
+        connect: connect.iter().map(|c| c.parse().unwrap()).collect(),
         tcp_buffers: buffers,
         ..weft::Config::default()
     })
@@ -145,13 +146,28 @@ fn bulk(b: &weft::Session, received: &AtomicU64, secs: f64, during: impl FnOnce(
     rate
 }
 
+/// Waits (at most 5 s) until B's session with A has its real-time link.
+fn wait_for_priority_link(b: &weft::Session) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if b.admin().faces.iter().any(|f| !f.priority_links.is_empty()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the real-time link was not attached");
+}
+
 fn main() {
     let mut secs = 5.0;
     let mut buffers = TcpBuffers::default();
     let mut echo = false;
+    let mut priority_link = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--echo" {
+        if arg == "--priority-link" {
+            priority_link = true;
+        } else if arg == "--echo" {
             echo = true;
         } else if arg == "--tcp-buffer" {
             let value = args.next().expect("--tcp-buffer SEND[,RECV]");
@@ -171,7 +187,7 @@ fn main() {
         epoch: Instant::now(),
         latencies: Mutex::new(Vec::new()),
     });
-    let a = session(Some("tcp/127.0.0.1:0"), None, buffers);
+    let a = session(Some("tcp/127.0.0.1:0"), &[], buffers);
     let received = Arc::new(AtomicU64::new(0));
     let r = received.clone();
     let _bulk_sub = a
@@ -189,7 +205,15 @@ fn main() {
             }
         })
         .unwrap();
-    let b = session(None, Some(&a.listen_endpoints()[0]), buffers);
+    let to_a = a.listen_endpoints()[0].clone();
+    let mut connect = vec![to_a.clone()];
+    if priority_link {
+        connect.push(format!("{to_a}?prio=1-1"));
+    }
+    let b = session(None, &connect, buffers);
+    if priority_link {
+        wait_for_priority_link(&b);
+    }
     let (_echo_sub, echoes) = b.declare_subscriber_channel("prio/echo", 16).unwrap();
     let echoes = echo.then_some(&echoes);
     let n = (secs * 500.0) as usize;
@@ -204,7 +228,7 @@ fn main() {
     let (i50, i99) = (percentile(&mut idle, 0.5), percentile(&mut idle, 0.99));
     let (l50, l99) = (percentile(&mut loaded, 0.5), percentile(&mut loaded, 0.99));
     println!(
-        "tcp_buffers={},{} samples={n} (one way, put to callback)",
+        "tcp_buffers={},{} samples={n} priority_link={priority_link} (one way, put to callback)",
         buffers.send, buffers.recv
     );
     println!("realtime_idle_p50_us={i50:.1} realtime_idle_p99_us={i99:.1}");

@@ -8,6 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use thiserror::Error;
+use weft_proto::core::Priority;
 
 /// The link protocols weft speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -79,6 +80,32 @@ fn check_config(whole: &str, config: &[(String, String)]) -> Result<(), Endpoint
     Ok(())
 }
 
+/// A priority range as endpoint metadata writes it: `START-END` or `N`, numbers 0..=7
+/// (0 Control ... 7 Background), START <= END.
+fn parse_priority_range(text: &str) -> Option<(Priority, Priority)> {
+    let number = |t: &str| t.parse::<u8>().ok().and_then(Priority::from_u8);
+    let (start, end) = match text.split_once('-') {
+        Some((s, e)) => (number(s)?, number(e)?),
+        None => (number(text)?, number(text)?),
+    };
+    (start <= end).then_some((start, end))
+}
+
+/// Checks the values of the `?` metadata entries weft reads.
+fn check_metadata(whole: &str, metadata: &[(String, String)]) -> Result<(), EndpointError> {
+    for (key, value) in metadata {
+        if key == "prio" && parse_priority_range(value).is_none() {
+            return Err(EndpointError::BadValue(
+                whole.into(),
+                key.clone(),
+                value.clone(),
+                "a priority range START-END of 0..=7 with START <= END",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A parsed endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Endpoint {
@@ -115,6 +142,7 @@ impl FromStr for Endpoint {
             Some((l, m)) => (l, parameters(s, m)?),
             None => (main, Vec::new()),
         };
+        check_metadata(s, &metadata)?;
         let (proto, address) = locator
             .split_once('/')
             .ok_or_else(|| EndpointError::MissingProtocol(s.into()))?;
@@ -139,6 +167,23 @@ impl FromStr for Endpoint {
             metadata,
             config,
         })
+    }
+}
+
+impl Endpoint {
+    /// The priorities a link opened to this endpoint is reserved for (`?prio=START-END`).
+    pub fn priorities(&self) -> Option<(Priority, Priority)> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k == "prio")
+            .and_then(|(_, v)| parse_priority_range(v))
+    }
+
+    /// The same endpoint without its `prio` metadata: where its link goes.
+    pub fn without_priorities(&self) -> Self {
+        let mut plain = self.clone();
+        plain.metadata.retain(|(k, _)| k != "prio");
+        plain
     }
 }
 
@@ -182,6 +227,14 @@ mod tests {
         );
         assert_eq!(e.config, [("iface".into(), "lo".into())]);
         assert_eq!(e.to_string(), "udp/127.0.0.1:7447?rel=0;prio=1-3#iface=lo");
+        assert_eq!(
+            e.priorities(),
+            Some((Priority::RealTime, Priority::InteractiveLow))
+        );
+        assert_eq!(
+            e.without_priorities().to_string(),
+            "udp/127.0.0.1:7447?rel=0#iface=lo"
+        );
         let e: Endpoint = "unixsock-stream//tmp/weft.sock".parse().unwrap();
         assert_eq!(e.address, "/tmp/weft.sock");
     }
@@ -203,6 +256,27 @@ mod tests {
                     value.into(),
                     "a buffer size in bytes, 4096..=1073741824"
                 ))
+            );
+        }
+    }
+
+    #[test]
+    fn priority_ranges_in_the_metadata_are_checked() {
+        let one: Endpoint = "tcp/127.0.0.1:7447?prio=1".parse().unwrap();
+        assert_eq!(
+            one.priorities(),
+            Some((Priority::RealTime, Priority::RealTime))
+        );
+        let all: Endpoint = "tcp/127.0.0.1:7447?prio=0-7".parse().unwrap();
+        assert_eq!(
+            all.priorities(),
+            Some((Priority::Control, Priority::Background))
+        );
+        for bad in ["3-1", "0-8", "x", "1-", "-2"] {
+            let text = format!("tcp/127.0.0.1:7447?prio={bad}");
+            assert!(
+                matches!(text.parse::<Endpoint>(), Err(EndpointError::BadValue(_, k, v, _)) if k == "prio" && v == bad),
+                "{text}"
             );
         }
     }

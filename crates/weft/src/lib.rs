@@ -34,7 +34,7 @@ pub use config::{Config, ConfigError, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
     open, AdminInfo, FaceInfo, LinkStats, LivelinessSubscriber, LivelinessToken, OpenError,
-    Session, SessionError,
+    PriorityLinkInfo, Session, SessionError,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

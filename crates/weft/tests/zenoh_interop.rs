@@ -305,3 +305,73 @@ fn weft_client_over_udp_to_a_zenoh_router() {
     assert_eq!(s.payload, pattern(70_000));
     assert!(publisher.wait());
 }
+
+#[test]
+fn a_weft_priority_link_to_a_zenoh_router_is_refused_and_everything_shares_the_main_link() {
+    let Some((_router, endpoint)) = router() else {
+        return;
+    };
+    // Zenoh accepts a second link from the same node only with its multilink extension
+    // (which weft does not send): the real-time link is refused with MAX_LINKS.
+    let weft = weft::open(Config {
+        mode: WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![
+            endpoint.parse().unwrap(),
+            format!("{endpoint}?prio=1-1").parse().unwrap(),
+        ],
+        ..Config::default()
+    })
+    .unwrap();
+    let zenoh_sub = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ])
+    .unwrap();
+    let real_time = PutOptions {
+        priority: weft::Priority::RealTime,
+        express: true,
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    let mut got = None;
+    for _ in 0..50 {
+        weft.put("demo/weft/rt", b"now", &real_time).unwrap();
+        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
+            got = Some(line);
+            break;
+        }
+    }
+    let s: serde_json::Value = serde_json::from_str(&got.expect("a real-time sample")).unwrap();
+    assert_eq!(s["payload"], "now");
+    std::thread::sleep(Duration::from_millis(500));
+    let faces = weft.admin().faces;
+    assert_eq!(faces.len(), 1, "{faces:?}");
+    assert!(faces[0].priority_links.is_empty(), "{faces:?}");
+    zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &endpoint]);
+}
+
+#[test]
+fn a_zenoh_client_whose_link_is_reserved_for_priorities_is_a_whole_session_to_weft() {
+    if weft_testkit::zenoh_python().is_none() {
+        return;
+    }
+    // Zenoh offers the range in QoSLink; weft answers with the same extension.
+    let weft = weft::open(Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
+        ..Config::default()
+    })
+    .unwrap();
+    let ranged = format!("{}?prio=1-7", weft.listen_endpoints()[0]);
+    zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &ranged]);
+}

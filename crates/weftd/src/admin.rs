@@ -11,10 +11,27 @@ pub(crate) fn router_json(a: &AdminInfo) -> Value {
         .faces
         .iter()
         .map(|f| {
+            let mut links = vec![f.link.clone()];
+            links.extend(f.priority_links.iter().map(|l| l.link.clone()));
+            let priority_links: Vec<Value> = f
+                .priority_links
+                .iter()
+                .map(|l| {
+                    json!({
+                        "link": l.link,
+                        "priorities": format!("{}-{}", l.priorities.0, l.priorities.1),
+                        "batches_in": l.batches_in,
+                        "batches_out": l.batches_out,
+                        "bytes_in": l.bytes_in,
+                        "bytes_out": l.bytes_out,
+                    })
+                })
+                .collect();
             json!({
                 "zid": f.zid.to_string(),
                 "whatami": f.whatami.as_str(),
-                "links": [f.link],
+                "links": links,
+                "priority_links": priority_links,
                 "counters": {
                     "batches_in": f.batches_in,
                     "batches_out": f.batches_out,

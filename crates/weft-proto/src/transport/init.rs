@@ -37,6 +37,11 @@ pub const DEFAULT_BATCH_SIZE: u16 = u16::MAX;
 pub struct QosLink(pub u64);
 
 impl QosLink {
+    /// QoS restricted to the priorities `start..=end` (no reliability restriction).
+    pub const fn with_priorities(start: Priority, end: Priority) -> Self {
+        Self(0b010 | (start.to_u8() as u64) << 3 | (end.to_u8() as u64) << 11)
+    }
+
     /// The allowed priority range (inclusive), if restricted.
     pub fn priorities(self) -> Option<(Priority, Priority)> {
         if self.0 & 0b010 == 0 {

@@ -1,7 +1,7 @@
 //! The acceptor's side: answers InitSyn with InitAck (and a cookie), OpenSyn with OpenAck.
 
 use weft_proto::core::Resolution;
-use weft_proto::transport::{Init, Open, TransportMessage};
+use weft_proto::transport::{Init, Open, QosLink, TransportMessage};
 
 use super::{single_message, unexpected, EstablishError, LocalParams, Negotiated, Progress};
 use crate::sn::initial_sn;
@@ -50,7 +50,12 @@ impl Acceptor {
                 ack.resolution = negotiated.resolution;
                 ack.batch_size = negotiated.batch_size;
                 ack.cookie = Some(&self.cookie);
-                ack.qos = negotiated.qos;
+                // A link reserved for priorities is answered with the same QoSLink
+                // value (the range, and a reliability weft does not restrict).
+                match syn.qos_link {
+                    Some(link) if negotiated.qos => ack.qos_link = Some(link),
+                    _ => ack.qos = negotiated.qos,
+                }
                 ack.patch = syn.patch.map(|_| negotiated.patch);
                 TransportMessage::Init(ack).encode(out)?;
                 self.state = State::WaitOpenSyn(negotiated);
@@ -82,6 +87,10 @@ impl Acceptor {
         if syn.zid == self.local.zid {
             return Err(EstablishError::ConnectionToSelf);
         }
+        if syn.qos && syn.qos_link.is_some() {
+            return Err(EstablishError::QosTwice);
+        }
+        let qos = self.local.qos && (syn.qos || syn.qos_link.is_some());
         let own = self.local.resolution;
         let resolution = Resolution::new(
             own.frame_sn().min(syn.resolution.frame_sn()),
@@ -92,7 +101,7 @@ impl Acceptor {
             peer_whatami: syn.whatami,
             resolution,
             batch_size: self.local.batch_size.min(syn.batch_size),
-            qos: self.local.qos && syn.qos,
+            qos,
             patch: syn.patch.unwrap_or(0).min(self.local.patch),
             own_lease_ms: self.local.lease_ms,
             peer_lease_ms: 0,
@@ -102,6 +111,7 @@ impl Acceptor {
                 resolution.frame_sn(),
             ),
             peer_initial_sn: 0,
+            link_priorities: syn.qos_link.and_then(QosLink::priorities).filter(|_| qos),
         })
     }
 }

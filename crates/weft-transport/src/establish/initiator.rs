@@ -1,7 +1,7 @@
 //! The initiator's side: sends InitSyn, answers InitAck with OpenSyn, ends at OpenAck.
 
 use weft_proto::core::{Bits, Resolution};
-use weft_proto::transport::{Init, Open, TransportMessage};
+use weft_proto::transport::{Init, Open, QosLink, TransportMessage};
 
 use super::{single_message, unexpected, EstablishError, LocalParams, Negotiated, Progress};
 use crate::sn::initial_sn;
@@ -38,7 +38,12 @@ impl Initiator {
         let mut syn = Init::syn(self.local.whatami, self.local.zid);
         syn.resolution = self.local.resolution;
         syn.batch_size = self.local.batch_size;
-        syn.qos = self.local.qos;
+        match self.local.link_priorities {
+            Some((start, end)) if self.local.qos => {
+                syn.qos_link = Some(QosLink::with_priorities(start, end));
+            }
+            _ => syn.qos = self.local.qos,
+        }
         syn.patch = (self.local.patch > 0).then_some(self.local.patch);
         out.clear();
         TransportMessage::Init(syn).encode(out)?;
@@ -93,12 +98,24 @@ impl Initiator {
         }
         let resolution = Resolution::new(ack.resolution.frame_sn(), ack.resolution.request_id());
         let bits: Bits = resolution.frame_sn();
+        if ack.qos && ack.qos_link.is_some() {
+            return Err(EstablishError::QosTwice);
+        }
+        let qos = self.local.qos && (ack.qos || ack.qos_link.is_some());
+        let offered = ack.qos_link.and_then(QosLink::priorities);
+        let link_priorities = match (self.local.link_priorities, offered) {
+            (Some(asked), Some(got)) if !super::range_includes(got, asked) => {
+                return Err(EstablishError::PriorityRange { asked, got });
+            }
+            (Some(asked), _) => Some(asked),
+            (None, got) => got,
+        };
         Ok(Negotiated {
             peer_zid: ack.zid,
             peer_whatami: ack.whatami,
             resolution,
             batch_size: self.local.batch_size.min(ack.batch_size),
-            qos: self.local.qos && ack.qos,
+            qos,
             patch: ack.patch.unwrap_or(0).min(self.local.patch),
             own_lease_ms: self.local.lease_ms,
             peer_lease_ms: 0,
@@ -108,6 +125,7 @@ impl Initiator {
                 bits,
             ),
             peer_initial_sn: 0,
+            link_priorities: link_priorities.filter(|_| qos),
         })
     }
 }

@@ -21,7 +21,7 @@ pub use initiator::Initiator;
 
 use thiserror::Error;
 use weft_proto::batch::{BatchItem, BatchReader};
-use weft_proto::core::{Resolution, WhatAmI, ZenohId};
+use weft_proto::core::{Priority, Resolution, WhatAmI, ZenohId};
 use weft_proto::transport::{Close, CloseReason, TransportMessage};
 use weft_proto::{DecodeError, EncodeError};
 
@@ -42,6 +42,17 @@ pub struct LocalParams {
     pub qos: bool,
     /// Its patch level (1: it marks and honours First/Drop fragment markers).
     pub patch: u64,
+    /// The initiator of a link reserved for a range of priorities (an endpoint with
+    /// `prio=START-END` metadata): the range, offered in the QoSLink extension.
+    pub link_priorities: Option<PriorityRange>,
+}
+
+/// An inclusive range of priorities, `start` being the highest (lowest number).
+pub type PriorityRange = (Priority, Priority);
+
+/// Whether `outer` contains every priority of `inner`.
+pub fn range_includes(outer: PriorityRange, inner: PriorityRange) -> bool {
+    outer.0 <= inner.0 && inner.1 <= outer.1
 }
 
 impl LocalParams {
@@ -55,6 +66,7 @@ impl LocalParams {
             lease_ms: 10_000,
             qos: true,
             patch: 1,
+            link_priorities: None,
         }
     }
 }
@@ -82,6 +94,8 @@ pub struct Negotiated {
     pub own_initial_sn: u32,
     /// First SN the peer uses on every channel.
     pub peer_initial_sn: u32,
+    /// The priorities this link is reserved for (QoSLink), if it is.
+    pub link_priorities: Option<PriorityRange>,
 }
 
 /// Why establishment failed.
@@ -122,6 +136,17 @@ pub enum EstablishError {
     /// The peer closed the link.
     #[error("the peer closed the link: {0}")]
     Closed(CloseReason),
+    /// The QoS and QoSLink extensions were both sent.
+    #[error("both the QoS and the QoSLink extension were sent")]
+    QosTwice,
+    /// The acceptor answered with a priority range that does not contain the one asked.
+    #[error("the peer's priority range {got:?} does not contain the link's range {asked:?}")]
+    PriorityRange {
+        /// The range the initiator asked for.
+        asked: PriorityRange,
+        /// The range in the acceptor's answer.
+        got: PriorityRange,
+    },
     /// A message arrived after the handshake finished or failed.
     #[error("the handshake is over")]
     Finished,

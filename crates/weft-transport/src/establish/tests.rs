@@ -181,3 +181,67 @@ fn bad_peers_get_the_right_close_reason() {
     assert_eq!(err, EstablishError::Closed(CloseReason::MAX_SESSIONS));
     assert_eq!(err.close_reason(), None);
 }
+
+/// Runs a whole handshake between `initiator` and `acceptor`: (at the initiator, at the
+/// acceptor).
+fn handshake(
+    initiator: LocalParams,
+    acceptor: LocalParams,
+) -> Result<(Negotiated, Negotiated), EstablishError> {
+    let mut i = Initiator::new(initiator);
+    let mut a = Acceptor::new(acceptor, [3; 16]);
+    let (mut to_a, mut to_i) = (Vec::new(), Vec::new());
+    i.start(&mut to_a)?;
+    a.on_batch(&to_a, &mut to_i)?;
+    i.on_batch(&to_i, &mut to_a)?;
+    let at_a = established(a.on_batch(&to_a, &mut to_i)?);
+    let at_i = established(i.on_batch(&to_i, &mut to_a)?);
+    Ok((at_i, at_a))
+}
+
+#[test]
+fn a_link_reserved_for_priorities_offers_its_range_and_both_sides_learn_it() {
+    use weft_proto::core::Priority;
+    let mut peer = LocalParams::new(zid(0xB0), WhatAmI::Peer);
+    peer.link_priorities = Some((Priority::RealTime, Priority::InteractiveLow));
+    let mut i = Initiator::new(peer);
+    let mut syn = Vec::new();
+    i.start(&mut syn).unwrap();
+    let batch = weft_proto::batch::decode_batch(&syn, false).unwrap();
+    let weft_proto::batch::BatchMessage::Transport(TransportMessage::Init(init)) = &batch[0] else {
+        panic!("expected InitSyn, got {batch:?}");
+    };
+    // QoSLink replaces QoS: range 1..=3 in bits 3.. and 11.., tag 0b010.
+    assert!(!init.qos);
+    assert_eq!(init.qos_link.map(|l| l.0), Some(0b010 | 1 << 3 | 3 << 11));
+
+    let (at_i, at_a) = handshake(peer, LocalParams::new(zid(0xA0), WhatAmI::Router)).unwrap();
+    assert!(at_i.qos && at_a.qos);
+    let range = Some((Priority::RealTime, Priority::InteractiveLow));
+    assert_eq!((at_i.link_priorities, at_a.link_priorities), (range, range));
+
+    // Without QoS on either side, there is no range either.
+    let mut no_qos = LocalParams::new(zid(0xA0), WhatAmI::Router);
+    no_qos.qos = false;
+    let (at_i, at_a) = handshake(peer, no_qos).unwrap();
+    assert!(!at_i.qos && !at_a.qos);
+    assert_eq!((at_i.link_priorities, at_a.link_priorities), (None, None));
+
+    // An ordinary link has none.
+    let plain = LocalParams::new(zid(0xB0), WhatAmI::Peer);
+    let (at_i, at_a) = handshake(plain, LocalParams::new(zid(0xA0), WhatAmI::Peer)).unwrap();
+    assert_eq!((at_i.link_priorities, at_a.link_priorities), (None, None));
+}
+
+#[test]
+fn an_init_with_both_qos_extensions_is_refused() {
+    let mut syn = Init::syn(WhatAmI::Client, zid(0xC1));
+    syn.qos = true;
+    syn.qos_link = Some(weft_proto::transport::QosLink(1));
+    let mut bytes = Vec::new();
+    TransportMessage::Init(syn).encode(&mut bytes).unwrap();
+    let mut a = Acceptor::new(LocalParams::new(zid(0xA0), WhatAmI::Router), [1; 16]);
+    let err = a.on_batch(&bytes, &mut Vec::new()).unwrap_err();
+    assert_eq!(err, EstablishError::QosTwice);
+    assert_eq!(err.close_reason(), Some(CloseReason::INVALID));
+}

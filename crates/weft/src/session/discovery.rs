@@ -181,8 +181,7 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
                             .close(weft_proto::transport::CloseReason::GENERIC);
                     } else {
                         tracing::info!("scouting: connected to {zid}");
-                        inner.add_face(pending.transport().clone(), true);
-                        pending.start();
+                        inner.adopt(pending, true);
                     }
                 }
                 Ok(pending) => {

@@ -122,6 +122,43 @@ pub struct FaceInfo {
     pub queryables: Vec<String>,
     /// Liveliness tokens it declared.
     pub tokens: Vec<String>,
+    /// The links reserved for some priorities beside the main one.
+    pub priority_links: Vec<PriorityLinkInfo>,
+}
+
+/// A link reserved for a range of priorities, beside a node's main link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriorityLinkInfo {
+    /// The link, e.g. `tcp/127.0.0.1:51236`.
+    pub link: String,
+    /// The priorities it carries, highest first (0 Control ... 7 Background).
+    pub priorities: (u8, u8),
+    /// Batches read from it.
+    pub batches_in: u64,
+    /// Batches written to it.
+    pub batches_out: u64,
+    /// Bytes read from it.
+    pub bytes_in: u64,
+    /// Bytes written to it.
+    pub bytes_out: u64,
+}
+
+impl PriorityLinkInfo {
+    fn of(t: &crate::transport::Transport) -> Self {
+        let s = t.stats();
+        let (start, end) = t
+            .negotiated()
+            .link_priorities
+            .map_or((0, 7), |(a, b)| (a.to_u8(), b.to_u8()));
+        Self {
+            link: t.describe().to_string(),
+            priorities: (start, end),
+            batches_in: s.batches_in.load(Ordering::Relaxed),
+            batches_out: s.batches_out.load(Ordering::Relaxed),
+            bytes_in: s.bytes_in.load(Ordering::Relaxed),
+            bytes_out: s.bytes_out.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// A session as the admin space shows it.
@@ -470,6 +507,12 @@ impl Session {
                     subscribers: keys(&f.subscribers),
                     queryables: keys(&f.queryables),
                     tokens: keys(&f.tokens),
+                    priority_links: f
+                        .transport
+                        .priority_links()
+                        .iter()
+                        .map(|t| PriorityLinkInfo::of(t))
+                        .collect(),
                 }
             })
             .collect();

@@ -4,8 +4,8 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use weft_proto::core::WhatAmI;
-use weft_transport::establish::LocalParams;
+use weft_proto::core::{WhatAmI, ZenohId};
+use weft_transport::establish::{LocalParams, PriorityRange};
 
 use super::dispatch::Glue;
 use super::face::Face;
@@ -21,8 +21,9 @@ const BACKOFF_MAX: Duration = Duration::from_secs(4);
 const POLL: Duration = Duration::from_millis(20);
 
 impl Inner {
-    fn local_params(&self, link: &Link) -> LocalParams {
+    fn local_params(&self, link: &Link, priorities: Option<PriorityRange>) -> LocalParams {
         let mut p = LocalParams::new(self.zid, self.config.mode);
+        p.link_priorities = priorities;
         p.batch_size = self.config.batch_size.min(link.mtu());
         p.lease_ms = self.config.lease.as_millis() as u64;
         p.qos = self.config.qos;
@@ -31,6 +32,38 @@ impl Inner {
 
     fn handler(self: &Arc<Self>) -> Arc<dyn transport::Handler> {
         Arc::new(Glue(Arc::downgrade(self)))
+    }
+
+    /// Takes an established transport (`opened` by this node, or accepted) and starts
+    /// it: as a link reserved for its priorities beside the live main transport with the
+    /// same node, if it has a priority range and there is one; else as a face
+    /// ([`Inner::add_face`]). Returns whether it was kept.
+    pub(crate) fn adopt(self: &Arc<Self>, pending: transport::Pending, opened: bool) -> bool {
+        let t = pending.transport().clone();
+        if let Some(range) = t.negotiated().link_priorities {
+            if let Some(main) = self.main_transport(t.peer_zid()) {
+                let kept = !self.is_closing() && pending.start_beside(&main);
+                tracing::debug!(
+                    "link {} for priorities {range:?} of {}: {}",
+                    t.describe(),
+                    t.peer_zid(),
+                    if kept { "attached" } else { "refused" }
+                );
+                return kept;
+            }
+        }
+        let kept = self.add_face(t, opened);
+        pending.start();
+        kept
+    }
+
+    /// The open transport of the face of `zid` that is not reserved for priorities.
+    pub(crate) fn main_transport(&self, zid: ZenohId) -> Option<Arc<Transport>> {
+        self.lock()
+            .faces
+            .get(&zid)
+            .map(|f| f.transport.clone())
+            .filter(|t| !t.is_closed() && t.negotiated().link_priorities.is_none())
     }
 
     /// Registers an established transport (`opened` by this node, or accepted) and
@@ -55,10 +88,12 @@ impl Inner {
             let peer = t.peer_zid();
             let between_peers =
                 self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
-            let live_duplicate = st
-                .faces
-                .get(&peer)
-                .is_some_and(|f| !f.transport.is_closed());
+            // A main link replaces a link reserved for priorities that stood in for it.
+            let live_duplicate = st.faces.get(&peer).is_some_and(|f| {
+                !f.transport.is_closed()
+                    && (f.transport.negotiated().link_priorities.is_none()
+                        || t.negotiated().link_priorities.is_some())
+            });
             if between_peers
                 && live_duplicate
                 && !crate::scouting::message::opened_by_greater(self.zid, peer, opened)
@@ -168,7 +203,7 @@ pub(crate) fn open_first(
         let opened = Link::connect(ep, inner.config.open_timeout, buffers)
             .map_err(transport::OpenError::from)
             .and_then(|link| {
-                let params = inner.local_params(&link);
+                let params = inner.local_params(&link, ep.priorities());
                 transport::open(link, params, inner.config.open_timeout, inner.handler())
             });
         match opened {
@@ -237,7 +272,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                 std::thread::spawn(move || {
                     let Some(inner) = weak.upgrade() else { return };
                     let describe = link.describe();
-                    let params = inner.local_params(&link);
+                    let params = inner.local_params(&link, None);
                     match transport::accept(
                         link,
                         params,
@@ -245,8 +280,7 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                         inner.handler(),
                     ) {
                         Ok(pending) => {
-                            inner.add_face(pending.transport().clone(), false);
-                            pending.start();
+                            inner.adopt(pending, false);
                         }
                         Err(e) => tracing::info!("refused {describe}: {e}"),
                     }
@@ -272,8 +306,21 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
     }
 }
 
+/// Whether `ep` reserves its link for priorities while the same address is also
+/// configured without: its link is then only ever attached beside that session.
+fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
+    ep.priorities().is_some() && {
+        let plain = ep.without_priorities();
+        inner.config.connect.contains(&plain)
+    }
+}
+
 fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
     let mut backoff = BACKOFF_MIN;
+    let twin = weak
+        .upgrade()
+        .is_some_and(|i| alternatives.iter().all(|ep| is_priority_twin(&i, ep)));
+    let mut refusal_logged = false;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
@@ -281,11 +328,18 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
         }
         match open_first(&inner, alternatives) {
             Ok(pending) => {
-                backoff = BACKOFF_MIN;
                 let t = pending.transport().clone();
+                if twin && inner.main_transport(t.peer_zid()).is_none() {
+                    // The session this link goes beside is not up (yet, or any more).
+                    t.close(weft_proto::transport::CloseReason::GENERIC);
+                    drop(inner);
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    continue;
+                }
+                backoff = BACKOFF_MIN;
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
-                let kept = inner.add_face(t.clone(), true);
-                pending.start();
+                let kept = inner.adopt(pending, true);
                 drop(inner);
                 if !kept {
                     // The node is connected already (it connected to us): stay with
@@ -310,11 +364,31 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
                     return;
                 }
             }
-            Err(_) => {
+            Err(e) => {
                 drop(inner);
+                if twin && is_max_links(&e) {
+                    // Zenoh accepts a second link only with its multilink extension.
+                    if !refusal_logged {
+                        tracing::info!(
+                            "{}: the node refuses a second link; all priorities share the main one",
+                            alternatives[0]
+                        );
+                        refusal_logged = true;
+                    }
+                    backoff = BACKOFF_MAX;
+                }
                 std::thread::sleep(backoff);
                 backoff = (backoff * 2).min(BACKOFF_MAX);
             }
         }
     }
+}
+
+/// Whether the peer refused the link because it has one with this node already.
+fn is_max_links(e: &transport::OpenError) -> bool {
+    matches!(
+        e,
+        transport::OpenError::Handshake(weft_transport::establish::EstablishError::Closed(r))
+            if *r == weft_proto::transport::CloseReason::MAX_LINKS
+    )
 }

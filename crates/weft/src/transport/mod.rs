@@ -9,12 +9,17 @@
 //! reader thread per transport decodes batches, hands each network message to the session,
 //! and watches the lease. What a router forwards while it handles a received batch wakes
 //! each idle writer once, after the batch ([`Transport::send_forwarded`]).
+//!
+//! A transport may have links reserved for some priorities attached to it
+//! ([`Pending::start_beside`], module `priority_links`).
+
+mod priority_links;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use thiserror::Error;
@@ -29,6 +34,7 @@ use weft_transport::rx::{Control, Incoming, Receiver};
 use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
 
 use crate::link::{BatchReader, Link};
+use priority_links::PriorityLinks;
 
 /// Why a message was not sent.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -196,6 +202,10 @@ pub struct Transport {
     epoch: Instant,
     last_tx_ms: AtomicU64,
     stats: TransportStats,
+    /// The links reserved for some priorities attached to this transport.
+    priority_links: PriorityLinks,
+    /// For a link reserved for priorities: the main transport it is attached to.
+    main: OnceLock<Weak<Self>>,
 }
 
 impl std::fmt::Debug for Transport {
@@ -231,6 +241,11 @@ impl Transport {
     /// Counters.
     pub const fn stats(&self) -> &TransportStats {
         &self.stats
+    }
+
+    /// The links reserved for some priorities attached to this transport.
+    pub fn priority_links(&self) -> Vec<Arc<Self>> {
+        self.priority_links.all()
     }
 
     /// Whether the transport is closed.
@@ -275,6 +290,13 @@ impl Transport {
         congestion: CongestionControl,
         after_batch: bool,
     ) -> Result<(), SendError> {
+        if let Some(link) = self.priority_links.for_priority(priority) {
+            match link.send_with(msg, priority, reliability, congestion, after_batch) {
+                // The link just closed: the message goes on the main transport.
+                Err(SendError::Closed) => {}
+                result => return result,
+            }
+        }
         let priority = if self.negotiated.qos {
             priority
         } else {
@@ -597,6 +619,9 @@ impl Transport {
     /// Manual batching: while on, messages (but express ones) wait in the pending
     /// batches until [`Transport::flush`] or until a batch is full.
     pub fn set_manual_batching(&self, on: bool) {
+        for link in self.priority_links.all() {
+            link.set_manual_batching(on);
+        }
         self.manual_batching.store(on, Ordering::Relaxed);
         if !on {
             self.flush_pending();
@@ -605,6 +630,9 @@ impl Transport {
 
     /// Hands every pending batch to the writer thread.
     pub fn flush_pending(&self) {
+        for link in self.priority_links.all() {
+            link.flush_pending();
+        }
         let mut st = self.lock();
         st.flush_requested = true;
         st.writer_idle = false;
@@ -625,6 +653,9 @@ impl Transport {
     /// Closes the transport, telling the peer why, after writing what is pending (so that
     /// a put followed by a close is not lost).
     pub fn close(&self, reason: CloseReason) {
+        for link in self.priority_links.take_all() {
+            link.close(reason);
+        }
         if self.is_closed() {
             return;
         }
@@ -727,6 +758,28 @@ impl Pending {
     /// The transport.
     pub const fn transport(&self) -> &Arc<Transport> {
         &self.transport
+    }
+
+    /// Starts this transport as a link reserved for its priorities, attached to `main`
+    /// (the node's transport with the same peer): messages of those priorities sent on
+    /// `main` go on it, and what it receives is handed over as received on `main`.
+    /// Returns false, and closes it, when it has no range, or `main` is closed, or
+    /// narrower links already cover its whole range.
+    pub fn start_beside(self, main: &Arc<Transport>) -> bool {
+        let link = self.transport.clone();
+        let _ = link.main.set(Arc::downgrade(main));
+        if main.is_closed() || !main.priority_links.attach(&link) {
+            link.close(CloseReason::MAX_LINKS);
+            return false;
+        }
+        link.set_manual_batching(main.manual_batching.load(Ordering::Relaxed));
+        self.start();
+        // The main transport closed meanwhile: it may have missed this link.
+        if main.is_closed() {
+            main.priority_links.detach(&link);
+            link.close(CloseReason::GENERIC);
+        }
+        true
     }
 
     /// Starts the reader and writer threads.
@@ -842,6 +895,8 @@ fn start(
         epoch: Instant::now(),
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),
+        priority_links: PriorityLinks::default(),
+        main: OnceLock::new(),
     });
     Pending {
         transport,
@@ -875,6 +930,9 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
     let _ = reader.link_mut().set_read_timeout(Some(tick));
     let mut liveness = Liveness::new(own_lease, peer_lease, Instant::now());
     let mut rx = Receiver::new(&n, MAX_MESSAGE);
+    // A link reserved for priorities hands what it receives over as its main transport.
+    let main = t.main.get().and_then(Weak::upgrade);
+    let face = main.as_ref().unwrap_or(t);
     loop {
         if t.is_closed() {
             break;
@@ -891,7 +949,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                 let mut messages = 0;
                 let result = rx.on_batch(batch, |m| {
                     messages += 1;
-                    handler.on_message(t, m);
+                    handler.on_message(face, m);
                 });
                 t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
                 wake_writers_after_batch();
@@ -925,7 +983,16 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
     if let Ok(link) = t.writer.lock() {
         link.shutdown();
     }
-    handler.on_closed(t);
+    match main {
+        // A priority link's messages go on the main transport again.
+        Some(main) => main.priority_links.detach(t),
+        None => {
+            for link in t.priority_links.take_all() {
+                link.close(CloseReason::GENERIC);
+            }
+            handler.on_closed(t);
+        }
+    }
 }
 
 #[cfg(test)]

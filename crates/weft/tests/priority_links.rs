@@ -1,0 +1,225 @@
+//! Links reserved for a range of priorities (`?prio=START-END` endpoints) beside a
+//! session's main link.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use weft::{Config, FaceInfo, Priority, PutOptions, Sample, WhatAmI};
+
+fn peer(listen: bool, connect: &[String]) -> weft::Session {
+    weft::open(Config {
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        listen: if listen {
+            vec!["tcp/127.0.0.1:0".parse().unwrap()]
+        } else {
+            Vec::new()
+        },
+        connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
+        ..Config::default()
+    })
+    .expect("open a weft session")
+}
+
+fn real_time() -> PutOptions {
+    PutOptions {
+        priority: Priority::RealTime,
+        congestion_control: weft::CongestionControl::Block,
+        express: true,
+        ..PutOptions::default()
+    }
+}
+
+/// The only face of `s`, once `ready` holds for it (at most 10 s: a connector waits up to
+/// 4 s between attempts).
+fn face_when(s: &weft::Session, ready: impl Fn(&FaceInfo) -> bool) -> FaceInfo {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let faces = s.admin().faces;
+        if let [face] = faces.as_slice() {
+            if ready(face) {
+                return face.clone();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "faces never got ready: {faces:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn receive(rx: &Receiver<Sample>, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|_| {
+            rx.recv_timeout(Duration::from_secs(5))
+                .expect("a sample within 5 s")
+                .payload
+                .to_vec()
+        })
+        .collect()
+}
+
+#[test]
+fn real_time_messages_travel_on_their_own_link_and_the_rest_on_the_main_one() {
+    let a = peer(true, &[]);
+    let (_sub, rx) = a.declare_subscriber_channel("prio/**", 256).unwrap();
+    let to_a = a.listen_endpoints()[0].clone();
+    let b = peer(false, &[to_a.clone(), format!("{to_a}?prio=1-1")]);
+    let at_b = face_when(&b, |f| f.priority_links.len() == 1);
+    let at_a = face_when(&a, |f| f.priority_links.len() == 1);
+    assert_eq!(at_b.priority_links[0].priorities, (1, 1));
+    assert_eq!(at_a.priority_links[0].priorities, (1, 1));
+    assert_eq!(b.peers().len(), 1, "one session, two links");
+
+    let sent: Vec<Vec<u8>> = (0..50u32)
+        .map(|i| {
+            let mut p = vec![0xAB; 512];
+            p[..4].copy_from_slice(&i.to_le_bytes());
+            p
+        })
+        .collect();
+    for p in &sent {
+        b.put("prio/rt", p, &real_time()).unwrap();
+    }
+    assert_eq!(receive(&rx, sent.len()), sent, "in order, all of them");
+    // (The counters follow the writes: wait for them.)
+    let rt_link_out =
+        |f: &FaceInfo| f.priority_links[0].bytes_out - at_b.priority_links[0].bytes_out;
+    let after_rt_b = face_when(&b, |f| rt_link_out(f) >= 50 * 512);
+    face_when(&a, |f| {
+        f.priority_links[0].bytes_in - at_a.priority_links[0].bytes_in >= 50 * 512
+    });
+    assert!(
+        after_rt_b.bytes_out - at_b.bytes_out < 50 * 512,
+        "the main link carried the real-time messages too"
+    );
+
+    // Data priority stays on the main link.
+    let data = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    for p in &sent {
+        b.put("prio/data", p, &data).unwrap();
+    }
+    assert_eq!(receive(&rx, sent.len()), sent);
+    let after_data_b = face_when(&b, |f| f.bytes_out - after_rt_b.bytes_out >= 50 * 512);
+    assert!(
+        after_data_b.priority_links[0].bytes_out - after_rt_b.priority_links[0].bytes_out < 1024,
+        "data went on the real-time link"
+    );
+}
+
+/// A TCP relay to `upstream` whose connections can be cut, and that can refuse new ones.
+struct Relay {
+    endpoint: String,
+    streams: Arc<Mutex<Vec<TcpStream>>>,
+    accepting: Arc<AtomicBool>,
+}
+
+impl Relay {
+    fn start(upstream: &str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("tcp/{}", listener.local_addr().unwrap());
+        let upstream = upstream.trim_start_matches("tcp/").to_string();
+        let streams = Arc::new(Mutex::new(Vec::new()));
+        let accepting = Arc::new(AtomicBool::new(true));
+        let kept = streams.clone();
+        let open = accepting.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten().take(64) {
+                if !open.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                kept.lock().unwrap().push(client.try_clone().unwrap());
+                kept.lock().unwrap().push(server.try_clone().unwrap());
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pipe(server, client);
+            }
+        });
+        Self {
+            endpoint,
+            streams,
+            accepting,
+        }
+    }
+
+    /// Whether new connections are relayed (else they are closed at once).
+    fn accept(&self, on: bool) {
+        self.accepting.store(on, Ordering::SeqCst);
+    }
+
+    /// Closes every relayed connection, both ways.
+    fn cut(&self) {
+        for s in self.streams.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+    });
+}
+
+#[test]
+fn when_a_priority_link_dies_its_messages_go_on_the_main_link_until_it_is_back() {
+    let a = peer(true, &[]);
+    let (_sub, rx) = a.declare_subscriber_channel("prio/**", 256).unwrap();
+    let to_a = a.listen_endpoints()[0].clone();
+    let relay = Relay::start(&to_a);
+    // The main link goes straight to a; the real-time one through the relay, which
+    // reaches the same node: the twin rule does not apply, the range does.
+    let b = peer(false, &[to_a, format!("{}?prio=1-2", relay.endpoint)]);
+    face_when(&b, |f| f.priority_links.len() == 1);
+
+    relay.accept(false);
+    relay.cut();
+    face_when(&b, |f| f.priority_links.is_empty());
+    for i in 0..20u8 {
+        b.put("prio/rt", &[i; 16], &real_time()).unwrap();
+    }
+    let got = receive(&rx, 20);
+    assert_eq!(got, (0..20u8).map(|i| vec![i; 16]).collect::<Vec<_>>());
+    assert_eq!(b.peers().len(), 1, "the session survived its priority link");
+
+    // The connector brings the link back, and real-time traffic returns to it.
+    relay.accept(true);
+    let back = face_when(&b, |f| f.priority_links.len() == 1);
+    for i in 0..20u8 {
+        b.put("prio/rt", &[i; 256], &real_time()).unwrap();
+    }
+    assert_eq!(receive(&rx, 20).len(), 20);
+    let later = face_when(&b, |_| true);
+    assert!(later.priority_links[0].bytes_out - back.priority_links[0].bytes_out >= 20 * 256);
+}
+
+#[test]
+fn a_priority_endpoint_alone_is_a_whole_session() {
+    let a = peer(true, &[]);
+    let (_sub, rx) = a.declare_subscriber_channel("prio/**", 16).unwrap();
+    let to_a = a.listen_endpoints()[0].clone();
+    let b = peer(false, &[format!("{to_a}?prio=1-1")]);
+    let face = face_when(&b, |_| true);
+    assert!(face.priority_links.is_empty());
+    b.put("prio/data", b"data", &PutOptions::default()).unwrap();
+    b.put("prio/rt", b"rt", &real_time()).unwrap();
+    let mut got = receive(&rx, 2);
+    got.sort();
+    assert_eq!(got, [b"data".to_vec(), b"rt".to_vec()]);
+}
