@@ -22,6 +22,23 @@ fn router() -> Option<(ZenohNode, String)> {
     Some((node, endpoint))
 }
 
+/// A Zenoh client of the router at `endpoint`, subscribed to `demo/weft/**`.
+fn zenoh_client_subscriber(endpoint: &str) -> ZenohNode {
+    ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        endpoint,
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ])
+    .unwrap()
+}
+
 /// Data published by weft reaches Zenoh subscribers, with encoding and attachment.
 fn weft_publishes_to_zenoh(weft: &weft::Session, zenoh_sub: &ZenohNode) {
     let options = PutOptions {
@@ -120,19 +137,7 @@ fn weft_client_through_a_zenoh_router() {
         return;
     };
     let weft = weft_session(WhatAmI::Client, &endpoint);
-    let zenoh_sub = ZenohNode::start(&[
-        "--mode",
-        "client",
-        "--connect",
-        &endpoint,
-        "--sub",
-        "demo/weft/**",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ])
-    .unwrap();
+    let zenoh_sub = zenoh_client_subscriber(&endpoint);
     weft_publishes_to_zenoh(&weft, &zenoh_sub);
     zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &endpoint]);
 }
@@ -323,19 +328,7 @@ fn a_weft_priority_link_to_a_zenoh_router_is_refused_and_everything_shares_the_m
         ..Config::default()
     })
     .unwrap();
-    let zenoh_sub = ZenohNode::start(&[
-        "--mode",
-        "client",
-        "--connect",
-        &endpoint,
-        "--sub",
-        "demo/weft/**",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ])
-    .unwrap();
+    let zenoh_sub = zenoh_client_subscriber(&endpoint);
     let real_time = PutOptions {
         priority: weft::Priority::RealTime,
         express: true,
