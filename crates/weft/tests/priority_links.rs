@@ -11,8 +11,12 @@ use std::time::{Duration, Instant};
 use weft::{Config, FaceInfo, Priority, PutOptions, Sample, WhatAmI};
 
 fn peer(listen: bool, connect: &[String]) -> weft::Session {
+    node(WhatAmI::Peer, listen, connect)
+}
+
+fn node(mode: WhatAmI, listen: bool, connect: &[String]) -> weft::Session {
     weft::open(Config {
-        mode: WhatAmI::Peer,
+        mode,
         multicast_scouting: false,
         listen: if listen {
             vec!["tcp/127.0.0.1:0".parse().unwrap()]
@@ -222,4 +226,59 @@ fn a_priority_endpoint_alone_is_a_whole_session() {
     let mut got = receive(&rx, 2);
     got.sort();
     assert_eq!(got, [b"data".to_vec(), b"rt".to_vec()]);
+}
+
+#[test]
+fn a_router_forwards_real_time_messages_on_the_priority_links_of_its_clients() {
+    let router = node(WhatAmI::Router, true, &[]);
+    let to_router = router.listen_endpoints()[0].clone();
+    let twin = [to_router.clone(), format!("{to_router}?prio=1-1")];
+    let subscriber = node(WhatAmI::Client, false, &twin);
+    let (_sub, rx) = subscriber
+        .declare_subscriber_channel("prio/**", 256)
+        .unwrap();
+    let publisher = node(WhatAmI::Client, false, &twin);
+    face_when(&subscriber, |f| f.priority_links.len() == 1);
+    let before = face_when(&publisher, |f| f.priority_links.len() == 1);
+    // The router has a face per client, each with its real-time link.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let at_router = loop {
+        let faces = router.admin().faces;
+        if faces.len() == 2 && faces.iter().all(|f| f.priority_links.len() == 1) {
+            break faces;
+        }
+        assert!(Instant::now() < deadline, "router faces: {faces:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+
+    let payload = vec![7u8; 1000];
+    let mut got = 0;
+    // The publisher learns of the subscriber through the router: retry until it does.
+    while got == 0 && Instant::now() < deadline {
+        publisher.put("prio/rt", &payload, &real_time()).unwrap();
+        got += rx.recv_timeout(Duration::from_millis(100)).iter().count();
+    }
+    for _ in 0..30 {
+        publisher.put("prio/rt", &payload, &real_time()).unwrap();
+    }
+    assert_eq!(receive(&rx, 30).len(), 30);
+    // In on one client's real-time link, out on the other's.
+    let after = face_when(&publisher, |f| {
+        f.priority_links[0].bytes_out - before.priority_links[0].bytes_out >= 30 * 1000
+    });
+    assert!(after.bytes_out - before.bytes_out < 30 * 1000);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let faces = router.admin().faces;
+        let out_on_links: u64 = faces
+            .iter()
+            .zip(&at_router)
+            .map(|(now, then)| now.priority_links[0].bytes_out - then.priority_links[0].bytes_out)
+            .sum();
+        if out_on_links >= 30 * 1000 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "router faces: {faces:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
