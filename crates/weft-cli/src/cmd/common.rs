@@ -14,7 +14,8 @@ pub(crate) struct SessionArgs {
     /// Session mode.
     #[arg(short, long, value_enum, default_value = "peer")]
     mode: ModeArg,
-    /// Endpoint to connect to (repeatable), e.g. tcp/127.0.0.1:7447.
+    /// Endpoint to connect to (repeatable), e.g. tcp/127.0.0.1:7447; the same endpoint
+    /// again with ?prio=0-2 adds a link reserved for priorities 0..=2.
     #[arg(short = 'e', long = "connect", value_name = "ENDPOINT")]
     connect: Vec<String>,
     /// Endpoint to listen on (repeatable), e.g. tcp/127.0.0.1:0.
