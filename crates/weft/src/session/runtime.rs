@@ -42,7 +42,11 @@ impl Inner {
         let t = pending.transport().clone();
         if let Some(range) = t.negotiated().link_priorities {
             if let Some(main) = self.main_transport(t.peer_zid()) {
-                let kept = !self.is_closing() && pending.start_beside(&main);
+                if self.is_closing() {
+                    t.close(weft_proto::transport::CloseReason::GENERIC);
+                    return false;
+                }
+                let kept = pending.start_beside(&main);
                 tracing::debug!(
                     "link {} for priorities {range:?} of {}: {}",
                     t.describe(),
