@@ -8,25 +8,13 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use weft::{Config, FaceInfo, Priority, PutOptions, Sample, WhatAmI};
+use weft::{FaceInfo, Priority, PutOptions, Sample, WhatAmI};
+
+mod common;
+use common::session_to as node;
 
 fn peer(listen: bool, connect: &[String]) -> weft::Session {
     node(WhatAmI::Peer, listen, connect)
-}
-
-fn node(mode: WhatAmI, listen: bool, connect: &[String]) -> weft::Session {
-    weft::open(Config {
-        mode,
-        multicast_scouting: false,
-        listen: if listen {
-            vec!["tcp/127.0.0.1:0".parse().unwrap()]
-        } else {
-            Vec::new()
-        },
-        connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
-        ..Config::default()
-    })
-    .expect("open a weft session")
 }
 
 fn real_time() -> PutOptions {

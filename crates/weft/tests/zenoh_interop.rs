@@ -22,21 +22,24 @@ fn router() -> Option<(ZenohNode, String)> {
     Some((node, endpoint))
 }
 
-/// A Zenoh client of the router at `endpoint`, subscribed to `demo/weft/**`.
-fn zenoh_client_subscriber(endpoint: &str) -> ZenohNode {
-    ZenohNode::start(&[
-        "--mode",
-        "client",
-        "--connect",
-        endpoint,
+/// A Zenoh node started with `node_args` (mode and endpoints), subscribed to
+/// `demo/weft/**`; `None` when Zenoh is not available.
+fn zenoh_subscriber(node_args: &[&str]) -> Option<ZenohNode> {
+    let mut args = node_args.to_vec();
+    args.extend([
         "--sub",
         "demo/weft/**",
         "--count",
         "1000",
         "--timeout",
         "60",
-    ])
-    .unwrap()
+    ]);
+    ZenohNode::start(&args)
+}
+
+/// A Zenoh client of the router at `endpoint`, subscribed to `demo/weft/**`.
+fn zenoh_client_subscriber(endpoint: &str) -> ZenohNode {
+    zenoh_subscriber(&["--mode", "client", "--connect", endpoint]).unwrap()
 }
 
 /// Data published by weft reaches Zenoh subscribers, with encoding and attachment.
@@ -192,18 +195,7 @@ fn weft_publisher_sends_nothing_without_subscribers() {
 #[test]
 fn weft_peer_with_a_zenoh_peer() {
     let endpoint = format!("tcp/127.0.0.1:{}", free_port());
-    let Some(zenoh_peer) = ZenohNode::start(&[
-        "--mode",
-        "peer",
-        "--listen",
-        &endpoint,
-        "--sub",
-        "demo/weft/**",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ]) else {
+    let Some(zenoh_peer) = zenoh_subscriber(&["--mode", "peer", "--listen", &endpoint]) else {
         return;
     };
     // weft connects to the Zenoh peer, and listens for the Zenoh peer that publishes.
@@ -367,4 +359,52 @@ fn a_zenoh_client_whose_link_is_reserved_for_priorities_is_a_whole_session_to_we
     .unwrap();
     let ranged = format!("{}?prio=1-7", weft.listen_endpoints()[0]);
     zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &ranged]);
+}
+
+/// A handler for raw transports that ignores what they receive.
+struct Ignore;
+
+impl weft::transport::Handler for Ignore {
+    fn on_message(
+        &self,
+        _: &std::sync::Arc<weft::transport::Transport>,
+        _: &weft_transport::rx::Incoming<'_, '_>,
+    ) {
+    }
+    fn on_closed(&self, _: &std::sync::Arc<weft::transport::Transport>) {}
+}
+
+#[test]
+fn zenoh_refuses_a_second_link_from_the_same_node_with_max_links() {
+    use weft_proto::transport::CloseReason;
+    use weft_transport::establish::{EstablishError, LocalParams};
+    let Some((_router, endpoint)) = router() else {
+        return;
+    };
+    let ep: weft::endpoint::Endpoint = endpoint.parse().unwrap();
+    let zid = weft::ZenohId::new(0x5eed_0001).unwrap();
+    let open = |priorities| {
+        let link = weft::link::Link::connect(&ep, Duration::from_secs(5), Default::default())
+            .expect("connect to the Zenoh router");
+        let mut params = LocalParams::new(zid, WhatAmI::Client);
+        params.link_priorities = priorities;
+        weft::transport::open(
+            link,
+            params,
+            Duration::from_secs(5),
+            std::sync::Arc::new(Ignore),
+        )
+    };
+    let main = open(None).expect("the first link is accepted").start();
+    let second = open(Some((weft::Priority::RealTime, weft::Priority::RealTime)));
+    assert!(
+        matches!(
+            second,
+            Err(weft::transport::OpenError::Handshake(EstablishError::Closed(r)))
+                if r == CloseReason::MAX_LINKS
+        ),
+        "{:?}",
+        second.err()
+    );
+    main.close(CloseReason::GENERIC);
 }
