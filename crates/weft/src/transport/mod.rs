@@ -764,11 +764,20 @@ impl Pending {
     /// (the node's transport with the same peer): messages of those priorities sent on
     /// `main` go on it, and what it receives is handed over as received on `main`.
     /// Returns false, and closes it, when it has no range, or `main` is closed, or
-    /// narrower links already cover its whole range.
+    /// narrower links already cover its whole range; a wider link it takes every
+    /// priority from is closed.
     pub fn start_beside(self, main: &Arc<Transport>) -> bool {
         let link = self.transport.clone();
         let _ = link.main.set(Arc::downgrade(main));
-        if main.is_closed() || !main.priority_links.attach(&link) {
+        let (took, displaced) = if main.is_closed() {
+            (false, Vec::new())
+        } else {
+            main.priority_links.attach(&link)
+        };
+        for old in displaced {
+            old.close(CloseReason::MAX_LINKS);
+        }
+        if !took {
             link.close(CloseReason::MAX_LINKS);
             return false;
         }

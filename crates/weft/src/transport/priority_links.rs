@@ -49,25 +49,27 @@ impl PriorityLinks {
     }
 
     /// Attaches `link` for the priorities of its range that no narrower (or equally
-    /// narrow) open link covers; returns whether it took any.
-    pub(super) fn attach(&self, link: &Arc<Transport>) -> bool {
+    /// narrow) open link covers; returns whether it took any, and the links it took
+    /// every priority from (to be closed: nothing would be sent on them any more).
+    pub(super) fn attach(&self, link: &Arc<Transport>) -> (bool, Vec<Arc<Transport>>) {
         let Some((start, end)) = link.negotiated().link_priorities else {
-            return false;
+            return (false, Vec::new());
         };
         let mut links = self.by_priority.write().unwrap_or_else(|e| e.into_inner());
-        let mut took = false;
+        let mut displaced: Vec<Arc<Transport>> = Vec::new();
         for p in start.to_u8()..=end.to_u8() {
             let slot = &mut links[usize::from(p)];
             let keep_current = slot
                 .as_ref()
                 .is_some_and(|cur| !cur.is_closed() && width(cur) <= width(link));
             if !keep_current {
-                *slot = Some(link.clone());
-                took = true;
+                displaced.extend(slot.replace(link.clone()));
             }
         }
+        let took = links.iter().flatten().any(|l| Arc::ptr_eq(l, link));
+        displaced.retain(|d| !links.iter().flatten().any(|l| Arc::ptr_eq(l, d)));
         self.covered.store(mask(&links), Ordering::Release);
-        took
+        (took, displaced)
     }
 
     /// Detaches `link` wherever it is attached.
