@@ -1,5 +1,8 @@
 //! Test support for weft: running Eclipse Zenoh nodes (Python,
-//! `tests/interop/zenoh_node.py`) next to weft, on loopback.
+//! `tests/interop/zenoh_node.py`) next to weft, on loopback, and raw clients that send
+//! exactly the messages a test chooses ([`raw`]).
+
+pub mod raw;
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;

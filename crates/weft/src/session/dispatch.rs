@@ -11,6 +11,7 @@ use weft_transport::rx::Incoming;
 
 use crate::api::Payload;
 
+use super::aggregate::Aggregate;
 use super::face::Face;
 use super::router::EntityKind;
 use super::Inner;
@@ -345,6 +346,7 @@ impl Inner {
             },
             None => None,
         };
-        self.answer_interest(t, i.id, i.mode, i.options, key);
+        let aggregate = Aggregate::for_interest(t.peer_whatami(), i.options, i.wire_expr.as_ref());
+        self.answer_interest(t, i.id, i.mode, i.options, key, aggregate);
     }
 }

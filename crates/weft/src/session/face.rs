@@ -12,6 +12,7 @@ use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{Mapping, WireExpr};
 use weft_proto::network::{InterestMode, InterestOptions};
 
+use super::aggregate::Aggregate;
 use super::router::EntityKind;
 use crate::transport::Transport;
 
@@ -20,12 +21,16 @@ use crate::transport::Transport;
 pub(crate) struct PeerInterest {
     pub(crate) options: InterestOptions,
     pub(crate) key: Option<OwnedKeyExpr>,
+    /// Set when the node asked for aggregated declarations (see `aggregate`).
+    pub(crate) aggregate: Option<Aggregate>,
 }
 
 impl PeerInterest {
-    /// Whether a declaration of kind `kind` on `key` concerns this interest.
+    /// Whether a declaration of kind `kind` on `key` is to be sent as it is for this
+    /// interest (an aggregated one is told of the aggregate instead).
     pub(crate) fn wants(&self, kind: InterestOptions, key: KeyExpr<'_>) -> bool {
         self.options.contains(kind)
+            && !(self.aggregate.is_some() && Aggregate::covers(kind))
             && self
                 .key
                 .as_ref()

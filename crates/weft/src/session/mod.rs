@@ -1,5 +1,6 @@
 //! The session: what an application opens to publish, subscribe, query and declare.
 
+mod aggregate;
 mod discovery;
 mod dispatch;
 mod face;

@@ -15,7 +15,9 @@ use weft_proto::network::{
 };
 use weft_proto::zenoh::{Del, PushBody, Put};
 
+use super::aggregate::{Aggregate, AggregateChange};
 use super::face::{Face, PUBLISHER_INTEREST};
+use super::router::EntityKind;
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
 use crate::transport::Transport;
@@ -304,24 +306,34 @@ impl Inner {
             );
             let targets =
                 self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key.as_key_expr());
-            (id, targets)
+            let aggregates =
+                self.aggregate_updates(&mut st, EntityKind::Subscriber, key.as_key_expr());
+            (id, (targets, aggregates))
         };
+        let (targets, aggregates) = targets;
         let msg = declare_subscriber_msg(id, key.as_str(), None);
         for t in targets {
             send_control(&t, &msg);
         }
+        aggregates.iter().for_each(AggregateChange::send);
         Ok(id)
     }
 
     pub(crate) fn undeclare_subscriber(&self, id: u32) {
-        let targets: Vec<Arc<Transport>> = {
+        let (targets, aggregates) = {
             let mut st = self.lock();
             st.routes_changed();
             let Some(sub) = st.subscribers.remove(&id) else {
                 return;
             };
-            self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, sub.key.as_key_expr())
+            let key = sub.key.as_key_expr();
+            let targets = self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key);
+            (
+                targets,
+                self.aggregate_updates(&mut st, EntityKind::Subscriber, key),
+            )
         };
+        aggregates.iter().for_each(AggregateChange::send);
         let msg = NetworkMessage::Declare(Declare::new(
             None,
             Declaration::UndeclareSubscriber(UndeclareSubscriber {
@@ -472,8 +484,9 @@ impl Inner {
         }
     }
 
-    /// Answers an interest received on a face: matching subscribers now (for Current and
-    /// CurrentFuture), then DeclareFinal.
+    /// Answers an interest received on a face: for Current and CurrentFuture, the matching
+    /// declarations (one aggregate per kind for an aggregated interest), then DeclareFinal;
+    /// for Future and CurrentFuture, keeps the interest to declare what comes later.
     pub(crate) fn answer_interest(
         &self,
         t: &Arc<Transport>,
@@ -481,125 +494,146 @@ impl Inner {
         mode: InterestMode,
         options: InterestOptions,
         key: Option<OwnedKeyExpr>,
+        mut aggregate: Option<Aggregate>,
     ) {
-        let matching = {
+        let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
+        let future = matches!(mode, InterestMode::Future | InterestMode::CurrentFuture);
+        // Current-only answers carry entity id 0, as Zenoh's do.
+        let answer_id = |id: u32| if future { id } else { 0 };
+        let aggregated = aggregate.is_some();
+        let individually = |kind: InterestOptions| {
+            options.contains(kind) && !(aggregated && Aggregate::covers(kind))
+        };
+        let intersects = |k: &OwnedKeyExpr| {
+            key.as_ref()
+                .is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()))
+        };
+        // (kind, id, key, complete) of every declaration to send, and the aggregates.
+        let mut found: Vec<(EntityKind, u32, String, bool)> = Vec::new();
+        let mut aggregates = Vec::new();
+        {
             let mut st = self.lock();
             st.routes_changed();
-            let matching = if options.contains(InterestOptions::SUBSCRIBERS)
-                && matches!(mode, InterestMode::Current | InterestMode::CurrentFuture)
-            {
-                st.subscribers
-                    .iter()
-                    .filter(|(_, s)| {
-                        key.as_ref()
-                            .is_none_or(|k| k.as_key_expr().intersects(s.key.as_key_expr()))
-                    })
-                    .map(|(id, s)| {
-                        (
-                            if mode == InterestMode::Current {
-                                0
-                            } else {
-                                *id
-                            },
-                            s.key.to_string(),
-                        )
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
-            let queryables: Vec<(u32, String, bool)> =
-                if options.contains(InterestOptions::QUERYABLES) && current {
-                    st.queryables
-                        .iter()
-                        .filter(|(_, q)| {
-                            key.as_ref()
-                                .is_none_or(|k| k.as_key_expr().intersects(q.key.as_key_expr()))
-                        })
-                        .map(|(id, q)| {
-                            (
-                                if mode == InterestMode::Current {
-                                    0
-                                } else {
-                                    *id
-                                },
-                                q.key.to_string(),
-                                q.complete,
-                            )
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-            let tokens: Vec<(u32, String)> = if options.contains(InterestOptions::TOKENS) && current
-            {
-                st.tokens
-                    .iter()
-                    .filter(|(_, k)| {
-                        key.as_ref()
-                            .is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()))
-                    })
-                    .map(|(id, k)| {
-                        (
-                            if mode == InterestMode::Current {
-                                0
-                            } else {
-                                *id
-                            },
-                            k.to_string(),
-                        )
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            };
-            if matches!(mode, InterestMode::Future | InterestMode::CurrentFuture) {
+            if current {
+                if individually(InterestOptions::SUBSCRIBERS) {
+                    found.extend(
+                        st.subscribers
+                            .iter()
+                            .filter(|(_, s)| intersects(&s.key))
+                            .map(|(id, s)| {
+                                (
+                                    EntityKind::Subscriber,
+                                    answer_id(*id),
+                                    s.key.to_string(),
+                                    false,
+                                )
+                            }),
+                    );
+                }
+                if individually(InterestOptions::QUERYABLES) {
+                    found.extend(
+                        st.queryables
+                            .iter()
+                            .filter(|(_, q)| intersects(&q.key))
+                            .map(|(id, q)| {
+                                let k = q.key.to_string();
+                                (EntityKind::Queryable, answer_id(*id), k, q.complete)
+                            }),
+                    );
+                }
+                if options.contains(InterestOptions::TOKENS) {
+                    found.extend(
+                        st.tokens
+                            .iter()
+                            .filter(|(_, k)| intersects(k))
+                            .map(|(id, k)| {
+                                (EntityKind::Token, answer_id(*id), k.to_string(), false)
+                            }),
+                    );
+                }
+                if let (Some(agg), Some(k)) = (aggregate.as_mut(), key.as_ref()) {
+                    for (kind, option) in [
+                        (EntityKind::Subscriber, InterestOptions::SUBSCRIBERS),
+                        (EntityKind::Queryable, InterestOptions::QUERYABLES),
+                    ] {
+                        if !options.contains(option) {
+                            continue;
+                        }
+                        let asker = t.peer_zid();
+                        if let Some(complete) =
+                            self.aggregate_match(&st, kind, k.as_key_expr(), asker)
+                        {
+                            let id = if future { Self::next_id(&mut st) } else { 0 };
+                            if future {
+                                Self::note_aggregate_declared(agg, kind, id, complete);
+                            }
+                            aggregates.push(AggregateChange::current(
+                                t.clone(),
+                                kind,
+                                id,
+                                agg,
+                                complete,
+                                interest,
+                            ));
+                        }
+                    }
+                }
+            }
+            if future {
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
                     face.their_interests.insert(
                         interest,
                         super::face::PeerInterest {
                             options,
                             key: key.clone(),
+                            aggregate,
                         },
                     );
                 }
             }
-            (matching, queryables, tokens)
-        };
-        let (mut matching, mut queryables, mut tokens) = matching;
-        if self.is_router() {
-            let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
-            if current {
-                let own_key = key.as_ref();
-                for (kind, id, k, complete) in
-                    self.routed_declarations(t.peer_zid(), options, own_key)
-                {
-                    let id = if mode == InterestMode::Current { 0 } else { id };
-                    match kind {
-                        super::router::EntityKind::Subscriber => matching.push((id, k)),
-                        super::router::EntityKind::Queryable => queryables.push((id, k, complete)),
-                        super::router::EntityKind::Token => tokens.push((id, k)),
-                    }
+        }
+        if current && self.is_router() {
+            let mut routed = InterestOptions::default();
+            for kind in [
+                InterestOptions::SUBSCRIBERS,
+                InterestOptions::QUERYABLES,
+                InterestOptions::TOKENS,
+            ] {
+                if individually(kind) {
+                    routed = routed.with(kind);
                 }
             }
-        }
-        for (id, key) in &tokens {
-            send_control(
-                t,
-                &super::liveliness::declare_token_msg(*id, key, Some(interest)),
-            );
-        }
-        for (id, key) in &matching {
-            send_control(t, &declare_subscriber_msg(*id, key, Some(interest)));
-        }
-        for (id, key, complete) in &queryables {
-            let mut msg = super::query::declare_queryable_msg(*id, key, *complete);
-            if let NetworkMessage::Declare(d) = &mut msg {
-                d.interest_id = Some(interest);
+            for (kind, id, k, complete) in
+                self.routed_declarations(t.peer_zid(), routed, key.as_ref())
+            {
+                found.push((kind, answer_id(id), k, complete));
             }
+        }
+        // Tokens first, then subscribers, then queryables.
+        found.sort_by_key(|(kind, ..)| match kind {
+            EntityKind::Token => 0,
+            EntityKind::Subscriber => 1,
+            EntityKind::Queryable => 2,
+        });
+        for (kind, id, k, complete) in &found {
+            let msg = match kind {
+                EntityKind::Token => super::liveliness::declare_token_msg(*id, k, Some(interest)),
+                EntityKind::Subscriber => declare_subscriber_msg(*id, k, Some(interest)),
+                EntityKind::Queryable => {
+                    let mut msg = super::query::declare_queryable_msg(*id, k, *complete);
+                    if let NetworkMessage::Declare(d) = &mut msg {
+                        d.interest_id = Some(interest);
+                    }
+                    msg
+                }
+            };
             send_control(t, &msg);
         }
-        send_control(t, &declare_final_msg(interest));
+        for change in &aggregates {
+            change.send();
+        }
+        if current {
+            send_control(t, &declare_final_msg(interest));
+        }
     }
 }

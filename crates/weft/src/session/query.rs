@@ -18,7 +18,9 @@ use weft_proto::zenoh::{
     Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
 };
 
+use super::aggregate::AggregateChange;
 use super::outbound::parse_encoding;
+use super::router::EntityKind;
 use super::{Inner, SessionError};
 use crate::api::{GetOptions, Payload, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
 use crate::transport::Transport;
@@ -609,26 +611,35 @@ impl Inner {
                     callback,
                 },
             );
-            (
-                id,
-                self.declaration_targets(&st, InterestOptions::QUERYABLES, key.as_key_expr()),
-            )
+            let targets =
+                self.declaration_targets(&st, InterestOptions::QUERYABLES, key.as_key_expr());
+            let aggregates =
+                self.aggregate_updates(&mut st, EntityKind::Queryable, key.as_key_expr());
+            (id, (targets, aggregates))
         };
+        let (targets, aggregates) = targets;
         let msg = declare_queryable_msg(id, key.as_str(), complete);
         for t in targets {
             super::outbound::send_control(&t, &msg);
         }
+        aggregates.iter().for_each(AggregateChange::send);
         Ok(id)
     }
 
     pub(crate) fn undeclare_queryable(&self, id: u32) {
-        let targets = {
+        let (targets, aggregates) = {
             let mut st = self.lock();
             let Some(q) = st.queryables.remove(&id) else {
                 return;
             };
-            self.declaration_targets(&st, InterestOptions::QUERYABLES, q.key.as_key_expr())
+            let key = q.key.as_key_expr();
+            let targets = self.declaration_targets(&st, InterestOptions::QUERYABLES, key);
+            (
+                targets,
+                self.aggregate_updates(&mut st, EntityKind::Queryable, key),
+            )
         };
+        aggregates.iter().for_each(AggregateChange::send);
         let msg = NetworkMessage::Declare(Declare::new(
             None,
             Declaration::UndeclareQueryable(UndeclareQueryable {

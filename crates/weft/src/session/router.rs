@@ -23,6 +23,7 @@ use weft_proto::network::{
 };
 use weft_proto::zenoh::PushBody;
 
+use super::aggregate::AggregateChange;
 use super::outbound::send_control;
 use super::Inner;
 use crate::transport::Transport;
@@ -315,12 +316,15 @@ impl Inner {
                 .into_iter()
                 .filter(|t| t.peer_zid() != from)
                 .collect();
-            (id, targets)
+            let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
+            (id, (targets, aggregates))
         };
+        let (targets, aggregates) = targets;
         let msg = declaration(kind, id, key.as_str(), complete, None);
         for t in targets {
             send_control(&t, &msg);
         }
+        aggregates.iter().for_each(AggregateChange::send);
     }
 
     /// Withdraws from the other faces an entity a face undeclared (or lost with the face).
@@ -341,12 +345,15 @@ impl Inner {
                 .into_iter()
                 .filter(|t| t.peer_zid() != from)
                 .collect();
-            (id, targets)
+            let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
+            (id, (targets, aggregates))
         };
+        let (targets, aggregates) = targets;
         let msg = undeclaration(kind, id);
         for t in targets {
             send_control(&t, &msg);
         }
+        aggregates.iter().for_each(AggregateChange::send);
     }
 
     /// Declarations of the other faces that answer an interest of `to`: (kind, routed

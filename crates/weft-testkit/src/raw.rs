@@ -1,0 +1,154 @@
+//! A raw Zenoh client on a TCP socket, built from weft's sans-I/O handshake, transmitter
+//! and receiver: for tests that must send exactly the bytes another implementation sends
+//! (a Zenoh-Pico publisher's Interest) or misbehave on purpose, and see every message the
+//! router answers.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use weft_proto::batch::framing::PrefixWidth;
+use weft_proto::core::{Priority, Reliability, WhatAmI, ZenohId};
+use weft_proto::network::NetworkMessage;
+use weft_transport::establish::{Initiator, LocalParams, Negotiated, Progress};
+use weft_transport::rx::Receiver;
+use weft_transport::tx::{Pushed, Transmitter, KEEP_ALIVE_BATCH};
+
+/// An established client session on a raw socket.
+pub struct RawClient {
+    stream: TcpStream,
+    tx: Transmitter,
+    rx: Receiver,
+    /// What the handshake agreed.
+    pub session: Negotiated,
+}
+
+/// Why a raw session could not be opened.
+#[derive(Debug)]
+pub enum RawError {
+    /// The socket failed (refused, reset, timed out).
+    Io(io::Error),
+    /// The router answered the handshake with something weft's initiator refuses.
+    Handshake(String),
+}
+
+impl From<io::Error> for RawError {
+    fn from(e: io::Error) -> Self {
+        Self::Io(e)
+    }
+}
+
+/// Writes one batch with its 2-byte length prefix.
+pub fn send_batch(stream: &mut TcpStream, batch: &[u8]) -> io::Result<()> {
+    let mut framed = Vec::with_capacity(batch.len() + 2);
+    PrefixWidth::U16
+        .write(batch.len(), &mut framed)
+        .map_err(|e| io::Error::other(format!("{e:?}")))?;
+    framed.extend_from_slice(batch);
+    stream.write_all(&framed)
+}
+
+/// Reads one length-prefixed batch.
+pub fn recv_batch(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 2];
+    stream.read_exact(&mut len)?;
+    let mut batch = vec![0u8; usize::from(u16::from_le_bytes(len))];
+    stream.read_exact(&mut batch)?;
+    Ok(batch)
+}
+
+impl RawClient {
+    /// Opens a client session to `127.0.0.1:port` with Zenoh's default parameters and the
+    /// id `zid`.
+    pub fn connect(port: u16, zid: u128) -> Result<Self, RawError> {
+        let zid = ZenohId::new(zid).expect("a non-zero ZenohId");
+        Self::connect_with(port, LocalParams::new(zid, WhatAmI::Client))
+    }
+
+    /// Opens a session to `127.0.0.1:port` proposing `params`.
+    pub fn connect_with(port: u16, params: LocalParams) -> Result<Self, RawError> {
+        let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let mut handshake = Initiator::new(params);
+        let mut out = Vec::new();
+        handshake
+            .start(&mut out)
+            .map_err(|e| RawError::Handshake(e.to_string()))?;
+        send_batch(&mut stream, &out)?;
+        let session = loop {
+            let batch = recv_batch(&mut stream)?;
+            match handshake.on_batch(&batch, &mut out) {
+                Ok(Progress::Reply) => send_batch(&mut stream, &out)?,
+                Ok(Progress::Established(n)) => break n,
+                Err(e) => return Err(RawError::Handshake(e.to_string())),
+            }
+        };
+        Ok(Self {
+            stream,
+            tx: Transmitter::new(&session, usize::from(session.batch_size) - 2),
+            rx: Receiver::new(&session, 64 << 20),
+            session,
+        })
+    }
+
+    /// Sends one network message, reliably, at `priority`, in a batch of its own.
+    pub fn send(&mut self, msg: &NetworkMessage<'_>, priority: Priority) -> io::Result<()> {
+        match self.tx.push(msg, priority, Reliability::Reliable) {
+            Ok(Pushed::Appended) => {}
+            other => return Err(io::Error::other(format!("cannot batch: {other:?}"))),
+        }
+        let batch = self.tx.take_lane(priority).to_vec();
+        send_batch(&mut self.stream, &batch)
+    }
+
+    /// Reads batches and hands every network message to `look` until it returns true (the
+    /// rest of that batch is still shown to it); fails after `timeout` without that. Sends
+    /// a KeepAlive whenever a second passes without a batch, so the session stays up.
+    pub fn recv_until<F>(&mut self, timeout: Duration, mut look: F) -> io::Result<()>
+    where
+        F: FnMut(&NetworkMessage<'_>) -> bool,
+    {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "nothing matched"));
+            }
+            // A whole batch or nothing: the length prefix is peeked before reading.
+            self.stream
+                .set_read_timeout(Some(left.min(Duration::from_secs(1))))?;
+            let mut prefix = [0u8; 2];
+            match self.stream.peek(&mut prefix) {
+                Ok(2) => {}
+                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => continue,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    send_batch(&mut self.stream, &KEEP_ALIVE_BATCH)?;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            self.stream
+                .set_read_timeout(Some(Duration::from_secs(10)))?;
+            let batch = recv_batch(&mut self.stream)?;
+            let mut done = false;
+            self.rx
+                .on_batch(&batch, |m| done |= look(m.message))
+                .map_err(|e| io::Error::other(format!("{e:?}")))?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The socket, for tests that write or stop reading on purpose.
+    pub fn stream(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+}

@@ -1,0 +1,338 @@
+//! Aggregated interests: one declaration per interest instead of one per entity.
+//!
+//! A client whose interest carries the `aggregate` option (Zenoh-Pico's publishers and
+//! queriers send it) is not told of each matching subscriber or queryable. While at least
+//! one entity of that kind (other than its own) intersects the interest's key expression,
+//! it is told of exactly one, declared on the interest's key expression itself, named as
+//! the client named it (its own key-expression id, answered with the receiver's mapping).
+//! Zenoh-Pico takes a declaration as an answer to an aggregated interest only when its
+//! key equals the interest's key, so anything else leaves it believing nobody listens.
+//!
+//! The aggregate is declared in the answer to a Current interest (id 0) or, for a Future
+//! one, under an id of its own when the first matching entity appears, and undeclared when
+//! the last one goes. Tokens are never aggregated, and peers' aggregate options are
+//! ignored, as Zenoh does.
+
+use std::sync::Arc;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{Mapping, WhatAmI, WireExpr, ZenohId};
+use weft_proto::network::{
+    Declaration, Declare, DeclareQueryable, DeclareSubscriber, InterestOptions, NetworkMessage,
+    QueryableInfo, UndeclareQueryable, UndeclareSubscriber,
+};
+
+use super::router::EntityKind;
+use super::{Inner, State};
+use crate::transport::Transport;
+
+/// The aggregation state of one interest of a client.
+#[derive(Debug, Clone)]
+pub(crate) struct Aggregate {
+    /// The interest's key expression as the client named it: its own id (0 for none)...
+    scope: u16,
+    /// ...and the text after it.
+    suffix: String,
+    /// The id of the aggregate subscriber declared to the client, while one is.
+    subscriber: Option<u32>,
+    /// The id of the aggregate queryable declared to the client and whether it was
+    /// declared complete, while one is.
+    queryable: Option<(u32, bool)>,
+}
+
+impl Aggregate {
+    /// The aggregation of an interest a face sent with `wire_expr`, if its options ask for
+    /// one and it may have one (a client's, with a key expression, asking for subscribers
+    /// or queryables).
+    pub(crate) fn for_interest(
+        from: WhatAmI,
+        options: InterestOptions,
+        wire_expr: Option<&WireExpr<'_>>,
+    ) -> Option<Self> {
+        let we = wire_expr?;
+        let aggregated_kinds = options.contains(InterestOptions::SUBSCRIBERS)
+            || options.contains(InterestOptions::QUERYABLES);
+        (from == WhatAmI::Client
+            && options.contains(InterestOptions::AGGREGATE)
+            && aggregated_kinds)
+            .then(|| Self {
+                scope: we.scope,
+                suffix: we.suffix.to_string(),
+                subscriber: None,
+                queryable: None,
+            })
+    }
+
+    /// Whether declarations of `kind` are aggregated (tokens never are).
+    pub(crate) fn covers(kind: InterestOptions) -> bool {
+        kind == InterestOptions::SUBSCRIBERS || kind == InterestOptions::QUERYABLES
+    }
+}
+
+/// A declaration or undeclaration of an aggregate, to send once the session lock is
+/// released.
+pub(crate) struct AggregateChange {
+    transport: Arc<Transport>,
+    kind: EntityKind,
+    id: u32,
+    /// `None` for an undeclaration.
+    declared: Option<Declared>,
+}
+
+struct Declared {
+    scope: u16,
+    suffix: String,
+    complete: bool,
+    interest: Option<u32>,
+}
+
+impl AggregateChange {
+    /// The declaration answering a Current interest: id 0 for a Current-only interest, the
+    /// aggregate's own id otherwise.
+    pub(crate) fn current(
+        transport: Arc<Transport>,
+        kind: EntityKind,
+        id: u32,
+        aggregate: &Aggregate,
+        complete: bool,
+        interest: u32,
+    ) -> Self {
+        Self {
+            transport,
+            kind,
+            id,
+            declared: Some(Declared {
+                scope: aggregate.scope,
+                suffix: aggregate.suffix.clone(),
+                complete,
+                interest: Some(interest),
+            }),
+        }
+    }
+
+    /// Sends it.
+    pub(crate) fn send(&self) {
+        super::outbound::send_control(&self.transport, &self.message());
+    }
+
+    fn message(&self) -> NetworkMessage<'_> {
+        let body = match (&self.declared, self.kind) {
+            (Some(d), EntityKind::Queryable) => Declaration::Queryable(DeclareQueryable {
+                id: self.id,
+                wire_expr: d.wire_expr(),
+                info: QueryableInfo {
+                    complete: d.complete,
+                    distance: 1,
+                },
+                unknown: Vec::new(),
+            }),
+            (Some(d), _) => Declaration::Subscriber(DeclareSubscriber {
+                id: self.id,
+                wire_expr: d.wire_expr(),
+                unknown: Vec::new(),
+            }),
+            (None, EntityKind::Queryable) => Declaration::UndeclareQueryable(UndeclareQueryable {
+                id: self.id,
+                wire_expr: None,
+                unknown: Vec::new(),
+            }),
+            (None, _) => Declaration::UndeclareSubscriber(UndeclareSubscriber {
+                id: self.id,
+                wire_expr: None,
+                unknown: Vec::new(),
+            }),
+        };
+        let interest = self.declared.as_ref().and_then(|d| d.interest);
+        NetworkMessage::Declare(Declare::new(interest, body))
+    }
+}
+
+impl Declared {
+    /// The interest's key expression as the client will recognise it: a scope is the
+    /// client's own id, so the receiver's table from where we stand.
+    fn wire_expr(&self) -> WireExpr<'_> {
+        WireExpr {
+            scope: self.scope,
+            suffix: &self.suffix,
+            mapping: if self.scope == 0 {
+                Mapping::Sender
+            } else {
+                Mapping::Receiver
+            },
+        }
+    }
+}
+
+impl Inner {
+    /// Whether an entity of `kind` that `asker` did not declare intersects `key`: `None`
+    /// if none does, else whether one of them is a complete queryable including `key`.
+    /// A router counts its faces' entities beside its own.
+    pub(crate) fn aggregate_match(
+        &self,
+        st: &State,
+        kind: EntityKind,
+        key: KeyExpr<'_>,
+        asker: ZenohId,
+    ) -> Option<bool> {
+        let mut found = None;
+        let mut note = |entity: KeyExpr<'_>, complete: bool| {
+            if entity.intersects(key) {
+                let covers = complete && entity.includes(key);
+                found = Some(found.unwrap_or(false) || covers);
+            }
+        };
+        match kind {
+            EntityKind::Subscriber => {
+                st.subscribers
+                    .values()
+                    .for_each(|s| note(s.key.as_key_expr(), false));
+            }
+            EntityKind::Queryable => {
+                st.queryables
+                    .values()
+                    .for_each(|q| note(q.key.as_key_expr(), q.complete));
+            }
+            EntityKind::Token => return None,
+        }
+        if self.is_router() {
+            for (_, face) in st.faces.iter().filter(|(z, f)| **z != asker && f.on_tree) {
+                match kind {
+                    EntityKind::Subscriber => face
+                        .subscribers
+                        .values()
+                        .for_each(|k| note(k.as_key_expr(), false)),
+                    EntityKind::Queryable => face.queryables.iter().for_each(|(e, k)| {
+                        note(k.as_key_expr(), face.complete_queryables.contains(e))
+                    }),
+                    EntityKind::Token => {}
+                }
+            }
+        }
+        found
+    }
+
+    /// Brings every aggregated interest that an entity of `kind` on `changed` concerns up
+    /// to date: declares the aggregates that now have a match, undeclares those that lost
+    /// their last one. Returns what to send once the lock is released.
+    pub(crate) fn aggregate_updates(
+        &self,
+        st: &mut State,
+        kind: EntityKind,
+        changed: KeyExpr<'_>,
+    ) -> Vec<AggregateChange> {
+        if kind == EntityKind::Token {
+            return Vec::new();
+        }
+        let wanted = match kind {
+            EntityKind::Subscriber => InterestOptions::SUBSCRIBERS,
+            _ => InterestOptions::QUERYABLES,
+        };
+        // (face, interest id, its key) of every aggregated interest concerned.
+        let concerned: Vec<(ZenohId, u32, OwnedKeyExpr)> = st
+            .faces
+            .iter()
+            .flat_map(|(zid, face)| {
+                face.their_interests.iter().filter_map(move |(id, i)| {
+                    let key = i.key.as_ref()?;
+                    (i.aggregate.is_some()
+                        && i.options.contains(wanted)
+                        && key.as_key_expr().intersects(changed))
+                    .then(|| (*zid, *id, key.clone()))
+                })
+            })
+            .collect();
+        let mut changes = Vec::new();
+        for (zid, interest, key) in concerned {
+            let matched = self.aggregate_match(st, kind, key.as_key_expr(), zid);
+            let mut fresh_id = None;
+            let needs_id = {
+                let Some(agg) = st
+                    .faces
+                    .get(&zid)
+                    .and_then(|f| f.their_interests.get(&interest))
+                    .and_then(|i| i.aggregate.as_ref())
+                else {
+                    continue;
+                };
+                matched.is_some()
+                    && match kind {
+                        EntityKind::Subscriber => agg.subscriber.is_none(),
+                        _ => agg.queryable.is_none_or(|(_, c)| Some(c) != matched),
+                    }
+            };
+            if needs_id {
+                fresh_id = Some(Self::next_id(st));
+            }
+            let Some(face) = st.faces.get_mut(&zid) else {
+                continue;
+            };
+            let transport = face.transport.clone();
+            let Some(agg) = face
+                .their_interests
+                .get_mut(&interest)
+                .and_then(|i| i.aggregate.as_mut())
+            else {
+                continue;
+            };
+            let declare = |id: u32, complete: bool, agg: &Aggregate| AggregateChange {
+                transport: transport.clone(),
+                kind,
+                id,
+                declared: Some(Declared {
+                    scope: agg.scope,
+                    suffix: agg.suffix.clone(),
+                    complete,
+                    interest: None,
+                }),
+            };
+            let undeclare = |id: u32| AggregateChange {
+                transport: transport.clone(),
+                kind,
+                id,
+                declared: None,
+            };
+            match (kind, matched) {
+                (EntityKind::Subscriber, Some(_)) => {
+                    if let Some(id) = fresh_id {
+                        agg.subscriber = Some(id);
+                        changes.push(declare(id, false, agg));
+                    }
+                }
+                (EntityKind::Subscriber, None) => {
+                    if let Some(id) = agg.subscriber.take() {
+                        changes.push(undeclare(id));
+                    }
+                }
+                (_, Some(complete)) => {
+                    if let Some(id) = fresh_id {
+                        // A queryable that became complete (or stopped being) is declared
+                        // again under the same id, as a redeclaration.
+                        let id = agg.queryable.map_or(id, |(old, _)| old);
+                        agg.queryable = Some((id, complete));
+                        changes.push(declare(id, complete, agg));
+                    }
+                }
+                (_, None) => {
+                    if let Some((id, _)) = agg.queryable.take() {
+                        changes.push(undeclare(id));
+                    }
+                }
+            }
+        }
+        changes
+    }
+
+    /// Records the aggregate declared in answer to a CurrentFuture interest.
+    pub(crate) fn note_aggregate_declared(
+        aggregate: &mut Aggregate,
+        kind: EntityKind,
+        id: u32,
+        complete: bool,
+    ) {
+        match kind {
+            EntityKind::Subscriber => aggregate.subscriber = Some(id),
+            EntityKind::Queryable => aggregate.queryable = Some((id, complete)),
+            EntityKind::Token => {}
+        }
+    }
+}
