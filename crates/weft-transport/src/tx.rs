@@ -224,6 +224,11 @@ impl Transmitter {
         result
     }
 
+    /// How many Fragments a message of `len` encoded bytes is cut into.
+    pub fn fragment_count(&self, len: usize) -> usize {
+        len.div_ceil(self.max_batch.saturating_sub(FRAGMENT_HEADER_MAX).max(1))
+    }
+
     /// Plans the Fragments of a message of `len` encoded bytes on the channel (`priority`,
     /// `reliability`): reserves their sequence numbers and returns, for each one in order,
     /// its header and the range of the encoded message it carries. Nothing is copied: a

@@ -100,7 +100,7 @@ impl Acceptor {
             peer_zid: syn.zid,
             peer_whatami: syn.whatami,
             resolution,
-            batch_size: self.local.batch_size.min(syn.batch_size),
+            batch_size: super::negotiate_batch_size(self.local.batch_size, syn.batch_size)?,
             qos,
             patch: syn.patch.unwrap_or(0).min(self.local.patch),
             own_lease_ms: self.local.lease_ms,

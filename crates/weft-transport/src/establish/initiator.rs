@@ -114,7 +114,7 @@ impl Initiator {
             peer_zid: ack.zid,
             peer_whatami: ack.whatami,
             resolution,
-            batch_size: self.local.batch_size.min(ack.batch_size),
+            batch_size: super::negotiate_batch_size(self.local.batch_size, ack.batch_size)?,
             qos,
             patch: ack.patch.unwrap_or(0).min(self.local.patch),
             own_lease_ms: self.local.lease_ms,

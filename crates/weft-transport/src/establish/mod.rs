@@ -25,6 +25,22 @@ use weft_proto::core::{Priority, Resolution, WhatAmI, ZenohId};
 use weft_proto::transport::{Close, CloseReason, TransportMessage};
 use weft_proto::{DecodeError, EncodeError};
 
+/// The smallest batch size a peer may announce, in bytes (length prefix included on
+/// stream links). Below it a batch cannot hold a Frame header and the header of one
+/// fragment with room to spare for data, so such a handshake is refused (Close INVALID)
+/// instead of leaving every sender to that peer unable to send. Zenoh-Pico's smallest
+/// practical configurations are well above it.
+pub const MIN_BATCH_SIZE: u16 = 64;
+
+/// The batch size both sides use: the smaller of the two proposals, refused below
+/// [`MIN_BATCH_SIZE`].
+pub fn negotiate_batch_size(own: u16, peer: u16) -> Result<u16, EstablishError> {
+    if peer < MIN_BATCH_SIZE {
+        return Err(EstablishError::BatchSize(peer));
+    }
+    Ok(own.min(peer))
+}
+
 /// What this node proposes for a unicast session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalParams {
@@ -147,6 +163,9 @@ pub enum EstablishError {
         /// The range in the acceptor's answer.
         got: PriorityRange,
     },
+    /// The peer announced a batch size too small to carry a message.
+    #[error("batch size {0} is below the minimum of {MIN_BATCH_SIZE} bytes")]
+    BatchSize(u16),
     /// A message arrived after the handshake finished or failed.
     #[error("the handshake is over")]
     Finished,

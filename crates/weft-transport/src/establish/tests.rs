@@ -245,3 +245,40 @@ fn an_init_with_both_qos_extensions_is_refused() {
     assert_eq!(err, EstablishError::QosTwice);
     assert_eq!(err.close_reason(), Some(CloseReason::INVALID));
 }
+
+#[test]
+fn a_batch_size_too_small_to_carry_a_message_is_refused_in_both_roles() {
+    for tiny in [0u16, 1, 2, MIN_BATCH_SIZE - 1] {
+        // An initiator announcing it: the acceptor refuses its InitSyn.
+        let mut client = LocalParams::new(zid(0xC1), WhatAmI::Client);
+        client.batch_size = tiny;
+        let mut i = Initiator::new(client);
+        let mut a = Acceptor::new(LocalParams::new(zid(0xA0), WhatAmI::Router), [7; 16]);
+        let (mut to_a, mut to_i) = (Vec::new(), Vec::new());
+        i.start(&mut to_a).unwrap();
+        let refused = a.on_batch(&to_a, &mut to_i).unwrap_err();
+        assert_eq!(refused, EstablishError::BatchSize(tiny));
+        assert_eq!(refused.close_reason(), Some(CloseReason::INVALID));
+
+        // An acceptor answering with it: the initiator refuses its InitAck.
+        let mut router = LocalParams::new(zid(0xA0), WhatAmI::Router);
+        router.batch_size = tiny;
+        let mut i = Initiator::new(LocalParams::new(zid(0xC1), WhatAmI::Client));
+        let mut a = Acceptor::new(router, [7; 16]);
+        i.start(&mut to_a).unwrap();
+        // The acceptor's own proposal is not its peer's: it answers.
+        assert_eq!(a.on_batch(&to_a, &mut to_i).unwrap(), Progress::Reply);
+        assert_eq!(
+            i.on_batch(&to_i, &mut to_a).unwrap_err(),
+            EstablishError::BatchSize(tiny)
+        );
+    }
+    // The floor itself is accepted.
+    let mut client = LocalParams::new(zid(0xC1), WhatAmI::Client);
+    client.batch_size = MIN_BATCH_SIZE;
+    let mut i = Initiator::new(client);
+    let mut a = Acceptor::new(LocalParams::new(zid(0xA0), WhatAmI::Router), [7; 16]);
+    let (mut to_a, mut to_i) = (Vec::new(), Vec::new());
+    i.start(&mut to_a).unwrap();
+    assert_eq!(a.on_batch(&to_a, &mut to_i).unwrap(), Progress::Reply);
+}

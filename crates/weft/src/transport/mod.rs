@@ -92,6 +92,11 @@ struct TxState {
     /// The encoded head of the message being fragmented (all but its payload), kept
     /// between messages.
     fragment_buf: Vec<u8>,
+    /// A `drop` message was dropped and no batch was written since: the link is
+    /// congested, and further `drop` messages that find no room are dropped at once
+    /// instead of each waiting `WAIT_BEFORE_DROP` (which would slow every other
+    /// destination of the forwarding thread by that much per message).
+    congested: bool,
 }
 
 /// Full batches a transport keeps waiting for the link (per transport, all priorities);
@@ -99,6 +104,14 @@ struct TxState {
 const READY_MAX: usize = 16;
 
 impl TxState {
+    /// Gives a written batch's buffer back to the pool, which keeps at most `READY_MAX`
+    /// (a message queued as many fragments does not leave them all behind).
+    fn recycle(&mut self, batch: Vec<u8>) {
+        if self.pool.len() < READY_MAX {
+            self.pool.push(batch);
+        }
+    }
+
     /// Moves the pending batch of `priority` to the ready queue.
     fn seal_lane(&mut self, priority: Priority) {
         let mut buf = self.pool.pop().unwrap_or_default();
@@ -310,6 +323,9 @@ impl Transport {
             }
             match st.tx.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
+                Pushed::Full if st.tx.lane_is_empty(priority) && after_batch => {
+                    return self.queue_fragmented(st, msg, priority, reliability, congestion);
+                }
                 Pushed::Full if st.tx.lane_is_empty(priority) => {
                     return self.send_fragmented(st, msg, priority, reliability, congestion);
                 }
@@ -367,24 +383,124 @@ impl Transport {
         self.wake_writer(&mut st);
     }
 
-    /// Waits for the writer to make room: forever under `block`, at most
-    /// `WAIT_BEFORE_DROP` under `drop` (then the message is dropped and counted).
+    /// Waits for the writer to make room. Under `drop`, at most `WAIT_BEFORE_DROP` (not
+    /// at all while the link is congested), then the message is dropped and counted.
+    /// Under `block`, at most `WAIT_BEFORE_CLOSE`: a destination that takes nothing for
+    /// that long is closed (never the sender's own link), and the message with it.
     fn wait_for_room<'s>(
         &'s self,
-        st: MutexGuard<'s, TxState>,
+        mut st: MutexGuard<'s, TxState>,
         congestion: CongestionControl,
         deadline: &mut Option<Instant>,
     ) -> Result<MutexGuard<'s, TxState>, SendError> {
-        if congestion != CongestionControl::Drop {
-            return Ok(self.wait_idle(st, None));
-        }
-        let until = *deadline.get_or_insert_with(|| Instant::now() + WAIT_BEFORE_DROP);
+        let dropping = congestion == CongestionControl::Drop;
+        let wait = if dropping {
+            WAIT_BEFORE_DROP
+        } else {
+            WAIT_BEFORE_CLOSE
+        };
+        let until = *deadline.get_or_insert_with(|| Instant::now() + wait);
         let now = Instant::now();
-        if now >= until {
+        if dropping && (st.congested || now >= until) {
+            st.congested = true;
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             return Err(SendError::Dropped);
         }
+        if now >= until {
+            drop(st);
+            tracing::warn!(
+                "closing {} ({}): it took nothing for {:?} while a `block` message waited",
+                self.describe,
+                self.peer_zid(),
+                WAIT_BEFORE_CLOSE
+            );
+            self.abort();
+            return Err(SendError::Closed);
+        }
         Ok(self.wait_idle(st, Some(until - now)))
+    }
+
+    /// Closes this transport at once, without flushing: its peer does not read.
+    fn abort(&self) {
+        if self.mark_closed() {
+            let link = self.writer.try_lock();
+            if let Ok(link) = link {
+                link.shutdown();
+            } else {
+                // The writer is blocked in a write on this link; the reader thread shuts
+                // it down when it sees the transport closed.
+            }
+        }
+    }
+
+    /// Queues a message larger than a batch, forwarded on behalf of another node, as
+    /// fragment batches for this link's writer thread. The forwarding thread never
+    /// writes to this link itself, so a destination that reads slowly, or not at all,
+    /// cannot hold it (nor the other destinations and the lease handling behind it).
+    ///
+    /// Room is needed for every fragment: at most `READY_MAX` batches queued, or twice
+    /// the message's own fragments for a message larger than that (so that one message
+    /// can wait while the previous one is written). Without room, congestion control
+    /// applies to the whole message: under `drop` it is dropped whole, before any of its
+    /// fragments is queued (no sequence number is used); under `block` it waits.
+    /// The payload is copied into the fragment batches (the zero-copy vectored write of
+    /// [`Transport::send_fragmented`] needs the sending thread to write).
+    fn queue_fragmented<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        let mut head = std::mem::take(&mut st.fragment_buf);
+        head.clear();
+        let split = match msg.encode_split(&mut head) {
+            Ok(split) => split,
+            Err(e) => {
+                st.fragment_buf = head;
+                return Err(SendError::Tx(TxError::Encode(e)));
+            }
+        };
+        let len = head.len() + split.bulk.len();
+        let count = st.tx.fragment_count(len);
+        let mut deadline = None;
+        let lane = usize::from(priority.to_u8());
+        loop {
+            if self.is_closed() {
+                st.fragment_buf = head;
+                return Err(SendError::Closed);
+            }
+            let queued = st.ready_count + usize::from(!st.tx.lane_is_empty(priority));
+            if queued == 0 || queued + count <= READY_MAX.max(2 * count) {
+                break;
+            }
+            match self.wait_for_room(st, congestion, &mut deadline) {
+                Ok(guard) => st = guard,
+                Err(e) => {
+                    // The guard went with the failed wait: the buffer is not kept.
+                    return Err(e);
+                }
+            }
+        }
+        st.seal_lane(priority);
+        let parts = split.parts(&head);
+        let fragments = st.tx.plan_fragments(len, priority, reliability)?;
+        for fragment in fragments {
+            let mut buf = st.pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(fragment.head());
+            for part in slice_parts(parts, fragment.range()) {
+                buf.extend_from_slice(part);
+            }
+            st.ready[lane].push_back(buf);
+            st.ready_count += 1;
+        }
+        if head.capacity() <= FRAGMENT_BUF_KEPT {
+            st.fragment_buf = head;
+        }
+        self.wake_writer_after_batch(&mut st);
+        Ok(())
     }
 
     /// Waits on `idle` (at most `timeout`), counted so that the writer wakes no one when
@@ -537,8 +653,9 @@ impl Transport {
             drop(st);
             let result = self.write(&batch);
             st = self.lock();
-            st.pool.push(batch);
+            st.recycle(batch);
             st.writing = false;
+            st.congested &= result.is_err();
             if st.tx.is_empty() {
                 st.flush_requested = false;
             }
@@ -568,10 +685,11 @@ impl Transport {
             drop(st);
             result = self.write(&batch);
             st = self.lock();
-            st.pool.push(batch);
+            st.recycle(batch);
             if result.is_err() {
                 break;
             }
+            st.congested = false;
         }
         st.writing = false;
         self.notify_idle(&st, false);
@@ -848,8 +966,13 @@ pub fn accept(
     Ok(start(reader, writer, negotiated, handler))
 }
 
-/// How long a `drop` message waits for room before it is dropped.
+/// How long a `drop` message waits for room before it is dropped (Zenoh's
+/// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` default).
 const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
+
+/// How long a `block` message waits for room before its destination is closed (Zenoh's
+/// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).
+const WAIT_BEFORE_CLOSE: Duration = Duration::from_secs(5);
 
 /// How long a write may block before the peer is deemed unresponsive.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -895,6 +1018,7 @@ fn start(
             idle_waiters: 0,
             wake_pending: false,
             fragment_buf: Vec::new(),
+            congested: false,
         }),
         idle: Condvar::new(),
         work: Condvar::new(),
@@ -962,6 +1086,9 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                 });
                 t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
                 wake_writers_after_batch();
+                // Time spent handling the batch (forwarding it, waiting for a congested
+                // destination under `block`) is not the peer's silence.
+                liveness.on_receive(Instant::now());
                 match result {
                     Ok(Control::Alive) => {}
                     Ok(Control::Closed { .. }) => break,

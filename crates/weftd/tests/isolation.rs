@@ -1,0 +1,147 @@
+//! One slow, dead or hostile peer never hurts the others: a subscriber that never reads
+//! its socket beside a normal one, under `drop` and under `block`; clients announcing a
+//! batch size too small to carry a message.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Weftd;
+use weft::{CongestionControl, PutOptions};
+use weft_proto::core::{Priority, WhatAmI, WireExpr, ZenohId};
+use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
+use weft_testkit::free_port;
+use weft_testkit::raw::{RawClient, RawError};
+use weft_transport::establish::LocalParams;
+
+/// Samples the publisher sends, and their size (each one fragmented).
+const SAMPLES: usize = 400;
+const SAMPLE_SIZE: usize = 64 * 1024;
+
+/// A raw client that subscribes to `key` and then never reads its socket.
+fn never_reading_subscriber(port: u16, key: &str) -> RawClient {
+    let mut client = RawClient::connect(port, 0x51de).unwrap();
+    let decl = NetworkMessage::Declare(Declare::new(
+        None,
+        Declaration::Subscriber(DeclareSubscriber {
+            id: 1,
+            wire_expr: WireExpr::key(key),
+            unknown: Vec::new(),
+        }),
+    ));
+    client.send(&decl, Priority::Control).unwrap();
+    client
+}
+
+/// Waits until `count` reaches `target`, or `within` passes; returns the count.
+fn wait_for_count(count: &AtomicUsize, target: usize, within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    while count.load(Ordering::SeqCst) < target && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    count.load(Ordering::SeqCst)
+}
+
+/// A publisher of 64 KiB samples, a normal subscriber and one that never reads, through
+/// weftd: the normal subscriber gets (nearly) everything, and the publisher's session
+/// stays open.
+fn slow_subscriber_scenario(congestion: CongestionControl) {
+    let weftd = Weftd::start(free_port(), &[]);
+    let normal = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = normal
+        .declare_subscriber("iso/**", move |s| {
+            if s.payload.len() == SAMPLE_SIZE {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .unwrap();
+    let _stuck = never_reading_subscriber(weftd.port, "iso/**");
+
+    let publisher = weftd.weft_client();
+    let options = PutOptions {
+        congestion_control: congestion,
+        ..PutOptions::default()
+    };
+    // The router knows both subscribers before the stream starts: the first sample
+    // reaches the normal one.
+    let payload = vec![7u8; SAMPLE_SIZE];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the normal subscriber got nothing"
+        );
+        publisher.put("iso/warmup", &payload, &options).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    received.store(0, Ordering::SeqCst);
+
+    let started = Instant::now();
+    for _ in 0..SAMPLES {
+        publisher.put("iso/data", &payload, &options).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let got = wait_for_count(&received, SAMPLES, Duration::from_secs(15));
+    assert!(
+        got * 100 >= SAMPLES * 95,
+        "the normal subscriber got {got} of {SAMPLES} samples ({:?} {congestion:?})",
+        started.elapsed()
+    );
+
+    // The publisher's session is still open: a sample sent now arrives too.
+    received.store(0, Ordering::SeqCst);
+    publisher.put("iso/after", &payload, &options).unwrap();
+    assert_eq!(
+        wait_for_count(&received, 1, Duration::from_secs(10)),
+        1,
+        "the publisher's session was closed"
+    );
+}
+
+#[test]
+fn a_subscriber_that_never_reads_does_not_starve_its_neighbour_under_drop() {
+    slow_subscriber_scenario(CongestionControl::Drop);
+}
+
+#[test]
+fn a_subscriber_that_never_reads_does_not_starve_its_neighbour_under_block() {
+    slow_subscriber_scenario(CongestionControl::Block);
+}
+
+#[test]
+fn a_client_announcing_a_tiny_batch_size_is_refused_and_others_keep_flowing() {
+    let weftd = Weftd::start(free_port(), &[]);
+    let subscriber = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = subscriber
+        .declare_subscriber("tiny/**", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    for (n, size) in [0u16, 1, 2, 63].into_iter().enumerate() {
+        let mut params =
+            LocalParams::new(ZenohId::new(0x7100 + n as u128).unwrap(), WhatAmI::Client);
+        params.batch_size = size;
+        match RawClient::connect_with(weftd.port, params) {
+            Err(RawError::Io(_) | RawError::Handshake(_)) => {}
+            Ok(_) => panic!("a client announcing batch size {size} was accepted"),
+        }
+    }
+    let publisher = weftd.weft_client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "nothing flows after the refusals"
+        );
+        publisher
+            .put("tiny/after", b"still here", &PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
