@@ -145,3 +145,51 @@ fn a_client_announcing_a_tiny_batch_size_is_refused_and_others_keep_flowing() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn a_get_through_weftd_returns_every_one_of_5000_replies_read_late() {
+    const REPLIES: usize = 5000;
+    let weftd = Weftd::start(free_port(), &[]);
+    let answering = weftd.weft_client();
+    let notifier = answering.clone();
+    let _queryable = answering
+        .declare_queryable("many/**", true, move |q| {
+            for i in 0..REPLIES {
+                q.reply(&format!("many/{i}"), b"v", &PutOptions::default())
+                    .unwrap();
+            }
+            // Sent after the replies, on the same links, so it arrives after them.
+            notifier
+                .put("many-done", b"", &PutOptions::default())
+                .unwrap();
+        })
+        .unwrap();
+    let asking = weftd.weft_client();
+    let done = Arc::new(AtomicUsize::new(0));
+    let seen = done.clone();
+    let _sub = asking
+        .declare_subscriber("many-done", move |_| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let options = weft::GetOptions {
+        consolidation: weft::Consolidation::None,
+        timeout: Some(Duration::from_secs(20)),
+        ..weft::GetOptions::default()
+    };
+    // Until the router knows the queryable (and the subscriber), a get finds nobody.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let before = done.load(Ordering::SeqCst);
+        let replies = asking.get("many/**", &options).unwrap();
+        // The application reads nothing until every reply has arrived.
+        if wait_for_count(&done, before + 1, Duration::from_secs(2)) > before {
+            let replies: Vec<_> = replies.iter().collect();
+            let errors: Vec<_> = replies.iter().filter(|r| r.result.is_err()).collect();
+            assert!(errors.is_empty(), "error replies: {errors:?}");
+            assert_eq!(replies.len(), REPLIES, "replies received");
+            return;
+        }
+        assert!(Instant::now() < deadline, "the queryable never answered");
+    }
+}

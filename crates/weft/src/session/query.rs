@@ -3,7 +3,7 @@
 //! received, answered, and ended with exactly one ResponseFinal each).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Weak};
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
@@ -38,8 +38,10 @@ pub(crate) enum Answer<'a> {
 /// A queryable's callback.
 pub(crate) type QueryCallback = Arc<dyn Fn(Query) + Send + Sync>;
 
-/// Replies buffered per `get` before they are dropped (bounded memory).
-const GET_CHANNEL: usize = 4096;
+/// Replies one `get` delivers at most. The channel holds every reply up to this limit
+/// (the reader thread that receives them never waits for the application); beyond it,
+/// replies are counted and the last reply is an error saying how many were dropped.
+const MAX_REPLIES_PER_GET: usize = 1 << 20;
 
 pub(crate) struct LocalQueryable {
     pub(crate) key: OwnedKeyExpr,
@@ -50,7 +52,11 @@ pub(crate) struct LocalQueryable {
 /// A `get` waiting for its replies.
 pub(crate) struct PendingGet {
     key: OwnedKeyExpr,
-    sink: SyncSender<Reply>,
+    sink: Sender<Reply>,
+    /// Replies handed to the channel so far.
+    delivered: usize,
+    /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
+    over_limit: u64,
     consolidation: Consolidation,
     /// Faces (and, with `None`, this session's own queryables) that have not finished.
     waiting: HashSet<Option<ZenohId>>,
@@ -173,14 +179,37 @@ impl PendingGet {
     }
 
     /// Delivers what was held (consolidation `Latest`) and closes the channel.
-    fn finish(self) {
+    fn finish(mut self) {
         if matches!(
             self.consolidation,
             Consolidation::Auto | Consolidation::Latest
         ) {
-            for (_, r) in self.held {
-                let _ = self.sink.try_send(r);
+            for (_, r) in std::mem::take(&mut self.held) {
+                self.deliver(r);
             }
+        }
+        if self.over_limit > 0 {
+            let text = format!(
+                "{} replies beyond the limit of {MAX_REPLIES_PER_GET} per get were dropped",
+                self.over_limit
+            );
+            let _ = self.sink.send(Reply {
+                result: Err(ReplyError {
+                    payload: text.into_bytes(),
+                    encoding: "text/plain".into(),
+                }),
+                replier_id: None,
+            });
+        }
+    }
+
+    /// Hands a reply to the application, or counts it beyond the limit.
+    fn deliver(&mut self, reply: Reply) {
+        if self.delivered < MAX_REPLIES_PER_GET {
+            self.delivered += 1;
+            let _ = self.sink.send(reply);
+        } else {
+            self.over_limit += 1;
         }
     }
 }
@@ -224,7 +253,7 @@ impl Inner {
         let timeout = options
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
-        let (sink, replies) = sync_channel(GET_CHANNEL);
+        let (sink, replies) = channel();
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
@@ -254,6 +283,8 @@ impl Inner {
                 PendingGet {
                     key: key.clone(),
                     sink,
+                    delivered: 0,
+                    over_limit: 0,
                     consolidation,
                     waiting,
                     held: HashMap::new(),
@@ -391,7 +422,7 @@ impl Inner {
             }
         }
         if let Some(r) = g.accept(reply) {
-            let _ = g.sink.try_send(r);
+            g.deliver(r);
         }
     }
 
