@@ -74,6 +74,12 @@ pub struct Config {
     pub open_timeout: Duration,
     /// `transport.unicast.accept_timeout` (ms).
     pub accept_timeout: Duration,
+    /// `transport.unicast.accept_pending`: handshakes in progress at most; a connection
+    /// arriving beyond is closed at once.
+    pub accept_pending: usize,
+    /// `transport.unicast.max_sessions`: sessions at most; a handshake completed beyond
+    /// is answered with Close(MAX_SESSIONS).
+    pub max_sessions: usize,
     /// `transport.unicast.qos.enabled`.
     pub qos: bool,
     /// `queries_default_timeout` (ms).
@@ -98,6 +104,8 @@ impl Default for Config {
             tcp_buffers: TcpBuffers::default(),
             open_timeout: Duration::from_millis(10_000),
             accept_timeout: Duration::from_millis(10_000),
+            accept_pending: 100,
+            max_sessions: 1000,
             qos: true,
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
@@ -217,6 +225,8 @@ const KNOWN: &[&str] = &[
     "transport.link.tcp.so_rcvbuf",
     "transport.unicast.open_timeout",
     "transport.unicast.accept_timeout",
+    "transport.unicast.accept_pending",
+    "transport.unicast.max_sessions",
     "transport.unicast.qos.enabled",
     "queries_default_timeout",
     "timestamping.enabled",
@@ -254,6 +264,13 @@ fn millis(key: &str, v: &Value) -> Result<Duration, ConfigError> {
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
         .ok_or_else(|| invalid(key, v, "a positive number of milliseconds"))
+}
+
+fn count(key: &str, v: &Value) -> Result<usize, ConfigError> {
+    v.as_u64()
+        .filter(|n| *n > 0)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| invalid(key, v, "a positive whole number"))
 }
 
 fn buffer_size(key: &str, v: &Value) -> Result<usize, ConfigError> {
@@ -357,6 +374,8 @@ impl Config {
                 "transport.link.tcp.so_rcvbuf" => config.tcp_buffers.recv = buffer_size(key, v)?,
                 "transport.unicast.open_timeout" => config.open_timeout = millis(key, v)?,
                 "transport.unicast.accept_timeout" => config.accept_timeout = millis(key, v)?,
+                "transport.unicast.accept_pending" => config.accept_pending = count(key, v)?,
+                "transport.unicast.max_sessions" => config.max_sessions = count(key, v)?,
                 "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
                 "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
@@ -508,6 +527,23 @@ mod tests {
             Config::from_json5("{ mode: "),
             Err(ConfigError::Syntax(_))
         ));
+    }
+
+    #[test]
+    fn session_limits_are_read_from_zenoh_keys_with_zenoh_defaults() {
+        let c = Config::default();
+        assert_eq!((c.accept_pending, c.max_sessions), (100, 1000));
+        let (c, warnings) = Config::from_json5(
+            "{ transport: { unicast: { accept_pending: 7, max_sessions: 20000 } } }",
+        )
+        .unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!((c.accept_pending, c.max_sessions), (7, 20000));
+        let e = Config::from_json5("{ transport: { unicast: { max_sessions: 0 } } }").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value 0 for `transport.unicast.max_sessions`: expected a positive whole number"
+        );
     }
 
     #[test]

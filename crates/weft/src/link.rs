@@ -7,7 +7,7 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpS
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
@@ -360,6 +360,24 @@ impl BatchReader {
     /// timeout surfaces as an error of kind `WouldBlock` or `TimedOut`, and a later call
     /// resumes where it stopped.
     pub fn next_batch(&mut self) -> io::Result<Option<&[u8]>> {
+        self.next_batch_until(None)
+    }
+
+    /// As [`BatchReader::next_batch`], but the whole batch must arrive before `deadline`
+    /// (an error of kind `TimedOut` otherwise), however slowly its bytes trickle in: each
+    /// read waits at most for what is left. The read timeout stays changed afterwards.
+    pub fn next_batch_before(&mut self, deadline: Instant) -> io::Result<Option<&[u8]>> {
+        self.next_batch_until(Some(deadline))
+    }
+
+    fn next_batch_until(&mut self, deadline: Option<Instant>) -> io::Result<Option<&[u8]>> {
+        if let Some(d) = deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+            }
+            self.link.set_read_timeout(Some(left))?;
+        }
         if let Link::Udp(u) = &self.link {
             return self.next_datagram(&u.clone());
         }
@@ -381,7 +399,25 @@ impl BatchReader {
                 self.end -= self.start;
                 self.start = 0;
             }
-            let n = self.link.read(&mut self.buf[self.end..])?;
+            if let Some(d) = deadline {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "deadline passed inside a batch",
+                    ));
+                }
+                self.link.set_read_timeout(Some(left))?;
+            }
+            let n = match self.link.read(&mut self.buf[self.end..]) {
+                Err(e) if deadline.is_some() && is_timeout(&e) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "deadline passed waiting for a batch",
+                    ));
+                }
+                result => result?,
+            };
             if n == 0 {
                 return if self.end == self.start {
                     Ok(None)
@@ -594,5 +630,42 @@ mod tests {
         assert!((64 * 1024..256 * 1024).contains(&small), "{small}");
         assert!(large >= 256 * 1024, "{large}");
         assert_eq!(config.for_endpoint(&bound), config);
+    }
+
+    #[test]
+    fn a_batch_trickling_in_past_its_deadline_times_out() {
+        use std::io::Write;
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut reader = BatchReader::new(Link::Unix(ours));
+        // A 4-byte batch announced, one byte of it sent every 20 ms: no read waits long,
+        // the whole batch never comes.
+        theirs.write_all(&[4, 0]).unwrap();
+        let trickler = std::thread::spawn(move || {
+            for _ in 0..20 {
+                std::thread::sleep(Duration::from_millis(20));
+                if theirs.write_all(&[0]).is_err() {
+                    break;
+                }
+            }
+        });
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(50);
+        let e = reader.next_batch_before(deadline).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(start.elapsed() < Duration::from_millis(200));
+        trickler.join().unwrap();
+    }
+
+    #[test]
+    fn a_batch_complete_before_its_deadline_is_read() {
+        use std::io::Write;
+        let (ours, mut theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut reader = BatchReader::new(Link::Unix(ours));
+        theirs.write_all(&[3, 0, 7, 8, 9]).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        assert_eq!(
+            reader.next_batch_before(deadline).unwrap(),
+            Some(&[7u8, 8, 9][..])
+        );
     }
 }

@@ -193,3 +193,118 @@ fn a_get_through_weftd_returns_every_one_of_5000_replies_read_late() {
         assert!(Instant::now() < deadline, "the queryable never answered");
     }
 }
+
+#[test]
+fn handshakes_trickling_one_byte_at_a_time_are_cut_off_and_do_not_lock_real_clients_out() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    use std::sync::atomic::AtomicBool;
+
+    const TRICKLERS: usize = 600;
+    // 256 descriptors: room for about 100 links, far fewer than the tricklers.
+    let weftd = Weftd::with_fd_limit(
+        free_port(),
+        256,
+        "{ transport: { unicast: { accept_timeout: 1000, accept_pending: 50 } } }",
+    );
+    // Each trickler announces a 200-byte InitSyn and sends it one byte every 300 ms: never
+    // silent for a whole accept_timeout, never done.
+    let mut tricklers = Vec::new();
+    for _ in 0..TRICKLERS {
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", weftd.port)) {
+            let _ = s.write_all(&[200, 0]);
+            tricklers.push(Some(s));
+        }
+    }
+    let cut_off = Arc::new(AtomicUsize::new(0));
+    let counted = cut_off.clone();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let trickle = std::thread::spawn(move || {
+        let end = Instant::now() + Duration::from_secs(30);
+        while !stopped.load(Ordering::SeqCst) && Instant::now() < end {
+            for slot in &mut tricklers {
+                if let Some(s) = slot {
+                    // Writing fails once the router has closed the connection.
+                    if s.write_all(&[0]).is_err() {
+                        *slot = None;
+                        counted.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+
+    // Every trickler is cut off: at once beyond accept_pending, after accept_timeout
+    // for the whole handshake otherwise.
+    let cut = wait_for_count(&cut_off, TRICKLERS, Duration::from_secs(15));
+    assert_eq!(cut, TRICKLERS, "trickling handshakes still held by weftd");
+
+    // A real client gets its session, and its data flows.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let session = loop {
+        let config = weft::Config {
+            mode: WhatAmI::Client,
+            multicast_scouting: false,
+            connect: vec![weftd.endpoint.parse().unwrap()],
+            open_timeout: Duration::from_secs(2),
+            ..weft::Config::default()
+        };
+        match weft::open(config) {
+            Ok(s) => break s,
+            Err(e) => assert!(Instant::now() < deadline, "no session: {e}"),
+        }
+    };
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = session
+        .declare_subscriber("trickle/**", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let publisher = weftd.weft_client();
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "nothing flows");
+        publisher
+            .put("trickle/a", b"x", &PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::SeqCst);
+    trickle.join().unwrap();
+}
+
+#[test]
+fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
+    let weftd = Weftd::with_config(
+        free_port(),
+        "{ transport: { unicast: { max_sessions: 2 } } }",
+        &[],
+    );
+    let mut first = RawClient::connect(weftd.port, 0x5e1).unwrap();
+    let _second = RawClient::connect(weftd.port, 0x5e2).unwrap();
+    // The third handshake completes, then the router closes it.
+    let refused = RawClient::connect(weftd.port, 0x5e3);
+    if let Ok(mut third) = refused {
+        let closed = third.recv_until(Duration::from_secs(10), |_| false);
+        assert!(
+            closed.is_err_and(|e| e.kind() != std::io::ErrorKind::TimedOut),
+            "the third session stayed open"
+        );
+    }
+    // The first one is still served: its interest is answered.
+    let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
+        1,
+        weft_proto::network::InterestMode::CurrentFuture,
+        weft_proto::network::InterestOptions::SUBSCRIBERS,
+        None,
+    ));
+    first.send(&interest, Priority::Control).unwrap();
+    first
+        .recv_until(
+            Duration::from_secs(10),
+            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
+        )
+        .unwrap();
+}

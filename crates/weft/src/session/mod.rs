@@ -257,6 +257,9 @@ pub(crate) struct Inner {
     scouted: Vec<crate::endpoint::Endpoint>,
     /// Nodes discovered by scouting that a session is being opened to.
     autoconnecting: Mutex<std::collections::HashSet<ZenohId>>,
+    /// Accepted links whose handshake is in progress (bounded by
+    /// `transport.unicast.accept_pending`).
+    pending_accepts: std::sync::atomic::AtomicUsize,
 }
 
 impl Inner {
@@ -364,6 +367,7 @@ impl Session {
             listening: Mutex::new(Vec::new()),
             scouted,
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
+            pending_accepts: std::sync::atomic::AtomicUsize::new(0),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };

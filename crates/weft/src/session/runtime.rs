@@ -1,6 +1,7 @@
 //! The session's threads: one per listener (accepting links), one per connect endpoint
 //! (connecting, and reconnecting with backoff when the link is lost).
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -263,8 +264,98 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
     Ok(bound)
 }
 
+/// Counts an accepted link's handshake in progress; releases it when dropped.
+struct PendingAccept(Arc<Inner>);
+
+impl PendingAccept {
+    /// Takes one of the `transport.unicast.accept_pending` places, if one is free.
+    fn take(inner: &Arc<Inner>) -> Option<Self> {
+        let limit = inner.config.accept_pending;
+        inner
+            .pending_accepts
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self(inner.clone()))
+    }
+}
+
+impl Drop for PendingAccept {
+    fn drop(&mut self) {
+        self.0.pending_accepts.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Runs the handshake of an accepted link on a thread of its own, within
+/// `accept_timeout` for the whole exchange; refuses it beyond `max_sessions`.
+fn handshake_accepted(place: PendingAccept, link: Link) {
+    let inner = place.0.clone();
+    let describe = link.describe();
+    let params = inner.local_params(&link, None);
+    match transport::accept(link, params, inner.config.accept_timeout, inner.handler()) {
+        Ok(pending) => {
+            let t = pending.transport().clone();
+            let (sessions, new_face) = {
+                let st = inner.lock();
+                (st.faces.len(), !st.faces.contains_key(&t.peer_zid()))
+            };
+            if new_face && sessions >= inner.config.max_sessions {
+                tracing::warn!(
+                    "refused {describe} ({}): {sessions} sessions, the most \
+                     transport.unicast.max_sessions allows",
+                    t.peer_zid()
+                );
+                t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
+                return;
+            }
+            drop(place);
+            inner.adopt(pending, false);
+        }
+        Err(e) => tracing::info!("refused {describe}: {e}"),
+    }
+}
+
+/// Pauses after accept errors (out of descriptors, threads...): from `POLL` doubling up
+/// to `ACCEPT_BACKOFF_MAX`, logged once per episode with how many were refused.
+struct AcceptBackoff {
+    pause: Duration,
+    failures: u64,
+}
+
+/// Longest pause between accepts after repeated failures.
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+impl AcceptBackoff {
+    const fn new() -> Self {
+        Self {
+            pause: POLL,
+            failures: 0,
+        }
+    }
+
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
+        if self.failures == 0 {
+            tracing::warn!("accept failed: {e} (pausing accepts, up to {ACCEPT_BACKOFF_MAX:?})");
+        }
+        self.failures += 1;
+        let pause = self.pause;
+        self.pause = (self.pause * 2).min(ACCEPT_BACKOFF_MAX);
+        pause
+    }
+
+    fn succeeded(&mut self) {
+        if self.failures > 1 {
+            tracing::warn!("accepting again after {} failed accepts", self.failures);
+        }
+        *self = Self::new();
+    }
+}
+
 fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
     let _ = listener.set_poll(POLL);
+    let mut backoff = AcceptBackoff::new();
+    let mut refused_pending = 0u64;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
@@ -272,23 +363,31 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
         }
         match listener.accept() {
             Ok(link) => {
-                let weak = Arc::downgrade(&inner);
-                std::thread::spawn(move || {
-                    let Some(inner) = weak.upgrade() else { return };
-                    let describe = link.describe();
-                    let params = inner.local_params(&link, None);
-                    match transport::accept(
-                        link,
-                        params,
-                        inner.config.accept_timeout,
-                        inner.handler(),
-                    ) {
-                        Ok(pending) => {
-                            inner.adopt(pending, false);
-                        }
-                        Err(e) => tracing::info!("refused {describe}: {e}"),
+                backoff.succeeded();
+                let Some(place) = PendingAccept::take(&inner) else {
+                    // Too many handshakes in progress: this one is closed unanswered.
+                    if refused_pending == 0 {
+                        tracing::warn!(
+                            "{} handshakes in progress (transport.unicast.accept_pending): \
+                             closing new connections until one ends",
+                            inner.config.accept_pending
+                        );
                     }
-                });
+                    refused_pending += 1;
+                    link.shutdown();
+                    continue;
+                };
+                if refused_pending > 0 {
+                    tracing::info!("{refused_pending} connections were closed unanswered");
+                    refused_pending = 0;
+                }
+                let spawned = std::thread::Builder::new()
+                    .name("weft-accept".into())
+                    .spawn(move || handshake_accepted(place, link));
+                if let Err(e) = spawned {
+                    drop(inner);
+                    std::thread::sleep(backoff.failed(&e));
+                }
             }
             Err(e)
                 if matches!(
@@ -302,9 +401,8 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                 }
             }
             Err(e) => {
-                tracing::warn!("accept failed: {e}");
                 drop(inner);
-                std::thread::sleep(POLL);
+                std::thread::sleep(backoff.failed(&e));
             }
         }
     }

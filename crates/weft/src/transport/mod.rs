@@ -828,9 +828,13 @@ fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
     qos.is_express()
 }
 
+/// Runs a handshake to its end, which must come before `deadline` (Zenoh's
+/// `transport.unicast.open_timeout` or `accept_timeout` for the whole exchange, not per
+/// read: a peer trickling its bytes is cut off all the same).
 fn handshake_io<F>(
     reader: &mut BatchReader,
     writer: &mut Link,
+    deadline: Instant,
     mut step: F,
 ) -> Result<Negotiated, OpenError>
 where
@@ -838,7 +842,7 @@ where
 {
     let mut out = Vec::new();
     loop {
-        let batch = reader.next_batch()?.ok_or_else(|| {
+        let batch = reader.next_batch_before(deadline)?.ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "link closed during the handshake",
@@ -938,6 +942,7 @@ pub fn open(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
+    let deadline = Instant::now() + timeout;
     link.set_read_timeout(Some(timeout))?;
     let mut writer = link.try_clone()?;
     let mut reader = BatchReader::new(link);
@@ -945,7 +950,9 @@ pub fn open(
     let mut out = Vec::new();
     initiator.start(&mut out)?;
     writer.write_batch(&out)?;
-    let negotiated = handshake_io(&mut reader, &mut writer, |b, o| initiator.on_batch(b, o))?;
+    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
+        initiator.on_batch(b, o)
+    })?;
     Ok(start(reader, writer, negotiated, handler))
 }
 
@@ -956,13 +963,16 @@ pub fn accept(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
+    let deadline = Instant::now() + timeout;
     link.set_read_timeout(Some(timeout))?;
     let mut writer = link.try_clone()?;
     let mut reader = BatchReader::new(link);
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
     let mut acceptor = Acceptor::new(local, nonce);
-    let negotiated = handshake_io(&mut reader, &mut writer, |b, o| acceptor.on_batch(b, o))?;
+    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
+        acceptor.on_batch(b, o)
+    })?;
     Ok(start(reader, writer, negotiated, handler))
 }
 

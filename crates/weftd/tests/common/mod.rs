@@ -40,6 +40,32 @@ impl Weftd {
         weftd
     }
 
+    /// Starts weftd under a limit of `open_files` file descriptors (`ulimit -n`), with the
+    /// configuration text `config` (JSON5).
+    pub(crate) fn with_fd_limit(port: u16, open_files: u32, config: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json5");
+        std::fs::write(&path, config).unwrap();
+        let endpoint = format!("tcp/127.0.0.1:{port}");
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -n {open_files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_weftd"))
+            .args(["-l", &endpoint, "--no-multicast-scouting"])
+            .args(["-c", path.to_str().unwrap()])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start weftd");
+        let weftd = Self {
+            child,
+            port,
+            endpoint,
+        };
+        wait_for_port(port);
+        weftd
+    }
+
     /// Starts weftd with the configuration text `config` (JSON5) and the extra arguments.
     pub(crate) fn with_config(port: u16, config: &str, args: &[&str]) -> Self {
         let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
@@ -75,6 +101,11 @@ impl Weftd {
             ..Config::default()
         })
         .unwrap()
+    }
+
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `kill -9`, and wait for the process to end.
