@@ -147,6 +147,25 @@ impl RawClient {
         }
     }
 
+    /// Sends `count` fragments of one message that never ends (a hostile peer), each as
+    /// large as a batch allows, on the reliable channel of `priority`.
+    pub fn send_endless_fragments(&mut self, priority: Priority, count: usize) -> io::Result<()> {
+        // Planned longer than what is sent, so that the last fragment never comes.
+        let never_ending = (count + 1) * usize::from(u16::MAX) + 1;
+        let fragments = self
+            .tx
+            .plan_fragments(never_ending, priority, Reliability::Reliable)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        let mut batch = Vec::new();
+        for fragment in fragments.take(count) {
+            batch.clear();
+            batch.extend_from_slice(fragment.head());
+            batch.resize(batch.len() + fragment.range().len(), 0xAB);
+            send_batch(&mut self.stream, &batch)?;
+        }
+        Ok(())
+    }
+
     /// The socket, for tests that write or stop reading on purpose.
     pub fn stream(&mut self) -> &mut TcpStream {
         &mut self.stream

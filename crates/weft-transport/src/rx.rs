@@ -9,6 +9,7 @@
 //! reassembly buffer, which is handed over in an `Arc` (one small allocation per
 //! reassembled message) so that the receiver may keep a large payload without copying it.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use thiserror::Error;
@@ -76,8 +77,14 @@ pub struct RxStats {
     pub stale: u64,
     /// Sequence numbers skipped (lost best-effort traffic).
     pub gaps: u64,
-    /// Partially reassembled messages discarded (gap, bound, missing start, Drop marker).
+    /// Partially reassembled messages discarded (gap, bound, missing start, Drop marker,
+    /// budget).
     pub fragments_discarded: u64,
+    /// Of those, messages over the size bound (`transport.link.rx.max_message_size`).
+    pub too_large: u64,
+    /// Of those, messages discarded because reassembly across the transports sharing a
+    /// [`ReassemblyBudget`] would have held more than it allows.
+    pub over_budget: u64,
     /// Reassembled messages that did not decode.
     pub undecodable: u64,
 }
@@ -87,11 +94,51 @@ struct Channel {
     defrag: Defragmenter,
 }
 
+/// Memory that partially reassembled messages may hold in all the receivers sharing it
+/// (a router's transports), whatever their own bound: many peers each sending one large
+/// message that never ends cannot add up to more.
+#[derive(Debug)]
+pub struct ReassemblyBudget {
+    used: AtomicUsize,
+    max: usize,
+}
+
+impl ReassemblyBudget {
+    /// A budget of `max` bytes.
+    pub const fn new(max: usize) -> Self {
+        Self {
+            used: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// Bytes held now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
 /// The receive state of one transport.
 pub struct Receiver {
     qos: bool,
     channels: Vec<Channel>,
     stats: RxStats,
+    budget: Option<Arc<ReassemblyBudget>>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(b) = &self.budget {
+            b.used.fetch_sub(self.reassembly_bytes(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// What one fragment did to its channel's reassembly.
+enum Step {
+    Pending,
+    Dropped,
+    Complete,
 }
 
 const fn index(priority: Priority, reliability: Reliability) -> usize {
@@ -113,7 +160,15 @@ impl Receiver {
             qos: n.qos,
             channels,
             stats: RxStats::default(),
+            budget: None,
         }
+    }
+
+    /// As [`Receiver::new`], reassembling within `budget`, shared with other receivers.
+    pub fn with_budget(n: &Negotiated, max_message: usize, budget: Arc<ReassemblyBudget>) -> Self {
+        let mut receiver = Self::new(n, max_message);
+        receiver.budget = Some(budget);
+        receiver
     }
 
     /// Losses noticed so far.
@@ -227,10 +282,32 @@ impl Receiver {
     {
         let (priority, reliability) = (f.header.priority, f.header.reliability);
         let channel = &mut self.channels[index(priority, reliability)];
-        match channel.defrag.push(&f.header, f.payload) {
-            Ok(Defragmented::Pending) => {}
-            Ok(Defragmented::Dropped) => self.stats.fragments_discarded += 1,
-            Ok(Defragmented::Complete(_)) => {
+        let before = channel.defrag.buffered();
+        // What the fragment did; the borrow of the reassembled bytes ends here.
+        let pushed = channel.defrag.push(&f.header, f.payload).map(|d| match d {
+            Defragmented::Pending => Step::Pending,
+            Defragmented::Dropped => Step::Dropped,
+            Defragmented::Complete(_) => Step::Complete,
+        });
+        let after = channel.defrag.buffered();
+        if let Some(budget) = &self.budget {
+            if after >= before {
+                let used = budget.used.fetch_add(after - before, Ordering::Relaxed);
+                if used + after - before > budget.max {
+                    channel.defrag.clear();
+                    budget.used.fetch_sub(after, Ordering::Relaxed);
+                    self.stats.fragments_discarded += 1;
+                    self.stats.over_budget += 1;
+                    return Ok(());
+                }
+            } else {
+                budget.used.fetch_sub(before - after, Ordering::Relaxed);
+            }
+        }
+        match pushed {
+            Ok(Step::Pending) => {}
+            Ok(Step::Dropped) => self.stats.fragments_discarded += 1,
+            Ok(Step::Complete) => {
                 // The buffer leaves the reassembler, so that the receiver may keep the
                 // payload without a copy; it comes back unless someone kept it.
                 let buf = Arc::new(channel.defrag.take_complete());
@@ -247,11 +324,11 @@ impl Receiver {
                     channel.defrag.recycle(buf);
                 }
             }
-            Err(
-                DefragError::Gap { .. }
-                | DefragError::TooLarge { .. }
-                | DefragError::NoStart { .. },
-            ) => {
+            Err(DefragError::TooLarge { .. }) => {
+                self.stats.fragments_discarded += 1;
+                self.stats.too_large += 1;
+            }
+            Err(DefragError::Gap { .. } | DefragError::NoStart { .. }) => {
                 self.stats.fragments_discarded += 1;
             }
         }

@@ -236,3 +236,70 @@ fn planned_fragments_carry_a_split_message_and_the_channel_continues_after_them(
     assert_eq!(rx.stats().stale, 0);
     assert_eq!(rx.stats().gaps, 0);
 }
+
+/// The fragment batches of one message of `len` bytes, sent on `priority`.
+fn fragments_of(tx: &mut Transmitter, len: usize, priority: Priority) -> Vec<Vec<u8>> {
+    let data = payload(len, 9);
+    let msg = NetworkMessage::Push(Push::new(
+        WireExpr::key("demo/big"),
+        PushBody::Put(Put::new(&data)),
+    ));
+    let mut batches = Vec::new();
+    tx.fragment(&msg, priority, Reliability::Reliable, |b| {
+        batches.push(b.to_vec())
+    })
+    .unwrap();
+    batches
+}
+
+#[test]
+fn receivers_sharing_a_budget_discard_what_would_exceed_it_and_give_it_back() {
+    use std::sync::Arc;
+    use weft_transport::rx::ReassemblyBudget;
+
+    let (at_i, at_a) = pair(true);
+    let max_batch = usize::from(at_i.batch_size) - 2;
+    let budget = Arc::new(ReassemblyBudget::new(100_000));
+    let mut first = Receiver::with_budget(&at_a, 1 << 24, budget.clone());
+    let mut second = Receiver::with_budget(&at_a, 1 << 24, budget.clone());
+    let mut tx_first = Transmitter::new(&at_i, max_batch);
+    let mut tx_second = Transmitter::new(&at_i, max_batch);
+    let a = fragments_of(&mut tx_first, 60_000, Priority::Data);
+    let b = fragments_of(&mut tx_second, 60_000, Priority::Data);
+    let mut delivered = 0;
+    // All but the last fragment of the first message: 60 KB held.
+    for batch in &a[..a.len() - 1] {
+        first.on_batch(batch, |_| delivered += 1).unwrap();
+    }
+    assert!(budget.used() > 55_000, "{}", budget.used());
+    // The second message cannot fit beside it: discarded, its memory given back.
+    for batch in &b {
+        second.on_batch(batch, |_| delivered += 1).unwrap();
+    }
+    assert_eq!(second.stats().over_budget, 1);
+    assert_eq!(second.reassembly_bytes(), 0);
+    // The first completes, and the budget is all free again.
+    first.on_batch(&a[a.len() - 1], |_| delivered += 1).unwrap();
+    assert_eq!(delivered, 1);
+    assert_eq!(budget.used(), 0);
+    // A receiver dropped with a partial message gives its share back too.
+    let c = fragments_of(&mut tx_first, 60_000, Priority::Data);
+    first.on_batch(&c[0], |_| {}).unwrap();
+    assert!(budget.used() > 0);
+    drop(first);
+    assert_eq!(budget.used(), 0);
+}
+
+#[test]
+fn a_message_over_the_bound_is_counted_as_too_large() {
+    let (at_i, at_a) = pair(true);
+    let mut tx = Transmitter::new(&at_i, usize::from(at_i.batch_size) - 2);
+    let mut rx = Receiver::new(&at_a, 10_000);
+    let mut delivered = 0;
+    for batch in fragments_of(&mut tx, 30_000, Priority::Data) {
+        rx.on_batch(&batch, |_| delivered += 1).unwrap();
+    }
+    assert_eq!(delivered, 0);
+    assert_eq!(rx.stats().too_large, 1);
+    assert_eq!(rx.reassembly_bytes(), 0);
+}

@@ -74,6 +74,12 @@ pub struct Config {
     pub open_timeout: Duration,
     /// `transport.unicast.accept_timeout` (ms).
     pub accept_timeout: Duration,
+    /// `transport.link.rx.max_message_size`: the largest message reassembled from
+    /// fragments (bytes); a larger one is discarded, counted and logged.
+    pub max_message_size: usize,
+    /// `transport.link.rx.reassembly_budget` (weft's own key): memory that partially
+    /// reassembled messages may hold across all of this node's transports (bytes).
+    pub reassembly_budget: usize,
     /// `transport.unicast.accept_pending`: handshakes in progress at most; a connection
     /// arriving beyond is closed at once.
     pub accept_pending: usize,
@@ -104,6 +110,8 @@ impl Default for Config {
             tcp_buffers: TcpBuffers::default(),
             open_timeout: Duration::from_millis(10_000),
             accept_timeout: Duration::from_millis(10_000),
+            max_message_size: 1 << 30,
+            reassembly_budget: 1 << 30,
             accept_pending: 100,
             max_sessions: 1000,
             qos: true,
@@ -225,6 +233,8 @@ const KNOWN: &[&str] = &[
     "transport.link.tcp.so_rcvbuf",
     "transport.unicast.open_timeout",
     "transport.unicast.accept_timeout",
+    "transport.link.rx.max_message_size",
+    "transport.link.rx.reassembly_budget",
     "transport.unicast.accept_pending",
     "transport.unicast.max_sessions",
     "transport.unicast.qos.enabled",
@@ -374,6 +384,10 @@ impl Config {
                 "transport.link.tcp.so_rcvbuf" => config.tcp_buffers.recv = buffer_size(key, v)?,
                 "transport.unicast.open_timeout" => config.open_timeout = millis(key, v)?,
                 "transport.unicast.accept_timeout" => config.accept_timeout = millis(key, v)?,
+                "transport.link.rx.max_message_size" => config.max_message_size = count(key, v)?,
+                "transport.link.rx.reassembly_budget" => {
+                    config.reassembly_budget = count(key, v)?;
+                }
                 "transport.unicast.accept_pending" => config.accept_pending = count(key, v)?,
                 "transport.unicast.max_sessions" => config.max_sessions = count(key, v)?,
                 "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,

@@ -308,3 +308,68 @@ fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
         )
         .unwrap();
 }
+
+/// The resident memory of process `pid`, in bytes.
+fn rss(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
+    let weftd = Weftd::with_config(
+        free_port(),
+        "{ transport: { link: { rx: { max_message_size: 4194304 } } } }",
+        &[],
+    );
+    let subscriber = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = subscriber
+        .declare_subscriber("endless/**", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let before = rss(weftd.pid());
+    // 4,000 fragments of about 64 KiB: 256 MiB of one message, on three priorities.
+    let mut hostile = RawClient::connect(weftd.port, 0xe4d1e55).unwrap();
+    for priority in [Priority::Data, Priority::DataHigh, Priority::Background] {
+        hostile.send_endless_fragments(priority, 1350).unwrap();
+    }
+    // The router read all of it: a message sent after it on the same link is handled
+    // (answered by a DeclareFinal).
+    let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
+        1,
+        weft_proto::network::InterestMode::CurrentFuture,
+        weft_proto::network::InterestOptions::SUBSCRIBERS,
+        None,
+    ));
+    hostile.send(&interest, Priority::Data).unwrap();
+    hostile
+        .recv_until(
+            Duration::from_secs(30),
+            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
+        )
+        .unwrap();
+    let grown = rss(weftd.pid()).saturating_sub(before);
+    assert!(
+        grown < 48 << 20,
+        "weftd grew by {} MiB reading an endless message",
+        grown >> 20
+    );
+    // Everyone else is still served.
+    let publisher = weftd.weft_client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "nothing flows after the endless message"
+        );
+        publisher
+            .put("endless/after", b"x", &PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

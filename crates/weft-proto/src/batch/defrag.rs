@@ -49,6 +49,11 @@ pub enum Defragmented<'d> {
     Dropped,
 }
 
+/// Largest reassembly buffer kept between messages: a larger one is freed once its
+/// message is complete or discarded, so that one huge message (or a hostile endless
+/// one) does not leave its memory held by the channel.
+pub const KEPT_CAPACITY: usize = 1 << 20;
+
 /// Reassembles the fragments of one channel.
 #[derive(Debug)]
 pub struct Defragmenter {
@@ -75,9 +80,12 @@ impl Defragmenter {
         }
     }
 
-    /// Discards any partial message.
+    /// Discards any partial message (freeing a buffer over [`KEPT_CAPACITY`]).
     pub fn clear(&mut self) {
         self.buf.clear();
+        if self.buf.capacity() > KEPT_CAPACITY {
+            self.buf = Vec::new();
+        }
         self.next_sn = None;
         self.complete = false;
     }
@@ -111,7 +119,7 @@ impl Defragmenter {
     /// Gives back a buffer (from [`Defragmenter::take_complete`]) for the next message
     /// to be reassembled in, if none is held.
     pub fn recycle(&mut self, mut buf: Vec<u8>) {
-        if self.buf.capacity() == 0 {
+        if self.buf.capacity() == 0 && buf.capacity() <= KEPT_CAPACITY {
             buf.clear();
             self.buf = buf;
         }
@@ -211,6 +219,42 @@ mod tests {
         let mut h = FragmentHeader::new(Reliability::Reliable, Priority::Data, sn, more);
         h.first = first;
         h
+    }
+
+    #[test]
+    fn a_discarded_or_taken_large_message_does_not_leave_its_buffer_behind() {
+        let chunk = alloc::vec![1u8; KEPT_CAPACITY];
+        let mut d = Defragmenter::new(3 * KEPT_CAPACITY, Bits::U32, true);
+        assert_eq!(
+            d.push(&frag(1, true, true), &chunk),
+            Ok(Defragmented::Pending)
+        );
+        assert_eq!(
+            d.push(&frag(2, true, false), &chunk),
+            Ok(Defragmented::Pending)
+        );
+        // Over the bound: discarded, and the 2 MiB buffer freed.
+        assert!(d.push(&frag(3, true, false), &chunk[..]).is_ok());
+        assert_eq!(
+            d.push(&frag(4, true, false), &chunk),
+            Err(DefragError::TooLarge {
+                size: 4 * KEPT_CAPACITY,
+                max: 3 * KEPT_CAPACITY
+            })
+        );
+        assert_eq!(d.buf.capacity(), 0);
+        // A large completed message's buffer is not taken back for the next one.
+        assert_eq!(
+            d.push(&frag(5, true, true), &chunk),
+            Ok(Defragmented::Pending)
+        );
+        assert!(matches!(
+            d.push(&frag(6, false, false), &chunk),
+            Ok(Defragmented::Complete(_))
+        ));
+        let taken = d.take_complete();
+        d.recycle(taken);
+        assert_eq!(d.buf.capacity(), 0);
     }
 
     #[test]

@@ -74,6 +74,16 @@ impl Handler for Glue {
             inner.remove_face(transport);
         }
     }
+
+    fn rx_limits(&self) -> crate::transport::RxLimits {
+        match self.0.upgrade() {
+            Some(inner) => crate::transport::RxLimits {
+                max_message: inner.config.max_message_size,
+                budget: Some(inner.reassembly_budget.clone()),
+            },
+            None => crate::transport::RxLimits::default(),
+        }
+    }
 }
 
 impl Inner {

@@ -260,6 +260,9 @@ pub(crate) struct Inner {
     /// Accepted links whose handshake is in progress (bounded by
     /// `transport.unicast.accept_pending`).
     pending_accepts: std::sync::atomic::AtomicUsize,
+    /// What all of this node's transports may hold in partially reassembled messages
+    /// (`transport.link.rx.reassembly_budget`).
+    reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
 }
 
 impl Inner {
@@ -333,6 +336,9 @@ impl Session {
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let route_epoch = Arc::new(AtomicU64::new(0));
+        let reassembly_budget = Arc::new(weft_transport::rx::ReassemblyBudget::new(
+            config.reassembly_budget,
+        ));
         let inner = Arc::new(Inner {
             zid,
             hlc: uhlc::HLCBuilder::new()
@@ -368,6 +374,7 @@ impl Session {
             scouted,
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
+            reassembly_budget,
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };

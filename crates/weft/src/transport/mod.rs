@@ -30,7 +30,7 @@ use weft_transport::establish::{
     close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
 };
 use weft_transport::lease::{LeaseAction, Liveness};
-use weft_transport::rx::{Control, Incoming, Receiver};
+use weft_transport::rx::{Control, Incoming, ReassemblyBudget, Receiver};
 use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
 
 use crate::link::{BatchReader, Link};
@@ -67,6 +67,30 @@ pub trait Handler: Send + Sync + 'static {
     fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>);
     /// The transport is closed (by either side, or its lease expired).
     fn on_closed(&self, transport: &Arc<Transport>);
+    /// The bounds of reassembly: the largest message, and the budget shared with the
+    /// other transports, if any.
+    fn rx_limits(&self) -> RxLimits {
+        RxLimits::default()
+    }
+}
+
+/// How much a transport's receiver may reassemble.
+#[derive(Debug, Clone)]
+pub struct RxLimits {
+    /// The largest message reassembled from fragments
+    /// (`transport.link.rx.max_message_size`); a larger one is discarded and counted.
+    pub max_message: usize,
+    /// Memory all partially reassembled messages may hold, shared between transports.
+    pub budget: Option<Arc<ReassemblyBudget>>,
+}
+
+impl Default for RxLimits {
+    fn default() -> Self {
+        Self {
+            max_message: MAX_MESSAGE,
+            budget: None,
+        }
+    }
 }
 
 struct TxState {
@@ -1048,6 +1072,37 @@ fn start(
     }
 }
 
+/// Logs the messages a reader discarded for their size or for the reassembly budget, at
+/// most once a second per transport.
+#[derive(Default)]
+struct DiscardLog {
+    logged: (u64, u64),
+    last: Option<Instant>,
+}
+
+impl DiscardLog {
+    fn note(&mut self, t: &Transport, stats: weft_transport::rx::RxStats, max_message: usize) {
+        let now = (stats.too_large, stats.over_budget);
+        if now == self.logged
+            || self
+                .last
+                .is_some_and(|l| l.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        tracing::warn!(
+            "{} ({}): {} message(s) over transport.link.rx.max_message_size ({max_message} \
+             bytes) and {} over the reassembly budget discarded so far",
+            t.describe,
+            t.peer_zid(),
+            now.0,
+            now.1
+        );
+        self.logged = now;
+        self.last = Some(Instant::now());
+    }
+}
+
 /// Ends the received batch of this reader thread: wakes the writers its forwarded
 /// messages wait for.
 fn wake_writers_after_batch() {
@@ -1072,7 +1127,12 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
         .max(Duration::from_millis(10));
     let _ = reader.link_mut().set_read_timeout(Some(tick));
     let mut liveness = Liveness::new(own_lease, peer_lease, Instant::now());
-    let mut rx = Receiver::new(&n, MAX_MESSAGE);
+    let limits = handler.rx_limits();
+    let mut rx = match limits.budget {
+        Some(budget) => Receiver::with_budget(&n, limits.max_message, budget),
+        None => Receiver::new(&n, limits.max_message),
+    };
+    let mut discards = DiscardLog::default();
     // A link reserved for priorities hands what it receives over as its main transport.
     let main = t.main.get().and_then(Weak::upgrade);
     let face = main.as_ref().unwrap_or(t);
@@ -1096,6 +1156,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
                 });
                 t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
                 wake_writers_after_batch();
+                discards.note(t, rx.stats(), limits.max_message);
                 // Time spent handling the batch (forwarding it, waiting for a congested
                 // destination under `block`) is not the peer's silence.
                 liveness.on_receive(Instant::now());
