@@ -156,3 +156,72 @@ fn bad_flags_and_values_exit_2_with_a_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("transport.link.tx.lease"));
 }
+
+/// A router session on loopback, in this process.
+fn router(port: u16) -> weft::Session {
+    weft::open(weft::Config {
+        mode: weft::WhatAmI::Router,
+        multicast_scouting: false,
+        listen: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
+        ..weft::Config::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
+    const PUTS: usize = 40;
+    let port = free_port();
+    let _router = router(port);
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let Some(subscriber) = weft_testkit::ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--sub",
+        "oneshot/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]) else {
+        return;
+    };
+    let put = |key: &str| {
+        let ok = weft()
+            .args(["put", "-m", "client", "-e", &endpoint, "-k", key, "-p", "x"])
+            .arg("--no-multicast-scouting")
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    // A first key is put until the subscriber has it: the router knows it then.
+    loop {
+        put("oneshot/first");
+        if subscriber
+            .lines
+            .recv_timeout(Duration::from_millis(500))
+            .is_ok()
+        {
+            break;
+        }
+    }
+    for n in 0..PUTS {
+        put(&format!("oneshot/{n}"));
+    }
+    let mut keys = std::collections::BTreeSet::new();
+    while keys.len() < PUTS {
+        let Ok(line) = subscriber.lines.recv_timeout(Duration::from_secs(10)) else {
+            panic!(
+                "the Zenoh subscriber got {} of {PUTS} one-shot puts",
+                keys.len()
+            );
+        };
+        let sample: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let key = sample["key"].as_str().unwrap().to_string();
+        if key != "oneshot/first" {
+            keys.insert(key);
+        }
+    }
+}

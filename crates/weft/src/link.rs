@@ -207,6 +207,16 @@ impl Link {
         };
     }
 
+    /// Closes the sending direction (what was written is still delivered, then the end
+    /// of stream); the link can still be read.
+    pub fn shutdown_write(&self) {
+        let _ = match self {
+            Self::Tcp(s) => s.shutdown(Shutdown::Write),
+            Self::Unix(s) => s.shutdown(Shutdown::Write),
+            Self::Udp(_) => Ok(()),
+        };
+    }
+
     /// A description for logs: `tcp/peer-address`.
     pub fn describe(&self) -> String {
         match self {

@@ -373,3 +373,43 @@ fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+#[test]
+fn one_shot_sessions_that_put_and_close_at_once_all_deliver() {
+    const PUTS: usize = 100;
+    let weftd = Weftd::start(free_port(), &[]);
+    let subscriber = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = subscriber
+        .declare_subscriber("oneshot/**", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    // The router knows the subscriber before the one-shot sessions start.
+    let warm = weftd.weft_client();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the subscriber got nothing");
+        warm.put("oneshot/warm", b"w", &PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(warm);
+    received.store(0, Ordering::SeqCst);
+    for n in 0..PUTS {
+        let session = weftd.weft_client();
+        let options = PutOptions {
+            congestion_control: CongestionControl::Block,
+            ..PutOptions::default()
+        };
+        session
+            .declare_publisher(&format!("oneshot/{n}"), options)
+            .unwrap()
+            .put(b"once")
+            .unwrap();
+        session.close();
+    }
+    let got = wait_for_count(&received, PUTS, Duration::from_secs(10));
+    assert_eq!(got, PUTS, "one-shot puts delivered");
+}

@@ -784,8 +784,13 @@ impl Inner {
             .drain()
             .map(|(_, f)| f.transport)
             .collect();
-        for t in faces {
-            t.close(CloseReason::GENERIC);
+        // All at once, then one wait for every peer to close its side.
+        for t in &faces {
+            t.start_close(CloseReason::GENERIC);
+        }
+        let deadline = std::time::Instant::now() + crate::transport::CLOSE_DRAIN;
+        for t in &faces {
+            t.wait_closed(deadline);
         }
         self.changed.notify_all();
     }

@@ -243,6 +243,11 @@ pub struct Transport {
     priority_links: PriorityLinks,
     /// For a link reserved for priorities: the main transport it is attached to.
     main: OnceLock<Weak<Self>>,
+    /// The reader thread, once started.
+    reader_thread: OnceLock<std::thread::ThreadId>,
+    /// Set when the reader thread has ended (after draining the link on a local close).
+    reader_done: Mutex<bool>,
+    reader_exit: Condvar,
 }
 
 impl std::fmt::Debug for Transport {
@@ -795,6 +800,15 @@ impl Transport {
     /// Closes the transport, telling the peer why, after writing what is pending (so that
     /// a put followed by a close is not lost).
     pub fn close(&self, reason: CloseReason) {
+        self.start_close(reason);
+        self.wait_closed(Instant::now() + CLOSE_DRAIN);
+    }
+
+    /// The first half of [`Transport::close`]: writes what is pending and the Close,
+    /// and ends the sending side, without waiting for the peer to end its own. Closing
+    /// many transports, start them all, then wait for them all
+    /// ([`Transport::wait_closed`]).
+    pub fn start_close(&self, reason: CloseReason) {
         for link in self.priority_links.take_all() {
             link.close(reason);
         }
@@ -818,7 +832,35 @@ impl Transport {
         let _ = close_batch(reason, &mut batch);
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let _ = link.write_batch(&batch);
-        link.shutdown();
+        // Only the sending side: closing a socket whose peer's bytes are still unread
+        // makes the kernel reset the connection, and the peer's kernel then discards
+        // what it had received but not yet read — the last messages sent. The reader
+        // thread reads to the end of stream (the peer closes on our Close) first.
+        link.shutdown_write();
+    }
+
+    /// Waits until `deadline` at most for the peer to have closed its side after
+    /// [`Transport::start_close`] (the reader thread read to the end and stopped). Returns
+    /// at once on the reader thread itself, or if it never started.
+    pub fn wait_closed(&self, deadline: Instant) {
+        let Some(reader) = self.reader_thread.get() else {
+            return;
+        };
+        if *reader == std::thread::current().id() {
+            return;
+        }
+        let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            done = self
+                .reader_exit
+                .wait_timeout(done, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     fn last_tx(&self) -> Instant {
@@ -951,10 +993,11 @@ impl Pending {
             .spawn(move || w.write_loop())
             .expect("spawn a writer thread");
         let t = transport.clone();
-        std::thread::Builder::new()
+        let reader = std::thread::Builder::new()
             .name(format!("weft-rx-{peer}"))
             .spawn(move || read_loop(reader, &t, &*handler))
             .expect("spawn a reader thread");
+        let _ = transport.reader_thread.set(reader.thread().id());
         transport
     }
 }
@@ -1014,6 +1057,10 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a close waits for a write in progress before giving up on pending data.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
 
+/// How long a closed transport's reader reads on, discarding, for the peer to close its
+/// side (so that closing the socket resets nothing the peer has not read yet).
+pub(crate) const CLOSE_DRAIN: Duration = Duration::from_secs(1);
+
 /// Largest encoding buffer a transport keeps for the next fragmented message; a larger
 /// one is freed once its message is out.
 const FRAGMENT_BUF_KEPT: usize = 1 << 20;
@@ -1064,12 +1111,23 @@ fn start(
         stats: TransportStats::default(),
         priority_links: PriorityLinks::default(),
         main: OnceLock::new(),
+        reader_thread: OnceLock::new(),
+        reader_done: Mutex::new(false),
+        reader_exit: Condvar::new(),
     });
     Pending {
         transport,
         reader,
         handler,
     }
+}
+
+/// Reads and discards what the peer still sends, until it closes its side or `deadline`.
+fn drain_to_end(reader: &mut BatchReader, deadline: Instant) {
+    if reader.link().is_datagram() {
+        return;
+    }
+    while let Ok(Some(_)) = reader.next_batch_before(deadline) {}
 }
 
 /// Logs the messages a reader discarded for their size or for the reassembly budget, at
@@ -1138,6 +1196,7 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
     let face = main.as_ref().unwrap_or(t);
     loop {
         if t.is_closed() {
+            drain_to_end(&mut reader, Instant::now() + CLOSE_DRAIN);
             break;
         }
         match reader.next_batch() {
@@ -1190,6 +1249,8 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
     if let Ok(link) = t.writer.lock() {
         link.shutdown();
     }
+    *t.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+    t.reader_exit.notify_all();
     match main {
         // A priority link's messages go on the main transport again.
         Some(main) => main.priority_links.detach(t),
