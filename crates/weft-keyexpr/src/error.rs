@@ -9,6 +9,22 @@ pub enum KeyExprError {
     /// The string is empty.
     #[error("a key expression cannot be empty")]
     Empty,
+    /// The string is longer than [`MAX_KEY_EXPR_LEN`](crate::MAX_KEY_EXPR_LEN).
+    #[error("a key expression of {len} bytes is over the limit of {max}")]
+    TooLong {
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More chunks than [`MAX_KEY_EXPR_CHUNKS`](crate::MAX_KEY_EXPR_CHUNKS).
+    #[error("the chunk at byte {offset} is over the limit of {max} chunks")]
+    TooManyChunks {
+        /// Byte offset of the first chunk over the limit.
+        offset: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A chunk is empty: leading or trailing `/`, or `//`.
     #[error("empty chunk at byte {offset} (leading, trailing or doubled `/`)")]
     EmptyChunk {
@@ -62,11 +78,14 @@ pub enum KeyExprError {
 }
 
 impl KeyExprError {
-    /// Byte offset of the problem in the checked string (0 for [`Empty`](Self::Empty)).
+    /// Byte offset of the problem in the checked string (0 for [`Empty`](Self::Empty), the
+    /// limit for [`TooLong`](Self::TooLong)).
     pub fn offset(&self) -> usize {
         match *self {
             Self::Empty => 0,
-            Self::EmptyChunk { offset }
+            Self::TooLong { max, .. } => max,
+            Self::TooManyChunks { offset, .. }
+            | Self::EmptyChunk { offset }
             | Self::ForbiddenChar { offset, .. }
             | Self::StrayStar { offset }
             | Self::StrayDollar { offset }
@@ -81,6 +100,8 @@ impl KeyExprError {
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Empty => "empty",
+            Self::TooLong { .. } => "too-long",
+            Self::TooManyChunks { .. } => "too-many-chunks",
             Self::EmptyChunk { .. } => "empty-chunk",
             Self::ForbiddenChar { .. } => "forbidden-char",
             Self::StrayStar { .. } => "stray-star",

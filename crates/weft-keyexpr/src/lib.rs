@@ -44,3 +44,4 @@ pub use include::includes;
 pub use index::KeyExprIndex;
 pub use intersect::intersects;
 pub use key_expr::{Chunks, KeyExpr, OwnedKeyExpr};
+pub use validate::{MAX_KEY_EXPR_CHUNKS, MAX_KEY_EXPR_LEN};

@@ -13,14 +13,36 @@ pub(crate) enum Mode {
     Canonicalisable,
 }
 
+/// The longest key expression accepted, in bytes. Real keys are far shorter (a ROS 2
+/// liveliness token is a few hundred bytes); the bound keeps what one key costs to store
+/// and to match bounded.
+pub const MAX_KEY_EXPR_LEN: usize = 4096;
+
+/// The most chunks a key expression may have. Matching two expressions with `**` costs
+/// up to the product of their chunk counts; this keeps it to tens of thousands of chunk
+/// comparisons however hostile the keys.
+pub const MAX_KEY_EXPR_CHUNKS: usize = 256;
+
 /// Checks `s`, returning the first problem found, scanning left to right.
 pub(crate) fn check(s: &str, mode: Mode) -> Result<(), KeyExprError> {
     if s.is_empty() {
         return Err(KeyExprError::Empty);
     }
+    if s.len() > MAX_KEY_EXPR_LEN {
+        return Err(KeyExprError::TooLong {
+            len: s.len(),
+            max: MAX_KEY_EXPR_LEN,
+        });
+    }
     let mut offset = 0;
     let mut after_double_star = false;
-    for chunk in s.split('/') {
+    for (n, chunk) in s.split('/').enumerate() {
+        if n == MAX_KEY_EXPR_CHUNKS {
+            return Err(KeyExprError::TooManyChunks {
+                offset,
+                max: MAX_KEY_EXPR_CHUNKS,
+            });
+        }
         match chunk {
             "" => return Err(KeyExprError::EmptyChunk { offset }),
             "*" | "**" if after_double_star && mode == Mode::Canonical => {

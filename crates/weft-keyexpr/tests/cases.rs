@@ -182,3 +182,27 @@ fn owned_and_borrowed_agree_with_the_table() {
         assert_eq!(OwnedKeyExpr::autocanonize(&s).as_ref(), Ok(&owned));
     }
 }
+
+#[test]
+fn key_expressions_over_the_size_limits_are_refused_with_the_limit() {
+    use weft_keyexpr::{KeyExprError, MAX_KEY_EXPR_CHUNKS, MAX_KEY_EXPR_LEN};
+    let long = "a".repeat(MAX_KEY_EXPR_LEN + 1);
+    assert_eq!(
+        KeyExpr::new(&long).unwrap_err(),
+        KeyExprError::TooLong {
+            len: MAX_KEY_EXPR_LEN + 1,
+            max: MAX_KEY_EXPR_LEN
+        }
+    );
+    assert!(KeyExpr::new(&long[1..]).is_ok());
+    let chunks = vec!["a"; MAX_KEY_EXPR_CHUNKS].join("/");
+    assert!(KeyExpr::new(&chunks).is_ok());
+    let over = format!("**/{chunks}");
+    assert_eq!(
+        KeyExpr::new(&over).unwrap_err(),
+        KeyExprError::TooManyChunks {
+            offset: over.len() - 1,
+            max: MAX_KEY_EXPR_CHUNKS
+        }
+    );
+}

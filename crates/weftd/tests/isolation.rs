@@ -413,3 +413,83 @@ fn one_shot_sessions_that_put_and_close_at_once_all_deliver() {
     let got = wait_for_count(&received, PUTS, Duration::from_secs(10));
     assert_eq!(got, PUTS, "one-shot puts delivered");
 }
+
+#[test]
+fn huge_key_expressions_are_refused_and_cost_nobody_else_anything() {
+    let weftd = Weftd::start(free_port(), &[]);
+    let mut hostile = RawClient::connect(weftd.port, 0x10a6).unwrap();
+    // A subscription `**/a/a/...` of 13,001 chunks, and puts on a key of 30,000 chunks:
+    // matching them is quadratic in their chunks.
+    let deep = format!("**/{}", ["a"; 13_000].join("/"));
+    let decl = NetworkMessage::Declare(Declare::new(
+        None,
+        Declaration::Subscriber(DeclareSubscriber {
+            id: 1,
+            wire_expr: WireExpr::key(&deep),
+            unknown: Vec::new(),
+        }),
+    ));
+    hostile.send(&decl, Priority::Control).unwrap();
+    let long_key = ["a"; 30_000].join("/");
+    for _ in 0..5 {
+        let put = NetworkMessage::Push(weft_proto::network::Push::new(
+            WireExpr::key(&long_key),
+            weft_proto::zenoh::PushBody::Put(weft_proto::zenoh::Put::new(b"x")),
+        ));
+        hostile.send(&put, Priority::Data).unwrap();
+    }
+    // The router has handled all of it once it answers an interest sent after it.
+    let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
+        1,
+        weft_proto::network::InterestMode::CurrentFuture,
+        weft_proto::network::InterestOptions::SUBSCRIBERS,
+        None,
+    ));
+    hostile.send(&interest, Priority::Data).unwrap();
+    hostile
+        .recv_until(
+            Duration::from_secs(60),
+            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
+        )
+        .unwrap();
+    // Nobody is told of the huge subscription.
+    let mut probe = RawClient::connect(weftd.port, 0x10a7).unwrap();
+    probe.send(&interest, Priority::Data).unwrap();
+    let mut declared = Vec::new();
+    probe
+        .recv_until(Duration::from_secs(10), |m| match m {
+            NetworkMessage::Declare(d) => match &d.body {
+                Declaration::Subscriber(s) => {
+                    declared.push(s.wire_expr.suffix.len());
+                    false
+                }
+                Declaration::Final(_) => true,
+                _ => false,
+            },
+            _ => false,
+        })
+        .unwrap();
+    assert!(
+        declared.is_empty(),
+        "subscribers declared: {declared:?} bytes"
+    );
+    // A new client's round trip through the router is not held up.
+    let started = Instant::now();
+    let subscriber = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let _sub = subscriber
+        .declare_subscriber("a/**", move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let publisher = weftd.weft_client();
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a new client's round trip is held up by the huge keys"
+        );
+        publisher.put("a/b", b"x", &PutOptions::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -87,6 +87,37 @@ impl Handler for Glue {
 }
 
 impl Inner {
+    /// Logs a key a face sent that is not a valid key expression (or is over the size
+    /// limits): what it came with is ignored. Logged for the 1st, 2nd, 4th, 8th... such
+    /// key of the session, so that a flood of them cannot flood the log.
+    pub(crate) fn refused_key(&self, t: &Transport, what: &str, e: &weft_keyexpr::KeyExprError) {
+        let n = self
+            .refused_keys
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                "ignored {what} from {} ({}) on an invalid key: {e} ({n} such keys so far)",
+                t.describe(),
+                t.peer_zid()
+            );
+        }
+    }
+
+    /// The key expression of a wire expression from `t`, if it resolves and is valid;
+    /// an invalid one is logged (see [`Inner::refused_key`]).
+    fn checked_key(
+        &self,
+        t: &Transport,
+        we: &weft_proto::core::WireExpr<'_>,
+        what: &str,
+    ) -> Option<OwnedKeyExpr> {
+        let key = self.face_resolve(t, we).flatten()?;
+        OwnedKeyExpr::new(key)
+            .map_err(|e| self.refused_key(t, what, &e))
+            .ok()
+    }
+
     fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
         match &incoming.message {
             NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled),
@@ -196,10 +227,7 @@ impl Inner {
         let interest_id = d.interest_id;
         match &d.body {
             Declaration::Token(tok) => {
-                let key = self
-                    .face_resolve(t, &tok.wire_expr)
-                    .flatten()
-                    .and_then(|k| OwnedKeyExpr::new(k).ok());
+                let key = self.checked_key(t, &tok.wire_expr, "a token");
                 if let Some(key) = key {
                     let from_router = t.peer_whatami() == weft_proto::core::WhatAmI::Router;
                     let id = if tok.id == 0 && from_router && interest_id.is_none() {
@@ -245,10 +273,11 @@ impl Inner {
                 Event::None
             }
             Declaration::Subscriber(s) => {
-                let Some(key) = face
-                    .resolve(&s.wire_expr)
-                    .and_then(|k| OwnedKeyExpr::new(k).ok())
-                else {
+                let Some(key) = face.resolve(&s.wire_expr).and_then(|k| {
+                    OwnedKeyExpr::new(k)
+                        .map_err(|e| self.refused_key(t, "a subscriber", &e))
+                        .ok()
+                }) else {
                     return Event::None;
                 };
                 match entity_id(face, s.id, &key) {
@@ -278,10 +307,11 @@ impl Inner {
                 }
             }
             Declaration::Queryable(q) => {
-                let Some(key) = face
-                    .resolve(&q.wire_expr)
-                    .and_then(|k| OwnedKeyExpr::new(k).ok())
-                else {
+                let Some(key) = face.resolve(&q.wire_expr).and_then(|k| {
+                    OwnedKeyExpr::new(k)
+                        .map_err(|e| self.refused_key(t, "a queryable", &e))
+                        .ok()
+                }) else {
                     return Event::None;
                 };
                 match entity_id(face, q.id, &key) {
@@ -347,11 +377,8 @@ impl Inner {
             return;
         }
         let key = match &i.wire_expr {
-            Some(we) => match self.with_face(t, |face| face.resolve(we)).flatten() {
-                Some(k) => match OwnedKeyExpr::new(k) {
-                    Ok(k) => Some(k),
-                    Err(_) => return,
-                },
+            Some(we) => match self.checked_key(t, we, "an interest") {
+                Some(k) => Some(k),
                 None => return,
             },
             None => None,

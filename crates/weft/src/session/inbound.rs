@@ -107,7 +107,13 @@ impl Inner {
         let mut st = self.lock();
         let epoch = st.route_epoch.load(Ordering::Acquire);
         let key = st.faces.get(&t.peer_zid())?.resolve(we)?;
-        // Invalid keys have no route.
+        // Invalid keys (or over the size limits) have no route: the message is dropped,
+        // and said so.
+        if let Err(e) = weft_keyexpr::KeyExpr::new(&key) {
+            drop(st);
+            self.refused_key(t, "data", &e);
+            return None;
+        }
         let routes = if self.is_router() {
             let forward = Self::forward_route_in(&mut st, &key)?;
             // A router rarely has subscribers of its own (storages, admin).

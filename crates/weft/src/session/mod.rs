@@ -263,6 +263,8 @@ pub(crate) struct Inner {
     /// What all of this node's transports may hold in partially reassembled messages
     /// (`transport.link.rx.reassembly_budget`).
     reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
+    /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
+    refused_keys: AtomicU64,
 }
 
 impl Inner {
@@ -375,6 +377,7 @@ impl Session {
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
             reassembly_budget,
+            refused_keys: AtomicU64::new(0),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };
