@@ -18,6 +18,7 @@ use clap::{Parser, ValueEnum};
 use weft::{Config, WhatAmI};
 
 mod admin;
+mod http;
 mod rest;
 
 /// The weft router.

@@ -3,40 +3,22 @@
 //! (its Content-Type is the encoding), `DELETE /KEY` deletes; `GET /` is a page showing the
 //! router's sessions and counters, refreshing itself.
 
-use std::io::Read;
-use std::time::Duration;
+use std::net::TcpListener;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tiny_http::{Header, Method, Request, Response, Server};
 use weft::{GetOptions, PutOptions, Session};
 
-/// Largest request body accepted.
-const MAX_BODY: u64 = 64 << 20;
+use crate::http::{Limits, Request, Response};
 
-/// Serves REST on `port` (all interfaces) until the process ends.
+/// Serves REST on `port` (all interfaces) until the process ends, within the default
+/// [`Limits`]: request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing
+/// stored), 10 s idle, 64 connections at once, each served on its own thread.
 pub(crate) fn serve(session: Session, port: u16) -> Result<(), String> {
-    let server = Server::http(("0.0.0.0", port)).map_err(|e| format!("REST port {port}: {e}"))?;
-    std::thread::Builder::new()
-        .name("weftd-rest".into())
-        .spawn(move || {
-            for request in server.incoming_requests() {
-                handle(&session, request);
-            }
-        })
-        .map_err(|e| e.to_string())?;
-    Ok(())
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("a valid header")
-}
-
-fn reply_text(request: Request, status: u16, text: &str) {
-    let _ = request.respond(
-        Response::from_string(text)
-            .with_status_code(status)
-            .with_header(header("Content-Type", "text/plain")),
-    );
+    let listener =
+        TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("REST port {port}: {e}"))?;
+    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, r));
+    crate::http::serve(listener, Limits::default(), handler).map_err(|e| e.to_string())
 }
 
 /// The JSON of one value, as Zenoh's REST plugin shows it: JSON payloads embedded,
@@ -94,34 +76,30 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn handle(session: &Session, mut request: Request) {
-    let url = request.url().to_string();
-    let path = url.trim_start_matches('/');
-    if path.is_empty() && *request.method() == Method::Get {
-        let _ = request.respond(
-            Response::from_string(page(session))
-                .with_header(header("Content-Type", "text/html; charset=utf-8")),
-        );
-        return;
+fn json_response(value: &Value) -> Response {
+    Response::new(200, "application/json", value.to_string())
+}
+
+fn handle(session: &Session, request: &Request) -> Response {
+    let path = request.target.trim_start_matches('/');
+    if path.is_empty() && request.method == "GET" {
+        return Response::new(200, "text/html; charset=utf-8", page(session));
     }
     let (key, params) = match path.split_once('?') {
         Some((k, p)) => (percent_decode(k), p.to_string()),
         None => (percent_decode(path), String::new()),
     };
-    match request.method().clone() {
-        Method::Get => {
+    match request.method.as_str() {
+        "GET" => {
             let selector = if params.is_empty() {
                 key
             } else {
                 format!("{key}?{}", percent_decode(&params))
             };
-            let options = GetOptions {
-                timeout: Some(Duration::from_secs(10)),
-                ..GetOptions::default()
-            };
-            let replies = match session.get(&selector, &options) {
+            // The session's queries_default_timeout bounds the wait.
+            let replies = match session.get(&selector, &GetOptions::default()) {
                 Ok(r) => r,
-                Err(e) => return reply_text(request, 400, &e.to_string()),
+                Err(e) => return Response::text(400, &e.to_string()),
             };
             let list: Vec<Value> = replies
                 .iter()
@@ -135,38 +113,27 @@ fn handle(session: &Session, mut request: Request) {
                     })
                 })
                 .collect();
-            let _ = request.respond(
-                Response::from_string(Value::from(list).to_string())
-                    .with_header(header("Content-Type", "application/json")),
-            );
+            json_response(&Value::from(list))
         }
-        Method::Put | Method::Post => {
-            let mut body = Vec::new();
-            let read = request.as_reader().take(MAX_BODY).read_to_end(&mut body);
-            if read.is_err() {
-                return reply_text(request, 400, "cannot read the body");
-            }
-            let encoding = request
-                .headers()
-                .iter()
-                .find(|h| h.field.equiv("Content-Type"))
-                .map(|h| h.value.as_str().to_string())
-                .unwrap_or_default();
+        "PUT" | "POST" => {
             let options = PutOptions {
-                encoding,
+                encoding: request
+                    .header("content-type")
+                    .unwrap_or_default()
+                    .to_string(),
                 congestion_control: weft::CongestionControl::Block,
                 ..PutOptions::default()
             };
-            match session.put(&key, &body, &options) {
-                Ok(()) => reply_text(request, 200, ""),
-                Err(e) => reply_text(request, 400, &e.to_string()),
+            match session.put(&key, &request.body, &options) {
+                Ok(()) => Response::text(200, ""),
+                Err(e) => Response::text(400, &e.to_string()),
             }
         }
-        Method::Delete => match session.delete(&key, &PutOptions::default()) {
-            Ok(()) => reply_text(request, 200, ""),
-            Err(e) => reply_text(request, 400, &e.to_string()),
+        "DELETE" => match session.delete(&key, &PutOptions::default()) {
+            Ok(()) => Response::text(200, ""),
+            Err(e) => Response::text(400, &e.to_string()),
         },
-        _ => reply_text(request, 405, "GET, PUT or DELETE"),
+        _ => Response::text(405, "GET, PUT or DELETE"),
     }
 }
 

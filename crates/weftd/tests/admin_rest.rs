@@ -197,3 +197,114 @@ fn the_example_configuration_serves_rest_and_keeps_demo_data() {
     assert!(dir.join("weft-data/demo.sqlite3").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sends `head` then reads the whole response; returns its status.
+fn raw_status(port: u16, head: &[u8]) -> u16 {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    // A refusal may come before everything is written.
+    let _ = s.write_all(head);
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    String::from_utf8_lossy(&response[9..12]).parse().unwrap()
+}
+
+#[test]
+fn rest_refuses_what_is_over_its_limits() {
+    let (rest, port) = (free_port(), free_port());
+    let _weftd = start(rest, port, "{}");
+    // A 100 MB body: 413 at once, from its Content-Length; nothing is read or stored.
+    assert_eq!(
+        raw_status(
+            rest,
+            b"PUT /demo/big HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n"
+        ),
+        413
+    );
+    // The same as chunks: 413 once the chunks pass the limit.
+    let mut chunked = b"PUT /demo/big HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..70 {
+        chunked.extend_from_slice(b"100000\r\n");
+        chunked.extend_from_slice(&chunk);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    assert_eq!(raw_status(rest, &chunked), 413);
+    // 1 MB of headers: 431 after the first 64 KiB.
+    let mut headers = b"GET /demo/a HTTP/1.1\r\n".to_vec();
+    for i in 0..1000 {
+        headers.extend_from_slice(format!("X-{i}: {}\r\n", "h".repeat(1000)).as_bytes());
+    }
+    headers.extend_from_slice(b"\r\n");
+    assert_eq!(raw_status(rest, &headers), 431);
+    // A 10 KB URL: 414.
+    let url = format!("GET /{} HTTP/1.1\r\n\r\n", "u".repeat(10_000));
+    assert_eq!(raw_status(rest, url.as_bytes()), 414);
+    // And normal requests are still served, a chunked body too.
+    let (status, _) = http(rest, "PUT", "/demo/small", "fine", "text/plain");
+    assert_eq!(status, 200);
+    assert_eq!(
+        raw_status(
+            rest,
+            b"PUT /demo/chunked HTTP/1.1\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nfine\r\n0\r\n\r\n"
+        ),
+        200
+    );
+}
+
+#[test]
+fn rest_serves_requests_concurrently() {
+    use std::sync::{Arc, Mutex};
+    const GETS: usize = 6;
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(rest, port, "{ queries_default_timeout: 5000 }");
+    // A queryable that never answers: each GET waits for the timeout.
+    let answering = weftd.weft_client();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    let _queryable = answering
+        .declare_queryable("slow/**", false, move |q| keep.lock().unwrap().push(q))
+        .unwrap();
+    // Until the router knows the queryable, a GET returns at once with nothing.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while held.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the queryable never got a query");
+        let mut s = TcpStream::connect(("127.0.0.1", rest)).unwrap();
+        write!(s, "GET /slow/probe HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    held.lock().unwrap().clear();
+    let finished = Arc::new(Mutex::new(0usize));
+    let gets: Vec<_> = (0..GETS)
+        .map(|i| {
+            let finished = finished.clone();
+            std::thread::spawn(move || {
+                let (status, _) = http(rest, "GET", &format!("/slow/{i}"), "", "text/plain");
+                *finished.lock().unwrap() += 1;
+                status
+            })
+        })
+        .collect();
+    // Every GET reaches the queryable while the first one still waits for its replies:
+    // none waits for another.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seen = held.lock().unwrap().len();
+        if seen >= GETS {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {seen} of {GETS} GETs reached the queryable"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        *finished.lock().unwrap(),
+        0,
+        "a GET finished before the last one started"
+    );
+    for g in gets {
+        assert_eq!(g.join().unwrap(), 200);
+    }
+}
