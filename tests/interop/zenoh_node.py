@@ -47,6 +47,8 @@ def main() -> int:
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--multicast-scouting", action="store_true", help="enable multicast scouting")
     p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
+    p.add_argument("--sleep-in-callback", type=float, default=0.0,
+                   help="seconds the subscriber's callback sleeps per sample (a slow reader)")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -66,6 +68,8 @@ def main() -> int:
     lock = threading.Lock()
 
     def on_sample(sample):
+        if args.sleep_in_callback:
+            time.sleep(args.sleep_in_callback)
         payload = sample.payload.to_bytes()
         record = {
             "kind": "put" if sample.kind == zenoh.SampleKind.PUT else "delete",

@@ -153,6 +153,26 @@ impl Transmitter {
         priority: Priority,
         reliability: Reliability,
     ) -> Result<Pushed, TxError> {
+        self.push_with(priority, reliability, |w| msg.encode(w))
+    }
+
+    /// As [`Transmitter::push`], for a network message already encoded (`encoded` is
+    /// the whole message, as [`NetworkMessage::encode`] writes it).
+    pub fn push_encoded(
+        &mut self,
+        encoded: &[u8],
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<Pushed, TxError> {
+        self.push_with(priority, reliability, |w| w.put(encoded))
+    }
+
+    fn push_with(
+        &mut self,
+        priority: Priority,
+        reliability: Reliability,
+        encode: impl FnOnce(&mut SliceWriter<'_>) -> Result<(), EncodeError>,
+    ) -> Result<Pushed, TxError> {
         self.check_priority(priority)?;
         let lane = &mut self.lanes[usize::from(priority.to_u8())];
         if lane.buf.len() < self.max_batch {
@@ -166,7 +186,7 @@ impl Transmitter {
             if new_frame {
                 FrameHeader::new(reliability, priority, counter.peek()).encode(&mut w)?;
             }
-            msg.encode(&mut w)
+            encode(&mut w)
         })();
         match attempt {
             Ok(()) => {

@@ -44,22 +44,30 @@ fn wait_for_count(count: &AtomicUsize, target: usize, within: Duration) -> usize
     count.load(Ordering::SeqCst)
 }
 
-/// A publisher of 64 KiB samples, a normal subscriber and one that never reads, through
-/// weftd: the normal subscriber gets (nearly) everything, and the publisher's session
-/// stays open.
-fn slow_subscriber_scenario(congestion: CongestionControl) {
+/// A subscriber that takes (almost) nothing, kept alive by the value returned.
+type Stuck = Box<dyn std::any::Any>;
+
+/// A publisher of 64 KiB samples, a normal subscriber and a `stuck` one, through weftd:
+/// the normal subscriber gets (nearly) everything, and the publisher's session stays
+/// open.
+fn slow_subscriber_scenario(congestion: CongestionControl, stuck: fn(u16) -> Option<Stuck>) {
     let weftd = Weftd::start(free_port(), &[]);
     let normal = weftd.weft_client();
     let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
+    let ends = Arc::new(AtomicUsize::new(0));
+    let (counter, end_counter) = (received.clone(), ends.clone());
     let _sub = normal
         .declare_subscriber("iso/**", move |s| {
             if s.payload.len() == SAMPLE_SIZE {
                 counter.fetch_add(1, Ordering::SeqCst);
+            } else {
+                end_counter.fetch_add(1, Ordering::SeqCst);
             }
         })
         .unwrap();
-    let _stuck = never_reading_subscriber(weftd.port, "iso/**");
+    let Some(_stuck) = stuck(weftd.port) else {
+        return;
+    };
 
     let publisher = weftd.weft_client();
     let options = PutOptions {
@@ -85,31 +93,69 @@ fn slow_subscriber_scenario(congestion: CongestionControl) {
         publisher.put("iso/data", &payload, &options).unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
-    let got = wait_for_count(&received, SAMPLES, Duration::from_secs(15));
+    // A small marker after the stream, on the same path: once it is there, so is every
+    // sample of the stream that will ever arrive. It also shows the publisher's session
+    // is still open.
+    let blocking = PutOptions {
+        congestion_control: CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    publisher.put("iso/end", b"end", &blocking).unwrap();
+    assert_eq!(
+        wait_for_count(&ends, 1, Duration::from_secs(30)),
+        1,
+        "the publisher's session was closed"
+    );
+    let got = received.load(Ordering::SeqCst);
     assert!(
         got * 100 >= SAMPLES * 95,
         "the normal subscriber got {got} of {SAMPLES} samples ({:?} {congestion:?})",
         started.elapsed()
     );
+}
 
-    // The publisher's session is still open: a sample sent now arrives too.
-    received.store(0, Ordering::SeqCst);
-    publisher.put("iso/after", &payload, &options).unwrap();
-    assert_eq!(
-        wait_for_count(&received, 1, Duration::from_secs(10)),
-        1,
-        "the publisher's session was closed"
-    );
+fn never_reading(port: u16) -> Option<Stuck> {
+    Some(Box::new(never_reading_subscriber(port, "iso/**")))
+}
+
+/// An Eclipse Zenoh client subscriber whose callback sleeps 1 s per sample.
+fn sleeping_zenoh_subscriber(port: u16) -> Option<Stuck> {
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let node = weft_testkit::ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--sub",
+        "iso/**",
+        "--sleep-in-callback",
+        "1",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ])?;
+    Some(Box::new(node))
 }
 
 #[test]
 fn a_subscriber_that_never_reads_does_not_starve_its_neighbour_under_drop() {
-    slow_subscriber_scenario(CongestionControl::Drop);
+    slow_subscriber_scenario(CongestionControl::Drop, never_reading);
 }
 
 #[test]
 fn a_subscriber_that_never_reads_does_not_starve_its_neighbour_under_block() {
-    slow_subscriber_scenario(CongestionControl::Block);
+    slow_subscriber_scenario(CongestionControl::Block, never_reading);
+}
+
+#[test]
+fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_under_drop() {
+    slow_subscriber_scenario(CongestionControl::Drop, sleeping_zenoh_subscriber);
+}
+
+#[test]
+fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_under_block() {
+    slow_subscriber_scenario(CongestionControl::Block, sleeping_zenoh_subscriber);
 }
 
 #[test]

@@ -116,6 +116,11 @@ struct TxState {
     /// The encoded head of the message being fragmented (all but its payload), kept
     /// between messages.
     fragment_buf: Vec<u8>,
+    /// Forwarded `block` messages that found no room, encoded, oldest first: they wait
+    /// here, not on the forwarding thread (see [`Transport::overflow`]).
+    overflow: VecDeque<Waiting>,
+    /// Bytes held by `overflow`.
+    overflow_bytes: usize,
     /// A `drop` message was dropped and no batch was written since: the link is
     /// congested, and further `drop` messages that find no room are dropped at once
     /// instead of each waiting `WAIT_BEFORE_DROP` (which would slow every other
@@ -127,7 +132,99 @@ struct TxState {
 /// beyond, congestion control applies: `drop` drops the message, `block` waits.
 const READY_MAX: usize = 16;
 
+/// A forwarded message waiting for room in its destination's queue.
+struct Waiting {
+    encoded: Vec<u8>,
+    priority: Priority,
+    reliability: Reliability,
+    since: Instant,
+}
+
+/// Where [`TxState::place`] put a message.
+enum Placed {
+    /// In a pending batch, or queued as fragment batches.
+    Queued,
+    /// Nowhere: the queue has no room for it.
+    NoRoom,
+}
+
 impl TxState {
+    /// Whether `count` fragment batches fit on `priority`'s lane: at most `READY_MAX`
+    /// batches queued, or twice the message's own fragments for a larger message (so
+    /// that one can wait while the previous one is written).
+    fn room_for_fragments(&self, priority: Priority, count: usize) -> bool {
+        let queued = self.ready_count + usize::from(!self.tx.lane_is_empty(priority));
+        queued == 0 || queued + count <= READY_MAX.max(2 * count)
+    }
+
+    /// Queues a message of `len` encoded bytes, given as `parts` laid end to end, as
+    /// fragment batches behind what is queued on its lane (copying it).
+    fn queue_fragments(
+        &mut self,
+        parts: [&[u8]; 3],
+        len: usize,
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<(), TxError> {
+        self.seal_lane(priority);
+        let lane = usize::from(priority.to_u8());
+        for fragment in self.tx.plan_fragments(len, priority, reliability)? {
+            let mut buf = self.pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.extend_from_slice(fragment.head());
+            for part in slice_parts(parts, fragment.range()) {
+                buf.extend_from_slice(part);
+            }
+            self.ready[lane].push_back(buf);
+            self.ready_count += 1;
+        }
+        Ok(())
+    }
+
+    /// Puts an encoded message in the queue if there is room, without waiting.
+    fn place(&mut self, w: &Waiting) -> Result<Placed, TxError> {
+        loop {
+            match self
+                .tx
+                .push_encoded(&w.encoded, w.priority, w.reliability)?
+            {
+                Pushed::Appended => return Ok(Placed::Queued),
+                Pushed::Full if self.tx.lane_is_empty(w.priority) => {
+                    let len = w.encoded.len();
+                    if !self.room_for_fragments(w.priority, self.tx.fragment_count(len)) {
+                        return Ok(Placed::NoRoom);
+                    }
+                    self.queue_fragments([&w.encoded, &[], &[]], len, w.priority, w.reliability)?;
+                    return Ok(Placed::Queued);
+                }
+                Pushed::Full if self.ready_count < READY_MAX => self.seal_lane(w.priority),
+                Pushed::Full => return Ok(Placed::NoRoom),
+            }
+        }
+    }
+
+    /// Moves waiting forwarded messages into the queue while it has room. `Err` with
+    /// how long the oldest one has waited when that is over `WAIT_BEFORE_CLOSE`.
+    fn refill(&mut self) -> Result<(), Duration> {
+        while let Some(w) = self.overflow.pop_front() {
+            let waited = w.since.elapsed();
+            if waited > WAIT_BEFORE_CLOSE {
+                self.overflow.push_front(w);
+                return Err(waited);
+            }
+            // `place` cannot fail: the message was encoded, at its priority, by this
+            // transport's own sender.
+            match self.place(&w) {
+                Ok(Placed::Queued) | Err(_) => self.overflow_bytes -= w.encoded.len(),
+                Ok(Placed::NoRoom) => {
+                    self.overflow.push_front(w);
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Gives a written batch's buffer back to the pool, which keeps at most `READY_MAX`
     /// (a message queued as many fragments does not leave them all behind).
     fn recycle(&mut self, batch: Vec<u8>) {
@@ -345,6 +442,10 @@ impl Transport {
             Priority::Data
         };
         let mut st = self.lock();
+        // Behind forwarded messages already waiting, to keep their order.
+        if after_batch && !st.overflow.is_empty() {
+            return self.overflow(st, msg, priority, reliability, congestion);
+        }
         let mut drop_deadline = None;
         loop {
             if self.is_closed() {
@@ -363,6 +464,9 @@ impl Transport {
                     // starts the next one.
                     st.seal_lane(priority);
                     self.wake_writer(&mut st);
+                }
+                Pushed::Full if after_batch && congestion == CongestionControl::Block => {
+                    return self.overflow(st, msg, priority, reliability, congestion);
                 }
                 Pushed::Full => {
                     st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
@@ -494,15 +598,17 @@ impl Transport {
         let len = head.len() + split.bulk.len();
         let count = st.tx.fragment_count(len);
         let mut deadline = None;
-        let lane = usize::from(priority.to_u8());
         loop {
             if self.is_closed() {
                 st.fragment_buf = head;
                 return Err(SendError::Closed);
             }
-            let queued = st.ready_count + usize::from(!st.tx.lane_is_empty(priority));
-            if queued == 0 || queued + count <= READY_MAX.max(2 * count) {
+            if st.room_for_fragments(priority, count) {
                 break;
+            }
+            if congestion == CongestionControl::Block {
+                st.fragment_buf = head;
+                return self.overflow(st, msg, priority, reliability, congestion);
             }
             match self.wait_for_room(st, congestion, &mut deadline) {
                 Ok(guard) => st = guard,
@@ -512,22 +618,58 @@ impl Transport {
                 }
             }
         }
-        st.seal_lane(priority);
-        let parts = split.parts(&head);
-        let fragments = st.tx.plan_fragments(len, priority, reliability)?;
-        for fragment in fragments {
-            let mut buf = st.pool.pop().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(fragment.head());
-            for part in slice_parts(parts, fragment.range()) {
-                buf.extend_from_slice(part);
-            }
-            st.ready[lane].push_back(buf);
-            st.ready_count += 1;
-        }
+        let queued = st.queue_fragments(split.parts(&head), len, priority, reliability);
         if head.capacity() <= FRAGMENT_BUF_KEPT {
             st.fragment_buf = head;
         }
+        queued?;
+        self.wake_writer_after_batch(&mut st);
+        Ok(())
+    }
+
+    /// A forwarded message that finds no room: under `drop` it is dropped; under `block`
+    /// it waits in this destination's overflow, encoded, while the forwarding thread goes
+    /// on with its other destinations — only this destination's traffic waits. The writer
+    /// moves it into the queue as room comes. If the oldest waits longer than
+    /// `WAIT_BEFORE_CLOSE`, or the overflow would hold more than `OVERFLOW_MAX` bytes,
+    /// this destination is closed (never the sender).
+    fn overflow(
+        &self,
+        mut st: MutexGuard<'_, TxState>,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        if congestion == CongestionControl::Drop {
+            st.congested = true;
+            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            return Err(SendError::Dropped);
+        }
+        let mut encoded = Vec::new();
+        msg.encode(&mut encoded).map_err(TxError::Encode)?;
+        let waited = st.overflow.front().map(|w| w.since.elapsed());
+        let over = st.overflow_bytes + encoded.len() > OVERFLOW_MAX;
+        if over || waited.is_some_and(|w| w > WAIT_BEFORE_CLOSE) {
+            drop(st);
+            tracing::warn!(
+                "closing {} ({}): it takes too little (forwarded `block` messages waiting {:?}, \
+                 {} bytes beyond the queue)",
+                self.describe,
+                self.peer_zid(),
+                waited.unwrap_or_default(),
+                encoded.len()
+            );
+            self.abort();
+            return Err(SendError::Closed);
+        }
+        st.overflow_bytes += encoded.len();
+        st.overflow.push_back(Waiting {
+            encoded,
+            priority,
+            reliability,
+            since: Instant::now(),
+        });
         self.wake_writer_after_batch(&mut st);
         Ok(())
     }
@@ -685,6 +827,16 @@ impl Transport {
             st.recycle(batch);
             st.writing = false;
             st.congested &= result.is_err();
+            if let Err(waited) = st.refill() {
+                drop(st);
+                tracing::warn!(
+                    "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
+                    self.describe,
+                    self.peer_zid()
+                );
+                self.abort();
+                return;
+            }
             if st.tx.is_empty() {
                 st.flush_requested = false;
             }
@@ -1047,6 +1199,9 @@ pub fn accept(
 /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` default).
 const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
 
+/// Bytes of forwarded `block` messages one destination may hold beyond its queue.
+const OVERFLOW_MAX: usize = 64 << 20;
+
 /// How long a `block` message waits for room before its destination is closed (Zenoh's
 /// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).
 const WAIT_BEFORE_CLOSE: Duration = Duration::from_secs(5);
@@ -1099,6 +1254,8 @@ fn start(
             idle_waiters: 0,
             wake_pending: false,
             fragment_buf: Vec::new(),
+            overflow: VecDeque::new(),
+            overflow_bytes: 0,
             congested: false,
         }),
         idle: Condvar::new(),
