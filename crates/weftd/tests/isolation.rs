@@ -51,6 +51,32 @@ type Stuck = Box<dyn std::any::Any>;
 /// the normal subscriber gets (nearly) everything, and the publisher's session stays
 /// open.
 fn slow_subscriber_scenario(congestion: CongestionControl, stuck: fn(u16) -> Option<Stuck>) {
+    slow_subscriber_scenario_with(congestion, stuck, false);
+}
+
+/// The sessions' `dropped` counters in weftd's admin space, summed.
+fn dropped_in_admin_space(session: &weft::Session) -> u64 {
+    let replies = session
+        .get("@/*/router", &weft::GetOptions::default())
+        .unwrap();
+    let mut total = 0;
+    for reply in replies.iter() {
+        let sample = reply.result.unwrap();
+        let router: serde_json::Value = serde_json::from_slice(&sample.payload).unwrap();
+        for s in router["sessions"].as_array().unwrap() {
+            total += s["counters"]["dropped"].as_u64().unwrap();
+        }
+    }
+    total
+}
+
+/// As [`slow_subscriber_scenario`]; with `drops_listed`, the stuck subscriber stays
+/// connected and the admin space must show what was dropped for it.
+fn slow_subscriber_scenario_with(
+    congestion: CongestionControl,
+    stuck: fn(u16) -> Option<Stuck>,
+    drops_listed: bool,
+) {
     let weftd = Weftd::start(free_port(), &[]);
     let normal = weftd.weft_client();
     let received = Arc::new(AtomicUsize::new(0));
@@ -112,6 +138,12 @@ fn slow_subscriber_scenario(congestion: CongestionControl, stuck: fn(u16) -> Opt
         "the normal subscriber got {got} of {SAMPLES} samples ({:?} {congestion:?})",
         started.elapsed()
     );
+    if drops_listed {
+        assert!(
+            dropped_in_admin_space(&publisher) > 0,
+            "the admin space shows no drop"
+        );
+    }
 }
 
 fn never_reading(port: u16) -> Option<Stuck> {
@@ -150,7 +182,7 @@ fn a_subscriber_that_never_reads_does_not_starve_its_neighbour_under_block() {
 
 #[test]
 fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_under_drop() {
-    slow_subscriber_scenario(CongestionControl::Drop, sleeping_zenoh_subscriber);
+    slow_subscriber_scenario_with(CongestionControl::Drop, sleeping_zenoh_subscriber, true);
 }
 
 #[test]
