@@ -221,3 +221,40 @@ fn weft_peer_get_and_queryable_with_a_zenoh_peer() {
     let r: serde_json::Value = serde_json::from_str(&getter.line(10)).unwrap();
     assert_eq!(r["payload"], "answer to wq/z []");
 }
+
+/// Threads of this process.
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+#[test]
+fn many_gets_waiting_on_a_silent_queryable_time_out_without_a_thread_each() {
+    use std::sync::{Arc, Mutex};
+    const GETS: usize = 200;
+    let a = session(WhatAmI::Peer, true, None);
+    // A queryable that keeps every query and never answers.
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    let _q = a
+        .declare_queryable("silent/**", false, move |q| keep.lock().unwrap().push(q))
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let options = GetOptions {
+        timeout: Some(Duration::from_millis(500)),
+        ..GetOptions::default()
+    };
+    let before = threads();
+    let pending: Vec<_> = (0..GETS)
+        .map(|i| b.get(&format!("silent/{i}"), &options).unwrap())
+        .collect();
+    let during = threads();
+    assert!(
+        during < before + 10,
+        "{GETS} gets started {} threads",
+        during - before
+    );
+    // Each one ends at its deadline, with no reply.
+    for rx in pending {
+        assert!(collect(rx).is_empty());
+    }
+}

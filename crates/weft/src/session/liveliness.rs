@@ -276,16 +276,11 @@ impl Inner {
         for t in targets {
             send_control(&t, &msg);
         }
-        let weak = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("weft-liveliness-get".into())
-            .spawn(move || {
-                std::thread::sleep(timeout);
-                if let Some(inner) = weak.upgrade() {
-                    inner.lock().liveliness_gets.remove(&id);
-                }
-            })
-            .expect("spawn a timer thread");
+        self.timers.schedule(
+            self,
+            std::time::Instant::now() + timeout,
+            super::deadlines::Timeout::LivelinessGet(id),
+        );
         Ok(rx)
     }
 

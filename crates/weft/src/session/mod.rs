@@ -1,6 +1,7 @@
 //! The session: what an application opens to publish, subscribe, query and declare.
 
 mod aggregate;
+mod deadlines;
 mod discovery;
 mod dispatch;
 mod face;
@@ -265,6 +266,8 @@ pub(crate) struct Inner {
     reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
     /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
     refused_keys: AtomicU64,
+    /// When gets time out (one thread per session).
+    timers: deadlines::Timers,
 }
 
 impl Inner {
@@ -378,6 +381,7 @@ impl Session {
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
             reassembly_budget,
             refused_keys: AtomicU64::new(0),
+            timers: deadlines::Timers::default(),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };

@@ -341,16 +341,11 @@ impl Inner {
             }
         }
         self.check_done(qid);
-        let weak = Arc::downgrade(self);
-        std::thread::Builder::new()
-            .name("weft-get-timeout".into())
-            .spawn(move || {
-                std::thread::sleep(timeout);
-                if let Some(inner) = weak.upgrade() {
-                    inner.finish_get(qid);
-                }
-            })
-            .expect("spawn a timer thread");
+        self.timers.schedule(
+            self,
+            std::time::Instant::now() + timeout,
+            super::deadlines::Timeout::Get(qid),
+        );
         Ok(replies)
     }
 
@@ -387,7 +382,7 @@ impl Inner {
         }
     }
 
-    fn finish_get(&self, qid: u32) {
+    pub(crate) fn finish_get(&self, qid: u32) {
         let pending = self.lock().gets.remove(&qid);
         if let Some(g) = pending {
             g.finish();

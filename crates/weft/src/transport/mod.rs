@@ -1140,16 +1140,29 @@ impl Pending {
         } = self;
         let peer = transport.negotiated.peer_zid;
         let w = transport.clone();
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name(format!("weft-tx-{peer}"))
-            .spawn(move || w.write_loop())
-            .expect("spawn a writer thread");
-        let t = transport.clone();
-        let reader = std::thread::Builder::new()
-            .name(format!("weft-rx-{peer}"))
-            .spawn(move || read_loop(reader, &t, &*handler))
-            .expect("spawn a reader thread");
-        let _ = transport.reader_thread.set(reader.thread().id());
+            .spawn(move || w.write_loop());
+        let (t, on_failure) = (transport.clone(), handler.clone());
+        let started = writer.and_then(|_| {
+            std::thread::Builder::new()
+                .name(format!("weft-rx-{peer}"))
+                .spawn(move || read_loop(reader, &t, &*handler))
+        });
+        match started {
+            Ok(reader) => {
+                let _ = transport.reader_thread.set(reader.thread().id());
+            }
+            Err(e) => {
+                // Out of threads: this session cannot be served; the others go on.
+                tracing::warn!(
+                    "closing {} ({peer}): cannot start its threads: {e}",
+                    transport.describe
+                );
+                transport.abort();
+                on_failure.on_closed(&transport);
+            }
+        }
         transport
     }
 }
