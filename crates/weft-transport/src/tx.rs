@@ -167,6 +167,7 @@ impl Transmitter {
         self.push_with(priority, reliability, |w| w.put(encoded))
     }
 
+    #[inline]
     fn push_with(
         &mut self,
         priority: Priority,
