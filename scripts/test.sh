@@ -2,18 +2,32 @@
 # Runs every test of weft: formatting, lints, unit/golden/property tests, the
 # key-expression check against the real Eclipse Zenoh, short fuzz runs, and the C client's
 # suite. Installs what it needs. Usage: scripts/test.sh
-# Environment: WEFT_SPEC_DIR (default ../shared/spec), WEFT_FUZZ_SECONDS (default 60).
+# Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
+# the repository's tests/), WEFT_FUZZ_SECONDS (default 60).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export WEFT_SPEC_DIR=${WEFT_SPEC_DIR:-$(cd "$root/.." && pwd)/shared/spec}
+export WEFT_SPEC_DIR=${WEFT_SPEC_DIR:-$root/tests}
 fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
 
 step() { printf '\n==> %s\n' "$*"; }
 
 if [ ! -d "$WEFT_SPEC_DIR/vectors" ]; then
   echo "error: the specification's vectors are not at $WEFT_SPEC_DIR/vectors (set WEFT_SPEC_DIR)" >&2
+  exit 1
+fi
+
+step "the repository stands alone (no test or script reads outside it)"
+# Paths above the repository's root: a directory beside it, three levels up from a crate,
+# this machine's work directory (spelled in pieces so that this check does not find
+# itself).
+up='\.\.'
+outside="$up/shared|$up/$up/$up/|/wor""k/"
+if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --include='*.c' \
+    --include='*.h' --include='CMakeLists.txt' crates pico scripts tests bench fuzz .ci \
+    2>/dev/null | grep -v '^pico/build'; then
+  echo "error: the lines above reach outside the repository" >&2
   exit 1
 fi
 

@@ -9,13 +9,13 @@
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
 #   5. footprint: Cortex-M4 cross build and memory report
 #
-# Environment: WEFT_SPEC_DIR (default: <repo>/../shared/spec), WEFT_ZENOH_PYTHON
+# Environment: WEFT_SPEC_DIR (the directory holding vectors/; default: <repo>/tests), WEFT_ZENOH_PYTHON
 # (a Python with eclipse-zenoh 1.10.2; default: a venv in pico/build-venv),
 # WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3.
 set -eu
 
 PICO=$(cd "$(dirname "$0")/.." && pwd)
-SPEC=${WEFT_SPEC_DIR:-$PICO/../../shared/spec}
+SPEC=${WEFT_SPEC_DIR:-$PICO/../tests}
 SPEC=$(cd "$SPEC" && pwd)
 FUZZ_SECONDS=${WEFT_FUZZ_SECONDS:-20}
 VENV=$PICO/build-venv

@@ -4,7 +4,8 @@
  * message reassembled from Fragments) and re-encoded; the re-encoded bytes
  * must be identical to the captured ones.
  *
- * The spec directory comes from $WEFT_SPEC_DIR (default ../shared/spec).
+ * The directory holding vectors/ comes from $WEFT_SPEC_DIR (default ../tests, the
+ * repository's copy).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -284,6 +285,6 @@ TEST_LIST = {
 int main(int argc, char **argv) {
     const char *d = getenv("WEFT_SPEC_DIR");
     if (argc > 1) d = argv[1];
-    snprintf(spec_dir, sizeof(spec_dir), "%s", d != NULL ? d : "../shared/spec");
+    snprintf(spec_dir, sizeof(spec_dir), "%s", d != NULL ? d : "../tests");
     return test_run_all(test_list);
 }

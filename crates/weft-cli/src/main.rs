@@ -22,7 +22,7 @@ enum Command {
     /// connection) from files or `-` (standard input), or a single hex string with
     /// `--hex`. Stream framing, datagrams and scouting are told apart by themselves.
     ///
-    /// Example: weft decode ../shared/spec/vectors/02-pub-sub.hex
+    /// Example: weft decode tests/vectors/02-pub-sub.hex
     Decode(cmd::decode::DecodeArgs),
     /// Publish one value on a key.
     Put(cmd::pubsub::PutArgs),

@@ -13,7 +13,8 @@ use weft_transport::rx::{Control, Receiver};
 fn spec_dir() -> PathBuf {
     match std::env::var_os("WEFT_SPEC_DIR") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec"),
+        // The repository's copy of the specification's vectors: `tests/vectors`.
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests"),
     }
 }
 
