@@ -157,6 +157,29 @@ fn bad_flags_and_values_exit_2_with_a_message() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("transport.link.tx.lease"));
 }
 
+#[test]
+fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
+    for args in [
+        vec!["sub", "-k", "robot/+/pose"],
+        vec!["sub", "-k", "robot/#"],
+        vec!["sub", "-k", "robot/>"],
+        vec!["get", "-s", "robot/+/pose?x=1"],
+        vec!["liveliness", "sub", "-k", "#"],
+    ] {
+        let out = weft()
+            .args(&args)
+            .arg("--no-multicast-scouting")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("use * for one chunk, ** for many"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// A router session on loopback, in this process.
 fn router(port: u16) -> weft::Session {
     weft::open(weft::Config {

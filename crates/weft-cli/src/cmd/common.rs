@@ -36,6 +36,24 @@ enum ModeArg {
 }
 
 /// A command-line or configuration error: printed, then exit status 2.
+/// A key expression (or selector) argument. MQTT's and NATS's wildcards are refused with
+/// Zenoh's equivalents: as keys they would be literal chunks that nothing matches.
+pub(crate) fn key_expr_arg(s: &str) -> Result<String, String> {
+    let key = s.split_once('?').map_or(s, |(k, _)| k);
+    for chunk in key.split('/') {
+        let hint = match chunk {
+            "+" => "`+` is MQTT's one-level wildcard",
+            "#" => "`#` is MQTT's multi-level wildcard",
+            ">" => "`>` is NATS's multi-token wildcard",
+            _ => continue,
+        };
+        return Err(format!(
+            "{hint}: use * for one chunk, ** for many (e.g. robot/*/pose, robot/**)"
+        ));
+    }
+    Ok(s.to_string())
+}
+
 pub(crate) fn usage_error(command: &str, message: &str) -> ExitCode {
     eprintln!("weft {command}: {message}");
     ExitCode::from(2)

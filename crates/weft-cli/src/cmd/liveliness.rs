@@ -17,7 +17,7 @@ pub(crate) enum LivelinessCommand {
         #[command(flatten)]
         session: SessionArgs,
         /// The token's key.
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = super::common::key_expr_arg)]
         key: String,
     },
     /// Print a line when a token appears (put) or disappears (delete).
@@ -27,7 +27,7 @@ pub(crate) enum LivelinessCommand {
         #[command(flatten)]
         session: SessionArgs,
         /// The key expression to watch.
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = super::common::key_expr_arg)]
         key: String,
         /// Report the tokens already alive first.
         #[arg(long)]
@@ -43,7 +43,7 @@ pub(crate) enum LivelinessCommand {
         #[command(flatten)]
         session: SessionArgs,
         /// The key expression to list.
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = super::common::key_expr_arg)]
         key: String,
         /// How long to wait for the answer, in milliseconds.
         #[arg(long, default_value_t = 10_000)]

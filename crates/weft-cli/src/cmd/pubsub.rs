@@ -14,7 +14,7 @@ pub(crate) struct PutArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// The key to publish on.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::common::key_expr_arg)]
     key: String,
     /// The payload.
     #[arg(short, long, default_value = "")]
@@ -40,7 +40,7 @@ pub(crate) struct DeleteArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// The key to delete.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::common::key_expr_arg)]
     key: String,
 }
 
@@ -51,7 +51,7 @@ pub(crate) struct SubArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// The key expression to subscribe to.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::common::key_expr_arg)]
     key: String,
     /// Exit after this many samples.
     #[arg(long)]

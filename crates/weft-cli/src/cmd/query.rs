@@ -15,7 +15,7 @@ pub(crate) struct GetArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// The selector: a key expression, optionally followed by ?parameters.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::common::key_expr_arg)]
     selector: String,
     /// How long to wait for replies, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
@@ -45,7 +45,7 @@ pub(crate) struct QueryableArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// The key expression to answer for.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::common::key_expr_arg)]
     key: String,
     /// The payload of every reply.
     #[arg(short, long, default_value = "")]
