@@ -57,6 +57,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Logs: RUST_LOG (e.g. `RUST_LOG=debug`), warnings only by default, on standard error
+    // (standard output is the command's own).
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
     match &cli.command {
         Command::Decode(a) => cmd::decode::run(a),
         Command::Put(a) => cmd::pubsub::put(a),

@@ -248,3 +248,37 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
         }
     }
 }
+
+#[test]
+fn rust_log_shows_the_library_logs() {
+    let port = free_port();
+    let _router = router(port);
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let quiet = weft()
+        .args([
+            "put", "-m", "client", "-e", &endpoint, "-k", "log/a", "-p", "x",
+        ])
+        .arg("--no-multicast-scouting")
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let logged = weft()
+        .args([
+            "put", "-m", "client", "-e", &endpoint, "-k", "log/a", "-p", "x",
+        ])
+        .arg("--no-multicast-scouting")
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(logged.status.success());
+    let stderr = String::from_utf8_lossy(&logged.stderr);
+    assert!(
+        stderr.contains("session with") && stderr.contains("open"),
+        "{stderr}"
+    );
+}

@@ -308,3 +308,48 @@ fn rest_serves_requests_concurrently() {
         assert_eq!(g.join().unwrap(), 200);
     }
 }
+
+#[test]
+fn weftd_logs_sessions_opening_and_closing() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let port = free_port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args(["-l", &endpoint, "--no-multicast-scouting"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    wait_for_port(port);
+    let client = weft::open(weft::Config {
+        mode: weft::WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![endpoint.parse().unwrap()],
+        ..weft::Config::default()
+    })
+    .unwrap();
+    let zid = client.zid().to_string();
+    let wait_for = |what: &str| loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("weftd never logged {what}"));
+        if line.contains(&zid) && line.contains(what) {
+            return;
+        }
+    };
+    wait_for("open on");
+    client.close();
+    wait_for("closed");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -359,6 +359,15 @@ impl Inner {
             }
             Declaration::Token(_) | Declaration::UndeclareToken(_) => Event::None,
         });
+        match &event {
+            Some(Event::Declared(kind, id, key, _)) => {
+                tracing::debug!("{} declared {kind:?} {id} on {key}", t.peer_zid());
+            }
+            Some(Event::Undeclared(kind, id, key)) => {
+                tracing::debug!("{} undeclared {kind:?} {id} on {key}", t.peer_zid());
+            }
+            _ => {}
+        }
         match event {
             Some(Event::Changed) => self.changed.notify_all(),
             Some(Event::Declared(kind, id, key, complete)) if self.is_router() => {

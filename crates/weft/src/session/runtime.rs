@@ -57,7 +57,15 @@ impl Inner {
                 return kept;
             }
         }
-        let kept = self.add_face(t, opened);
+        let kept = self.add_face(t.clone(), opened);
+        if kept {
+            tracing::info!(
+                "session with {} ({}) open on {}",
+                t.peer_zid(),
+                t.peer_whatami().as_str(),
+                t.describe()
+            );
+        }
         pending.start();
         kept
     }
@@ -132,6 +140,12 @@ impl Inner {
 
     /// Forgets a closed transport and what its node declared.
     pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
+        tracing::info!(
+            "session with {} ({}) on {} closed",
+            t.peer_zid(),
+            t.peer_whatami().as_str(),
+            t.describe()
+        );
         let mut st = self.lock();
         st.routes_changed();
         let mut tokens = std::collections::HashMap::new();
