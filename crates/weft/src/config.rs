@@ -70,6 +70,14 @@ pub struct Config {
     /// `transport.link.tcp.so_sndbuf` / `so_rcvbuf`: kernel buffer sizes of TCP links
     /// (an endpoint's `#so_sndbuf=N;so_rcvbuf=N` overrides them for its links).
     pub tcp_buffers: TcpBuffers,
+    /// `connect.timeout_ms`: how long a client's opening tries its connect endpoints: 0
+    /// once each, -1 until one answers. `None`: Zenoh's default, 0 for clients. (Peers
+    /// and routers open without waiting for their connect endpoints.)
+    pub connect_timeout_ms: Option<i64>,
+    /// `connect.exit_on_failure`: whether a client's opening fails when no endpoint
+    /// answered in that time (else it goes on trying in the background). `None`: Zenoh's
+    /// default, true for clients.
+    pub connect_exit_on_failure: Option<bool>,
     /// `transport.unicast.open_timeout` (ms).
     pub open_timeout: Duration,
     /// `transport.unicast.accept_timeout` (ms).
@@ -108,6 +116,8 @@ impl Default for Config {
             lease: Duration::from_millis(10_000),
             batch_size: u16::MAX,
             tcp_buffers: TcpBuffers::default(),
+            connect_timeout_ms: None,
+            connect_exit_on_failure: None,
             open_timeout: Duration::from_millis(10_000),
             accept_timeout: Duration::from_millis(10_000),
             max_message_size: 1 << 30,
@@ -329,6 +339,16 @@ impl Config {
                     config.id = Some(id);
                 }
                 "connect.endpoints" => config.connect = endpoints(key, v)?,
+                "connect.timeout_ms" if !v.is_null() => {
+                    config.connect_timeout_ms = Some(
+                        v.as_i64()
+                            .filter(|t| *t >= -1)
+                            .ok_or_else(|| invalid(key, v, "milliseconds, 0 or -1 (no limit)"))?,
+                    );
+                }
+                "connect.exit_on_failure" if !v.is_null() => {
+                    config.connect_exit_on_failure = Some(boolean(key, v)?);
+                }
                 "listen.endpoints" => config.listen = endpoints(key, v)?,
                 "scouting.multicast.enabled" => config.multicast_scouting = boolean(key, v)?,
                 "scouting.timeout" => config.scouting.timeout = millis(key, v)?,

@@ -438,3 +438,50 @@ fn a_router_forwards_a_running_stream_to_subscribers_that_come_and_go() {
     stop.store(true, Ordering::Relaxed);
     streaming.join().unwrap();
 }
+
+#[test]
+fn a_client_to_a_refused_endpoint_fails_at_once_unless_told_to_wait() {
+    // Nothing listens on this port.
+    let port = weft_testkit::free_port();
+    let endpoint: weft::endpoint::Endpoint = format!("tcp/127.0.0.1:{port}").parse().unwrap();
+    let started = std::time::Instant::now();
+    let refused = weft::open(weft::Config {
+        mode: WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![endpoint.clone()],
+        ..weft::Config::default()
+    });
+    let Err(e) = refused else {
+        panic!("no router: the session does not open");
+    };
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the refusal took {:?}",
+        started.elapsed()
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains(&port.to_string()) && text.contains("refused"),
+        "{text}"
+    );
+    // With connect.timeout_ms, the client waits for the router to come.
+    let (config, _) = weft::Config::from_json5(&format!(
+        r#"{{ mode: "client", connect: {{ endpoints: ["{endpoint}"], timeout_ms: 20000 }},
+             scouting: {{ multicast: {{ enabled: false }} }} }}"#
+    ))
+    .unwrap();
+    let opener = std::thread::spawn(move || weft::open(config).map(|s| s.zid()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let router = weft::open(weft::Config {
+        mode: WhatAmI::Router,
+        multicast_scouting: false,
+        listen: vec![endpoint],
+        ..weft::Config::default()
+    })
+    .unwrap();
+    assert!(
+        opener.join().unwrap().is_ok(),
+        "the waiting client did not open"
+    );
+    drop(router);
+}

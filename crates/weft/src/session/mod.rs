@@ -55,6 +55,17 @@ pub enum OpenError {
         /// The time allowed.
         timeout: Duration,
     },
+    /// Client mode: every connect endpoint refused or failed its first attempt
+    /// (`connect.timeout_ms` 0, Zenoh's default for clients).
+    #[error(
+        "cannot connect to {endpoints:?}: {reasons} (connect.timeout_ms: 0 tries once; -1 waits)"
+    )]
+    Refused {
+        /// The endpoints tried.
+        endpoints: Vec<String>,
+        /// Why each attempt failed.
+        reasons: String,
+    },
     /// Client mode with no `connect` endpoint and multicast scouting disabled.
     #[error("client mode needs at least one connect endpoint (or multicast scouting)")]
     NothingToConnect,
@@ -268,6 +279,8 @@ pub(crate) struct Inner {
     refused_keys: AtomicU64,
     /// When gets time out (one thread per session).
     timers: deadlines::Timers,
+    /// The failures of the connectors' first attempts, one per connector that failed it.
+    first_attempts_failed: Mutex<Vec<String>>,
 }
 
 impl Inner {
@@ -382,6 +395,7 @@ impl Session {
             reassembly_budget,
             refused_keys: AtomicU64::new(0),
             timers: deadlines::Timers::default(),
+            first_attempts_failed: Mutex::new(Vec::new()),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };
@@ -401,7 +415,20 @@ impl Session {
         }
         let start = Instant::now();
         let scouting_until = start + config.scouting.delay;
-        let deadline = start + config.open_timeout.max(config.scouting.delay);
+        let mut deadline = start + config.open_timeout.max(config.scouting.delay);
+        // A client with connect endpoints follows Zenoh's connect.timeout_ms (0 by
+        // default: each endpoint is tried once) and connect.exit_on_failure (true).
+        let client_endpoints = config.mode == WhatAmI::Client && !config.connect.is_empty();
+        let try_once = client_endpoints && config.connect_timeout_ms.unwrap_or(0) == 0;
+        let exit_on_failure = config.connect_exit_on_failure.unwrap_or(true);
+        if client_endpoints {
+            match config.connect_timeout_ms.unwrap_or(0) {
+                // Tried once: bounded by the attempt itself, at most open_timeout.
+                0 => {}
+                -1 => deadline = start + Duration::from_secs(u64::from(u32::MAX)),
+                ms => deadline = start + Duration::from_millis(ms.unsigned_abs()),
+            }
+        }
         let mut st = self.inner.lock();
         loop {
             let ready = match config.mode {
@@ -425,10 +452,26 @@ impl Session {
             if ready {
                 return Ok(());
             }
+            if try_once {
+                let failed = self.inner.first_attempts_failed.lock().map(|f| f.clone());
+                if let Ok(failed) = failed {
+                    if failed.len() >= config.connect.len() {
+                        drop(st);
+                        if !exit_on_failure {
+                            return Ok(());
+                        }
+                        self.close();
+                        return Err(OpenError::Refused {
+                            endpoints: config.connect.iter().map(ToString::to_string).collect(),
+                            reasons: failed.join("; "),
+                        });
+                    }
+                }
+            }
             let now = Instant::now();
             if now >= deadline {
                 drop(st);
-                if config.mode == WhatAmI::Client {
+                if config.mode == WhatAmI::Client && (exit_on_failure || !client_endpoints) {
                     self.close();
                     let tried = if config.connect.is_empty() {
                         &self.inner.scouted

@@ -437,12 +437,22 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
         .upgrade()
         .is_some_and(|i| alternatives.iter().all(|ep| is_priority_twin(&i, ep)));
     let mut refusal_logged = false;
+    let mut first_attempt = true;
     loop {
         let Some(inner) = weak.upgrade() else { return };
         if inner.is_closing() {
             return;
         }
-        match open_first(&inner, alternatives) {
+        let opened = open_first(&inner, alternatives);
+        if let (true, Err(e)) = (first_attempt, &opened) {
+            let reason = format!("{}: {e}", alternatives[0]);
+            if let Ok(mut failed) = inner.first_attempts_failed.lock() {
+                failed.push(reason);
+            }
+            inner.changed.notify_all();
+        }
+        first_attempt = false;
+        match opened {
             Ok(pending) => {
                 let t = pending.transport().clone();
                 if twin && inner.main_transport(t.peer_zid()).is_none() {
