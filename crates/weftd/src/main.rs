@@ -40,18 +40,40 @@ struct Args {
     /// Serve the REST interface on this HTTP port.
     #[arg(long, value_name = "PORT")]
     rest_http_port: Option<u16>,
-    /// Access to the admin space (`@/<zid>/router/**`): `r` (read, the default) or
-    /// `none`. The admin space is read-only.
+    /// Access to the admin space (`@/<zid>/router/**`), as zenohd's flag: `r` (read, the
+    /// default), `w`, `rw` or `none`. weft's admin space has nothing to write: `w` answers
+    /// no queries, `rw` is `r`.
     #[arg(long, value_enum, default_value = "r")]
     adminspace_permissions: AdminPermissions,
+    /// This router's ZenohID (1 to 32 hexadecimal digits), as zenohd's `--id`.
+    #[arg(short = 'i', long = "id", value_name = "HEX")]
+    id: Option<String>,
+    /// Do not timestamp the data routed (`timestamping.enabled: false`).
+    #[arg(long)]
+    no_timestamp: bool,
+    /// A configuration value, as zenohd's `--cfg`: `KEY:VALUE` with KEY a `/`-separated
+    /// path and VALUE JSON5 (e.g. `--cfg 'transport/unicast/max_sessions:2000'`);
+    /// repeatable, applied over the file.
+    #[arg(long = "cfg", value_name = "KEY:VALUE")]
+    cfg: Vec<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum AdminPermissions {
     /// Queries on the admin space are answered.
     R,
+    /// Writes only: weft's admin space has nothing to write, so no queries are answered.
+    W,
+    /// Reads and writes: queries are answered; there is nothing to write.
+    Rw,
     /// No admin space.
     None,
+}
+
+impl AdminPermissions {
+    const fn readable(self) -> bool {
+        matches!(self, Self::R | Self::Rw)
+    }
 }
 
 /// Where a router listens when nothing else is configured.
@@ -60,10 +82,45 @@ const DEFAULT_LISTEN: &str = "tcp/[::]:7447";
 /// The configuration weftd runs when started with no arguments.
 const BUILT_IN_CONFIG: &str = include_str!("../weftd.json5");
 
+/// Applies `--cfg KEY:VALUE` settings to a configuration's text; returns the text to
+/// parse (JSON).
+fn with_cfg(text: &str, settings: &[String]) -> Result<String, String> {
+    let mut root: serde_json::Value =
+        json5::from_str(text).map_err(|e| format!("configuration is not valid JSON5: {e}"))?;
+    for setting in settings {
+        let (path, value) = setting
+            .split_once(':')
+            .ok_or_else(|| format!("invalid --cfg {setting:?}: expected KEY:VALUE"))?;
+        let value: serde_json::Value = json5::from_str(value)
+            .map_err(|e| format!("invalid --cfg {setting:?}: the value is not JSON5: {e}"))?;
+        let mut node = &mut root;
+        for key in path.split('/').filter(|k| !k.is_empty()) {
+            if !node.is_object() {
+                *node = serde_json::Value::Object(serde_json::Map::new());
+            }
+            node = node
+                .as_object_mut()
+                .expect("made an object")
+                .entry(key)
+                .or_insert(serde_json::Value::Null);
+        }
+        *node = value;
+    }
+    Ok(root.to_string())
+}
+
 fn config(args: &Args, built_in: bool) -> Result<Config, String> {
-    let loaded = match &args.config {
-        Some(path) => Some(Config::from_file(path)),
-        None if built_in => Some(Config::from_json5(BUILT_IN_CONFIG)),
+    let text = match &args.config {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read configuration file {path}: {e}"))?,
+        ),
+        None if built_in => Some(BUILT_IN_CONFIG.to_string()),
+        None if !args.cfg.is_empty() => Some("{}".to_string()),
+        None => None,
+    };
+    let loaded = match text {
+        Some(t) => Some(Config::from_json5(&with_cfg(&t, &args.cfg)?)),
         None => None,
     };
     let mut config = match loaded {
@@ -94,6 +151,15 @@ fn config(args: &Args, built_in: bool) -> Result<Config, String> {
     }
     if args.no_multicast_scouting {
         config.multicast_scouting = false;
+    }
+    if let Some(id) = &args.id {
+        config.id =
+            Some(id.parse().map_err(|_| {
+                format!("invalid --id {id:?}: expected 1 to 32 hexadecimal digits")
+            })?);
+    }
+    if args.no_timestamp {
+        config.timestamping = Some(false);
     }
     Ok(config)
 }
@@ -177,7 +243,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let _admin = if args.adminspace_permissions == AdminPermissions::R {
+    let _admin = if args.adminspace_permissions.readable() {
         match admin::declare(&session) {
             Ok(q) => Some(q),
             Err(e) => {

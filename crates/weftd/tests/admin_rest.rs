@@ -353,3 +353,63 @@ fn weftd_logs_sessions_opening_and_closing() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn zenohds_command_line_flags_are_accepted_with_zenohds_meaning() {
+    use weft_testkit::raw::RawClient;
+    let port = free_port();
+    let weftd = Weftd::start(
+        port,
+        &[
+            "--cfg",
+            "transport/unicast/max_sessions:2",
+            "-i",
+            "1234abcd",
+            "--no-timestamp",
+            "--adminspace-permissions",
+            "rw",
+        ],
+    );
+    // --id: the admin space is under that id.
+    let client = weftd.weft_client();
+    let replies: Vec<_> = client
+        .get("@/1234abcd/router", &weft::GetOptions::default())
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(replies.len(), 1, "the admin space under --id");
+    // --no-timestamp: a routed value has no timestamp added.
+    let stamped = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = stamped.clone();
+    let _sub = client
+        .declare_subscriber("flags/**", move |s| {
+            seen.lock().unwrap().push(s.timestamp.is_some())
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // --cfg max_sessions 2: the weft client and this one.
+    let publisher = weftd.weft_client();
+    while stamped.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "nothing routed");
+        publisher
+            .put("flags/a", b"x", &weft::PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!stamped.lock().unwrap()[0], "weftd added a timestamp");
+    if let Ok(mut third) = RawClient::connect(port, 0x3333) {
+        let closed = third.recv_until(Duration::from_secs(10), |_| false);
+        assert!(
+            closed.is_err_and(|e| e.kind() != std::io::ErrorKind::TimedOut),
+            "a third session under --cfg max_sessions:2"
+        );
+    }
+    // A bad value is refused, naming the key.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args(["--cfg", "transport/unicast/max_sessions:0", "-l"])
+        .arg(format!("tcp/127.0.0.1:{}", free_port()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("transport.unicast.max_sessions"));
+}
