@@ -139,3 +139,45 @@ fn a_malformed_link_is_closed_and_others_keep_working() {
     assert_eq!(sub.sample(10)["payload"], "fine");
     assert!(publisher.wait());
 }
+
+/// A Zenoh peer of weftd running `zenoh_node.py` with `extra` arguments.
+fn zenoh_peer(weftd: &Weftd, extra: &[&str]) -> weft_testkit::ZenohNode {
+    let mut args = vec!["--mode", "peer", "--connect", weftd.endpoint.as_str()];
+    args.extend_from_slice(extra);
+    weft_testkit::ZenohNode::start(&args).expect("a Zenoh peer")
+}
+
+#[test]
+fn zenoh_peers_through_weftd_list_each_token_once() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let weftd = Weftd::start(free_port(), &[]);
+    let _holder = zenoh_peer(&weftd, &["--token", "lv/a", "--timeout", "60"]);
+    // A liveliness get from another peer, until the token has reached it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let getter = zenoh_peer(&weftd, &["--liveliness-get", "lv/**", "--timeout", "1"]);
+        let keys: Vec<String> = getter
+            .replies(10)
+            .iter()
+            .map(|r| r["key"].as_str().unwrap().to_string())
+            .collect();
+        if !keys.is_empty() {
+            assert_eq!(keys, ["lv/a"], "each token once");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the token never reached the other peer"
+        );
+    }
+    // And a client through weftd lists it once too.
+    let client = weftd.zenoh_client(&["--liveliness-get", "lv/**", "--timeout", "2"]);
+    let keys: Vec<String> = client
+        .replies(10)
+        .iter()
+        .map(|r| r["key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys, ["lv/a"]);
+}

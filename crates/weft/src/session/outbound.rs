@@ -501,8 +501,14 @@ impl Inner {
         // Current-only answers carry entity id 0, as Zenoh's do.
         let answer_id = |id: u32| if future { id } else { 0 };
         let aggregated = aggregate.is_some();
+        // Peers and routers were told of every token already, unasked (and are told of
+        // each new one): a Current answer would make a Zenoh peer's liveliness get list
+        // each token twice, once from what it knows and once from the answer.
+        let told_unasked = t.peer_whatami() != WhatAmI::Client;
         let individually = |kind: InterestOptions| {
-            options.contains(kind) && !(aggregated && Aggregate::covers(kind))
+            options.contains(kind)
+                && !(aggregated && Aggregate::covers(kind))
+                && !(told_unasked && kind == InterestOptions::TOKENS)
         };
         let intersects = |k: &OwnedKeyExpr| {
             key.as_ref()
@@ -541,7 +547,7 @@ impl Inner {
                             }),
                     );
                 }
-                if options.contains(InterestOptions::TOKENS) {
+                if individually(InterestOptions::TOKENS) {
                     found.extend(
                         st.tokens
                             .iter()
