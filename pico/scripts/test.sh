@@ -7,7 +7,8 @@
 #   3. valgrind (memcheck, leaks) over the unit tests and the integration runs
 #   +  a feature matrix (switches off, malloc-backed pool) built and unit-tested
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
-#   5. footprint: Cortex-M4 cross build and memory report
+#   5. install: an application built against the installed library (CMake, pkg-config)
+#   6. footprint: Cortex-M4 cross build and memory report
 #
 # Environment: WEFT_SPEC_DIR (the directory holding vectors/; default: <repo>/tests), WEFT_ZENOH_PYTHON
 # (a Python with eclipse-zenoh 1.10.2; default: a venv in pico/build-venv),
@@ -139,7 +140,11 @@ for t in fuzz_batch fuzz_transport fuzz_network; do
     echo "fuzz $t: $(grep -E '^stat::number_of_executed_units' "$PICO/build-fuzz/$t.log" | awk '{print $2}') runs, no crash"
 done
 
-# ---- 5. footprint ----
+# ---- 5. install ----
+step "install: an application built with find_package(zenohpico) and with pkg-config"
+sh "$PICO/scripts/install_check.sh"
+
+# ---- 6. footprint ----
 step "footprint"
 sh "$PICO/scripts/footprint.sh"
 
