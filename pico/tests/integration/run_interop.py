@@ -30,7 +30,8 @@ class Proc:
         self.cond = threading.Condition()
         self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                   start_new_session=True)
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for line in self.p.stdout:
@@ -64,10 +65,14 @@ class Proc:
             return any(text in line for line in self.lines)
 
     def wait(self, timeout):
+        """Waits for the process to exit and for every line it printed to be read (a
+        check right after the exit must see its last lines); the exit status, or None."""
         try:
-            return self.p.wait(timeout=timeout)
+            rc = self.p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             return None
+        self.reader.join(timeout)
+        return rc
 
     def kill(self):
         if self.p.poll() is None:
