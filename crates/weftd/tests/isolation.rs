@@ -47,6 +47,35 @@ fn wait_for_count(count: &AtomicUsize, target: usize, within: Duration) -> usize
 /// A subscriber that takes (almost) nothing, kept alive by the value returned.
 type Stuck = Box<dyn std::any::Any>;
 
+/// A subscriber of `session` on `key` counting what it receives; keep the handle.
+fn counting_subscriber(session: &weft::Session, key: &str) -> (weft::Subscriber, Arc<AtomicUsize>) {
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let sub = session
+        .declare_subscriber(key, move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    (sub, received)
+}
+
+/// Puts on `key` from `publisher` until `received` counts something (the router knows
+/// the subscriber then), at most until `within` has passed since `since`.
+fn put_until_received(
+    publisher: &weft::Session,
+    key: &str,
+    received: &AtomicUsize,
+    since: Instant,
+    within: Duration,
+    what: &str,
+) {
+    while received.load(Ordering::SeqCst) == 0 {
+        assert!(since.elapsed() < within, "{what}");
+        publisher.put(key, b"x", &PutOptions::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A publisher of 64 KiB samples, a normal subscriber and a `stuck` one, through weftd:
 /// the normal subscriber gets (nearly) everything, and the publisher's session stays
 /// open.
@@ -194,13 +223,7 @@ fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_und
 fn a_client_announcing_a_tiny_batch_size_is_refused_and_others_keep_flowing() {
     let weftd = Weftd::start(free_port(), &[]);
     let subscriber = weftd.weft_client();
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let _sub = subscriber
-        .declare_subscriber("tiny/**", move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (_sub, received) = counting_subscriber(&subscriber, "tiny/**");
     for (n, size) in [0u16, 1, 2, 63].into_iter().enumerate() {
         let mut params =
             LocalParams::new(ZenohId::new(0x7100 + n as u128).unwrap(), WhatAmI::Client);
@@ -211,17 +234,9 @@ fn a_client_announcing_a_tiny_batch_size_is_refused_and_others_keep_flowing() {
         }
     }
     let publisher = weftd.weft_client();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while received.load(Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "nothing flows after the refusals"
-        );
-        publisher
-            .put("tiny/after", b"still here", &PutOptions::default())
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (since, within) = (Instant::now(), Duration::from_secs(10));
+    let what = "nothing flows after the refusals";
+    put_until_received(&publisher, "tiny/after", &received, since, within, what);
 }
 
 #[test]
@@ -334,21 +349,17 @@ fn handshakes_trickling_one_byte_at_a_time_are_cut_off_and_do_not_lock_real_clie
             Err(e) => assert!(Instant::now() < deadline, "no session: {e}"),
         }
     };
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let _sub = session
-        .declare_subscriber("trickle/**", move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (_sub, received) = counting_subscriber(&session, "trickle/**");
     let publisher = weftd.weft_client();
-    while received.load(Ordering::SeqCst) == 0 {
-        assert!(Instant::now() < deadline, "nothing flows");
-        publisher
-            .put("trickle/a", b"x", &PutOptions::default())
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (since, within) = (Instant::now(), Duration::from_secs(15));
+    put_until_received(
+        &publisher,
+        "trickle/a",
+        &received,
+        since,
+        within,
+        "nothing flows",
+    );
     stop.store(true, Ordering::SeqCst);
     trickle.join().unwrap();
 }
@@ -403,13 +414,7 @@ fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
         &[],
     );
     let subscriber = weftd.weft_client();
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let _sub = subscriber
-        .declare_subscriber("endless/**", move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (_sub, received) = counting_subscriber(&subscriber, "endless/**");
     let before = rss(weftd.pid());
     // 4,000 fragments of about 64 KiB: 256 MiB of one message, on three priorities.
     let mut hostile = RawClient::connect(weftd.port, 0xe4d1e55).unwrap();
@@ -439,17 +444,9 @@ fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
     );
     // Everyone else is still served.
     let publisher = weftd.weft_client();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while received.load(Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "nothing flows after the endless message"
-        );
-        publisher
-            .put("endless/after", b"x", &PutOptions::default())
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (since, within) = (Instant::now(), Duration::from_secs(10));
+    let what = "nothing flows after the endless message";
+    put_until_received(&publisher, "endless/after", &received, since, within, what);
 }
 
 #[test]
@@ -457,22 +454,18 @@ fn one_shot_sessions_that_put_and_close_at_once_all_deliver() {
     const PUTS: usize = 100;
     let weftd = Weftd::start(free_port(), &[]);
     let subscriber = weftd.weft_client();
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let _sub = subscriber
-        .declare_subscriber("oneshot/**", move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (_sub, received) = counting_subscriber(&subscriber, "oneshot/**");
     // The router knows the subscriber before the one-shot sessions start.
     let warm = weftd.weft_client();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while received.load(Ordering::SeqCst) == 0 {
-        assert!(Instant::now() < deadline, "the subscriber got nothing");
-        warm.put("oneshot/warm", b"w", &PutOptions::default())
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (since, within) = (Instant::now(), Duration::from_secs(10));
+    put_until_received(
+        &warm,
+        "oneshot/warm",
+        &received,
+        since,
+        within,
+        "the subscriber got nothing",
+    );
     drop(warm);
     received.store(0, Ordering::SeqCst);
     for n in 0..PUTS {
@@ -554,20 +547,15 @@ fn huge_key_expressions_are_refused_and_cost_nobody_else_anything() {
     // A new client's round trip through the router is not held up.
     let started = Instant::now();
     let subscriber = weftd.weft_client();
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let _sub = subscriber
-        .declare_subscriber("a/**", move |_| {
-            counter.fetch_add(1, Ordering::SeqCst);
-        })
-        .unwrap();
+    let (_sub, received) = counting_subscriber(&subscriber, "a/**");
     let publisher = weftd.weft_client();
-    while received.load(Ordering::SeqCst) == 0 {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "a new client's round trip is held up by the huge keys"
-        );
-        publisher.put("a/b", b"x", &PutOptions::default()).unwrap();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let what = "a new client's round trip is held up by the huge keys";
+    put_until_received(
+        &publisher,
+        "a/b",
+        &received,
+        started,
+        Duration::from_secs(5),
+        what,
+    );
 }
