@@ -282,3 +282,45 @@ fn rust_log_shows_the_library_logs() {
         "{stderr}"
     );
 }
+
+#[test]
+fn zenoh_examples_flags_and_suggestions() {
+    let port = free_port();
+    let router = router(port);
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    // A queryable that answers with the query's payload.
+    let _q = router
+        .declare_queryable("flag/**", true, |q| {
+            let body = q.payload().map(|p| p.0.clone()).unwrap_or_default();
+            q.reply(q.key_expr(), &body, &weft::PutOptions::default())
+                .unwrap();
+        })
+        .unwrap();
+    // Zenoh's z_get flags: -s SELECTOR -p PAYLOAD -t TARGET -o TIMEOUT_MS.
+    let out = weft()
+        .args([
+            "get", "-m", "client", "-e", &endpoint, "-s", "flag/a", "-p", "question",
+        ])
+        .args([
+            "-t",
+            "ALL",
+            "-o",
+            "5000",
+            "--json",
+            "--no-multicast-scouting",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reply: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(reply["payload"], "question");
+    // A typo gets a suggestion.
+    let out = weft().args(["get", "--selectr", "a"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--selector'"));
+}

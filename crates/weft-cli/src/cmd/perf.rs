@@ -57,8 +57,8 @@ pub(crate) struct PingArgs {
     session: SessionArgs,
     /// Payload size in bytes.
     size: usize,
-    /// Round trips to measure (after 100 warm-up ones).
-    #[arg(long, default_value_t = 1000)]
+    /// Round trips to measure (after 100 warm-up ones); Zenoh's `-n`.
+    #[arg(short = 'n', long, default_value_t = 1000)]
     samples: usize,
 }
 

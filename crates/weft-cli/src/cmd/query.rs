@@ -17,12 +17,22 @@ pub(crate) struct GetArgs {
     /// The selector: a key expression, optionally followed by ?parameters.
     #[arg(short, long, value_parser = super::common::key_expr_arg)]
     selector: String,
-    /// How long to wait for replies, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
+    /// How long to wait for replies, in milliseconds (Zenoh's `-o`).
+    #[arg(short = 'o', long, default_value_t = 10_000)]
     timeout: u64,
-    /// Which queryables answer.
-    #[arg(long, value_enum, default_value = "best_matching")]
+    /// Which queryables answer: best_matching, all or all_complete (Zenoh's
+    /// BEST_MATCHING, ALL and ALL_COMPLETE are accepted too).
+    #[arg(
+        short,
+        long,
+        value_enum,
+        default_value = "best_matching",
+        ignore_case = true
+    )]
     target: TargetArg,
+    /// A payload sent with the query (Zenoh's `-p`).
+    #[arg(short, long)]
+    payload: Option<String>,
     /// One JSON object per reply.
     #[arg(long)]
     json: bool,
@@ -78,6 +88,10 @@ pub(crate) fn get(args: &GetArgs) -> ExitCode {
             TargetArg::AllComplete => QueryTarget::AllComplete,
         },
         timeout: Some(Duration::from_millis(args.timeout)),
+        payload: args
+            .payload
+            .as_ref()
+            .map(|p| (p.as_bytes().to_vec(), "text/plain".to_string())),
         ..GetOptions::default()
     };
     let replies = match session.get(&args.selector, &options) {
