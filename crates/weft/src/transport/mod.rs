@@ -203,19 +203,24 @@ impl TxState {
         }
     }
 
-    /// Moves waiting forwarded messages into the queue while it has room. `Err` with
-    /// how long the oldest one has waited when that is over `WAIT_BEFORE_CLOSE`.
-    fn refill(&mut self) -> Result<(), Duration> {
+    /// Moves waiting forwarded messages into the queue while it has room (one that cannot
+    /// be queued at all is counted in `dropped`). `Err` with how long the oldest one has
+    /// waited when that is over `WAIT_BEFORE_CLOSE`.
+    fn refill(&mut self, dropped: &AtomicU64) -> Result<(), Duration> {
         while let Some(w) = self.overflow.pop_front() {
             let waited = w.since.elapsed();
             if waited > WAIT_BEFORE_CLOSE {
                 self.overflow.push_front(w);
                 return Err(waited);
             }
-            // `place` cannot fail: the message was encoded, at its priority, by this
-            // transport's own sender.
             match self.place(&w) {
-                Ok(Placed::Queued) | Err(_) => self.overflow_bytes -= w.encoded.len(),
+                Ok(Placed::Queued) => self.overflow_bytes -= w.encoded.len(),
+                // Cannot happen (this transport's own sender encoded it, at a priority it
+                // takes), but would not go unnoticed.
+                Err(_) => {
+                    self.overflow_bytes -= w.encoded.len();
+                    dropped.fetch_add(1, Ordering::Relaxed);
+                }
                 Ok(Placed::NoRoom) => {
                     self.overflow.push_front(w);
                     return Ok(());
@@ -223,6 +228,13 @@ impl TxState {
             }
         }
         Ok(())
+    }
+
+    /// Discards what waits in the overflow (its link is closing), counted in `dropped`.
+    fn discard_overflow(&mut self, dropped: &AtomicU64) {
+        dropped.fetch_add(self.overflow.len() as u64, Ordering::Relaxed);
+        self.overflow.clear();
+        self.overflow_bytes = 0;
     }
 
     /// Gives a written batch's buffer back to the pool, which keeps at most `READY_MAX`
@@ -553,16 +565,17 @@ impl Transport {
         Ok(self.wait_idle(st, Some(until - now)))
     }
 
-    /// Closes this transport at once, without flushing: its peer does not read.
+    /// Closes this transport at once, without flushing: its peer does not read. What
+    /// waits in the overflow is dropped, and counted.
     fn abort(&self) {
-        if self.mark_closed() {
-            let link = self.writer.try_lock();
-            if let Ok(link) = link {
-                link.shutdown();
-            } else {
-                // The writer is blocked in a write on this link; the reader thread shuts
-                // it down when it sees the transport closed.
-            }
+        if !self.mark_closed() {
+            return;
+        }
+        self.lock().discard_overflow(&self.stats.dropped);
+        // If the writer is blocked in a write on this link, the reader thread shuts it
+        // down when it sees the transport closed.
+        if let Ok(link) = self.writer.try_lock() {
+            link.shutdown();
         }
     }
 
@@ -827,7 +840,7 @@ impl Transport {
             st.recycle(batch);
             st.writing = false;
             st.congested &= result.is_err();
-            if let Err(waited) = st.refill() {
+            if let Err(waited) = st.refill(&self.stats.dropped) {
                 drop(st);
                 tracing::warn!(
                     "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
@@ -974,8 +987,19 @@ impl Transport {
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
             if !st.writing {
-                let _ = self.write_all(st);
+                // Forwarded messages waiting in the overflow go out too, as room comes.
+                loop {
+                    let result;
+                    (st, result) = self.drain(st, None, true);
+                    if result.is_err()
+                        || st.overflow.is_empty()
+                        || st.refill(&self.stats.dropped).is_err()
+                    {
+                        break;
+                    }
+                }
             }
+            st.discard_overflow(&self.stats.dropped);
         }
         if !self.mark_closed() {
             return;
@@ -1371,7 +1395,6 @@ fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler)
         }
         match reader.next_batch() {
             Ok(Some(batch)) => {
-                liveness.on_receive(Instant::now());
                 t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
                 t.stats
                     .bytes_in
