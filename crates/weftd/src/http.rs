@@ -212,8 +212,14 @@ fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadE
         if len > limits.body {
             return Err(ReadError::BodyTooLarge);
         }
-        let mut body = vec![0; len];
-        r.read_exact(&mut body).map_err(|e| from_io(&e, true))?;
+        // Grown as the bytes come, not allocated from the announced length.
+        let mut body = Vec::new();
+        r.take(len as u64)
+            .read_to_end(&mut body)
+            .map_err(|e| from_io(&e, true))?;
+        if body.len() < len {
+            return Err(ReadError::Closed);
+        }
         request.body = body;
     }
     Ok(request)
@@ -248,9 +254,12 @@ fn read_chunked<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Vec<u8>, ReadE
             return Err(ReadError::BodyTooLarge);
         }
         let start = body.len();
-        body.resize(start + size, 0);
-        r.read_exact(&mut body[start..])
+        r.take(size as u64)
+            .read_to_end(&mut body)
             .map_err(|e| from_io(&e, true))?;
+        if body.len() < start + size {
+            return Err(ReadError::Closed);
+        }
         let mut crlf = [0u8; 2];
         r.read_exact(&mut crlf).map_err(|e| from_io(&e, true))?;
     }
