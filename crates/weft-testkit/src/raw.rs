@@ -122,7 +122,11 @@ impl RawClient {
             match self.stream.peek(&mut prefix) {
                 Ok(2) => {}
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(_) => continue,
+                // Half a prefix: the rest is on its way.
+                Ok(_) => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
                 Err(e)
                     if matches!(
                         e.kind(),

@@ -380,16 +380,23 @@ impl BatchReader {
         self.next_batch_until(Some(deadline))
     }
 
-    fn next_batch_until(&mut self, deadline: Option<Instant>) -> io::Result<Option<&[u8]>> {
-        if let Some(d) = deadline {
-            let left = d.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
-            }
-            self.link.set_read_timeout(Some(left))?;
+    /// Sets the read timeout to what is left before `deadline`; `TimedOut` if nothing is.
+    fn arm(&mut self, deadline: Option<Instant>) -> io::Result<()> {
+        let Some(d) = deadline else {
+            return Ok(());
+        };
+        let left = d.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
         }
+        self.link.set_read_timeout(Some(left))
+    }
+
+    fn next_batch_until(&mut self, deadline: Option<Instant>) -> io::Result<Option<&[u8]>> {
         if let Link::Udp(u) = &self.link {
-            return self.next_datagram(&u.clone());
+            let u = u.clone();
+            self.arm(deadline)?;
+            return self.next_datagram(&u);
         }
         loop {
             let available = self.end - self.start;
@@ -409,16 +416,7 @@ impl BatchReader {
                 self.end -= self.start;
                 self.start = 0;
             }
-            if let Some(d) = deadline {
-                let left = d.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::TimedOut,
-                        "deadline passed inside a batch",
-                    ));
-                }
-                self.link.set_read_timeout(Some(left))?;
-            }
+            self.arm(deadline)?;
             let n = match self.link.read(&mut self.buf[self.end..]) {
                 Err(e) if deadline.is_some() && is_timeout(&e) => {
                     return Err(io::Error::new(

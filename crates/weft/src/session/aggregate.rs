@@ -67,6 +67,47 @@ impl Aggregate {
     pub(crate) fn covers(kind: InterestOptions) -> bool {
         kind == InterestOptions::SUBSCRIBERS || kind == InterestOptions::QUERYABLES
     }
+
+    /// What the aggregate of `kind` needs now that matching entities are `matched`
+    /// (`None`: none; else whether one is a complete queryable covering the key).
+    fn step(&self, kind: EntityKind, matched: Option<bool>) -> Step {
+        let declared = match kind {
+            EntityKind::Subscriber => self.subscriber.map(|id| (id, false)),
+            _ => self.queryable,
+        };
+        match (declared, matched) {
+            (None, Some(complete)) => Step::Declare { id: None, complete },
+            // A queryable that became complete (or stopped being) is declared again
+            // under the same id, as a redeclaration.
+            (Some((id, was)), Some(complete)) if was != complete => Step::Declare {
+                id: Some(id),
+                complete,
+            },
+            (Some((id, _)), None) => Step::Undeclare(id),
+            _ => Step::Nothing,
+        }
+    }
+
+    /// Records the aggregate of `kind` as declared under an id (and complete or not),
+    /// or as not declared.
+    pub(crate) fn record(&mut self, kind: EntityKind, declared: Option<(u32, bool)>) {
+        match kind {
+            EntityKind::Subscriber => self.subscriber = declared.map(|(id, _)| id),
+            _ => self.queryable = declared,
+        }
+    }
+}
+
+/// What an aggregate needs after the entities it covers changed.
+enum Step {
+    Nothing,
+    /// Declare it: under a new id, or again under its id.
+    Declare {
+        id: Option<u32>,
+        complete: bool,
+    },
+    /// Withdraw it.
+    Undeclare(u32),
 }
 
 /// A declaration or undeclaration of an aggregate, to send once the session lock is
@@ -244,25 +285,19 @@ impl Inner {
         let mut changes = Vec::new();
         for (zid, interest, key) in concerned {
             let matched = self.aggregate_match(st, kind, key.as_key_expr(), zid);
-            let mut fresh_id = None;
-            let needs_id = {
-                let Some(agg) = st
-                    .faces
-                    .get(&zid)
-                    .and_then(|f| f.their_interests.get(&interest))
-                    .and_then(|i| i.aggregate.as_ref())
-                else {
-                    continue;
-                };
-                matched.is_some()
-                    && match kind {
-                        EntityKind::Subscriber => agg.subscriber.is_none(),
-                        _ => agg.queryable.is_none_or(|(_, c)| Some(c) != matched),
-                    }
+            let step = st
+                .faces
+                .get(&zid)
+                .and_then(|f| f.their_interests.get(&interest))
+                .and_then(|i| i.aggregate.as_ref())
+                .map_or(Step::Nothing, |a| a.step(kind, matched));
+            let (id, declared) = match step {
+                Step::Nothing => continue,
+                Step::Declare { id, complete } => {
+                    (id.unwrap_or_else(|| Self::next_id(st)), Some(complete))
+                }
+                Step::Undeclare(id) => (id, None),
             };
-            if needs_id {
-                fresh_id = Some(Self::next_id(st));
-            }
             let Some(face) = st.faces.get_mut(&zid) else {
                 continue;
             };
@@ -274,65 +309,19 @@ impl Inner {
             else {
                 continue;
             };
-            let declare = |id: u32, complete: bool, agg: &Aggregate| AggregateChange {
-                transport: transport.clone(),
+            agg.record(kind, declared.map(|complete| (id, complete)));
+            changes.push(AggregateChange {
+                transport,
                 kind,
                 id,
-                declared: Some(Declared {
+                declared: declared.map(|complete| Declared {
                     scope: agg.scope,
                     suffix: agg.suffix.clone(),
                     complete,
                     interest: None,
                 }),
-            };
-            let undeclare = |id: u32| AggregateChange {
-                transport: transport.clone(),
-                kind,
-                id,
-                declared: None,
-            };
-            match (kind, matched) {
-                (EntityKind::Subscriber, Some(_)) => {
-                    if let Some(id) = fresh_id {
-                        agg.subscriber = Some(id);
-                        changes.push(declare(id, false, agg));
-                    }
-                }
-                (EntityKind::Subscriber, None) => {
-                    if let Some(id) = agg.subscriber.take() {
-                        changes.push(undeclare(id));
-                    }
-                }
-                (_, Some(complete)) => {
-                    if let Some(id) = fresh_id {
-                        // A queryable that became complete (or stopped being) is declared
-                        // again under the same id, as a redeclaration.
-                        let id = agg.queryable.map_or(id, |(old, _)| old);
-                        agg.queryable = Some((id, complete));
-                        changes.push(declare(id, complete, agg));
-                    }
-                }
-                (_, None) => {
-                    if let Some((id, _)) = agg.queryable.take() {
-                        changes.push(undeclare(id));
-                    }
-                }
-            }
+            });
         }
         changes
-    }
-
-    /// Records the aggregate declared in answer to a CurrentFuture interest.
-    pub(crate) fn note_aggregate_declared(
-        aggregate: &mut Aggregate,
-        kind: EntityKind,
-        id: u32,
-        complete: bool,
-    ) {
-        match kind {
-            EntityKind::Subscriber => aggregate.subscriber = Some(id),
-            EntityKind::Queryable => aggregate.queryable = Some((id, complete)),
-            EntityKind::Token => {}
-        }
     }
 }

@@ -293,7 +293,7 @@ impl Inner {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
-        let (id, targets) = {
+        let (id, targets, aggregates) = {
             let mut st = self.lock();
             st.routes_changed();
             let id = Self::next_id(&mut st);
@@ -308,9 +308,8 @@ impl Inner {
                 self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key.as_key_expr());
             let aggregates =
                 self.aggregate_updates(&mut st, EntityKind::Subscriber, key.as_key_expr());
-            (id, (targets, aggregates))
+            (id, targets, aggregates)
         };
-        let (targets, aggregates) = targets;
         let msg = declare_subscriber_msg(id, key.as_str(), None);
         for t in targets {
             send_control(&t, &msg);
@@ -571,7 +570,7 @@ impl Inner {
                         {
                             let id = if future { Self::next_id(&mut st) } else { 0 };
                             if future {
-                                Self::note_aggregate_declared(agg, kind, id, complete);
+                                agg.record(kind, Some((id, complete)));
                             }
                             aggregates.push(AggregateChange::current(
                                 t.clone(),

@@ -626,7 +626,7 @@ impl Inner {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
-        let (id, targets) = {
+        let (id, targets, aggregates) = {
             let mut st = self.lock();
             let id = Self::next_id(&mut st);
             st.queryables.insert(
@@ -641,9 +641,8 @@ impl Inner {
                 self.declaration_targets(&st, InterestOptions::QUERYABLES, key.as_key_expr());
             let aggregates =
                 self.aggregate_updates(&mut st, EntityKind::Queryable, key.as_key_expr());
-            (id, (targets, aggregates))
+            (id, targets, aggregates)
         };
-        let (targets, aggregates) = targets;
         let msg = declare_queryable_msg(id, key.as_str(), complete);
         for t in targets {
             super::outbound::send_control(&t, &msg);

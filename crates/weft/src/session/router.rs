@@ -304,7 +304,7 @@ impl Inner {
         key: &OwnedKeyExpr,
         complete: bool,
     ) {
-        let (id, targets) = {
+        let (id, targets, aggregates) = {
             let mut st = self.lock();
             // What a router off the tree declares stays with us (the tree brings it).
             if st.faces.get(&from).is_some_and(|f| !f.on_tree) {
@@ -317,9 +317,8 @@ impl Inner {
                 .filter(|t| t.peer_zid() != from)
                 .collect();
             let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
-            (id, (targets, aggregates))
+            (id, targets, aggregates)
         };
-        let (targets, aggregates) = targets;
         let msg = declaration(kind, id, key.as_str(), complete, None);
         for t in targets {
             send_control(&t, &msg);
@@ -335,7 +334,7 @@ impl Inner {
         entity: u32,
         key: &OwnedKeyExpr,
     ) {
-        let (id, targets) = {
+        let (id, targets, aggregates) = {
             let mut st = self.lock();
             let Some(id) = st.routed_ids.remove(&(from, kind, entity)) else {
                 return;
@@ -346,9 +345,8 @@ impl Inner {
                 .filter(|t| t.peer_zid() != from)
                 .collect();
             let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
-            (id, (targets, aggregates))
+            (id, targets, aggregates)
         };
-        let (targets, aggregates) = targets;
         let msg = undeclaration(kind, id);
         for t in targets {
             send_control(&t, &msg);
