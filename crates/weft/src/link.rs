@@ -1,9 +1,17 @@
-//! Links: the only socket code. Blocking TCP and Unix stream sockets, framed with the
-//! 2-byte little-endian batch length, and UDP, one batch per datagram.
+//! Links: the only socket code. TCP and Unix stream sockets, framed with the 2-byte
+//! little-endian batch length, and UDP, one batch per datagram.
+//!
+//! A stream link is blocking during its handshake and non-blocking once its transport
+//! runs: the I/O threads read it when it is readable and write it without ever waiting
+//! ([`Link::write_batch_from`]); an application thread writing it directly
+//! ([`Link::write_batch_parts`]) waits for room with `poll(2)`, at most
+//! [`BLOCKED_WRITE_LIMIT`], and an I/O thread never waits at all.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -58,6 +66,47 @@ impl TcpBuffers {
         let sock = socket2::SockRef::from(s);
         sock.set_send_buffer_size(self.send)?;
         sock.set_recv_buffer_size(self.recv)
+    }
+}
+
+/// Longest time a thread writing a batch waits for a non-blocking socket to take it.
+pub const BLOCKED_WRITE_LIMIT: Duration = Duration::from_secs(5);
+
+thread_local! {
+    /// This thread must never wait for a socket (an I/O thread serving many links).
+    static NEVER_WAIT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks this thread as one that must never wait for a socket to take a write: a write
+/// the socket does not take at once fails (`WouldBlock`) instead.
+pub(crate) fn never_wait_on_this_thread() {
+    NEVER_WAIT.with(|n| n.set(true));
+}
+
+/// Waits until `fd` can take more bytes, or `deadline`; `WouldBlock` on a thread that
+/// never waits, `TimedOut` past the deadline.
+fn wait_writable(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    if NEVER_WAIT.with(Cell::get) {
+        return Err(io::ErrorKind::WouldBlock.into());
+    }
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the peer took nothing while a batch waited to be written",
+            ));
+        }
+        let ms = u16::try_from(left.as_millis().max(1)).unwrap_or(u16::MAX);
+        match poll(
+            &mut [PollFd::new(fd, PollFlags::POLLOUT)],
+            PollTimeout::from(ms),
+        ) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
     }
 }
 
@@ -148,6 +197,64 @@ impl Link {
                 }))
             }
         }
+    }
+
+    /// The socket's descriptor, borrowed.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Self::Tcp(s) => s.as_fd(),
+            Self::Unix(s) => s.as_fd(),
+            Self::Udp(u) => u.socket.as_fd(),
+        }
+    }
+
+    /// The socket's descriptor.
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Self::Tcp(s) => s.as_raw_fd(),
+            Self::Unix(s) => s.as_raw_fd(),
+            Self::Udp(u) => u.socket.as_raw_fd(),
+        }
+    }
+
+    /// Makes a stream link's reads and writes return `WouldBlock` instead of waiting
+    /// (both handles of the socket: they share the setting). UDP links stay blocking.
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        match self {
+            Self::Tcp(s) => s.set_nonblocking(true),
+            Self::Unix(s) => s.set_nonblocking(true),
+            Self::Udp(_) => Ok(()),
+        }
+    }
+
+    /// Writes `batch` (framed as [`Link::write_batch`] frames it) without waiting, from
+    /// byte `done` of the framed batch on, and advances `done`. `Ok(true)` once the whole
+    /// batch is written; `Ok(false)` when the socket takes no more now (call again with
+    /// the same `done` when it is writable).
+    pub fn write_batch_from(&mut self, batch: &[u8], done: &mut usize) -> io::Result<bool> {
+        if self.is_datagram() {
+            self.write_batch(batch)?;
+            return Ok(true);
+        }
+        let len = u16::try_from(batch.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))?;
+        let prefix = len.to_le_bytes();
+        let total = batch.len() + 2;
+        while *done < total {
+            let (p, b) = if *done < 2 {
+                (&prefix[*done..], batch)
+            } else {
+                (&prefix[..0], &batch[*done - 2..])
+            };
+            match self.write_vectored(&[IoSlice::new(p), IoSlice::new(b)]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => *done += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
     }
 
     /// Whether batches travel one per datagram (no length prefix).
@@ -280,7 +387,7 @@ impl Link {
                 let mut framed = [0u8; 1026];
                 framed[..2].copy_from_slice(&prefix);
                 framed[2..2 + batch.len()].copy_from_slice(batch);
-                return self.write_all(&framed[..2 + batch.len()]);
+                return write_all_vectored(self, &mut [IoSlice::new(&framed[..2 + batch.len()])]);
             }
         }
         write_all_vectored(self, &mut slices[..=n])
@@ -290,14 +397,20 @@ impl Link {
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
 pub const MAX_BATCH_PARTS: usize = 4;
 
-/// Writes every byte of `bufs`, retrying short writes.
-fn write_all_vectored(w: &mut impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+/// Writes every byte of `bufs`, retrying short writes; on a non-blocking socket, waits
+/// for room at most [`BLOCKED_WRITE_LIMIT`] (not at all on a thread that never waits).
+fn write_all_vectored(w: &mut Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
     IoSlice::advance_slices(&mut bufs, 0);
+    let mut deadline = None;
     while !bufs.is_empty() {
         match w.write_vectored(bufs) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => IoSlice::advance_slices(&mut bufs, n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
+                wait_writable(w.fd(), d)?;
+            }
             Err(e) => return Err(e),
         }
     }
@@ -364,6 +477,13 @@ impl BatchReader {
     /// The link read from, to change its settings.
     pub fn link_mut(&mut self) -> &mut Link {
         &mut self.link
+    }
+
+    /// The link, and the bytes read from it but not returned yet (the start of the
+    /// batches that came after the last one read).
+    pub fn into_parts(self) -> (Link, Vec<u8>) {
+        let rest = self.buf[self.start..self.end].to_vec();
+        (self.link, rest)
     }
 
     /// Reads the next batch. `Ok(None)` on a clean end of stream between batches; a read

@@ -1,21 +1,30 @@
-//! Established unicast transports over blocking links.
+//! Established unicast transports.
 //!
-//! Senders append messages to the pending batches (one per priority) and wake the
-//! transport's writer thread, which writes them, highest priority first. While it writes,
-//! senders keep appending: under load, small messages share batches. An express message
-//! on an idle link is written by the sending thread itself, without waking anyone (the
-//! lowest latency). A message larger than a batch is written in fragments by the sending
-//! thread, which writes any batch of a higher priority between two fragments itself. One
-//! reader thread per transport decodes batches, hands each network message to the session,
-//! and watches the lease. What a router forwards while it handles a received batch wakes
-//! each idle writer once, after the batch ([`Transport::send_forwarded`]).
+//! Senders append messages to the pending batches (one per priority) and ask an I/O
+//! thread to write them ([`reactor`]): it writes them, highest priority first, without
+//! ever waiting for the socket. While it writes, senders keep appending: under load, small
+//! messages share batches. An express message on an idle link is written by the sending
+//! application thread itself, without waking anyone (the lowest latency). A message larger
+//! than a batch is written in fragments by the sending application thread, which writes
+//! any batch of a higher priority between two fragments itself; sent from an I/O thread
+//! (forwarded by a router), it is queued as fragment batches instead. The I/O threads
+//! read the links, hand each batch to the link's [`reader::LinkRx`] and watch the leases.
+//!
+//! Files: `queue` (the transmit queue's state), `establish` (the handshake, and a
+//! transport's start), `reactor` (the I/O threads), `reader` (the receiving side), this
+//! module (sending).
 //!
 //! A transport may have links reserved for some priorities attached to it
 //! ([`Pending::start_beside`], module `priority_links`).
 
+mod establish;
 mod priority_links;
+mod reactor;
+mod reader;
 
-use std::cell::RefCell;
+pub use establish::{accept, open, Pending};
+pub use reactor::{io_thread_count, MAX_IO_THREADS};
+
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -26,14 +35,11 @@ use thiserror::Error;
 use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};
 use weft_proto::network::NetworkMessage;
 use weft_proto::transport::CloseReason;
-use weft_transport::establish::{
-    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
-};
-use weft_transport::lease::{LeaseAction, Liveness};
-use weft_transport::rx::{Control, Incoming, ReassemblyBudget, Receiver};
+use weft_transport::establish::{close_batch, EstablishError, Negotiated};
+use weft_transport::rx::{Incoming, ReassemblyBudget};
 use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
 
-use crate::link::{BatchReader, Link};
+use crate::link::Link;
 use priority_links::PriorityLinks;
 
 /// Why a message was not sent.
@@ -100,10 +106,17 @@ struct TxState {
     ready_count: usize,
     /// Buffers to reuse for ready batches.
     pool: Vec<Vec<u8>>,
-    /// Someone (the writer thread, or a sender of an express message) is writing.
+    /// Someone (an I/O thread, or an application thread sending an express or a
+    /// fragmented message) holds the link for writing.
     writing: bool,
-    /// The writer thread is waiting for work (senders wake it only then).
-    writer_idle: bool,
+    /// An I/O thread was asked to write what is queued and has not started yet.
+    write_scheduled: bool,
+    /// An I/O thread found the link held by another writer: that writer tries once more
+    /// before it stops (so that a writable event it raced with is not lost).
+    pump_again: bool,
+    /// The batch an I/O thread has begun writing and the socket has not taken whole
+    /// yet; the link stays held (`writing`) until it is out.
+    partial: Option<Partial>,
     /// Manual batching asked for what is pending to be written.
     flush_requested: bool,
     /// The priority whose lane a fragmented message is being written on: the writer
@@ -111,8 +124,6 @@ struct TxState {
     fragmenting: Option<Priority>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
-    /// A reader thread will wake the idle writer after the batch it is handling.
-    wake_pending: bool,
     /// The encoded head of the message being fragmented (all but its payload), kept
     /// between messages.
     fragment_buf: Vec<u8>,
@@ -131,6 +142,15 @@ struct TxState {
 /// Full batches a transport keeps waiting for the link (per transport, all priorities);
 /// beyond, congestion control applies: `drop` drops the message, `block` waits.
 const READY_MAX: usize = 16;
+
+/// A batch the socket has taken part of.
+struct Partial {
+    batch: Vec<u8>,
+    /// Bytes of the framed batch written so far.
+    written: usize,
+    /// When the socket last took some of it.
+    progress: Instant,
+}
 
 /// A forwarded message waiting for room in its destination's queue.
 struct Waiting {
@@ -320,28 +340,16 @@ pub struct TransportStats {
     pub messages_in: AtomicU64,
 }
 
-/// The writers a reader thread wakes after the received batch it is handling.
-#[derive(Default)]
-struct WakesAfterBatch {
-    /// A received batch is being handled on this thread.
-    active: bool,
-    /// The transports whose idle writer waits for the end of the batch.
-    transports: Vec<Arc<Transport>>,
-}
-
-thread_local! {
-    static WAKES_AFTER_BATCH: RefCell<WakesAfterBatch> = RefCell::default();
-}
-
 /// An established unicast transport.
 pub struct Transport {
-    /// This transport, for a reader thread to wake its writer later.
+    /// This transport, for handing it to an I/O thread.
     me: Weak<Self>,
+    /// The I/O thread that writes it when asked by another thread.
+    io_thread: usize,
     negotiated: Negotiated,
     describe: String,
     state: Mutex<TxState>,
     idle: Condvar,
-    work: Condvar,
     writer: Mutex<Link>,
     closed: AtomicBool,
     manual_batching: AtomicBool,
@@ -352,9 +360,10 @@ pub struct Transport {
     priority_links: PriorityLinks,
     /// For a link reserved for priorities: the main transport it is attached to.
     main: OnceLock<Weak<Self>>,
-    /// The reader thread, once started.
+    /// The reader thread of a UDP link, once started (stream links are read by the I/O
+    /// threads).
     reader_thread: OnceLock<std::thread::ThreadId>,
-    /// Set when the reader thread has ended (after draining the link on a local close).
+    /// Set when the link has been read to its end (after draining it on a local close).
     reader_done: Mutex<bool>,
     reader_exit: Condvar,
 }
@@ -419,10 +428,9 @@ impl Transport {
         self.send_with(msg, priority, reliability, congestion, false)
     }
 
-    /// As [`Transport::send`], for a message forwarded on behalf of another node. On a
-    /// reader thread handling a received batch, an idle writer is woken once, after the
-    /// batch, rather than for the first message: what one batch brings leaves in as few
-    /// batches as it can, for one wake-up.
+    /// As [`Transport::send`], for a message forwarded on behalf of another node: it never
+    /// waits for this destination (see [`Transport::overflow`]). Every message sent from
+    /// an I/O thread is sent so.
     pub fn send_forwarded(
         &self,
         msg: &NetworkMessage<'_>,
@@ -453,6 +461,9 @@ impl Transport {
         } else {
             Priority::Data
         };
+        // An I/O thread serves every link of the process: it never waits for one.
+        let on_io_thread = reactor::on_io_thread();
+        let after_batch = after_batch || on_io_thread;
         let mut st = self.lock();
         // Behind forwarded messages already waiting, to keep their order.
         if after_batch && !st.overflow.is_empty() {
@@ -485,47 +496,13 @@ impl Transport {
                 }
             }
         }
-        if msg_is_express(msg) && !st.writing {
+        if msg_is_express(msg) && !st.writing && !on_io_thread {
             return self.write_all(st);
         }
-        if !self.manual_batching.load(Ordering::Relaxed) {
-            if after_batch {
-                self.wake_writer_after_batch(&mut st);
-            } else {
-                self.wake_writer(&mut st);
-            }
+        if !self.manual_batching.load(Ordering::Relaxed) || msg_is_express(msg) {
+            self.wake_writer(&mut st);
         }
         Ok(())
-    }
-
-    /// Wakes the writer if it is idle: after the received batch this thread is handling,
-    /// or at once on any other thread.
-    fn wake_writer_after_batch(&self, st: &mut TxState) {
-        if !st.writer_idle || st.wake_pending {
-            return;
-        }
-        let later = WAKES_AFTER_BATCH.with(|w| {
-            let mut w = w.borrow_mut();
-            match (w.active, self.me.upgrade()) {
-                (true, Some(me)) => {
-                    w.transports.push(me);
-                    true
-                }
-                _ => false,
-            }
-        });
-        if later {
-            st.wake_pending = true;
-        } else {
-            self.wake_writer(st);
-        }
-    }
-
-    /// The end of a received batch: wakes the writer if it is still idle.
-    fn wake_after_batch(&self) {
-        let mut st = self.lock();
-        st.wake_pending = false;
-        self.wake_writer(&mut st);
     }
 
     /// Waits for the writer to make room. Under `drop`, at most `WAIT_BEFORE_DROP` (not
@@ -636,7 +613,7 @@ impl Transport {
             st.fragment_buf = head;
         }
         queued?;
-        self.wake_writer_after_batch(&mut st);
+        self.wake_writer(&mut st);
         Ok(())
     }
 
@@ -683,7 +660,7 @@ impl Transport {
             reliability,
             since: Instant::now(),
         });
-        self.wake_writer_after_batch(&mut st);
+        self.wake_writer(&mut st);
         Ok(())
     }
 
@@ -721,11 +698,27 @@ impl Transport {
         self.idle.notify_all();
     }
 
+    /// Asks an I/O thread to write what is queued (once until it starts): the one that
+    /// serves this link, or this thread after the event it is handling if it is one.
     fn wake_writer(&self, st: &mut TxState) {
-        if st.writer_idle {
-            st.writer_idle = false;
-            self.work.notify_one();
+        if st.write_scheduled {
+            return;
         }
+        if let Some(me) = self.me.upgrade() {
+            st.write_scheduled = true;
+            reactor::schedule_write(me);
+        }
+    }
+
+    /// Releases the link after an application thread's write: if anything came in the
+    /// meantime, or an I/O thread found the link held, an I/O thread takes over.
+    fn release_link(&self, st: &mut TxState) {
+        st.writing = false;
+        let manual = self.manual_batching.load(Ordering::Relaxed);
+        if std::mem::take(&mut st.pump_again) || st.has_work(manual) || !st.overflow.is_empty() {
+            self.wake_writer(st);
+        }
+        self.notify_idle(st, false);
     }
 
     /// Sends a message larger than a batch as fragments, written by this thread after
@@ -794,8 +787,7 @@ impl Transport {
             let [a, b, c] = slice_parts(parts, fragment.range());
             result = self.write_parts(&[fragment.head(), a, b, c]);
             st = self.lock();
-            st.writing = false;
-            self.notify_idle(&st, false);
+            self.release_link(&mut st);
             if result.is_err() {
                 break;
             }
@@ -810,54 +802,129 @@ impl Transport {
         result
     }
 
-    /// The writer thread: writes batches as they become ready, highest priority first.
-    fn write_loop(&self) {
+    /// Writes what is queued, highest priority first, without ever waiting: on an I/O
+    /// thread. A batch the socket takes only part of is kept, and the rest written when
+    /// the socket is writable again ([`Transport::pump`] on its writable event).
+    pub(crate) fn pump(&self) {
         let mut st = self.lock();
+        st.write_scheduled = false;
+        if st.writing && st.partial.is_none() {
+            // An application thread (or another I/O thread) writes: it tries again.
+            st.pump_again = true;
+            return;
+        }
+        if self.is_closed() && st.partial.is_none() {
+            return;
+        }
+        st.writing = true;
+        let mut wrote = false;
         loop {
-            let manual = self.manual_batching.load(Ordering::Relaxed);
-            if self.is_closed() {
-                return;
-            }
-            if st.writing || !st.has_work(manual) {
-                st.writer_idle = true;
-                st = self
-                    .work
-                    .wait_timeout(st, Duration::from_millis(100))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-                continue;
-            }
-            st.writer_idle = false;
-            let pending_too = !manual || st.flush_requested;
-            let Some(batch) = st.next_batch(pending_too) else {
-                st.flush_requested = false;
-                continue;
+            let (batch, mut written, progress) = match st.partial.take() {
+                Some(p) => (p.batch, p.written, p.progress),
+                None => {
+                    let manual = self.manual_batching.load(Ordering::Relaxed);
+                    let pending_too = !manual || st.flush_requested;
+                    match st.next_batch(pending_too) {
+                        Some(b) => (b, 0, Instant::now()),
+                        None => {
+                            if st.tx.is_empty() {
+                                st.flush_requested = false;
+                            }
+                            break;
+                        }
+                    }
+                }
             };
-            st.writing = true;
             drop(st);
-            let result = self.write(&batch);
+            let before = written;
+            let result = {
+                let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+                link.write_batch_from(&batch, &mut written)
+            };
             st = self.lock();
-            st.recycle(batch);
-            st.writing = false;
-            st.congested &= result.is_err();
-            if let Err(waited) = st.refill(&self.stats.dropped) {
-                drop(st);
-                tracing::warn!(
-                    "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
-                    self.describe,
-                    self.peer_zid()
-                );
-                self.abort();
-                return;
-            }
-            if st.tx.is_empty() {
-                st.flush_requested = false;
-            }
-            self.notify_idle(&st, result.is_ok());
-            if result.is_err() {
-                return;
+            match result {
+                Ok(true) => {
+                    self.count_written(batch.len());
+                    st.recycle(batch);
+                    st.congested = false;
+                    wrote = true;
+                    if let Err(waited) = st.refill(&self.stats.dropped) {
+                        st.writing = false;
+                        drop(st);
+                        tracing::warn!(
+                            "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
+                            self.describe,
+                            self.peer_zid()
+                        );
+                        self.abort();
+                        return;
+                    }
+                    self.notify_idle(&st, true);
+                }
+                Ok(false) if std::mem::take(&mut st.pump_again) => {
+                    // Raced with a writable event another thread gave up on: try again.
+                    let progress = if written > before {
+                        Instant::now()
+                    } else {
+                        progress
+                    };
+                    st.partial = Some(Partial {
+                        batch,
+                        written,
+                        progress,
+                    });
+                }
+                Ok(false) => {
+                    let progress = if written > before {
+                        Instant::now()
+                    } else {
+                        progress
+                    };
+                    st.partial = Some(Partial {
+                        batch,
+                        written,
+                        progress,
+                    });
+                    self.notify_idle(&st, wrote);
+                    return;
+                }
+                Err(_) => {
+                    st.recycle(batch);
+                    st.writing = false;
+                    drop(st);
+                    self.fail_link();
+                    return;
+                }
             }
         }
+        st.writing = false;
+        st.pump_again = false;
+        self.notify_idle(&st, wrote);
+    }
+
+    /// Since when a batch begun by an I/O thread has waited for the socket to take more
+    /// of it, if one has.
+    pub(crate) fn write_stalled_since(&self) -> Option<Instant> {
+        self.lock().partial.as_ref().map(|p| p.progress)
+    }
+
+    /// Counts a batch written.
+    fn count_written(&self, len: usize) {
+        self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes_out
+            .fetch_add(len as u64, Ordering::Relaxed);
+        self.last_tx_ms
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// A write failed: the link is shut and the transport closed.
+    fn fail_link(&self) {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .shutdown();
+        let _ = self.mark_closed();
     }
 
     /// Writes everything queued and pending from this thread (express messages).
@@ -885,8 +952,7 @@ impl Transport {
             }
             st.congested = false;
         }
-        st.writing = false;
-        self.notify_idle(&st, false);
+        self.release_link(&mut st);
         (st, result)
     }
 
@@ -899,13 +965,8 @@ impl Transport {
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         match link.write_batch_parts(parts) {
             Ok(()) => {
-                let len: usize = parts.iter().map(|p| p.len()).sum();
-                self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
-                self.stats
-                    .bytes_out
-                    .fetch_add(len as u64, Ordering::Relaxed);
-                self.last_tx_ms
-                    .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+                drop(link);
+                self.count_written(parts.iter().map(|p| p.len()).sum());
                 Ok(())
             }
             Err(_) => {
@@ -923,7 +984,6 @@ impl Transport {
     fn mark_closed(&self) -> bool {
         let was_open = !self.closed.swap(true, Ordering::AcqRel);
         let _st = self.lock();
-        self.work.notify_all();
         self.idle.notify_all();
         was_open
     }
@@ -947,19 +1007,21 @@ impl Transport {
         }
         let mut st = self.lock();
         st.flush_requested = true;
-        st.writer_idle = false;
-        drop(st);
-        self.work.notify_one();
+        self.wake_writer(&mut st);
     }
 
-    /// Sends a KeepAlive if nothing else is being written.
+    /// Sends a KeepAlive if nothing else is being written or waits to be.
     fn keep_alive(&self) {
-        let st = self.lock();
+        let mut st = self.lock();
         if st.writing || !st.tx.is_empty() || st.ready_count > 0 {
             return;
         }
-        drop(st);
-        let _ = self.write(&KEEP_ALIVE_BATCH);
+        let mut buf = st.pool.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&KEEP_ALIVE_BATCH);
+        st.ready[usize::from(Priority::Control.to_u8())].push_back(buf);
+        st.ready_count += 1;
+        self.wake_writer(&mut st);
     }
 
     /// Closes the transport, telling the peer why, after writing what is pending (so that
@@ -980,10 +1042,12 @@ impl Transport {
         if self.is_closed() {
             return;
         }
-        {
+        // An I/O thread writes only what the socket takes at once.
+        let on_io_thread = reactor::on_io_thread();
+        let torn = {
             let mut st = self.lock();
             let deadline = Instant::now() + FLUSH_ON_CLOSE;
-            while st.writing && Instant::now() < deadline {
+            while st.writing && !on_io_thread && Instant::now() < deadline {
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
             if !st.writing {
@@ -1000,14 +1064,18 @@ impl Transport {
                 }
             }
             st.discard_overflow(&self.stats.dropped);
-        }
+            // A batch begun and not finished: nothing more can follow it.
+            st.partial.is_some()
+        };
         if !self.mark_closed() {
             return;
         }
         let mut batch = Vec::new();
         let _ = close_batch(reason, &mut batch);
         let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = link.write_batch(&batch);
+        if !torn {
+            let _ = link.write_batch(&batch);
+        }
         // Only the sending side: closing a socket whose peer's bytes are still unread
         // makes the kernel reset the connection, and the peer's kernel then discards
         // what it had received but not yet read — the last messages sent. The reader
@@ -1016,13 +1084,11 @@ impl Transport {
     }
 
     /// Waits until `deadline` at most for the peer to have closed its side after
-    /// [`Transport::start_close`] (the reader thread read to the end and stopped). Returns
-    /// at once on the reader thread itself, or if it never started.
+    /// [`Transport::start_close`] (its link was read to the end). Returns at once on an
+    /// I/O thread or the link's reader thread (they are the ones reading it).
     pub fn wait_closed(&self, deadline: Instant) {
-        let Some(reader) = self.reader_thread.get() else {
-            return;
-        };
-        if *reader == std::thread::current().id() {
+        if reactor::on_io_thread() || self.reader_thread.get() == Some(&std::thread::current().id())
+        {
             return;
         }
         let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
@@ -1070,168 +1136,6 @@ fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
     qos.is_express()
 }
 
-/// Runs a handshake to its end, which must come before `deadline` (Zenoh's
-/// `transport.unicast.open_timeout` or `accept_timeout` for the whole exchange, not per
-/// read: a peer trickling its bytes is cut off all the same).
-fn handshake_io<F>(
-    reader: &mut BatchReader,
-    writer: &mut Link,
-    deadline: Instant,
-    mut step: F,
-) -> Result<Negotiated, OpenError>
-where
-    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
-{
-    let mut out = Vec::new();
-    loop {
-        let batch = reader.next_batch_before(deadline)?.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "link closed during the handshake",
-            )
-        })?;
-        let progress = match step(batch, &mut out) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(reason) = e.close_reason() {
-                    let mut close = Vec::new();
-                    let _ = close_batch(reason, &mut close);
-                    let _ = writer.write_batch(&close);
-                }
-                return Err(e.into());
-            }
-        };
-        if !out.is_empty() {
-            writer.write_batch(&out)?;
-        }
-        if let Progress::Established(n) = progress {
-            return Ok(n);
-        }
-    }
-}
-
-/// An established transport whose threads are not started yet: register it first (so
-/// that nothing it receives finds it unknown), then [`Pending::start`] it.
-pub struct Pending {
-    transport: Arc<Transport>,
-    reader: BatchReader,
-    handler: Arc<dyn Handler>,
-}
-
-impl Pending {
-    /// The transport.
-    pub const fn transport(&self) -> &Arc<Transport> {
-        &self.transport
-    }
-
-    /// Starts this transport as a link reserved for its priorities, attached to `main`
-    /// (the node's transport with the same peer): messages of those priorities sent on
-    /// `main` go on it, and what it receives is handed over as received on `main`.
-    /// Returns false, and closes it, when it has no range, or `main` is closed, or
-    /// narrower links already cover its whole range; a wider link it takes every
-    /// priority from is closed.
-    pub fn start_beside(self, main: &Arc<Transport>) -> bool {
-        let link = self.transport.clone();
-        let _ = link.main.set(Arc::downgrade(main));
-        let (took, displaced) = if main.is_closed() {
-            (false, Vec::new())
-        } else {
-            main.priority_links.attach(&link)
-        };
-        for old in displaced {
-            old.close(CloseReason::MAX_LINKS);
-        }
-        if !took {
-            link.close(CloseReason::MAX_LINKS);
-            return false;
-        }
-        link.set_manual_batching(main.manual_batching.load(Ordering::Relaxed));
-        self.start();
-        // The main transport closed meanwhile: it may have missed this link.
-        if main.is_closed() {
-            main.priority_links.detach(&link);
-            link.close(CloseReason::GENERIC);
-        }
-        true
-    }
-
-    /// Starts the reader and writer threads.
-    pub fn start(self) -> Arc<Transport> {
-        let Self {
-            transport,
-            reader,
-            handler,
-        } = self;
-        let peer = transport.negotiated.peer_zid;
-        let w = transport.clone();
-        let writer = std::thread::Builder::new()
-            .name(format!("weft-tx-{peer}"))
-            .spawn(move || w.write_loop());
-        let (t, on_failure) = (transport.clone(), handler.clone());
-        let started = writer.and_then(|_| {
-            std::thread::Builder::new()
-                .name(format!("weft-rx-{peer}"))
-                .spawn(move || read_loop(reader, &t, &*handler))
-        });
-        match started {
-            Ok(reader) => {
-                let _ = transport.reader_thread.set(reader.thread().id());
-            }
-            Err(e) => {
-                // Out of threads: this session cannot be served; the others go on.
-                tracing::warn!(
-                    "closing {} ({peer}): cannot start its threads: {e}",
-                    transport.describe
-                );
-                transport.abort();
-                on_failure.on_closed(&transport);
-            }
-        }
-        transport
-    }
-}
-
-/// Runs the initiator's handshake on a fresh link.
-pub fn open(
-    mut link: Link,
-    local: LocalParams,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    let deadline = Instant::now() + timeout;
-    link.set_read_timeout(Some(timeout))?;
-    let mut writer = link.try_clone()?;
-    let mut reader = BatchReader::new(link);
-    let mut initiator = Initiator::new(local);
-    let mut out = Vec::new();
-    initiator.start(&mut out)?;
-    writer.write_batch(&out)?;
-    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
-        initiator.on_batch(b, o)
-    })?;
-    Ok(start(reader, writer, negotiated, handler))
-}
-
-/// Runs the acceptor's handshake on an accepted link.
-pub fn accept(
-    mut link: Link,
-    local: LocalParams,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    let deadline = Instant::now() + timeout;
-    link.set_read_timeout(Some(timeout))?;
-    let mut writer = link.try_clone()?;
-    let mut reader = BatchReader::new(link);
-    let mut nonce = [0u8; 16];
-    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
-    let mut acceptor = Acceptor::new(local, nonce);
-    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
-        acceptor.on_batch(b, o)
-    })?;
-    Ok(start(reader, writer, negotiated, handler))
-}
-
 /// How long a `drop` message waits for room before it is dropped (Zenoh's
 /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` default).
 const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
@@ -1242,9 +1146,6 @@ const OVERFLOW_MAX: usize = 64 << 20;
 /// How long a `block` message waits for room before its destination is closed (Zenoh's
 /// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).
 const WAIT_BEFORE_CLOSE: Duration = Duration::from_secs(5);
-
-/// How long a write may block before the peer is deemed unresponsive.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a close waits for a write in progress before giving up on pending data.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
@@ -1259,202 +1160,6 @@ const FRAGMENT_BUF_KEPT: usize = 1 << 20;
 
 /// Largest message reassembled from fragments.
 const MAX_MESSAGE: usize = 1 << 30;
-
-fn start(
-    reader: BatchReader,
-    writer: Link,
-    negotiated: Negotiated,
-    handler: Arc<dyn Handler>,
-) -> Pending {
-    let describe = writer.describe();
-    // A peer that takes nothing for this long is unresponsive: its link is closed.
-    let _ = writer.set_write_timeout(Some(WRITE_TIMEOUT));
-    // On streams the 2-byte length prefix counts in the batch size.
-    let max_batch = if writer.is_datagram() {
-        usize::from(negotiated.batch_size)
-    } else {
-        usize::from(negotiated.batch_size) - 2
-    };
-    let transport = Arc::new_cyclic(|me| Transport {
-        me: me.clone(),
-        negotiated,
-        describe,
-        state: Mutex::new(TxState {
-            tx: Transmitter::new(&negotiated, max_batch),
-            ready: Default::default(),
-            ready_count: 0,
-            pool: Vec::new(),
-            writing: false,
-            writer_idle: false,
-            flush_requested: false,
-            fragmenting: None,
-            idle_waiters: 0,
-            wake_pending: false,
-            fragment_buf: Vec::new(),
-            overflow: VecDeque::new(),
-            overflow_bytes: 0,
-            congested: false,
-        }),
-        idle: Condvar::new(),
-        work: Condvar::new(),
-        writer: Mutex::new(writer),
-        closed: AtomicBool::new(false),
-        manual_batching: AtomicBool::new(false),
-        epoch: Instant::now(),
-        last_tx_ms: AtomicU64::new(0),
-        stats: TransportStats::default(),
-        priority_links: PriorityLinks::default(),
-        main: OnceLock::new(),
-        reader_thread: OnceLock::new(),
-        reader_done: Mutex::new(false),
-        reader_exit: Condvar::new(),
-    });
-    Pending {
-        transport,
-        reader,
-        handler,
-    }
-}
-
-/// Reads and discards what the peer still sends, until it closes its side or `deadline`.
-fn drain_to_end(reader: &mut BatchReader, deadline: Instant) {
-    if reader.link().is_datagram() {
-        return;
-    }
-    while let Ok(Some(_)) = reader.next_batch_before(deadline) {}
-}
-
-/// Logs the messages a reader discarded for their size or for the reassembly budget, at
-/// most once a second per transport.
-#[derive(Default)]
-struct DiscardLog {
-    logged: (u64, u64),
-    last: Option<Instant>,
-}
-
-impl DiscardLog {
-    fn note(&mut self, t: &Transport, stats: weft_transport::rx::RxStats, max_message: usize) {
-        let now = (stats.too_large, stats.over_budget);
-        if now == self.logged
-            || self
-                .last
-                .is_some_and(|l| l.elapsed() < Duration::from_secs(1))
-        {
-            return;
-        }
-        tracing::warn!(
-            "{} ({}): {} message(s) over transport.link.rx.max_message_size ({max_message} \
-             bytes) and {} over the reassembly budget discarded so far",
-            t.describe,
-            t.peer_zid(),
-            now.0,
-            now.1
-        );
-        self.logged = now;
-        self.last = Some(Instant::now());
-    }
-}
-
-/// Ends the received batch of this reader thread: wakes the writers its forwarded
-/// messages wait for.
-fn wake_writers_after_batch() {
-    let mut transports = WAKES_AFTER_BATCH.with(|w| {
-        let mut w = w.borrow_mut();
-        w.active = false;
-        std::mem::take(&mut w.transports)
-    });
-    for t in transports.drain(..) {
-        t.wake_after_batch();
-    }
-    // The list's memory is kept for the next batch.
-    WAKES_AFTER_BATCH.with(|w| w.borrow_mut().transports = transports);
-}
-
-fn read_loop(mut reader: BatchReader, t: &Arc<Transport>, handler: &dyn Handler) {
-    let n = t.negotiated;
-    let own_lease = Duration::from_millis(n.own_lease_ms);
-    let peer_lease = Duration::from_millis(n.peer_lease_ms.max(1));
-    let tick = (own_lease / 8)
-        .min(peer_lease / 4)
-        .max(Duration::from_millis(10));
-    let _ = reader.link_mut().set_read_timeout(Some(tick));
-    let mut liveness = Liveness::new(own_lease, peer_lease, Instant::now());
-    let limits = handler.rx_limits();
-    let mut rx = match limits.budget {
-        Some(budget) => Receiver::with_budget(&n, limits.max_message, budget),
-        None => Receiver::new(&n, limits.max_message),
-    };
-    let mut discards = DiscardLog::default();
-    // A link reserved for priorities hands what it receives over as its main transport.
-    let main = t.main.get().and_then(Weak::upgrade);
-    let face = main.as_ref().unwrap_or(t);
-    loop {
-        if t.is_closed() {
-            drain_to_end(&mut reader, Instant::now() + CLOSE_DRAIN);
-            break;
-        }
-        match reader.next_batch() {
-            Ok(Some(batch)) => {
-                t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
-                t.stats
-                    .bytes_in
-                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                let _clock = crate::clock::BatchClock::begin();
-                WAKES_AFTER_BATCH.with(|w| w.borrow_mut().active = true);
-                let mut messages = 0;
-                let result = rx.on_batch(batch, |m| {
-                    messages += 1;
-                    handler.on_message(face, m);
-                });
-                t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
-                wake_writers_after_batch();
-                discards.note(t, rx.stats(), limits.max_message);
-                // Time spent handling the batch (forwarding it, waiting for a congested
-                // destination under `block`) is not the peer's silence.
-                liveness.on_receive(Instant::now());
-                match result {
-                    Ok(Control::Alive) => {}
-                    Ok(Control::Closed { .. }) => break,
-                    Err(e) => {
-                        tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
-                        t.close(CloseReason::INVALID);
-                        break;
-                    }
-                }
-            }
-            Ok(None) => break,
-            Err(e) if crate::link::is_timeout(&e) => {}
-            Err(_) => break,
-        }
-        let now = Instant::now();
-        liveness.on_send(t.last_tx());
-        match liveness.poll(now) {
-            LeaseAction::Idle => {}
-            LeaseAction::SendKeepAlive => t.keep_alive(),
-            LeaseAction::Expired => {
-                tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
-                t.close(CloseReason::EXPIRED);
-                break;
-            }
-        }
-    }
-    let _ = t.mark_closed();
-    if let Ok(link) = t.writer.lock() {
-        link.shutdown();
-    }
-    *t.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
-    t.reader_exit.notify_all();
-    match main {
-        // A priority link's messages go on the main transport again.
-        Some(main) => main.priority_links.detach(t),
-        None => {
-            for link in t.priority_links.take_all() {
-                link.close(CloseReason::GENERIC);
-            }
-            handler.on_closed(t);
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

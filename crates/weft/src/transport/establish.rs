@@ -1,0 +1,249 @@
+//! Establishing a transport on a fresh link: the handshake (weft-transport's sans-I/O
+//! `Initiator` and `Acceptor`, run on the blocking link within one deadline), then the
+//! transport, handed to the I/O threads once its node has registered it.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use weft_proto::transport::CloseReason;
+use weft_transport::establish::{
+    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
+};
+use weft_transport::tx::Transmitter;
+
+use super::priority_links::PriorityLinks;
+use super::reader::{self, LinkRx};
+use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState};
+use crate::link::{BatchReader, Link};
+
+/// Runs a handshake to its end, which must come before `deadline` (Zenoh's
+/// `transport.unicast.open_timeout` or `accept_timeout` for the whole exchange, not per
+/// read: a peer trickling its bytes is cut off all the same).
+fn handshake_io<F>(
+    reader: &mut BatchReader,
+    writer: &mut Link,
+    deadline: Instant,
+    mut step: F,
+) -> Result<Negotiated, OpenError>
+where
+    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
+{
+    let mut out = Vec::new();
+    loop {
+        let batch = reader.next_batch_before(deadline)?.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "link closed during the handshake",
+            )
+        })?;
+        let progress = match step(batch, &mut out) {
+            Ok(p) => p,
+            Err(e) => {
+                if let Some(reason) = e.close_reason() {
+                    let mut close = Vec::new();
+                    let _ = close_batch(reason, &mut close);
+                    let _ = writer.write_batch(&close);
+                }
+                return Err(e.into());
+            }
+        };
+        if !out.is_empty() {
+            writer.write_batch(&out)?;
+        }
+        if let Progress::Established(n) = progress {
+            return Ok(n);
+        }
+    }
+}
+
+/// An established transport whose threads are not started yet: register it first (so
+/// that nothing it receives finds it unknown), then [`Pending::start`] it.
+pub struct Pending {
+    transport: Arc<Transport>,
+    reader: BatchReader,
+    handler: Arc<dyn Handler>,
+}
+
+impl Pending {
+    /// The transport.
+    pub const fn transport(&self) -> &Arc<Transport> {
+        &self.transport
+    }
+
+    /// Starts this transport as a link reserved for its priorities, attached to `main`
+    /// (the node's transport with the same peer): messages of those priorities sent on
+    /// `main` go on it, and what it receives is handed over as received on `main`.
+    /// Returns false, and closes it, when it has no range, or `main` is closed, or
+    /// narrower links already cover its whole range; a wider link it takes every
+    /// priority from is closed.
+    pub fn start_beside(self, main: &Arc<Transport>) -> bool {
+        let link = self.transport.clone();
+        let _ = link.main.set(Arc::downgrade(main));
+        let (took, displaced) = if main.is_closed() {
+            (false, Vec::new())
+        } else {
+            main.priority_links.attach(&link)
+        };
+        for old in displaced {
+            old.close(CloseReason::MAX_LINKS);
+        }
+        if !took {
+            link.close(CloseReason::MAX_LINKS);
+            return false;
+        }
+        link.set_manual_batching(main.manual_batching.load(Ordering::Relaxed));
+        self.start();
+        // The main transport closed meanwhile: it may have missed this link.
+        if main.is_closed() {
+            main.priority_links.detach(&link);
+            link.close(CloseReason::GENERIC);
+        }
+        true
+    }
+
+    /// Starts serving the transport: an I/O thread reads and writes a stream link; a
+    /// UDP link gets a reader thread of its own.
+    pub fn start(self) -> Arc<Transport> {
+        let Self {
+            transport,
+            reader,
+            handler,
+        } = self;
+        let on_failure = handler.clone();
+        let rx = LinkRx::new(transport.clone(), handler, Instant::now());
+        let failed = if reader.link().is_datagram() {
+            let peer = transport.negotiated.peer_zid;
+            std::thread::Builder::new()
+                .name(format!("weft-rx-{peer}"))
+                .spawn(move || reader::run_thread(reader, rx))
+                .map(|thread| {
+                    let _ = transport.reader_thread.set(thread.thread().id());
+                })
+                .err()
+                .map(|e| (None, e.to_string()))
+        } else {
+            let (link, rest) = reader.into_parts();
+            match link.set_nonblocking() {
+                Err(e) => Some((Some(rx), e.to_string())),
+                Ok(()) => reactor::add(link, rest, rx).err().map(|failed| {
+                    let (rx, e) = *failed;
+                    (Some(rx), e)
+                }),
+            }
+        };
+        if let Some((rx, e)) = failed {
+            // Out of threads or descriptors: this session cannot be served; the others
+            // go on.
+            tracing::warn!(
+                "closing {} ({}): cannot serve it: {e}",
+                transport.describe,
+                transport.peer_zid()
+            );
+            transport.abort();
+            match rx {
+                Some(rx) => rx.finish(),
+                None => on_failure.on_closed(&transport),
+            }
+        }
+        transport
+    }
+}
+
+/// Runs the initiator's handshake on a fresh link.
+pub fn open(
+    mut link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    let deadline = Instant::now() + timeout;
+    link.set_read_timeout(Some(timeout))?;
+    let mut writer = link.try_clone()?;
+    let mut reader = BatchReader::new(link);
+    let mut initiator = Initiator::new(local);
+    let mut out = Vec::new();
+    initiator.start(&mut out)?;
+    writer.write_batch(&out)?;
+    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
+        initiator.on_batch(b, o)
+    })?;
+    Ok(establish(reader, writer, negotiated, handler))
+}
+
+/// Runs the acceptor's handshake on an accepted link.
+pub fn accept(
+    mut link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    let deadline = Instant::now() + timeout;
+    link.set_read_timeout(Some(timeout))?;
+    let mut writer = link.try_clone()?;
+    let mut reader = BatchReader::new(link);
+    let mut nonce = [0u8; 16];
+    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
+    let mut acceptor = Acceptor::new(local, nonce);
+    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
+        acceptor.on_batch(b, o)
+    })?;
+    Ok(establish(reader, writer, negotiated, handler))
+}
+
+fn establish(
+    reader: BatchReader,
+    writer: Link,
+    negotiated: Negotiated,
+    handler: Arc<dyn Handler>,
+) -> Pending {
+    let describe = writer.describe();
+    // On streams the 2-byte length prefix counts in the batch size.
+    let max_batch = if writer.is_datagram() {
+        usize::from(negotiated.batch_size)
+    } else {
+        usize::from(negotiated.batch_size) - 2
+    };
+    let transport = Arc::new_cyclic(|me| Transport {
+        me: me.clone(),
+        io_thread: reactor::assign(),
+        negotiated,
+        describe,
+        state: Mutex::new(TxState {
+            tx: Transmitter::new(&negotiated, max_batch),
+            ready: Default::default(),
+            ready_count: 0,
+            pool: Vec::new(),
+            writing: false,
+            write_scheduled: false,
+            pump_again: false,
+            partial: None,
+            flush_requested: false,
+            fragmenting: None,
+            idle_waiters: 0,
+            fragment_buf: Vec::new(),
+            overflow: VecDeque::new(),
+            overflow_bytes: 0,
+            congested: false,
+        }),
+        idle: Condvar::new(),
+        writer: Mutex::new(writer),
+        closed: AtomicBool::new(false),
+        manual_batching: AtomicBool::new(false),
+        epoch: Instant::now(),
+        last_tx_ms: AtomicU64::new(0),
+        stats: TransportStats::default(),
+        priority_links: PriorityLinks::default(),
+        main: OnceLock::new(),
+        reader_thread: OnceLock::new(),
+        reader_done: Mutex::new(false),
+        reader_exit: Condvar::new(),
+    });
+    Pending {
+        transport,
+        reader,
+        handler,
+    }
+}

@@ -1,0 +1,442 @@
+//! The I/O threads: a few threads (one per core, at most [`MAX_IO_THREADS`]) serve every
+//! stream link of the process, whatever the number of sessions.
+//!
+//! Each thread waits on its own `epoll` set (through `mio`) for the links it was given
+//! (round robin) to become readable or writable, and for work handed to it by other
+//! threads. Readable: it reads what the socket has (a bounded number of reads per turn,
+//! so that one busy link cannot hold the others), cuts it into batches and hands each to
+//! the link's [`LinkRx`]. Writable, or asked to write: it writes the link's queued
+//! batches without ever waiting ([`Transport::pump`]). Timers: each link's lease is
+//! checked when it is due (a heap of deadlines), a write the socket has not taken for
+//! [`BLOCKED_WRITE_LIMIT`] closes the link, and a link closed locally is read to its end
+//! for [`CLOSE_DRAIN`] at most.
+//!
+//! An I/O thread never waits for one link: what it sends goes through the queues
+//! ([`Transport::send_forwarded`]); a destination that takes nothing loses or holds only
+//! its own traffic. Memory per idle link: the link's state and what is left of a batch
+//! that came in part (the read buffer is the thread's).
+
+use std::cell::{Cell, RefCell};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Read};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use super::reader::{Flow, LinkRx};
+use super::{Transport, CLOSE_DRAIN};
+use crate::link::{self, Link, BLOCKED_WRITE_LIMIT, STREAM_BATCH_SIZE};
+
+/// Most I/O threads a process runs.
+pub const MAX_IO_THREADS: usize = 8;
+
+/// Reads of one link per turn before the thread serves the others.
+const READS_PER_TURN: usize = 8;
+
+/// The token of a thread's waker.
+const WAKER: Token = Token(usize::MAX);
+
+thread_local! {
+    /// Which I/O thread this is, if it is one.
+    static IO_THREAD: Cell<Option<usize>> = const { Cell::new(None) };
+    /// Transports this I/O thread is to write after the event it is handling.
+    static TO_WRITE: RefCell<Vec<Arc<Transport>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread is one of the I/O threads.
+pub(crate) fn on_io_thread() -> bool {
+    IO_THREAD.with(Cell::get).is_some()
+}
+
+/// What other threads hand an I/O thread.
+enum Command {
+    /// Serve this stream link from now on.
+    Add(Box<Entry>),
+    /// Write what this transport has queued.
+    Write(Arc<Transport>),
+}
+
+/// One I/O thread, as other threads reach it.
+struct Handle {
+    commands: Mutex<Vec<Command>>,
+    waker: Waker,
+}
+
+impl Handle {
+    fn send(&self, command: Command) {
+        let mut q = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+        let idle = q.is_empty();
+        q.push(command);
+        drop(q);
+        // A non-empty queue has a wake-up on its way already.
+        if idle {
+            if let Err(e) = self.waker.wake() {
+                tracing::error!("cannot wake an I/O thread: {e}");
+            }
+        }
+    }
+}
+
+/// The process's I/O threads, started on first use.
+static THREADS: OnceLock<Result<Vec<Handle>, String>> = OnceLock::new();
+
+fn threads() -> Result<&'static [Handle], &'static str> {
+    THREADS
+        .get_or_init(start_threads)
+        .as_deref()
+        .map_err(String::as_str)
+}
+
+/// How many I/O threads this process runs: one per core, at most [`MAX_IO_THREADS`].
+pub fn io_thread_count() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .clamp(1, MAX_IO_THREADS)
+}
+
+fn start_threads() -> Result<Vec<Handle>, String> {
+    let mut handles = Vec::new();
+    for index in 0..io_thread_count() {
+        let poll = Poll::new().map_err(|e| format!("cannot create an epoll set: {e}"))?;
+        let waker = Waker::new(poll.registry(), WAKER)
+            .map_err(|e| format!("cannot create an I/O thread's waker: {e}"))?;
+        handles.push(Handle {
+            commands: Mutex::new(Vec::new()),
+            waker,
+        });
+        std::thread::Builder::new()
+            .name(format!("weft-io-{index}"))
+            .spawn(move || IoThread::new(index, poll).run())
+            .map_err(|e| format!("cannot start an I/O thread: {e}"))?;
+    }
+    Ok(handles)
+}
+
+/// Which I/O thread serves the next transport (round robin).
+pub(crate) fn assign() -> usize {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % io_thread_count()
+}
+
+/// Serves a stream link from now on: `rest` is what was read from it past the handshake.
+/// `Err` (the transport is left to the caller) when the I/O threads cannot run.
+pub(crate) fn add(link: Link, rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>> {
+    let index = rx.transport().io_thread;
+    match threads() {
+        Ok(handles) => {
+            handles[index].send(Command::Add(Box::new(Entry {
+                link,
+                rest,
+                rx,
+                generation: 0,
+                drain_until: None,
+            })));
+            Ok(())
+        }
+        Err(e) => Err(Box::new((rx, e.to_owned()))),
+    }
+}
+
+/// Asks for `t`'s queue to be written: after the current event on an I/O thread (by this
+/// thread if it serves `t`), else by the I/O thread serving `t`.
+pub(crate) fn schedule_write(t: Arc<Transport>) {
+    if on_io_thread() {
+        TO_WRITE.with(|w| w.borrow_mut().push(t));
+        return;
+    }
+    match threads() {
+        Ok(handles) => handles[t.io_thread].send(Command::Write(t)),
+        Err(e) => tracing::error!("cannot write {}: {e}", t.describe()),
+    }
+}
+
+/// Writes, or hands to their own I/O thread, the transports this thread was asked to
+/// write during the event it handled.
+fn write_scheduled(me: usize) {
+    loop {
+        let batch = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
+        if batch.is_empty() {
+            return;
+        }
+        for t in batch {
+            if t.io_thread == me {
+                t.pump();
+            } else if let Ok(handles) = threads() {
+                // Its own thread writes it, in parallel with this one reading on.
+                handles[t.io_thread].send(Command::Write(t));
+            }
+        }
+    }
+}
+
+/// A stream link served by an I/O thread.
+struct Entry {
+    link: Link,
+    /// Bytes of a batch that came in part.
+    rest: Vec<u8>,
+    rx: LinkRx,
+    /// Tells this entry's timers from those of an earlier entry in the same slot.
+    generation: u64,
+    /// Closed locally: read (and discard) until the peer ends its side or this time.
+    drain_until: Option<Instant>,
+}
+
+/// What reading a link came to.
+enum ReadOutcome {
+    /// The socket has nothing more for now.
+    Drained,
+    /// The turn ended with the socket still readable.
+    More,
+    /// The link ended (end of stream, error, or a Close received).
+    Ended,
+}
+
+struct IoThread {
+    index: usize,
+    poll: Poll,
+    entries: Vec<Option<Entry>>,
+    free: Vec<usize>,
+    generation: u64,
+    /// (when, slot, generation) of every link's next timer.
+    timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
+    /// Links whose turn ended with data left to read.
+    again: Vec<usize>,
+    /// The read buffer shared by the thread's links: a whole batch always fits after
+    /// what is left of the previous one.
+    buf: Vec<u8>,
+}
+
+impl IoThread {
+    fn new(index: usize, poll: Poll) -> Self {
+        Self {
+            index,
+            poll,
+            entries: Vec::new(),
+            free: Vec::new(),
+            generation: 0,
+            timers: BinaryHeap::new(),
+            again: Vec::new(),
+            buf: vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)],
+        }
+    }
+
+    fn run(mut self) {
+        IO_THREAD.with(|t| t.set(Some(self.index)));
+        link::never_wait_on_this_thread();
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let timeout = if self.again.is_empty() {
+                self.timers
+                    .peek()
+                    .map(|Reverse((at, _, _))| at.saturating_duration_since(Instant::now()))
+            } else {
+                Some(Duration::ZERO)
+            };
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    tracing::error!("I/O thread {}: {e}", self.index);
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                continue;
+            }
+            self.run_commands();
+            for again in std::mem::take(&mut self.again) {
+                self.read(again);
+            }
+            for event in &events {
+                let slot = event.token().0;
+                if event.token() == WAKER {
+                    continue;
+                }
+                if event.is_writable() {
+                    if let Some(e) = self.entries.get(slot).and_then(Option::as_ref) {
+                        e.rx.transport().pump();
+                    }
+                }
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    self.read(slot);
+                }
+            }
+            write_scheduled(self.index);
+            self.run_timers(Instant::now());
+        }
+    }
+
+    fn run_commands(&mut self) {
+        let Ok(handles) = threads() else {
+            return;
+        };
+        let commands = std::mem::take(
+            &mut *handles[self.index]
+                .commands
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        for command in commands {
+            match command {
+                Command::Add(entry) => self.insert(*entry),
+                Command::Write(t) => t.pump(),
+            }
+            write_scheduled(self.index);
+        }
+    }
+
+    fn insert(&mut self, mut entry: Entry) {
+        self.generation += 1;
+        entry.generation = self.generation;
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.entries.push(None);
+            self.entries.len() - 1
+        });
+        let fd = entry.link.raw_fd();
+        let registered = self.poll.registry().register(
+            &mut SourceFd(&fd),
+            Token(slot),
+            Interest::READABLE | Interest::WRITABLE,
+        );
+        let first_tick = Instant::now() + entry.rx.tick();
+        self.entries[slot] = Some(entry);
+        if let Err(e) = registered {
+            tracing::warn!("cannot serve a link ({e}): closed");
+            self.finish(slot);
+            return;
+        }
+        self.timers
+            .push(Reverse((first_tick, slot, self.generation)));
+        // What came with the handshake's last batch, and what came since.
+        self.read(slot);
+        if let Some(e) = self.entries[slot].as_ref() {
+            e.rx.transport().pump();
+        }
+    }
+
+    /// Reads a link, handing every whole batch to its receiver.
+    fn read(&mut self, slot: usize) {
+        let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        match read_entry(entry, &mut self.buf, self.index) {
+            ReadOutcome::Drained => {}
+            ReadOutcome::More => self.again.push(slot),
+            ReadOutcome::Ended => self.finish(slot),
+        }
+    }
+
+    fn run_timers(&mut self, now: Instant) {
+        while let Some(Reverse((at, slot, generation))) = self.timers.peek().copied() {
+            if at > now {
+                return;
+            }
+            self.timers.pop();
+            let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) else {
+                continue;
+            };
+            if entry.generation != generation {
+                continue;
+            }
+            match tick(entry, now) {
+                Some(next) => self.timers.push(Reverse((next, slot, generation))),
+                None => self.finish(slot),
+            }
+            write_scheduled(self.index);
+        }
+    }
+
+    /// The link is done: it leaves the thread, and its transport's end is handled.
+    fn finish(&mut self, slot: usize) {
+        let Some(entry) = self.entries.get_mut(slot).and_then(Option::take) else {
+            return;
+        };
+        let fd = entry.link.raw_fd();
+        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+        self.free.push(slot);
+        self.again.retain(|s| *s != slot);
+        entry.link.shutdown();
+        entry.rx.finish();
+        write_scheduled(self.index);
+    }
+}
+
+/// A link's timer: its lease, a write that stalls, the end of a local close's drain.
+/// The time of its next timer, or `None` when the link is done.
+fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
+    let t = entry.rx.transport().clone();
+    if t.is_closed() {
+        let until = *entry.drain_until.get_or_insert(now + CLOSE_DRAIN);
+        return (now < until).then_some(until);
+    }
+    if t.write_stalled_since()
+        .is_some_and(|since| now.duration_since(since) >= BLOCKED_WRITE_LIMIT)
+    {
+        tracing::warn!(
+            "closing {} ({}): it took nothing for {BLOCKED_WRITE_LIMIT:?}",
+            t.describe(),
+            t.peer_zid()
+        );
+        t.abort();
+        return Some(now + CLOSE_DRAIN);
+    }
+    match entry.rx.on_tick(now) {
+        Flow::Open => {
+            let mut next = now + entry.rx.tick();
+            if t.write_stalled_since().is_some() {
+                next = next.min(now + BLOCKED_WRITE_LIMIT / 4);
+            }
+            Some(next)
+        }
+        Flow::Closed => None,
+    }
+}
+
+/// Reads what the link has, at most [`READS_PER_TURN`] times, into `buf` after what was
+/// left of a batch, handing each whole batch on (or discarding it while the link drains
+/// after a local close).
+fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
+    let mut end = entry.rest.len();
+    buf[..end].copy_from_slice(&entry.rest);
+    entry.rest.clear();
+    let draining = entry.rx.transport().is_closed();
+    let mut outcome = ReadOutcome::More;
+    for _ in 0..READS_PER_TURN {
+        match entry.link.read(&mut buf[end..]) {
+            Ok(0) => return ReadOutcome::Ended,
+            Ok(n) => end += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                outcome = ReadOutcome::Drained;
+                break;
+            }
+            Err(_) => return ReadOutcome::Ended,
+        }
+        let mut start = 0;
+        while end - start >= 2 {
+            let len = usize::from(u16::from_le_bytes([buf[start], buf[start + 1]]));
+            if end - start < 2 + len {
+                break;
+            }
+            let batch = &buf[start + 2..start + 2 + len];
+            start += 2 + len;
+            if draining {
+                continue;
+            }
+            let flow = entry.rx.on_batch(batch);
+            // What this batch forwarded leaves now, not after the whole read.
+            write_scheduled(me);
+            if let Flow::Closed = flow {
+                return ReadOutcome::Ended;
+            }
+        }
+        buf.copy_within(start..end, 0);
+        end -= start;
+    }
+    if end > 0 {
+        entry.rest.extend_from_slice(&buf[..end]);
+    } else if entry.rest.capacity() > 4096 {
+        // A large batch's tail is not kept for the idle link.
+        entry.rest = Vec::new();
+    }
+    outcome
+}

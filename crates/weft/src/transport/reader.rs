@@ -1,0 +1,206 @@
+//! The receiving side of a transport: what a received batch does, the lease, and the
+//! transport's end. An I/O thread drives it for a stream link ([`super::reactor`]); a UDP
+//! link, whose datagrams may come through its listener, has a thread of its own
+//! ([`run_thread`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use weft_proto::transport::CloseReason;
+use weft_transport::lease::{LeaseAction, Liveness};
+use weft_transport::rx::{Control, Receiver, RxStats};
+
+use super::{Handler, Transport};
+use crate::link::BatchReader;
+
+/// Whether a transport goes on after what was handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// It goes on.
+    Open,
+    /// It is over (a Close received, a malformed batch, the lease expired).
+    Closed,
+}
+
+/// A transport's receiver, lease and handler.
+pub(crate) struct LinkRx {
+    transport: Arc<Transport>,
+    handler: Arc<dyn Handler>,
+    /// A link reserved for priorities hands what it receives over as this main
+    /// transport.
+    main: Option<Arc<Transport>>,
+    rx: Receiver,
+    /// `transport.link.rx.max_message_size`, for the logs.
+    max_message: usize,
+    liveness: Liveness,
+    tick: Duration,
+    discards: DiscardLog,
+}
+
+impl LinkRx {
+    /// The receiving side of `transport`, starting `now`.
+    pub(crate) fn new(transport: Arc<Transport>, handler: Arc<dyn Handler>, now: Instant) -> Self {
+        let n = transport.negotiated;
+        let own_lease = Duration::from_millis(n.own_lease_ms);
+        let peer_lease = Duration::from_millis(n.peer_lease_ms.max(1));
+        let tick = (own_lease / 8)
+            .min(peer_lease / 4)
+            .max(Duration::from_millis(10));
+        let limits = handler.rx_limits();
+        let max_message = limits.max_message;
+        let rx = match limits.budget {
+            Some(budget) => Receiver::with_budget(&n, limits.max_message, budget),
+            None => Receiver::new(&n, limits.max_message),
+        };
+        let main = transport.main.get().and_then(Weak::upgrade);
+        Self {
+            transport,
+            handler,
+            main,
+            rx,
+            max_message,
+            liveness: Liveness::new(own_lease, peer_lease, now),
+            tick,
+            discards: DiscardLog::default(),
+        }
+    }
+
+    /// The transport.
+    pub(crate) const fn transport(&self) -> &Arc<Transport> {
+        &self.transport
+    }
+
+    /// How often the lease is to be checked ([`LinkRx::on_tick`]).
+    pub(crate) const fn tick(&self) -> Duration {
+        self.tick
+    }
+
+    /// Handles one received batch: every network message in it goes to the handler.
+    pub(crate) fn on_batch(&mut self, batch: &[u8]) -> Flow {
+        let t = &self.transport;
+        t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
+        t.stats
+            .bytes_in
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        let _clock = crate::clock::BatchClock::begin();
+        let face = self.main.as_ref().unwrap_or(t);
+        let handler = &*self.handler;
+        let mut messages = 0;
+        let result = self.rx.on_batch(batch, |m| {
+            messages += 1;
+            handler.on_message(face, m);
+        });
+        t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
+        self.discards.note(t, self.rx.stats(), self.max_message);
+        // Time spent handling the batch is not the peer's silence.
+        self.liveness.on_receive(Instant::now());
+        match result {
+            Ok(Control::Alive) => Flow::Open,
+            Ok(Control::Closed { .. }) => Flow::Closed,
+            Err(e) => {
+                tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
+                t.close(CloseReason::INVALID);
+                Flow::Closed
+            }
+        }
+    }
+
+    /// Checks the lease: sends a KeepAlive when one is due, closes the transport when
+    /// the peer has been silent too long.
+    pub(crate) fn on_tick(&mut self, now: Instant) -> Flow {
+        let t = &self.transport;
+        self.liveness.on_send(t.last_tx());
+        match self.liveness.poll(now) {
+            LeaseAction::Idle => Flow::Open,
+            LeaseAction::SendKeepAlive => {
+                t.keep_alive();
+                Flow::Open
+            }
+            LeaseAction::Expired => {
+                tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
+                t.close(CloseReason::EXPIRED);
+                Flow::Closed
+            }
+        }
+    }
+
+    /// The link was read to its end: the transport is closed, and its face forgotten (or,
+    /// for a link reserved for priorities, detached from its main transport).
+    pub(crate) fn finish(self) {
+        let t = &self.transport;
+        let _ = t.mark_closed();
+        t.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .shutdown();
+        *t.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        t.reader_exit.notify_all();
+        match &self.main {
+            Some(main) => main.priority_links.detach(t),
+            None => {
+                for link in t.priority_links.take_all() {
+                    link.close(CloseReason::GENERIC);
+                }
+                self.handler.on_closed(t);
+            }
+        }
+    }
+}
+
+/// Reads a UDP link on this thread until its transport ends.
+pub(crate) fn run_thread(mut reader: BatchReader, mut rx: LinkRx) {
+    let t = rx.transport.clone();
+    let _ = reader.link_mut().set_read_timeout(Some(rx.tick));
+    loop {
+        if t.is_closed() {
+            break;
+        }
+        match reader.next_batch() {
+            Ok(Some(batch)) => {
+                if rx.on_batch(batch) == Flow::Closed {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) if crate::link::is_timeout(&e) => {}
+            Err(_) => break,
+        }
+        if rx.on_tick(Instant::now()) == Flow::Closed {
+            break;
+        }
+    }
+    // A datagram link has no end of stream to wait for.
+    rx.finish();
+}
+
+/// Logs the messages a reader discarded for their size or for the reassembly budget, at
+/// most once a second per transport.
+#[derive(Default)]
+struct DiscardLog {
+    logged: (u64, u64),
+    last: Option<Instant>,
+}
+
+impl DiscardLog {
+    fn note(&mut self, t: &Transport, stats: RxStats, max_message: usize) {
+        let now = (stats.too_large, stats.over_budget);
+        if now == self.logged
+            || self
+                .last
+                .is_some_and(|l| l.elapsed() < Duration::from_secs(1))
+        {
+            return;
+        }
+        tracing::warn!(
+            "{} ({}): {} message(s) over transport.link.rx.max_message_size ({max_message} \
+             bytes) and {} over the reassembly budget discarded so far",
+            t.describe,
+            t.peer_zid(),
+            now.0,
+            now.1
+        );
+        self.logged = now;
+        self.last = Some(Instant::now());
+    }
+}
