@@ -637,6 +637,27 @@ impl UdpListener {
     }
 }
 
+/// Connections the kernel completes for a TCP listener before it is asked to accept them
+/// (the standard library's 128 makes a burst of clients wait for SYN retries).
+const LISTEN_BACKLOG: i32 = 1024;
+
+/// A TCP listening socket on `addr`, with address reuse and [`LISTEN_BACKLOG`].
+fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    if addr.is_ipv6() {
+        // As the standard library's listener: `[::]` takes IPv4 too where the host allows.
+        let _ = socket.set_only_v6(false);
+    }
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
+}
+
 /// A listening socket.
 #[derive(Debug)]
 pub enum Listener {
@@ -658,7 +679,7 @@ impl Listener {
                     .to_socket_addrs()?
                     .next()
                     .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
-                Ok(Self::Tcp(TcpListener::bind(addr)?, buffers))
+                Ok(Self::Tcp(bind_tcp(addr)?, buffers))
             }
             Protocol::UnixStream => Ok(Self::Unix(
                 UnixListener::bind(&endpoint.address)?,
@@ -678,9 +699,10 @@ impl Listener {
         }
     }
 
-    /// Makes `accept` return (`WouldBlock` or `TimedOut`) within `poll` when nothing
-    /// comes. A UDP listener blocks for at most `poll` rather than not at all: it also
-    /// hands datagrams to established links, which must not wait for a polling loop.
+    /// Makes `accept` return (`WouldBlock` or `TimedOut`) when nothing comes: at once on
+    /// a stream listener (whose caller waits for it to be readable, [`Listener::raw_fd`]);
+    /// within `poll` on a UDP listener, which also hands datagrams to established links
+    /// and so never waits on anything else.
     pub fn set_poll(&self, poll: Duration) -> io::Result<()> {
         match self {
             Self::Tcp(l, _) => l.set_nonblocking(true),
@@ -689,9 +711,19 @@ impl Listener {
         }
     }
 
-    /// Whether the caller should pause between `accept` calls that found nothing.
-    pub const fn needs_pause(&self) -> bool {
+    /// Whether the caller should wait for the listener to be readable after `accept`
+    /// found nothing (a UDP listener waits in `accept` itself).
+    pub const fn waits_for_readiness(&self) -> bool {
         !matches!(self, Self::Udp(_))
+    }
+
+    /// The listening socket's descriptor.
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Self::Tcp(l, _) => l.as_raw_fd(),
+            Self::Unix(l, _) => l.as_raw_fd(),
+            Self::Udp(u) => u.socket.as_raw_fd(),
+        }
     }
 
     /// The endpoint actually bound (with the real port when 0 was asked for).

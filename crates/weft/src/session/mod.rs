@@ -264,6 +264,8 @@ pub(crate) struct Inner {
     closing: AtomicBool,
     batching: AtomicBool,
     listening: Mutex<Vec<String>>,
+    /// Wakes the session's listener threads when it closes.
+    wakers: Mutex<Vec<Arc<mio::Waker>>>,
     /// Client mode without `connect.endpoints`: the locators of the router found by
     /// scouting (alternatives: one session, to the first that answers).
     scouted: Vec<crate::endpoint::Endpoint>,
@@ -389,6 +391,7 @@ impl Session {
             closing: AtomicBool::new(false),
             batching: AtomicBool::new(false),
             listening: Mutex::new(Vec::new()),
+            wakers: Mutex::new(Vec::new()),
             scouted,
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
@@ -827,6 +830,11 @@ impl Inner {
     pub(crate) fn close(&self) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
+        }
+        if let Ok(wakers) = self.wakers.lock() {
+            for w in wakers.iter() {
+                let _ = w.wake();
+            }
         }
         let faces: Vec<_> = self
             .lock()

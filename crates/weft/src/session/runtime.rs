@@ -1,5 +1,7 @@
-//! The session's threads: one per listener (accepting links), one per connect endpoint
-//! (connecting, and reconnecting with backoff when the link is lost).
+//! The session's threads: one per listener (accepting links: it waits in `epoll` for the
+//! listening socket, and hands each handshake to a short-lived thread), one per connect
+//! endpoint (connecting, waiting for the transport's end, and reconnecting with backoff
+//! when the link is lost). The transports themselves are served by the I/O threads.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -270,11 +272,31 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
     if let Ok(mut l) = inner.listening.lock() {
         l.push(bound.clone());
     }
+    let listen_error = |reason: String| OpenError::Listen {
+        endpoint: ep.to_string(),
+        reason,
+    };
+    let poll = mio::Poll::new().map_err(|e| listen_error(e.to_string()))?;
+    let fd = listener.raw_fd();
+    if listener.waits_for_readiness() {
+        poll.registry()
+            .register(
+                &mut mio::unix::SourceFd(&fd),
+                LISTENING,
+                mio::Interest::READABLE,
+            )
+            .map_err(|e| listen_error(e.to_string()))?;
+    }
+    let waker =
+        mio::Waker::new(poll.registry(), CLOSING).map_err(|e| listen_error(e.to_string()))?;
+    if let Ok(mut wakers) = inner.wakers.lock() {
+        wakers.push(Arc::new(waker));
+    }
     let weak = Arc::downgrade(inner);
     std::thread::Builder::new()
         .name("weft-listen".into())
-        .spawn(move || accept_loop(&listener, &weak))
-        .expect("spawn a listener thread");
+        .spawn(move || accept_loop(&listener, poll, &weak))
+        .map_err(|e| listen_error(e.to_string()))?;
     Ok(bound)
 }
 
@@ -366,8 +388,13 @@ impl AcceptBackoff {
     }
 }
 
-fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
+/// The listener's events: its socket is readable; its session is closing.
+const LISTENING: mio::Token = mio::Token(0);
+const CLOSING: mio::Token = mio::Token(1);
+
+fn accept_loop(listener: &Listener, mut poll: mio::Poll, weak: &Weak<Inner>) {
     let _ = listener.set_poll(POLL);
+    let mut events = mio::Events::with_capacity(4);
     let mut backoff = AcceptBackoff::new();
     let mut refused_pending = 0u64;
     loop {
@@ -410,8 +437,13 @@ fn accept_loop(listener: &Listener, weak: &Weak<Inner>) {
                 ) =>
             {
                 drop(inner);
-                if listener.needs_pause() {
-                    std::thread::sleep(POLL);
+                if listener.waits_for_readiness() {
+                    // Until a connection comes, or the session closes (its waker).
+                    if let Err(e) = poll.poll(&mut events, None) {
+                        if e.kind() != std::io::ErrorKind::Interrupted {
+                            std::thread::sleep(backoff.failed(&e));
+                        }
+                    }
                 }
             }
             Err(e) => {
@@ -471,20 +503,20 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
                     // The node is connected already (it connected to us): stay with
                     // that session until it closes.
                     let zid = t.peer_zid();
-                    while weak
-                        .upgrade()
-                        .is_some_and(|i| !i.is_closing() && i.lock().faces.contains_key(&zid))
-                    {
-                        std::thread::sleep(POLL);
+                    while let Some(other) = weak.upgrade().and_then(|i| {
+                        let st = i.lock();
+                        (!i.is_closing())
+                            .then(|| st.faces.get(&zid).map(|f| f.transport.clone()))?
+                    }) {
+                        other.wait_ended();
                     }
                     continue;
                 }
-                // Stay with this transport until it closes, then reconnect.
-                while !t.is_closed() {
-                    std::thread::sleep(POLL);
-                    if weak.upgrade().is_none_or(|i| i.is_closing()) {
-                        return;
-                    }
+                // Stay with this transport until it ends (the session's close ends it
+                // too), then reconnect.
+                t.wait_ended();
+                if weak.upgrade().is_none_or(|i| i.is_closing()) {
+                    return;
                 }
                 if peer_is_client {
                     return;

@@ -145,7 +145,10 @@ impl Pending {
             transport.abort();
             match rx {
                 Some(rx) => rx.finish(),
-                None => on_failure.on_closed(&transport),
+                None => {
+                    transport.set_ended();
+                    on_failure.on_closed(&transport);
+                }
             }
         }
         transport

@@ -1105,6 +1105,24 @@ impl Transport {
         }
     }
 
+    /// Waits until the transport has ended: closed, and its link read to its end (or
+    /// never served).
+    pub fn wait_ended(&self) {
+        let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            done = self
+                .reader_exit
+                .wait(done)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Marks the transport's link as read to its end, waking who waits for it.
+    fn set_ended(&self) {
+        *self.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.reader_exit.notify_all();
+    }
+
     fn last_tx(&self) -> Instant {
         self.epoch + Duration::from_millis(self.last_tx_ms.load(Ordering::Relaxed))
     }

@@ -134,8 +134,7 @@ impl LinkRx {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .shutdown();
-        *t.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        t.reader_exit.notify_all();
+        t.set_ended();
         match &self.main {
             Some(main) => main.priority_links.detach(t),
             None => {
