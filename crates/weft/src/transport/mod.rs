@@ -902,6 +902,11 @@ impl Transport {
         self.notify_idle(&st, wrote);
     }
 
+    /// Whether full batches wait in the queue (bulk traffic).
+    pub(crate) fn has_full_batches(&self) -> bool {
+        self.lock().ready_count > 0
+    }
+
     /// Since when a batch begun by an I/O thread has waited for the socket to take more
     /// of it, if one has.
     pub(crate) fn write_stalled_since(&self) -> Option<Instant> {

@@ -162,10 +162,12 @@ fn write_scheduled(me: usize) {
             return;
         }
         for t in batch {
-            if t.io_thread == me {
+            // A single batch is written at once, here (the shortest way for a sparse
+            // message); a queue of full batches is left to the link's own thread, which
+            // writes it in parallel with this one reading on.
+            if t.io_thread == me || !t.has_full_batches() {
                 t.pump();
             } else if let Ok(handles) = threads() {
-                // Its own thread writes it, in parallel with this one reading on.
                 handles[t.io_thread].send(Command::Write(t));
             }
         }
@@ -401,9 +403,17 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
     let draining = entry.rx.transport().is_closed();
     let mut outcome = ReadOutcome::More;
     for _ in 0..READS_PER_TURN {
+        let room = buf.len() - end;
         match entry.link.read(&mut buf[end..]) {
             Ok(0) => return ReadOutcome::Ended,
-            Ok(n) => end += n,
+            Ok(n) => {
+                end += n;
+                // A short read emptied the socket: what comes next raises a new event
+                // (edge-triggered), so no read is spent to hear `WouldBlock`.
+                if n < room {
+                    outcome = ReadOutcome::Drained;
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 outcome = ReadOutcome::Drained;
@@ -431,6 +441,9 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
         }
         buf.copy_within(start..end, 0);
         end -= start;
+        if let ReadOutcome::Drained = outcome {
+            break;
+        }
     }
     if end > 0 {
         entry.rest.extend_from_slice(&buf[..end]);

@@ -1,0 +1,92 @@
+//! One weftd holds many client sessions with few threads: the I/O threads serve every
+//! link, whatever the number of sessions.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::Weftd;
+use weft::PutOptions;
+use weft_proto::core::{Priority, WireExpr};
+use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
+use weft_proto::zenoh::PushBody;
+use weft_testkit::free_port;
+use weft_testkit::raw::RawClient;
+
+/// Sessions opened by the test.
+const SESSIONS: usize = 1000;
+
+/// The number of threads of process `pid`.
+fn threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Opens a raw client session subscribed to `key`.
+fn subscriber(port: u16, zid: u128, key: &str) -> RawClient {
+    let mut client = RawClient::connect(port, zid).unwrap();
+    let decl = NetworkMessage::Declare(Declare::new(
+        None,
+        Declaration::Subscriber(DeclareSubscriber {
+            id: 1,
+            wire_expr: WireExpr::key(key),
+            unknown: Vec::new(),
+        }),
+    ));
+    client.send(&decl, Priority::Control).unwrap();
+    client
+}
+
+#[test]
+fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
+    let weftd = Weftd::with_config(
+        free_port(),
+        "{ transport: { unicast: { max_sessions: 2000 } } }",
+        &[],
+    );
+    let at_rest = threads(weftd.pid());
+    let start = Instant::now();
+    let mut clients: Vec<RawClient> = (0..SESSIONS)
+        .map(|i| subscriber(weftd.port, 0x5ca1e000 + i as u128, "scale/**"))
+        .collect();
+    let opened = start.elapsed();
+    // Handshake threads end with their handshake: what stays is bounded by the cores.
+    let loaded = threads(weftd.pid());
+    eprintln!(
+        "{SESSIONS} sessions opened in {opened:?}; weftd threads: {at_rest} at rest, {loaded} \
+         with them"
+    );
+    assert!(
+        loaded <= at_rest + weft::transport::MAX_IO_THREADS,
+        "{loaded} threads for {SESSIONS} sessions ({at_rest} at rest)"
+    );
+
+    // Every session is served: one put reaches each of the thousand subscribers.
+    let publisher = weftd.weft_client();
+    // The publisher's route is ready once one subscriber's declaration reached it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        publisher
+            .put("scale/probe", b"x", &PutOptions::default())
+            .unwrap();
+        let got = clients[SESSIONS - 1].recv_until(Duration::from_millis(200), |m| {
+            matches!(m, NetworkMessage::Push(p) if matches!(p.body, PushBody::Put(_)))
+        });
+        if got.is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the last subscriber never got a put");
+    }
+    publisher
+        .put("scale/all", b"to everyone", &PutOptions::default())
+        .unwrap();
+    for (i, client) in clients.iter_mut().enumerate() {
+        client
+            .recv_until(Duration::from_secs(10), |m| {
+                matches!(m, NetworkMessage::Push(p)
+                    if matches!(&p.body, PushBody::Put(put) if put.payload == b"to everyone"))
+            })
+            .unwrap_or_else(|e| panic!("subscriber {i} did not get the put: {e}"));
+    }
+}
