@@ -231,7 +231,7 @@ impl Link {
     /// byte `done` of the framed batch on, and advances `done`. `Ok(true)` once the whole
     /// batch is written; `Ok(false)` when the socket takes no more now (call again with
     /// the same `done` when it is writable).
-    pub fn write_batch_from(&mut self, batch: &[u8], done: &mut usize) -> io::Result<bool> {
+    pub fn write_batch_from(&self, batch: &[u8], done: &mut usize) -> io::Result<bool> {
         if self.is_datagram() {
             self.write_batch(batch)?;
             return Ok(true);
@@ -246,7 +246,7 @@ impl Link {
             } else {
                 (&prefix[..0], &batch[*done - 2..])
             };
-            match self.write_vectored(&[IoSlice::new(p), IoSlice::new(b)]) {
+            match (&mut &*self).write_vectored(&[IoSlice::new(p), IoSlice::new(b)]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => *done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -337,13 +337,13 @@ impl Link {
     }
 
     /// Writes one batch: with its length prefix on streams, as one datagram on UDP.
-    pub fn write_batch(&mut self, batch: &[u8]) -> io::Result<()> {
+    pub fn write_batch(&self, batch: &[u8]) -> io::Result<()> {
         self.write_batch_parts(&[batch])
     }
 
     /// Writes one batch made of `parts` (at most [`MAX_BATCH_PARTS`]) laid end to end,
     /// without joining them first: one vectored write per batch, whatever its size.
-    pub fn write_batch_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+    pub fn write_batch_parts(&self, parts: &[&[u8]]) -> io::Result<()> {
         if parts.len() > MAX_BATCH_PARTS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -399,7 +399,8 @@ pub const MAX_BATCH_PARTS: usize = 4;
 
 /// Writes every byte of `bufs`, retrying short writes; on a non-blocking socket, waits
 /// for room at most [`BLOCKED_WRITE_LIMIT`] (not at all on a thread that never waits).
-fn write_all_vectored(w: &mut Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+fn write_all_vectored(link: &Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    let mut w = link;
     IoSlice::advance_slices(&mut bufs, 0);
     let mut deadline = None;
     while !bufs.is_empty() {
@@ -409,7 +410,7 @@ fn write_all_vectored(w: &mut Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
-                wait_writable(w.fd(), d)?;
+                wait_writable(link.fd(), d)?;
             }
             Err(e) => return Err(e),
         }
@@ -417,30 +418,36 @@ fn write_all_vectored(w: &mut Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<
     Ok(())
 }
 
-impl Read for Link {
+impl Read for &Link {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Self::Tcp(s) => s.read(buf),
-            Self::Unix(s) => s.read(buf),
-            Self::Udp(u) => u.socket.recv(buf),
+        match *self {
+            Link::Tcp(s) => (&mut &*s).read(buf),
+            Link::Unix(s) => (&mut &*s).read(buf),
+            Link::Udp(u) => u.socket.recv(buf),
         }
     }
 }
 
-impl Write for Link {
+impl Read for Link {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&mut &*self).read(buf)
+    }
+}
+
+impl Write for &Link {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Self::Tcp(s) => s.write(buf),
-            Self::Unix(s) => s.write(buf),
-            Self::Udp(u) => u.socket.send(buf),
+        match *self {
+            Link::Tcp(s) => (&mut &*s).write(buf),
+            Link::Unix(s) => (&mut &*s).write(buf),
+            Link::Udp(u) => u.socket.send(buf),
         }
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        match self {
-            Self::Tcp(s) => s.write_vectored(bufs),
-            Self::Unix(s) => s.write_vectored(bufs),
-            Self::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
+        match *self {
+            Link::Tcp(s) => (&mut &*s).write_vectored(bufs),
+            Link::Unix(s) => (&mut &*s).write_vectored(bufs),
+            Link::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
         }
     }
 

@@ -70,13 +70,17 @@ fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
         publisher
             .put("scale/probe", b"x", &PutOptions::default())
             .unwrap();
-        let got = clients[SESSIONS - 1].recv_until(Duration::from_millis(200), |m| {
-            matches!(m, NetworkMessage::Push(p) if matches!(p.body, PushBody::Put(_)))
-        });
+        let got = clients[SESSIONS - 1].recv_until(
+            Duration::from_millis(200),
+            |m| matches!(m, NetworkMessage::Push(p) if matches!(p.body, PushBody::Put(_))),
+        );
         if got.is_ok() {
             break;
         }
-        assert!(Instant::now() < deadline, "the last subscriber never got a put");
+        assert!(
+            Instant::now() < deadline,
+            "the last subscriber never got a put"
+        );
     }
     publisher
         .put("scale/all", b"to everyone", &PutOptions::default())

@@ -63,8 +63,18 @@ where
 /// that nothing it receives finds it unknown), then [`Pending::start`] it.
 pub struct Pending {
     transport: Arc<Transport>,
-    reader: BatchReader,
+    receiving: Receiving,
     handler: Arc<dyn Handler>,
+}
+
+/// How a started transport is read.
+enum Receiving {
+    /// By an I/O thread, from the transport's own socket; `rest` is what was read from it
+    /// past the handshake.
+    Stream { rest: Vec<u8> },
+    /// By a thread of its own, through this reader (a UDP link: its datagrams may come
+    /// through its listener).
+    Datagram(BatchReader),
 }
 
 impl Pending {
@@ -109,30 +119,30 @@ impl Pending {
     pub fn start(self) -> Arc<Transport> {
         let Self {
             transport,
-            reader,
+            receiving,
             handler,
         } = self;
         let on_failure = handler.clone();
         let rx = LinkRx::new(transport.clone(), handler, Instant::now());
-        let failed = if reader.link().is_datagram() {
-            let peer = transport.negotiated.peer_zid;
-            std::thread::Builder::new()
-                .name(format!("weft-rx-{peer}"))
-                .spawn(move || reader::run_thread(reader, rx))
-                .map(|thread| {
-                    let _ = transport.reader_thread.set(thread.thread().id());
-                })
-                .err()
-                .map(|e| (None, e.to_string()))
-        } else {
-            let (link, rest) = reader.into_parts();
-            match link.set_nonblocking() {
+        let failed = match receiving {
+            Receiving::Datagram(reader) => {
+                let peer = transport.negotiated.peer_zid;
+                std::thread::Builder::new()
+                    .name(format!("weft-rx-{peer}"))
+                    .spawn(move || reader::run_thread(reader, rx))
+                    .map(|thread| {
+                        let _ = transport.reader_thread.set(thread.thread().id());
+                    })
+                    .err()
+                    .map(|e| (None, e.to_string()))
+            }
+            Receiving::Stream { rest } => match transport.link.set_nonblocking() {
                 Err(e) => Some((Some(rx), e.to_string())),
-                Ok(()) => reactor::add(link, rest, rx).err().map(|failed| {
+                Ok(()) => reactor::add(rest, rx).err().map(|failed| {
                     let (rx, e) = *failed;
                     (Some(rx), e)
                 }),
-            }
+            },
         };
         if let Some((rx, e)) = failed {
             // Out of threads or descriptors: this session cannot be served; the others
@@ -203,8 +213,16 @@ fn establish(
     handler: Arc<dyn Handler>,
 ) -> Pending {
     let describe = writer.describe();
+    // A stream keeps one socket: the handshake's second handle on it goes.
+    let (link, receiving) = if writer.is_datagram() {
+        (writer, Receiving::Datagram(reader))
+    } else {
+        drop(writer);
+        let (link, rest) = reader.into_parts();
+        (link, Receiving::Stream { rest })
+    };
     // On streams the 2-byte length prefix counts in the batch size.
-    let max_batch = if writer.is_datagram() {
+    let max_batch = if link.is_datagram() {
         usize::from(negotiated.batch_size)
     } else {
         usize::from(negotiated.batch_size) - 2
@@ -232,7 +250,8 @@ fn establish(
             congested: false,
         }),
         idle: Condvar::new(),
-        writer: Mutex::new(writer),
+        link,
+        write_lock: Mutex::new(()),
         closed: AtomicBool::new(false),
         manual_batching: AtomicBool::new(false),
         epoch: Instant::now(),
@@ -246,7 +265,7 @@ fn establish(
     });
     Pending {
         transport,
-        reader,
+        receiving,
         handler,
     }
 }

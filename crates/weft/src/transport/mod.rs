@@ -350,7 +350,11 @@ pub struct Transport {
     describe: String,
     state: Mutex<TxState>,
     idle: Condvar,
-    writer: Mutex<Link>,
+    /// The link's socket: one descriptor, read by an I/O thread (or a UDP link's reader
+    /// thread) and written under `write_lock`.
+    link: Link,
+    /// Held while a batch is written (never while waiting for the state lock).
+    write_lock: Mutex<()>,
     closed: AtomicBool,
     manual_batching: AtomicBool,
     epoch: Instant,
@@ -549,11 +553,8 @@ impl Transport {
             return;
         }
         self.lock().discard_overflow(&self.stats.dropped);
-        // If the writer is blocked in a write on this link, the reader thread shuts it
-        // down when it sees the transport closed.
-        if let Ok(link) = self.writer.try_lock() {
-            link.shutdown();
-        }
+        // A thread waiting for the socket to take a write sees the shutdown at once.
+        self.link.shutdown();
     }
 
     /// Queues a message larger than a batch, forwarded on behalf of another node, as
@@ -838,8 +839,8 @@ impl Transport {
             drop(st);
             let before = written;
             let result = {
-                let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-                link.write_batch_from(&batch, &mut written)
+                let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.link.write_batch_from(&batch, &mut written)
             };
             st = self.lock();
             match result {
@@ -925,10 +926,7 @@ impl Transport {
 
     /// A write failed: the link is shut and the transport closed.
     fn fail_link(&self) {
-        self.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .shutdown();
+        self.link.shutdown();
         let _ = self.mark_closed();
     }
 
@@ -967,17 +965,16 @@ impl Transport {
 
     /// Writes one batch made of `parts` laid end to end.
     fn write_parts(&self, parts: &[&[u8]]) -> Result<(), SendError> {
-        let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        match link.write_batch_parts(parts) {
+        let writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let written = self.link.write_batch_parts(parts);
+        drop(writing);
+        match written {
             Ok(()) => {
-                drop(link);
                 self.count_written(parts.iter().map(|p| p.len()).sum());
                 Ok(())
             }
             Err(_) => {
-                link.shutdown();
-                drop(link);
-                let _ = self.mark_closed();
+                self.fail_link();
                 Err(SendError::Closed)
             }
         }
@@ -1077,15 +1074,15 @@ impl Transport {
         }
         let mut batch = Vec::new();
         let _ = close_batch(reason, &mut batch);
-        let mut link = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         if !torn {
-            let _ = link.write_batch(&batch);
+            let _ = self.link.write_batch(&batch);
         }
         // Only the sending side: closing a socket whose peer's bytes are still unread
         // makes the kernel reset the connection, and the peer's kernel then discards
         // what it had received but not yet read — the last messages sent. The reader
         // thread reads to the end of stream (the peer closes on our Close) first.
-        link.shutdown_write();
+        self.link.shutdown_write();
     }
 
     /// Waits until `deadline` at most for the peer to have closed its side after

@@ -28,7 +28,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::reader::{Flow, LinkRx};
 use super::{Transport, CLOSE_DRAIN};
-use crate::link::{self, Link, BLOCKED_WRITE_LIMIT, STREAM_BATCH_SIZE};
+use crate::link::{self, BLOCKED_WRITE_LIMIT, STREAM_BATCH_SIZE};
 
 /// Most I/O threads a process runs.
 pub const MAX_IO_THREADS: usize = 8;
@@ -123,12 +123,11 @@ pub(crate) fn assign() -> usize {
 
 /// Serves a stream link from now on: `rest` is what was read from it past the handshake.
 /// `Err` (the transport is left to the caller) when the I/O threads cannot run.
-pub(crate) fn add(link: Link, rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>> {
+pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>> {
     let index = rx.transport().io_thread;
     match threads() {
         Ok(handles) => {
             handles[index].send(Command::Add(Box::new(Entry {
-                link,
                 rest,
                 rx,
                 generation: 0,
@@ -176,7 +175,6 @@ fn write_scheduled(me: usize) {
 
 /// A stream link served by an I/O thread.
 struct Entry {
-    link: Link,
     /// Bytes of a batch that came in part.
     rest: Vec<u8>,
     rx: LinkRx,
@@ -293,7 +291,7 @@ impl IoThread {
             self.entries.push(None);
             self.entries.len() - 1
         });
-        let fd = entry.link.raw_fd();
+        let fd = entry.rx.transport().link.raw_fd();
         let registered = self.poll.registry().register(
             &mut SourceFd(&fd),
             Token(slot),
@@ -352,11 +350,10 @@ impl IoThread {
         let Some(entry) = self.entries.get_mut(slot).and_then(Option::take) else {
             return;
         };
-        let fd = entry.link.raw_fd();
+        let fd = entry.rx.transport().link.raw_fd();
         let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
         self.free.push(slot);
         self.again.retain(|s| *s != slot);
-        entry.link.shutdown();
         entry.rx.finish();
         write_scheduled(self.index);
     }
@@ -400,11 +397,12 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
     let mut end = entry.rest.len();
     buf[..end].copy_from_slice(&entry.rest);
     entry.rest.clear();
-    let draining = entry.rx.transport().is_closed();
+    let t = entry.rx.transport().clone();
+    let draining = t.is_closed();
     let mut outcome = ReadOutcome::More;
     for _ in 0..READS_PER_TURN {
         let room = buf.len() - end;
-        match entry.link.read(&mut buf[end..]) {
+        match (&mut &t.link).read(&mut buf[end..]) {
             Ok(0) => return ReadOutcome::Ended,
             Ok(n) => {
                 end += n;

@@ -130,10 +130,7 @@ impl LinkRx {
     pub(crate) fn finish(self) {
         let t = &self.transport;
         let _ = t.mark_closed();
-        t.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .shutdown();
+        t.link.shutdown();
         t.set_ended();
         match &self.main {
             Some(main) => main.priority_links.detach(t),

@@ -1,0 +1,110 @@
+//! Opens many Zenoh client sessions to a router on 127.0.0.1, each declaring
+//! subscriptions, and holds them open: the load of the sessions benchmark
+//! (`bench/sessions.sh`), the same for weftd and zenohd.
+//!
+//! Usage: `open_sessions PORT SESSIONS [SUBSCRIPTIONS_PER_SESSION] [HOLD_SECONDS]`.
+//! Prints `opened=N seconds=T` once every session is open and has declared its
+//! subscriptions (`bench/s<session>/k<n>`), then keeps them alive (a KeepAlive each
+//! second, everything received read and discarded) for HOLD_SECONDS (default 10), and
+//! prints `held`. One thread, whatever the number of sessions.
+
+use std::io::{ErrorKind, Read};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use weft_proto::core::{Priority, WireExpr};
+use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
+use weft_testkit::raw::{send_batch, RawClient};
+use weft_transport::tx::KEEP_ALIVE_BATCH;
+
+fn arg(args: &[String], i: usize, name: &str, default: Option<u64>) -> Result<u64, String> {
+    match args.get(i) {
+        Some(v) => v.parse().map_err(|_| format!("{name}: not a number: {v}")),
+        None => default.ok_or_else(|| format!("missing {name}")),
+    }
+}
+
+/// Reads and discards what every session received, and sends each a KeepAlive.
+fn keep_alive(clients: &mut [RawClient]) -> Result<(), String> {
+    let mut buf = [0u8; 16 * 1024];
+    for (s, client) in clients.iter_mut().enumerate() {
+        let stream = client.stream();
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) => return Err(format!("session {s} closed by the router")),
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => return Err(format!("session {s}: {e}")),
+            }
+        }
+        // A 4-byte batch: the socket has room for it unless the router stopped reading.
+        let _ = stream.set_nonblocking(false);
+        let sent = send_batch(stream, &KEEP_ALIVE_BATCH);
+        let _ = stream.set_nonblocking(true);
+        sent.map_err(|e| format!("session {s}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let port = u16::try_from(arg(args, 1, "PORT", None)?).map_err(|e| format!("PORT: {e}"))?;
+    let sessions = arg(args, 2, "SESSIONS", None)?;
+    let subscriptions = arg(args, 3, "SUBSCRIPTIONS_PER_SESSION", Some(1))?;
+    let hold = Duration::from_secs(arg(args, 4, "HOLD_SECONDS", Some(10))?);
+    let start = Instant::now();
+    let mut clients = Vec::new();
+    let mut last_keep_alive = Instant::now();
+    for s in 0..sessions {
+        // Opening thousands of sessions takes longer than a lease: the first ones are
+        // kept alive meanwhile.
+        if last_keep_alive.elapsed() >= Duration::from_secs(1) {
+            keep_alive(&mut clients)?;
+            last_keep_alive = Instant::now();
+        }
+        let mut client = RawClient::connect(port, 0xbe4c_0000_0000 + u128::from(s))
+            .map_err(|e| format!("session {s}: {e:?}"))?;
+        for k in 0..subscriptions {
+            let key = format!("bench/s{s}/k{k}");
+            let decl = NetworkMessage::Declare(Declare::new(
+                None,
+                Declaration::Subscriber(DeclareSubscriber {
+                    id: u32::try_from(k + 1).map_err(|e| e.to_string())?,
+                    wire_expr: WireExpr::key(&key),
+                    unknown: Vec::new(),
+                }),
+            ));
+            client
+                .send(&decl, Priority::Control)
+                .map_err(|e| format!("session {s}: {e}"))?;
+        }
+        client
+            .stream()
+            .set_nonblocking(true)
+            .map_err(|e| e.to_string())?;
+        clients.push(client);
+    }
+    println!(
+        "opened={sessions} seconds={:.3}",
+        start.elapsed().as_secs_f64()
+    );
+    let until = Instant::now() + hold;
+    while Instant::now() < until {
+        keep_alive(&mut clients)?;
+        std::thread::sleep(
+            Duration::from_secs(1).min(until.saturating_duration_since(Instant::now())),
+        );
+    }
+    println!("held");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("open_sessions: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
