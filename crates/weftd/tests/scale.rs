@@ -16,6 +16,21 @@ use weft_testkit::raw::RawClient;
 /// Sessions opened by the test.
 const SESSIONS: usize = 1000;
 
+/// Raises this process's limit of open files (inherited by the weftd it starts) to what
+/// the test needs: a descriptor per session on each side.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let wanted = 2 * SESSIONS as u64 + 256;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    if soft < wanted {
+        assert!(
+            hard >= wanted,
+            "this test needs {wanted} open files; the hard limit is {hard}"
+        );
+        setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).unwrap();
+    }
+}
+
 /// The number of threads of process `pid`.
 fn threads(pid: u32) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -40,6 +55,7 @@ fn subscriber(port: u16, zid: u128, key: &str) -> RawClient {
 
 #[test]
 fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
+    raise_open_files_limit();
     let weftd = Weftd::with_config(
         free_port(),
         "{ transport: { unicast: { max_sessions: 2000 } } }",
