@@ -503,7 +503,11 @@ impl Transport {
         if msg_is_express(msg) && !st.writing && !on_io_thread {
             return self.write_all(st);
         }
-        if !self.manual_batching.load(Ordering::Relaxed) || msg_is_express(msg) {
+        if msg_is_express(msg) {
+            // Under manual batching too: an express message does not wait for a flush.
+            st.flush_requested = true;
+            self.wake_writer(&mut st);
+        } else if !self.manual_batching.load(Ordering::Relaxed) {
             self.wake_writer(&mut st);
         }
         Ok(())
