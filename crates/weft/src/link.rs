@@ -210,15 +210,11 @@ impl Link {
 
     /// The socket's descriptor.
     pub fn raw_fd(&self) -> RawFd {
-        match self {
-            Self::Tcp(s) => s.as_raw_fd(),
-            Self::Unix(s) => s.as_raw_fd(),
-            Self::Udp(u) => u.socket.as_raw_fd(),
-        }
+        self.fd().as_raw_fd()
     }
 
-    /// Makes a stream link's reads and writes return `WouldBlock` instead of waiting
-    /// (both handles of the socket: they share the setting). UDP links stay blocking.
+    /// Makes a stream link's reads and writes return `WouldBlock` instead of waiting.
+    /// UDP links stay blocking.
     pub fn set_nonblocking(&self) -> io::Result<()> {
         match self {
             Self::Tcp(s) => s.set_nonblocking(true),
@@ -239,22 +235,10 @@ impl Link {
         let len = u16::try_from(batch.len())
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))?;
         let prefix = len.to_le_bytes();
-        let total = batch.len() + 2;
-        while *done < total {
-            let (p, b) = if *done < 2 {
-                (&prefix[*done..], batch)
-            } else {
-                (&prefix[..0], &batch[*done - 2..])
-            };
-            match (&mut &*self).write_vectored(&[IoSlice::new(p), IoSlice::new(b)]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => *done += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(true)
+        let mut slices = [IoSlice::new(&prefix), IoSlice::new(batch)];
+        let mut bufs = &mut slices[..];
+        IoSlice::advance_slices(&mut bufs, *done);
+        write_now(self, &mut bufs, done)
     }
 
     /// Whether batches travel one per datagram (no length prefix).
@@ -291,16 +275,6 @@ impl Link {
                 }
                 Ok(())
             }
-        }
-    }
-
-    /// Sets how long a write may block.
-    pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        match self {
-            Self::Tcp(s) => s.set_write_timeout(t),
-            Self::Unix(s) => s.set_write_timeout(t),
-            Self::Udp(u) if u.inbox.is_none() => u.socket.set_write_timeout(t),
-            Self::Udp(_) => Ok(()),
         }
     }
 
@@ -397,23 +371,35 @@ impl Link {
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
 pub const MAX_BATCH_PARTS: usize = 4;
 
-/// Writes every byte of `bufs`, retrying short writes; on a non-blocking socket, waits
-/// for room at most [`BLOCKED_WRITE_LIMIT`] (not at all on a thread that never waits).
-fn write_all_vectored(link: &Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+/// Writes what the socket takes of `bufs` now, advancing them and counting the bytes in
+/// `written`: `Ok(true)` once every byte is written, `Ok(false)` when the socket takes
+/// no more for now.
+fn write_now(link: &Link, bufs: &mut &mut [IoSlice<'_>], written: &mut usize) -> io::Result<bool> {
     let mut w = link;
-    IoSlice::advance_slices(&mut bufs, 0);
-    let mut deadline = None;
     while !bufs.is_empty() {
         match w.write_vectored(bufs) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
-                wait_writable(link.fd(), d)?;
+            Ok(n) => {
+                IoSlice::advance_slices(bufs, n);
+                *written += n;
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
             Err(e) => return Err(e),
         }
+    }
+    Ok(true)
+}
+
+/// Writes every byte of `bufs`; on a non-blocking socket, waits for room at most
+/// [`BLOCKED_WRITE_LIMIT`] (not at all on a thread that never waits).
+fn write_all_vectored(link: &Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    let mut written = 0;
+    let mut deadline = None;
+    while !write_now(link, &mut bufs, &mut written)? {
+        let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
+        wait_writable(link.fd(), d)?;
     }
     Ok(())
 }

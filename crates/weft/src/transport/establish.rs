@@ -24,7 +24,6 @@ use crate::link::{BatchReader, Link};
 /// read: a peer trickling its bytes is cut off all the same).
 fn handshake_io<F>(
     reader: &mut BatchReader,
-    writer: &mut Link,
     deadline: Instant,
     mut step: F,
 ) -> Result<Negotiated, OpenError>
@@ -45,13 +44,13 @@ where
                 if let Some(reason) = e.close_reason() {
                     let mut close = Vec::new();
                     let _ = close_batch(reason, &mut close);
-                    let _ = writer.write_batch(&close);
+                    let _ = reader.link().write_batch(&close);
                 }
                 return Err(e.into());
             }
         };
         if !out.is_empty() {
-            writer.write_batch(&out)?;
+            reader.link().write_batch(&out)?;
         }
         if let Progress::Established(n) = progress {
             return Ok(n);
@@ -167,57 +166,65 @@ impl Pending {
 
 /// Runs the initiator's handshake on a fresh link.
 pub fn open(
-    mut link: Link,
+    link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
-    let deadline = Instant::now() + timeout;
-    link.set_read_timeout(Some(timeout))?;
-    let mut writer = link.try_clone()?;
-    let mut reader = BatchReader::new(link);
     let mut initiator = Initiator::new(local);
-    let mut out = Vec::new();
-    initiator.start(&mut out)?;
-    writer.write_batch(&out)?;
-    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
+    let mut first = Vec::new();
+    initiator.start(&mut first)?;
+    handshake(link, timeout, &first, handler, |b, o| {
         initiator.on_batch(b, o)
-    })?;
-    Ok(establish(reader, writer, negotiated, handler))
+    })
 }
 
 /// Runs the acceptor's handshake on an accepted link.
 pub fn accept(
-    mut link: Link,
+    link: Link,
     local: LocalParams,
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
-    let deadline = Instant::now() + timeout;
-    link.set_read_timeout(Some(timeout))?;
-    let mut writer = link.try_clone()?;
-    let mut reader = BatchReader::new(link);
     let mut nonce = [0u8; 16];
     getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
     let mut acceptor = Acceptor::new(local, nonce);
-    let negotiated = handshake_io(&mut reader, &mut writer, deadline, |b, o| {
-        acceptor.on_batch(b, o)
-    })?;
-    Ok(establish(reader, writer, negotiated, handler))
+    handshake(link, timeout, &[], handler, |b, o| acceptor.on_batch(b, o))
+}
+
+/// Sends `first` (the initiator's opening batch; nothing for the acceptor), runs the
+/// handshake's `step` on every batch received within `timeout`, and sets up the
+/// transport it agrees.
+fn handshake<F>(
+    mut link: Link,
+    timeout: Duration,
+    first: &[u8],
+    handler: Arc<dyn Handler>,
+    step: F,
+) -> Result<Pending, OpenError>
+where
+    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
+{
+    let deadline = Instant::now() + timeout;
+    link.set_read_timeout(Some(timeout))?;
+    if !first.is_empty() {
+        link.write_batch(first)?;
+    }
+    let mut reader = BatchReader::new(link);
+    let negotiated = handshake_io(&mut reader, deadline, step)?;
+    Ok(establish(reader, negotiated, handler)?)
 }
 
 fn establish(
     reader: BatchReader,
-    writer: Link,
     negotiated: Negotiated,
     handler: Arc<dyn Handler>,
-) -> Pending {
-    let describe = writer.describe();
-    // A stream keeps one socket: the handshake's second handle on it goes.
-    let (link, receiving) = if writer.is_datagram() {
-        (writer, Receiving::Datagram(reader))
+) -> io::Result<Pending> {
+    let describe = reader.link().describe();
+    // A stream keeps its one socket; a UDP link's reader thread keeps a handle of its own.
+    let (link, receiving) = if reader.link().is_datagram() {
+        (reader.link().try_clone()?, Receiving::Datagram(reader))
     } else {
-        drop(writer);
         let (link, rest) = reader.into_parts();
         (link, Receiving::Stream { rest })
     };
@@ -263,9 +270,9 @@ fn establish(
         reader_done: Mutex::new(false),
         reader_exit: Condvar::new(),
     });
-    Pending {
+    Ok(Pending {
         transport,
         receiving,
         handler,
-    }
+    })
 }

@@ -866,19 +866,6 @@ impl Transport {
                     }
                     self.notify_idle(&st, true);
                 }
-                Ok(false) if std::mem::take(&mut st.pump_again) => {
-                    // Raced with a writable event another thread gave up on: try again.
-                    let progress = if written > before {
-                        Instant::now()
-                    } else {
-                        progress
-                    };
-                    st.partial = Some(Partial {
-                        batch,
-                        written,
-                        progress,
-                    });
-                }
                 Ok(false) => {
                     let progress = if written > before {
                         Instant::now()
@@ -890,8 +877,12 @@ impl Transport {
                         written,
                         progress,
                     });
-                    self.notify_idle(&st, wrote);
-                    return;
+                    // Unless it raced with a writable event another thread gave up on
+                    // (then it tries again), the socket's next writable event goes on.
+                    if !std::mem::take(&mut st.pump_again) {
+                        self.notify_idle(&st, wrote);
+                        return;
+                    }
                 }
                 Err(_) => {
                     st.recycle(batch);

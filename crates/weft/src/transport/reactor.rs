@@ -155,12 +155,11 @@ pub(crate) fn schedule_write(t: Arc<Transport>) {
 /// Writes, or hands to their own I/O thread, the transports this thread was asked to
 /// write during the event it handled.
 fn write_scheduled(me: usize) {
-    loop {
-        let batch = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
-        if batch.is_empty() {
-            return;
-        }
-        for t in batch {
+    // Two lists swapped back and forth: what writing schedules lands in the other one,
+    // and neither is freed (no allocation per batch).
+    let mut batch = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    while !batch.is_empty() {
+        for t in batch.drain(..) {
             // A single batch is written at once, here (the shortest way for a sparse
             // message); a queue of full batches is left to the link's own thread, which
             // writes it in parallel with this one reading on.
@@ -170,7 +169,14 @@ fn write_scheduled(me: usize) {
                 handles[t.io_thread].send(Command::Write(t));
             }
         }
+        TO_WRITE.with(|w| std::mem::swap(&mut *w.borrow_mut(), &mut batch));
     }
+    TO_WRITE.with(|w| {
+        let mut w = w.borrow_mut();
+        if w.capacity() < batch.capacity() {
+            *w = batch;
+        }
+    });
 }
 
 /// A stream link served by an I/O thread.
@@ -207,6 +213,8 @@ struct IoThread {
     /// The read buffer shared by the thread's links: a whole batch always fits after
     /// what is left of the previous one.
     buf: Vec<u8>,
+    /// The commands being run, swapped with the thread's queue (kept, not freed).
+    commands: Vec<Command>,
 }
 
 impl IoThread {
@@ -220,6 +228,7 @@ impl IoThread {
             timers: BinaryHeap::new(),
             again: Vec::new(),
             buf: vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)],
+            commands: Vec::new(),
         }
     }
 
@@ -269,19 +278,22 @@ impl IoThread {
         let Ok(handles) = threads() else {
             return;
         };
-        let commands = std::mem::take(
+        std::mem::swap(
             &mut *handles[self.index]
                 .commands
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
+            &mut self.commands,
         );
-        for command in commands {
+        let mut commands = std::mem::take(&mut self.commands);
+        for command in commands.drain(..) {
             match command {
                 Command::Add(entry) => self.insert(*entry),
                 Command::Write(t) => t.pump(),
             }
             write_scheduled(self.index);
         }
+        self.commands = commands;
     }
 
     fn insert(&mut self, mut entry: Entry) {
