@@ -1,5 +1,6 @@
 //! A small HTTP/1.1 server with a bound on everything a client sends: the request line,
-//! the headers, the body, the time between bytes, and the connections served at once.
+//! the headers, the body, the time between bytes, the time a request's head may take,
+//! and the connections served at once.
 //! Each connection has a thread of its own, so one slow request (a GET waiting for
 //! replies) never delays another. Only what the REST interface needs: one request at a
 //! time per connection (keep-alive), `Content-Length` and chunked bodies.
@@ -8,7 +9,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What one client may send and hold.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +23,9 @@ pub(crate) struct Limits {
     /// The longest wait for the next bytes of a request (and for a new request on a
     /// kept-alive connection).
     pub(crate) idle: Duration,
+    /// The longest time a request's line and headers may take, however their bytes
+    /// trickle in (a client sending a byte now and then does not hold a connection).
+    pub(crate) head: Duration,
     /// Connections served at once; beyond, a connection is answered 503 and closed.
     pub(crate) connections: usize,
 }
@@ -33,6 +37,7 @@ impl Default for Limits {
             headers: 64 << 10,
             body: 64 << 20,
             idle: Duration::from_secs(10),
+            head: Duration::from_secs(30),
             connections: 64,
         }
     }
@@ -157,12 +162,29 @@ fn read_line<R: BufRead>(r: &mut R, max: usize, out: &mut Vec<u8>) -> io::Result
 }
 
 /// Reads one request from `r`.
+#[cfg(test)]
 fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadError> {
+    let mut request = read_head(r, limits)?;
+    read_body(r, &mut request, limits)?;
+    Ok(request)
+}
+
+/// Whether the client waits for `100 Continue` before it sends the body.
+fn expects_continue(request: &Request) -> bool {
+    request
+        .header("expect")
+        .is_some_and(|v| v.eq_ignore_ascii_case("100-continue"))
+}
+
+/// Reads a request's line and headers from `r`.
+fn read_head<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadError> {
     let mut line = Vec::new();
     match read_line(r, limits.request_line, &mut line) {
         Ok(Some(())) => {}
         Ok(None) => return Err(ReadError::UriTooLong),
-        Err(e) => return Err(from_io(&e, false)),
+        // A request line begun and not finished in time is answered (408); silence
+        // between requests is not.
+        Err(e) => return Err(from_io(&e, !line.is_empty())),
     }
     let text = std::str::from_utf8(&line).map_err(|_| ReadError::Bad("request line not UTF-8"))?;
     let mut parts = text.split(' ');
@@ -194,12 +216,20 @@ fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadE
             .ok_or(ReadError::Bad("malformed header"))?;
         headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
     }
-    let mut request = Request {
+    Ok(Request {
         method,
         target,
         headers,
         body: Vec::new(),
-    };
+    })
+}
+
+/// Reads the body announced by `request`'s headers.
+fn read_body<R: BufRead>(
+    r: &mut R,
+    request: &mut Request,
+    limits: &Limits,
+) -> Result<(), ReadError> {
     let chunked = request
         .header("transfer-encoding")
         .is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
@@ -222,7 +252,7 @@ fn read_request<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadE
         }
         request.body = body;
     }
-    Ok(request)
+    Ok(())
 }
 
 /// Reads a chunked body, within the body limit.
@@ -250,7 +280,8 @@ fn read_chunked<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Vec<u8>, ReadE
                 }
             }
         }
-        if body.len() + size > limits.body {
+        // `body` is within the limit: the subtraction cannot wrap (a sum could).
+        if size > limits.body - body.len() {
             return Err(ReadError::BodyTooLarge);
         }
         let start = body.len();
@@ -299,14 +330,12 @@ fn write_response(w: &mut impl Write, response: &Response, close: bool) -> io::R
 /// (a body over the limit): closing with its bytes unread would reset the connection,
 /// and the reset can destroy the answer before the client reads it. So the sending side
 /// is shut and what arrives is read and thrown away, for at most `DRAIN_AFTER_REFUSAL`.
-fn close_after_answer(reader: &mut BufReader<TcpStream>, writer: &TcpStream) {
+fn close_after_answer(reader: &mut BufReader<TimedStream>, writer: &TcpStream) {
     let _ = writer.shutdown(std::net::Shutdown::Write);
-    let deadline = std::time::Instant::now() + DRAIN_AFTER_REFUSAL;
-    let _ = reader
-        .get_ref()
-        .set_read_timeout(Some(Duration::from_millis(100)));
+    let deadline = Instant::now() + DRAIN_AFTER_REFUSAL;
+    reader.get_mut().deadline = Some(deadline);
     let mut scratch = [0u8; 16 << 10];
-    while std::time::Instant::now() < deadline {
+    while Instant::now() < deadline {
         match reader.read(&mut scratch) {
             Ok(0) => return,
             Ok(_) => {}
@@ -320,6 +349,36 @@ fn close_after_answer(reader: &mut BufReader<TcpStream>, writer: &TcpStream) {
     }
 }
 
+/// A connection's socket as requests are read from it: each read waits at most the
+/// idle limit, and while a deadline is set, never past it.
+struct TimedStream {
+    stream: TcpStream,
+    idle: Duration,
+    deadline: Option<Instant>,
+    /// The read timeout the socket has now (set again only when it changes).
+    timeout: Option<Duration>,
+}
+
+impl Read for TimedStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let wait = match self.deadline {
+            None => self.idle,
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                left.min(self.idle)
+            }
+        };
+        if self.timeout != Some(wait) {
+            self.stream.set_read_timeout(Some(wait))?;
+            self.timeout = Some(wait);
+        }
+        self.stream.read(buf)
+    }
+}
+
 /// How long a refused request's remaining bytes are read and discarded.
 const DRAIN_AFTER_REFUSAL: Duration = Duration::from_secs(2);
 
@@ -329,14 +388,32 @@ pub(crate) type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 /// Serves one connection: requests one after the other, until the client closes, goes
 /// idle, asks to close, or sends something over a limit (answered, then closed).
 fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler) {
-    let _ = stream.set_read_timeout(Some(limits.idle));
+    // A response's head and body go out as two writes: no waiting for an ACK between.
+    let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.idle));
     let Ok(mut writer) = stream.try_clone() else {
         return;
     };
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(TimedStream {
+        stream,
+        idle: limits.idle,
+        deadline: None,
+        timeout: None,
+    });
     loop {
-        let request = match read_request(&mut reader, limits) {
+        reader.get_mut().deadline = Some(Instant::now() + limits.head);
+        let head = read_head(&mut reader, limits);
+        reader.get_mut().deadline = None;
+        let request = head.and_then(|mut request| {
+            if expects_continue(&request) {
+                writer
+                    .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    .map_err(|_| ReadError::Closed)?;
+            }
+            read_body(&mut reader, &mut request, limits)?;
+            Ok(request)
+        });
+        let request = match request {
             Ok(r) => r,
             Err(e) => {
                 if let Some(response) = e.response(limits) {
@@ -357,10 +434,32 @@ fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler) {
     }
 }
 
+/// One of the `limits.connections` places, taken while a connection is served and given
+/// back when it ends, however it ends (a handler that panics included).
+struct ConnectionPlace(Arc<AtomicUsize>);
+
+impl ConnectionPlace {
+    fn take(active: &Arc<AtomicUsize>, limit: usize) -> Option<Self> {
+        active
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Self(active.clone()))
+    }
+}
+
+impl Drop for ConnectionPlace {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Serves `listener` on a thread of its own, one thread per connection within
 /// `limits.connections`.
 pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> io::Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
+    let mut refused = 0u64;
     std::thread::Builder::new()
         .name("weftd-http".into())
         .spawn(move || {
@@ -370,25 +469,32 @@ pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> 
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
                 };
-                let taken = active.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                    (n < limits.connections).then_some(n + 1)
-                });
-                if taken.is_err() {
+                let Some(place) = ConnectionPlace::take(&active, limits.connections) else {
+                    if refused == 0 {
+                        tracing::warn!(
+                            "REST: {} connections served at once, the most there may be: \
+                             new ones are answered 503 until one ends",
+                            limits.connections
+                        );
+                    }
+                    refused += 1;
                     let busy = Response::text(503, "too many connections, try again");
                     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
                     let _ = write_response(&mut stream, &busy, true);
                     continue;
+                };
+                if refused > 0 {
+                    tracing::info!("REST: {refused} connections were answered 503");
+                    refused = 0;
                 }
-                let (done, handler) = (active.clone(), handler.clone());
-                let spawned = std::thread::Builder::new()
+                let handler = handler.clone();
+                // A failed spawn drops the closure, and the place with it.
+                let _ = std::thread::Builder::new()
                     .name("weftd-http-conn".into())
                     .spawn(move || {
+                        let _place = place;
                         serve_connection(stream, &limits, &handler);
-                        done.fetch_sub(1, Ordering::AcqRel);
                     });
-                if spawned.is_err() {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                }
             }
         })?;
     Ok(())
@@ -454,5 +560,136 @@ mod tests {
         assert_eq!(e.response(&limits).unwrap().status, 400);
         // A connection that ends between requests is not answered.
         assert!(read(b"", &limits).unwrap_err().response(&limits).is_none());
+    }
+
+    #[test]
+    fn a_chunk_size_that_would_wrap_the_body_length_is_refused() {
+        let limits = Limits {
+            body: 8,
+            ..Limits::default()
+        };
+        let e = read(
+            b"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\nffffffffffffffff\r\n",
+            &limits,
+        )
+        .unwrap_err();
+        assert_eq!(e.response(&limits).unwrap().status, 413);
+    }
+
+    /// Serves on an ephemeral loopback port with `limits`; `/panic` panics, anything
+    /// else is answered 200 with the body it brought.
+    fn server(limits: Limits) -> std::net::SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let handler: Handler = Arc::new(|r: &Request| {
+            assert_ne!(r.target, "/panic", "a handler that panics");
+            Response::new(200, "text/plain", r.body.clone())
+        });
+        serve(listener, limits, handler).unwrap();
+        addr
+    }
+
+    /// Reads what the server sends until it closes, or 5 s.
+    fn answer(stream: &TcpStream) -> String {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut text = Vec::new();
+        let _ = (&mut &*stream).read_to_end(&mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    #[test]
+    fn a_request_head_trickling_in_is_cut_off_at_its_deadline() {
+        let addr = server(Limits {
+            idle: Duration::from_millis(500),
+            head: Duration::from_millis(300),
+            ..Limits::default()
+        });
+        let stream = TcpStream::connect(addr).unwrap();
+        let writer = stream.try_clone().unwrap();
+        // A byte every 50 ms: no read waits long, the head never ends.
+        let trickle = std::thread::spawn(move || {
+            for b in
+                b"GET / HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                    .iter()
+            {
+                if (&mut &writer).write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let start = Instant::now();
+        let text = answer(&stream);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        trickle.join().unwrap();
+    }
+
+    #[test]
+    fn a_request_line_begun_and_stalled_is_answered_408() {
+        let addr = server(Limits {
+            idle: Duration::from_millis(200),
+            ..Limits::default()
+        });
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.write_all(b"GET /dem").unwrap();
+        let text = answer(&stream);
+        assert!(text.starts_with("HTTP/1.1 408"), "{text:?}");
+    }
+
+    #[test]
+    fn a_client_expecting_100_continue_gets_it_before_sending_its_body() {
+        let addr = server(Limits::default());
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"PUT /a HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            .unwrap();
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut interim = [0u8; 25];
+        stream.read_exact(&mut interim).unwrap();
+        assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+        stream.write_all(b"hello").unwrap();
+        stream.shutdown(std::net::Shutdown::Write).unwrap();
+        let text = answer(&stream);
+        assert!(
+            text.starts_with("HTTP/1.1 200") && text.ends_with("hello"),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_handler_that_panics_gives_its_connection_place_back() {
+        let addr = server(Limits {
+            connections: 1,
+            ..Limits::default()
+        });
+        // Sends `request` on a new connection until it is served rather than refused
+        // with 503 (the accept thread may not have counted the previous connection out
+        // yet); returns what it was answered.
+        let served = |request: &[u8]| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let mut stream = TcpStream::connect(addr).unwrap();
+                stream.write_all(request).unwrap();
+                let text = answer(&stream);
+                if !text.starts_with("HTTP/1.1 503") {
+                    return text;
+                }
+                assert!(Instant::now() < deadline, "the one place never came back");
+            }
+        };
+        for _ in 0..3 {
+            // The connection ends unanswered when its thread panics.
+            assert_eq!(
+                served(b"GET /panic HTTP/1.1\r\nConnection: close\r\n\r\n"),
+                ""
+            );
+        }
+        let text = served(b"PUT /a HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        assert!(text.starts_with("HTTP/1.1 200"), "{text:?}");
     }
 }
