@@ -20,13 +20,14 @@ fi
 
 step "the repository stands alone (no test or script reads outside it)"
 # Paths above the repository's root: a directory beside it, three levels up from a crate,
-# this machine's work directory (spelled in pieces so that this check does not find
-# itself).
+# an absolute build directory (spelled in pieces so that this check does not find itself).
+# Docs included: a command they show must work from a clone.
 up='\.\.'
 outside="$up/shared|$up/$up/$up/|/wor""k/"
 if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --include='*.c' \
-    --include='*.h' --include='CMakeLists.txt' crates pico scripts tests bench fuzz .ci \
-    2>/dev/null | grep -v '^pico/build'; then
+    --include='*.h' --include='CMakeLists.txt' --include='*.toml' --include='*.json5' \
+    --include='*.md' --include='run' crates pico scripts tests bench fuzz .ci docs \
+    README.md ARCHITECTURE.md 2>/dev/null | grep -v '^pico/build'; then
   echo "error: the lines above reach outside the repository" >&2
   exit 1
 fi
@@ -34,6 +35,10 @@ fi
 step "Eclipse Zenoh 1.10.2 (the interop peer, from PyPI)"
 venv="$root/target/venv-zenoh"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
+  if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  fi
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
 fi

@@ -3,12 +3,12 @@
 # twice, as an application written for Zenoh-Pico would: with CMake's
 # find_package(zenohpico) and target zenohpico::lib, and with
 # `pkg-config --cflags --libs zenohpico`. Both must link and run.
-# Usage: pico/scripts/install_check.sh [BUILD_DIR]
+# Usage: pico/scripts/install_check.sh
 set -eu
 PICO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-BUILD=${1:-$WORK/build}
+BUILD=$WORK/build
 
 cmake -S "$PICO" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DWEFT_PICO_TESTS=OFF \
     -DWEFT_PICO_EXAMPLES=OFF -DCMAKE_INSTALL_PREFIX="$WORK/prefix" >/dev/null
@@ -39,9 +39,10 @@ cmake -S "$WORK/app" -B "$WORK/app/build" -DCMAKE_PREFIX_PATH="$WORK/prefix" >/d
 cmake --build "$WORK/app/build" >/dev/null
 [ "$("$WORK/app/build/app")" = linked ] || { echo "find_package build does not run" >&2; exit 1; }
 
-PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig:$WORK/prefix/lib64/pkgconfig" \
-    cc -std=c11 -o "$WORK/app/app-pc" "$WORK/app/app.c" \
-    $(PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig:$WORK/prefix/lib64/pkgconfig" \
-      pkg-config --cflags --libs zenohpico)
+export PKG_CONFIG_PATH="$WORK/prefix/lib/pkgconfig:$WORK/prefix/lib64/pkgconfig"
+# On a line of its own, so that a failing pkg-config stops the script (set -e).
+flags=$(pkg-config --cflags --libs zenohpico)
+# shellcheck disable=SC2086
+cc -std=c11 -o "$WORK/app/app-pc" "$WORK/app/app.c" $flags
 [ "$("$WORK/app/app-pc")" = linked ] || { echo "pkg-config build does not run" >&2; exit 1; }
 echo "install: find_package(zenohpico) and pkg-config zenohpico both build and run"
