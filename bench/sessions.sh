@@ -21,6 +21,8 @@ source "$ROOT/bench/lib.sh"
 ZENOHD=${ZENOHD:-$ROOT/target/compare/zenohd-1.10.2/bin/zenohd}
 PORT=${BENCH_PORT:-17900}
 read -r -a COUNTS <<<"${BENCH_SESSIONS:-1000 10000}"
+MOST=0
+for n in "${COUNTS[@]}"; do ((n > MOST)) && MOST=$n; done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weft-sessions.XXXXXX")
 OUT_DIR=$WORK
 
@@ -29,9 +31,9 @@ if [[ ! -x "$ZENOHD" ]]; then
     exit 1
 fi
 # A descriptor per session in each process (the router, the clients), and some room.
-need=$((${COUNTS[-1]} + 1000))
-if (($(ulimit -n) < need)); then
-    ulimit -n "$need" 2>/dev/null || { log "ulimit -n $need refused: fewer sessions, or raise it"; exit 1; }
+need=$((MOST + 1000))
+if (($(ulimit -Sn) < need)); then
+    ulimit -Sn "$need" 2>/dev/null || { log "ulimit -Sn $need refused: fewer sessions, or raise the hard limit"; exit 1; }
 fi
 log "== building weftd and open_sessions"
 cargo build --release -p weftd -p weft-testkit --bin weftd --bin open_sessions
@@ -42,14 +44,14 @@ status_of() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 ROWS=()
 for n in "${COUNTS[@]}"; do
     for sys in weft zenoh; do
-        PORT=$((PORT + 1))
         cat >"$WORK/router.json5" <<CFG
 { mode: "router", listen: { endpoints: ["tcp/127.0.0.1:$PORT"] },
   scouting: { multicast: { enabled: false } },
   transport: { unicast: { max_sessions: $((n + 100)), accept_pending: 1000 } } }
 CFG
         if [[ $sys == weft ]]; then
-            start "router-$sys" 600 "$BIN/weftd" -c "$WORK/router.json5" --rest-http-port 0
+            # No REST: the configuration has no `plugins.rest`.
+            start "router-$sys" 600 "$BIN/weftd" -c "$WORK/router.json5"
         else
             start "router-$sys" 600 "$ZENOHD" -c "$WORK/router.json5"
         fi
@@ -65,7 +67,11 @@ CFG
             kill -0 "$cp" 2>/dev/null || break
             sleep 0.1
         done
-        sleep 2
+        # Until the router holds every session's socket (10 s at most).
+        for _ in $(seq 100); do
+            (($(find "/proc/$router/fd" -mindepth 1 -maxdepth 1 | wc -l) >= n)) && break
+            sleep 0.1
+        done
         open_s=$(sed -n 's/^opened=[0-9]* seconds=\([0-9.]*\)/\1/p' "$OUT_DIR/clients.out")
         if [[ -z "$open_s" ]]; then
             log "  $sys, $n sessions: no result"; sed 's/^/    /' "$OUT_DIR/clients.out" | tail -3 >&2
@@ -80,6 +86,7 @@ CFG
         fi
         stop "$cp"
         stop "$rp"
+        PORT=$((PORT + 1))
     done
 done
 
