@@ -215,38 +215,44 @@ impl Inner {
         key: KeyExpr<'_>,
         asker: ZenohId,
     ) -> Option<bool> {
+        // Stops at the first match for subscribers, at the first complete queryable
+        // including `key` for queryables: the answer cannot change after that.
         let mut found = None;
-        let mut note = |entity: KeyExpr<'_>, complete: bool| {
+        let mut decided = |entity: KeyExpr<'_>, complete: bool| {
             if entity.intersects(key) {
                 let covers = complete && entity.includes(key);
                 found = Some(found.unwrap_or(false) || covers);
             }
+            found == Some(true) || (kind == EntityKind::Subscriber && found.is_some())
         };
-        match kind {
-            EntityKind::Subscriber => {
-                st.subscribers
-                    .values()
-                    .for_each(|s| note(s.key.as_key_expr(), false));
-            }
-            EntityKind::Queryable => {
-                st.queryables
-                    .values()
-                    .for_each(|q| note(q.key.as_key_expr(), q.complete));
-            }
+        let local = match kind {
+            EntityKind::Subscriber => st
+                .subscribers
+                .values()
+                .any(|s| decided(s.key.as_key_expr(), false)),
+            EntityKind::Queryable => st
+                .queryables
+                .values()
+                .any(|q| decided(q.key.as_key_expr(), q.complete)),
             EntityKind::Token => return None,
+        };
+        if local || !self.is_router() {
+            return found;
         }
-        if self.is_router() {
-            for (_, face) in st.faces.iter().filter(|(z, f)| **z != asker && f.on_tree) {
-                match kind {
-                    EntityKind::Subscriber => face
-                        .subscribers
-                        .values()
-                        .for_each(|k| note(k.as_key_expr(), false)),
-                    EntityKind::Queryable => face.queryables.iter().for_each(|(e, k)| {
-                        note(k.as_key_expr(), face.complete_queryables.contains(e))
-                    }),
-                    EntityKind::Token => {}
-                }
+        let faces = st.faces.iter().filter(|(z, f)| **z != asker && f.on_tree);
+        for (_, face) in faces {
+            let done = match kind {
+                EntityKind::Subscriber => face
+                    .subscribers
+                    .values()
+                    .any(|k| decided(k.as_key_expr(), false)),
+                EntityKind::Queryable => face.queryables.iter().any(|(e, k)| {
+                    decided(k.as_key_expr(), face.complete_queryables.contains(e))
+                }),
+                EntityKind::Token => false,
+            };
+            if done {
+                break;
             }
         }
         found
@@ -261,13 +267,17 @@ impl Inner {
         kind: EntityKind,
         changed: KeyExpr<'_>,
     ) -> Vec<AggregateChange> {
-        if kind == EntityKind::Token {
+        if kind == EntityKind::Token || !st.maybe_aggregated {
             return Vec::new();
         }
         let wanted = match kind {
             EntityKind::Subscriber => InterestOptions::SUBSCRIBERS,
             _ => InterestOptions::QUERYABLES,
         };
+        st.maybe_aggregated = st
+            .faces
+            .values()
+            .any(|f| f.their_interests.values().any(|i| i.aggregate.is_some()));
         // (face, interest id, its key) of every aggregated interest concerned.
         let concerned: Vec<(ZenohId, u32, OwnedKeyExpr)> = st
             .faces

@@ -224,6 +224,10 @@ pub(crate) struct State {
     /// taking the session lock while it is unchanged (shared with [`Inner::route_epoch`]).
     route_epoch: Arc<AtomicU64>,
     faces: FastMap<ZenohId, Face>,
+    /// Some face may hold an interest with the `aggregate` option (set when one is
+    /// recorded; cleared by [`Inner::aggregate_updates`] when it finds none): while false,
+    /// declarations skip the walk over every face's interests.
+    maybe_aggregated: bool,
 }
 
 /// The first sequence number of this router's link-state announcements: milliseconds of
@@ -385,6 +389,7 @@ impl Session {
                 forward_routes: FastMap::default(),
                 route_epoch: route_epoch.clone(),
                 faces: FastMap::default(),
+                maybe_aggregated: false,
             }),
             route_epoch,
             changed: Condvar::new(),

@@ -585,6 +585,7 @@ impl Inner {
                 }
             }
             if future {
+                st.maybe_aggregated |= aggregate.is_some();
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
                     face.their_interests.insert(
                         interest,
