@@ -246,9 +246,10 @@ impl Inner {
                     .subscribers
                     .values()
                     .any(|k| decided(k.as_key_expr(), false)),
-                EntityKind::Queryable => face.queryables.iter().any(|(e, k)| {
-                    decided(k.as_key_expr(), face.complete_queryables.contains(e))
-                }),
+                EntityKind::Queryable => face
+                    .queryables
+                    .iter()
+                    .any(|(e, k)| decided(k.as_key_expr(), face.complete_queryables.contains(e))),
                 EntityKind::Token => false,
             };
             if done {

@@ -107,20 +107,34 @@ impl Inner {
         let mut st = self.lock();
         let epoch = st.route_epoch.load(Ordering::Acquire);
         let key = st.faces.get(&t.peer_zid())?.resolve(we)?;
-        // Invalid keys (or over the size limits) have no route: the message is dropped,
-        // and said so.
-        if let Err(e) = weft_keyexpr::KeyExpr::new(&key) {
-            drop(st);
-            self.refused_key(t, "data", &e);
-            return None;
-        }
-        let routes = if self.is_router() {
-            let forward = Self::forward_route_in(&mut st, &key)?;
+        // An invalid key (or one over the size limits) has no route: the message is
+        // dropped, and said so. Checked where a route is first computed, not per message.
+        let routes = Self::inbound_routes_in(self.is_router(), &mut st, &key);
+        let routes = match routes {
+            Ok(routes) => routes,
+            Err(e) => {
+                drop(st);
+                self.refused_key(t, "data", &e);
+                return None;
+            }
+        };
+        Some((epoch, routes))
+    }
+
+    /// The routes of data on `key` (a router's forwarding route, and the session's own
+    /// subscribers when it has any).
+    fn inbound_routes_in(
+        router: bool,
+        st: &mut super::State,
+        key: &str,
+    ) -> Result<InboundRoutes, weft_keyexpr::KeyExprError> {
+        Ok(if router {
+            let forward = Self::forward_route_in(st, key)?;
             // A router rarely has subscribers of its own (storages, admin).
             let (key, local) = if st.subscribers.is_empty() {
-                (SharedKey::from(&*key), None)
+                (SharedKey::from(key), None)
             } else {
-                let (key, local) = Self::keyed_local_route_in(&mut st, &key)?;
+                let (key, local) = Self::keyed_local_route_in(st, key)?;
                 (key, Some(local))
             };
             InboundRoutes {
@@ -129,13 +143,12 @@ impl Inner {
                 forward: Some(forward),
             }
         } else {
-            let (key, local) = Self::keyed_local_route_in(&mut st, &key)?;
+            let (key, local) = Self::keyed_local_route_in(st, key)?;
             InboundRoutes {
                 key,
                 local: Some(local),
                 forward: None,
             }
-        };
-        Some((epoch, routes))
+        })
     }
 }

@@ -120,7 +120,9 @@ impl Inner {
     /// This session's subscribers matching `key` (cached per key; `None` for an invalid
     /// key).
     pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
-        Self::keyed_local_route_in(st, key).map(|(_, route)| route)
+        Self::keyed_local_route_in(st, key)
+            .ok()
+            .map(|(_, route)| route)
     }
 
     /// As [`Self::local_route_in`], with the cache's shared copy of the key for the
@@ -128,11 +130,11 @@ impl Inner {
     pub(crate) fn keyed_local_route_in(
         st: &mut super::State,
         key: &str,
-    ) -> Option<(SharedKey, Arc<[Callback]>)> {
+    ) -> Result<(SharedKey, Arc<[Callback]>), weft_keyexpr::KeyExprError> {
         if let Some((k, r)) = st.local_routes.get_key_value(key) {
-            return Some((k.clone(), r.clone()));
+            return Ok((k.clone(), r.clone()));
         }
-        let k = KeyExpr::new(key).ok()?;
+        let k = KeyExpr::new(key)?;
         let route: Arc<[Callback]> = st
             .subscribers
             .values()
@@ -144,7 +146,7 @@ impl Inner {
         }
         let key = SharedKey::from(key);
         st.local_routes.insert(key.clone(), route.clone());
-        Some((key, route))
+        Ok((key, route))
     }
 
     /// The transports data on `key` goes to (cached per key).

@@ -229,11 +229,11 @@ impl Inner {
     pub(crate) fn forward_route_in(
         st: &mut super::State,
         key: &str,
-    ) -> Option<Arc<[Arc<Transport>]>> {
+    ) -> Result<Arc<[Arc<Transport>]>, weft_keyexpr::KeyExprError> {
         if let Some(r) = st.forward_routes.get(key) {
-            return Some(r.clone());
+            return Ok(r.clone());
         }
-        let k = KeyExpr::new(key).ok()?;
+        let k = KeyExpr::new(key)?;
         let route: Arc<[Arc<Transport>]> = st
             .faces
             .values()
@@ -244,7 +244,7 @@ impl Inner {
             st.forward_routes.clear();
         }
         st.forward_routes.insert(key.to_string(), route.clone());
-        Some(route)
+        Ok(route)
     }
 
     /// Forwards a Push received from `from` to the faces of `targets` (its forwarding
