@@ -172,3 +172,13 @@ fn tokens_with_a_zenoh_peer() {
     let s = zenoh.sample(10);
     assert_eq!(s["key"], "peer/weft");
 }
+
+#[test]
+fn a_liveliness_get_returns_every_one_of_5000_tokens() {
+    let a = session(WhatAmI::Peer, true, None);
+    let _tokens: Vec<_> = (0..5000)
+        .map(|i| a.declare_token(&format!("many/{i}")).unwrap())
+        .collect();
+    let replies = a.liveliness_get("many/*", Duration::from_secs(1)).unwrap();
+    assert_eq!(keys(replies).len(), 5000);
+}

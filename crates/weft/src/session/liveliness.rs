@@ -6,7 +6,7 @@
 //! from what the peers declared. When a face closes, its tokens disappear.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,12 +20,10 @@ use weft_proto::network::{
 };
 
 use super::outbound::send_control;
+use super::query::ReplySink;
 use super::{Callback, Inner, SessionError};
 use crate::api::{Payload, Reply, Sample, SampleKind};
 use crate::transport::Transport;
-
-/// Largest number of tokens buffered for one liveliness get.
-const GET_CHANNEL: usize = 4096;
 
 pub(crate) struct LivelinessSubscriber {
     pub(crate) key: OwnedKeyExpr,
@@ -34,7 +32,7 @@ pub(crate) struct LivelinessSubscriber {
 
 pub(crate) struct PendingLivelinessGet {
     key: OwnedKeyExpr,
-    sink: SyncSender<Reply>,
+    sink: ReplySink,
 }
 
 fn token_sample(key: &str, kind: SampleKind) -> Sample {
@@ -238,7 +236,7 @@ impl Inner {
         timeout: Duration,
     ) -> Result<Receiver<Reply>, SessionError> {
         let key = OwnedKeyExpr::new(key)?;
-        let (sink, rx) = sync_channel(GET_CHANNEL);
+        let (mut sink, rx) = ReplySink::new();
         let reply = |k: &str| Reply {
             result: Ok(token_sample(k, SampleKind::Put)),
             replier_id: None,
@@ -247,7 +245,7 @@ impl Inner {
             // Peers answer from what they know: no traffic.
             let known = self.known_tokens(&self.lock(), key.as_key_expr());
             for k in known {
-                let _ = sink.try_send(reply(&k));
+                sink.deliver(reply(&k));
             }
             return Ok(rx);
         }
@@ -259,7 +257,7 @@ impl Inner {
                 .values()
                 .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
             {
-                let _ = sink.try_send(reply(k.as_str()));
+                sink.deliver(reply(k.as_str()));
             }
             st.liveliness_gets.insert(
                 id,
@@ -294,10 +292,10 @@ impl Inner {
     ) {
         let answered_get = {
             let mut st = self.lock();
-            match interest.and_then(|i| st.liveliness_gets.get(&i)) {
+            match interest.and_then(|i| st.liveliness_gets.get_mut(&i)) {
                 Some(g) => {
                     if g.key.as_key_expr().intersects(key.as_key_expr()) {
-                        let _ = g.sink.try_send(Reply {
+                        g.sink.deliver(Reply {
                             result: Ok(token_sample(key.as_str(), SampleKind::Put)),
                             replier_id: Some(face_zid),
                         });

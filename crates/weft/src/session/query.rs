@@ -38,10 +38,63 @@ pub(crate) enum Answer<'a> {
 /// A queryable's callback.
 pub(crate) type QueryCallback = Arc<dyn Fn(Query) + Send + Sync>;
 
-/// Replies one `get` delivers at most. The channel holds every reply up to this limit
-/// (the reader thread that receives them never waits for the application); beyond it,
-/// replies are counted and the last reply is an error saying how many were dropped.
+/// Replies one `get` (or liveliness get) delivers at most. The channel holds every reply
+/// up to this limit (the I/O thread that receives them never waits for the application);
+/// beyond it, replies are counted and the last reply is an error saying how many were
+/// dropped.
 const MAX_REPLIES_PER_GET: usize = 1 << 20;
+
+/// Where a get's replies go: all of them up to `MAX_REPLIES_PER_GET`, the rest counted.
+/// Dropped when the get is over: the channel closes, after an error reply saying how
+/// many were dropped if any were.
+pub(crate) struct ReplySink {
+    sink: Sender<Reply>,
+    /// Replies handed to the channel so far.
+    delivered: usize,
+    /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
+    over_limit: u64,
+}
+
+impl ReplySink {
+    /// A sink, and the channel the application reads.
+    pub(crate) fn new() -> (Self, Receiver<Reply>) {
+        let (sink, replies) = channel();
+        let sink = Self {
+            sink,
+            delivered: 0,
+            over_limit: 0,
+        };
+        (sink, replies)
+    }
+
+    /// Hands a reply to the application, or counts it beyond the limit.
+    pub(crate) fn deliver(&mut self, reply: Reply) {
+        if self.delivered < MAX_REPLIES_PER_GET {
+            self.delivered += 1;
+            let _ = self.sink.send(reply);
+        } else {
+            self.over_limit += 1;
+        }
+    }
+}
+
+impl Drop for ReplySink {
+    fn drop(&mut self) {
+        if self.over_limit > 0 {
+            let text = format!(
+                "{} replies beyond the limit of {MAX_REPLIES_PER_GET} per get were dropped",
+                self.over_limit
+            );
+            let _ = self.sink.send(Reply {
+                result: Err(ReplyError {
+                    payload: text.into_bytes(),
+                    encoding: "text/plain".into(),
+                }),
+                replier_id: None,
+            });
+        }
+    }
+}
 
 pub(crate) struct LocalQueryable {
     pub(crate) key: OwnedKeyExpr,
@@ -52,11 +105,7 @@ pub(crate) struct LocalQueryable {
 /// A `get` waiting for its replies.
 pub(crate) struct PendingGet {
     key: OwnedKeyExpr,
-    sink: Sender<Reply>,
-    /// Replies handed to the channel so far.
-    delivered: usize,
-    /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
-    over_limit: u64,
+    sink: ReplySink,
     consolidation: Consolidation,
     /// Faces (and, with `None`, this session's own queryables) that have not finished.
     waiting: HashSet<Option<ZenohId>>,
@@ -185,31 +234,8 @@ impl PendingGet {
             Consolidation::Auto | Consolidation::Latest
         ) {
             for (_, r) in std::mem::take(&mut self.held) {
-                self.deliver(r);
+                self.sink.deliver(r);
             }
-        }
-        if self.over_limit > 0 {
-            let text = format!(
-                "{} replies beyond the limit of {MAX_REPLIES_PER_GET} per get were dropped",
-                self.over_limit
-            );
-            let _ = self.sink.send(Reply {
-                result: Err(ReplyError {
-                    payload: text.into_bytes(),
-                    encoding: "text/plain".into(),
-                }),
-                replier_id: None,
-            });
-        }
-    }
-
-    /// Hands a reply to the application, or counts it beyond the limit.
-    fn deliver(&mut self, reply: Reply) {
-        if self.delivered < MAX_REPLIES_PER_GET {
-            self.delivered += 1;
-            let _ = self.sink.send(reply);
-        } else {
-            self.over_limit += 1;
         }
     }
 }
@@ -253,7 +279,7 @@ impl Inner {
         let timeout = options
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
-        let (sink, replies) = channel();
+        let (sink, replies) = ReplySink::new();
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
@@ -283,8 +309,6 @@ impl Inner {
                 PendingGet {
                     key: key.clone(),
                     sink,
-                    delivered: 0,
-                    over_limit: 0,
                     consolidation,
                     waiting,
                     held: HashMap::new(),
@@ -417,7 +441,7 @@ impl Inner {
             }
         }
         if let Some(r) = g.accept(reply) {
-            g.deliver(r);
+            g.sink.deliver(r);
         }
     }
 
