@@ -283,6 +283,8 @@ pub(crate) struct Inner {
     reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
     /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
     refused_keys: AtomicU64,
+    /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
+    refused_sessions: AtomicU64,
     /// When gets time out (one thread per session).
     timers: deadlines::Timers,
     /// The failures of the connectors' first attempts, one per connector that failed it.
@@ -402,6 +404,7 @@ impl Session {
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
             reassembly_budget,
             refused_keys: AtomicU64::new(0),
+            refused_sessions: AtomicU64::new(0),
             timers: deadlines::Timers::default(),
             first_attempts_failed: Mutex::new(Vec::new()),
         });

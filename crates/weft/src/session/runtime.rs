@@ -101,6 +101,13 @@ impl Inner {
         let replaced = {
             let mut st = self.lock();
             let peer = t.peer_zid();
+            let sessions = st.faces.len();
+            if !opened && !st.faces.contains_key(&peer) && sessions >= self.config.max_sessions {
+                drop(st);
+                self.refused_session(&t, sessions);
+                t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
+                return false;
+            }
             let between_peers =
                 self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
             // A main link replaces a link reserved for priorities that stood in for it.
@@ -140,23 +147,31 @@ impl Inner {
         true
     }
 
+    /// Logs a session refused beyond `transport.unicast.max_sessions`: the 1st, 2nd, 4th,
+    /// 8th... refusal, so that a flood of connections cannot flood the log.
+    fn refused_session(&self, t: &Transport, sessions: usize) {
+        let n = self.refused_sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                "refused {} ({}): {sessions} sessions, the most transport.unicast.max_sessions \
+                 allows ({n} refused so far)",
+                t.describe(),
+                t.peer_zid()
+            );
+        }
+    }
+
     /// Forgets a closed transport and what its node declared.
     pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
-        tracing::info!(
-            "session with {} ({}) on {} closed",
-            t.peer_zid(),
-            t.peer_whatami().as_str(),
-            t.describe()
-        );
         let mut st = self.lock();
+        let was_open = st
+            .faces
+            .get(&t.peer_zid())
+            .is_some_and(|f| Arc::ptr_eq(&f.transport, t));
         st.routes_changed();
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
-        if st
-            .faces
-            .get(&t.peer_zid())
-            .is_some_and(|f| Arc::ptr_eq(&f.transport, t))
-        {
+        if was_open {
             if let Some(face) = st.faces.remove(&t.peer_zid()) {
                 entities = face.entities();
                 tokens = face.tokens;
@@ -166,6 +181,16 @@ impl Inner {
             }
         }
         drop(st);
+        // Logged for the sessions that were open (the session's own close took them out
+        // of the faces already), not for those refused or replaced.
+        if was_open || self.is_closing() {
+            tracing::info!(
+                "session with {} ({}) on {} closed",
+                t.peer_zid(),
+                t.peer_whatami().as_str(),
+                t.describe()
+            );
+        }
         self.forget_face_in_gets(t.peer_zid());
         self.forget_face_tokens(tokens);
         if self.is_router() {
@@ -331,20 +356,7 @@ fn handshake_accepted(place: PendingAccept, link: Link) {
     let params = inner.local_params(&link, None);
     match transport::accept(link, params, inner.config.accept_timeout, inner.handler()) {
         Ok(pending) => {
-            let t = pending.transport().clone();
-            let (sessions, new_face) = {
-                let st = inner.lock();
-                (st.faces.len(), !st.faces.contains_key(&t.peer_zid()))
-            };
-            if new_face && sessions >= inner.config.max_sessions {
-                tracing::warn!(
-                    "refused {describe} ({}): {sessions} sessions, the most \
-                     transport.unicast.max_sessions allows",
-                    t.peer_zid()
-                );
-                t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
-                return;
-            }
+            // `max_sessions` is enforced where the face is added, under its lock.
             drop(place);
             inner.adopt(pending, false);
         }
