@@ -2,12 +2,13 @@
 //! queue and served by one thread per session, instead of a sleeping thread per request.
 //!
 //! [`DeadlineQueue`] is the pure part (time passed in); [`Timers`] adds the lock, the
-//! condition variable and the thread.
+//! condition variable and the thread, which sleeps while nothing is pending and ends
+//! when the session closes.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::Inner;
 
@@ -51,60 +52,94 @@ impl DeadlineQueue {
     }
 }
 
-/// The queue, shared with the thread that serves it.
+/// The session's deadlines and their thread. Dropped (or closed) with the session: the
+/// thread ends at once.
 #[derive(Default)]
 pub(crate) struct Timers {
-    queue: Mutex<(DeadlineQueue, bool)>,
+    shared: Arc<Shared>,
+}
+
+/// What the session and its timer thread share.
+#[derive(Default)]
+struct Shared {
+    state: Mutex<TimersState>,
     changed: Condvar,
 }
 
-/// Longest sleep of the timer thread, so that it notices its session has gone.
-const IDLE_CHECK: Duration = Duration::from_secs(1);
+#[derive(Default)]
+struct TimersState {
+    deadlines: DeadlineQueue,
+    /// The thread was started.
+    started: bool,
+    /// The session closed: the thread ends.
+    closed: bool,
+}
 
 impl Timers {
     /// Schedules `what` at `at`, starting the session's timer thread on first use.
     pub(crate) fn schedule(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) {
-        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        q.0.push(at, what);
-        if !q.1 {
-            let weak = Arc::downgrade(inner);
+        let mut st = self.shared.lock();
+        st.deadlines.push(at, what);
+        if !st.started {
+            let (shared, weak) = (self.shared.clone(), Arc::downgrade(inner));
             let started = std::thread::Builder::new()
                 .name("weft-timers".into())
-                .spawn(move || run(&weak));
-            q.1 = started.is_ok();
+                .spawn(move || run(&shared, &weak));
+            st.started = started.is_ok();
             if let Err(e) = started {
                 tracing::warn!(
                     "cannot start the timer thread ({e}): timeouts wait for the next get"
                 );
             }
         }
-        drop(q);
-        self.changed.notify_one();
+        drop(st);
+        self.shared.changed.notify_one();
+    }
+
+    /// Ends the timer thread (the session closes): what has not come due never fires.
+    pub(crate) fn close(&self) {
+        self.shared.lock().closed = true;
+        self.shared.changed.notify_one();
     }
 }
 
-/// The timer thread: fires what is due, sleeps until the next deadline; ends with its
-/// session.
-fn run(weak: &Weak<Inner>) {
+impl Drop for Timers {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TimersState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The timer thread: sleeps until the next deadline (or until one is added), fires what
+/// is due; ends when its session closes or goes. It holds the session only while firing.
+fn run(shared: &Shared, weak: &Weak<Inner>) {
+    let mut st = shared.lock();
     loop {
+        if st.closed {
+            return;
+        }
+        let now = Instant::now();
+        let due = st.deadlines.pop_due(now);
+        if due.is_empty() {
+            st = match st.deadlines.next() {
+                None => shared.changed.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(at) => {
+                    shared
+                        .changed
+                        .wait_timeout(st, at.saturating_duration_since(now))
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+            continue;
+        }
+        drop(st);
         let Some(inner) = weak.upgrade() else { return };
-        let due = {
-            let timers = &inner.timers;
-            let mut q = timers.queue.lock().unwrap_or_else(|e| e.into_inner());
-            let now = Instant::now();
-            let due = q.0.pop_due(now);
-            if due.is_empty() {
-                let wait =
-                    q.0.next()
-                        .map_or(IDLE_CHECK, |at| at.saturating_duration_since(now))
-                        .min(IDLE_CHECK);
-                let _ = timers
-                    .changed
-                    .wait_timeout(q, wait)
-                    .unwrap_or_else(|e| e.into_inner());
-            }
-            due
-        };
         for what in due {
             match what {
                 Timeout::Get(qid) => inner.finish_get(qid),
@@ -113,15 +148,15 @@ fn run(weak: &Weak<Inner>) {
                 }
             }
         }
-        if inner.is_closing() {
-            return;
-        }
+        drop(inner);
+        st = shared.lock();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn deadlines_come_due_in_time_order() {

@@ -839,6 +839,7 @@ impl Inner {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
+        self.timers.close();
         if let Ok(wakers) = self.wakers.lock() {
             for w in wakers.iter() {
                 let _ = w.wake();
