@@ -71,8 +71,9 @@ pub struct Config {
     /// (an endpoint's `#so_sndbuf=N;so_rcvbuf=N` overrides them for its links).
     pub tcp_buffers: TcpBuffers,
     /// `connect.timeout_ms`: how long a client's opening tries its connect endpoints: 0
-    /// once each, -1 until one answers. `None`: Zenoh's default, 0 for clients. (Peers
-    /// and routers open without waiting for their connect endpoints.)
+    /// once each, -1 until one answers. `None`: Zenoh's default, 0 for clients. (A
+    /// router opens at once; a peer waits at most `open_timeout` for its connect
+    /// endpoints, then opens with whatever answered.)
     pub connect_timeout_ms: Option<i64>,
     /// `connect.exit_on_failure`: whether a client's opening fails when no endpoint
     /// answered in that time (else it goes on trying in the background). `None`: Zenoh's

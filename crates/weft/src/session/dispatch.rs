@@ -59,7 +59,8 @@ enum Event {
     Undeclared(EntityKind, u32, OwnedKeyExpr),
 }
 
-/// Connects transports' reader threads to the session.
+/// Hands what transports receive (on the I/O threads, or a UDP link's reader thread) to
+/// the session.
 pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
 
 impl Handler for Glue {
@@ -112,8 +113,18 @@ impl Inner {
         we: &weft_proto::core::WireExpr<'_>,
         what: &str,
     ) -> Option<OwnedKeyExpr> {
-        let key = self.face_resolve(t, we).flatten()?;
-        OwnedKeyExpr::new(key)
+        self.valid_key(t, self.face_resolve(t, we).flatten(), what)
+    }
+
+    /// `key` (resolved from what `t` sent) if it is a valid key expression; an invalid
+    /// one is logged (see [`Inner::refused_key`]).
+    fn valid_key(
+        &self,
+        t: &Transport,
+        key: Option<impl Into<String>>,
+        what: &str,
+    ) -> Option<OwnedKeyExpr> {
+        OwnedKeyExpr::new(key?)
             .map_err(|e| self.refused_key(t, what, &e))
             .ok()
     }
@@ -273,11 +284,8 @@ impl Inner {
                 Event::None
             }
             Declaration::Subscriber(s) => {
-                let Some(key) = face.resolve(&s.wire_expr).and_then(|k| {
-                    OwnedKeyExpr::new(k)
-                        .map_err(|e| self.refused_key(t, "a subscriber", &e))
-                        .ok()
-                }) else {
+                let Some(key) = self.valid_key(t, face.resolve(&s.wire_expr), "a subscriber")
+                else {
                     return Event::None;
                 };
                 match entity_id(face, s.id, &key) {
@@ -307,11 +315,7 @@ impl Inner {
                 }
             }
             Declaration::Queryable(q) => {
-                let Some(key) = face.resolve(&q.wire_expr).and_then(|k| {
-                    OwnedKeyExpr::new(k)
-                        .map_err(|e| self.refused_key(t, "a queryable", &e))
-                        .ok()
-                }) else {
+                let Some(key) = self.valid_key(t, face.resolve(&q.wire_expr), "a queryable") else {
                     return Event::None;
                 };
                 match entity_id(face, q.id, &key) {

@@ -464,19 +464,24 @@ impl Session {
                 return Ok(());
             }
             if try_once {
-                let failed = self.inner.first_attempts_failed.lock().map(|f| f.clone());
-                if let Ok(failed) = failed {
-                    if failed.len() >= config.connect.len() {
-                        drop(st);
-                        if !exit_on_failure {
-                            return Ok(());
-                        }
-                        self.close();
-                        return Err(OpenError::Refused {
-                            endpoints: config.connect.iter().map(ToString::to_string).collect(),
-                            reasons: failed.join("; "),
-                        });
+                // Every endpoint tried once and refused: the reasons, joined (copied only
+                // then, not on every wake-up).
+                let refused = self
+                    .inner
+                    .first_attempts_failed
+                    .lock()
+                    .ok()
+                    .and_then(|f| (f.len() >= config.connect.len()).then(|| f.join("; ")));
+                if let Some(reasons) = refused {
+                    drop(st);
+                    if !exit_on_failure {
+                        return Ok(());
                     }
+                    self.close();
+                    return Err(OpenError::Refused {
+                        endpoints: config.connect.iter().map(ToString::to_string).collect(),
+                        reasons,
+                    });
                 }
             }
             let now = Instant::now();
@@ -491,7 +496,7 @@ impl Session {
                     };
                     return Err(OpenError::Unreachable {
                         endpoints: tried.iter().map(ToString::to_string).collect(),
-                        timeout: config.open_timeout,
+                        timeout: deadline - start,
                     });
                 }
                 return Ok(());
