@@ -220,6 +220,7 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
         assert!(ok.success());
     };
     // A first key is put until the subscriber has it: the router knows it then.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         put("oneshot/first");
         if subscriber
@@ -229,6 +230,10 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
         {
             break;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the Zenoh subscriber never got a first put"
+        );
     }
     for n in 0..PUTS {
         put(&format!("oneshot/{n}"));

@@ -8,8 +8,11 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use weft_proto::batch::framing::PrefixWidth;
-use weft_proto::core::{Priority, Reliability, WhatAmI, ZenohId};
-use weft_proto::network::NetworkMessage;
+use weft_proto::core::{Priority, Reliability, WhatAmI, WireExpr, ZenohId};
+use weft_proto::network::{
+    Declaration, Declare, DeclareSubscriber, Interest, InterestMode, InterestOptions,
+    NetworkMessage,
+};
 use weft_transport::establish::{Initiator, LocalParams, Negotiated, Progress};
 use weft_transport::rx::Receiver;
 use weft_transport::tx::{Pushed, Transmitter, KEEP_ALIVE_BATCH};
@@ -100,6 +103,36 @@ impl RawClient {
         }
         let batch = self.tx.take_lane(priority).to_vec();
         send_batch(&mut self.stream, &batch)
+    }
+
+    /// Declares subscriber `id` on the key expression `key` (in full, no id mapping).
+    pub fn declare_subscriber(&mut self, id: u32, key: &str) -> io::Result<()> {
+        let decl = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::Subscriber(DeclareSubscriber {
+                id,
+                wire_expr: WireExpr::key(key),
+                unknown: Vec::new(),
+            }),
+        ));
+        self.send(&decl, Priority::Control)
+    }
+
+    /// Waits, `timeout` at most, until the router has handled everything sent before on
+    /// `priority`'s channel: sends an Interest (id 1, current and future subscribers) on
+    /// it and reads until its DeclareFinal.
+    pub fn sync(&mut self, priority: Priority, timeout: Duration) -> io::Result<()> {
+        let interest = NetworkMessage::Interest(Interest::new(
+            1,
+            InterestMode::CurrentFuture,
+            InterestOptions::SUBSCRIBERS,
+            None,
+        ));
+        self.send(&interest, priority)?;
+        self.recv_until(
+            timeout,
+            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
+        )
     }
 
     /// Reads batches and hands every network message to `look` until it returns true (the

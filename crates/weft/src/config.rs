@@ -308,13 +308,19 @@ impl Config {
     /// Parses a JSON5 configuration; returns it with warnings about unknown keys.
     pub fn from_json5(text: &str) -> Result<(Self, Vec<String>), ConfigError> {
         let root: Value = json5::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        Self::from_value(&root)
+    }
+
+    /// As [`Config::from_json5`], from the parsed document (for a tool that edits it
+    /// first, e.g. weftd's `--cfg KEY:VALUE`).
+    pub fn from_value(root: &Value) -> Result<(Self, Vec<String>), ConfigError> {
         let mut flat = Vec::new();
         if !root.is_object() {
             return Err(ConfigError::Syntax(
                 "the top level must be an object".into(),
             ));
         }
-        leaves("", &root, &mut flat);
+        leaves("", root, &mut flat);
         let mut config = Self::default();
         let mut warnings = Vec::new();
         // The mode first: per-mode values (`{ router: .., peer: .., client: .. }`) use it.

@@ -82,9 +82,8 @@ const DEFAULT_LISTEN: &str = "tcp/[::]:7447";
 /// The configuration weftd runs when started with no arguments.
 const BUILT_IN_CONFIG: &str = include_str!("../weftd.json5");
 
-/// Applies `--cfg KEY:VALUE` settings to a configuration's text; returns the text to
-/// parse (JSON).
-fn with_cfg(text: &str, settings: &[String]) -> Result<String, String> {
+/// Applies `--cfg KEY:VALUE` settings to a configuration's text; returns the document.
+fn with_cfg(text: &str, settings: &[String]) -> Result<serde_json::Value, String> {
     let mut root: serde_json::Value =
         json5::from_str(text).map_err(|e| format!("configuration is not valid JSON5: {e}"))?;
     for setting in settings {
@@ -106,7 +105,7 @@ fn with_cfg(text: &str, settings: &[String]) -> Result<String, String> {
         }
         *node = value;
     }
-    Ok(root.to_string())
+    Ok(root)
 }
 
 fn config(args: &Args, built_in: bool) -> Result<Config, String> {
@@ -120,7 +119,9 @@ fn config(args: &Args, built_in: bool) -> Result<Config, String> {
         None => None,
     };
     let loaded = match text {
-        Some(t) => Some(Config::from_json5(&with_cfg(&t, &args.cfg)?)),
+        // Parsed once, edited by `--cfg` if any.
+        Some(t) if args.cfg.is_empty() => Some(Config::from_json5(&t)),
+        Some(t) => Some(Config::from_value(&with_cfg(&t, &args.cfg)?)),
         None => None,
     };
     let mut config = match loaded {
@@ -285,6 +286,26 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cfg_settings_replace_or_create_the_keys_they_name() {
+        let settings = [
+            "mode:\"client\"".to_string(),
+            "transport/unicast/max_sessions:5".to_string(),
+            "connect/endpoints:[\"tcp/127.0.0.1:7447\"]".to_string(),
+        ];
+        let root = with_cfg("{ mode: 'router', transport: { link: {} } }", &settings).unwrap();
+        assert_eq!(root["mode"], "client");
+        assert_eq!(root["transport"]["unicast"]["max_sessions"], 5);
+        assert!(root["transport"]["link"].is_object());
+        assert_eq!(root["connect"]["endpoints"][0], "tcp/127.0.0.1:7447");
+        let (config, _) = Config::from_value(&root).unwrap();
+        assert_eq!(config.max_sessions, 5);
+        for bad in ["no-colon", "mode:{"] {
+            let e = with_cfg("{}", &[bad.to_string()]).unwrap_err();
+            assert!(e.contains(bad), "{e}");
+        }
+    }
 
     #[test]
     fn no_arguments_select_the_built_in_example() {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use common::Weftd;
 use weft::{CongestionControl, PutOptions};
 use weft_proto::core::{Priority, WhatAmI, WireExpr, ZenohId};
-use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
+use weft_proto::network::{Declaration, NetworkMessage};
 use weft_testkit::free_port;
 use weft_testkit::raw::{RawClient, RawError};
 use weft_transport::establish::LocalParams;
@@ -23,15 +23,7 @@ const SAMPLE_SIZE: usize = 64 * 1024;
 /// A raw client that subscribes to `key` and then never reads its socket.
 fn never_reading_subscriber(port: u16, key: &str) -> RawClient {
     let mut client = RawClient::connect(port, 0x51de).unwrap();
-    let decl = NetworkMessage::Declare(Declare::new(
-        None,
-        Declaration::Subscriber(DeclareSubscriber {
-            id: 1,
-            wire_expr: WireExpr::key(key),
-            unknown: Vec::new(),
-        }),
-    ));
-    client.send(&decl, Priority::Control).unwrap();
+    client.declare_subscriber(1, key).unwrap();
     client
 }
 
@@ -309,6 +301,9 @@ fn handshakes_trickling_one_byte_at_a_time_are_cut_off_and_do_not_lock_real_clie
             tricklers.push(Some(s));
         }
     }
+    // Those the router's backlog took (all of them, in practice).
+    let connected = tricklers.len();
+    assert!(connected > 0, "no trickler could connect");
     let cut_off = Arc::new(AtomicUsize::new(0));
     let counted = cut_off.clone();
     let stop = Arc::new(AtomicBool::new(false));
@@ -331,8 +326,8 @@ fn handshakes_trickling_one_byte_at_a_time_are_cut_off_and_do_not_lock_real_clie
 
     // Every trickler is cut off: at once beyond accept_pending, after accept_timeout
     // for the whole handshake otherwise.
-    let cut = wait_for_count(&cut_off, TRICKLERS, Duration::from_secs(15));
-    assert_eq!(cut, TRICKLERS, "trickling handshakes still held by weftd");
+    let cut = wait_for_count(&cut_off, connected, Duration::from_secs(15));
+    assert_eq!(cut, connected, "trickling handshakes still held by weftd");
 
     // A real client gets its session, and its data flows.
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -383,18 +378,8 @@ fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
         );
     }
     // The first one is still served: its interest is answered.
-    let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
-        1,
-        weft_proto::network::InterestMode::CurrentFuture,
-        weft_proto::network::InterestOptions::SUBSCRIBERS,
-        None,
-    ));
-    first.send(&interest, Priority::Control).unwrap();
     first
-        .recv_until(
-            Duration::from_secs(10),
-            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
-        )
+        .sync(Priority::Control, Duration::from_secs(10))
         .unwrap();
 }
 
@@ -423,18 +408,8 @@ fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
     }
     // The router read all of it: a message sent after it on the same link is handled
     // (answered by a DeclareFinal).
-    let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
-        1,
-        weft_proto::network::InterestMode::CurrentFuture,
-        weft_proto::network::InterestOptions::SUBSCRIBERS,
-        None,
-    ));
-    hostile.send(&interest, Priority::Data).unwrap();
     hostile
-        .recv_until(
-            Duration::from_secs(30),
-            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
-        )
+        .sync(Priority::Data, Duration::from_secs(30))
         .unwrap();
     let grown = rss(weftd.pid()).saturating_sub(before);
     assert!(
@@ -492,15 +467,7 @@ fn huge_key_expressions_are_refused_and_cost_nobody_else_anything() {
     // A subscription `**/a/a/...` of 13,001 chunks, and puts on a key of 30,000 chunks:
     // matching them is quadratic in their chunks.
     let deep = format!("**/{}", ["a"; 13_000].join("/"));
-    let decl = NetworkMessage::Declare(Declare::new(
-        None,
-        Declaration::Subscriber(DeclareSubscriber {
-            id: 1,
-            wire_expr: WireExpr::key(&deep),
-            unknown: Vec::new(),
-        }),
-    ));
-    hostile.send(&decl, Priority::Control).unwrap();
+    hostile.declare_subscriber(1, &deep).unwrap();
     let long_key = ["a"; 30_000].join("/");
     for _ in 0..5 {
         let put = NetworkMessage::Push(weft_proto::network::Push::new(
@@ -510,21 +477,17 @@ fn huge_key_expressions_are_refused_and_cost_nobody_else_anything() {
         hostile.send(&put, Priority::Data).unwrap();
     }
     // The router has handled all of it once it answers an interest sent after it.
+    hostile
+        .sync(Priority::Data, Duration::from_secs(60))
+        .unwrap();
+    // Nobody is told of the huge subscription.
+    let mut probe = RawClient::connect(weftd.port, 0x10a7).unwrap();
     let interest = NetworkMessage::Interest(weft_proto::network::Interest::new(
         1,
         weft_proto::network::InterestMode::CurrentFuture,
         weft_proto::network::InterestOptions::SUBSCRIBERS,
         None,
     ));
-    hostile.send(&interest, Priority::Data).unwrap();
-    hostile
-        .recv_until(
-            Duration::from_secs(60),
-            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
-        )
-        .unwrap();
-    // Nobody is told of the huge subscription.
-    let mut probe = RawClient::connect(weftd.port, 0x10a7).unwrap();
     probe.send(&interest, Priority::Data).unwrap();
     let mut declared = Vec::new();
     probe

@@ -14,8 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{zenoh_router_at, Weftd};
-use weft::{Config, WhatAmI};
+use common::{weft_client_at, zenoh_router_at, Weftd};
 use weft_proto::core::{Mapping, Priority, WireExpr};
 use weft_proto::network::{
     Declaration, Declare, DeclareKeyExpr, Interest, InterestMode, InterestOptions, NetworkMessage,
@@ -183,16 +182,6 @@ fn wait_for_subscribers(probe: &mut RawClient, key: &str, expected: &[&str], nex
     }
 }
 
-fn weft_client(port: u16) -> weft::Session {
-    weft::open(Config {
-        mode: WhatAmI::Client,
-        multicast_scouting: false,
-        connect: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
-        ..Config::default()
-    })
-    .unwrap()
-}
-
 /// Plays a Zenoh-Pico publisher against the router on `port`; returns what it received.
 fn pico_publisher_scenario(port: u16) -> Vec<String> {
     let mut transcript = Vec::new();
@@ -201,7 +190,7 @@ fn pico_publisher_scenario(port: u16) -> Vec<String> {
     let mut probe_id = 1000;
 
     // A subscriber first: the publisher's interest finds it.
-    let subscriber = weft_client(port);
+    let subscriber = weft_client_at(port);
     let received = Arc::new(AtomicUsize::new(0));
     let counter = received.clone();
     let _sub = subscriber
@@ -245,7 +234,7 @@ fn pico_publisher_scenario(port: u16) -> Vec<String> {
         "DeclareFinal interest=2",
     );
     // The first matching subscriber brings one aggregate declaration...
-    let first = weft_client(port);
+    let first = weft_client_at(port);
     let first_sub = first.declare_subscriber("demo/later/**", |_| {}).unwrap();
     record_until(
         &mut publisher,
@@ -254,7 +243,7 @@ fn pico_publisher_scenario(port: u16) -> Vec<String> {
         "DeclareSubscriber e1 2:\"\"/Receiver interest=-",
     );
     // ...a second one nothing, nor the first one leaving while the second stays...
-    let second = weft_client(port);
+    let second = weft_client_at(port);
     let second_sub = second.declare_subscriber("demo/**", |_| {}).unwrap();
     wait_for_subscribers(
         &mut probe,

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 
 use common::Weftd;
 use weft::PutOptions;
-use weft_proto::core::{Priority, WireExpr};
-use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
+use weft_proto::network::NetworkMessage;
 use weft_proto::zenoh::PushBody;
 use weft_testkit::free_port;
 use weft_testkit::raw::RawClient;
@@ -41,15 +40,7 @@ fn threads(pid: u32) -> usize {
 /// Opens a raw client session subscribed to `key`.
 fn subscriber(port: u16, zid: u128, key: &str) -> RawClient {
     let mut client = RawClient::connect(port, zid).unwrap();
-    let decl = NetworkMessage::Declare(Declare::new(
-        None,
-        Declaration::Subscriber(DeclareSubscriber {
-            id: 1,
-            wire_expr: WireExpr::key(key),
-            unknown: Vec::new(),
-        }),
-    ));
-    client.send(&decl, Priority::Control).unwrap();
+    client.declare_subscriber(1, key).unwrap();
     client
 }
 

@@ -142,9 +142,7 @@ fn a_malformed_link_is_closed_and_others_keep_working() {
 
 /// A Zenoh peer of weftd running `zenoh_node.py` with `extra` arguments.
 fn zenoh_peer(weftd: &Weftd, extra: &[&str]) -> weft_testkit::ZenohNode {
-    let mut args = vec!["--mode", "peer", "--connect", weftd.endpoint.as_str()];
-    args.extend_from_slice(extra);
-    weft_testkit::ZenohNode::start(&args).expect("a Zenoh peer")
+    common::zenoh_node_at("peer", weftd.port, extra)
 }
 
 #[test]

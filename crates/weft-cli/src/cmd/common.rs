@@ -35,7 +35,6 @@ enum ModeArg {
     Peer,
 }
 
-/// A command-line or configuration error: printed, then exit status 2.
 /// A key expression (or selector) argument. MQTT's and NATS's wildcards are refused with
 /// Zenoh's equivalents: as keys they would be literal chunks that nothing matches.
 pub(crate) fn key_expr_arg(s: &str) -> Result<String, String> {
@@ -54,6 +53,7 @@ pub(crate) fn key_expr_arg(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// A command-line or configuration error: printed, then exit status 2.
 pub(crate) fn usage_error(command: &str, message: &str) -> ExitCode {
     eprintln!("weft {command}: {message}");
     ExitCode::from(2)

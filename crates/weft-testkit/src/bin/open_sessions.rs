@@ -12,8 +12,6 @@ use std::io::{ErrorKind, Read};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use weft_proto::core::{Priority, WireExpr};
-use weft_proto::network::{Declaration, Declare, DeclareSubscriber, NetworkMessage};
 use weft_testkit::raw::{send_batch, RawClient};
 use weft_transport::tx::KEEP_ALIVE_BATCH;
 
@@ -64,17 +62,9 @@ fn run(args: &[String]) -> Result<(), String> {
         let mut client = RawClient::connect(port, 0xbe4c_0000_0000 + u128::from(s))
             .map_err(|e| format!("session {s}: {e:?}"))?;
         for k in 0..subscriptions {
-            let key = format!("bench/s{s}/k{k}");
-            let decl = NetworkMessage::Declare(Declare::new(
-                None,
-                Declaration::Subscriber(DeclareSubscriber {
-                    id: u32::try_from(k + 1).map_err(|e| e.to_string())?,
-                    wire_expr: WireExpr::key(&key),
-                    unknown: Vec::new(),
-                }),
-            ));
+            let id = u32::try_from(k + 1).map_err(|e| e.to_string())?;
             client
-                .send(&decl, Priority::Control)
+                .declare_subscriber(id, &format!("bench/s{s}/k{k}"))
                 .map_err(|e| format!("session {s}: {e}"))?;
         }
         client

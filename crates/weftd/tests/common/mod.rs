@@ -24,8 +24,35 @@ pub(crate) struct Weftd {
 impl Weftd {
     /// Starts weftd with the extra arguments `args`; returns once its port accepts.
     pub(crate) fn start(port: u16, args: &[&str]) -> Self {
+        Self::launch(Command::new(env!("CARGO_BIN_EXE_weftd")), port, args)
+    }
+
+    /// Starts weftd under a limit of `open_files` file descriptors (`ulimit -n`: set in a
+    /// shell around it, so that the test process keeps its own), with the configuration
+    /// text `config` (JSON5).
+    pub(crate) fn with_fd_limit(port: u16, open_files: u32, config: &str) -> Self {
+        let path = write_config(port, config);
+        let mut shell = Command::new("sh");
+        shell
+            .arg("-c")
+            .arg(format!("ulimit -n {open_files} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_weftd"));
+        Self::launch(shell, port, &["-c", path.to_str().unwrap()])
+    }
+
+    /// Starts weftd with the configuration text `config` (JSON5) and the extra arguments.
+    pub(crate) fn with_config(port: u16, config: &str, args: &[&str]) -> Self {
+        let path = write_config(port, config);
+        let mut all = vec!["-c", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        Self::start(port, &all)
+    }
+
+    /// Runs `command` (weftd, or what runs it) listening on `port` with `args`; returns
+    /// once the port accepts.
+    fn launch(mut command: Command, port: u16, args: &[&str]) -> Self {
         let endpoint = format!("tcp/127.0.0.1:{port}");
-        let child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        let child = command
             .args(["-l", &endpoint, "--no-multicast-scouting"])
             .args(args)
             .stderr(Stdio::null())
@@ -38,43 +65,6 @@ impl Weftd {
         };
         wait_for_port(port);
         weftd
-    }
-
-    /// Starts weftd under a limit of `open_files` file descriptors (`ulimit -n`), with the
-    /// configuration text `config` (JSON5).
-    pub(crate) fn with_fd_limit(port: u16, open_files: u32, config: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.json5");
-        std::fs::write(&path, config).unwrap();
-        let endpoint = format!("tcp/127.0.0.1:{port}");
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {open_files} && exec \"$0\" \"$@\""))
-            .arg(env!("CARGO_BIN_EXE_weftd"))
-            .args(["-l", &endpoint, "--no-multicast-scouting"])
-            .args(["-c", path.to_str().unwrap()])
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start weftd");
-        let weftd = Self {
-            child,
-            port,
-            endpoint,
-        };
-        wait_for_port(port);
-        weftd
-    }
-
-    /// Starts weftd with the configuration text `config` (JSON5) and the extra arguments.
-    pub(crate) fn with_config(port: u16, config: &str, args: &[&str]) -> Self {
-        let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("config.json5");
-        std::fs::write(&path, config).unwrap();
-        let mut all = vec!["-c", path.to_str().unwrap()];
-        all.extend_from_slice(args);
-        Self::start(port, &all)
     }
 
     /// Starts weftd connecting to the routers listening on `neighbours`.
@@ -94,13 +84,7 @@ impl Weftd {
 
     /// A weft client session of this router.
     pub(crate) fn weft_client(&self) -> weft::Session {
-        weft::open(Config {
-            mode: WhatAmI::Client,
-            multicast_scouting: false,
-            connect: vec![self.endpoint.parse().unwrap()],
-            ..Config::default()
-        })
-        .unwrap()
+        weft_client_at(self.port)
     }
 
     /// The process id.
@@ -125,13 +109,41 @@ impl Drop for Weftd {
     }
 }
 
+/// Writes the configuration text `config` where a weftd on `port` of this test process
+/// reads it.
+fn write_config(port: u16, config: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("weftd-test-{port}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json5");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// A weft client session of the router (weftd or Zenoh's) listening on
+/// `tcp/127.0.0.1:port`.
+pub(crate) fn weft_client_at(port: u16) -> weft::Session {
+    weft::open(Config {
+        mode: WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
+        ..Config::default()
+    })
+    .unwrap()
+}
+
 /// An Eclipse Zenoh client of the router (weftd or Zenoh's) listening on
 /// `tcp/127.0.0.1:port`, running `zenoh_node.py` with `extra` arguments.
 pub(crate) fn zenoh_client_at(port: u16, extra: &[&str]) -> ZenohNode {
+    zenoh_node_at("client", port, extra)
+}
+
+/// An Eclipse Zenoh node in `mode` (client or peer) connected to the router listening on
+/// `tcp/127.0.0.1:port`, running `zenoh_node.py` with `extra` arguments.
+pub(crate) fn zenoh_node_at(mode: &str, port: u16, extra: &[&str]) -> ZenohNode {
     let endpoint = format!("tcp/127.0.0.1:{port}");
-    let mut args = vec!["--mode", "client", "--connect", endpoint.as_str()];
+    let mut args = vec!["--mode", mode, "--connect", endpoint.as_str()];
     args.extend_from_slice(extra);
-    ZenohNode::start(&args).expect("a Zenoh client")
+    ZenohNode::start(&args).expect("a Zenoh node")
 }
 
 /// Zenoh's own router (the Python one) listening on `endpoint` for at most 90 s.
