@@ -30,6 +30,13 @@ pub(crate) struct PubThrArgs {
     /// Stop after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
+    /// The key published on.
+    #[arg(short, long, default_value = THR_KEY)]
+    key: String,
+    /// Publish on this many keys in turn, `KEY/0` to `KEY/<N-1>` (a new route for each
+    /// message where they outnumber the routers' route caches).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    keys: u32,
 }
 
 /// Arguments of `weft sub-thr`.
@@ -47,6 +54,9 @@ pub(crate) struct SubThrArgs {
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 120.0)]
     max_seconds: f64,
+    /// The key expression subscribed to.
+    #[arg(short, long, default_value = THR_KEY)]
+    key: String,
 }
 
 /// Arguments of `weft ping`.
@@ -86,26 +96,39 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
         express: args.express,
         ..PutOptions::default()
     };
-    let publisher = match session.declare_publisher(THR_KEY, options) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("weft pub-thr: {e}");
-            return ExitCode::from(1);
-        }
-    };
     let payload = vec![0xA5u8; args.size];
     let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
     let mut sent = 0u64;
-    while !stopped(&stop) && Instant::now() < deadline {
-        for _ in 0..1000 {
-            if publisher.put(&payload).is_err() {
-                break;
+    if args.keys > 1 {
+        let keys: Vec<String> = (0..args.keys).map(|i| format!("{}/{i}", args.key)).collect();
+        let mut next = keys.iter().cycle();
+        'sending: while !stopped(&stop) && Instant::now() < deadline {
+            for key in next.by_ref().take(1000) {
+                if let Err(e) = session.put(key, &payload, &options) {
+                    eprintln!("weft pub-thr: {key}: {e}");
+                    break 'sending;
+                }
+                sent += 1;
             }
-            sent += 1;
+        }
+    } else {
+        let publisher = match session.declare_publisher(&args.key, options) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("weft pub-thr: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        while !stopped(&stop) && Instant::now() < deadline {
+            for _ in 0..1000 {
+                if publisher.put(&payload).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
         }
     }
     println!("sent={sent} payload={}", args.size);
-    drop(publisher);
     session.close();
     ExitCode::SUCCESS
 }
@@ -120,7 +143,7 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
     let count = Arc::new(AtomicU64::new(0));
     let size = Arc::new(AtomicUsize::new(0));
     let (c, z) = (count.clone(), size.clone());
-    let _sub = match session.declare_subscriber(THR_KEY, move |s| {
+    let _sub = match session.declare_subscriber(&args.key, move |s| {
         z.store(s.payload.len(), Ordering::Relaxed);
         c.fetch_add(1, Ordering::Relaxed);
     }) {

@@ -4,9 +4,11 @@
 //!
 //! Usage: `open_sessions PORT SESSIONS [SUBSCRIPTIONS_PER_SESSION] [HOLD_SECONDS]`.
 //! Prints `opened=N seconds=T` once every session is open and has declared its
-//! subscriptions (`bench/s<session>/k<n>`), then keeps them alive (a KeepAlive each
-//! second, everything received read and discarded) for HOLD_SECONDS (default 10), and
-//! prints `held`. One thread, whatever the number of sessions.
+//! subscriptions (`bench/<n>`, numbered across sessions: session `s` declares
+//! `bench/<s*S>` to `bench/<s*S+S-1>` for S subscriptions per session), then keeps them
+//! alive (a KeepAlive each second, everything received read and discarded every 10 ms)
+//! for HOLD_SECONDS (default 10), and prints `held`. One thread, whatever the number of
+//! sessions.
 
 use std::io::{ErrorKind, Read};
 use std::process::ExitCode;
@@ -22,9 +24,9 @@ fn arg(args: &[String], i: usize, name: &str, default: Option<u64>) -> Result<u6
     }
 }
 
-/// Reads and discards what every session received, and sends each a KeepAlive.
-fn keep_alive(clients: &mut [RawClient]) -> Result<(), String> {
-    let mut buf = [0u8; 16 * 1024];
+/// Reads and discards what every session received.
+fn drain(clients: &mut [RawClient]) -> Result<(), String> {
+    let mut buf = [0u8; 64 * 1024];
     for (s, client) in clients.iter_mut().enumerate() {
         let stream = client.stream();
         loop {
@@ -35,6 +37,15 @@ fn keep_alive(clients: &mut [RawClient]) -> Result<(), String> {
                 Err(e) => return Err(format!("session {s}: {e}")),
             }
         }
+    }
+    Ok(())
+}
+
+/// Reads and discards what every session received, and sends each a KeepAlive.
+fn keep_alive(clients: &mut [RawClient]) -> Result<(), String> {
+    drain(clients)?;
+    for (s, client) in clients.iter_mut().enumerate() {
+        let stream = client.stream();
         // A 4-byte batch: the socket has room for it unless the router stopped reading.
         let _ = stream.set_nonblocking(false);
         let sent = send_batch(stream, &KEEP_ALIVE_BATCH);
@@ -64,7 +75,7 @@ fn run(args: &[String]) -> Result<(), String> {
         for k in 0..subscriptions {
             let id = u32::try_from(k + 1).map_err(|e| e.to_string())?;
             client
-                .declare_subscriber(id, &format!("bench/s{s}/k{k}"))
+                .declare_subscriber(id, &format!("bench/{}", s * subscriptions + k))
                 .map_err(|e| format!("session {s}: {e}"))?;
         }
         client
@@ -79,9 +90,14 @@ fn run(args: &[String]) -> Result<(), String> {
     );
     let until = Instant::now() + hold;
     while Instant::now() < until {
-        keep_alive(&mut clients)?;
+        if last_keep_alive.elapsed() >= Duration::from_secs(1) {
+            keep_alive(&mut clients)?;
+            last_keep_alive = Instant::now();
+        } else {
+            drain(&mut clients)?;
+        }
         std::thread::sleep(
-            Duration::from_secs(1).min(until.saturating_duration_since(Instant::now())),
+            Duration::from_millis(10).min(until.saturating_duration_since(Instant::now())),
         );
     }
     println!("held");

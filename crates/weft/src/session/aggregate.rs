@@ -241,17 +241,18 @@ impl Inner {
         }
         let faces = st.faces.iter().filter(|(z, f)| **z != asker && f.on_tree);
         for (_, face) in faces {
-            let done = match kind {
-                EntityKind::Subscriber => face
-                    .subscribers
-                    .values()
-                    .any(|k| decided(k.as_key_expr(), false)),
-                EntityKind::Queryable => face
-                    .queryables
-                    .iter()
-                    .any(|(e, k)| decided(k.as_key_expr(), face.complete_queryables.contains(e))),
-                EntityKind::Token => false,
-            };
+            let done =
+                match kind {
+                    EntityKind::Subscriber => face
+                        .subscribers
+                        .by_id
+                        .values()
+                        .any(|k| decided(k.as_key_expr(), false)),
+                    EntityKind::Queryable => face.queryables.by_id.iter().any(|(e, k)| {
+                        decided(k.as_key_expr(), face.complete_queryables.contains(e))
+                    }),
+                    EntityKind::Token => false,
+                };
             if done {
                 break;
             }

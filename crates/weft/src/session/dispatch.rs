@@ -12,6 +12,7 @@ use weft_transport::rx::Incoming;
 use crate::api::Payload;
 
 use super::aggregate::Aggregate;
+use super::declared::Declared;
 use super::face::Face;
 use super::router::EntityKind;
 use super::Inner;
@@ -167,9 +168,18 @@ impl Inner {
     }
 
     /// As `with_face`, for changes that routes depend on.
-    fn with_face_mut<R>(&self, t: &Transport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
+    /// The face is given with the index of what every face declared, to change both.
+    fn with_face_mut<R>(
+        &self,
+        t: &Transport,
+        f: impl FnOnce(&mut Face, &mut Declared) -> R,
+    ) -> Option<R> {
         let mut st = self.lock();
-        let r = st.faces.get_mut(&t.peer_zid()).map(f);
+        let st = &mut *st;
+        let r = st
+            .faces
+            .get_mut(&t.peer_zid())
+            .map(|face| f(face, &mut st.declared));
         st.routes_changed();
         r
     }
@@ -272,7 +282,8 @@ impl Inner {
             }
             _ => {}
         }
-        let event = self.with_face_mut(t, |face| match d.body {
+        let zid = t.peer_zid();
+        let event = self.with_face_mut(t, |face, declared| match d.body {
             Declaration::KeyExpr(k) => {
                 if let Some(key) = face.resolve(&k.wire_expr) {
                     face.remote_exprs.insert(k.id, key.into_owned());
@@ -288,28 +299,30 @@ impl Inner {
                 else {
                     return Event::None;
                 };
-                match entity_id(face, s.id, &key) {
-                    None => {
-                        face.current_subscribers.push(key);
-                        Event::None
-                    }
-                    Some(id) => {
-                        face.subscribers.insert(id, key.clone());
-                        Event::Declared(EntityKind::Subscriber, id, key, false)
-                    }
+                let id = entity_id(face, s.id, &key);
+                declared
+                    .subscribers
+                    .declare(zid, &mut face.subscribers, id, key.clone());
+                match id {
+                    None => Event::None,
+                    Some(id) => Event::Declared(EntityKind::Subscriber, id, key, false),
                 }
             }
             Declaration::UndeclareSubscriber(u) => {
                 let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
                 if id != 0 {
-                    match face.subscribers.remove(&id) {
+                    match declared
+                        .subscribers
+                        .undeclare_id(zid, &mut face.subscribers, id)
+                    {
                         Some(key) => Event::Undeclared(EntityKind::Subscriber, id, key),
                         None => Event::None,
                     }
                 } else {
                     if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
-                        face.current_subscribers.retain(|k| k.as_str() != key);
-                        face.subscribers.retain(|_, k| k.as_str() != key);
+                        declared
+                            .subscribers
+                            .undeclare_key(zid, &mut face.subscribers, &key);
                     }
                     Event::None
                 }
@@ -318,13 +331,13 @@ impl Inner {
                 let Some(key) = self.valid_key(t, face.resolve(&q.wire_expr), "a queryable") else {
                     return Event::None;
                 };
-                match entity_id(face, q.id, &key) {
-                    None => {
-                        face.current_queryables.push(key);
-                        Event::None
-                    }
+                let id = entity_id(face, q.id, &key);
+                declared
+                    .queryables
+                    .declare(zid, &mut face.queryables, id, key.clone());
+                match id {
+                    None => Event::None,
                     Some(id) => {
-                        face.queryables.insert(id, key.clone());
                         if q.info.complete {
                             face.complete_queryables.insert(id);
                         } else {
@@ -337,14 +350,19 @@ impl Inner {
             Declaration::UndeclareQueryable(u) => {
                 let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
                 if id != 0 {
-                    match face.queryables.remove(&id) {
+                    face.complete_queryables.remove(&id);
+                    match declared
+                        .queryables
+                        .undeclare_id(zid, &mut face.queryables, id)
+                    {
                         Some(key) => Event::Undeclared(EntityKind::Queryable, id, key),
                         None => Event::None,
                     }
                 } else {
                     if let Some(key) = u.wire_expr.and_then(|we| face.resolve(&we)) {
-                        face.current_queryables.retain(|k| k.as_str() != key);
-                        face.queryables.retain(|_, k| k.as_str() != key);
+                        declared
+                            .queryables
+                            .undeclare_key(zid, &mut face.queryables, &key);
                     }
                     Event::None
                 }
@@ -386,7 +404,7 @@ impl Inner {
 
     fn on_interest(&self, t: &Arc<Transport>, i: &Interest<'_>) {
         if i.mode == InterestMode::Final {
-            self.with_face_mut(t, |face| face.their_interests.remove(&i.id));
+            self.with_face_mut(t, |face, _| face.their_interests.remove(&i.id));
             return;
         }
         let key = match &i.wire_expr {

@@ -13,6 +13,7 @@ use weft_proto::core::{Mapping, WireExpr};
 use weft_proto::network::{InterestMode, InterestOptions};
 
 use super::aggregate::Aggregate;
+use super::declared::FaceDeclarations;
 use super::router::EntityKind;
 use crate::transport::Transport;
 
@@ -43,13 +44,11 @@ pub(crate) struct Face {
     pub(crate) transport: Arc<Transport>,
     /// Key-expression ids the node declared to us (resolved to full strings).
     pub(crate) remote_exprs: HashMap<u16, String>,
-    /// Subscribers the node declared with an entity id.
-    pub(crate) subscribers: HashMap<u32, OwnedKeyExpr>,
-    /// Subscribers declared in answer to Current interests (entity id 0).
-    pub(crate) current_subscribers: Vec<OwnedKeyExpr>,
-    /// Queryables the node declared, by entity id (id 0 ones keyed by their key).
-    pub(crate) queryables: HashMap<u32, OwnedKeyExpr>,
-    pub(crate) current_queryables: Vec<OwnedKeyExpr>,
+    /// Subscribers the node declared (changed only through the session's index of
+    /// them, [`DeclaredIndex`](super::declared::DeclaredIndex)).
+    pub(crate) subscribers: FaceDeclarations,
+    /// Queryables the node declared (as `subscribers`).
+    pub(crate) queryables: FaceDeclarations,
     /// The queryables among `queryables` that declared themselves complete.
     pub(crate) complete_queryables: HashSet<u32>,
     /// Liveliness tokens the node declared.
@@ -71,10 +70,8 @@ impl Face {
         Self {
             transport,
             remote_exprs: HashMap::new(),
-            subscribers: HashMap::new(),
-            current_subscribers: Vec::new(),
-            queryables: HashMap::new(),
-            current_queryables: Vec::new(),
+            subscribers: FaceDeclarations::default(),
+            queryables: FaceDeclarations::default(),
             complete_queryables: HashSet::new(),
             tokens: HashMap::new(),
             initial_declarations_done: false,
@@ -88,9 +85,10 @@ impl Face {
     pub(crate) fn entities(&self) -> Vec<(EntityKind, u32, OwnedKeyExpr, bool)> {
         let subscribers = self
             .subscribers
+            .by_id
             .iter()
             .map(|(i, k)| (EntityKind::Subscriber, *i, k.clone(), false));
-        let queryables = self.queryables.iter().map(|(i, k)| {
+        let queryables = self.queryables.by_id.iter().map(|(i, k)| {
             let complete = self.complete_queryables.contains(i);
             (EntityKind::Queryable, *i, k.clone(), complete)
         });
@@ -116,38 +114,22 @@ impl Face {
         }
     }
 
-    /// Whether the node declared a subscriber intersecting `key` (and routed traffic
-    /// uses this face).
-    pub(crate) fn has_subscriber(&self, key: KeyExpr<'_>) -> bool {
-        self.on_tree
-            && self
-                .subscribers
-                .values()
-                .chain(&self.current_subscribers)
-                .any(|s| s.as_key_expr().intersects(key))
-    }
-
-    /// Whether the node declared a queryable intersecting `key` (and routed traffic uses
-    /// this face).
-    pub(crate) fn has_queryable(&self, key: KeyExpr<'_>) -> bool {
-        self.on_tree
-            && self
-                .queryables
-                .values()
-                .chain(&self.current_queryables)
-                .any(|q| q.as_key_expr().intersects(key))
-    }
-
     /// Whether data on `key` must be sent to this node.
     ///
     /// Yes if it declared a matching subscriber; otherwise only while we cannot know:
     /// before a peer's initial declarations are complete, or, towards a router, while no
     /// finalized subscriber interest of ours covers the key.
-    pub(crate) fn wants_data(&self, key: KeyExpr<'_>, is_peer_link: bool) -> bool {
+    /// `has_subscriber` tells whether it declared a subscriber intersecting the key.
+    pub(crate) fn wants_data(
+        &self,
+        key: KeyExpr<'_>,
+        has_subscriber: bool,
+        is_peer_link: bool,
+    ) -> bool {
         if !self.on_tree {
             return false;
         }
-        if self.has_subscriber(key) {
+        if has_subscriber {
             return true;
         }
         if is_peer_link {

@@ -2,6 +2,7 @@
 
 mod aggregate;
 mod deadlines;
+mod declared;
 mod discovery;
 mod dispatch;
 mod face;
@@ -224,6 +225,8 @@ pub(crate) struct State {
     /// taking the session lock while it is unchanged (shared with [`Inner::route_epoch`]).
     route_epoch: Arc<AtomicU64>,
     faces: FastMap<ZenohId, Face>,
+    /// What the faces declared, by key expression (kept with each face's own tables).
+    declared: declared::Declared,
     /// Some face may hold an interest with the `aggregate` option (set when one is
     /// recorded; cleared by [`Inner::aggregate_updates`] when it finds none): while false,
     /// declarations skip the walk over every face's interests.
@@ -391,6 +394,7 @@ impl Session {
                 forward_routes: FastMap::default(),
                 route_epoch: route_epoch.clone(),
                 faces: FastMap::default(),
+                declared: declared::Declared::default(),
                 maybe_aggregated: false,
             }),
             route_epoch,
@@ -582,8 +586,8 @@ impl Session {
                     bytes_out: s.bytes_out.load(Ordering::Relaxed),
                     messages_in: s.messages_in.load(Ordering::Relaxed),
                     dropped: s.dropped.load(Ordering::Relaxed),
-                    subscribers: keys(&f.subscribers),
-                    queryables: keys(&f.queryables),
+                    subscribers: keys(&f.subscribers.by_id),
+                    queryables: keys(&f.queryables.by_id),
                     tokens: keys(&f.tokens),
                     priority_links: f
                         .transport

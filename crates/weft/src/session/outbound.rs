@@ -154,15 +154,22 @@ impl Inner {
         if let Some(r) = st.remote_routes.get(key.as_str()) {
             return r.clone();
         }
+        let subscribed = st
+            .declared
+            .subscribers
+            .faces_intersecting(key.as_key_expr());
+        let has_subscriber = |f: &super::face::Face| {
+            f.on_tree && subscribed.binary_search(&f.transport.peer_zid()).is_ok()
+        };
         let route: Arc<[Arc<Transport>]> = st
             .faces
             .values()
             .filter(|f| match f.transport.peer_whatami() {
                 // A client connected to us declares its subscribers unsolicited, and so
                 // does a router to a router.
-                WhatAmI::Client => f.has_subscriber(key.as_key_expr()),
-                WhatAmI::Router if self.is_router() => f.has_subscriber(key.as_key_expr()),
-                _ => f.wants_data(key.as_key_expr(), self.is_peer_link(f)),
+                WhatAmI::Client => has_subscriber(f),
+                WhatAmI::Router if self.is_router() => has_subscriber(f),
+                _ => f.wants_data(key.as_key_expr(), has_subscriber(f), self.is_peer_link(f)),
             })
             .map(|f| f.transport.clone())
             .collect();

@@ -283,14 +283,18 @@ impl Inner {
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
+            let queryable = st.declared.queryables.faces_intersecting(key.as_key_expr());
+            let has_queryable = |f: &super::face::Face| {
+                f.on_tree && queryable.binary_search(&f.transport.peer_zid()).is_ok()
+            };
             let targets: Vec<Arc<Transport>> = st
                 .faces
                 .values()
                 .filter(|f| {
                     if f.transport.peer_whatami() == WhatAmI::Client {
-                        f.has_queryable(key.as_key_expr())
+                        has_queryable(f)
                     } else if self.is_peer_link(f) {
-                        f.has_queryable(key.as_key_expr()) || !f.initial_declarations_done
+                        has_queryable(f) || !f.initial_declarations_done
                     } else {
                         true
                     }

@@ -234,10 +234,11 @@ impl Inner {
             return Ok(r.clone());
         }
         let k = KeyExpr::new(key)?;
-        let route: Arc<[Arc<Transport>]> = st
-            .faces
-            .values()
-            .filter(|f| f.has_subscriber(k))
+        let faces = st.declared.subscribers.faces_intersecting(k);
+        let route: Arc<[Arc<Transport>]> = faces
+            .iter()
+            .filter_map(|zid| st.faces.get(zid))
+            .filter(|f| f.on_tree)
             .map(|f| f.transport.clone())
             .collect();
         if st.forward_routes.len() >= super::ROUTE_CACHE_MAX {
@@ -371,12 +372,12 @@ impl Inner {
             // own subscribers and queryables.
             let own = *zid == to;
             if options.contains(InterestOptions::SUBSCRIBERS) && !own {
-                for (e, k) in face.subscribers.iter().filter(|(_, k)| matches(k)) {
+                for (e, k) in face.subscribers.by_id.iter().filter(|(_, k)| matches(k)) {
                     found.push((*zid, EntityKind::Subscriber, *e, k.to_string(), false));
                 }
             }
             if options.contains(InterestOptions::QUERYABLES) && !own {
-                for (e, k) in face.queryables.iter().filter(|(_, k)| matches(k)) {
+                for (e, k) in face.queryables.by_id.iter().filter(|(_, k)| matches(k)) {
                     let complete = face.complete_queryables.contains(e);
                     found.push((*zid, EntityKind::Queryable, *e, k.to_string(), complete));
                 }
@@ -410,12 +411,12 @@ impl Inner {
         };
         let (sends, local_rid) = {
             let mut st = self.lock();
-            let targets: Vec<Arc<Transport>> = st
-                .faces
-                .values()
-                .filter(|f| {
-                    f.transport.peer_zid() != from.peer_zid() && f.has_queryable(key.as_key_expr())
-                })
+            let faces = st.declared.queryables.faces_intersecting(key.as_key_expr());
+            let targets: Vec<Arc<Transport>> = faces
+                .iter()
+                .filter(|zid| **zid != from.peer_zid())
+                .filter_map(|zid| st.faces.get(zid))
+                .filter(|f| f.on_tree)
                 .map(|f| f.transport.clone())
                 .collect();
             let total = targets.len() + usize::from(with_local);

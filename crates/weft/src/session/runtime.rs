@@ -172,8 +172,12 @@ impl Inner {
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
         if was_open {
-            if let Some(face) = st.faces.remove(&t.peer_zid()) {
+            if let Some(mut face) = st.faces.remove(&t.peer_zid()) {
                 entities = face.entities();
+                let zid = t.peer_zid();
+                let declared = &mut st.declared;
+                declared.subscribers.forget_face(zid, &mut face.subscribers);
+                declared.queryables.forget_face(zid, &mut face.queryables);
                 tokens = face.tokens;
             }
             if self.is_router() && t.peer_whatami() == WhatAmI::Router {

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Route lookups at scale, weftd beside zenohd 1.10.2 in the same run: 1,000 client sessions
+# hold 100 subscriptions each (100,000 in all, `bench/0` to `bench/99999`, weft-testkit's
+# `open_sessions`: the same load for both routers); a publisher (`weft pub-thr --keys`)
+# cycles over 10,000 distinct keys (`bench/0` to `bench/9999`, each matching one session's
+# subscription), more keys than either router caches routes for; a subscriber on
+# `bench/**` measures the routed msg/s (`weft sub-thr`, median of its rounds).
+# A second row per router: the same publisher and subscriber without the 1,000 sessions.
+# Prints the table and writes the "Route lookups" section of bench/RESULTS.md.
+#
+# Environment (all optional):
+#   ZENOHD            a zenohd 1.10.2 binary (default: the one bench/run.sh installs)
+#   BENCH_PORT        first TCP port used on 127.0.0.1 (default 17950)
+#   BENCH_SESSIONS    sessions holding the subscriptions (default 1000)
+#   BENCH_SUBS        subscriptions per session (default 100)
+#   BENCH_KEYS        distinct keys published on (default 10000)
+#   BENCH_NO_WRITE=1  print the table without touching bench/RESULTS.md
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+ZENOHD=${ZENOHD:-$ROOT/target/compare/zenohd-1.10.2/bin/zenohd}
+PORT=${BENCH_PORT:-17950}
+SESSIONS=${BENCH_SESSIONS:-1000}
+SUBS=${BENCH_SUBS:-100}
+KEYS=${BENCH_KEYS:-10000}
+SIZE=8
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/weft-routes.XXXXXX")
+OUT_DIR=$WORK
+
+if [[ ! -x "$ZENOHD" ]]; then
+    log "no zenohd at $ZENOHD: run bench/run.sh once (it installs one) or set ZENOHD"
+    exit 1
+fi
+need=$((SESSIONS + 1000))
+if (($(ulimit -Sn) < need)); then
+    ulimit -Sn "$need" 2>/dev/null || { log "ulimit -Sn $need refused"; exit 1; }
+fi
+log "== building weftd, weft and open_sessions"
+cargo build --release -p weftd -p weft-cli -p weft-testkit --bin weftd --bin weft --bin open_sessions
+BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
+
+ROWS=()
+# measure SYS LOADED: one row; LOADED=1 with the sessions and their subscriptions.
+measure() {
+    local sys=$1 loaded=$2 rp cp="" sp pp
+    cat >"$WORK/router.json5" <<CFG
+{ mode: "router", listen: { endpoints: ["tcp/127.0.0.1:$PORT"] },
+  scouting: { multicast: { enabled: false } },
+  transport: { unicast: { max_sessions: $((SESSIONS + 100)), accept_pending: 1000 } } }
+CFG
+    if [[ $sys == weft ]]; then
+        start "router-$sys" 900 "$BIN/weftd" -c "$WORK/router.json5"
+    else
+        start "router-$sys" 900 "$ZENOHD" -c "$WORK/router.json5"
+    fi
+    rp=$STARTED
+    wait_listen "$PORT"
+    local declared=0 open_s=-
+    if ((loaded)); then
+        start clients 900 "$BIN/open_sessions" "$PORT" "$SESSIONS" "$SUBS" 600
+        cp=$STARTED
+        for _ in $(seq 6000); do
+            grep -q '^opened=' "$OUT_DIR/clients.out" && break
+            kill -0 "$cp" 2>/dev/null || break
+            sleep 0.1
+        done
+        open_s=$(sed -n 's/^opened=[0-9]* seconds=\([0-9.]*\)/\1/p' "$OUT_DIR/clients.out")
+        if [[ -z "$open_s" ]]; then
+            log "  $sys: the sessions did not open"; tail -3 "$OUT_DIR/clients.out" >&2
+            ROWS+=("$sys	$loaded	-	-"); stop "$cp"; stop "$rp"; PORT=$((PORT + 1)); return
+        fi
+        declared=$((SESSIONS * SUBS))
+    fi
+    local endpoint=tcp/127.0.0.1:$PORT
+    start sub 300 "$BIN/weft" sub-thr -m client -e "$endpoint" -k 'bench/**' \
+        --samples 200000 --rounds 5 --max-seconds 120
+    sp=$STARTED
+    sleep 1
+    start pub 300 "$BIN/weft" pub-thr "$SIZE" -m client -e "$endpoint" -k bench \
+        --keys "$KEYS" --duration 125
+    pp=$STARTED
+    thr_collect "$sp" "$pp" "$sys"
+    log "  $sys, $declared subscriptions (opened in $open_s s): $THR_RATE msg/s"
+    ROWS+=("$sys	$declared	$THR_RATE	$open_s")
+    [[ -n "$cp" ]] && stop "$cp"
+    stop "$rp"
+    PORT=$((PORT + 1))
+}
+
+for loaded in 1 0; do
+    for sys in weft zenoh; do
+        measure "$sys" "$loaded"
+    done
+done
+
+rate_of() {
+    local r
+    for r in "${ROWS[@]}"; do
+        IFS=$'\t' read -r sys declared rate _ <<<"$r"
+        if [[ $sys == "$1" && $declared == "$2" ]]; then echo "$rate"; return; fi
+    done
+}
+
+table() {
+    echo "| Subscriptions held | keys published on | weftd msg/s | zenohd 1.10.2 msg/s | ratio |"
+    echo "|---|---|---|---|---|"
+    local declared w z ratio
+    for declared in $((SESSIONS * SUBS)) 0; do
+        w=$(rate_of weft "$declared")
+        z=$(rate_of zenoh "$declared")
+        ratio=-
+        if [[ $w =~ ^[0-9]+$ && $z =~ ^[0-9]+$ && $z -gt 0 ]]; then
+            ratio=$(python3 -c "print(f'{$w / $z:.2f}x')")
+        fi
+        echo "| $declared | $KEYS | $w | $z | $ratio |"
+    done
+}
+TABLE=$(table)
+echo "$TABLE"
+[[ -n "${BENCH_NO_WRITE:-}" ]] && exit 0
+
+SECTION=$WORK/section.md
+{
+    echo "## Route lookups"
+    echo
+    echo "\`bench/routes.sh\` ($(date -u +%F), $(nproc) cores): $SESSIONS client sessions hold $SUBS"
+    echo "subscriptions each (\`bench/0\` to \`bench/$((SESSIONS * SUBS - 1))\`, weft-testkit's"
+    echo "\`open_sessions\`, the same load for both routers); a \`weft pub-thr $SIZE --keys $KEYS\` client"
+    echo "publishes on \`bench/0\` to \`bench/$((KEYS - 1))\` in turn (each key matches one session's"
+    echo "subscription, and there are more keys than either router caches routes for); a"
+    echo "\`weft sub-thr -k 'bench/**'\` client measures the routed msg/s (median of 5 rounds of"
+    echo "200,000). The second row is the same publisher and subscriber without the sessions."
+    echo
+    echo "$TABLE"
+    echo
+}>"$SECTION"
+python3 - "$ROOT/bench/RESULTS.md" "$SECTION" <<'PY'
+import sys, re
+path, section = sys.argv[1], open(sys.argv[2]).read()
+text = open(path).read()
+m = re.search(r"^## Route lookups\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
+text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)
+PY
+log "wrote the Route lookups section of bench/RESULTS.md"

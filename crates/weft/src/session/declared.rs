@@ -1,0 +1,241 @@
+//! What connected nodes declared of one kind (subscribers, or queryables): per face, by
+//! entity id, and for all faces together in one index by key expression, so that the
+//! faces a message or a query goes to are found without visiting every face.
+//!
+//! A face's table and the index are changed together, only through [`DeclaredIndex`]'s
+//! methods, so that they cannot disagree.
+
+use std::collections::HashMap;
+
+use weft_keyexpr::{KeyExpr, KeyExprIndex, OwnedKeyExpr};
+use weft_proto::core::ZenohId;
+
+/// One face's declarations of one kind.
+#[derive(Debug, Default)]
+pub(crate) struct FaceDeclarations {
+    /// Declared with an entity id.
+    pub(crate) by_id: HashMap<u32, OwnedKeyExpr>,
+    /// Declared without one (entity id 0: answers to Current interests), by key.
+    pub(crate) current: Vec<OwnedKeyExpr>,
+}
+
+impl FaceDeclarations {
+    /// Every key declared, those with an id first.
+    #[cfg(test)]
+    fn keys(&self) -> impl Iterator<Item = &OwnedKeyExpr> {
+        self.by_id.values().chain(&self.current)
+    }
+
+    /// Whether nothing is declared.
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.by_id.is_empty() && self.current.is_empty()
+    }
+}
+
+/// What every face declared, indexed by key expression, one index per kind.
+#[derive(Default)]
+pub(crate) struct Declared {
+    /// The faces' subscribers.
+    pub(crate) subscribers: DeclaredIndex,
+    /// The faces' queryables.
+    pub(crate) queryables: DeclaredIndex,
+}
+
+/// Every face's declarations of one kind, by key expression: for each key, the faces that
+/// declared it and how many times.
+#[derive(Default)]
+pub(crate) struct DeclaredIndex {
+    index: KeyExprIndex<Vec<(ZenohId, u32)>>,
+}
+
+impl DeclaredIndex {
+    /// Records a declaration of `key` by `face` (whose table is `decls`), with an entity
+    /// id or without. A declaration that reuses an id replaces the one it had.
+    pub(crate) fn declare(
+        &mut self,
+        face: ZenohId,
+        decls: &mut FaceDeclarations,
+        id: Option<u32>,
+        key: OwnedKeyExpr,
+    ) {
+        self.add(face, key.as_key_expr());
+        match id {
+            Some(id) => {
+                if let Some(old) = decls.by_id.insert(id, key) {
+                    self.remove(face, old.as_key_expr(), 1);
+                }
+            }
+            None => decls.current.push(key),
+        }
+    }
+
+    /// Forgets the declaration `id` of `face`, returning its key if there was one.
+    pub(crate) fn undeclare_id(
+        &mut self,
+        face: ZenohId,
+        decls: &mut FaceDeclarations,
+        id: u32,
+    ) -> Option<OwnedKeyExpr> {
+        let key = decls.by_id.remove(&id)?;
+        self.remove(face, key.as_key_expr(), 1);
+        Some(key)
+    }
+
+    /// Forgets every declaration of `key` by `face`, with an id or without.
+    pub(crate) fn undeclare_key(&mut self, face: ZenohId, decls: &mut FaceDeclarations, key: &str) {
+        let before = decls.by_id.len() + decls.current.len();
+        decls.current.retain(|k| k.as_str() != key);
+        decls.by_id.retain(|_, k| k.as_str() != key);
+        let removed = before - decls.by_id.len() - decls.current.len();
+        if removed > 0 {
+            if let Ok(k) = KeyExpr::new(key) {
+                self.remove(face, k, removed as u32);
+            }
+        }
+    }
+
+    /// Forgets everything `face` declared (it is gone), emptying its table.
+    pub(crate) fn forget_face(&mut self, face: ZenohId, decls: &mut FaceDeclarations) {
+        for key in decls
+            .by_id
+            .drain()
+            .map(|(_, k)| k)
+            .chain(decls.current.drain(..))
+        {
+            self.remove(face, key.as_key_expr(), 1);
+        }
+    }
+
+    /// The faces that declared a key expression intersecting `key`, each once, in order.
+    pub(crate) fn faces_intersecting(&self, key: KeyExpr<'_>) -> Vec<ZenohId> {
+        let mut faces = Vec::new();
+        self.index.for_each_intersecting(key, |_, declared_by| {
+            faces.extend(declared_by.iter().map(|(face, _)| *face));
+        });
+        faces.sort_unstable();
+        faces.dedup();
+        faces
+    }
+
+    /// Number of distinct key expressions declared.
+    #[cfg(test)]
+    fn keys(&self) -> usize {
+        self.index.len()
+    }
+
+    fn add(&mut self, face: ZenohId, key: KeyExpr<'_>) {
+        match self.index.get_mut(key) {
+            Some(faces) => match faces.iter_mut().find(|(f, _)| *f == face) {
+                Some((_, count)) => *count += 1,
+                None => faces.push((face, 1)),
+            },
+            None => {
+                self.index.insert(key, vec![(face, 1)]);
+            }
+        }
+    }
+
+    fn remove(&mut self, face: ZenohId, key: KeyExpr<'_>, count: u32) {
+        let Some(faces) = self.index.get_mut(key) else {
+            return;
+        };
+        if let Some(at) = faces.iter().position(|(f, _)| *f == face) {
+            let left = faces[at].1.saturating_sub(count);
+            if left == 0 {
+                faces.swap_remove(at);
+            } else {
+                faces[at].1 = left;
+            }
+        }
+        if faces.is_empty() {
+            self.index.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zid(n: u8) -> ZenohId {
+        ZenohId::from_le_slice(&[n]).unwrap()
+    }
+
+    fn key(s: &str) -> OwnedKeyExpr {
+        KeyExpr::new(s).unwrap().to_owned_key_expr()
+    }
+
+    fn found(index: &DeclaredIndex, k: &str) -> Vec<ZenohId> {
+        index.faces_intersecting(KeyExpr::new(k).unwrap())
+    }
+
+    #[test]
+    fn faces_are_found_by_intersection_each_once() {
+        let mut index = DeclaredIndex::default();
+        let (mut a, mut b) = (FaceDeclarations::default(), FaceDeclarations::default());
+        index.declare(zid(1), &mut a, Some(1), key("robot/*/pose"));
+        index.declare(zid(1), &mut a, Some(2), key("robot/**"));
+        index.declare(zid(2), &mut b, None, key("robot/7/pose"));
+        index.declare(zid(2), &mut b, None, key("camera/**"));
+        assert_eq!(found(&index, "robot/7/pose"), [zid(1), zid(2)]);
+        assert_eq!(found(&index, "robot/8/pose"), [zid(1)]);
+        assert_eq!(found(&index, "camera/front"), [zid(2)]);
+        assert_eq!(found(&index, "**"), [zid(1), zid(2)]);
+        assert!(found(&index, "lidar").is_empty());
+    }
+
+    #[test]
+    fn an_id_declared_again_replaces_its_key() {
+        let mut index = DeclaredIndex::default();
+        let mut a = FaceDeclarations::default();
+        index.declare(zid(1), &mut a, Some(1), key("a/x"));
+        index.declare(zid(1), &mut a, Some(1), key("a/y"));
+        assert!(found(&index, "a/x").is_empty());
+        assert_eq!(found(&index, "a/y"), [zid(1)]);
+        assert_eq!(index.keys(), 1);
+    }
+
+    #[test]
+    fn a_key_declared_twice_stays_until_both_are_undeclared() {
+        let mut index = DeclaredIndex::default();
+        let mut a = FaceDeclarations::default();
+        index.declare(zid(1), &mut a, Some(1), key("k"));
+        index.declare(zid(1), &mut a, Some(2), key("k"));
+        assert_eq!(index.undeclare_id(zid(1), &mut a, 1), Some(key("k")));
+        assert_eq!(found(&index, "k"), [zid(1)]);
+        assert_eq!(index.undeclare_id(zid(1), &mut a, 2), Some(key("k")));
+        assert!(found(&index, "k").is_empty());
+        assert_eq!(index.undeclare_id(zid(1), &mut a, 2), None);
+        assert_eq!(index.keys(), 0);
+    }
+
+    #[test]
+    fn undeclaring_by_key_removes_every_declaration_of_it() {
+        let mut index = DeclaredIndex::default();
+        let mut a = FaceDeclarations::default();
+        index.declare(zid(1), &mut a, Some(1), key("k"));
+        index.declare(zid(1), &mut a, None, key("k"));
+        index.declare(zid(1), &mut a, None, key("other"));
+        index.undeclare_key(zid(1), &mut a, "k");
+        assert!(found(&index, "k").is_empty());
+        assert_eq!(found(&index, "other"), [zid(1)]);
+        assert_eq!(a.keys().count(), 1);
+    }
+
+    #[test]
+    fn a_face_forgotten_leaves_the_others() {
+        let mut index = DeclaredIndex::default();
+        let (mut a, mut b) = (FaceDeclarations::default(), FaceDeclarations::default());
+        for i in 0..100 {
+            index.declare(zid(1), &mut a, Some(i), key(&format!("s/{i}")));
+        }
+        index.declare(zid(1), &mut a, None, key("shared/**"));
+        index.declare(zid(2), &mut b, Some(1), key("shared/**"));
+        index.forget_face(zid(1), &mut a);
+        assert!(a.is_empty());
+        assert_eq!(index.keys(), 1);
+        assert_eq!(found(&index, "shared/x"), [zid(2)]);
+        assert!(found(&index, "s/5").is_empty());
+    }
+}
