@@ -246,8 +246,10 @@ fn mesh_first_sn() -> u64 {
 /// seeded per process.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// Routes cached at most; beyond, the caches start over.
-const ROUTE_CACHE_MAX: usize = 4096;
+/// Routes cached at most, per cache (keys in use at once: a publisher cycling over more
+/// keys than this finds none cached); beyond, the cache starts over. A route costs about
+/// 100 bytes, so a full cache holds about 6 MiB.
+const ROUTE_CACHE_MAX: usize = 1 << 16;
 
 impl State {
     /// Forgets the cached routes (declarations, interests or faces changed).
