@@ -89,6 +89,16 @@ pub struct Config {
     /// `transport.link.rx.reassembly_budget` (weft's own key): memory that partially
     /// reassembled messages may hold across all of this node's transports (bytes).
     pub reassembly_budget: usize,
+    /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` (µs): how long
+    /// a `drop` message waits for room in its destination's queue before it is dropped.
+    pub wait_before_drop: Duration,
+    /// `transport.link.tx.queue.congestion_control.block.wait_before_close` (µs): how
+    /// long a `block` message waits for room before its destination is closed.
+    pub wait_before_close: Duration,
+    /// `transport.link.tx.overflow_budget` (weft's own key): memory that forwarded
+    /// `block` messages waiting for room may hold across all of this node's transports
+    /// (bytes); a destination that would take more is closed.
+    pub overflow_budget: usize,
     /// `transport.unicast.accept_pending`: handshakes in progress at most; a connection
     /// arriving beyond is closed at once.
     pub accept_pending: usize,
@@ -123,6 +133,9 @@ impl Default for Config {
             accept_timeout: Duration::from_millis(10_000),
             max_message_size: 1 << 30,
             reassembly_budget: 1 << 30,
+            wait_before_drop: Duration::from_micros(1000),
+            wait_before_close: Duration::from_secs(5),
+            overflow_budget: 256 << 20,
             accept_pending: 100,
             max_sessions: 1000,
             qos: true,
@@ -246,6 +259,9 @@ const KNOWN: &[&str] = &[
     "transport.unicast.accept_timeout",
     "transport.link.rx.max_message_size",
     "transport.link.rx.reassembly_budget",
+    "transport.link.tx.queue.congestion_control.drop.wait_before_drop",
+    "transport.link.tx.queue.congestion_control.block.wait_before_close",
+    "transport.link.tx.overflow_budget",
     "transport.unicast.accept_pending",
     "transport.unicast.max_sessions",
     "transport.unicast.qos.enabled",
@@ -285,6 +301,21 @@ fn millis(key: &str, v: &Value) -> Result<Duration, ConfigError> {
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
         .ok_or_else(|| invalid(key, v, "a positive number of milliseconds"))
+}
+
+/// A number of microseconds (zero allowed with `zero_ok`).
+fn micros(key: &str, v: &Value, zero_ok: bool) -> Result<Duration, ConfigError> {
+    v.as_u64()
+        .filter(|us| zero_ok || *us > 0)
+        .map(Duration::from_micros)
+        .ok_or_else(|| {
+            let what = if zero_ok {
+                "a whole number of microseconds"
+            } else {
+                "a positive number of microseconds"
+            };
+            invalid(key, v, what)
+        })
 }
 
 fn count(key: &str, v: &Value) -> Result<usize, ConfigError> {
@@ -415,6 +446,13 @@ impl Config {
                 "transport.link.rx.reassembly_budget" => {
                     config.reassembly_budget = count(key, v)?;
                 }
+                "transport.link.tx.queue.congestion_control.drop.wait_before_drop" => {
+                    config.wait_before_drop = micros(key, v, true)?;
+                }
+                "transport.link.tx.queue.congestion_control.block.wait_before_close" => {
+                    config.wait_before_close = micros(key, v, false)?;
+                }
+                "transport.link.tx.overflow_budget" => config.overflow_budget = count(key, v)?,
                 "transport.unicast.accept_pending" => config.accept_pending = count(key, v)?,
                 "transport.unicast.max_sessions" => config.max_sessions = count(key, v)?,
                 "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
@@ -584,6 +622,29 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "invalid value 0 for `transport.unicast.max_sessions`: expected a positive whole number"
+        );
+    }
+
+    #[test]
+    fn congestion_waits_are_read_from_zenoh_keys_in_microseconds() {
+        let c = Config::default();
+        assert_eq!(c.wait_before_drop, Duration::from_micros(1000));
+        assert_eq!(c.wait_before_close, Duration::from_secs(5));
+        assert_eq!(c.overflow_budget, 256 << 20);
+        let text = "{ transport: { link: { tx: { overflow_budget: 1048576, queue: { \
+                    congestion_control: { drop: { wait_before_drop: 0 }, \
+                    block: { wait_before_close: 250000 } } } } } } }";
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(c.wait_before_drop, Duration::ZERO);
+        assert_eq!(c.wait_before_close, Duration::from_millis(250));
+        assert_eq!(c.overflow_budget, 1 << 20);
+        let text = "{ transport: { link: { tx: { queue: { congestion_control: { \
+                    block: { wait_before_close: 0 } } } } } } }";
+        assert_eq!(
+            Config::from_json5(text).unwrap_err().to_string(),
+            "invalid value 0 for `transport.link.tx.queue.congestion_control.block.\
+             wait_before_close`: expected a positive number of microseconds"
         );
     }
 

@@ -99,6 +99,17 @@ fn slow_subscriber_scenario_with(
     drops_listed: bool,
 ) {
     let weftd = Weftd::start(free_port(), &[]);
+    stream_beside_stuck(&weftd, congestion, stuck, drops_listed);
+}
+
+/// The scenario of [`slow_subscriber_scenario_with`] through `weftd`; `stuck` makes the
+/// subscribers that take (almost) nothing, after the normal one.
+fn stream_beside_stuck(
+    weftd: &Weftd,
+    congestion: CongestionControl,
+    stuck: impl FnOnce(u16) -> Option<Stuck>,
+    drops_listed: bool,
+) {
     let normal = weftd.weft_client();
     let received = Arc::new(AtomicUsize::new(0));
     let ends = Arc::new(AtomicUsize::new(0));
@@ -209,6 +220,64 @@ fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_und
 #[test]
 fn a_zenoh_subscriber_sleeping_in_its_callback_does_not_starve_its_neighbour_under_block() {
     slow_subscriber_scenario(CongestionControl::Block, sleeping_zenoh_subscriber);
+}
+
+/// Reads what `client` was sent until the router ends its side; false if it has not
+/// within `within`.
+fn closed_by_router(client: &mut RawClient, within: Duration) -> bool {
+    use std::io::Read;
+    let deadline = Instant::now() + within;
+    let stream = client.stream();
+    let mut buf = vec![0u8; 1 << 16];
+    while Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        stream
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .unwrap();
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e) => panic!("reading a stuck subscriber's socket: {e}"),
+        }
+    }
+    false
+}
+
+#[test]
+fn slow_subscribers_together_hold_no_more_than_the_overflow_budget() {
+    // 2 MiB for every destination's waiting `block` messages; the time limit far away, so
+    // that only the budget can close the stuck subscribers.
+    let weftd = Weftd::with_config(
+        free_port(),
+        "{ transport: { link: { tx: { overflow_budget: 2097152, queue: { congestion_control: \
+         { block: { wait_before_close: 120000000 } } } } } } }",
+        &[],
+    );
+    let stuck = std::cell::RefCell::new(Vec::new());
+    stream_beside_stuck(
+        &weftd,
+        CongestionControl::Block,
+        |port| {
+            for n in 0..2 {
+                let mut client = RawClient::connect(port, 0x51de_0000 + n).unwrap();
+                client.declare_subscriber(1, "iso/**").unwrap();
+                stuck.borrow_mut().push(client);
+            }
+            Some(Box::new(()))
+        },
+        false,
+    );
+    // 25 MiB went to each: beyond the budget, both were closed (and nothing else was),
+    // long before their lease (10 s: they send no KeepAlive) would have ended them.
+    for (n, client) in stuck.borrow_mut().iter_mut().enumerate() {
+        assert!(
+            closed_by_router(client, Duration::from_secs(4)),
+            "stuck subscriber {n} is still connected"
+        );
+    }
 }
 
 #[test]

@@ -100,7 +100,9 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
     let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
     let mut sent = 0u64;
     if args.keys > 1 {
-        let keys: Vec<String> = (0..args.keys).map(|i| format!("{}/{i}", args.key)).collect();
+        let keys: Vec<String> = (0..args.keys)
+            .map(|i| format!("{}/{i}", args.key))
+            .collect();
         let mut next = keys.iter().cycle();
         'sending: while !stopped(&stop) && Instant::now() < deadline {
             for key in next.by_ref().take(1000) {

@@ -86,6 +86,17 @@ impl Handler for Glue {
             None => crate::transport::RxLimits::default(),
         }
     }
+
+    fn tx_limits(&self) -> crate::transport::TxLimits {
+        match self.0.upgrade() {
+            Some(inner) => crate::transport::TxLimits {
+                wait_before_drop: inner.config.wait_before_drop,
+                wait_before_close: inner.config.wait_before_close,
+                overflow_budget: Some(inner.overflow_budget.clone()),
+            },
+            None => crate::transport::TxLimits::default(),
+        }
+    }
 }
 
 impl Inner {

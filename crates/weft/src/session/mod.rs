@@ -286,6 +286,9 @@ pub(crate) struct Inner {
     /// What all of this node's transports may hold in partially reassembled messages
     /// (`transport.link.rx.reassembly_budget`).
     reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
+    /// What all of this node's transports may hold in forwarded messages waiting for room
+    /// (`transport.link.tx.overflow_budget`).
+    overflow_budget: Arc<crate::transport::OverflowBudget>,
     /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
     refused_keys: AtomicU64,
     /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
@@ -367,6 +370,9 @@ impl Session {
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let route_epoch = Arc::new(AtomicU64::new(0));
+        let overflow_budget = Arc::new(crate::transport::OverflowBudget::new(
+            config.overflow_budget,
+        ));
         let reassembly_budget = Arc::new(weft_transport::rx::ReassemblyBudget::new(
             config.reassembly_budget,
         ));
@@ -409,6 +415,7 @@ impl Session {
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
             reassembly_budget,
+            overflow_budget,
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
             timers: deadlines::Timers::default(),

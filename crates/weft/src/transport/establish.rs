@@ -2,7 +2,6 @@
 //! `Initiator` and `Acceptor`, run on the blocking link within one deadline), then the
 //! transport, handed to the I/O threads once its node has registered it.
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -14,9 +13,10 @@ use weft_transport::establish::{
 };
 use weft_transport::tx::Transmitter;
 
+use super::overflow::Overflow;
 use super::priority_links::PriorityLinks;
 use super::reader::{self, LinkRx};
-use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState};
+use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState, OVERFLOW_MAX};
 use crate::link::{BatchReader, Link};
 
 /// Runs a handshake to its end, which must come before `deadline` (Zenoh's
@@ -234,11 +234,14 @@ fn establish(
     } else {
         usize::from(negotiated.batch_size) - 2
     };
+    let limits = handler.tx_limits();
+    let overflow = Overflow::new(OVERFLOW_MAX, limits.overflow_budget.clone());
     let transport = Arc::new_cyclic(|me| Transport {
         me: me.clone(),
         io_thread: reactor::assign(),
         negotiated,
         describe,
+        limits,
         state: Mutex::new(TxState {
             tx: Transmitter::new(&negotiated, max_batch),
             ready: Default::default(),
@@ -252,8 +255,7 @@ fn establish(
             fragmenting: None,
             idle_waiters: 0,
             fragment_buf: Vec::new(),
-            overflow: VecDeque::new(),
-            overflow_bytes: 0,
+            overflow,
             congested: false,
         }),
         idle: Condvar::new(),

@@ -18,11 +18,13 @@
 //! ([`Pending::start_beside`], module `priority_links`).
 
 mod establish;
+mod overflow;
 mod priority_links;
 mod reactor;
 mod reader;
 
 pub use establish::{accept, open, Pending};
+pub use overflow::OverflowBudget;
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
 
 use std::collections::VecDeque;
@@ -40,6 +42,7 @@ use weft_transport::rx::{Incoming, ReassemblyBudget};
 use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
 
 use crate::link::Link;
+use overflow::{Full, Overflow, Waiting};
 use priority_links::PriorityLinks;
 
 /// Why a message was not sent.
@@ -77,6 +80,35 @@ pub trait Handler: Send + Sync + 'static {
     /// other transports, if any.
     fn rx_limits(&self) -> RxLimits {
         RxLimits::default()
+    }
+    /// How long senders wait for room, and what forwarded messages may hold waiting.
+    fn tx_limits(&self) -> TxLimits {
+        TxLimits::default()
+    }
+}
+
+/// How long a transport's senders wait for room in its queue, and what forwarded
+/// messages may hold while they wait (see [`Transport::send_forwarded`]).
+#[derive(Debug, Clone)]
+pub struct TxLimits {
+    /// How long a `drop` message waits for room before it is dropped
+    /// (`transport.link.tx.queue.congestion_control.drop.wait_before_drop`).
+    pub wait_before_drop: Duration,
+    /// How long a `block` message waits for room before this destination is closed
+    /// (`transport.link.tx.queue.congestion_control.block.wait_before_close`).
+    pub wait_before_close: Duration,
+    /// Memory that forwarded `block` messages waiting for room may hold, shared with the
+    /// other transports (`transport.link.tx.overflow_budget`), if any.
+    pub overflow_budget: Option<Arc<OverflowBudget>>,
+}
+
+impl Default for TxLimits {
+    fn default() -> Self {
+        Self {
+            wait_before_drop: WAIT_BEFORE_DROP,
+            wait_before_close: WAIT_BEFORE_CLOSE,
+            overflow_budget: None,
+        }
     }
 }
 
@@ -129,9 +161,7 @@ struct TxState {
     fragment_buf: Vec<u8>,
     /// Forwarded `block` messages that found no room, encoded, oldest first: they wait
     /// here, not on the forwarding thread (see [`Transport::overflow`]).
-    overflow: VecDeque<Waiting>,
-    /// Bytes held by `overflow`.
-    overflow_bytes: usize,
+    overflow: Overflow,
     /// A `drop` message was dropped and no batch was written since: the link is
     /// congested, and further `drop` messages that find no room are dropped at once
     /// instead of each waiting `WAIT_BEFORE_DROP` (which would slow every other
@@ -150,14 +180,6 @@ struct Partial {
     written: usize,
     /// When the socket last took some of it.
     progress: Instant,
-}
-
-/// A forwarded message waiting for room in its destination's queue.
-struct Waiting {
-    encoded: Vec<u8>,
-    priority: Priority,
-    reliability: Reliability,
-    since: Instant,
 }
 
 /// Where [`TxState::place`] put a message.
@@ -225,24 +247,23 @@ impl TxState {
 
     /// Moves waiting forwarded messages into the queue while it has room (one that cannot
     /// be queued at all is counted in `dropped`). `Err` with how long the oldest one has
-    /// waited when that is over `WAIT_BEFORE_CLOSE`.
-    fn refill(&mut self, dropped: &AtomicU64) -> Result<(), Duration> {
-        while let Some(w) = self.overflow.pop_front() {
-            let waited = w.since.elapsed();
-            if waited > WAIT_BEFORE_CLOSE {
-                self.overflow.push_front(w);
+    /// waited when that is over `wait_before_close`.
+    fn refill(&mut self, dropped: &AtomicU64, wait_before_close: Duration) -> Result<(), Duration> {
+        if let Some(waited) = self.overflow.oldest().map(|since| since.elapsed()) {
+            if waited > wait_before_close {
                 return Err(waited);
             }
+        }
+        while let Some(w) = self.overflow.pop() {
             match self.place(&w) {
-                Ok(Placed::Queued) => self.overflow_bytes -= w.encoded.len(),
+                Ok(Placed::Queued) => {}
                 // Cannot happen (this transport's own sender encoded it, at a priority it
                 // takes), but would not go unnoticed.
                 Err(_) => {
-                    self.overflow_bytes -= w.encoded.len();
                     dropped.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok(Placed::NoRoom) => {
-                    self.overflow.push_front(w);
+                    self.overflow.unpop(w);
                     return Ok(());
                 }
             }
@@ -252,9 +273,7 @@ impl TxState {
 
     /// Discards what waits in the overflow (its link is closing), counted in `dropped`.
     fn discard_overflow(&mut self, dropped: &AtomicU64) {
-        dropped.fetch_add(self.overflow.len() as u64, Ordering::Relaxed);
-        self.overflow.clear();
-        self.overflow_bytes = 0;
+        dropped.fetch_add(self.overflow.clear() as u64, Ordering::Relaxed);
     }
 
     /// Gives a written batch's buffer back to the pool, which keeps at most `READY_MAX`
@@ -348,6 +367,8 @@ pub struct Transport {
     io_thread: usize,
     negotiated: Negotiated,
     describe: String,
+    /// How long senders wait for room.
+    limits: TxLimits,
     state: Mutex<TxState>,
     idle: Condvar,
     /// The link's socket: one descriptor, read by an I/O thread (or a UDP link's reader
@@ -513,9 +534,9 @@ impl Transport {
         Ok(())
     }
 
-    /// Waits for the writer to make room. Under `drop`, at most `WAIT_BEFORE_DROP` (not
+    /// Waits for the writer to make room. Under `drop`, at most `wait_before_drop` (not
     /// at all while the link is congested), then the message is dropped and counted.
-    /// Under `block`, at most `WAIT_BEFORE_CLOSE`: a destination that takes nothing for
+    /// Under `block`, at most `wait_before_close`: a destination that takes nothing for
     /// that long is closed (never the sender's own link), and the message with it.
     fn wait_for_room<'s>(
         &'s self,
@@ -525,9 +546,9 @@ impl Transport {
     ) -> Result<MutexGuard<'s, TxState>, SendError> {
         let dropping = congestion == CongestionControl::Drop;
         let wait = if dropping {
-            WAIT_BEFORE_DROP
+            self.limits.wait_before_drop
         } else {
-            WAIT_BEFORE_CLOSE
+            self.limits.wait_before_close
         };
         let until = *deadline.get_or_insert_with(|| Instant::now() + wait);
         let now = Instant::now();
@@ -542,7 +563,7 @@ impl Transport {
                 "closing {} ({}): it took nothing for {:?} while a `block` message waited",
                 self.describe,
                 self.peer_zid(),
-                WAIT_BEFORE_CLOSE
+                self.limits.wait_before_close
             );
             self.abort();
             return Err(SendError::Closed);
@@ -626,8 +647,9 @@ impl Transport {
     /// it waits in this destination's overflow, encoded, while the forwarding thread goes
     /// on with its other destinations — only this destination's traffic waits. The writer
     /// moves it into the queue as room comes. If the oldest waits longer than
-    /// `WAIT_BEFORE_CLOSE`, or the overflow would hold more than `OVERFLOW_MAX` bytes,
-    /// this destination is closed (never the sender).
+    /// `wait_before_close`, or the overflow would hold more than `OVERFLOW_MAX` bytes, or
+    /// more than the budget shared with the other destinations has left, this destination
+    /// is closed (never the sender).
     fn overflow(
         &self,
         mut st: MutexGuard<'_, TxState>,
@@ -643,28 +665,43 @@ impl Transport {
         }
         let mut encoded = Vec::new();
         msg.encode(&mut encoded).map_err(TxError::Encode)?;
-        let waited = st.overflow.front().map(|w| w.since.elapsed());
-        let over = st.overflow_bytes + encoded.len() > OVERFLOW_MAX;
-        if over || waited.is_some_and(|w| w > WAIT_BEFORE_CLOSE) {
+        let len = encoded.len();
+        let waited = st.overflow.oldest().map(|since| since.elapsed());
+        let refused = if waited.is_some_and(|w| w > self.limits.wait_before_close) {
+            Err(None)
+        } else {
+            st.overflow
+                .push(Waiting {
+                    encoded,
+                    priority,
+                    reliability,
+                    since: Instant::now(),
+                })
+                .map_err(Some)
+        };
+        if let Err(full) = refused {
             drop(st);
+            let why = match full {
+                None => format!(
+                    "forwarded `block` messages waited {:?} for room",
+                    waited.unwrap_or_default()
+                ),
+                Some(Full::Destination) => {
+                    format!("{OVERFLOW_MAX} bytes of forwarded `block` messages wait for room")
+                }
+                Some(Full::Budget) => format!(
+                    "transport.link.tx.overflow_budget is spent ({len} more bytes of forwarded \
+                     `block` messages could not wait)"
+                ),
+            };
             tracing::warn!(
-                "closing {} ({}): it takes too little (forwarded `block` messages waiting {:?}, \
-                 {} bytes beyond the queue)",
+                "closing {} ({}): it takes too little ({why})",
                 self.describe,
-                self.peer_zid(),
-                waited.unwrap_or_default(),
-                encoded.len()
+                self.peer_zid()
             );
             self.abort();
             return Err(SendError::Closed);
         }
-        st.overflow_bytes += encoded.len();
-        st.overflow.push_back(Waiting {
-            encoded,
-            priority,
-            reliability,
-            since: Instant::now(),
-        });
         self.wake_writer(&mut st);
         Ok(())
     }
@@ -853,7 +890,9 @@ impl Transport {
                     st.recycle(batch);
                     st.congested = false;
                     wrote = true;
-                    if let Err(waited) = st.refill(&self.stats.dropped) {
+                    if let Err(waited) =
+                        st.refill(&self.stats.dropped, self.limits.wait_before_close)
+                    {
                         st.writing = false;
                         drop(st);
                         tracing::warn!(
@@ -1054,7 +1093,9 @@ impl Transport {
                     (st, result) = self.drain(st, None, true);
                     if result.is_err()
                         || st.overflow.is_empty()
-                        || st.refill(&self.stats.dropped).is_err()
+                        || st
+                            .refill(&self.stats.dropped, self.limits.wait_before_close)
+                            .is_err()
                     {
                         break;
                     }
@@ -1156,7 +1197,7 @@ fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
 const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
 
 /// Bytes of forwarded `block` messages one destination may hold beyond its queue.
-const OVERFLOW_MAX: usize = 64 << 20;
+pub(crate) const OVERFLOW_MAX: usize = 64 << 20;
 
 /// How long a `block` message waits for room before its destination is closed (Zenoh's
 /// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).

@@ -8,7 +8,7 @@
 //! the link's [`LinkRx`]. Writable, or asked to write: it writes the link's queued
 //! batches without ever waiting ([`Transport::pump`]). Timers: each link's lease is
 //! checked when it is due (a heap of deadlines), a write the socket has not taken for
-//! [`BLOCKED_WRITE_LIMIT`] closes the link, and a link closed locally is read to its end
+//! the link's `wait_before_close` closes the link, and a link closed locally is read to its end
 //! for [`CLOSE_DRAIN`] at most.
 //!
 //! An I/O thread never waits for one link: what it sends goes through the queues
@@ -28,7 +28,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::reader::{Flow, LinkRx};
 use super::{Transport, CLOSE_DRAIN};
-use crate::link::{self, BLOCKED_WRITE_LIMIT, STREAM_BATCH_SIZE};
+use crate::link::{self, STREAM_BATCH_SIZE};
 
 /// Most I/O threads a process runs.
 pub const MAX_IO_THREADS: usize = 8;
@@ -379,11 +379,12 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
         let until = *entry.drain_until.get_or_insert(now + CLOSE_DRAIN);
         return (now < until).then_some(until);
     }
+    let limit = t.limits.wait_before_close;
     if t.write_stalled_since()
-        .is_some_and(|since| now.duration_since(since) >= BLOCKED_WRITE_LIMIT)
+        .is_some_and(|since| now.duration_since(since) >= limit)
     {
         tracing::warn!(
-            "closing {} ({}): it took nothing for {BLOCKED_WRITE_LIMIT:?}",
+            "closing {} ({}): it took nothing for {limit:?}",
             t.describe(),
             t.peer_zid()
         );
@@ -394,7 +395,7 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
         Flow::Open => {
             let mut next = now + entry.rx.tick();
             if t.write_stalled_since().is_some() {
-                next = next.min(now + BLOCKED_WRITE_LIMIT / 4);
+                next = next.min(now + limit / 4);
             }
             Some(next)
         }
