@@ -10,10 +10,13 @@
 //! - [`rx`]: the receive side of an established transport: SN checks, priorities,
 //!   reassembly, delivery of network messages;
 //! - [`tx`]: the transmit side: packing messages into Frames and batches, fragmenting
-//!   what does not fit.
+//!   what does not fit;
+//! - [`queue`]: the transmit queue around it: batches waiting per priority, bounded,
+//!   forwarded messages waiting for room, congestion control's decisions.
 
 pub mod establish;
 pub mod lease;
+pub mod queue;
 pub mod rx;
 pub mod sn;
 pub mod tx;

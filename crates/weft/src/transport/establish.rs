@@ -11,12 +11,11 @@ use weft_proto::transport::CloseReason;
 use weft_transport::establish::{
     close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
 };
-use weft_transport::tx::Transmitter;
+use weft_transport::queue::TxQueue;
 
-use super::overflow::Overflow;
 use super::priority_links::PriorityLinks;
 use super::reader::{self, LinkRx};
-use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState, OVERFLOW_MAX};
+use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState};
 use crate::link::{BatchReader, Link};
 
 /// Runs a handshake to its end, which must come before `deadline` (Zenoh's
@@ -235,7 +234,7 @@ fn establish(
         usize::from(negotiated.batch_size) - 2
     };
     let limits = handler.tx_limits();
-    let overflow = Overflow::new(OVERFLOW_MAX, limits.overflow_budget.clone());
+    let queue = TxQueue::new(&negotiated, max_batch, limits.overflow_budget.clone());
     let transport = Arc::new_cyclic(|me| Transport {
         me: me.clone(),
         io_thread: reactor::assign(),
@@ -243,20 +242,12 @@ fn establish(
         describe,
         limits,
         state: Mutex::new(TxState {
-            tx: Transmitter::new(&negotiated, max_batch),
-            ready: Default::default(),
-            ready_count: 0,
-            pool: Vec::new(),
+            queue,
             writing: false,
             write_scheduled: false,
             pump_again: false,
             partial: None,
-            flush_requested: false,
-            fragmenting: None,
             idle_waiters: 0,
-            fragment_buf: Vec::new(),
-            overflow,
-            congested: false,
         }),
         idle: Condvar::new(),
         link,

@@ -10,24 +10,23 @@
 //! (forwarded by a router), it is queued as fragment batches instead. The I/O threads
 //! read the links, hand each batch to the link's [`reader::LinkRx`] and watch the leases.
 //!
-//! Files: `queue` (the transmit queue's state), `establish` (the handshake, and a
-//! transport's start), `reactor` (the I/O threads), `reader` (the receiving side), this
-//! module (sending).
+//! The transmit queue itself (lanes, bounds, overflow, congestion decisions) is
+//! `weft_transport::queue::TxQueue`, without I/O; this module drives it: who writes, who
+//! waits, and the socket. Files: `establish` (the handshake, and a transport's start),
+//! `reactor` (the I/O threads), `reader` (the receiving side), this module (sending).
 //!
 //! A transport may have links reserved for some priorities attached to it
 //! ([`Pending::start_beside`], module `priority_links`).
 
 mod establish;
-mod overflow;
 mod priority_links;
 mod reactor;
 mod reader;
 
 pub use establish::{accept, open, Pending};
-pub use overflow::OverflowBudget;
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
+pub use weft_transport::queue::OverflowBudget;
 
-use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
@@ -38,11 +37,11 @@ use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohI
 use weft_proto::network::NetworkMessage;
 use weft_proto::transport::CloseReason;
 use weft_transport::establish::{close_batch, EstablishError, Negotiated};
+use weft_transport::queue::{slice_parts, Full, NoRoom, TxQueue, READY_MAX};
 use weft_transport::rx::{Incoming, ReassemblyBudget};
-use weft_transport::tx::{Pushed, Transmitter, TxError, KEEP_ALIVE_BATCH};
+use weft_transport::tx::{Pushed, TxError};
 
 use crate::link::Link;
-use overflow::{Full, Overflow, Waiting};
 use priority_links::PriorityLinks;
 
 /// Why a message was not sent.
@@ -131,13 +130,9 @@ impl Default for RxLimits {
     }
 }
 
+/// A transport's sending state, behind its lock: the queue, and who writes.
 struct TxState {
-    tx: Transmitter,
-    /// Full batches waiting for the writer, per priority (at most `READY_MAX` in all).
-    ready: [VecDeque<Vec<u8>>; 8],
-    ready_count: usize,
-    /// Buffers to reuse for ready batches.
-    pool: Vec<Vec<u8>>,
+    queue: TxQueue,
     /// Someone (an I/O thread, or an application thread sending an express or a
     /// fragmented message) holds the link for writing.
     writing: bool,
@@ -149,29 +144,9 @@ struct TxState {
     /// The batch an I/O thread has begun writing and the socket has not taken whole
     /// yet; the link stays held (`writing`) until it is out.
     partial: Option<Partial>,
-    /// Manual batching asked for what is pending to be written.
-    flush_requested: bool,
-    /// The priority whose lane a fragmented message is being written on: the writer
-    /// leaves that lane alone until the last fragment is out.
-    fragmenting: Option<Priority>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
-    /// The encoded head of the message being fragmented (all but its payload), kept
-    /// between messages.
-    fragment_buf: Vec<u8>,
-    /// Forwarded `block` messages that found no room, encoded, oldest first: they wait
-    /// here, not on the forwarding thread (see [`Transport::overflow`]).
-    overflow: Overflow,
-    /// A `drop` message was dropped and no batch was written since: the link is
-    /// congested, and further `drop` messages that find no room are dropped at once
-    /// instead of each waiting `WAIT_BEFORE_DROP` (which would slow every other
-    /// destination of the forwarding thread by that much per message).
-    congested: bool,
 }
-
-/// Full batches a transport keeps waiting for the link (per transport, all priorities);
-/// beyond, congestion control applies: `drop` drops the message, `block` waits.
-const READY_MAX: usize = 16;
 
 /// A batch the socket has taken part of.
 struct Partial {
@@ -180,166 +155,6 @@ struct Partial {
     written: usize,
     /// When the socket last took some of it.
     progress: Instant,
-}
-
-/// Where [`TxState::place`] put a message.
-enum Placed {
-    /// In a pending batch, or queued as fragment batches.
-    Queued,
-    /// Nowhere: the queue has no room for it.
-    NoRoom,
-}
-
-impl TxState {
-    /// Whether `count` fragment batches fit on `priority`'s lane: at most `READY_MAX`
-    /// batches queued, or twice the message's own fragments for a larger message (so
-    /// that one can wait while the previous one is written).
-    fn room_for_fragments(&self, priority: Priority, count: usize) -> bool {
-        let queued = self.ready_count + usize::from(!self.tx.lane_is_empty(priority));
-        queued == 0 || queued + count <= READY_MAX.max(2 * count)
-    }
-
-    /// Queues a message of `len` encoded bytes, given as `parts` laid end to end, as
-    /// fragment batches behind what is queued on its lane (copying it).
-    fn queue_fragments(
-        &mut self,
-        parts: [&[u8]; 3],
-        len: usize,
-        priority: Priority,
-        reliability: Reliability,
-    ) -> Result<(), TxError> {
-        self.seal_lane(priority);
-        let lane = usize::from(priority.to_u8());
-        for fragment in self.tx.plan_fragments(len, priority, reliability)? {
-            let mut buf = self.pool.pop().unwrap_or_default();
-            buf.clear();
-            buf.extend_from_slice(fragment.head());
-            for part in slice_parts(parts, fragment.range()) {
-                buf.extend_from_slice(part);
-            }
-            self.ready[lane].push_back(buf);
-            self.ready_count += 1;
-        }
-        Ok(())
-    }
-
-    /// Puts an encoded message in the queue if there is room, without waiting.
-    fn place(&mut self, w: &Waiting) -> Result<Placed, TxError> {
-        loop {
-            match self
-                .tx
-                .push_encoded(&w.encoded, w.priority, w.reliability)?
-            {
-                Pushed::Appended => return Ok(Placed::Queued),
-                Pushed::Full if self.tx.lane_is_empty(w.priority) => {
-                    let len = w.encoded.len();
-                    if !self.room_for_fragments(w.priority, self.tx.fragment_count(len)) {
-                        return Ok(Placed::NoRoom);
-                    }
-                    self.queue_fragments([&w.encoded, &[], &[]], len, w.priority, w.reliability)?;
-                    return Ok(Placed::Queued);
-                }
-                Pushed::Full if self.ready_count < READY_MAX => self.seal_lane(w.priority),
-                Pushed::Full => return Ok(Placed::NoRoom),
-            }
-        }
-    }
-
-    /// Moves waiting forwarded messages into the queue while it has room (one that cannot
-    /// be queued at all is counted in `dropped`). `Err` with how long the oldest one has
-    /// waited when that is over `wait_before_close`.
-    fn refill(&mut self, dropped: &AtomicU64, wait_before_close: Duration) -> Result<(), Duration> {
-        if let Some(waited) = self.overflow.oldest().map(|since| since.elapsed()) {
-            if waited > wait_before_close {
-                return Err(waited);
-            }
-        }
-        while let Some(w) = self.overflow.pop() {
-            match self.place(&w) {
-                Ok(Placed::Queued) => {}
-                // Cannot happen (this transport's own sender encoded it, at a priority it
-                // takes), but would not go unnoticed.
-                Err(_) => {
-                    dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                Ok(Placed::NoRoom) => {
-                    self.overflow.unpop(w);
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Discards what waits in the overflow (its link is closing), counted in `dropped`.
-    fn discard_overflow(&mut self, dropped: &AtomicU64) {
-        dropped.fetch_add(self.overflow.clear() as u64, Ordering::Relaxed);
-    }
-
-    /// Gives a written batch's buffer back to the pool, which keeps at most `READY_MAX`
-    /// (a message queued as many fragments does not leave them all behind).
-    fn recycle(&mut self, batch: Vec<u8>) {
-        if self.pool.len() < READY_MAX {
-            self.pool.push(batch);
-        }
-    }
-
-    /// Moves the pending batch of `priority` to the ready queue.
-    fn seal_lane(&mut self, priority: Priority) {
-        let mut buf = self.pool.pop().unwrap_or_default();
-        if !self.tx.swap_lane(priority, &mut buf) {
-            self.pool.push(buf);
-            return;
-        }
-        self.ready[usize::from(priority.to_u8())].push_back(buf);
-        self.ready_count += 1;
-    }
-
-    /// The next batch to write, highest priority first; pending (not full) batches only
-    /// when `pending_too`.
-    fn next_batch(&mut self, pending_too: bool) -> Option<Vec<u8>> {
-        self.next_batch_above(None, pending_too)
-    }
-
-    /// The next batch to write of a priority higher than `above` (of any priority when
-    /// `None`), highest first; pending (not full) batches only when `pending_too`.
-    fn next_batch_above(&mut self, above: Option<Priority>, pending_too: bool) -> Option<Vec<u8>> {
-        for p in Priority::ALL {
-            if above.is_some_and(|a| p >= a) {
-                return None;
-            }
-            if self.fragmenting == Some(p) {
-                continue;
-            }
-            let i = usize::from(p.to_u8());
-            if let Some(b) = self.ready[i].pop_front() {
-                self.ready_count -= 1;
-                return Some(b);
-            }
-            if pending_too {
-                let batch = self.tx.take_lane(p);
-                if !batch.is_empty() {
-                    let mut buf = self.pool.pop().unwrap_or_default();
-                    buf.clear();
-                    buf.extend_from_slice(batch);
-                    return Some(buf);
-                }
-            }
-        }
-        None
-    }
-
-    fn has_work(&self, manual: bool) -> bool {
-        let ready = self.ready.iter().enumerate().any(|(i, q)| {
-            !q.is_empty() && self.fragmenting.map(|p| usize::from(p.to_u8())) != Some(i)
-        });
-        ready
-            || Priority::ALL.iter().any(|p| {
-                self.fragmenting != Some(*p)
-                    && !self.tx.lane_is_empty(*p)
-                    && (!manual || self.flush_requested)
-            })
-    }
 }
 
 /// Drops counted by a transport.
@@ -491,7 +306,7 @@ impl Transport {
         let after_batch = after_batch || on_io_thread;
         let mut st = self.lock();
         // Behind forwarded messages already waiting, to keep their order.
-        if after_batch && !st.overflow.is_empty() {
+        if after_batch && !st.queue.overflow_is_empty() {
             return self.overflow(st, msg, priority, reliability, congestion);
         }
         let mut drop_deadline = None;
@@ -499,18 +314,18 @@ impl Transport {
             if self.is_closed() {
                 return Err(SendError::Closed);
             }
-            match st.tx.push(msg, priority, reliability)? {
+            match st.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
-                Pushed::Full if st.tx.lane_is_empty(priority) && after_batch => {
+                Pushed::Full if st.queue.lane_is_empty(priority) && after_batch => {
                     return self.queue_fragmented(st, msg, priority, reliability, congestion);
                 }
-                Pushed::Full if st.tx.lane_is_empty(priority) => {
+                Pushed::Full if st.queue.lane_is_empty(priority) => {
                     return self.send_fragmented(st, msg, priority, reliability, congestion);
                 }
-                Pushed::Full if st.ready_count < READY_MAX => {
+                Pushed::Full if st.queue.has_room() => {
                     // The lane's batch is full: it waits for the writer, the message
                     // starts the next one.
-                    st.seal_lane(priority);
+                    st.queue.seal_lane(priority);
                     self.wake_writer(&mut st);
                 }
                 Pushed::Full if after_batch && congestion == CongestionControl::Block => {
@@ -526,7 +341,7 @@ impl Transport {
         }
         if msg_is_express(msg) {
             // Under manual batching too: an express message does not wait for a flush.
-            st.flush_requested = true;
+            st.queue.request_flush();
             self.wake_writer(&mut st);
         } else if !self.manual_batching.load(Ordering::Relaxed) {
             self.wake_writer(&mut st);
@@ -544,31 +359,31 @@ impl Transport {
         congestion: CongestionControl,
         deadline: &mut Option<Instant>,
     ) -> Result<MutexGuard<'s, TxState>, SendError> {
-        let dropping = congestion == CongestionControl::Drop;
-        let wait = if dropping {
+        let wait = if congestion == CongestionControl::Drop {
             self.limits.wait_before_drop
         } else {
             self.limits.wait_before_close
         };
-        let until = *deadline.get_or_insert_with(|| Instant::now() + wait);
         let now = Instant::now();
-        if dropping && (st.congested || now >= until) {
-            st.congested = true;
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            return Err(SendError::Dropped);
+        let until = *deadline.get_or_insert(now + wait);
+        match st.queue.no_room(congestion, until, now) {
+            NoRoom::Wait(left) => Ok(self.wait_idle(st, Some(left))),
+            NoRoom::Drop => {
+                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                Err(SendError::Dropped)
+            }
+            NoRoom::Close => {
+                drop(st);
+                tracing::warn!(
+                    "closing {} ({}): it took nothing for {:?} while a `block` message waited",
+                    self.describe,
+                    self.peer_zid(),
+                    self.limits.wait_before_close
+                );
+                self.abort();
+                Err(SendError::Closed)
+            }
         }
-        if now >= until {
-            drop(st);
-            tracing::warn!(
-                "closing {} ({}): it took nothing for {:?} while a `block` message waited",
-                self.describe,
-                self.peer_zid(),
-                self.limits.wait_before_close
-            );
-            self.abort();
-            return Err(SendError::Closed);
-        }
-        Ok(self.wait_idle(st, Some(until - now)))
     }
 
     /// Closes this transport at once, without flushing: its peer does not read. What
@@ -577,7 +392,8 @@ impl Transport {
         if !self.mark_closed() {
             return;
         }
-        self.lock().discard_overflow(&self.stats.dropped);
+        let discarded = self.lock().queue.discard_overflow();
+        self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
         // A thread waiting for the socket to take a write sees the shutdown at once.
         self.link.shutdown();
     }
@@ -602,28 +418,27 @@ impl Transport {
         reliability: Reliability,
         congestion: CongestionControl,
     ) -> Result<(), SendError> {
-        let mut head = std::mem::take(&mut st.fragment_buf);
-        head.clear();
+        let mut head = st.queue.take_fragment_buf();
         let split = match msg.encode_split(&mut head) {
             Ok(split) => split,
             Err(e) => {
-                st.fragment_buf = head;
+                st.queue.keep_fragment_buf(head);
                 return Err(SendError::Tx(TxError::Encode(e)));
             }
         };
         let len = head.len() + split.bulk.len();
-        let count = st.tx.fragment_count(len);
+        let count = st.queue.fragment_count(len);
         let mut deadline = None;
         loop {
             if self.is_closed() {
-                st.fragment_buf = head;
+                st.queue.keep_fragment_buf(head);
                 return Err(SendError::Closed);
             }
-            if st.room_for_fragments(priority, count) {
+            if st.queue.room_for_fragments(priority, count) {
                 break;
             }
             if congestion == CongestionControl::Block {
-                st.fragment_buf = head;
+                st.queue.keep_fragment_buf(head);
                 return self.overflow(st, msg, priority, reliability, congestion);
             }
             match self.wait_for_room(st, congestion, &mut deadline) {
@@ -634,10 +449,10 @@ impl Transport {
                 }
             }
         }
-        let queued = st.queue_fragments(split.parts(&head), len, priority, reliability);
-        if head.capacity() <= FRAGMENT_BUF_KEPT {
-            st.fragment_buf = head;
-        }
+        let queued = st
+            .queue
+            .queue_fragments(split.parts(&head), len, priority, reliability);
+        st.queue.keep_fragment_buf(head);
         queued?;
         self.wake_writer(&mut st);
         Ok(())
@@ -659,24 +474,20 @@ impl Transport {
         congestion: CongestionControl,
     ) -> Result<(), SendError> {
         if congestion == CongestionControl::Drop {
-            st.congested = true;
+            st.queue.dropped_forwarded();
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
             return Err(SendError::Dropped);
         }
         let mut encoded = Vec::new();
         msg.encode(&mut encoded).map_err(TxError::Encode)?;
         let len = encoded.len();
-        let waited = st.overflow.oldest().map(|since| since.elapsed());
+        let now = Instant::now();
+        let waited = st.queue.overflow_oldest().map(|since| now - since);
         let refused = if waited.is_some_and(|w| w > self.limits.wait_before_close) {
             Err(None)
         } else {
-            st.overflow
-                .push(Waiting {
-                    encoded,
-                    priority,
-                    reliability,
-                    since: Instant::now(),
-                })
+            st.queue
+                .push_overflow(encoded, priority, reliability, now)
                 .map_err(Some)
         };
         if let Err(full) = refused {
@@ -687,7 +498,10 @@ impl Transport {
                     waited.unwrap_or_default()
                 ),
                 Some(Full::Destination) => {
-                    format!("{OVERFLOW_MAX} bytes of forwarded `block` messages wait for room")
+                    format!(
+                        "{} bytes of forwarded `block` messages wait for room",
+                        weft_transport::queue::OVERFLOW_MAX
+                    )
                 }
                 Some(Full::Budget) => format!(
                     "transport.link.tx.overflow_budget is spent ({len} more bytes of forwarded \
@@ -734,7 +548,7 @@ impl Transport {
         if st.idle_waiters == 0 {
             return;
         }
-        if batch_written && st.ready_count > READY_MAX / 2 && st.fragmenting.is_none() {
+        if batch_written && st.queue.ready_count() > READY_MAX / 2 && !st.queue.is_fragmenting() {
             return;
         }
         self.idle.notify_all();
@@ -757,7 +571,10 @@ impl Transport {
     fn release_link(&self, st: &mut TxState) {
         st.writing = false;
         let manual = self.manual_batching.load(Ordering::Relaxed);
-        if std::mem::take(&mut st.pump_again) || st.has_work(manual) || !st.overflow.is_empty() {
+        if std::mem::take(&mut st.pump_again)
+            || st.queue.has_work(manual)
+            || !st.queue.overflow_is_empty()
+        {
             self.wake_writer(st);
         }
         self.notify_idle(st, false);
@@ -774,19 +591,15 @@ impl Transport {
         reliability: Reliability,
         congestion: CongestionControl,
     ) -> Result<(), SendError> {
-        let lane = usize::from(priority.to_u8());
         let mut drop_deadline = None;
         // What is already queued on this lane goes first, and one fragmented message at
         // a time: fragments of a channel must have consecutive sequence numbers.
         loop {
-            if !st.tx.lane_is_empty(priority) && st.ready_count < READY_MAX {
-                st.seal_lane(priority);
+            if !st.queue.lane_is_empty(priority) && st.queue.has_room() {
+                st.queue.seal_lane(priority);
                 self.wake_writer(&mut st);
             }
-            if st.fragmenting.is_none()
-                && st.ready[lane].is_empty()
-                && st.tx.lane_is_empty(priority)
-            {
+            if st.queue.lane_idle(priority) {
                 break;
             }
             st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
@@ -794,24 +607,23 @@ impl Transport {
         // The message is encoded but for its payload, which stays where it is; each
         // fragment is written straight from those parts, its header in front (a vectored
         // write: no copy of the payload on the way).
-        let mut head = std::mem::take(&mut st.fragment_buf);
-        head.clear();
+        let mut head = st.queue.take_fragment_buf();
         let planned = msg
             .encode_split(&mut head)
             .map_err(TxError::Encode)
             .and_then(|split| {
                 let len = head.len() + split.bulk.len();
-                Ok((split, st.tx.plan_fragments(len, priority, reliability)?))
+                let fragments = st.queue.start_fragmenting(len, priority, reliability)?;
+                Ok((split, fragments))
             });
         let (split, fragments) = match planned {
             Ok(p) => p,
             Err(e) => {
-                st.fragment_buf = head;
+                st.queue.keep_fragment_buf(head);
                 return Err(e.into());
             }
         };
         let parts = split.parts(&head);
-        st.fragmenting = Some(priority);
         let mut result = Ok(());
         for fragment in fragments {
             while st.writing {
@@ -819,7 +631,8 @@ impl Transport {
             }
             // Between fragments, higher priorities go first, written by this thread: no
             // hand-over to the writer thread on their way.
-            let pending_too = !self.manual_batching.load(Ordering::Relaxed) || st.flush_requested;
+            let manual = self.manual_batching.load(Ordering::Relaxed);
+            let pending_too = st.queue.pending_wanted(manual);
             (st, result) = self.drain(st, Some(priority), pending_too);
             if result.is_err() {
                 break;
@@ -834,11 +647,8 @@ impl Transport {
                 break;
             }
         }
-        // A huge message's buffer is not kept: memory stays bounded by the batch sizes.
-        if head.capacity() <= FRAGMENT_BUF_KEPT {
-            st.fragment_buf = head;
-        }
-        st.fragmenting = None;
+        st.queue.keep_fragment_buf(head);
+        st.queue.end_fragmenting();
         self.wake_writer(&mut st);
         self.notify_idle(&st, false);
         result
@@ -865,15 +675,9 @@ impl Transport {
                 Some(p) => (p.batch, p.written, p.progress),
                 None => {
                     let manual = self.manual_batching.load(Ordering::Relaxed);
-                    let pending_too = !manual || st.flush_requested;
-                    match st.next_batch(pending_too) {
+                    match st.queue.next_batch(manual) {
                         Some(b) => (b, 0, Instant::now()),
-                        None => {
-                            if st.tx.is_empty() {
-                                st.flush_requested = false;
-                            }
-                            break;
-                        }
+                        None => break,
                     }
                 }
             };
@@ -887,12 +691,9 @@ impl Transport {
             match result {
                 Ok(true) => {
                     self.count_written(batch.len());
-                    st.recycle(batch);
-                    st.congested = false;
+                    st.queue.batch_written(batch);
                     wrote = true;
-                    if let Err(waited) =
-                        st.refill(&self.stats.dropped, self.limits.wait_before_close)
-                    {
+                    if let Err(waited) = self.refill(&mut st) {
                         st.writing = false;
                         drop(st);
                         tracing::warn!(
@@ -924,7 +725,7 @@ impl Transport {
                     }
                 }
                 Err(_) => {
-                    st.recycle(batch);
+                    st.queue.recycle(batch);
                     st.writing = false;
                     drop(st);
                     self.fail_link();
@@ -939,7 +740,18 @@ impl Transport {
 
     /// Whether full batches wait in the queue (bulk traffic).
     pub(crate) fn has_full_batches(&self) -> bool {
-        self.lock().ready_count > 0
+        self.lock().queue.ready_count() > 0
+    }
+
+    /// Moves forwarded messages waiting in the overflow into the queue as room allows
+    /// (see [`TxQueue::refill`]); `Err` with how long the oldest has waited when that is
+    /// past `wait_before_close`.
+    fn refill(&self, st: &mut TxState) -> Result<(), Duration> {
+        let dropped = st
+            .queue
+            .refill(Instant::now(), self.limits.wait_before_close)?;
+        self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Since when a batch begun by an I/O thread has waited for the socket to take more
@@ -979,15 +791,15 @@ impl Transport {
     ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
         st.writing = true;
         let mut result = Ok(());
-        while let Some(batch) = st.next_batch_above(above, pending_too) {
+        while let Some(batch) = st.queue.next_batch_above(above, pending_too) {
             drop(st);
             result = self.write(&batch);
             st = self.lock();
-            st.recycle(batch);
             if result.is_err() {
+                st.queue.recycle(batch);
                 break;
             }
-            st.congested = false;
+            st.queue.batch_written(batch);
         }
         self.release_link(&mut st);
         (st, result)
@@ -1042,21 +854,16 @@ impl Transport {
             link.flush_pending();
         }
         let mut st = self.lock();
-        st.flush_requested = true;
+        st.queue.request_flush();
         self.wake_writer(&mut st);
     }
 
     /// Sends a KeepAlive if nothing else is being written or waits to be.
     fn keep_alive(&self) {
         let mut st = self.lock();
-        if st.writing || !st.tx.is_empty() || st.ready_count > 0 {
+        if st.writing || !st.queue.push_keep_alive() {
             return;
         }
-        let mut buf = st.pool.pop().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(&KEEP_ALIVE_BATCH);
-        st.ready[usize::from(Priority::Control.to_u8())].push_back(buf);
-        st.ready_count += 1;
         self.wake_writer(&mut st);
     }
 
@@ -1092,16 +899,15 @@ impl Transport {
                     let result;
                     (st, result) = self.drain(st, None, true);
                     if result.is_err()
-                        || st.overflow.is_empty()
-                        || st
-                            .refill(&self.stats.dropped, self.limits.wait_before_close)
-                            .is_err()
+                        || st.queue.overflow_is_empty()
+                        || self.refill(&mut st).is_err()
                     {
                         break;
                     }
                 }
             }
-            st.discard_overflow(&self.stats.dropped);
+            let discarded = st.queue.discard_overflow();
+            self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
             // A batch begun and not finished: nothing more can follow it.
             st.partial.is_some()
         };
@@ -1166,18 +972,6 @@ impl Transport {
     }
 }
 
-/// The bytes `range` of the concatenation of `parts`, as (up to) one slice of each part.
-fn slice_parts(parts: [&[u8]; 3], range: std::ops::Range<usize>) -> [&[u8]; 3] {
-    let mut start = 0;
-    parts.map(|part| {
-        let end = start + part.len();
-        let from = range.start.clamp(start, end) - start;
-        let to = range.end.clamp(start, end) - start;
-        start = end;
-        &part[from..to]
-    })
-}
-
 /// Whether a message asks to be sent at once (the express bit of its QoS).
 fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
     let qos = match msg {
@@ -1196,9 +990,6 @@ fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {
 /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` default).
 const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
 
-/// Bytes of forwarded `block` messages one destination may hold beyond its queue.
-pub(crate) const OVERFLOW_MAX: usize = 64 << 20;
-
 /// How long a `block` message waits for room before its destination is closed (Zenoh's
 /// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).
 const WAIT_BEFORE_CLOSE: Duration = Duration::from_secs(5);
@@ -1210,27 +1001,5 @@ const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
 /// side (so that closing the socket resets nothing the peer has not read yet).
 pub(crate) const CLOSE_DRAIN: Duration = Duration::from_secs(1);
 
-/// Largest encoding buffer a transport keeps for the next fragmented message; a larger
-/// one is freed once its message is out.
-const FRAGMENT_BUF_KEPT: usize = 1 << 20;
-
 /// Largest message reassembled from fragments.
 const MAX_MESSAGE: usize = 1 << 30;
-
-#[cfg(test)]
-mod tests {
-    use super::slice_parts;
-
-    #[test]
-    fn a_range_of_three_parts_is_cut_from_each() {
-        let parts: [&[u8]; 3] = [b"head", b"PAYLOAD", b"tail"];
-        let whole: Vec<u8> = parts.concat();
-        for start in 0..=whole.len() {
-            for end in start..=whole.len() {
-                let cut = slice_parts(parts, start..end);
-                assert_eq!(cut.concat(), &whole[start..end], "{start}..{end}");
-            }
-        }
-        assert_eq!(slice_parts(parts, 2..6), [&b"ad"[..], b"PA", b""]);
-    }
-}

@@ -1,5 +1,5 @@
 //! Where forwarded `block` messages wait for room in their destination's queue: one
-//! [`Overflow`] per destination, bounded per destination and, through a shared
+//! overflow per destination, bounded per destination and, through a shared
 //! [`OverflowBudget`], across all of them (a router's transports share one).
 
 use std::collections::VecDeque;
@@ -51,12 +51,13 @@ pub(super) struct Waiting {
     pub(super) encoded: Vec<u8>,
     pub(super) priority: Priority,
     pub(super) reliability: Reliability,
+    /// When it began to wait.
     pub(super) since: Instant,
 }
 
-/// Why a message could not join an overflow.
+/// Why a forwarded message could not wait for room.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Full {
+pub enum Full {
     /// This destination holds its most already.
     Destination,
     /// The budget shared with the other destinations is spent.
