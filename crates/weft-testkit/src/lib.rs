@@ -127,6 +127,20 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Opens a weft client session of the router listening on `tcp/127.0.0.1:port`, without
+/// multicast scouting.
+pub fn weft_client(port: u16) -> Result<weft::Session, weft::OpenError> {
+    let endpoint = format!("tcp/127.0.0.1:{port}")
+        .parse()
+        .expect("a loopback TCP endpoint");
+    weft::open(weft::Config {
+        mode: weft::WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![endpoint],
+        ..weft::Config::default()
+    })
+}
+
 /// The bytes `zenoh_node.py --size n` publishes.
 pub fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8).collect()

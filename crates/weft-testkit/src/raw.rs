@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::core::{Priority, Reliability, WhatAmI, WireExpr, ZenohId};
 use weft_proto::network::{
-    Declaration, Declare, DeclareSubscriber, Interest, InterestMode, InterestOptions,
-    NetworkMessage,
+    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, Interest,
+    InterestMode, InterestOptions, NetworkMessage, QueryableInfo,
 };
-use weft_transport::establish::{Initiator, LocalParams, Negotiated, Progress};
+use weft_proto::transport::CloseReason;
+use weft_transport::establish::{close_batch, Initiator, LocalParams, Negotiated, Progress};
 use weft_transport::rx::Receiver;
 use weft_transport::tx::{Pushed, Transmitter, KEEP_ALIVE_BATCH};
 
@@ -116,6 +117,45 @@ impl RawClient {
             }),
         ));
         self.send(&decl, Priority::Control)
+    }
+
+    /// Declares queryable `id` on the key expression `key` (complete, distance 0).
+    pub fn declare_queryable(&mut self, id: u32, key: &str) -> io::Result<()> {
+        let decl = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::Queryable(DeclareQueryable {
+                id,
+                wire_expr: WireExpr::key(key),
+                info: QueryableInfo {
+                    complete: true,
+                    distance: 0,
+                },
+                unknown: Vec::new(),
+            }),
+        ));
+        self.send(&decl, Priority::Control)
+    }
+
+    /// Declares liveliness token `id` on the key `key`.
+    pub fn declare_token(&mut self, id: u32, key: &str) -> io::Result<()> {
+        let decl = NetworkMessage::Declare(Declare::new(
+            None,
+            Declaration::Token(DeclareToken {
+                id,
+                wire_expr: WireExpr::key(key),
+                unknown: Vec::new(),
+            }),
+        ));
+        self.send(&decl, Priority::Control)
+    }
+
+    /// Closes the session as a client does: a Close (generic reason), then the socket.
+    pub fn close(mut self) -> io::Result<()> {
+        let mut batch = Vec::new();
+        close_batch(CloseReason::GENERIC, &mut batch)
+            .map_err(|e| io::Error::other(format!("{e:?}")))?;
+        send_batch(&mut self.stream, &batch)?;
+        self.stream.shutdown(std::net::Shutdown::Both)
     }
 
     /// Waits, `timeout` at most, until the router has handled everything sent before on

@@ -107,6 +107,7 @@ impl TxQueue {
     }
 
     /// Appends a message to the pending batch of its priority ([`Transmitter::push`]).
+    #[inline]
     pub fn push(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -117,27 +118,32 @@ impl TxQueue {
     }
 
     /// Whether the pending batch of `priority` is empty.
+    #[inline]
     pub fn lane_is_empty(&self, priority: Priority) -> bool {
         self.tx.lane_is_empty(priority)
     }
 
     /// Whether every pending batch is empty.
+    #[inline]
     pub fn pending_is_empty(&self) -> bool {
         self.tx.is_empty()
     }
 
     /// Full batches waiting for the writer.
+    #[inline]
     pub fn ready_count(&self) -> usize {
         self.ready_count
     }
 
     /// Whether another full batch may wait for the writer.
+    #[inline]
     pub fn has_room(&self) -> bool {
         self.ready_count < READY_MAX
     }
 
     /// Whether `priority` is idle: no fragmented message in progress, nothing ready or
     /// pending on its lane (a fragmented message may start).
+    #[inline]
     pub fn lane_idle(&self, priority: Priority) -> bool {
         self.fragmenting.is_none()
             && self.ready[usize::from(priority.to_u8())].is_empty()
@@ -212,6 +218,7 @@ impl TxQueue {
     }
 
     /// Whether a fragmented message is being written by its sender.
+    #[inline]
     pub fn is_fragmenting(&self) -> bool {
         self.fragmenting.is_some()
     }
@@ -256,11 +263,13 @@ impl TxQueue {
     }
 
     /// Whether forwarded messages wait in the overflow.
+    #[inline]
     pub fn overflow_is_empty(&self) -> bool {
         self.overflow.is_empty()
     }
 
     /// When the oldest message waiting in the overflow began to wait.
+    #[inline]
     pub fn overflow_oldest(&self) -> Option<Instant> {
         self.overflow.oldest()
     }
@@ -337,12 +346,14 @@ impl TxQueue {
 
     /// A forwarded `drop` message found no room: it is dropped, and the link is
     /// congested until a batch is written.
+    #[inline]
     pub fn dropped_forwarded(&mut self) {
         self.congested = true;
     }
 
     /// A batch was written whole: its buffer goes back to the pool (which keeps at most
     /// `READY_MAX`), and the link is no longer congested.
+    #[inline]
     pub fn batch_written(&mut self, batch: Vec<u8>) {
         self.recycle(batch);
         self.congested = false;
@@ -350,6 +361,7 @@ impl TxQueue {
 
     /// Gives a batch's buffer back to the pool without counting it written (the write
     /// failed).
+    #[inline]
     pub fn recycle(&mut self, batch: Vec<u8>) {
         if self.pool.len() < READY_MAX {
             self.pool.push(batch);
@@ -357,12 +369,14 @@ impl TxQueue {
     }
 
     /// Asks for the pending batches to be written under manual batching.
+    #[inline]
     pub fn request_flush(&mut self) {
         self.flush_requested = true;
     }
 
     /// Whether pending batches are to be written: always without manual batching, and
     /// under it once a flush was asked for.
+    #[inline]
     pub fn pending_wanted(&self, manual: bool) -> bool {
         !manual || self.flush_requested
     }
