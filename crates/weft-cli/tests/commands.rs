@@ -158,6 +158,29 @@ fn bad_flags_and_values_exit_2_with_a_message() {
 }
 
 #[test]
+fn a_configuration_with_security_settings_weft_cannot_honour_is_refused() {
+    let path = std::env::temp_dir().join(format!("weft-cli-acl-{}.json5", std::process::id()));
+    std::fs::write(&path, "{ access_control: { enabled: true } }").unwrap();
+    let out = weft()
+        .args([
+            "put",
+            "-k",
+            "demo/a",
+            "-p",
+            "x",
+            "--no-multicast-scouting",
+            "-c",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("access_control.enabled"), "{stderr}");
+}
+
+#[test]
 fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
     for args in [
         vec!["sub", "-k", "robot/+/pose"],

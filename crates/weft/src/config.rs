@@ -2,7 +2,9 @@
 //! unchanged for everything weft implements.
 //!
 //! Files are JSON5. Keys weft does not know are reported as warnings; a known key with an
-//! invalid value is an error naming the key and the value.
+//! invalid value is an error naming the key and the value. Security settings fail closed:
+//! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
+//! something weft does not do is an error, never a warning (see [`security_setting`]).
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -37,6 +39,19 @@ pub enum ConfigError {
         key: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A security setting weft cannot honour: the node must not run without it.
+    #[error(
+        "`{key}` = {value}: {reason}; weft does not implement it and refuses to run \
+         without it (remove the setting, or set it to null or false)"
+    )]
+    UnsupportedSecurity {
+        /// The key, dotted (`access_control.enabled`).
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What the setting asks for.
+        reason: &'static str,
     },
     /// A file that cannot be read.
     #[error("cannot read configuration file {path}: {reason}")]
@@ -272,6 +287,66 @@ const KNOWN: &[&str] = &[
     "metadata",
 ];
 
+/// Checks a key of the security sections (`access_control`, `transport.auth`,
+/// `transport.link.tls`): `None` for a key outside them; `Some(Ok)` for a setting that asks
+/// for nothing (null, false, empty, or a default that only matters once the feature is
+/// on, as in Zenoh's own default configuration); `Some(Err)` naming the key for one that
+/// would turn on a feature weft does not implement.
+pub fn security_setting(key: &str, value: &Value) -> Option<Result<(), ConfigError>> {
+    let reason = if key == "access_control" || key.starts_with("access_control.") {
+        // Rules and subjects take effect only once access control is enabled.
+        match key {
+            "access_control.enabled" if value.as_bool() != Some(false) && !value.is_null() => {
+                "access control (Zenoh's ACL) is enabled"
+            }
+            "access_control" if !inert(value) => "access control is configured",
+            _ => return Some(Ok(())),
+        }
+    } else if key == "transport.auth" || key.starts_with("transport.auth.") {
+        if inert(value) {
+            return Some(Ok(()));
+        }
+        if key.starts_with("transport.auth.usrpwd") {
+            "user/password authentication is configured"
+        } else if key.starts_with("transport.auth.pubkey") {
+            "public-key authentication is configured"
+        } else {
+            "transport authentication is configured"
+        }
+    } else if key == "transport.link.tls" || key.starts_with("transport.link.tls.") {
+        match key {
+            // Defaults that change nothing while no TLS link exists.
+            "transport.link.tls.verify_name_on_connect"
+            | "transport.link.tls.so_sndbuf"
+            | "transport.link.tls.so_rcvbuf" => return Some(Ok(())),
+            _ if inert(value) => return Some(Ok(())),
+            "transport.link.tls.enable_mtls" => "mutual TLS is enabled",
+            "transport.link.tls.close_link_on_expiration" => {
+                "links are to close when their certificate expires"
+            }
+            _ => "a TLS certificate or key is configured",
+        }
+    } else {
+        return None;
+    };
+    Some(Err(ConfigError::UnsupportedSecurity {
+        key: key.into(),
+        value: value.to_string(),
+        reason,
+    }))
+}
+
+/// Whether a value asks for nothing: null, false, or an empty list, string or object.
+fn inert(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
 fn invalid(key: &str, value: &Value, expected: &'static str) -> ConfigError {
     ConfigError::InvalidValue {
         key: key.into(),
@@ -460,6 +535,9 @@ impl Config {
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
                 k if KNOWN.contains(&k) => {}
+                k if security_setting(k, v).is_some() => {
+                    security_setting(k, v).unwrap_or(Ok(()))?;
+                }
                 k => warnings.push(format!("unknown configuration key `{k}` (ignored)")),
             }
         }
@@ -623,6 +701,66 @@ mod tests {
             e.to_string(),
             "invalid value 0 for `transport.unicast.max_sessions`: expected a positive whole number"
         );
+    }
+
+    #[test]
+    fn security_sections_as_zenoh_ships_them_are_accepted_silently() {
+        // Zenoh 1.10's DEFAULT_CONFIG.json5 values for these sections.
+        let text = r#"{ transport: {
+            auth: { usrpwd: { user: null, password: null, dictionary_file: null },
+                    pubkey: { public_key_pem: null, private_key_pem: null, public_key_file: null,
+                              private_key_file: null, key_size: null, known_keys_file: null } },
+            link: { tls: { root_ca_certificate: null, listen_private_key: null,
+                           listen_certificate: null, enable_mtls: false,
+                           connect_private_key: null, connect_certificate: null,
+                           verify_name_on_connect: true, close_link_on_expiration: false } } },
+          access_control: { enabled: false, default_permission: "deny", rules: [{ id: "r" }] } }"#;
+        let (_, warnings) = Config::from_json5(text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn security_settings_weft_cannot_honour_refuse_the_configuration() {
+        let refused = [
+            (
+                r#"{ access_control: { enabled: true, default_permission: "deny" } }"#,
+                "access_control.enabled",
+            ),
+            (
+                r#"{ transport: { auth: { usrpwd: { user: "u", password: "p" } } } }"#,
+                "transport.auth.usrpwd.",
+            ),
+            (
+                r#"{ transport: { auth: { pubkey: { known_keys_file: "k.pem" } } } }"#,
+                "transport.auth.pubkey.known_keys_file",
+            ),
+            (
+                r#"{ transport: { link: { tls: { listen_certificate: "c.pem" } } } }"#,
+                "transport.link.tls.listen_certificate",
+            ),
+            (
+                r#"{ transport: { link: { tls: { root_ca_certificate_base64: "QUJD" } } } }"#,
+                "transport.link.tls.root_ca_certificate_base64",
+            ),
+            (
+                "{ transport: { link: { tls: { enable_mtls: true } } } }",
+                "transport.link.tls.enable_mtls",
+            ),
+            (
+                "{ transport: { link: { tls: { close_link_on_expiration: true } } } }",
+                "transport.link.tls.close_link_on_expiration",
+            ),
+        ];
+        for (text, key) in refused {
+            let e = Config::from_json5(text).unwrap_err();
+            assert!(
+                matches!(e, ConfigError::UnsupportedSecurity { .. }),
+                "{text}: {e}"
+            );
+            let message = e.to_string();
+            assert!(message.starts_with(&format!("`{key}")), "{message}");
+            assert!(message.contains("refuses to run"), "{message}");
+        }
     }
 
     #[test]
