@@ -6,9 +6,10 @@
 //! rest and answer queries on it.
 //!
 //! With no arguments at all it runs its built-in example configuration (`weftd.json5`
-//! beside this crate's manifest): listening on `tcp/[::]:7447`, REST on port 8000, and an
-//! SQLite storage on `demo/**` in `./weft-data`.
+//! beside this crate's manifest): listening on `tcp/[::]:7447`, REST on port 8000 of the
+//! loopback interface only, and an SQLite storage on `demo/**` in `./weft-data`.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,9 +38,10 @@ struct Args {
     /// Disable multicast scouting.
     #[arg(long)]
     no_multicast_scouting: bool,
-    /// Serve the REST interface on this HTTP port.
-    #[arg(long, value_name = "PORT")]
-    rest_http_port: Option<u16>,
+    /// Serve the REST interface on this HTTP port: `PORT` (every interface, as Zenoh's
+    /// REST plugin) or `ADDRESS:PORT` (e.g. `127.0.0.1:8000`: loopback only).
+    #[arg(long, value_name = "[ADDRESS:]PORT")]
+    rest_http_port: Option<String>,
     /// Access to the admin space (`@/<zid>/router/**`), as zenohd's flag: `r` (read, the
     /// default), `w`, `rw` or `none`. weft's admin space has nothing to write: `w` answers
     /// no queries, `rw` is `r`.
@@ -165,11 +167,13 @@ fn config(args: &Args, built_in: bool) -> Result<Config, String> {
     Ok(config)
 }
 
-/// The REST port: `--rest-http-port`, else `plugins.rest.http_port` as Zenoh's REST plugin
-/// is configured.
-fn rest_port(args: &Args, config: &Config) -> Result<Option<u16>, String> {
-    if args.rest_http_port.is_some() {
-        return Ok(args.rest_http_port);
+/// Where REST listens: `--rest-http-port`, else `plugins.rest.http_port` as Zenoh's REST
+/// plugin is configured.
+fn rest_address(args: &Args, config: &Config) -> Result<Option<SocketAddr>, String> {
+    if let Some(text) = &args.rest_http_port {
+        return parse_rest_address(text).map(Some).ok_or_else(|| {
+            format!("invalid --rest-http-port {text:?}: expected PORT or ADDRESS:PORT")
+        });
     }
     let Some(value) = config
         .plugins
@@ -178,14 +182,33 @@ fn rest_port(args: &Args, config: &Config) -> Result<Option<u16>, String> {
     else {
         return Ok(None);
     };
-    value
-        .as_u64()
-        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
-        .and_then(|p| u16::try_from(p).ok())
-        .map(Some)
-        .ok_or_else(|| {
-            format!("invalid value {value} for plugins.rest.http_port: expected a port number")
-        })
+    let parsed = match value {
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .map(every_interface),
+        serde_json::Value::String(text) => parse_rest_address(text),
+        _ => None,
+    };
+    parsed.map(Some).ok_or_else(|| {
+        format!(
+            "invalid value {value} for plugins.rest.http_port: expected a port number or \
+             \"ADDRESS:PORT\""
+        )
+    })
+}
+
+/// `PORT` (every interface) or `ADDRESS:PORT` (`127.0.0.1:8000`, `[::1]:8000`).
+fn parse_rest_address(text: &str) -> Option<SocketAddr> {
+    match text.parse::<u16>() {
+        Ok(port) => Some(every_interface(port)),
+        Err(_) => text.parse().ok(),
+    }
+}
+
+/// `[::]:port`: every interface, IPv4 included (as Zenoh's REST plugin binds a bare port).
+fn every_interface(port: u16) -> SocketAddr {
+    SocketAddr::new(std::net::Ipv6Addr::UNSPECIFIED.into(), port)
 }
 
 fn main() -> ExitCode {
@@ -207,7 +230,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let rest_http_port = match rest_port(&args, &config) {
+    let rest_http_address = match rest_address(&args, &config) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("weftd: {e}");
@@ -255,8 +278,8 @@ fn main() -> ExitCode {
     } else {
         None
     };
-    if let Some(port) = rest_http_port {
-        if let Err(e) = rest::serve(session.clone(), port) {
+    if let Some(address) = rest_http_address {
+        if let Err(e) = rest::serve(session.clone(), address) {
             eprintln!("weftd: {e}");
             session.close();
             return ExitCode::from(1);
@@ -311,7 +334,11 @@ mod tests {
     fn no_arguments_select_the_built_in_example() {
         let args = Args::parse_from(["weftd"]);
         let config = config(&args, true).unwrap();
-        assert_eq!(rest_port(&args, &config), Ok(Some(8000)));
+        // REST on loopback only: a newcomer's first run exposes nothing that writes.
+        assert_eq!(
+            rest_address(&args, &config),
+            Ok(Some("127.0.0.1:8000".parse().unwrap()))
+        );
         assert_eq!(config.listen.len(), 1);
         assert_eq!(config.listen[0].to_string(), DEFAULT_LISTEN);
         let storages = weft_storage::config::parse(config.plugins.as_ref().unwrap()).unwrap();
@@ -323,7 +350,7 @@ mod tests {
     fn arguments_replace_the_built_in_example() {
         let args = Args::parse_from(["weftd", "-l", "tcp/127.0.0.1:7999"]);
         let config = config(&args, false).unwrap();
-        assert_eq!(rest_port(&args, &config), Ok(None));
+        assert_eq!(rest_address(&args, &config), Ok(None));
         assert!(config.plugins.is_none());
     }
 
@@ -332,7 +359,36 @@ mod tests {
         let args = Args::parse_from(["weftd"]);
         let (config, _) =
             Config::from_json5("{ plugins: { rest: { http_port: 70000 } } }").unwrap();
-        let e = rest_port(&args, &config).unwrap_err();
+        let e = rest_address(&args, &config).unwrap_err();
         assert!(e.contains("plugins.rest.http_port"), "{e}");
+        let args = Args::parse_from(["weftd", "--rest-http-port", "localhost"]);
+        let e = rest_address(&args, &config).unwrap_err();
+        assert!(e.contains("--rest-http-port"), "{e}");
+    }
+
+    #[test]
+    fn rest_addresses_are_read_as_zenohs_rest_plugin_reads_them() {
+        let from_config = |text: &str| {
+            let (config, _) = Config::from_json5(text).unwrap();
+            rest_address(&Args::parse_from(["weftd"]), &config)
+        };
+        let any = |port| Ok(Some(every_interface(port)));
+        assert_eq!(
+            from_config("{ plugins: { rest: { http_port: 8000 } } }"),
+            any(8000)
+        );
+        assert_eq!(
+            from_config(r#"{ plugins: { rest: { http_port: "8001" } } }"#),
+            any(8001)
+        );
+        assert_eq!(
+            from_config(r#"{ plugins: { rest: { http_port: "127.0.0.1:8002" } } }"#),
+            Ok(Some("127.0.0.1:8002".parse().unwrap()))
+        );
+        let args = Args::parse_from(["weftd", "--rest-http-port", "[::1]:8003"]);
+        assert_eq!(
+            rest_address(&args, &Config::default()),
+            Ok(Some("[::1]:8003".parse().unwrap()))
+        );
     }
 }

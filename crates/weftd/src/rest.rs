@@ -3,7 +3,7 @@
 //! (its Content-Type is the encoding), `DELETE /KEY` deletes; `GET /` is a page showing the
 //! router's sessions and counters, refreshing itself.
 
-use std::net::TcpListener;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -11,12 +11,29 @@ use weft::{GetOptions, PutOptions, Session};
 
 use crate::http::{Limits, Request, Response};
 
-/// Serves REST on `port` (all interfaces) until the process ends, within the default
-/// [`Limits`]: request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing
-/// stored), 10 s idle, 64 connections at once, each served on its own thread.
-pub(crate) fn serve(session: Session, port: u16) -> Result<(), String> {
-    let listener =
-        TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("REST port {port}: {e}"))?;
+/// Serves REST on `address` until the process ends, within the default [`Limits`]:
+/// request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing stored), 10 s
+/// idle, 64 connections at once, each served on its own thread. Every interface (`[::]`)
+/// falls back to every IPv4 interface where IPv6 is off.
+pub(crate) fn serve(session: Session, address: SocketAddr) -> Result<(), String> {
+    let listener = TcpListener::bind(address)
+        .or_else(|e| {
+            if address.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
+                TcpListener::bind((Ipv4Addr::UNSPECIFIED, address.port()))
+            } else {
+                Err(e)
+            }
+        })
+        .map_err(|e| format!("REST address {address}: {e}"))?;
+    tracing::info!(
+        "REST on http://{} ({})",
+        listener.local_addr().unwrap_or(address),
+        if address.ip().is_loopback() {
+            "this machine only"
+        } else {
+            "reachable from the network: anyone who can reach it can put and delete"
+        }
+    );
     let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, r));
     crate::http::serve(listener, Limits::default(), handler).map_err(|e| e.to_string())
 }
