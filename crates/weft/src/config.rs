@@ -128,6 +128,11 @@ pub struct Config {
     pub timestamping: Option<bool>,
     /// `plugins`: the plugins' sections, as written (each plugin validates its own).
     pub plugins: Option<Value>,
+    /// `adminspace.permissions.read` / `.write`: whether queries on a router's admin space
+    /// are answered, and whether it takes writes (weft's has nothing to write).
+    pub adminspace_read: bool,
+    /// See `adminspace_read`.
+    pub adminspace_write: bool,
 }
 
 impl Default for Config {
@@ -157,6 +162,8 @@ impl Default for Config {
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
             plugins: None,
+            adminspace_read: true,
+            adminspace_write: false,
         }
     }
 }
@@ -283,7 +290,10 @@ const KNOWN: &[&str] = &[
     "queries_default_timeout",
     "timestamping.enabled",
     "plugins",
-    "adminspace",
+    // Forced on, as zenohd does; only the permissions matter.
+    "adminspace.enabled",
+    "adminspace.permissions.read",
+    "adminspace.permissions.write",
     "metadata",
 ];
 
@@ -534,6 +544,8 @@ impl Config {
                 "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
+                "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
+                "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
                 k if KNOWN.contains(&k) => {}
                 k if security_setting(k, v).is_some() => {
                     security_setting(k, v).unwrap_or(Ok(()))?;

@@ -43,10 +43,10 @@ struct Args {
     #[arg(long, value_name = "[ADDRESS:]PORT")]
     rest_http_port: Option<String>,
     /// Access to the admin space (`@/<zid>/router/**`), as zenohd's flag: `r` (read, the
-    /// default), `w`, `rw` or `none`. weft's admin space has nothing to write: `w` answers
-    /// no queries, `rw` is `r`.
-    #[arg(long, value_enum, default_value = "r")]
-    adminspace_permissions: AdminPermissions,
+    /// default), `w`, `rw` or `none`; over `adminspace.permissions` of the configuration.
+    /// weft's admin space has nothing to write: `w` answers no queries, `rw` is `r`.
+    #[arg(long, value_enum)]
+    adminspace_permissions: Option<AdminPermissions>,
     /// This router's ZenohID (1 to 32 hexadecimal digits), as zenohd's `--id`.
     #[arg(short = 'i', long = "id", value_name = "HEX")]
     id: Option<String>,
@@ -251,6 +251,9 @@ fn main() -> ExitCode {
     }
     // Storages are declared before anyone can connect: nothing published to the router
     // escapes them.
+    let admin_readable = args
+        .adminspace_permissions
+        .map_or(config.adminspace_read, AdminPermissions::readable);
     let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {
         Ok(s) => s,
@@ -267,7 +270,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let _admin = if args.adminspace_permissions.readable() {
+    let _admin = if admin_readable {
         match admin::declare(&session) {
             Ok(q) => Some(q),
             Err(e) => {

@@ -413,3 +413,30 @@ fn zenohds_command_line_flags_are_accepted_with_zenohds_meaning() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("transport.unicast.max_sessions"));
 }
+
+#[test]
+fn the_admin_space_honours_zenohs_permissions_key_and_the_flag_over_it() {
+    let admin_replies = |weftd: &Weftd| {
+        let client = weftd.weft_client();
+        let replies = client
+            .get("@/*/router", &weft::GetOptions::default())
+            .unwrap()
+            .iter()
+            .count();
+        client.close();
+        replies
+    };
+    let closed = "{ adminspace: { enabled: true, permissions: { read: false, write: false } } }";
+    let weftd = Weftd::with_config(free_port(), closed, &[]);
+    assert_eq!(admin_replies(&weftd), 0, "read: false answered");
+    drop(weftd);
+    let weftd = Weftd::with_config(free_port(), closed, &["--adminspace-permissions", "r"]);
+    assert_eq!(
+        admin_replies(&weftd),
+        1,
+        "the flag did not override the file"
+    );
+    drop(weftd);
+    let weftd = Weftd::with_config(free_port(), "{}", &[]);
+    assert_eq!(admin_replies(&weftd), 1, "read by default");
+}
