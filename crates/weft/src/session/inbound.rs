@@ -105,7 +105,7 @@ impl Inner {
     /// Looks the routes up under the session lock, with the epoch they are valid for.
     fn look_up_inbound(&self, t: &Transport, we: &WireExpr<'_>) -> Option<(u64, InboundRoutes)> {
         let mut st = self.lock();
-        let epoch = st.route_epoch.load(Ordering::Acquire);
+        let epoch = st.routes.epoch();
         let key = st.faces.get(&t.peer_zid())?.resolve(we)?;
         // An invalid key (or one over the size limits) has no route: the message is
         // dropped, and said so. Checked where a route is first computed, not per message.

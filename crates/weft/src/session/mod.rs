@@ -12,6 +12,7 @@ mod mesh;
 mod outbound;
 mod query;
 mod router;
+mod routes;
 mod runtime;
 
 pub(crate) use outbound::PublisherRoutes;
@@ -215,15 +216,8 @@ pub(crate) struct State {
     drops: HashMap<String, u64>,
     /// Router mode: the graph of the router mesh and its spanning tree.
     mesh: mesh::Mesh,
-    /// Routes already computed, by key: this session's matching subscribers, and the
-    /// transports data on the key goes to. Cleared whenever what they depend on changes.
-    local_routes: FastMap<crate::api::SharedKey, Arc<[Callback]>>,
-    remote_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
-    /// Router mode: the faces data on a key is forwarded to (the source excepted).
-    forward_routes: FastMap<String, Arc<[Arc<crate::transport::Transport>]>>,
-    /// Counts the changes of routes, so that a publisher's own route stays valid without
-    /// taking the session lock while it is unchanged (shared with [`Inner::route_epoch`]).
-    route_epoch: Arc<AtomicU64>,
+    /// Routes already computed, by key (see `routes`).
+    routes: routes::RouteCache,
     faces: FastMap<ZenohId, Face>,
     /// What the faces declared, by key expression (kept with each face's own tables).
     declared: declared::Declared,
@@ -246,18 +240,10 @@ fn mesh_first_sn() -> u64 {
 /// seeded per process.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// Routes cached at most, per cache (keys in use at once: a publisher cycling over more
-/// keys than this finds none cached); beyond, the cache starts over. A route costs about
-/// 100 bytes, so a full cache holds about 6 MiB.
-const ROUTE_CACHE_MAX: usize = 1 << 16;
-
 impl State {
     /// Forgets the cached routes (declarations, interests or faces changed).
     pub(crate) fn routes_changed(&mut self) {
-        self.local_routes.clear();
-        self.remote_routes.clear();
-        self.forward_routes.clear();
-        self.route_epoch.fetch_add(1, Ordering::Release);
+        self.routes.changed();
     }
 }
 
@@ -397,10 +383,7 @@ impl Session {
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
                 mesh: mesh::Mesh::new(zid, mesh_first_sn()),
-                local_routes: FastMap::default(),
-                remote_routes: FastMap::default(),
-                forward_routes: FastMap::default(),
-                route_epoch: route_epoch.clone(),
+                routes: routes::RouteCache::new(route_epoch.clone()),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
                 maybe_aggregated: false,

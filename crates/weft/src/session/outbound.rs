@@ -131,7 +131,7 @@ impl Inner {
         st: &mut super::State,
         key: &str,
     ) -> Result<(SharedKey, Arc<[Callback]>), weft_keyexpr::KeyExprError> {
-        if let Some((k, r)) = st.local_routes.get_key_value(key) {
+        if let Some((k, r)) = st.routes.local.get(key) {
             return Ok((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key)?;
@@ -141,17 +141,14 @@ impl Inner {
             .filter(|s| s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
-        if st.local_routes.len() >= super::ROUTE_CACHE_MAX {
-            st.local_routes.clear();
-        }
         let key = SharedKey::from(key);
-        st.local_routes.insert(key.clone(), route.clone());
+        st.routes.local.insert(key.clone(), route.clone());
         Ok((key, route))
     }
 
     /// The transports data on `key` goes to (cached per key).
     fn remote_route_in(&self, st: &mut super::State, key: &OwnedKeyExpr) -> Arc<[Arc<Transport>]> {
-        if let Some(r) = st.remote_routes.get(key.as_str()) {
+        if let Some((_, r)) = st.routes.remote.get(key.as_str()) {
             return r.clone();
         }
         let subscribed = st
@@ -173,10 +170,7 @@ impl Inner {
             })
             .map(|f| f.transport.clone())
             .collect();
-        if st.remote_routes.len() >= super::ROUTE_CACHE_MAX {
-            st.remote_routes.clear();
-        }
-        st.remote_routes.insert(key.to_string(), route.clone());
+        st.routes.remote.insert(key.to_string(), route.clone());
         route
     }
 
@@ -184,7 +178,7 @@ impl Inner {
     fn routes_of(&self, key: &OwnedKeyExpr) -> Routes {
         let mut st = self.lock();
         Routes {
-            epoch: st.route_epoch.load(Ordering::Acquire),
+            epoch: st.routes.epoch(),
             targets: self.remote_route_in(&mut st, key),
             local: Self::local_route_in(&mut st, key.as_str()),
         }

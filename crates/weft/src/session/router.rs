@@ -230,7 +230,7 @@ impl Inner {
         st: &mut super::State,
         key: &str,
     ) -> Result<Arc<[Arc<Transport>]>, weft_keyexpr::KeyExprError> {
-        if let Some(r) = st.forward_routes.get(key) {
+        if let Some((_, r)) = st.routes.forward.get(key) {
             return Ok(r.clone());
         }
         let k = KeyExpr::new(key)?;
@@ -241,10 +241,7 @@ impl Inner {
             .filter(|f| f.on_tree)
             .map(|f| f.transport.clone())
             .collect();
-        if st.forward_routes.len() >= super::ROUTE_CACHE_MAX {
-            st.forward_routes.clear();
-        }
-        st.forward_routes.insert(key.to_string(), route.clone());
+        st.routes.forward.insert(key.to_string(), route.clone());
         Ok(route)
     }
 
