@@ -11,14 +11,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{
-    CongestionControl, Mapping, NetworkQos, Priority, WhatAmI, WireExpr, ZenohId,
-};
-use weft_proto::network::{
-    Declaration, Declare, DeclareToken, Interest, InterestMode, InterestOptions, NetworkMessage,
-    UndeclareToken,
-};
+use weft_proto::core::{CongestionControl, NetworkQos, Priority, WhatAmI, WireExpr, ZenohId};
+use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessage};
 
+use super::entity::EntityKind;
 use super::outbound::send_control;
 use super::query::ReplySink;
 use super::{Callback, Inner, SessionError};
@@ -49,21 +45,6 @@ fn token_sample(key: &str, kind: SampleKind) -> Sample {
     }
 }
 
-pub(crate) fn declare_token_msg(
-    id: u32,
-    key: &str,
-    interest_id: Option<u32>,
-) -> NetworkMessage<'_> {
-    NetworkMessage::Declare(Declare::new(
-        interest_id,
-        Declaration::Token(DeclareToken {
-            id,
-            wire_expr: WireExpr::key(key),
-            unknown: Vec::new(),
-        }),
-    ))
-}
-
 fn liveliness_interest(id: u32, mode: InterestMode, key: &str) -> NetworkMessage<'_> {
     let mut i = Interest::new(id, mode, InterestOptions::TOKENS, Some(WireExpr::key(key)));
     i.qos = NetworkQos::DECLARE;
@@ -88,51 +69,18 @@ impl Inner {
     }
 
     pub(crate) fn declare_token(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
-        if self.is_closing() {
-            return Err(SessionError::Closed);
-        }
-        let (id, targets) = {
-            let mut st = self.lock();
-            let id = Self::next_id(&mut st);
-            st.tokens.insert(id, key.clone());
-            (
-                id,
-                self.declaration_targets(&st, InterestOptions::TOKENS, key.as_key_expr()),
-            )
-        };
-        let msg = declare_token_msg(id, key.as_str(), None);
-        for t in targets {
-            send_control(&t, &msg);
-        }
+        let stored = key.clone();
+        let id = self.declare_own(EntityKind::Token, &key, false, |st, id| {
+            st.tokens.insert(id, stored);
+        })?;
         self.notify_token(key.as_str(), SampleKind::Put);
         Ok(id)
     }
 
     pub(crate) fn undeclare_token(&self, id: u32) {
-        let (key, targets) = {
-            let mut st = self.lock();
-            let Some(key) = st.tokens.remove(&id) else {
-                return;
-            };
-            let targets = self.declaration_targets(&st, InterestOptions::TOKENS, key.as_key_expr());
-            (key, targets)
-        };
-        let msg = NetworkMessage::Declare(Declare::new(
-            None,
-            Declaration::UndeclareToken(UndeclareToken {
-                id,
-                wire_expr: Some(WireExpr {
-                    scope: 0,
-                    suffix: "",
-                    mapping: Mapping::Receiver,
-                }),
-                unknown: Vec::new(),
-            }),
-        ));
-        for t in targets {
-            send_control(&t, &msg);
+        if let Some(key) = self.undeclare_own(EntityKind::Token, id, |st| st.tokens.remove(&id)) {
+            self.notify_token(key.as_str(), SampleKind::Delete);
         }
-        self.notify_token(key.as_str(), SampleKind::Delete);
     }
 
     /// Our tokens, as declarations to send a new face.

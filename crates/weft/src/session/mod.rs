@@ -5,6 +5,7 @@ mod deadlines;
 mod declared;
 mod discovery;
 mod dispatch;
+mod entity;
 mod face;
 mod inbound;
 mod liveliness;

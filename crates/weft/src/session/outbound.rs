@@ -10,14 +10,14 @@ use weft_proto::core::{
     WireExpr,
 };
 use weft_proto::network::{
-    Declaration, Declare, DeclareFinal, DeclareSubscriber, Interest, InterestMode, InterestOptions,
-    NetworkMessage, Push, UndeclareSubscriber,
+    Declaration, Declare, DeclareFinal, Interest, InterestMode, InterestOptions, NetworkMessage,
+    Push,
 };
 use weft_proto::zenoh::{Del, PushBody, Put};
 
 use super::aggregate::{Aggregate, AggregateChange};
+use super::entity::{own_declaration, EntityKind};
 use super::face::{Face, PUBLISHER_INTEREST};
-use super::router::EntityKind;
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
 use crate::transport::Transport;
@@ -46,17 +46,6 @@ pub(crate) fn send_control(t: &Transport, msg: &NetworkMessage<'_>) {
         Reliability::Reliable,
         CongestionControl::Block,
     );
-}
-
-fn declare_subscriber_msg(id: u32, key: &str, interest_id: Option<u32>) -> NetworkMessage<'_> {
-    NetworkMessage::Declare(Declare::new(
-        interest_id,
-        Declaration::Subscriber(DeclareSubscriber {
-            id,
-            wire_expr: WireExpr::key(key),
-            unknown: Vec::new(),
-        }),
-    ))
 }
 
 fn declare_final_msg<'a>(interest_id: u32) -> NetworkMessage<'a> {
@@ -293,64 +282,15 @@ impl Inner {
         key: OwnedKeyExpr,
         callback: Callback,
     ) -> Result<u32, SessionError> {
-        if self.is_closing() {
-            return Err(SessionError::Closed);
-        }
-        let (id, targets, aggregates) = {
-            let mut st = self.lock();
-            st.routes_changed();
-            let id = Self::next_id(&mut st);
-            st.subscribers.insert(
-                id,
-                LocalSubscriber {
-                    key: key.clone(),
-                    callback,
-                },
-            );
-            let targets =
-                self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key.as_key_expr());
-            let aggregates =
-                self.aggregate_updates(&mut st, EntityKind::Subscriber, key.as_key_expr());
-            (id, targets, aggregates)
-        };
-        let msg = declare_subscriber_msg(id, key.as_str(), None);
-        for t in targets {
-            send_control(&t, &msg);
-        }
-        aggregates.iter().for_each(AggregateChange::send);
-        Ok(id)
+        self.declare_own(EntityKind::Subscriber, &key.clone(), false, |st, id| {
+            st.subscribers.insert(id, LocalSubscriber { key, callback });
+        })
     }
 
     pub(crate) fn undeclare_subscriber(&self, id: u32) {
-        let (targets, aggregates) = {
-            let mut st = self.lock();
-            st.routes_changed();
-            let Some(sub) = st.subscribers.remove(&id) else {
-                return;
-            };
-            let key = sub.key.as_key_expr();
-            let targets = self.declaration_targets(&st, InterestOptions::SUBSCRIBERS, key);
-            (
-                targets,
-                self.aggregate_updates(&mut st, EntityKind::Subscriber, key),
-            )
-        };
-        aggregates.iter().for_each(AggregateChange::send);
-        let msg = NetworkMessage::Declare(Declare::new(
-            None,
-            Declaration::UndeclareSubscriber(UndeclareSubscriber {
-                id,
-                wire_expr: Some(WireExpr {
-                    scope: 0,
-                    suffix: "",
-                    mapping: weft_proto::core::Mapping::Receiver,
-                }),
-                unknown: Vec::new(),
-            }),
-        ));
-        for t in targets {
-            send_control(&t, &msg);
-        }
+        self.undeclare_own(EntityKind::Subscriber, id, |st| {
+            st.subscribers.remove(&id).map(|s| s.key)
+        });
     }
 
     pub(crate) fn declare_publisher(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
@@ -433,13 +373,22 @@ impl Inner {
         };
         if unsolicited {
             for (id, key) in &subs {
-                send_control(t, &declare_subscriber_msg(*id, key, None));
+                send_control(
+                    t,
+                    &own_declaration(EntityKind::Subscriber, *id, key, false, None),
+                );
             }
             for (id, key, complete) in self.queryable_declarations() {
-                send_control(t, &super::query::declare_queryable_msg(id, &key, complete));
+                send_control(
+                    t,
+                    &own_declaration(EntityKind::Queryable, id, &key, complete, None),
+                );
             }
             for (id, key) in self.token_declarations() {
-                send_control(t, &super::liveliness::declare_token_msg(id, &key, None));
+                send_control(
+                    t,
+                    &own_declaration(EntityKind::Token, id, &key, false, None),
+                );
             }
         }
         if self.config.mode == WhatAmI::Client {
@@ -469,16 +418,7 @@ impl Inner {
                 .with(InterestOptions::QUERYABLES)
                 .with(InterestOptions::TOKENS);
             for (kind, id, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
-                let msg = match kind {
-                    super::router::EntityKind::Subscriber => declare_subscriber_msg(id, &key, None),
-                    super::router::EntityKind::Queryable => {
-                        super::query::declare_queryable_msg(id, &key, complete)
-                    }
-                    super::router::EntityKind::Token => {
-                        super::liveliness::declare_token_msg(id, &key, None)
-                    }
-                };
-                send_control(t, &msg);
+                send_control(t, &own_declaration(kind, id, &key, complete, None));
             }
         }
         if peer_link {
@@ -625,18 +565,10 @@ impl Inner {
             EntityKind::Queryable => 2,
         });
         for (kind, id, k, complete) in &found {
-            let msg = match kind {
-                EntityKind::Token => super::liveliness::declare_token_msg(*id, k, Some(interest)),
-                EntityKind::Subscriber => declare_subscriber_msg(*id, k, Some(interest)),
-                EntityKind::Queryable => {
-                    let mut msg = super::query::declare_queryable_msg(*id, k, *complete);
-                    if let NetworkMessage::Declare(d) = &mut msg {
-                        d.interest_id = Some(interest);
-                    }
-                    msg
-                }
-            };
-            send_control(t, &msg);
+            send_control(
+                t,
+                &own_declaration(*kind, *id, k, *complete, Some(interest)),
+            );
         }
         for change in &aggregates {
             change.send();

@@ -11,14 +11,12 @@ use weft_proto::core::{
     CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI, WireExpr, ZenohId,
 };
 use weft_proto::network::{
-    Declaration, Declare, DeclareQueryable, EntityGlobalId, InterestOptions, NetworkMessage,
-    QueryTarget, QueryableInfo, Request, Response, ResponseBody, ResponseFinal, UndeclareQueryable,
+    EntityGlobalId, NetworkMessage, QueryTarget, Request, Response, ResponseBody, ResponseFinal,
 };
 use weft_proto::zenoh::{
     Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
 };
 
-use super::aggregate::AggregateChange;
 use super::outbound::parse_encoding;
 use super::router::EntityKind;
 use super::{Inner, SessionError};
@@ -242,21 +240,6 @@ impl PendingGet {
 
 fn split_selector(selector: &str) -> (&str, &str) {
     selector.split_once('?').unwrap_or((selector, ""))
-}
-
-pub(crate) fn declare_queryable_msg(id: u32, key: &str, complete: bool) -> NetworkMessage<'_> {
-    NetworkMessage::Declare(Declare::new(
-        None,
-        Declaration::Queryable(DeclareQueryable {
-            id,
-            wire_expr: WireExpr::key(key),
-            info: QueryableInfo {
-                complete,
-                distance: 0,
-            },
-            unknown: Vec::new(),
-        }),
-    ))
 }
 
 impl Inner {
@@ -651,63 +634,20 @@ impl Inner {
         complete: bool,
         callback: QueryCallback,
     ) -> Result<u32, SessionError> {
-        if self.is_closing() {
-            return Err(SessionError::Closed);
-        }
-        let (id, targets, aggregates) = {
-            let mut st = self.lock();
-            let id = Self::next_id(&mut st);
-            st.queryables.insert(
-                id,
-                LocalQueryable {
-                    key: key.clone(),
-                    complete,
-                    callback,
-                },
-            );
-            let targets =
-                self.declaration_targets(&st, InterestOptions::QUERYABLES, key.as_key_expr());
-            let aggregates =
-                self.aggregate_updates(&mut st, EntityKind::Queryable, key.as_key_expr());
-            (id, targets, aggregates)
-        };
-        let msg = declare_queryable_msg(id, key.as_str(), complete);
-        for t in targets {
-            super::outbound::send_control(&t, &msg);
-        }
-        aggregates.iter().for_each(AggregateChange::send);
-        Ok(id)
+        self.declare_own(EntityKind::Queryable, &key.clone(), complete, |st, id| {
+            let queryable = LocalQueryable {
+                key,
+                complete,
+                callback,
+            };
+            st.queryables.insert(id, queryable);
+        })
     }
 
     pub(crate) fn undeclare_queryable(&self, id: u32) {
-        let (targets, aggregates) = {
-            let mut st = self.lock();
-            let Some(q) = st.queryables.remove(&id) else {
-                return;
-            };
-            let key = q.key.as_key_expr();
-            let targets = self.declaration_targets(&st, InterestOptions::QUERYABLES, key);
-            (
-                targets,
-                self.aggregate_updates(&mut st, EntityKind::Queryable, key),
-            )
-        };
-        aggregates.iter().for_each(AggregateChange::send);
-        let msg = NetworkMessage::Declare(Declare::new(
-            None,
-            Declaration::UndeclareQueryable(UndeclareQueryable {
-                id,
-                wire_expr: Some(WireExpr {
-                    scope: 0,
-                    suffix: "",
-                    mapping: weft_proto::core::Mapping::Receiver,
-                }),
-                unknown: Vec::new(),
-            }),
-        ));
-        for t in targets {
-            super::outbound::send_control(&t, &msg);
-        }
+        self.undeclare_own(EntityKind::Queryable, id, |st| {
+            st.queryables.remove(&id).map(|q| q.key)
+        });
     }
 
     /// Our queryables, as declarations to send a new face.

@@ -11,107 +11,26 @@
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{
-    CongestionControl, Mapping, NetworkQos, Reliability, WhatAmI, WireExpr, ZenohId,
-};
+use weft_proto::core::{CongestionControl, NetworkQos, Reliability, WhatAmI, WireExpr, ZenohId};
 use weft_proto::ext::ExtBody;
 use weft_proto::network::linkstate::{decode_list, encode_list};
 use weft_proto::network::{
-    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
-    NetworkMessage, NetworkOam, Push, QueryableInfo, Request, Response, ResponseFinal,
-    UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
+    InterestOptions, NetworkMessage, NetworkOam, Push, QueryableInfo, Request, Response,
+    ResponseFinal,
 };
 use weft_proto::zenoh::PushBody;
 
-use super::aggregate::AggregateChange;
+pub(crate) use super::entity::EntityKind;
+use super::entity::{declare_msg, undeclare_msg};
 use super::outbound::send_control;
 use super::Inner;
 use crate::transport::Transport;
-
-/// The kinds of entities a router declares on behalf of its faces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum EntityKind {
-    Subscriber,
-    Queryable,
-    Token,
-}
-
-impl EntityKind {
-    const fn interest(self) -> InterestOptions {
-        match self {
-            Self::Subscriber => InterestOptions::SUBSCRIBERS,
-            Self::Queryable => InterestOptions::QUERYABLES,
-            Self::Token => InterestOptions::TOKENS,
-        }
-    }
-}
 
 /// A request forwarded by the router: where its answers go back.
 pub(crate) struct ForwardedQuery {
     requester: Arc<Transport>,
     request_id: u32,
     qos: NetworkQos,
-}
-
-fn empty_wire_expr() -> Option<WireExpr<'static>> {
-    Some(WireExpr {
-        scope: 0,
-        suffix: "",
-        mapping: Mapping::Receiver,
-    })
-}
-
-fn declaration<'a>(
-    kind: EntityKind,
-    id: u32,
-    key: &'a str,
-    complete: bool,
-    interest: Option<u32>,
-) -> NetworkMessage<'a> {
-    let wire_expr = WireExpr::key(key);
-    let body = match kind {
-        EntityKind::Subscriber => Declaration::Subscriber(DeclareSubscriber {
-            id,
-            wire_expr,
-            unknown: Vec::new(),
-        }),
-        EntityKind::Queryable => Declaration::Queryable(DeclareQueryable {
-            id,
-            wire_expr,
-            info: QueryableInfo {
-                complete,
-                distance: 1,
-            },
-            unknown: Vec::new(),
-        }),
-        EntityKind::Token => Declaration::Token(DeclareToken {
-            id,
-            wire_expr,
-            unknown: Vec::new(),
-        }),
-    };
-    NetworkMessage::Declare(Declare::new(interest, body))
-}
-
-fn undeclaration(kind: EntityKind, id: u32) -> NetworkMessage<'static> {
-    let body = match kind {
-        EntityKind::Subscriber => Declaration::UndeclareSubscriber(UndeclareSubscriber {
-            id,
-            wire_expr: empty_wire_expr(),
-            unknown: Vec::new(),
-        }),
-        EntityKind::Queryable => Declaration::UndeclareQueryable(UndeclareQueryable {
-            id,
-            wire_expr: empty_wire_expr(),
-            unknown: Vec::new(),
-        }),
-        EntityKind::Token => Declaration::UndeclareToken(UndeclareToken {
-            id,
-            wire_expr: empty_wire_expr(),
-            unknown: Vec::new(),
-        }),
-    };
-    NetworkMessage::Declare(Declare::new(None, body))
 }
 
 impl Inner {
@@ -302,26 +221,21 @@ impl Inner {
         key: &OwnedKeyExpr,
         complete: bool,
     ) {
-        let (id, targets, aggregates) = {
+        let (id, announcement) = {
             let mut st = self.lock();
             // What a router off the tree declares stays with us (the tree brings it).
             if st.faces.get(&from).is_some_and(|f| !f.on_tree) {
                 return;
             }
             let id = self.routed_id(&mut st, from, kind, entity);
-            let targets: Vec<Arc<Transport>> = self
-                .declaration_targets(&st, kind.interest(), key.as_key_expr())
-                .into_iter()
-                .filter(|t| t.peer_zid() != from)
-                .collect();
-            let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
-            (id, targets, aggregates)
+            let announcement = self.announcement(&mut st, kind, key.as_key_expr(), Some(from));
+            (id, announcement)
         };
-        let msg = declaration(kind, id, key.as_str(), complete, None);
-        for t in targets {
-            send_control(&t, &msg);
-        }
-        aggregates.iter().for_each(AggregateChange::send);
+        let info = QueryableInfo {
+            complete,
+            distance: 1,
+        };
+        announcement.send(&declare_msg(kind, id, key.as_str(), info, None));
     }
 
     /// Withdraws from the other faces an entity a face undeclared (or lost with the face).
@@ -332,24 +246,15 @@ impl Inner {
         entity: u32,
         key: &OwnedKeyExpr,
     ) {
-        let (id, targets, aggregates) = {
+        let (id, announcement) = {
             let mut st = self.lock();
             let Some(id) = st.routed_ids.remove(&(from, kind, entity)) else {
                 return;
             };
-            let targets: Vec<Arc<Transport>> = self
-                .declaration_targets(&st, kind.interest(), key.as_key_expr())
-                .into_iter()
-                .filter(|t| t.peer_zid() != from)
-                .collect();
-            let aggregates = self.aggregate_updates(&mut st, kind, key.as_key_expr());
-            (id, targets, aggregates)
+            let announcement = self.announcement(&mut st, kind, key.as_key_expr(), Some(from));
+            (id, announcement)
         };
-        let msg = undeclaration(kind, id);
-        for t in targets {
-            send_control(&t, &msg);
-        }
-        aggregates.iter().for_each(AggregateChange::send);
+        announcement.send(&undeclare_msg(kind, id));
     }
 
     /// Declarations of the other faces that answer an interest of `to`: (kind, routed

@@ -1,0 +1,212 @@
+//! Declared entities (subscribers, queryables, liveliness tokens): their declarations on
+//! the wire, and one path to announce a declaration or its withdrawal to the faces that
+//! must know it — for this session's own entities and for those a router declares on
+//! behalf of its faces alike.
+
+use std::sync::Arc;
+
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
+use weft_proto::core::{Mapping, WireExpr, ZenohId};
+use weft_proto::network::{
+    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
+    NetworkMessage, QueryableInfo, UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
+};
+
+use super::aggregate::AggregateChange;
+use super::outbound::send_control;
+use super::{Inner, State};
+use crate::transport::Transport;
+use crate::SessionError;
+
+/// The kinds of declared entities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum EntityKind {
+    Subscriber,
+    Queryable,
+    Token,
+}
+
+impl EntityKind {
+    /// The interest option that asks for this kind's declarations.
+    pub(crate) const fn interest(self) -> InterestOptions {
+        match self {
+            Self::Subscriber => InterestOptions::SUBSCRIBERS,
+            Self::Queryable => InterestOptions::QUERYABLES,
+            Self::Token => InterestOptions::TOKENS,
+        }
+    }
+}
+
+/// The declaration of entity `id` of `kind` on `key`: answering interest `interest` if
+/// any; a queryable with `complete` and `distance` (0: this node's own, 1: a router's on
+/// behalf of a face).
+pub(crate) fn declare_msg(
+    kind: EntityKind,
+    id: u32,
+    key: &str,
+    queryable: QueryableInfo,
+    interest: Option<u32>,
+) -> NetworkMessage<'_> {
+    let wire_expr = WireExpr::key(key);
+    let body = match kind {
+        EntityKind::Subscriber => Declaration::Subscriber(DeclareSubscriber {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+        EntityKind::Queryable => Declaration::Queryable(DeclareQueryable {
+            id,
+            wire_expr,
+            info: queryable,
+            unknown: Vec::new(),
+        }),
+        EntityKind::Token => Declaration::Token(DeclareToken {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+    };
+    NetworkMessage::Declare(Declare::new(interest, body))
+}
+
+/// The declaration of this node's own entity (a queryable at distance 0).
+pub(crate) fn own_declaration(
+    kind: EntityKind,
+    id: u32,
+    key: &str,
+    complete: bool,
+    interest: Option<u32>,
+) -> NetworkMessage<'_> {
+    let queryable = QueryableInfo {
+        complete,
+        distance: 0,
+    };
+    declare_msg(kind, id, key, queryable, interest)
+}
+
+/// The withdrawal of entity `id` of `kind` (by id; the empty wire expression Zenoh sends).
+pub(crate) fn undeclare_msg(kind: EntityKind, id: u32) -> NetworkMessage<'static> {
+    let wire_expr = Some(WireExpr {
+        scope: 0,
+        suffix: "",
+        mapping: Mapping::Receiver,
+    });
+    let body = match kind {
+        EntityKind::Subscriber => Declaration::UndeclareSubscriber(UndeclareSubscriber {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+        EntityKind::Queryable => Declaration::UndeclareQueryable(UndeclareQueryable {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+        EntityKind::Token => Declaration::UndeclareToken(UndeclareToken {
+            id,
+            wire_expr,
+            unknown: Vec::new(),
+        }),
+    };
+    NetworkMessage::Declare(Declare::new(None, body))
+}
+
+/// Who must hear of a declaration or its withdrawal: the faces to send it to, and the
+/// aggregated declarations it changes. Found under the session lock, sent after it.
+pub(crate) struct Announcement {
+    targets: Vec<Arc<Transport>>,
+    aggregates: Vec<AggregateChange>,
+}
+
+impl Announcement {
+    /// Sends `msg` to every target, then the aggregate changes.
+    pub(crate) fn send(self, msg: &NetworkMessage<'_>) {
+        for t in &self.targets {
+            send_control(t, msg);
+        }
+        self.aggregates.iter().for_each(AggregateChange::send);
+    }
+
+    /// Sends the aggregate changes, then `msg` to every target (a withdrawal of this
+    /// node's own entity: the aggregate stops covering it first).
+    fn send_aggregates_first(self, msg: &NetworkMessage<'_>) {
+        self.aggregates.iter().for_each(AggregateChange::send);
+        for t in &self.targets {
+            send_control(t, msg);
+        }
+    }
+}
+
+impl Inner {
+    /// Who must hear that an entity of `kind` on `key` came or went (the faces whose
+    /// interests cover it, or that hear of everything; `from`, the face it came from,
+    /// excepted), with the aggregates it changes.
+    pub(crate) fn announcement(
+        &self,
+        st: &mut State,
+        kind: EntityKind,
+        key: KeyExpr<'_>,
+        from: Option<ZenohId>,
+    ) -> Announcement {
+        let mut targets = self.declaration_targets(st, kind.interest(), key);
+        if let Some(from) = from {
+            targets.retain(|t| t.peer_zid() != from);
+        }
+        Announcement {
+            targets,
+            aggregates: self.aggregate_updates(st, kind, key),
+        }
+    }
+}
+
+impl Inner {
+    /// Declares one of this session's own entities: `store` keeps it under a new id, and
+    /// the faces that must know are told (with the aggregates it changes). Subscribers
+    /// change routes.
+    pub(crate) fn declare_own(
+        &self,
+        kind: EntityKind,
+        key: &OwnedKeyExpr,
+        complete: bool,
+        store: impl FnOnce(&mut State, u32),
+    ) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let (id, announcement) = {
+            let mut st = self.lock();
+            if kind == EntityKind::Subscriber {
+                st.routes_changed();
+            }
+            let id = Self::next_id(&mut st);
+            store(&mut st, id);
+            (
+                id,
+                self.announcement(&mut st, kind, key.as_key_expr(), None),
+            )
+        };
+        announcement.send(&own_declaration(kind, id, key.as_str(), complete, None));
+        Ok(id)
+    }
+
+    /// Withdraws this session's own entity `id`: `take` removes it and gives its key
+    /// (`None`: there was none, nothing is sent), and the faces that knew it are told.
+    pub(crate) fn undeclare_own(
+        &self,
+        kind: EntityKind,
+        id: u32,
+        take: impl FnOnce(&mut State) -> Option<OwnedKeyExpr>,
+    ) -> Option<OwnedKeyExpr> {
+        let (key, announcement) = {
+            let mut st = self.lock();
+            let key = take(&mut st)?;
+            if kind == EntityKind::Subscriber {
+                st.routes_changed();
+            }
+            let announcement = self.announcement(&mut st, kind, key.as_key_expr(), None);
+            (key, announcement)
+        };
+        announcement.send_aggregates_first(&undeclare_msg(kind, id));
+        Some(key)
+    }
+}
