@@ -9,11 +9,18 @@
 //! alive (a KeepAlive each second, everything received read and discarded every 10 ms)
 //! for HOLD_SECONDS (default 10), and prints `held`. One thread, whatever the number of
 //! sessions.
+//!
+//! Between the two, it prints `declared=N seconds=T` once the router has handled every
+//! session's declarations (each session asks for the liveliness tokens on a key nothing
+//! matches; the router answers its DeclareFinal after what the session sent before): a
+//! router may take longer to digest declarations than the clients take to send them.
 
 use std::io::{ErrorKind, Read};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use weft_proto::core::{Priority, WireExpr};
+use weft_proto::network::{Declaration, Interest, InterestMode, InterestOptions, NetworkMessage};
 use weft_testkit::raw::{send_batch, RawClient};
 use weft_transport::tx::KEEP_ALIVE_BATCH;
 
@@ -39,6 +46,46 @@ fn drain(clients: &mut [RawClient]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Waits until the router has handled the declarations of session `s` (see the module
+/// doc), keeping the other sessions alive meanwhile; fails after `limit`.
+fn confirm_declared(clients: &mut [RawClient], s: usize, limit: Duration) -> Result<(), String> {
+    let interest = NetworkMessage::Interest(Interest::new(
+        1,
+        InterestMode::Current,
+        // Zenoh routers take Current interests from clients for tokens only (a
+        // liveliness get).
+        InterestOptions::TOKENS,
+        Some(WireExpr::key("open_sessions/confirm")),
+    ));
+    let client = &mut clients[s];
+    client
+        .stream()
+        .set_nonblocking(false)
+        .map_err(|e| e.to_string())?;
+    client
+        .send(&interest, Priority::Control)
+        .map_err(|e| format!("session {s}: {e}"))?;
+    let deadline = Instant::now() + limit;
+    loop {
+        let answered = clients[s].recv_until(Duration::from_millis(500), |m| {
+            matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_)))
+        });
+        match answered {
+            Ok(()) => break,
+            Err(e) if e.kind() == ErrorKind::TimedOut && Instant::now() < deadline => {
+                let (before, rest) = clients.split_at_mut(s);
+                keep_alive(before)?;
+                keep_alive(&mut rest[1..])?;
+            }
+            Err(e) => return Err(format!("session {s}: no DeclareFinal: {e}")),
+        }
+    }
+    clients[s]
+        .stream()
+        .set_nonblocking(true)
+        .map_err(|e| e.to_string())
 }
 
 /// Reads and discards what every session received, and sends each a KeepAlive.
@@ -86,6 +133,17 @@ fn run(args: &[String]) -> Result<(), String> {
     }
     println!(
         "opened={sessions} seconds={:.3}",
+        start.elapsed().as_secs_f64()
+    );
+    for s in 0..clients.len() {
+        confirm_declared(&mut clients, s, Duration::from_secs(600))?;
+        if last_keep_alive.elapsed() >= Duration::from_secs(1) {
+            keep_alive(&mut clients)?;
+            last_keep_alive = Instant::now();
+        }
+    }
+    println!(
+        "declared={sessions} seconds={:.3}",
         start.elapsed().as_secs_f64()
     );
     let until = Instant::now() + hold;
