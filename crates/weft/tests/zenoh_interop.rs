@@ -127,8 +127,9 @@ fn zenoh_publishes_to_weft(weft: &weft::Session, connect_args: &[&str]) {
     let mut args = connect_args.to_vec();
     args.extend(["--put", "demo/zenoh/big", "--size", "1048576"]);
     let publisher = ZenohNode::start(&args).expect("zenoh publisher");
+    // A Python process starts first: generous on a loaded machine.
     let s = rx
-        .recv_timeout(Duration::from_secs(10))
+        .recv_timeout(Duration::from_secs(30))
         .expect("the 1 MiB sample");
     assert_eq!(s.payload, pattern(1 << 20));
     assert!(publisher.wait());

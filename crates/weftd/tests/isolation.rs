@@ -591,3 +591,51 @@ fn huge_key_expressions_are_refused_and_cost_nobody_else_anything() {
         what,
     );
 }
+
+#[test]
+fn a_block_publisher_faster_than_its_subscriber_is_slowed_down_not_buffered() {
+    const COUNT: usize = 1000;
+    let weftd = Weftd::start(free_port(), &[]);
+    let subscriber = weftd.weft_client();
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    // About 32 MiB/s at most: slower than the publisher.
+    let _sub = subscriber
+        .declare_subscriber("fast/**", move |_| {
+            std::thread::sleep(Duration::from_millis(2));
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    let publisher = weftd.weft_client();
+    let (since, within) = (Instant::now(), Duration::from_secs(10));
+    let what = "the subscriber got nothing";
+    put_until_received(&publisher, "fast/warmup", &received, since, within, what);
+    let start_count = received.load(Ordering::SeqCst);
+    let before = rss(weftd.pid());
+    let options = PutOptions {
+        congestion_control: CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    // 64 MiB, as fast as the publisher can.
+    let payload = vec![3u8; SAMPLE_SIZE];
+    let mut peak = 0;
+    for n in 0..COUNT {
+        publisher.put("fast/data", &payload, &options).unwrap();
+        if n % 50 == 0 {
+            peak = peak.max(rss(weftd.pid()).saturating_sub(before));
+        }
+    }
+    let target = start_count + COUNT;
+    assert_eq!(
+        wait_for_count(&received, target, Duration::from_secs(60)),
+        target,
+        "the subscriber did not get every sample"
+    );
+    // The router held back the publisher instead of queueing what the subscriber could
+    // not take yet (up to 64 MiB per destination before back-pressure).
+    assert!(
+        peak < 32 << 20,
+        "weftd grew by {} MiB buffering for a slow subscriber",
+        peak >> 20
+    );
+}

@@ -268,6 +268,12 @@ impl TxQueue {
         self.overflow.is_empty()
     }
 
+    /// Bytes of the messages waiting in the overflow.
+    #[inline]
+    pub fn overflow_bytes(&self) -> usize {
+        self.overflow.bytes()
+    }
+
     /// When the oldest message waiting in the overflow began to wait.
     #[inline]
     pub fn overflow_oldest(&self) -> Option<Instant> {

@@ -96,6 +96,11 @@ impl Overflow {
         self.waiting.len()
     }
 
+    /// Bytes waiting.
+    pub(super) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     /// When the oldest waiting message came.
     pub(super) fn oldest(&self) -> Option<Instant> {
         self.waiting.front().map(|w| w.since)

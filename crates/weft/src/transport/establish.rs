@@ -248,6 +248,8 @@ fn establish(
             pump_again: false,
             partial: None,
             idle_waiters: 0,
+            over_since: None,
+            paused_sources: Vec::new(),
         }),
         idle: Condvar::new(),
         link,

@@ -146,6 +146,11 @@ struct TxState {
     partial: Option<Partial>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
+    /// Since when the overflow has held more than [`PAUSE_AT`] bytes, if it does.
+    over_since: Option<Instant>,
+    /// Links whose reading is paused until this overflow drains (see
+    /// [`Transport::overflow`]).
+    paused_sources: Vec<reactor::PausedSource>,
 }
 
 /// A batch the socket has taken part of.
@@ -392,10 +397,55 @@ impl Transport {
         if !self.mark_closed() {
             return;
         }
-        let discarded = self.lock().queue.discard_overflow();
+        let (discarded, paused) = {
+            let mut st = self.lock();
+            (
+                st.queue.discard_overflow(),
+                std::mem::take(&mut st.paused_sources),
+            )
+        };
         self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
+        paused.into_iter().for_each(reactor::resume);
         // A thread waiting for the socket to take a write sees the shutdown at once.
         self.link.shutdown();
+    }
+
+    /// Asks that the link whose batch is being handled on this I/O thread stop being read
+    /// while this destination's overflow is large: its sender then waits for this
+    /// destination, as Zenoh's `block` makes it wait, instead of the overflow growing.
+    /// Not for longer than [`PAUSE_MAX`] in a row: a destination that stays behind that
+    /// long loses the right to hold its sources, and its overflow's bounds apply.
+    fn hold_source(&self, st: &mut TxState) {
+        if !reactor::on_io_thread() || st.queue.overflow_bytes() <= PAUSE_AT {
+            return;
+        }
+        let now = Instant::now();
+        let since = *st.over_since.get_or_insert(now);
+        if now.duration_since(since) < PAUSE_MAX {
+            reactor::request_pause(self.me.clone());
+        }
+    }
+
+    /// Registers a link paused on this destination's overflow, to be read again once it
+    /// drains; false (do not pause it) when the overflow is already small again or the
+    /// transport closed.
+    pub(crate) fn add_paused_source(&self, source: reactor::PausedSource) -> bool {
+        let mut st = self.lock();
+        if self.is_closed() || st.queue.overflow_bytes() <= RESUME_AT {
+            return false;
+        }
+        st.paused_sources.push(source);
+        true
+    }
+
+    /// The overflow drained: the links paused on it, to read again (the caller wakes them
+    /// once it has released the lock).
+    fn drained(st: &mut TxState) -> Vec<reactor::PausedSource> {
+        if st.queue.overflow_bytes() > RESUME_AT {
+            return Vec::new();
+        }
+        st.over_since = None;
+        std::mem::take(&mut st.paused_sources)
     }
 
     /// Queues a message larger than a batch, forwarded on behalf of another node, as
@@ -516,6 +566,7 @@ impl Transport {
             self.abort();
             return Err(SendError::Closed);
         }
+        self.hold_source(&mut st);
         self.wake_writer(&mut st);
         Ok(())
     }
@@ -745,12 +796,15 @@ impl Transport {
 
     /// Moves forwarded messages waiting in the overflow into the queue as room allows
     /// (see [`TxQueue::refill`]); `Err` with how long the oldest has waited when that is
-    /// past `wait_before_close`.
+    /// past `wait_before_close`. Once the overflow is small again, the links paused on it
+    /// are read again (waking them takes an I/O thread's command queue, never another
+    /// transport's lock).
     fn refill(&self, st: &mut TxState) -> Result<(), Duration> {
         let dropped = st
             .queue
             .refill(Instant::now(), self.limits.wait_before_close)?;
         self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+        Self::drained(st).into_iter().for_each(reactor::resume);
         Ok(())
     }
 
@@ -993,6 +1047,17 @@ const WAIT_BEFORE_DROP: Duration = Duration::from_millis(1);
 /// How long a `block` message waits for room before its destination is closed (Zenoh's
 /// `transport.link.tx.queue.congestion_control.block.wait_before_close` default).
 const WAIT_BEFORE_CLOSE: Duration = Duration::from_secs(5);
+
+/// Overflow bytes beyond which a destination pauses the link whose forwarded messages
+/// fill it (back-pressure, see [`Transport::hold_source`]).
+const PAUSE_AT: usize = 2 << 20;
+
+/// Overflow bytes under which the links paused on a destination are read again.
+const RESUME_AT: usize = 512 << 10;
+
+/// The longest a destination holds its sources paused in a row; a paused link is read
+/// again after this long whatever its destination's state.
+pub(crate) const PAUSE_MAX: Duration = Duration::from_secs(1);
 
 /// How long a close waits for a write in progress before giving up on pending data.
 const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);

@@ -13,8 +13,12 @@
 //!
 //! An I/O thread never waits for one link: what it sends goes through the queues
 //! ([`Transport::send_forwarded`]); a destination that takes nothing loses or holds only
-//! its own traffic. Memory per idle link: the link's state and what is left of a batch
-//! that came in part (the read buffer is the thread's).
+//! its own traffic. Back-pressure: a destination whose overflow of forwarded `block`
+//! messages grows large asks for the link those messages come from to stop being read
+//! until it drains (a paused link is read again after `PAUSE_MAX` at most, whatever
+//! happens), so a sender faster than its receiver is slowed down to it, as in Zenoh, and
+//! the overflow stays small. Memory per idle link: the link's state and what is left of a
+//! batch that came in part (the read buffer is the thread's).
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
@@ -27,7 +31,7 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::reader::{Flow, LinkRx};
-use super::{Transport, CLOSE_DRAIN};
+use super::{Transport, CLOSE_DRAIN, PAUSE_MAX};
 use crate::link::{self, STREAM_BATCH_SIZE};
 
 /// Most I/O threads a process runs.
@@ -44,6 +48,31 @@ thread_local! {
     static IO_THREAD: Cell<Option<usize>> = const { Cell::new(None) };
     /// Transports this I/O thread is to write after the event it is handling.
     static TO_WRITE: RefCell<Vec<Arc<Transport>>> = const { RefCell::new(Vec::new()) };
+    /// A destination that asked for the link being read to pause (see
+    /// [`request_pause`]).
+    static PAUSE_REQUEST: RefCell<Option<std::sync::Weak<Transport>>> =
+        const { RefCell::new(None) };
+}
+
+/// A link paused by back-pressure: which I/O thread serves it, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PausedSource {
+    thread: usize,
+    slot: usize,
+    generation: u64,
+}
+
+/// Asks, from a destination whose overflow is large, that the link whose batch this I/O
+/// thread is handling stop being read until `destination` drains.
+pub(crate) fn request_pause(destination: std::sync::Weak<Transport>) {
+    PAUSE_REQUEST.with(|p| *p.borrow_mut() = Some(destination));
+}
+
+/// Reads a paused link again.
+pub(crate) fn resume(source: PausedSource) {
+    if let Ok(handles) = threads() {
+        handles[source.thread].send(Command::Resume(source.slot, source.generation));
+    }
 }
 
 /// Whether this thread is one of the I/O threads.
@@ -57,6 +86,8 @@ enum Command {
     Add(Box<Entry>),
     /// Write what this transport has queued.
     Write(Arc<Transport>),
+    /// Read again the link in this slot (of this generation), paused by back-pressure.
+    Resume(usize, u64),
 }
 
 /// One I/O thread, as other threads reach it.
@@ -132,6 +163,7 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
                 rx,
                 generation: 0,
                 drain_until: None,
+                paused_until: None,
             })));
             Ok(())
         }
@@ -188,6 +220,8 @@ struct Entry {
     generation: u64,
     /// Closed locally: read (and discard) until the peer ends its side or this time.
     drain_until: Option<Instant>,
+    /// Paused by back-pressure: not read until its destination drains, or this time.
+    paused_until: Option<Instant>,
 }
 
 /// What reading a link came to.
@@ -198,6 +232,9 @@ enum ReadOutcome {
     More,
     /// The link ended (end of stream, error, or a Close received).
     Ended,
+    /// A destination asked for the link to pause (back-pressure): it was registered with
+    /// it, and is not read until woken or `PAUSE_MAX` has passed.
+    Paused,
 }
 
 struct IoThread {
@@ -210,6 +247,8 @@ struct IoThread {
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     /// Links whose turn ended with data left to read.
     again: Vec<usize>,
+    /// (until when, slot, generation) of the links paused by back-pressure.
+    paused: Vec<(Instant, usize, u64)>,
     /// The read buffer shared by the thread's links: a whole batch always fits after
     /// what is left of the previous one.
     buf: Vec<u8>,
@@ -227,6 +266,7 @@ impl IoThread {
             generation: 0,
             timers: BinaryHeap::new(),
             again: Vec::new(),
+            paused: Vec::new(),
             buf: vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)],
             commands: Vec::new(),
         }
@@ -238,9 +278,13 @@ impl IoThread {
         let mut events = Events::with_capacity(1024);
         loop {
             let timeout = if self.again.is_empty() {
-                self.timers
-                    .peek()
-                    .map(|Reverse((at, _, _))| at.saturating_duration_since(Instant::now()))
+                let next_timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
+                let next_resume = self.paused.iter().map(|(at, _, _)| *at).min();
+                next_timer
+                    .into_iter()
+                    .chain(next_resume)
+                    .min()
+                    .map(|at| at.saturating_duration_since(Instant::now()))
             } else {
                 Some(Duration::ZERO)
             };
@@ -270,8 +314,39 @@ impl IoThread {
                 }
             }
             write_scheduled(self.index);
-            self.run_timers(Instant::now());
+            let now = Instant::now();
+            self.resume_due(now);
+            self.run_timers(now);
         }
+    }
+
+    /// Reads again the paused links whose pause has lasted `PAUSE_MAX`.
+    fn resume_due(&mut self, now: Instant) {
+        if self.paused.iter().all(|(at, _, _)| *at > now) {
+            return;
+        }
+        let due: Vec<(usize, u64)> = self
+            .paused
+            .iter()
+            .filter(|(at, _, _)| *at <= now)
+            .map(|(_, slot, generation)| (*slot, *generation))
+            .collect();
+        for (slot, generation) in due {
+            self.resume(slot, generation);
+        }
+    }
+
+    /// Reads again a link paused by back-pressure, if it is still the same one.
+    fn resume(&mut self, slot: usize, generation: u64) {
+        self.paused
+            .retain(|(_, s, g)| !(*s == slot && *g == generation));
+        let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) else {
+            return;
+        };
+        if entry.generation != generation || entry.paused_until.take().is_none() {
+            return;
+        }
+        self.read(slot);
     }
 
     fn run_commands(&mut self) {
@@ -290,6 +365,7 @@ impl IoThread {
             match command {
                 Command::Add(entry) => self.insert(*entry),
                 Command::Write(t) => t.pump(),
+                Command::Resume(slot, generation) => self.resume(slot, generation),
             }
             write_scheduled(self.index);
         }
@@ -325,15 +401,28 @@ impl IoThread {
         }
     }
 
-    /// Reads a link, handing every whole batch to its receiver.
+    /// Reads a link, handing every whole batch to its receiver (not while it is paused).
     fn read(&mut self, slot: usize) {
         let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
-        match read_entry(entry, &mut self.buf, self.index) {
+        if entry.paused_until.is_some() {
+            return;
+        }
+        let source = PausedSource {
+            thread: self.index,
+            slot,
+            generation: entry.generation,
+        };
+        match read_entry(entry, &mut self.buf, source) {
             ReadOutcome::Drained => {}
             ReadOutcome::More => self.again.push(slot),
             ReadOutcome::Ended => self.finish(slot),
+            ReadOutcome::Paused => {
+                let until = Instant::now() + PAUSE_MAX;
+                entry.paused_until = Some(until);
+                self.paused.push((until, slot, source.generation));
+            }
         }
     }
 
@@ -366,6 +455,7 @@ impl IoThread {
         let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
         self.free.push(slot);
         self.again.retain(|s| *s != slot);
+        self.paused.retain(|(_, s, _)| *s != slot);
         entry.rx.finish();
         write_scheduled(self.index);
     }
@@ -405,55 +495,52 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
 
 /// Reads what the link has, at most [`READS_PER_TURN`] times, into `buf` after what was
 /// left of a batch, handing each whole batch on (or discarding it while the link drains
-/// after a local close).
-fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
+/// after a local close). A batch whose messages made a destination ask for back-pressure
+/// ends the turn: the link (`me`) is registered with that destination, and what was read
+/// past that batch waits in the entry.
+fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
     let mut end = entry.rest.len();
     buf[..end].copy_from_slice(&entry.rest);
     entry.rest.clear();
     let t = entry.rx.transport().clone();
     let draining = t.is_closed();
-    let mut outcome = ReadOutcome::More;
-    for _ in 0..READS_PER_TURN {
-        let room = buf.len() - end;
-        match (&mut &t.link).read(&mut buf[end..]) {
-            Ok(0) => return ReadOutcome::Ended,
-            Ok(n) => {
-                end += n;
-                // A short read emptied the socket: what comes next raises a new event
-                // (edge-triggered), so no read is spent to hear `WouldBlock`.
-                if n < room {
-                    outcome = ReadOutcome::Drained;
+    // Whole batches left by a turn that paused go first.
+    let mut outcome = match hand_on(entry, buf, &mut end, draining, me) {
+        Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
+        Some(paused) => paused,
+        None => ReadOutcome::More,
+    };
+    if !matches!(outcome, ReadOutcome::Paused) {
+        for _ in 0..READS_PER_TURN {
+            let room = buf.len() - end;
+            match (&mut &t.link).read(&mut buf[end..]) {
+                Ok(0) => return ReadOutcome::Ended,
+                Ok(n) => {
+                    end += n;
+                    // A short read emptied the socket: what comes next raises a new event
+                    // (edge-triggered), so no read is spent to hear `WouldBlock`.
+                    if n < room {
+                        outcome = ReadOutcome::Drained;
+                    }
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    outcome = ReadOutcome::Drained;
+                    break;
+                }
+                Err(_) => return ReadOutcome::Ended,
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                outcome = ReadOutcome::Drained;
+            match hand_on(entry, buf, &mut end, draining, me) {
+                Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
+                Some(paused) => {
+                    outcome = paused;
+                    break;
+                }
+                None => {}
+            }
+            if let ReadOutcome::Drained = outcome {
                 break;
             }
-            Err(_) => return ReadOutcome::Ended,
-        }
-        let mut start = 0;
-        while end - start >= 2 {
-            let len = usize::from(u16::from_le_bytes([buf[start], buf[start + 1]]));
-            if end - start < 2 + len {
-                break;
-            }
-            let batch = &buf[start + 2..start + 2 + len];
-            start += 2 + len;
-            if draining {
-                continue;
-            }
-            let flow = entry.rx.on_batch(batch);
-            // What this batch forwarded leaves now, not after the whole read.
-            write_scheduled(me);
-            if let Flow::Closed = flow {
-                return ReadOutcome::Ended;
-            }
-        }
-        buf.copy_within(start..end, 0);
-        end -= start;
-        if let ReadOutcome::Drained = outcome {
-            break;
         }
     }
     if end > 0 {
@@ -463,4 +550,48 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: usize) -> ReadOutcome {
         entry.rest = Vec::new();
     }
     outcome
+}
+
+/// Hands every whole batch of `buf[..end]` to the link's receiver (or discards it while
+/// the link drains after a local close), then moves what is left to the front. Stops
+/// early with `Ended` (the link is done) or `Paused` (a destination asked for
+/// back-pressure and the link, `me`, is registered with it).
+fn hand_on(
+    entry: &mut Entry,
+    buf: &mut [u8],
+    end: &mut usize,
+    draining: bool,
+    me: PausedSource,
+) -> Option<ReadOutcome> {
+    let mut start = 0;
+    let mut stopped = None;
+    while *end - start >= 2 {
+        let len = usize::from(u16::from_le_bytes([buf[start], buf[start + 1]]));
+        if *end - start < 2 + len {
+            break;
+        }
+        let batch = &buf[start + 2..start + 2 + len];
+        start += 2 + len;
+        if draining {
+            continue;
+        }
+        PAUSE_REQUEST.with(|p| p.borrow_mut().take());
+        let flow = entry.rx.on_batch(batch);
+        // What this batch forwarded leaves now, not after the whole read.
+        write_scheduled(me.thread);
+        if let Flow::Closed = flow {
+            return Some(ReadOutcome::Ended);
+        }
+        let pause = PAUSE_REQUEST.with(|p| p.borrow_mut().take());
+        if pause
+            .and_then(|d| d.upgrade())
+            .is_some_and(|d| d.add_paused_source(me))
+        {
+            stopped = Some(ReadOutcome::Paused);
+            break;
+        }
+    }
+    buf.copy_within(start..*end, 0);
+    *end -= start;
+    stopped
 }
