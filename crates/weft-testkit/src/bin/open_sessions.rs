@@ -69,9 +69,10 @@ fn confirm_declared(clients: &mut [RawClient], s: usize, limit: Duration) -> Res
         .map_err(|e| format!("session {s}: {e}"))?;
     let deadline = Instant::now() + limit;
     loop {
-        let answered = clients[s].recv_until(Duration::from_millis(500), |m| {
-            matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_)))
-        });
+        let answered = clients[s].recv_until(
+            Duration::from_millis(500),
+            |m| matches!(m, NetworkMessage::Declare(d) if matches!(d.body, Declaration::Final(_))),
+        );
         match answered {
             Ok(()) => break,
             Err(e) if e.kind() == ErrorKind::TimedOut && Instant::now() < deadline => {
