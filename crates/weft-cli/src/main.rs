@@ -53,6 +53,9 @@ enum Command {
     ///
     /// Example: weft scout --what 'router|peer' --timeout 2000 --json
     Scout(cmd::scout::ScoutArgs),
+    /// Access control: how a configuration decides a message, and why.
+    #[command(subcommand)]
+    Acl(cmd::acl::AclCommand),
 }
 
 fn main() -> ExitCode {
@@ -80,5 +83,6 @@ fn main() -> ExitCode {
         Command::Ping(a) => cmd::perf::ping(a),
         Command::Pong(a) => cmd::perf::pong(a),
         Command::Scout(a) => cmd::scout::run(a),
+        Command::Acl(c) => cmd::acl::run(c),
     }
 }

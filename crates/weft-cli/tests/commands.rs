@@ -160,7 +160,8 @@ fn bad_flags_and_values_exit_2_with_a_message() {
 #[test]
 fn a_configuration_with_security_settings_weft_cannot_honour_is_refused() {
     let path = std::env::temp_dir().join(format!("weft-cli-acl-{}.json5", std::process::id()));
-    std::fs::write(&path, "{ access_control: { enabled: true } }").unwrap();
+    let text = "{ access_control: { enabled: true, rules: [], subjects: [], policies: [] } }";
+    std::fs::write(&path, text).unwrap();
     let out = weft()
         .args([
             "put",
@@ -178,6 +179,50 @@ fn a_configuration_with_security_settings_weft_cannot_honour_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("access_control.enabled"), "{stderr}");
+}
+
+#[test]
+fn acl_check_says_what_decides_and_exits_by_the_decision() {
+    let path =
+        std::env::temp_dir().join(format!("weft-cli-acl-check-{}.json5", std::process::id()));
+    let text = r#"{ access_control: { enabled: true, default_permission: "deny",
+        rules: [ { id: "demo", messages: ["put"], flows: ["ingress"], permission: "allow",
+                   key_exprs: ["demo/**"] },
+                 { id: "no-secret", messages: ["put"], permission: "deny",
+                   key_exprs: ["demo/secret/**"] } ],
+        subjects: [ { id: "local", interfaces: ["lo"] } ],
+        policies: [ { id: "p", rules: ["demo", "no-secret"], subjects: ["local"] } ] } }"#;
+    std::fs::write(&path, text).unwrap();
+    let check = |key: &str, interface: &str| {
+        weft()
+            .args([
+                "acl",
+                "check",
+                "--message",
+                "put",
+                "--flow",
+                "ingress",
+                "-k",
+                key,
+            ])
+            .args(["--interface", interface, "-c"])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let out = check("demo/a", "lo");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "allow: rule \"demo\" (key demo/**) for subject \"local\" in policy \"p\""
+    );
+    let out = check("demo/secret/a", "lo");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("rule \"no-secret\""));
+    let out = check("demo/a", "eth0");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no subject matches"));
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

@@ -53,6 +53,9 @@ pub enum ConfigError {
         /// What the setting asks for.
         reason: &'static str,
     },
+    /// A mistake in the `access_control` section.
+    #[error("invalid access control: {0}")]
+    Acl(#[from] crate::acl::AclError),
     /// A file that cannot be read.
     #[error("cannot read configuration file {path}: {reason}")]
     Unreadable {
@@ -290,6 +293,7 @@ const KNOWN: &[&str] = &[
     "queries_default_timeout",
     "timestamping.enabled",
     "plugins",
+    "access_control",
     // Forced on, as zenohd does; only the permissions matter.
     "adminspace.enabled",
     "adminspace.permissions.read",
@@ -297,22 +301,13 @@ const KNOWN: &[&str] = &[
     "metadata",
 ];
 
-/// Checks a key of the security sections (`access_control`, `transport.auth`,
-/// `transport.link.tls`): `None` for a key outside them; `Some(Ok)` for a setting that asks
+/// Checks a key of the security sections `transport.auth` and `transport.link.tls`
+/// (`access_control` is read whole, see [`crate::acl`]): `None` for a key outside them; `Some(Ok)` for a setting that asks
 /// for nothing (null, false, empty, or a default that only matters once the feature is
 /// on, as in Zenoh's own default configuration); `Some(Err)` naming the key for one that
 /// would turn on a feature weft does not implement.
 pub fn security_setting(key: &str, value: &Value) -> Option<Result<(), ConfigError>> {
-    let reason = if key == "access_control" || key.starts_with("access_control.") {
-        // Rules and subjects take effect only once access control is enabled.
-        match key {
-            "access_control.enabled" if value.as_bool() != Some(false) && !value.is_null() => {
-                "access control (Zenoh's ACL) is enabled"
-            }
-            "access_control" if !inert(value) => "access control is configured",
-            _ => return Some(Ok(())),
-        }
-    } else if key == "transport.auth" || key.starts_with("transport.auth.") {
+    let reason = if key == "transport.auth" || key.starts_with("transport.auth.") {
         if inert(value) {
             return Some(Ok(()));
         }
@@ -544,6 +539,17 @@ impl Config {
                 "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
+                "access_control" => {
+                    let acl = crate::acl::AclConfig::from_value(value)?;
+                    if acl.enabled {
+                        return Err(ConfigError::UnsupportedSecurity {
+                            key: "access_control.enabled".into(),
+                            value: "true".into(),
+                            reason: "access control is enabled, and weft checks policies \
+                                     (`weft acl check`) but does not enforce them yet",
+                        });
+                    }
+                }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
                 k if KNOWN.contains(&k) => {}
@@ -726,16 +732,32 @@ mod tests {
                            listen_certificate: null, enable_mtls: false,
                            connect_private_key: null, connect_certificate: null,
                            verify_name_on_connect: true, close_link_on_expiration: false } } },
-          access_control: { enabled: false, default_permission: "deny", rules: [{ id: "r" }] } }"#;
+          access_control: { enabled: false, default_permission: "deny",
+                            rules: [{ id: "r", messages: ["put"], permission: "allow",
+                                      key_exprs: ["demo/**"] }] } }"#;
         let (_, warnings) = Config::from_json5(text).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_mistake_in_access_control_is_refused_even_when_it_is_disabled() {
+        let text = r#"{ access_control: { enabled: false,
+                         rules: [{ id: "r", messages: ["publish"], permission: "allow",
+                                   key_exprs: ["a"] }] } }"#;
+        let e = Config::from_json5(text).unwrap_err();
+        assert!(matches!(e, ConfigError::Acl(_)), "{e}");
+        assert!(
+            e.to_string().contains("access_control.rules[0].messages"),
+            "{e}"
+        );
     }
 
     #[test]
     fn security_settings_weft_cannot_honour_refuse_the_configuration() {
         let refused = [
             (
-                r#"{ access_control: { enabled: true, default_permission: "deny" } }"#,
+                r#"{ access_control: { enabled: true, default_permission: "deny",
+                     rules: [], subjects: [], policies: [] } }"#,
                 "access_control.enabled",
             ),
             (

@@ -17,6 +17,7 @@
 //! the sans-I/O machines of `weft-transport`), the session (faces, declarations,
 //! interests, routing of data), and [`api`] (what applications handle).
 
+pub mod acl;
 pub mod api;
 mod clock;
 pub mod config;

@@ -27,7 +27,8 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (
-            r#"{ access_control: { enabled: true, default_permission: "deny" } }"#,
+            r#"{ access_control: { enabled: true, default_permission: "deny",
+                 rules: [], subjects: [], policies: [] } }"#,
             "access_control.enabled",
         ),
         (
@@ -48,8 +49,21 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
         assert!(stderr.contains("refuses to run"), "{text}: {stderr}");
     }
     // The same through --cfg.
-    let (code, stderr) = run_weftd(&["--cfg", "access_control/enabled:true"]);
+    let (code, stderr) = run_weftd(&[
+        "--cfg",
+        "access_control:{enabled:true,rules:[],subjects:[],policies:[]}",
+    ]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("access_control.enabled"), "{stderr}");
+    // A mistake in the section is refused, naming the field, even when disabled.
+    let (code, stderr) = run_weftd(&[
+        "--cfg",
+        "access_control:{enabled:false,rules:[{id:'r',messages:['publish'],permission:'allow',key_exprs:['a']}]}",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("access_control.rules[0].messages"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,5 +1,6 @@
 //! The `weft` subcommands.
 
+pub(crate) mod acl;
 pub(crate) mod common;
 pub(crate) mod decode;
 pub(crate) mod liveliness;
