@@ -49,6 +49,8 @@ def main() -> int:
     p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
     p.add_argument("--sleep-in-callback", type=float, default=0.0,
                    help="seconds the subscriber's callback sleeps per sample (a slow reader)")
+    p.add_argument("--insert", action="append", default=[], metavar="KEY=JSON5",
+                   help="a configuration value, as Zenoh's Config.insert_json5 takes it")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -59,6 +61,9 @@ def main() -> int:
     conf.insert_json5("connect/endpoints", json.dumps(args.connect))
     conf.insert_json5("scouting/multicast/enabled", json.dumps(args.multicast_scouting or bool(args.scout)))
     conf.insert_json5("scouting/gossip/enabled", "false")
+    for item in args.insert:
+        key, _, value = item.partition("=")
+        conf.insert_json5(key, value)
     if args.scout:
         return scout(args, conf)
     session = zenoh.open(conf)

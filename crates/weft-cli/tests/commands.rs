@@ -160,7 +160,7 @@ fn bad_flags_and_values_exit_2_with_a_message() {
 #[test]
 fn a_configuration_with_security_settings_weft_cannot_honour_is_refused() {
     let path = std::env::temp_dir().join(format!("weft-cli-acl-{}.json5", std::process::id()));
-    let text = "{ access_control: { enabled: true, rules: [], subjects: [], policies: [] } }";
+    let text = "{ transport: { auth: { pubkey: { known_keys_file: \"keys.pem\" } } } }";
     std::fs::write(&path, text).unwrap();
     let out = weft()
         .args([
@@ -178,7 +178,10 @@ fn a_configuration_with_security_settings_weft_cannot_honour_is_refused() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("access_control.enabled"), "{stderr}");
+    assert!(
+        stderr.contains("transport.auth.pubkey.known_keys_file"),
+        "{stderr}"
+    );
 }
 
 #[test]

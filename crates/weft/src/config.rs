@@ -131,6 +131,8 @@ pub struct Config {
     pub timestamping: Option<bool>,
     /// `plugins`: the plugins' sections, as written (each plugin validates its own).
     pub plugins: Option<Value>,
+    /// `access_control`: which messages each transport may carry (Zenoh's ACL).
+    pub access_control: crate::acl::AclConfig,
     /// `adminspace.permissions.read` / `.write`: whether queries on a router's admin space
     /// are answered, and whether it takes writes (weft's has nothing to write).
     pub adminspace_read: bool,
@@ -165,6 +167,7 @@ impl Default for Config {
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
             plugins: None,
+            access_control: crate::acl::AclConfig::default(),
             adminspace_read: true,
             adminspace_write: false,
         }
@@ -540,15 +543,7 @@ impl Config {
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
                 "access_control" => {
-                    let acl = crate::acl::AclConfig::from_value(value)?;
-                    if acl.enabled {
-                        return Err(ConfigError::UnsupportedSecurity {
-                            key: "access_control.enabled".into(),
-                            value: "true".into(),
-                            reason: "access control is enabled, and weft checks policies \
-                                     (`weft acl check`) but does not enforce them yet",
-                        });
-                    }
+                    config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
@@ -755,11 +750,6 @@ mod tests {
     #[test]
     fn security_settings_weft_cannot_honour_refuse_the_configuration() {
         let refused = [
-            (
-                r#"{ access_control: { enabled: true, default_permission: "deny",
-                     rules: [], subjects: [], policies: [] } }"#,
-                "access_control.enabled",
-            ),
             (
                 r#"{ transport: { auth: { usrpwd: { user: "u", password: "p" } } } }"#,
                 "transport.auth.usrpwd.",

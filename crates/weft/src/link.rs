@@ -298,6 +298,24 @@ impl Link {
         };
     }
 
+    /// The link's protocol, as Zenoh names it (`tcp`, `unixsock-stream`, `udp`).
+    pub const fn protocol_name(&self) -> &'static str {
+        match self {
+            Self::Tcp(_) => "tcp",
+            Self::Unix(_) => "unixsock-stream",
+            Self::Udp(_) => "udp",
+        }
+    }
+
+    /// This end's address, for a link over IP.
+    pub fn local_ip(&self) -> Option<std::net::IpAddr> {
+        match self {
+            Self::Tcp(s) => s.local_addr().ok().map(|a| a.ip()),
+            Self::Unix(_) => None,
+            Self::Udp(u) => u.socket.local_addr().ok().map(|a| a.ip()),
+        }
+    }
+
     /// A description for logs: `tcp/peer-address`.
     pub fn describe(&self) -> String {
         match self {

@@ -39,6 +39,7 @@ pub(crate) fn router_json(a: &AdminInfo) -> Value {
                     "bytes_out": f.bytes_out,
                     "messages_in": f.messages_in,
                     "dropped": f.dropped,
+                    "denied": f.denied,
                 },
             })
         })

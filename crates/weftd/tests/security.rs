@@ -1,8 +1,11 @@
-//! Security settings fail closed: a configuration asking for access control,
-//! authentication or TLS that weft cannot honour stops weftd before it listens, with a
-//! message naming the key.
+//! Security settings fail closed: a configuration asking for authentication or TLS that
+//! weft cannot honour, or holding a mistake in its access control, stops weftd before it
+//! listens, with a message naming the key; access control is enforced as Zenoh's router
+//! enforces it.
 
 use std::process::Command;
+
+mod common;
 
 use weft_testkit::free_port;
 
@@ -27,11 +30,6 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (
-            r#"{ access_control: { enabled: true, default_permission: "deny",
-                 rules: [], subjects: [], policies: [] } }"#,
-            "access_control.enabled",
-        ),
-        (
             r#"{ transport: { auth: { usrpwd: { user: "robot", password: "secret" } } } }"#,
             "transport.auth.usrpwd.",
         ),
@@ -49,12 +47,12 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
         assert!(stderr.contains("refuses to run"), "{text}: {stderr}");
     }
     // The same through --cfg.
-    let (code, stderr) = run_weftd(&[
-        "--cfg",
-        "access_control:{enabled:true,rules:[],subjects:[],policies:[]}",
-    ]);
+    let (code, stderr) = run_weftd(&["--cfg", "transport/link/tls/enable_mtls:true"]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("access_control.enabled"), "{stderr}");
+    assert!(
+        stderr.contains("transport.link.tls.enable_mtls"),
+        "{stderr}"
+    );
     // A mistake in the section is refused, naming the field, even when disabled.
     let (code, stderr) = run_weftd(&[
         "--cfg",
@@ -66,4 +64,133 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
         "{stderr}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An access-control policy exercising both flows, a deny rule inside an allow rule, and
+/// a key outside every rule.
+const ACL: &str = r#"{ enabled: true, default_permission: "deny",
+  rules: [
+    { id: "publish", messages: ["put"], flows: ["ingress"], permission: "allow",
+      key_exprs: ["demo/**"] },
+    { id: "subscribe", messages: ["declare_subscriber"], flows: ["ingress"],
+      permission: "allow", key_exprs: ["demo/**", "other/**"] },
+    { id: "deliver", messages: ["put", "declare_subscriber"], flows: ["egress"],
+      permission: "allow", key_exprs: ["demo/**"] },
+    { id: "secret", messages: ["put"], permission: "deny", key_exprs: ["demo/secret/**"] },
+    { id: "admin", messages: ["query", "reply"], permission: "allow", key_exprs: ["@/**"] },
+  ],
+  subjects: [ { id: "loopback", interfaces: ["lo"] } ],
+  policies: [ { id: "clients", rules: ["publish", "subscribe", "deliver", "secret", "admin"],
+                subjects: ["loopback"] } ] }"#;
+
+/// What a weft client subscribed to `demo/**` and `other/**` receives of a weft client's
+/// puts on a few keys through the router at `port` (up to an end marker); `then` runs
+/// before both close.
+fn delivered_through(port: u16, then: impl FnOnce()) -> Vec<String> {
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let client = || {
+        weft::open(weft::Config {
+            mode: weft::WhatAmI::Client,
+            multicast_scouting: false,
+            connect: vec![endpoint.parse().unwrap()],
+            ..weft::Config::default()
+        })
+        .unwrap()
+    };
+    let subscriber = client();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut subs = Vec::new();
+    for key in ["demo/**", "other/**"] {
+        let seen = seen.clone();
+        subs.push(
+            subscriber
+                .declare_subscriber(key, move |s| {
+                    seen.lock().unwrap().push(s.key_expr.to_string())
+                })
+                .unwrap(),
+        );
+    }
+    let publisher = client();
+    let options = weft::PutOptions::default();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let arrived = |key: &str| seen.lock().unwrap().iter().any(|k| k == key);
+    while !arrived("demo/warmup") {
+        assert!(Instant::now() < deadline, "nothing reached the subscriber");
+        publisher.put("demo/warmup", b"w", &options).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for key in ["demo/a", "demo/secret/b", "other/c", "demo/end"] {
+        publisher.put(key, b"x", &options).unwrap();
+    }
+    while !arrived("demo/end") {
+        assert!(Instant::now() < deadline, "the end marker did not arrive");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let got: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|k| !["demo/warmup", "demo/end"].contains(&k.as_str()))
+        .cloned()
+        .collect();
+    then();
+    drop(subs);
+    publisher.close();
+    subscriber.close();
+    got
+}
+
+#[test]
+fn weftd_enforces_access_control_as_zenohs_router_does() {
+    let config = format!("{{ access_control: {ACL} }}");
+    let port = free_port();
+    let weftd = common::Weftd::with_config(port, &config, &[]);
+    let denied_in_admin_space = || {
+        let admin = weftd.weft_client();
+        let replies: Vec<_> = admin
+            .get("@/*/router", &weft::GetOptions::default())
+            .unwrap()
+            .iter()
+            .collect();
+        let reply = replies.first().expect("the admin space answered");
+        let router: serde_json::Value =
+            serde_json::from_slice(&reply.result.as_ref().unwrap().payload).unwrap();
+        admin.close();
+        router["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["counters"]["denied"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    let mut denied = 0;
+    let got = delivered_through(port, || denied = denied_in_admin_space());
+    assert_eq!(got, ["demo/a"], "through weftd");
+    // demo/secret/b and other/c at least, counted on the publisher's session.
+    assert!(denied >= 2, "denials counted: {denied}");
+    drop(weftd);
+
+    // The same clients through Zenoh's router with the same policy.
+    let port = free_port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let insert = format!("access_control={ACL}");
+    let Some(_zenoh) = weft_testkit::ZenohNode::start(&[
+        "--mode",
+        "router",
+        "--listen",
+        &endpoint,
+        "--insert",
+        &insert,
+        "--timeout",
+        "60",
+    ]) else {
+        return;
+    };
+    assert_eq!(
+        delivered_through(port, || ()),
+        ["demo/a"],
+        "through Zenoh's router"
+    );
 }

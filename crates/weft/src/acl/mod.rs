@@ -7,9 +7,11 @@
 //! test a policy before deploying it).
 
 pub mod config;
+pub mod enforcer;
 pub mod policy;
 
 pub use config::{AclConfig, AclError, Flow, Message, Permission};
+pub use enforcer::Enforcer;
 pub use policy::{AccessControl, Decision, Reason, SubjectQuery};
 
 #[cfg(test)]

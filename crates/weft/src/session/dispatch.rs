@@ -142,6 +142,11 @@ impl Inner {
     }
 
     fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
+        if let Some(acl) = t.access_control() {
+            if !self.ingress_allowed(t, acl, incoming.message) {
+                return;
+            }
+        }
         match &incoming.message {
             NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled),
             NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
@@ -253,6 +258,29 @@ impl Inner {
         if let Some(targets) = forward {
             self.route_push(t, &key, push, added, &targets);
         }
+    }
+
+    /// Whether access control lets `msg`, received from `t`, in (its key resolved as the
+    /// face declared it).
+    fn ingress_allowed(
+        &self,
+        t: &Transport,
+        acl: &crate::acl::Enforcer,
+        msg: &NetworkMessage<'_>,
+    ) -> bool {
+        if crate::acl::enforcer::classify(msg).is_none() {
+            return true;
+        }
+        let resolved;
+        let key = match crate::acl::enforcer::full_key(msg) {
+            Some(k) => Some(k),
+            None => {
+                resolved = crate::acl::enforcer::wire_expr(msg)
+                    .and_then(|we| self.face_resolve(t, we).flatten());
+                resolved.as_deref()
+            }
+        };
+        acl.allows(crate::acl::Flow::Ingress, msg, key)
     }
 
     fn on_declare(&self, t: &Arc<Transport>, d: Declare<'_>) {

@@ -132,6 +132,8 @@ pub struct FaceInfo {
     pub messages_in: u64,
     /// Messages to it dropped by congestion control.
     pub dropped: u64,
+    /// Messages from or to it that access control denied.
+    pub denied: u64,
     /// Subscribers it declared.
     pub subscribers: Vec<String>,
     /// Queryables it declared.
@@ -273,6 +275,8 @@ pub(crate) struct Inner {
     /// What all of this node's transports may hold in partially reassembled messages
     /// (`transport.link.rx.reassembly_budget`).
     reassembly_budget: Arc<weft_transport::rx::ReassemblyBudget>,
+    /// `access_control`, compiled, when enabled: applied to every transport.
+    access_control: Option<Arc<crate::acl::AccessControl>>,
     /// What all of this node's transports may hold in forwarded messages waiting for room
     /// (`transport.link.tx.overflow_budget`).
     overflow_budget: Arc<crate::transport::OverflowBudget>,
@@ -357,6 +361,10 @@ impl Session {
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let route_epoch = Arc::new(AtomicU64::new(0));
+        let access_control = config
+            .access_control
+            .enabled
+            .then(|| Arc::new(crate::acl::AccessControl::new(&config.access_control)));
         let overflow_budget = Arc::new(crate::transport::OverflowBudget::new(
             config.overflow_budget,
         ));
@@ -400,6 +408,7 @@ impl Session {
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
             reassembly_budget,
             overflow_budget,
+            access_control,
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
             timers: deadlines::Timers::default(),
@@ -579,6 +588,7 @@ impl Session {
                     bytes_out: s.bytes_out.load(Ordering::Relaxed),
                     messages_in: s.messages_in.load(Ordering::Relaxed),
                     dropped: s.dropped.load(Ordering::Relaxed),
+                    denied: f.transport.access_control().map_or(0, |a| a.denied()),
                     subscribers: keys(&f.subscribers.by_id),
                     queryables: keys(&f.queryables.by_id),
                     tokens: keys(&f.tokens),

@@ -97,6 +97,13 @@ impl Inner {
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
             t.set_manual_batching(true);
         }
+        if let Some(control) = &self.access_control {
+            t.set_access_control(Arc::new(crate::acl::Enforcer::new(
+                control.clone(),
+                &access_subject(&t),
+                format!("{} ({})", t.peer_zid(), t.describe()),
+            )));
+        }
         let meshed = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         let replaced = {
             let mut st = self.lock();
@@ -565,4 +572,32 @@ fn is_max_links(e: &transport::OpenError) -> bool {
         transport::OpenError::Handshake(weft_transport::establish::EstablishError::Closed(r))
             if *r == weft_proto::transport::CloseReason::MAX_LINKS
     )
+}
+
+/// What access control knows of a transport: its link's protocol and interface, and its
+/// peer's ZenohID.
+fn access_subject(t: &Transport) -> crate::acl::SubjectQuery {
+    let (protocol, local_ip) = t.link_identity();
+    crate::acl::SubjectQuery {
+        interface: local_ip.map(|ip| ip.to_canonical()).and_then(interface_of),
+        link_protocol: Some(protocol.to_owned()),
+        zid: Some(t.peer_zid()),
+        ..crate::acl::SubjectQuery::default()
+    }
+}
+
+/// The name of the network interface holding `ip`.
+fn interface_of(ip: std::net::IpAddr) -> Option<String> {
+    let list = nix::ifaddrs::getifaddrs().ok()?;
+    for i in list {
+        let Some(a) = i.address else { continue };
+        let has = match ip {
+            std::net::IpAddr::V4(v4) => a.as_sockaddr_in().is_some_and(|s| s.ip() == v4),
+            std::net::IpAddr::V6(v6) => a.as_sockaddr_in6().is_some_and(|s| s.ip() == v6),
+        };
+        if has {
+            return Some(i.interface_name);
+        }
+    }
+    None
 }

@@ -262,6 +262,7 @@ fn establish(
         priority_links: PriorityLinks::default(),
         main: OnceLock::new(),
         reader_thread: OnceLock::new(),
+        access: OnceLock::new(),
         reader_done: Mutex::new(false),
         reader_exit: Condvar::new(),
     });

@@ -208,6 +208,8 @@ pub struct Transport {
     /// The reader thread of a UDP link, once started (stream links are read by the I/O
     /// threads).
     reader_thread: OnceLock<std::thread::ThreadId>,
+    /// Access control for this transport's messages, once its node has set it.
+    access: OnceLock<Arc<crate::acl::Enforcer>>,
     /// Set when the link has been read to its end (after draining it on a local close).
     reader_done: Mutex<bool>,
     reader_exit: Condvar,
@@ -253,6 +255,22 @@ impl Transport {
         self.priority_links.all()
     }
 
+    /// Applies access control to what this transport carries from now on (once; a second
+    /// call changes nothing).
+    pub fn set_access_control(&self, enforcer: Arc<crate::acl::Enforcer>) {
+        let _ = self.access.set(enforcer);
+    }
+
+    /// The access control applied to this transport, if any.
+    pub fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>> {
+        self.access.get()
+    }
+
+    /// This link's protocol and local address (what access control knows of it).
+    pub fn link_identity(&self) -> (&'static str, Option<std::net::IpAddr>) {
+        (self.link.protocol_name(), self.link.local_ip())
+    }
+
     /// Whether the transport is closed.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
@@ -294,6 +312,14 @@ impl Transport {
         congestion: CongestionControl,
         after_batch: bool,
     ) -> Result<(), SendError> {
+        if let Some(acl) = self.access.get() {
+            let key = crate::acl::enforcer::full_key(msg);
+            if !acl.allows(crate::acl::Flow::Egress, msg, key) {
+                // Dropped, as Zenoh drops what its access control denies: counted and
+                // logged by the enforcer, not an error of the sender.
+                return Ok(());
+            }
+        }
         if let Some(link) = self.priority_links.for_priority(priority) {
             match link.send_with(msg, priority, reliability, congestion, after_batch) {
                 // The link just closed: the message goes on the main transport.
