@@ -256,7 +256,7 @@ pub(crate) fn open_first(
                 let params = inner.local_params(&link, ep.priorities());
                 let usrpwd = inner.config.usrpwd.as_ref();
                 let timeout = inner.config.open_timeout;
-                transport::open(link, params, usrpwd, timeout, inner.handler())
+                transport::open_with(link, params, usrpwd, timeout, inner.handler())
             });
         match opened {
             Ok(p) => return Ok(p),
@@ -361,7 +361,7 @@ fn handshake_accepted(place: PendingAccept, link: Link) {
     let describe = link.describe();
     let params = inner.local_params(&link, None);
     let usrpwd = inner.config.usrpwd.as_ref();
-    match transport::accept(
+    match transport::accept_with(
         link,
         params,
         usrpwd,

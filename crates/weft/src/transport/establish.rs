@@ -163,9 +163,28 @@ impl Pending {
     }
 }
 
-/// Runs the initiator's handshake on a fresh link, presenting the credentials of
-/// `usrpwd` if it has any.
+/// Runs the initiator's handshake on a fresh link.
 pub fn open(
+    link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    open_with(link, local, None, timeout, handler)
+}
+
+/// Runs the acceptor's handshake on an accepted link.
+pub fn accept(
+    link: Link,
+    local: LocalParams,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    accept_with(link, local, None, timeout, handler)
+}
+
+/// As [`open`], presenting the credentials of `usrpwd` if it has any.
+pub fn open_with(
     link: Link,
     local: LocalParams,
     usrpwd: Option<&Arc<UsrPwd>>,
@@ -183,9 +202,9 @@ pub fn open(
     })
 }
 
-/// Runs the acceptor's handshake on an accepted link; with enabled `usrpwd` settings the
-/// initiator must authenticate against their dictionary.
-pub fn accept(
+/// As [`accept`]; with enabled `usrpwd` settings the initiator must authenticate against
+/// their dictionary.
+pub fn accept_with(
     link: Link,
     local: LocalParams,
     usrpwd: Option<&Arc<UsrPwd>>,
