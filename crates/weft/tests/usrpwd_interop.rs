@@ -216,9 +216,9 @@ fn a_weft_client_with_credentials_refuses_a_zenoh_router_that_does_not_ask_for_t
         return;
     };
     let config = weft_connecting("client", &endpoint, Some(("alice", "wonderland")));
-    let e = weft_session(&config)
-        .err()
-        .expect("the session must not open");
+    let Err(e) = weft_session(&config) else {
+        panic!("the session must not open");
+    };
     assert!(
         e.to_string().contains("no user/password authentication"),
         "{e}"
