@@ -56,16 +56,20 @@ fn zenoh_credentials<'a>(user: &'a str, password: &'a str) -> [&'a str; 4] {
     ["--usrpwd-user", user, "--usrpwd-password", password]
 }
 
-/// Publishes on `key` from `weft` until the Zenoh node prints a sample, within 10 s;
-/// returns it.
+/// Publishes on `key` from `weft` until the Zenoh node prints a sample of `key`, within
+/// 10 s; returns it.
 fn publish_until_received(weft: &weft::Session, key: &str, zenoh: &ZenohNode) -> serde_json::Value {
     let publisher = weft.declare_publisher(key, PutOptions::default()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         publisher.put(b"authenticated").unwrap();
         if let Ok(line) = zenoh.lines.recv_timeout(Duration::from_millis(100)) {
-            if line.starts_with('{') {
-                return serde_json::from_str(&line).unwrap();
+            if !line.starts_with('{') {
+                continue;
+            }
+            let sample: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if sample["key"] == key {
+                return sample;
             }
         }
     }
@@ -106,7 +110,7 @@ fn zenoh_clients_with_the_right_credentials_exchange_data_through_a_weft_router(
     args.extend(zenoh_credentials("bob", "builder"));
     args.extend([
         "--sub",
-        "demo/auth/**",
+        "demo/auth/from-weft",
         "--count",
         "1000",
         "--timeout",
