@@ -228,3 +228,49 @@ fn a_weft_client_with_credentials_refuses_a_zenoh_router_that_does_not_ask_for_t
         "{e}"
     );
 }
+
+#[test]
+fn routers_with_credentials_and_dictionaries_connect_to_each_other_both_ways() {
+    // A Zenoh router connecting to a weft router: the weft router checks it.
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let dict = dictionary_file("r2r-weft.txt");
+    let weft = weft_session(&format!(
+        r#"{{ mode: "router", listen: {{ endpoints: ["{endpoint}"] }},
+              scouting: {{ multicast: {{ enabled: false }} }},
+              transport: {{ auth: {{ usrpwd: {{ user: "alice", password: "wonderland",
+                                                dictionary_file: {dict:?} }} }} }} }}"#
+    ))
+    .expect("open the weft router");
+    let mut args = vec!["--mode", "router", "--connect", &endpoint];
+    args.extend(zenoh_credentials("bob", "builder"));
+    args.extend(["--usrpwd-dictionary", &dict]);
+    args.extend([
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]);
+    let Some(zenoh) = ZenohNode::start(&args) else {
+        return;
+    };
+    let sample = publish_until_received(&weft, "demo/weft/to-zenoh-router", &zenoh);
+    assert_eq!(sample["payload"], "authenticated");
+    drop(zenoh);
+    weft.close();
+
+    // A weft router connecting to a Zenoh router: the Zenoh router checks it.
+    let Some((zenoh, endpoint)) = zenoh_with_dictionary("router", "r2r-zenoh.txt") else {
+        return;
+    };
+    let weft = weft_session(&format!(
+        r#"{{ mode: "router", connect: {{ endpoints: ["{endpoint}"] }},
+              scouting: {{ multicast: {{ enabled: false }} }},
+              transport: {{ auth: {{ usrpwd: {{ user: "bob", password: "builder",
+                                                dictionary_file: {dict:?} }} }} }} }}"#
+    ))
+    .expect("open the weft router");
+    let sample = publish_until_received(&weft, "demo/weft/r2r", &zenoh);
+    assert_eq!(sample["payload"], "authenticated");
+}
