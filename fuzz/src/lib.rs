@@ -24,6 +24,7 @@ use weft_proto::batch::{decode_batch, encode_batch, BatchItem, BatchReader};
 use weft_proto::core::{Bits, Priority, Reliability};
 use weft_proto::network::{is_network_header, linkstate, NetworkMessage, NetworkOam, TsStack};
 use weft_proto::scouting::ScoutingMessage;
+use weft_proto::transport::auth::{encode_chain, AuthChain, UsrPwdResponse};
 use weft_proto::transport::TransportMessage;
 use weft_proto::zenoh::{PushBody, Query};
 use weft_proto::{ext::ExtBody, Reader};
@@ -80,6 +81,9 @@ pub fn check_batch(data: &[u8], low_latency: bool) {
                     };
                     assert_eq!(general, Ok((m.clone(), reader.offset())));
                 }
+                if let BatchItem::Transport(t) = &i {
+                    check_auth(data, t);
+                }
                 in_frame = match &i {
                     BatchItem::Frame(_) => true,
                     BatchItem::Network(_) => in_frame,
@@ -122,6 +126,49 @@ pub fn check_batch(data: &[u8], low_latency: bool) {
             assert_eq!(out, canon);
         }
         Err(_) => assert!(failed, "decode_batch refused what BatchReader accepted"),
+    }
+}
+
+/// The Auth value of an Init or Open decoded from `data` (a sub-slice of it): its chain,
+/// and any zbuf in it read as a user/password answer, decode without panicking, with
+/// errors inside the input, and what decodes re-encodes to what it was decoded from.
+fn check_auth(data: &[u8], message: &TransportMessage<'_>) {
+    let value = match message {
+        TransportMessage::Init(i) => i.auth,
+        TransportMessage::Open(o) => o.auth,
+        _ => None,
+    };
+    let Some(value) = value else {
+        return;
+    };
+    let base = value.as_ptr() as usize - data.as_ptr() as usize;
+    let chain = match AuthChain::decode(value, base) {
+        Ok(chain) => chain,
+        Err(e) => {
+            assert!(e.offset <= data.len(), "error offset {} past the end", e.offset);
+            return;
+        }
+    };
+    let exts: Vec<_> = chain.entries.iter().map(|e| e.ext).collect();
+    let mut canon = Vec::new();
+    encode_chain(&exts, &mut canon).expect("a decoded chain encodes");
+    assert!(canon.len() <= value.len());
+    let again = AuthChain::decode(&canon, 0).expect("the re-encoded chain decodes");
+    assert_eq!(again.entries.iter().map(|e| e.ext).collect::<Vec<_>>(), exts);
+    for entry in &chain.entries {
+        let ExtBody::ZBuf(body) = entry.ext.body else {
+            continue;
+        };
+        let base = body.as_ptr() as usize - data.as_ptr() as usize;
+        match UsrPwdResponse::decode(body, base) {
+            Ok(r) => {
+                let mut out = Vec::new();
+                r.encode(&mut out).expect("a decoded answer encodes");
+                assert!(out.len() <= body.len());
+                assert_eq!(UsrPwdResponse::decode(&out, 0), Ok(r));
+            }
+            Err(e) => assert!(e.offset <= data.len(), "error offset {} past the end", e.offset),
+        }
     }
 }
 

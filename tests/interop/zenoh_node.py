@@ -7,6 +7,11 @@ optionally declares a subscriber, prints `READY` once open, then one JSON line p
 received sample, and exits after --count samples or --timeout seconds (status 0 if the
 count was reached, 3 on timeout).
 
+With --usrpwd-user/--usrpwd-password (credentials presented) and --usrpwd-dictionary
+FILE (users accepted), the session uses Zenoh's user/password authentication; when the
+session cannot open (e.g. refused credentials) the node prints `OPEN_FAILED <reason>` and
+exits with status 4.
+
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
 `DONE`.
@@ -51,6 +56,9 @@ def main() -> int:
                    help="seconds the subscriber's callback sleeps per sample (a slow reader)")
     p.add_argument("--insert", action="append", default=[], metavar="KEY=JSON5",
                    help="a configuration value, as Zenoh's Config.insert_json5 takes it")
+    p.add_argument("--usrpwd-user", help="transport/auth/usrpwd/user")
+    p.add_argument("--usrpwd-password", help="transport/auth/usrpwd/password")
+    p.add_argument("--usrpwd-dictionary", help="transport/auth/usrpwd/dictionary_file")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -64,9 +72,20 @@ def main() -> int:
     for item in args.insert:
         key, _, value = item.partition("=")
         conf.insert_json5(key, value)
+    for key, value in (
+        ("user", args.usrpwd_user),
+        ("password", args.usrpwd_password),
+        ("dictionary_file", args.usrpwd_dictionary),
+    ):
+        if value is not None:
+            conf.insert_json5(f"transport/auth/usrpwd/{key}", json.dumps(value))
     if args.scout:
         return scout(args, conf)
-    session = zenoh.open(conf)
+    try:
+        session = zenoh.open(conf)
+    except Exception as e:  # zenoh.ZError: refused, unreachable
+        print(f"OPEN_FAILED {e}".replace("\n", " "), flush=True)
+        return 4
 
     received = []
     done = threading.Event()

@@ -21,6 +21,14 @@ pub struct ZenohNode {
 impl ZenohNode {
     /// Starts `zenoh_node.py` with `args`, waiting for it to print `READY`.
     pub fn start(args: &[&str]) -> Option<Self> {
+        let node = Self::launch(args)?;
+        assert_eq!(node.line(20), "READY", "the Zenoh node did not start");
+        Some(node)
+    }
+
+    /// Starts `zenoh_node.py` with `args` without waiting: its first line says whether
+    /// its session opened (`READY`) or not (`OPEN_FAILED <reason>`).
+    pub fn launch(args: &[&str]) -> Option<Self> {
         let python = zenoh_python()?;
         let script = repo_root().join("tests/interop/zenoh_node.py");
         let mut child = Command::new(python)
@@ -38,9 +46,7 @@ impl ZenohNode {
                 }
             }
         });
-        let node = Self { child, lines };
-        assert_eq!(node.line(20), "READY", "the Zenoh node did not start");
-        Some(node)
+        Some(Self { child, lines })
     }
 
     /// The next line, within `secs` seconds.

@@ -3,10 +3,11 @@
 //! listens, with a message naming the key; access control is enforced as Zenoh's router
 //! enforces it.
 
-use std::process::Command;
-
 mod common;
 
+use std::process::Command;
+
+use common::Weftd;
 use weft_testkit::free_port;
 
 /// Runs weftd with `args` on a free port; returns its exit code and what it printed on
@@ -30,8 +31,8 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
     std::fs::create_dir_all(&dir).unwrap();
     let cases = [
         (
-            r#"{ transport: { auth: { usrpwd: { user: "robot", password: "secret" } } } }"#,
-            "transport.auth.usrpwd.",
+            r#"{ transport: { auth: { pubkey: { public_key_file: "pub.pem" } } } }"#,
+            "transport.auth.pubkey.public_key_file",
         ),
         (
             r#"{ transport: { link: { tls: { enable_mtls: true } } } }"#,
@@ -146,7 +147,7 @@ fn delivered_through(port: u16, then: impl FnOnce()) -> Vec<String> {
 fn weftd_enforces_access_control_as_zenohs_router_does() {
     let config = format!("{{ access_control: {ACL} }}");
     let port = free_port();
-    let weftd = common::Weftd::with_config(port, &config, &[]);
+    let weftd = Weftd::with_config(port, &config, &[]);
     let denied_in_admin_space = || {
         let admin = weftd.weft_client();
         let replies: Vec<_> = admin
@@ -193,4 +194,99 @@ fn weftd_enforces_access_control_as_zenohs_router_does() {
         ["demo/a"],
         "through Zenoh's router"
     );
+}
+
+#[test]
+fn weftd_refuses_to_start_with_a_bad_usrpwd_dictionary() {
+    let dir = std::env::temp_dir().join(format!("weftd-usrpwd-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("users.txt");
+    std::fs::write(&bad, "alice:wonderland\nbob\n").unwrap();
+    let missing = dir.join("missing.txt");
+    for (file, reason) in [
+        (&bad, "line 2: expected `user:password`"),
+        (&missing, "No such file"),
+    ] {
+        let text = format!(
+            "{{ transport: {{ auth: {{ usrpwd: {{ dictionary_file: {:?} }} }} }} }}",
+            file.to_str().unwrap()
+        );
+        let path = dir.join("config.json5");
+        std::fs::write(&path, text).unwrap();
+        let (code, stderr) = run_weftd(&["-c", path.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("`transport.auth.usrpwd.dictionary_file`"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(reason), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The configuration of a weft client of `endpoint` presenting `credentials`, if any.
+fn client_config(endpoint: &str, credentials: Option<(&str, &str)>) -> weft::Config {
+    let auth = credentials.map_or(String::new(), |(user, password)| {
+        format!(
+            r#", transport: {{ auth: {{ usrpwd: {{ user: "{user}", password: "{password}" }} }} }}"#
+        )
+    });
+    let text = format!(
+        r#"{{ mode: "client", connect: {{ endpoints: ["{endpoint}"] }},
+              scouting: {{ multicast: {{ enabled: false }} }} {auth} }}"#
+    );
+    weft::Config::from_json5(&text).unwrap().0
+}
+
+#[test]
+fn weftd_with_a_dictionary_accepts_known_users_only() {
+    let dir = std::env::temp_dir().join(format!("weftd-usrpwd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let users = dir.join("users.txt");
+    std::fs::write(&users, "alice:wonderland\n").unwrap();
+    let config = format!(
+        "{{ transport: {{ auth: {{ usrpwd: {{ dictionary_file: {:?} }} }} }} }}",
+        users.to_str().unwrap()
+    );
+    let weftd = Weftd::with_config(free_port(), &config, &[]);
+    for refused in [
+        Some(("alice", "looking-glass")),
+        Some(("carol", "wonderland")),
+        None,
+    ] {
+        let Err(e) = weft::open(client_config(&weftd.endpoint, refused)) else {
+            panic!("{refused:?} was accepted");
+        };
+        assert!(e.to_string().contains("GENERIC"), "{refused:?}: {e}");
+    }
+    let alice = weft::open(client_config(
+        &weftd.endpoint,
+        Some(("alice", "wonderland")),
+    ))
+    .expect("alice is accepted");
+    // Data flows through the router between two authenticated clients.
+    let (_sub, rx) = alice
+        .declare_subscriber_channel("demo/auth/**", 16)
+        .unwrap();
+    let other = weft::open(client_config(
+        &weftd.endpoint,
+        Some(("alice", "wonderland")),
+    ))
+    .expect("a second session of alice");
+    let publisher = other
+        .declare_publisher("demo/auth/x", weft::PutOptions::default())
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let sample = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no sample within 10 s"
+        );
+        publisher.put(b"through weftd").unwrap();
+        if let Ok(s) = rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            break s;
+        }
+    };
+    assert_eq!(sample.payload, b"through weftd");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,6 +3,7 @@
 //! Init and Open establish a unicast session, Join announces a multicast member, Close
 //! ends a link, KeepAlive keeps it alive, Frame and Fragment carry network messages.
 
+pub mod auth;
 mod close;
 mod fragment;
 mod frame;

@@ -1,8 +1,13 @@
 //! The acceptor's side: answers InitSyn with InitAck (and a cookie), OpenSyn with OpenAck.
 
+use std::sync::Arc;
+
 use weft_proto::core::Resolution;
+use weft_proto::ext::{ExtBody, Extension};
+use weft_proto::transport::auth::{usrpwd_id, UsrPwdResponse};
 use weft_proto::transport::{Init, Open, QosLink, TransportMessage};
 
+use super::usrpwd::{self, AuthError, UsrPwd};
 use super::{single_message, unexpected, EstablishError, LocalParams, Negotiated, Progress};
 use crate::sn::initial_sn;
 
@@ -21,6 +26,10 @@ enum State {
 pub struct Acceptor {
     local: LocalParams,
     cookie: [u8; 16],
+    /// Enabled user/password settings, and this handshake's challenge.
+    usrpwd: Option<(Arc<UsrPwd>, u64)>,
+    /// The user the initiator authenticated as.
+    user: Option<String>,
     state: State,
 }
 
@@ -30,8 +39,25 @@ impl Acceptor {
         Self {
             local,
             cookie: nonce,
+            usrpwd: None,
+            user: None,
             state: State::WaitInitSyn,
         }
+    }
+
+    /// Requires the initiator to authenticate against `usrpwd`'s dictionary if its
+    /// settings are enabled (else nothing changes); `challenge` must be unpredictable
+    /// (random) and used for this handshake only.
+    #[must_use]
+    pub fn with_usrpwd(mut self, usrpwd: Arc<UsrPwd>, challenge: u64) -> Self {
+        self.usrpwd = usrpwd.is_enabled().then_some((usrpwd, challenge));
+        self
+    }
+
+    /// The user the initiator authenticated as, once established with user/password
+    /// authentication.
+    pub fn authenticated_user(&self) -> Option<&str> {
+        self.user.as_deref()
     }
 
     /// Handles a received batch; writes the reply into `out`.
@@ -46,6 +72,15 @@ impl Acceptor {
         match (state, msg) {
             (State::WaitInitSyn, TransportMessage::Init(syn)) if !syn.is_ack() => {
                 let negotiated = self.on_init_syn(&syn)?;
+                let mut auth = Vec::new();
+                if let Some((_, challenge)) = &self.usrpwd {
+                    usrpwd::required(batch, syn.auth, usrpwd_id::INIT_SYN, "InitSyn")?;
+                    let ext = Extension {
+                        id: usrpwd_id::INIT_ACK,
+                        body: ExtBody::Z64(*challenge),
+                    };
+                    usrpwd::single(ext, &mut auth);
+                }
                 let mut ack = Init::syn(self.local.whatami, self.local.zid);
                 ack.resolution = negotiated.resolution;
                 ack.batch_size = negotiated.batch_size;
@@ -57,6 +92,9 @@ impl Acceptor {
                     _ => ack.qos = negotiated.qos,
                 }
                 ack.patch = syn.patch.map(|_| negotiated.patch);
+                if !auth.is_empty() {
+                    ack.auth = Some(&auth);
+                }
                 TransportMessage::Init(ack).encode(out)?;
                 self.state = State::WaitOpenSyn(negotiated);
                 Ok(Progress::Reply)
@@ -68,9 +106,17 @@ impl Acceptor {
                 if u64::from(syn.initial_sn) > negotiated.resolution.frame_sn().max_sn() {
                     return Err(EstablishError::InitialSn(syn.initial_sn));
                 }
+                let mut auth = Vec::new();
+                if self.usrpwd.is_some() {
+                    self.user = Some(self.check_response(batch, syn.auth)?);
+                    usrpwd::single(usrpwd::unit(usrpwd_id::OPEN_ACK), &mut auth);
+                }
                 negotiated.peer_lease_ms = syn.lease_ms;
                 negotiated.peer_initial_sn = syn.initial_sn;
-                let ack = Open::ack(self.local.lease_ms, negotiated.own_initial_sn);
+                let mut ack = Open::ack(self.local.lease_ms, negotiated.own_initial_sn);
+                if !auth.is_empty() {
+                    ack.auth = Some(&auth);
+                }
                 TransportMessage::Open(ack).encode(out)?;
                 Ok(Progress::Established(negotiated))
             }
@@ -78,6 +124,21 @@ impl Acceptor {
             (State::WaitOpenSyn(_), other) => Err(unexpected("OpenSyn", &other)),
             (State::Over, _) => Err(EstablishError::Finished),
         }
+    }
+
+    /// Checks the OpenSyn's answer to the challenge; returns the authenticated user.
+    fn check_response(&self, batch: &[u8], auth: Option<&[u8]>) -> Result<String, AuthError> {
+        let Some((settings, challenge)) = &self.usrpwd else {
+            return Err(AuthError::Missing("OpenSyn"));
+        };
+        let entry = usrpwd::required(batch, auth, usrpwd_id::OPEN_SYN, "OpenSyn")?;
+        let ExtBody::ZBuf(value) = entry.ext.body else {
+            return Err(AuthError::Missing("OpenSyn"));
+        };
+        let response = UsrPwdResponse::decode(value, usrpwd::offset_in(batch, value))
+            .map_err(AuthError::Malformed)?;
+        settings.check(*challenge, response.user, response.hmac)?;
+        Ok(String::from_utf8_lossy(response.user).into_owned())
     }
 
     fn on_init_syn(&self, syn: &Init<'_>) -> Result<Negotiated, EstablishError> {

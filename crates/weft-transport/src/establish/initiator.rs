@@ -1,10 +1,18 @@
 //! The initiator's side: sends InitSyn, answers InitAck with OpenSyn, ends at OpenAck.
 
+use std::sync::Arc;
+
 use weft_proto::core::{Bits, Resolution};
+use weft_proto::ext::{ExtBody, Extension};
+use weft_proto::transport::auth::{usrpwd_id, UsrPwdResponse};
 use weft_proto::transport::{Init, Open, QosLink, TransportMessage};
 
+use super::usrpwd::{self, AuthError, UsrPwd};
 use super::{single_message, unexpected, EstablishError, LocalParams, Negotiated, Progress};
 use crate::sn::initial_sn;
+
+/// The InitSyn's Auth value of an initiator with credentials.
+const INIT_SYN_AUTH: [u8; 1] = [usrpwd_id::INIT_SYN];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum State {
@@ -18,6 +26,8 @@ enum State {
 #[derive(Debug, Clone)]
 pub struct Initiator {
     local: LocalParams,
+    /// User/password settings with credentials: presented to the acceptor.
+    usrpwd: Option<Arc<UsrPwd>>,
     state: State,
 }
 
@@ -26,8 +36,17 @@ impl Initiator {
     pub const fn new(local: LocalParams) -> Self {
         Self {
             local,
+            usrpwd: None,
             state: State::Start,
         }
+    }
+
+    /// Authenticates with the credentials of `usrpwd`, if it has any (else nothing
+    /// changes): the acceptor must then ask for them, or the handshake fails.
+    #[must_use]
+    pub fn with_usrpwd(mut self, usrpwd: Arc<UsrPwd>) -> Self {
+        self.usrpwd = usrpwd.user().is_some().then_some(usrpwd);
+        self
     }
 
     /// Writes the InitSyn batch. Call once, first.
@@ -45,6 +64,9 @@ impl Initiator {
             _ => syn.qos = self.local.qos,
         }
         syn.patch = (self.local.patch > 0).then_some(self.local.patch);
+        if self.usrpwd.is_some() {
+            syn.auth = Some(&INIT_SYN_AUTH);
+        }
         out.clear();
         TransportMessage::Init(syn).encode(out)?;
         self.state = State::WaitInitAck;
@@ -64,7 +86,11 @@ impl Initiator {
             (State::WaitInitAck, TransportMessage::Init(ack)) if ack.is_ack() => {
                 let negotiated = self.on_init_ack(&ack)?;
                 let cookie = ack.cookie.unwrap_or_default();
-                let syn = Open::syn(self.local.lease_ms, negotiated.own_initial_sn, cookie);
+                let mut syn = Open::syn(self.local.lease_ms, negotiated.own_initial_sn, cookie);
+                let (mut value, mut auth) = (Vec::new(), Vec::new());
+                if let Some(ext) = self.answer_challenge(batch, ack.auth, &mut value)? {
+                    syn.auth = Some(usrpwd::single(ext, &mut auth));
+                }
                 TransportMessage::Open(syn).encode(out)?;
                 self.state = State::WaitOpenAck(negotiated);
                 Ok(Progress::Reply)
@@ -72,6 +98,9 @@ impl Initiator {
             (State::WaitOpenAck(mut negotiated), TransportMessage::Open(ack)) if !ack.is_syn() => {
                 if u64::from(ack.initial_sn) > negotiated.resolution.frame_sn().max_sn() {
                     return Err(EstablishError::InitialSn(ack.initial_sn));
+                }
+                if self.usrpwd.is_some() {
+                    usrpwd::required(batch, ack.auth, usrpwd_id::OPEN_ACK, "OpenAck")?;
                 }
                 negotiated.peer_lease_ms = ack.lease_ms;
                 negotiated.peer_initial_sn = ack.initial_sn;
@@ -81,6 +110,34 @@ impl Initiator {
             (State::WaitOpenAck(_), other) => Err(unexpected("OpenAck", &other)),
             (State::Start | State::Over, _) => Err(EstablishError::Finished),
         }
+    }
+
+    /// With credentials: the OpenSyn's user/password extension answering the InitAck's
+    /// challenge (its value written into `value`).
+    fn answer_challenge<'v>(
+        &self,
+        batch: &[u8],
+        auth: Option<&[u8]>,
+        value: &'v mut Vec<u8>,
+    ) -> Result<Option<Extension<'v>>, AuthError> {
+        let Some(settings) = &self.usrpwd else {
+            return Ok(None);
+        };
+        let entry = usrpwd::required(batch, auth, usrpwd_id::INIT_ACK, "InitAck")?;
+        let ExtBody::Z64(nonce) = entry.ext.body else {
+            return Ok(None);
+        };
+        let Some((user, hmac)) = settings.respond(nonce) else {
+            return Ok(None);
+        };
+        let response = UsrPwdResponse { user, hmac: &hmac };
+        value.clear();
+        // Encoding into a Vec cannot fail.
+        let _ = response.encode(value);
+        Ok(Some(Extension {
+            id: usrpwd_id::OPEN_SYN,
+            body: ExtBody::ZBuf(value),
+        }))
     }
 
     fn on_init_ack(&self, ack: &Init<'_>) -> Result<Negotiated, EstablishError> {

@@ -9,15 +9,20 @@
 //!     established: both may send Frames
 //! ```
 //!
+//! With user/password settings ([`UsrPwd`]) the four messages also carry Zenoh's Auth
+//! extension (see the `usrpwd` module); without them nothing changes on the wire.
+//!
 //! Each machine takes the batches it receives (without stream prefix) and writes the batch
 //! to send into a caller-supplied buffer. On failure the error says which Close reason to
 //! send ([`EstablishError::close_reason`]) before dropping the link.
 
 mod acceptor;
 mod initiator;
+mod usrpwd;
 
 pub use acceptor::Acceptor;
 pub use initiator::Initiator;
+pub use usrpwd::{sign, AuthError, Dictionary, DictionaryError, UsrPwd, HMAC_LEN};
 
 use thiserror::Error;
 use weft_proto::batch::{BatchItem, BatchReader};
@@ -166,6 +171,9 @@ pub enum EstablishError {
     /// The peer announced a batch size too small to carry a message.
     #[error("batch size {0} is below the minimum of {MIN_BATCH_SIZE} bytes")]
     BatchSize(u16),
+    /// User/password authentication failed (either side).
+    #[error("authentication failed: {0}")]
+    Auth(#[from] AuthError),
     /// A message arrived after the handshake finished or failed.
     #[error("the handshake is over")]
     Finished,
@@ -177,7 +185,9 @@ impl EstablishError {
         match self {
             Self::Closed(_) => None,
             Self::ConnectionToSelf => Some(CloseReason::CONNECTION_TO_SELF),
-            Self::Encode(_) => Some(CloseReason::GENERIC),
+            // Zenoh closes with GENERIC when an extension (authentication included)
+            // fails.
+            Self::Encode(_) | Self::Auth(_) => Some(CloseReason::GENERIC),
             _ => Some(CloseReason::INVALID),
         }
     }
@@ -232,3 +242,5 @@ fn unexpected(expected: &'static str, got: &TransportMessage<'_>) -> EstablishEr
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod usrpwd_tests;

@@ -261,7 +261,9 @@ pub(crate) fn open_first(
             .map_err(transport::OpenError::from)
             .and_then(|link| {
                 let params = inner.local_params(&link, ep.priorities());
-                transport::open(link, params, inner.config.open_timeout, inner.handler())
+                let usrpwd = inner.config.usrpwd.as_ref();
+                let timeout = inner.config.open_timeout;
+                transport::open_with(link, params, usrpwd, timeout, inner.handler())
             });
         match opened {
             Ok(p) => return Ok(p),
@@ -365,7 +367,14 @@ fn handshake_accepted(place: PendingAccept, link: Link) {
     let inner = place.0.clone();
     let describe = link.describe();
     let params = inner.local_params(&link, None);
-    match transport::accept(link, params, inner.config.accept_timeout, inner.handler()) {
+    let usrpwd = inner.config.usrpwd.as_ref();
+    match transport::accept_with(
+        link,
+        params,
+        usrpwd,
+        inner.config.accept_timeout,
+        inner.handler(),
+    ) {
         Ok(pending) => {
             // `max_sessions` is enforced where the face is added, under its lock.
             drop(place);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use weft_proto::transport::CloseReason;
 use weft_transport::establish::{
-    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress,
+    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress, UsrPwd,
 };
 use weft_transport::queue::TxQueue;
 
@@ -170,12 +170,7 @@ pub fn open(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
-    let mut initiator = Initiator::new(local);
-    let mut first = Vec::new();
-    initiator.start(&mut first)?;
-    handshake(link, timeout, &first, handler, |b, o| {
-        initiator.on_batch(b, o)
-    })
+    open_with(link, local, None, timeout, handler)
 }
 
 /// Runs the acceptor's handshake on an accepted link.
@@ -185,10 +180,57 @@ pub fn accept(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
+    accept_with(link, local, None, timeout, handler)
+}
+
+/// As [`open`], presenting the credentials of `usrpwd` if it has any.
+pub fn open_with(
+    link: Link,
+    local: LocalParams,
+    usrpwd: Option<&Arc<UsrPwd>>,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    let mut initiator = Initiator::new(local);
+    if let Some(usrpwd) = usrpwd {
+        initiator = initiator.with_usrpwd(usrpwd.clone());
+    }
+    let mut first = Vec::new();
+    initiator.start(&mut first)?;
+    handshake(link, timeout, &first, handler, |b, o| {
+        initiator.on_batch(b, o)
+    })
+}
+
+/// As [`accept`]; with enabled `usrpwd` settings the initiator must authenticate against
+/// their dictionary.
+pub fn accept_with(
+    link: Link,
+    local: LocalParams,
+    usrpwd: Option<&Arc<UsrPwd>>,
+    timeout: Duration,
+    handler: Arc<dyn Handler>,
+) -> Result<Pending, OpenError> {
+    let random = |bytes: &mut [u8]| {
+        getrandom::fill(bytes).map_err(|e| OpenError::Io(io::Error::other(e.to_string())))
+    };
     let mut nonce = [0u8; 16];
-    getrandom::fill(&mut nonce).map_err(|e| io::Error::other(e.to_string()))?;
+    random(&mut nonce)?;
     let mut acceptor = Acceptor::new(local, nonce);
-    handshake(link, timeout, &[], handler, |b, o| acceptor.on_batch(b, o))
+    if let Some(usrpwd) = usrpwd {
+        let mut challenge = [0u8; 8];
+        random(&mut challenge)?;
+        acceptor = acceptor.with_usrpwd(usrpwd.clone(), u64::from_le_bytes(challenge));
+    }
+    let pending = handshake(link, timeout, &[], handler, |b, o| acceptor.on_batch(b, o))?;
+    if let Some(user) = acceptor.authenticated_user() {
+        tracing::debug!(
+            "{} ({}) authenticated as user `{user}`",
+            pending.transport.describe,
+            pending.transport.negotiated.peer_zid
+        );
+    }
+    Ok(pending)
 }
 
 /// Sends `first` (the initiator's opening batch; nothing for the acceptor), runs the

@@ -23,7 +23,7 @@ mod priority_links;
 mod reactor;
 mod reader;
 
-pub use establish::{accept, open, Pending};
+pub use establish::{accept, accept_with, open, open_with, Pending};
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
 pub use weft_transport::queue::OverflowBudget;
 
