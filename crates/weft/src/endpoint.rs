@@ -1,7 +1,8 @@
 //! Endpoints: where to listen or connect, in Zenoh's syntax.
 //!
 //! `<protocol>/<address>[?<metadata>][#<config>]`, e.g. `tcp/127.0.0.1:7447`,
-//! `tcp/[::]:7447`, `udp/10.0.0.1:7447`, `unixsock-stream/tmp/weft.sock`. Metadata and
+//! `tcp/[::]:7447`, `tls/localhost:7447`, `udp/10.0.0.1:7447`,
+//! `unixsock-stream/tmp/weft.sock`. Metadata and
 //! configuration are `;`-separated `key=value` lists.
 
 use std::fmt;
@@ -19,6 +20,8 @@ pub enum Protocol {
     Udp,
     /// Unix stream sockets.
     UnixStream,
+    /// TLS over TCP.
+    Tls,
 }
 
 impl Protocol {
@@ -28,6 +31,7 @@ impl Protocol {
             Self::Tcp => "tcp",
             Self::Udp => "udp",
             Self::UnixStream => "unixsock-stream",
+            Self::Tls => "tls",
         }
     }
 }
@@ -39,7 +43,7 @@ pub enum EndpointError {
     #[error("endpoint `{0}` has no `<protocol>/` prefix")]
     MissingProtocol(String),
     /// A protocol weft does not speak.
-    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, udp and unixsock-stream are)")]
+    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, udp and unixsock-stream are)")]
     UnsupportedProtocol(String, String),
     /// An empty address.
     #[error("endpoint `{0}` has an empty address")]
@@ -65,9 +69,25 @@ pub(crate) fn parse_buffer_size(text: &str) -> Option<usize> {
         .filter(|n| BUFFER_SIZES.contains(n))
 }
 
-/// Checks the values of the `#` configuration entries weft reads.
-fn check_config(whole: &str, config: &[(String, String)]) -> Result<(), EndpointError> {
+/// Checks the values of the `#` configuration entries weft reads; a TLS endpoint takes
+/// only the keys weft implements (any other could ask for a protection not given).
+fn check_config(
+    whole: &str,
+    protocol: Protocol,
+    config: &[(String, String)],
+) -> Result<(), EndpointError> {
     for (key, value) in config {
+        if protocol == Protocol::Tls && !crate::link::tls::is_endpoint_key(key) {
+            return Err(EndpointError::BadValue(
+                whole.into(),
+                key.clone(),
+                value.clone(),
+                "a TLS setting weft implements (root_ca_certificate_*, listen_certificate_*, \
+                 listen_private_key_*, connect_certificate_*, connect_private_key_* with \
+                 _file, _raw or _base64; enable_mtls; verify_name_on_connect; \
+                 close_link_on_expiration; tls_handshake_timeout_ms; so_sndbuf; so_rcvbuf)",
+            ));
+        }
         if matches!(key.as_str(), "so_sndbuf" | "so_rcvbuf") && parse_buffer_size(value).is_none() {
             return Err(EndpointError::BadValue(
                 whole.into(),
@@ -137,7 +157,6 @@ impl FromStr for Endpoint {
             Some((m, c)) => (m, parameters(s, c)?),
             None => (s, Vec::new()),
         };
-        check_config(s, &config)?;
         let (locator, metadata) = match main.split_once('?') {
             Some((l, m)) => (l, parameters(s, m)?),
             None => (main, Vec::new()),
@@ -150,8 +169,10 @@ impl FromStr for Endpoint {
             "tcp" => Protocol::Tcp,
             "udp" => Protocol::Udp,
             "unixsock-stream" => Protocol::UnixStream,
+            "tls" => Protocol::Tls,
             other => return Err(EndpointError::UnsupportedProtocol(s.into(), other.into())),
         };
+        check_config(s, protocol, &config)?;
         if address.is_empty() {
             return Err(EndpointError::EmptyAddress(s.into()));
         }
@@ -187,12 +208,24 @@ impl Endpoint {
     }
 }
 
+/// Whether a `#` configuration value is a secret, never printed: an inline private key.
+fn is_secret(key: &str) -> bool {
+    key.contains("private_key") && (key.ends_with("_raw") || key.ends_with("_base64"))
+}
+
 impl fmt::Display for Endpoint {
+    /// The endpoint as written, but for inline private keys, shown as `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.protocol.as_str(), self.address)?;
         let join = |list: &[(String, String)]| {
             list.iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| {
+                    if is_secret(k) {
+                        format!("{k}=***")
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(";")
         };
@@ -237,6 +270,35 @@ mod tests {
         );
         let e: Endpoint = "unixsock-stream//tmp/weft.sock".parse().unwrap();
         assert_eq!(e.address, "/tmp/weft.sock");
+    }
+
+    #[test]
+    fn tls_endpoints_take_only_the_tls_settings_weft_implements() {
+        let e: Endpoint = "tls/localhost:7447#root_ca_certificate_file=/ca.pem;enable_mtls=true;\
+                           listen_private_key_base64=c2VjcmV0"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            (e.protocol, e.address.as_str()),
+            (Protocol::Tls, "localhost:7447")
+        );
+        assert_eq!(e.config.len(), 3);
+        assert_eq!(
+            e.to_string(),
+            "tls/localhost:7447#root_ca_certificate_file=/ca.pem;enable_mtls=true;\
+             listen_private_key_base64=***"
+        );
+        for bad in ["iface=lo", "root_ca_certificate=/ca.pem", "tls_unknown=1"] {
+            let text = format!("tls/127.0.0.1:7447#{bad}");
+            assert!(
+                matches!(text.parse::<Endpoint>(), Err(EndpointError::BadValue(..))),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            "tls/localhost".parse::<Endpoint>(),
+            Err(EndpointError::BadPort(..))
+        ));
     }
 
     #[test]

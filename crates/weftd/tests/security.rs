@@ -36,8 +36,8 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
             "transport.auth.usrpwd.",
         ),
         (
-            r#"{ transport: { link: { tls: { enable_mtls: true } } } }"#,
-            "transport.link.tls.enable_mtls",
+            r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
+            "transport.link.tls.certificate_revocation_list",
         ),
     ];
     for (n, (text, key)) in cases.into_iter().enumerate() {
