@@ -7,6 +7,10 @@ optionally declares a subscriber, prints `READY` once open, then one JSON line p
 received sample, and exits after --count samples or --timeout seconds (status 0 if the
 count was reached, 3 on timeout).
 
+TLS (`tls/` endpoints): --tls-root-ca, --tls-listen-cert/--tls-listen-key,
+--tls-connect-cert/--tls-connect-key (PEM files), --tls-mtls, --tls-no-verify-name and
+--tls-close-on-expiration set Zenoh's `transport/link/tls/*` keys.
+
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
 `DONE`.
@@ -49,6 +53,16 @@ def main() -> int:
     p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
     p.add_argument("--sleep-in-callback", type=float, default=0.0,
                    help="seconds the subscriber's callback sleeps per sample (a slow reader)")
+    p.add_argument("--tls-root-ca", help="transport/link/tls/root_ca_certificate")
+    p.add_argument("--tls-listen-cert", help="transport/link/tls/listen_certificate")
+    p.add_argument("--tls-listen-key", help="transport/link/tls/listen_private_key")
+    p.add_argument("--tls-connect-cert", help="transport/link/tls/connect_certificate")
+    p.add_argument("--tls-connect-key", help="transport/link/tls/connect_private_key")
+    p.add_argument("--tls-mtls", action="store_true", help="transport/link/tls/enable_mtls")
+    p.add_argument("--tls-no-verify-name", action="store_true",
+                   help="transport/link/tls/verify_name_on_connect: false")
+    p.add_argument("--tls-close-on-expiration", action="store_true",
+                   help="transport/link/tls/close_link_on_expiration")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -59,6 +73,22 @@ def main() -> int:
     conf.insert_json5("connect/endpoints", json.dumps(args.connect))
     conf.insert_json5("scouting/multicast/enabled", json.dumps(args.multicast_scouting or bool(args.scout)))
     conf.insert_json5("scouting/gossip/enabled", "false")
+    tls = {
+        "root_ca_certificate": args.tls_root_ca,
+        "listen_certificate": args.tls_listen_cert,
+        "listen_private_key": args.tls_listen_key,
+        "connect_certificate": args.tls_connect_cert,
+        "connect_private_key": args.tls_connect_key,
+    }
+    for key, path in tls.items():
+        if path:
+            conf.insert_json5(f"transport/link/tls/{key}", json.dumps(path))
+    if args.tls_mtls:
+        conf.insert_json5("transport/link/tls/enable_mtls", "true")
+    if args.tls_no_verify_name:
+        conf.insert_json5("transport/link/tls/verify_name_on_connect", "false")
+    if args.tls_close_on_expiration:
+        conf.insert_json5("transport/link/tls/close_link_on_expiration", "true")
     if args.scout:
         return scout(args, conf)
     session = zenoh.open(conf)
