@@ -263,7 +263,7 @@ fn a_listener_closes_the_link_of_a_client_whose_certificate_expires() {
 }
 
 /// The `zenoh_node.py` arguments of a TLS node.
-fn zenoh_tls_args<'a>(pki: &'a Pki, mtls: bool) -> Vec<&'a str> {
+fn zenoh_tls_args(pki: &Pki, mtls: bool) -> Vec<&str> {
     let mut args = vec!["--tls-root-ca", &pki.ca];
     if mtls {
         args.extend([
@@ -434,9 +434,8 @@ fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls()
     let (router, port) = tls_router(listening(&pki, true));
     let endpoint = format!("tls/127.0.0.1:{port}");
     // Zenoh opens no session (its open fails): no READY, and the router has no peer.
-    let python = match weft_testkit::zenoh_python() {
-        Some(p) => p,
-        None => return,
+    let Some(python) = weft_testkit::zenoh_python() else {
+        return;
     };
     let out = std::process::Command::new(python)
         .arg(weft_testkit::repo_root().join("tests/interop/zenoh_node.py"))
