@@ -254,7 +254,12 @@ fn a_listener_closes_the_link_of_a_client_whose_certificate_expires() {
         },
     )
     .unwrap();
-    assert_eq!(router.peers(), vec![client.zid()]);
+    // The router adds the client's face right after the client's open returns.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while router.peers() != vec![client.zid()] {
+        assert!(Instant::now() < deadline, "the router never saw the client");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     wait_alone(&router, Duration::from_secs(15));
     assert!(
         SystemTime::now() >= expires,

@@ -56,7 +56,10 @@ fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
     let weft = weft::open(Config {
         mode: WhatAmI::Client,
         multicast_scouting: false,
-        connect: vec![tls_endpoint.replace("127.0.0.1", "localhost").parse().unwrap()],
+        connect: vec![tls_endpoint
+            .replace("127.0.0.1", "localhost")
+            .parse()
+            .unwrap()],
         tls: TlsSettings {
             root_ca_certificate: Some(PemSource::File(pki.ca.clone().into())),
             connect_certificate: Some(PemSource::File(pki.client_cert.clone().into())),
@@ -76,6 +79,9 @@ fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
             assert_eq!(v["payload"], "through weftd");
             break;
         }
-        assert!(Instant::now() < deadline, "nothing reached the Zenoh client");
+        assert!(
+            Instant::now() < deadline,
+            "nothing reached the Zenoh client"
+        );
     }
 }
