@@ -78,10 +78,11 @@ fn check_config(
 ) -> Result<(), EndpointError> {
     for (key, value) in config {
         if protocol == Protocol::Tls && !crate::link::tls::is_endpoint_key(key) {
+            // No value is repeated: a misspelt key may hold a private key.
             return Err(EndpointError::BadValue(
-                whole.into(),
+                shown(whole),
                 key.clone(),
-                value.clone(),
+                "…".into(),
                 "a TLS setting weft implements (root_ca_certificate_*, listen_certificate_*, \
                  listen_private_key_*, connect_certificate_*, connect_private_key_* with \
                  _file, _raw or _base64; enable_mtls; verify_name_on_connect; \
@@ -90,7 +91,7 @@ fn check_config(
         }
         if matches!(key.as_str(), "so_sndbuf" | "so_rcvbuf") && parse_buffer_size(value).is_none() {
             return Err(EndpointError::BadValue(
-                whole.into(),
+                shown(whole),
                 key.clone(),
                 value.clone(),
                 "a buffer size in bytes, 4096..=1073741824",
@@ -208,6 +209,21 @@ impl Endpoint {
     }
 }
 
+/// An endpoint as written, for an error: its `#` configuration's values are left out
+/// when one of them could be a private key.
+fn shown(whole: &str) -> String {
+    match whole.split_once('#') {
+        Some((main, config)) if config.contains("private_key") || config.contains("_raw") => {
+            let keys: Vec<&str> = config
+                .split(';')
+                .map(|p| p.split_once('=').map_or(p, |(k, _)| k))
+                .collect();
+            format!("{main}#{}=…", keys.join("=…;"))
+        }
+        _ => whole.into(),
+    }
+}
+
 /// Whether a `#` configuration value is a secret, never printed: an inline private key.
 fn is_secret(key: &str) -> bool {
     key.contains("private_key") && (key.ends_with("_raw") || key.ends_with("_base64"))
@@ -288,6 +304,10 @@ mod tests {
             "tls/localhost:7447#root_ca_certificate_file=/ca.pem;enable_mtls=true;\
              listen_private_key_base64=***"
         );
+        let text = "tls/h:1#listen_private_key_base64=c2VjcmV0;listen_privatekey_raw=KEY";
+        let e = text.parse::<Endpoint>().unwrap_err().to_string();
+        assert!(!e.contains("c2VjcmV0") && !e.contains("KEY"), "{e}");
+        assert!(e.contains("listen_privatekey_raw"), "{e}");
         for bad in ["iface=lo", "root_ca_certificate=/ca.pem", "tls_unknown=1"] {
             let text = format!("tls/127.0.0.1:7447#{bad}");
             assert!(

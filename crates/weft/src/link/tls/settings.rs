@@ -150,7 +150,8 @@ impl Default for TlsSettings {
     }
 }
 
-/// A setting that cannot be used: its name, its value as written, what is accepted.
+/// A setting that cannot be used: its name (never its value, which may be a key), and
+/// what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadSetting {
     /// The setting's name, as written.
@@ -171,8 +172,8 @@ impl TlsSettings {
     }
 
     /// Sets one `transport.link.tls` setting, `name` being the key below that section
-    /// and `text` its value written as a string (`None`: JSON null, which sets nothing).
-    /// A document given both as a file and in base64 is refused, as Zenoh refuses it.
+    /// (JSON null sets nothing). A document given both as a file and in base64 is
+    /// refused, as Zenoh refuses it.
     pub fn set_config_key(
         &mut self,
         name: &str,
@@ -238,7 +239,7 @@ impl TlsSettings {
         let mut s = self.clone();
         for (key, value) in config {
             let bad = |expected| BadSetting {
-                key: format!("{key}={value}"),
+                key: key.clone(),
                 expected,
             };
             let flag = || match value.as_str() {
