@@ -170,6 +170,29 @@ fn weft_peers_connect_over_mtls_and_strangers_are_refused() {
 }
 
 #[test]
+fn certificates_named_on_the_endpoints_alone_serve_as_well() {
+    let pki = Pki::new("weft-endpoint-config");
+    let listen = format!(
+        "tls/127.0.0.1:0#listen_certificate_file={};listen_private_key_file={}",
+        pki.server_cert, pki.server_key
+    );
+    let router = open(WhatAmI::Router, &[&listen], &[], TlsSettings::default()).unwrap();
+    let port = router.listen_endpoints()[0]
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .to_string();
+    let ca = std::fs::read_to_string(&pki.ca).unwrap();
+    let connect = format!(
+        "tls/localhost:{port}#root_ca_certificate_base64={}",
+        weft_testkit::certs::base64(&ca)
+    );
+    let client = open(WhatAmI::Client, &[], &[&connect], TlsSettings::default())
+        .expect("a client with its CA on the endpoint");
+    exchange(&router, &client);
+}
+
+#[test]
 fn a_tls_client_refuses_a_listener_it_cannot_verify() {
     let pki = Pki::new("weft-untrusted");
     let (_router, port) = tls_router(listening(&pki, false));
