@@ -11,6 +11,9 @@ With --usrpwd-user/--usrpwd-password (credentials presented) and --usrpwd-dictio
 FILE (users accepted), the session uses Zenoh's user/password authentication; when the
 session cannot open (e.g. refused credentials) the node prints `OPEN_FAILED <reason>` and
 exits with status 4.
+TLS (`tls/` endpoints): --tls-root-ca, --tls-listen-cert/--tls-listen-key,
+--tls-connect-cert/--tls-connect-key (PEM files), --tls-mtls, --tls-no-verify-name and
+--tls-close-on-expiration set Zenoh's `transport/link/tls/*` keys.
 
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
@@ -59,6 +62,16 @@ def main() -> int:
     p.add_argument("--usrpwd-user", help="transport/auth/usrpwd/user")
     p.add_argument("--usrpwd-password", help="transport/auth/usrpwd/password")
     p.add_argument("--usrpwd-dictionary", help="transport/auth/usrpwd/dictionary_file")
+    p.add_argument("--tls-root-ca", help="transport/link/tls/root_ca_certificate")
+    p.add_argument("--tls-listen-cert", help="transport/link/tls/listen_certificate")
+    p.add_argument("--tls-listen-key", help="transport/link/tls/listen_private_key")
+    p.add_argument("--tls-connect-cert", help="transport/link/tls/connect_certificate")
+    p.add_argument("--tls-connect-key", help="transport/link/tls/connect_private_key")
+    p.add_argument("--tls-mtls", action="store_true", help="transport/link/tls/enable_mtls")
+    p.add_argument("--tls-no-verify-name", action="store_true",
+                   help="transport/link/tls/verify_name_on_connect: false")
+    p.add_argument("--tls-close-on-expiration", action="store_true",
+                   help="transport/link/tls/close_link_on_expiration")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
@@ -79,6 +92,22 @@ def main() -> int:
     ):
         if value is not None:
             conf.insert_json5(f"transport/auth/usrpwd/{key}", json.dumps(value))
+    tls = {
+        "root_ca_certificate": args.tls_root_ca,
+        "listen_certificate": args.tls_listen_cert,
+        "listen_private_key": args.tls_listen_key,
+        "connect_certificate": args.tls_connect_cert,
+        "connect_private_key": args.tls_connect_key,
+    }
+    for key, path in tls.items():
+        if path:
+            conf.insert_json5(f"transport/link/tls/{key}", json.dumps(path))
+    if args.tls_mtls:
+        conf.insert_json5("transport/link/tls/enable_mtls", "true")
+    if args.tls_no_verify_name:
+        conf.insert_json5("transport/link/tls/verify_name_on_connect", "false")
+    if args.tls_close_on_expiration:
+        conf.insert_json5("transport/link/tls/close_link_on_expiration", "true")
     if args.scout:
         return scout(args, conf)
     try:

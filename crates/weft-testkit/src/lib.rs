@@ -2,6 +2,7 @@
 //! `tests/interop/zenoh_node.py`) next to weft, on loopback, and raw clients that send
 //! exactly the messages a test chooses ([`raw`]).
 
+pub mod certs;
 pub mod raw;
 
 use std::io::{BufRead, BufReader};

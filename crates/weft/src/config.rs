@@ -6,6 +6,7 @@
 //! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
 //! something weft does not do is an error, never a warning (see [`security_setting`]).
 //! User/password authentication (`transport.auth.usrpwd.*`) is read by [`usrpwd`].
+//! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,7 +20,8 @@ use weft_transport::establish::UsrPwd;
 mod usrpwd;
 
 use crate::endpoint::{parse_buffer_size, Endpoint};
-use crate::link::TcpBuffers;
+use crate::link::tls::TlsSettings;
+use crate::link::{LinkSettings, TcpBuffers};
 
 /// An invalid configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -103,6 +105,9 @@ pub struct Config {
     /// `transport.link.tcp.so_sndbuf` / `so_rcvbuf`: kernel buffer sizes of TCP links
     /// (an endpoint's `#so_sndbuf=N;so_rcvbuf=N` overrides them for its links).
     pub tcp_buffers: TcpBuffers,
+    /// `transport.link.tls`: certificates, keys and options of `tls/` endpoints (an
+    /// endpoint's `#` configuration overrides them for its links).
+    pub tls: TlsSettings,
     /// `connect.timeout_ms`: how long a client's opening tries its connect endpoints: 0
     /// once each, -1 until one answers. `None`: Zenoh's default, 0 for clients. (A
     /// router opens at once; a peer waits at most `open_timeout` for its connect
@@ -170,6 +175,7 @@ impl Default for Config {
             lease: Duration::from_millis(10_000),
             batch_size: u16::MAX,
             tcp_buffers: TcpBuffers::default(),
+            tls: TlsSettings::default(),
             connect_timeout_ms: None,
             connect_exit_on_failure: None,
             open_timeout: Duration::from_millis(10_000),
@@ -342,17 +348,12 @@ pub fn security_setting(key: &str, value: &Value) -> Option<Result<(), ConfigErr
             "transport authentication is configured"
         }
     } else if key == "transport.link.tls" || key.starts_with("transport.link.tls.") {
-        match key {
-            // Defaults that change nothing while no TLS link exists.
-            "transport.link.tls.verify_name_on_connect"
-            | "transport.link.tls.so_sndbuf"
-            | "transport.link.tls.so_rcvbuf" => return Some(Ok(())),
+        // Every key of Zenoh 1.10's section is implemented (read by `Config`); anything
+        // else could ask for a protection weft would not give.
+        match key.strip_prefix("transport.link.tls.") {
+            Some(name) if TLS_KEYS.contains(&name) => return Some(Ok(())),
             _ if inert(value) => return Some(Ok(())),
-            "transport.link.tls.enable_mtls" => "mutual TLS is enabled",
-            "transport.link.tls.close_link_on_expiration" => {
-                "links are to close when their certificate expires"
-            }
-            _ => "a TLS certificate or key is configured",
+            _ => "a TLS setting weft does not know is configured",
         }
     } else {
         return None;
@@ -363,6 +364,25 @@ pub fn security_setting(key: &str, value: &Value) -> Option<Result<(), ConfigErr
         reason,
     }))
 }
+
+/// The keys of `transport.link.tls` weft implements: Zenoh 1.10's.
+const TLS_KEYS: &[&str] = &[
+    "root_ca_certificate",
+    "root_ca_certificate_base64",
+    "listen_private_key",
+    "listen_private_key_base64",
+    "listen_certificate",
+    "listen_certificate_base64",
+    "enable_mtls",
+    "connect_private_key",
+    "connect_private_key_base64",
+    "connect_certificate",
+    "connect_certificate_base64",
+    "verify_name_on_connect",
+    "close_link_on_expiration",
+    "so_sndbuf",
+    "so_rcvbuf",
+];
 
 /// Whether a value asks for nothing: null, false, or an empty list, string or object.
 fn inert(value: &Value) -> bool {
@@ -589,6 +609,23 @@ impl Config {
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
                 k if KNOWN.contains(&k) => {}
+                k if k
+                    .strip_prefix("transport.link.tls.")
+                    .is_some_and(|name| TLS_KEYS.contains(&name)) =>
+                {
+                    let name = &k["transport.link.tls.".len()..];
+                    config.tls.set_config_key(name, v).map_err(|bad| {
+                        ConfigError::InvalidValue {
+                            key: key.clone(),
+                            value: if name.contains("private_key") {
+                                "(secret)".into()
+                            } else {
+                                v.to_string()
+                            },
+                            expected: bad.expected,
+                        }
+                    })?;
+                }
                 k if security_setting(k, v).is_some() => {
                     security_setting(k, v).unwrap_or(Ok(()))?;
                 }
@@ -598,6 +635,15 @@ impl Config {
         let listens = !config.listen.is_empty();
         config.usrpwd = usrpwd.build(listens, &mut warnings)?.map(Arc::new);
         Ok((config, warnings))
+    }
+
+    /// What making a link to or from `endpoint` takes: its TCP buffer sizes and the TLS
+    /// settings.
+    pub fn link_settings(&self, endpoint: &Endpoint) -> LinkSettings {
+        LinkSettings {
+            tcp: self.tcp_buffers.for_endpoint(endpoint),
+            tls: self.tls.clone(),
+        }
     }
 
     /// Reads and parses a JSON5 file.
@@ -824,20 +870,12 @@ mod tests {
                 "transport.auth.usrpwd.passwrd",
             ),
             (
-                r#"{ transport: { link: { tls: { listen_certificate: "c.pem" } } } }"#,
-                "transport.link.tls.listen_certificate",
+                r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
+                "transport.link.tls.certificate_revocation_list",
             ),
             (
-                r#"{ transport: { link: { tls: { root_ca_certificate_base64: "QUJD" } } } }"#,
-                "transport.link.tls.root_ca_certificate_base64",
-            ),
-            (
-                "{ transport: { link: { tls: { enable_mtls: true } } } }",
-                "transport.link.tls.enable_mtls",
-            ),
-            (
-                "{ transport: { link: { tls: { close_link_on_expiration: true } } } }",
-                "transport.link.tls.close_link_on_expiration",
+                "{ transport: { link: { tls: { ocsp_stapling: true } } } }",
+                "transport.link.tls.ocsp_stapling",
             ),
         ];
         for (text, key) in refused {
@@ -849,6 +887,53 @@ mod tests {
             let message = e.to_string();
             assert!(message.starts_with(&format!("`{key}")), "{message}");
             assert!(message.contains("refuses to run"), "{message}");
+        }
+    }
+
+    #[test]
+    fn tls_keys_are_read_and_checked() {
+        let text = r#"{ transport: { link: { tls: {
+            root_ca_certificate: "/etc/ca.pem", listen_certificate: "/etc/cert.pem",
+            listen_private_key_base64: "QUJD", enable_mtls: true,
+            verify_name_on_connect: false, close_link_on_expiration: true, so_rcvbuf: 65536,
+        } } } }"#;
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        use crate::link::tls::PemSource;
+        assert_eq!(
+            c.tls.root_ca_certificate,
+            Some(PemSource::File("/etc/ca.pem".into()))
+        );
+        assert_eq!(
+            c.tls.listen_private_key,
+            Some(PemSource::Inline(b"ABC"[..].into()))
+        );
+        assert!(c.tls.enable_mtls && !c.tls.verify_name_on_connect);
+        assert!(c.tls.close_link_on_expiration);
+        assert_eq!(c.tls.buffers.recv, 65536);
+        assert_eq!(Config::default().tls, TlsSettings::default());
+        for (bad, key) in [
+            (
+                r#"{ transport: { link: { tls: { root_ca_certificate: "/a",
+                     root_ca_certificate_base64: "QUJD" } } } }"#,
+                "transport.link.tls.root_ca_certificate_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { connect_private_key_base64: "not base64!" } } } }"#,
+                "transport.link.tls.connect_private_key_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { enable_mtls: "yes" } } } }"#,
+                "transport.link.tls.enable_mtls",
+            ),
+        ] {
+            let e = Config::from_json5(bad).unwrap_err();
+            assert!(matches!(e, ConfigError::InvalidValue { .. }), "{bad}: {e}");
+            assert!(e.to_string().contains(key), "{e}");
+            assert!(
+                !e.to_string().contains("not base64!"),
+                "a key is never printed: {e}"
+            );
         }
     }
 

@@ -1,7 +1,8 @@
 //! Endpoints: where to listen or connect, in Zenoh's syntax.
 //!
 //! `<protocol>/<address>[?<metadata>][#<config>]`, e.g. `tcp/127.0.0.1:7447`,
-//! `tcp/[::]:7447`, `udp/10.0.0.1:7447`, `unixsock-stream/tmp/weft.sock`. Metadata and
+//! `tcp/[::]:7447`, `tls/localhost:7447`, `udp/10.0.0.1:7447`,
+//! `unixsock-stream/tmp/weft.sock`. Metadata and
 //! configuration are `;`-separated `key=value` lists.
 
 use std::fmt;
@@ -19,6 +20,8 @@ pub enum Protocol {
     Udp,
     /// Unix stream sockets.
     UnixStream,
+    /// TLS over TCP.
+    Tls,
 }
 
 impl Protocol {
@@ -28,6 +31,7 @@ impl Protocol {
             Self::Tcp => "tcp",
             Self::Udp => "udp",
             Self::UnixStream => "unixsock-stream",
+            Self::Tls => "tls",
         }
     }
 }
@@ -39,7 +43,7 @@ pub enum EndpointError {
     #[error("endpoint `{0}` has no `<protocol>/` prefix")]
     MissingProtocol(String),
     /// A protocol weft does not speak.
-    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, udp and unixsock-stream are)")]
+    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, udp and unixsock-stream are)")]
     UnsupportedProtocol(String, String),
     /// An empty address.
     #[error("endpoint `{0}` has an empty address")]
@@ -65,12 +69,29 @@ pub(crate) fn parse_buffer_size(text: &str) -> Option<usize> {
         .filter(|n| BUFFER_SIZES.contains(n))
 }
 
-/// Checks the values of the `#` configuration entries weft reads.
-fn check_config(whole: &str, config: &[(String, String)]) -> Result<(), EndpointError> {
+/// Checks the values of the `#` configuration entries weft reads; a TLS endpoint takes
+/// only the keys weft implements (any other could ask for a protection not given).
+fn check_config(
+    whole: &str,
+    protocol: Protocol,
+    config: &[(String, String)],
+) -> Result<(), EndpointError> {
     for (key, value) in config {
+        if protocol == Protocol::Tls && !crate::link::tls::is_endpoint_key(key) {
+            // No value is repeated: a misspelt key may hold a private key.
+            return Err(EndpointError::BadValue(
+                shown(whole),
+                key.clone(),
+                "…".into(),
+                "a TLS setting weft implements (root_ca_certificate_*, listen_certificate_*, \
+                 listen_private_key_*, connect_certificate_*, connect_private_key_* with \
+                 _file, _raw or _base64; enable_mtls; verify_name_on_connect; \
+                 close_link_on_expiration; tls_handshake_timeout_ms; so_sndbuf; so_rcvbuf)",
+            ));
+        }
         if matches!(key.as_str(), "so_sndbuf" | "so_rcvbuf") && parse_buffer_size(value).is_none() {
             return Err(EndpointError::BadValue(
-                whole.into(),
+                shown(whole),
                 key.clone(),
                 value.clone(),
                 "a buffer size in bytes, 4096..=1073741824",
@@ -137,7 +158,6 @@ impl FromStr for Endpoint {
             Some((m, c)) => (m, parameters(s, c)?),
             None => (s, Vec::new()),
         };
-        check_config(s, &config)?;
         let (locator, metadata) = match main.split_once('?') {
             Some((l, m)) => (l, parameters(s, m)?),
             None => (main, Vec::new()),
@@ -150,8 +170,10 @@ impl FromStr for Endpoint {
             "tcp" => Protocol::Tcp,
             "udp" => Protocol::Udp,
             "unixsock-stream" => Protocol::UnixStream,
+            "tls" => Protocol::Tls,
             other => return Err(EndpointError::UnsupportedProtocol(s.into(), other.into())),
         };
+        check_config(s, protocol, &config)?;
         if address.is_empty() {
             return Err(EndpointError::EmptyAddress(s.into()));
         }
@@ -187,12 +209,39 @@ impl Endpoint {
     }
 }
 
+/// An endpoint as written, for an error: its `#` configuration's values are left out
+/// when one of them could be a private key.
+fn shown(whole: &str) -> String {
+    match whole.split_once('#') {
+        Some((main, config)) if config.contains("private_key") || config.contains("_raw") => {
+            let keys: Vec<&str> = config
+                .split(';')
+                .map(|p| p.split_once('=').map_or(p, |(k, _)| k))
+                .collect();
+            format!("{main}#{}=…", keys.join("=…;"))
+        }
+        _ => whole.into(),
+    }
+}
+
+/// Whether a `#` configuration value is a secret, never printed: an inline private key.
+fn is_secret(key: &str) -> bool {
+    key.contains("private_key") && (key.ends_with("_raw") || key.ends_with("_base64"))
+}
+
 impl fmt::Display for Endpoint {
+    /// The endpoint as written, but for inline private keys, shown as `***`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.protocol.as_str(), self.address)?;
         let join = |list: &[(String, String)]| {
             list.iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| {
+                    if is_secret(k) {
+                        format!("{k}=***")
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(";")
         };
@@ -237,6 +286,39 @@ mod tests {
         );
         let e: Endpoint = "unixsock-stream//tmp/weft.sock".parse().unwrap();
         assert_eq!(e.address, "/tmp/weft.sock");
+    }
+
+    #[test]
+    fn tls_endpoints_take_only_the_tls_settings_weft_implements() {
+        let e: Endpoint = "tls/localhost:7447#root_ca_certificate_file=/ca.pem;enable_mtls=true;\
+                           listen_private_key_base64=c2VjcmV0"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            (e.protocol, e.address.as_str()),
+            (Protocol::Tls, "localhost:7447")
+        );
+        assert_eq!(e.config.len(), 3);
+        assert_eq!(
+            e.to_string(),
+            "tls/localhost:7447#root_ca_certificate_file=/ca.pem;enable_mtls=true;\
+             listen_private_key_base64=***"
+        );
+        let text = "tls/h:1#listen_private_key_base64=c2VjcmV0;listen_privatekey_raw=KEY";
+        let e = text.parse::<Endpoint>().unwrap_err().to_string();
+        assert!(!e.contains("c2VjcmV0") && !e.contains("KEY"), "{e}");
+        assert!(e.contains("listen_privatekey_raw"), "{e}");
+        for bad in ["iface=lo", "root_ca_certificate=/ca.pem", "tls_unknown=1"] {
+            let text = format!("tls/127.0.0.1:7447#{bad}");
+            assert!(
+                matches!(text.parse::<Endpoint>(), Err(EndpointError::BadValue(..))),
+                "{text}"
+            );
+        }
+        assert!(matches!(
+            "tls/localhost".parse::<Endpoint>(),
+            Err(EndpointError::BadPort(..))
+        ));
     }
 
     #[test]

@@ -385,7 +385,7 @@ fn zenoh_refuses_a_second_link_from_the_same_node_with_max_links() {
     let ep: weft::endpoint::Endpoint = endpoint.parse().unwrap();
     let zid = weft::ZenohId::new(0x5eed_0001).unwrap();
     let open = |priorities| {
-        let link = weft::link::Link::connect(&ep, Duration::from_secs(5), Default::default())
+        let link = weft::link::Link::connect(&ep, Duration::from_secs(5), &Default::default())
             .expect("connect to the Zenoh router");
         let mut params = LocalParams::new(zid, WhatAmI::Client);
         params.link_priorities = priorities;

@@ -35,8 +35,8 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
             "transport.auth.pubkey.public_key_file",
         ),
         (
-            r#"{ transport: { link: { tls: { enable_mtls: true } } } }"#,
-            "transport.link.tls.enable_mtls",
+            r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
+            "transport.link.tls.certificate_revocation_list",
         ),
     ];
     for (n, (text, key)) in cases.into_iter().enumerate() {
@@ -48,10 +48,10 @@ fn weftd_refuses_to_start_with_security_settings_it_cannot_honour() {
         assert!(stderr.contains("refuses to run"), "{text}: {stderr}");
     }
     // The same through --cfg.
-    let (code, stderr) = run_weftd(&["--cfg", "transport/link/tls/enable_mtls:true"]);
+    let (code, stderr) = run_weftd(&["--cfg", "transport/auth/pubkey/key_size:2048"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("transport.link.tls.enable_mtls"),
+        stderr.contains("transport.auth.pubkey.key_size"),
         "{stderr}"
     );
     // A mistake in the section is refused, naming the field, even when disabled.

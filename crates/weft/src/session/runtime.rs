@@ -256,8 +256,8 @@ pub(crate) fn open_first(
 ) -> Result<transport::Pending, transport::OpenError> {
     let mut last = None;
     for ep in alternatives {
-        let buffers = inner.config.tcp_buffers.for_endpoint(ep);
-        let opened = Link::connect(ep, inner.config.open_timeout, buffers)
+        let settings = inner.config.link_settings(ep);
+        let opened = Link::connect(ep, inner.config.open_timeout, &settings)
             .map_err(transport::OpenError::from)
             .and_then(|link| {
                 let params = inner.local_params(&link, ep.priorities());
@@ -300,12 +300,11 @@ fn listen_anywhere(inner: &Arc<Inner>) {
 
 /// Binds one listener and starts its thread; returns the endpoint actually bound.
 pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenError> {
-    let listener = Listener::bind(ep, inner.config.tcp_buffers.for_endpoint(ep)).map_err(|e| {
-        OpenError::Listen {
+    let listener =
+        Listener::bind(ep, &inner.config.link_settings(ep)).map_err(|e| OpenError::Listen {
             endpoint: ep.to_string(),
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     let bound = listener.local_endpoint().unwrap_or_else(|_| ep.to_string());
     if let Ok(mut l) = inner.listening.lock() {
         l.push(bound.clone());

@@ -247,7 +247,10 @@ where
     F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
 {
     let deadline = Instant::now() + timeout;
-    link.set_read_timeout(Some(timeout))?;
+    // TLS first, within the same deadline.
+    link.handshake_tls(deadline)?;
+    let left = deadline.saturating_duration_since(Instant::now());
+    link.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
     if !first.is_empty() {
         link.write_batch(first)?;
     }

@@ -8,8 +8,9 @@
 //! the link's [`LinkRx`]. Writable, or asked to write: it writes the link's queued
 //! batches without ever waiting ([`Transport::pump`]). Timers: each link's lease is
 //! checked when it is due (a heap of deadlines), a write the socket has not taken for
-//! the link's `wait_before_close` closes the link, and a link closed locally is read to its end
-//! for [`CLOSE_DRAIN`] at most.
+//! the link's `wait_before_close` closes the link, a TLS link whose peer's certificate
+//! expires is closed then (`close_link_on_expiration`), and a link closed locally is read
+//! to its end for [`CLOSE_DRAIN`] at most.
 //!
 //! An I/O thread never waits for one link: what it sends goes through the queues
 //! ([`Transport::send_forwarded`]); a destination that takes nothing loses or holds only
@@ -25,7 +26,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -158,12 +159,14 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
     let index = rx.transport().io_thread;
     match threads() {
         Ok(handles) => {
+            let closes_at = closes_at(&rx.transport().link, Instant::now(), SystemTime::now());
             handles[index].send(Command::Add(Box::new(Entry {
                 rest,
                 rx,
                 generation: 0,
                 drain_until: None,
                 paused_until: None,
+                closes_at,
             })));
             Ok(())
         }
@@ -222,6 +225,17 @@ struct Entry {
     drain_until: Option<Instant>,
     /// Paused by back-pressure: not read until its destination drains, or this time.
     paused_until: Option<Instant>,
+    /// When the peer's certificate expires and the link is to be closed.
+    closes_at: Option<Instant>,
+}
+
+/// When `link` is to be closed because its peer's certificate expires, on the clock of
+/// `now` (`wall` being the same moment on the calendar); `None` for never, or beyond
+/// what an `Instant` can hold.
+fn closes_at(link: &link::Link, now: Instant, wall: SystemTime) -> Option<Instant> {
+    let expires = link.closes_at()?;
+    let left = expires.duration_since(wall).unwrap_or(Duration::ZERO);
+    now.checked_add(left)
 }
 
 /// What reading a link came to.
@@ -385,7 +399,10 @@ impl IoThread {
             Token(slot),
             Interest::READABLE | Interest::WRITABLE,
         );
-        let first_tick = Instant::now() + entry.rx.tick();
+        let mut first_tick = Instant::now() + entry.rx.tick();
+        if let Some(at) = entry.closes_at {
+            first_tick = first_tick.min(at);
+        }
         self.entries[slot] = Some(entry);
         if let Err(e) = registered {
             tracing::warn!("cannot serve a link ({e}): closed");
@@ -469,6 +486,16 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
         let until = *entry.drain_until.get_or_insert(now + CLOSE_DRAIN);
         return (now < until).then_some(until);
     }
+    if entry.closes_at.is_some_and(|at| now >= at) {
+        tracing::warn!(
+            "closing {} ({}): its certificate expired (close_link_on_expiration)",
+            t.describe(),
+            t.peer_zid()
+        );
+        entry.closes_at = None;
+        t.abort();
+        return Some(now + CLOSE_DRAIN);
+    }
     let limit = t.limits.wait_before_close;
     if t.write_stalled_since()
         .is_some_and(|since| now.duration_since(since) >= limit)
@@ -486,6 +513,9 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
             let mut next = now + entry.rx.tick();
             if t.write_stalled_since().is_some() {
                 next = next.min(now + limit / 4);
+            }
+            if let Some(at) = entry.closes_at {
+                next = next.min(at);
             }
             Some(next)
         }

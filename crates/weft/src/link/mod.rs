@@ -1,5 +1,5 @@
-//! Links: the only socket code. TCP and Unix stream sockets, framed with the 2-byte
-//! little-endian batch length, and UDP, one batch per datagram.
+//! Links: the only socket code. TCP, TLS ([`tls`]) and Unix stream sockets, framed with
+//! the 2-byte little-endian batch length, and UDP, one batch per datagram.
 //!
 //! A stream link is blocking during its handshake and non-blocking once its transport
 //! runs: the I/O threads read it when it is readable and write it without ever waiting
@@ -18,6 +18,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
+
+pub mod tls;
+
+use tls::{TlsLink, TlsSettings};
 
 /// Kernel buffer sizes of a TCP link (`SO_SNDBUF` and `SO_RCVBUF`), in bytes.
 ///
@@ -66,6 +70,40 @@ impl TcpBuffers {
         let sock = socket2::SockRef::from(s);
         sock.set_send_buffer_size(self.send)?;
         sock.set_recv_buffer_size(self.recv)
+    }
+}
+
+/// What making a link takes beyond its endpoint: the TCP buffer sizes, and the TLS
+/// settings of `tls/` endpoints (whose `#` configuration overrides them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkSettings {
+    /// Kernel buffer sizes of TCP links (already overridden by the endpoint's).
+    pub tcp: TcpBuffers,
+    /// `transport.link.tls`.
+    pub tls: TlsSettings,
+}
+
+impl From<TcpBuffers> for LinkSettings {
+    fn from(tcp: TcpBuffers) -> Self {
+        Self {
+            tcp,
+            tls: TlsSettings::default(),
+        }
+    }
+}
+
+impl LinkSettings {
+    /// The TLS settings for `endpoint`: the node's, overridden by its `#` configuration.
+    fn tls_for(&self, endpoint: &Endpoint) -> io::Result<TlsSettings> {
+        self.tls.for_endpoint(&endpoint.config).map_err(|bad| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "endpoint {endpoint}: `{}`: expected {}",
+                    bad.key, bad.expected
+                ),
+            )
+        })
     }
 }
 
@@ -124,6 +162,25 @@ fn tune_tcp(s: &TcpStream, buffers: TcpBuffers) -> io::Result<()> {
     buffers.apply(s)
 }
 
+/// A TCP connection to the first address of `endpoint` that answers within `timeout`.
+fn connect_tcp(
+    endpoint: &Endpoint,
+    timeout: Duration,
+    buffers: TcpBuffers,
+) -> io::Result<TcpStream> {
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    for addr in endpoint.address.to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => {
+                tune_tcp(&s, buffers)?;
+                return Ok(s);
+            }
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// Largest batch a stream link carries (length prefix included).
 pub const STREAM_BATCH_SIZE: u16 = u16::MAX;
 
@@ -152,28 +209,30 @@ pub enum Link {
     Unix(UnixStream),
     /// UDP.
     Udp(UdpLink),
+    /// TLS over TCP.
+    Tls(Box<TlsLink>),
 }
 
 impl Link {
-    /// Connects to `endpoint`, giving up after `timeout`; a TCP link gets `buffers`.
+    /// Connects to `endpoint`, giving up after `timeout`, with `settings` (TCP buffer
+    /// sizes, TLS). A TLS link's handshake is left to [`Link::handshake_tls`].
     pub fn connect(
         endpoint: &Endpoint,
         timeout: Duration,
-        buffers: TcpBuffers,
+        settings: &LinkSettings,
     ) -> io::Result<Self> {
         match endpoint.protocol {
-            Protocol::Tcp => {
-                let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-                for addr in endpoint.address.to_socket_addrs()? {
-                    match TcpStream::connect_timeout(&addr, timeout) {
-                        Ok(s) => {
-                            tune_tcp(&s, buffers)?;
-                            return Ok(Self::Tcp(s));
-                        }
-                        Err(e) => last = e,
-                    }
-                }
-                Err(last)
+            Protocol::Tcp => Ok(Self::Tcp(connect_tcp(endpoint, timeout, settings.tcp)?)),
+            Protocol::Tls => {
+                let tls = settings.tls_for(endpoint)?;
+                let config = tls.client_config()?;
+                let tcp = connect_tcp(endpoint, timeout, tls.buffers.for_endpoint(endpoint))?;
+                let options = tls::LinkOptions {
+                    close_on_expiration: tls.close_link_on_expiration,
+                    handshake_timeout: tls.handshake_timeout,
+                };
+                let link = TlsLink::client(tcp, &endpoint.address, config, options)?;
+                Ok(Self::Tls(Box::new(link)))
             }
             Protocol::UnixStream => Ok(Self::Unix(UnixStream::connect(&endpoint.address)?)),
             Protocol::Udp => {
@@ -199,10 +258,29 @@ impl Link {
         }
     }
 
+    /// Runs a TLS link's handshake, to be done before `deadline`; nothing to do for
+    /// other links. The transport's handshake runs this first, within its own deadline.
+    pub fn handshake_tls(&mut self, deadline: Instant) -> io::Result<()> {
+        match self {
+            Self::Tls(t) => t.handshake(deadline),
+            _ => Ok(()),
+        }
+    }
+
+    /// When the peer's certificate chain expires, if the link is to close then
+    /// (`close_link_on_expiration`).
+    pub fn closes_at(&self) -> Option<std::time::SystemTime> {
+        match self {
+            Self::Tls(t) => t.expires(),
+            _ => None,
+        }
+    }
+
     /// The socket's descriptor, borrowed.
     pub fn fd(&self) -> BorrowedFd<'_> {
         match self {
             Self::Tcp(s) => s.as_fd(),
+            Self::Tls(t) => t.tcp().as_fd(),
             Self::Unix(s) => s.as_fd(),
             Self::Udp(u) => u.socket.as_fd(),
         }
@@ -220,6 +298,7 @@ impl Link {
             Self::Tcp(s) => s.set_nonblocking(true),
             Self::Unix(s) => s.set_nonblocking(true),
             Self::Udp(_) => Ok(()),
+            Self::Tls(t) => t.set_nonblocking(),
         }
     }
 
@@ -260,6 +339,13 @@ impl Link {
             Self::Tcp(s) => Self::Tcp(s.try_clone()?),
             Self::Unix(s) => Self::Unix(s.try_clone()?),
             Self::Udp(u) => Self::Udp(u.clone()),
+            // One rustls session: one handle.
+            Self::Tls(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "a TLS link has one handle",
+                ))
+            }
         })
     }
 
@@ -268,6 +354,7 @@ impl Link {
         match self {
             Self::Tcp(s) => s.set_read_timeout(t),
             Self::Unix(s) => s.set_read_timeout(t),
+            Self::Tls(l) => l.tcp().set_read_timeout(t),
             Self::Udp(u) => {
                 u.read_timeout = t;
                 if u.inbox.is_none() {
@@ -285,6 +372,10 @@ impl Link {
             Self::Unix(s) => s.shutdown(Shutdown::Both),
             // Nothing to shut: the reader stops on the transport's closed flag.
             Self::Udp(_) => Ok(()),
+            Self::Tls(t) => {
+                t.shutdown();
+                Ok(())
+            }
         };
     }
 
@@ -295,6 +386,10 @@ impl Link {
             Self::Tcp(s) => s.shutdown(Shutdown::Write),
             Self::Unix(s) => s.shutdown(Shutdown::Write),
             Self::Udp(_) => Ok(()),
+            Self::Tls(t) => {
+                t.shutdown_write();
+                Ok(())
+            }
         };
     }
 
@@ -304,6 +399,7 @@ impl Link {
             Self::Tcp(_) => "tcp",
             Self::Unix(_) => "unixsock-stream",
             Self::Udp(_) => "udp",
+            Self::Tls(_) => "tls",
         }
     }
 
@@ -313,6 +409,7 @@ impl Link {
             Self::Tcp(s) => s.local_addr().ok().map(|a| a.ip()),
             Self::Unix(_) => None,
             Self::Udp(u) => u.socket.local_addr().ok().map(|a| a.ip()),
+            Self::Tls(t) => t.tcp().local_addr().ok().map(|a| a.ip()),
         }
     }
 
@@ -325,6 +422,7 @@ impl Link {
             },
             Self::Unix(_) => "unixsock-stream".into(),
             Self::Udp(u) => format!("udp/{}", u.peer),
+            Self::Tls(t) => format!("tls/{}", t.peer()),
         }
     }
 
@@ -393,6 +491,9 @@ pub const MAX_BATCH_PARTS: usize = 4;
 /// `written`: `Ok(true)` once every byte is written, `Ok(false)` when the socket takes
 /// no more for now.
 fn write_now(link: &Link, bufs: &mut &mut [IoSlice<'_>], written: &mut usize) -> io::Result<bool> {
+    if let Link::Tls(t) = link {
+        return t.write_now(bufs, written);
+    }
     let mut w = link;
     while !bufs.is_empty() {
         match w.write_vectored(bufs) {
@@ -428,6 +529,7 @@ impl Read for &Link {
             Link::Tcp(s) => (&mut &*s).read(buf),
             Link::Unix(s) => (&mut &*s).read(buf),
             Link::Udp(u) => u.socket.recv(buf),
+            Link::Tls(t) => t.read(buf),
         }
     }
 }
@@ -444,6 +546,7 @@ impl Write for &Link {
             Link::Tcp(s) => (&mut &*s).write(buf),
             Link::Unix(s) => (&mut &*s).write(buf),
             Link::Udp(u) => u.socket.send(buf),
+            Link::Tls(t) => (&mut &**t).write(buf),
         }
     }
 
@@ -452,11 +555,15 @@ impl Write for &Link {
             Link::Tcp(s) => (&mut &*s).write_vectored(bufs),
             Link::Unix(s) => (&mut &*s).write_vectored(bufs),
             Link::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
+            Link::Tls(t) => (&mut &**t).write_vectored(bufs),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match *self {
+            Link::Tls(t) => (&mut &**t).flush(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -678,19 +785,42 @@ pub enum Listener {
     Unix(UnixListener, String),
     /// UDP socket.
     Udp(UdpListener),
+    /// TLS over TCP: the accepted links' buffer sizes and TLS configuration.
+    Tls(TcpListener, TcpBuffers, TlsAcceptor),
+}
+
+/// How a TLS listener serves the links it accepts.
+#[derive(Debug)]
+pub struct TlsAcceptor {
+    config: Arc<rustls::ServerConfig>,
+    options: tls::LinkOptions,
 }
 
 impl Listener {
-    /// Listens on `endpoint`; the TCP links it accepts get `buffers`.
-    pub fn bind(endpoint: &Endpoint, buffers: TcpBuffers) -> io::Result<Self> {
+    /// Listens on `endpoint`, with `settings` for the links it accepts (TCP buffer sizes;
+    /// a TLS listener's certificate and key are loaded now, and a missing one refuses
+    /// the endpoint).
+    pub fn bind(endpoint: &Endpoint, settings: &LinkSettings) -> io::Result<Self> {
+        let first_addr = || {
+            endpoint
+                .address
+                .to_socket_addrs()?
+                .next()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))
+        };
         match endpoint.protocol {
-            Protocol::Tcp => {
-                let addr = endpoint
-                    .address
-                    .to_socket_addrs()?
-                    .next()
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
-                Ok(Self::Tcp(bind_tcp(addr)?, buffers))
+            Protocol::Tcp => Ok(Self::Tcp(bind_tcp(first_addr()?)?, settings.tcp)),
+            Protocol::Tls => {
+                let tls = settings.tls_for(endpoint)?;
+                let acceptor = TlsAcceptor {
+                    config: tls.server_config()?,
+                    options: tls::LinkOptions {
+                        close_on_expiration: tls.close_link_on_expiration,
+                        handshake_timeout: tls.handshake_timeout,
+                    },
+                };
+                let buffers = tls.buffers.for_endpoint(endpoint);
+                Ok(Self::Tls(bind_tcp(first_addr()?)?, buffers, acceptor))
             }
             Protocol::UnixStream => Ok(Self::Unix(
                 UnixListener::bind(&endpoint.address)?,
@@ -716,7 +846,7 @@ impl Listener {
     /// and so never waits on anything else.
     pub fn set_poll(&self, poll: Duration) -> io::Result<()> {
         match self {
-            Self::Tcp(l, _) => l.set_nonblocking(true),
+            Self::Tcp(l, _) | Self::Tls(l, _, _) => l.set_nonblocking(true),
             Self::Unix(l, _) => l.set_nonblocking(true),
             Self::Udp(u) => u.socket.set_read_timeout(Some(poll)),
         }
@@ -731,7 +861,7 @@ impl Listener {
     /// The listening socket's descriptor.
     pub fn raw_fd(&self) -> RawFd {
         match self {
-            Self::Tcp(l, _) => l.as_raw_fd(),
+            Self::Tcp(l, _) | Self::Tls(l, _, _) => l.as_raw_fd(),
             Self::Unix(l, _) => l.as_raw_fd(),
             Self::Udp(u) => u.socket.as_raw_fd(),
         }
@@ -741,12 +871,14 @@ impl Listener {
     pub fn local_endpoint(&self) -> io::Result<String> {
         match self {
             Self::Tcp(l, _) => Ok(format!("tcp/{}", l.local_addr()?)),
+            Self::Tls(l, _, _) => Ok(format!("tls/{}", l.local_addr()?)),
             Self::Unix(_, path) => Ok(format!("unixsock-stream/{path}")),
             Self::Udp(u) => Ok(format!("udp/{}", u.socket.local_addr()?)),
         }
     }
 
-    /// Waits for the next connection.
+    /// Waits for the next connection. A TLS link's handshake is left to
+    /// [`Link::handshake_tls`] (on the thread running the transport's handshake).
     pub fn accept(&self) -> io::Result<Link> {
         match self {
             Self::Tcp(l, buffers) => {
@@ -754,6 +886,13 @@ impl Listener {
                 s.set_nonblocking(false)?;
                 tune_tcp(&s, *buffers)?;
                 Ok(Link::Tcp(s))
+            }
+            Self::Tls(l, buffers, acceptor) => {
+                let (s, _) = l.accept()?;
+                s.set_nonblocking(false)?;
+                tune_tcp(&s, *buffers)?;
+                let link = TlsLink::server(s, acceptor.config.clone(), acceptor.options)?;
+                Ok(Link::Tls(Box::new(link)))
             }
             Self::Unix(l, _) => {
                 let s = l.accept()?.0;
@@ -792,9 +931,9 @@ mod tests {
             recv: 64 * 1024,
         };
         let ep: Endpoint = "tcp/127.0.0.1:0#so_rcvbuf=262144".parse().unwrap();
-        let listener = Listener::bind(&ep, config.for_endpoint(&ep)).unwrap();
+        let listener = Listener::bind(&ep, &config.for_endpoint(&ep).into()).unwrap();
         let bound: Endpoint = listener.local_endpoint().unwrap().parse().unwrap();
-        let connected = Link::connect(&bound, Duration::from_secs(5), config).unwrap();
+        let connected = Link::connect(&bound, Duration::from_secs(5), &config.into()).unwrap();
         let accepted = listener.accept().unwrap();
         // Linux reports twice the size asked for (its bookkeeping share included).
         let (small, large) = (recv_buffer(&connected), recv_buffer(&accepted));
