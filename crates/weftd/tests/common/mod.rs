@@ -27,6 +27,14 @@ impl Weftd {
         Self::launch(Command::new(env!("CARGO_BIN_EXE_weftd")), port, args)
     }
 
+    /// Starts weftd with the environment variables `env` added to this process's, and the
+    /// extra arguments `args`; returns once its port accepts.
+    pub(crate) fn with_env(port: u16, env: &[(&str, &str)], args: &[&str]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_weftd"));
+        command.envs(env.iter().copied());
+        Self::launch(command, port, args)
+    }
+
     /// Starts weftd under a limit of `open_files` file descriptors (`ulimit -n`: set in a
     /// shell around it, so that the test process keeps its own), with the configuration
     /// text `config` (JSON5).
