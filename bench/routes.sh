@@ -133,7 +133,7 @@ SECTION=$WORK/section.md
     echo "## Route lookups"
     echo
     echo "\`bench/routes.sh\` ($(date -u +%F), $(nproc) cores): $SESSIONS client sessions hold"
-    echo "${SUBS_LIST[*]} subscriptions each (\`bench/0\`, \`bench/1\`..., weft-testkit's \`open_sessions\`,"
+    echo "$(echo "${SUBS_LIST[*]}" | sed 's/ / or /g') subscriptions each (\`bench/0\`, \`bench/1\`..., weft-testkit's \`open_sessions\`,"
     echo "the same load for both routers). \"Declared in\" is the time from the first connection until"
     echo "the router has handled every declaration (each session's liveliness get on a key nothing"
     echo "matches is answered). Then a \`weft pub-thr $SIZE --keys $KEYS\` client publishes on"
