@@ -187,12 +187,4 @@ TEXT
     echo "weftd / zenohd, delivered: $RATIOS."
     echo
 }>"$SECTION"
-python3 - "$ROOT/bench/RESULTS.md" "$SECTION" <<'PY'
-import sys, re
-path, section = sys.argv[1], open(sys.argv[2]).read()
-text = open(path).read()
-m = re.search(r"^## Fan-out\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
-log "wrote the Fan-out section of bench/RESULTS.md"
+write_section "Fan-out" "$SECTION"

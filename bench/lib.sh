@@ -72,3 +72,17 @@ wait_listen() {
     log "nothing listens on port $1"
     return 1
 }
+
+# write_section TITLE FILE: puts FILE (a section starting "## TITLE") in bench/RESULTS.md in
+# place of the section of that title, or at the end if it has none.
+write_section() {
+    python3 - "$ROOT/bench/RESULTS.md" "$1" "$2" <<'PY'
+import sys, re
+path, title, section = sys.argv[1], sys.argv[2], open(sys.argv[3]).read()
+text = open(path).read()
+m = re.search(r"^## " + re.escape(title) + r"\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
+text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
+open(path, "w").write(text)
+PY
+    log "wrote the $1 section of bench/RESULTS.md"
+}

@@ -144,12 +144,4 @@ SECTION=$WORK/section.md
     echo "$TABLE"
     echo
 }>"$SECTION"
-python3 - "$ROOT/bench/RESULTS.md" "$SECTION" <<'PY'
-import sys, re
-path, section = sys.argv[1], open(sys.argv[2]).read()
-text = open(path).read()
-m = re.search(r"^## Route lookups\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
-log "wrote the Route lookups section of bench/RESULTS.md"
+write_section "Route lookups" "$SECTION"

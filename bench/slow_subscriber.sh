@@ -175,12 +175,4 @@ TEXT
     echo "$TABLE"
     echo
 }>"$SECTION"
-python3 - "$ROOT/bench/RESULTS.md" "$SECTION" <<'PY'
-import sys, re
-path, section = sys.argv[1], open(sys.argv[2]).read()
-text = open(path).read()
-m = re.search(r"^## Slow subscriber\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-open(path, "w").write(text)
-PY
-log "wrote the Slow subscriber section of bench/RESULTS.md"
+write_section "Slow subscriber" "$SECTION"
