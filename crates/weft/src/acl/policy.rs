@@ -334,9 +334,7 @@ impl AccessControl {
                 subjects: vec![subject.clone()],
             },
         };
-        if self.default == Permission::Allow {
-            return found(Permission::Allow).unwrap_or(no_rule);
-        }
+        // With the default allow, an allow rule only names the reason.
         found(Permission::Allow).unwrap_or(no_rule)
     }
 
