@@ -22,9 +22,9 @@ use weft_proto::network::{
     QueryableInfo, UndeclareQueryable, UndeclareSubscriber,
 };
 
+use super::face_transport::FaceTransport;
 use super::router::EntityKind;
 use super::{Inner, State};
-use crate::transport::Transport;
 
 /// The aggregation state of one interest of a client.
 #[derive(Debug, Clone)]
@@ -113,7 +113,7 @@ enum Step {
 /// A declaration or undeclaration of an aggregate, to send once the session lock is
 /// released.
 pub(crate) struct AggregateChange {
-    transport: Arc<Transport>,
+    transport: Arc<dyn FaceTransport>,
     kind: EntityKind,
     id: u32,
     /// `None` for an undeclaration.
@@ -131,7 +131,7 @@ impl AggregateChange {
     /// The declaration answering a Current interest: id 0 for a Current-only interest, the
     /// aggregate's own id otherwise.
     pub(crate) fn current(
-        transport: Arc<Transport>,
+        transport: Arc<dyn FaceTransport>,
         kind: EntityKind,
         id: u32,
         aggregate: &Aggregate,
@@ -153,7 +153,7 @@ impl AggregateChange {
 
     /// Sends it.
     pub(crate) fn send(&self) {
-        super::outbound::send_control(&self.transport, &self.message());
+        super::outbound::send_control(&*self.transport, &self.message());
     }
 
     fn message(&self) -> NetworkMessage<'_> {

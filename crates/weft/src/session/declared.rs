@@ -120,7 +120,7 @@ impl DeclaredIndex {
 
     /// Number of distinct key expressions declared.
     #[cfg(test)]
-    fn keys(&self) -> usize {
+    pub(crate) fn keys(&self) -> usize {
         self.index.len()
     }
 

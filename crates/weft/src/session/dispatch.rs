@@ -14,6 +14,7 @@ use crate::api::Payload;
 use super::aggregate::Aggregate;
 use super::declared::Declared;
 use super::face::Face;
+use super::face_transport::FaceTransport;
 use super::router::EntityKind;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
@@ -67,13 +68,13 @@ pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
 impl Handler for Glue {
     fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
         if let Some(inner) = self.0.upgrade() {
-            inner.dispatch(transport, incoming);
+            inner.dispatch(&**transport, incoming);
         }
     }
 
     fn on_closed(&self, transport: &Arc<Transport>) {
         if let Some(inner) = self.0.upgrade() {
-            inner.remove_face(transport);
+            inner.remove_face(&**transport);
         }
     }
 
@@ -103,7 +104,12 @@ impl Inner {
     /// Logs a key a face sent that is not a valid key expression (or is over the size
     /// limits): what it came with is ignored. Logged for the 1st, 2nd, 4th, 8th... such
     /// key of the session, so that a flood of them cannot flood the log.
-    pub(crate) fn refused_key(&self, t: &Transport, what: &str, e: &weft_keyexpr::KeyExprError) {
+    pub(crate) fn refused_key(
+        &self,
+        t: &dyn FaceTransport,
+        what: &str,
+        e: &weft_keyexpr::KeyExprError,
+    ) {
         let n = self
             .refused_keys
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -121,7 +127,7 @@ impl Inner {
     /// an invalid one is logged (see [`Inner::refused_key`]).
     fn checked_key(
         &self,
-        t: &Transport,
+        t: &dyn FaceTransport,
         we: &weft_proto::core::WireExpr<'_>,
         what: &str,
     ) -> Option<OwnedKeyExpr> {
@@ -132,7 +138,7 @@ impl Inner {
     /// one is logged (see [`Inner::refused_key`]).
     fn valid_key(
         &self,
-        t: &Transport,
+        t: &dyn FaceTransport,
         key: Option<impl Into<String>>,
         what: &str,
     ) -> Option<OwnedKeyExpr> {
@@ -141,7 +147,7 @@ impl Inner {
             .ok()
     }
 
-    fn dispatch(self: &Arc<Self>, t: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
+    pub(crate) fn dispatch(self: &Arc<Self>, t: &dyn FaceTransport, incoming: &Incoming<'_, '_>) {
         if let Some(acl) = t.access_control() {
             if !self.ingress_allowed(t, acl, incoming.message) {
                 return;
@@ -172,13 +178,13 @@ impl Inner {
     /// gone; `Some(None)` if the expression does not resolve).
     pub(crate) fn face_resolve(
         &self,
-        t: &Transport,
+        t: &dyn FaceTransport,
         we: &weft_proto::core::WireExpr<'_>,
     ) -> Option<Option<String>> {
         self.with_face(t, |face| face.resolve(we).map(Cow::into_owned))
     }
 
-    fn with_face<R>(&self, t: &Transport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
+    fn with_face<R>(&self, t: &dyn FaceTransport, f: impl FnOnce(&mut Face) -> R) -> Option<R> {
         let mut st = self.lock();
         st.faces.get_mut(&t.peer_zid()).map(f)
     }
@@ -187,7 +193,7 @@ impl Inner {
     /// The face is given with the index of what every face declared, to change both.
     fn with_face_mut<R>(
         &self,
-        t: &Transport,
+        t: &dyn FaceTransport,
         f: impl FnOnce(&mut Face, &mut Declared) -> R,
     ) -> Option<R> {
         let mut st = self.lock();
@@ -202,7 +208,7 @@ impl Inner {
 
     fn on_push(
         self: &Arc<Self>,
-        t: &Arc<Transport>,
+        t: &dyn FaceTransport,
         push: &Push<'_>,
         reassembled: Option<&Arc<Vec<u8>>>,
     ) {
@@ -264,7 +270,7 @@ impl Inner {
     /// face declared it).
     fn ingress_allowed(
         &self,
-        t: &Transport,
+        t: &dyn FaceTransport,
         acl: &crate::acl::Enforcer,
         msg: &NetworkMessage<'_>,
     ) -> bool {
@@ -283,7 +289,7 @@ impl Inner {
         acl.allows(crate::acl::Flow::Ingress, msg, key)
     }
 
-    fn on_declare(&self, t: &Arc<Transport>, d: Declare<'_>) {
+    fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>) {
         let interest_id = d.interest_id;
         match &d.body {
             Declaration::Token(tok) => {
@@ -441,7 +447,7 @@ impl Inner {
         }
     }
 
-    fn on_interest(&self, t: &Arc<Transport>, i: &Interest<'_>) {
+    fn on_interest(&self, t: &dyn FaceTransport, i: &Interest<'_>) {
         if i.mode == InterestMode::Final {
             self.with_face_mut(t, |face, _| face.their_interests.remove(&i.id));
             return;

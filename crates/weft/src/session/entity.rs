@@ -13,9 +13,9 @@ use weft_proto::network::{
 };
 
 use super::aggregate::AggregateChange;
+use super::face_transport::FaceTransport;
 use super::outbound::send_control;
 use super::{Inner, State};
-use crate::transport::Transport;
 use crate::SessionError;
 
 /// The kinds of declared entities.
@@ -114,7 +114,7 @@ pub(crate) fn undeclare_msg(kind: EntityKind, id: u32) -> NetworkMessage<'static
 /// Who must hear of a declaration or its withdrawal: the faces to send it to, and the
 /// aggregated declarations it changes. Found under the session lock, sent after it.
 pub(crate) struct Announcement {
-    targets: Vec<Arc<Transport>>,
+    targets: Vec<Arc<dyn FaceTransport>>,
     aggregates: Vec<AggregateChange>,
 }
 
@@ -122,7 +122,7 @@ impl Announcement {
     /// Sends `msg` to every target, then the aggregate changes.
     pub(crate) fn send(self, msg: &NetworkMessage<'_>) {
         for t in &self.targets {
-            send_control(t, msg);
+            send_control(&**t, msg);
         }
         self.aggregates.iter().for_each(AggregateChange::send);
     }
@@ -132,7 +132,7 @@ impl Announcement {
     fn send_aggregates_first(self, msg: &NetworkMessage<'_>) {
         self.aggregates.iter().for_each(AggregateChange::send);
         for t in &self.targets {
-            send_control(t, msg);
+            send_control(&**t, msg);
         }
     }
 }

@@ -14,8 +14,8 @@ use weft_proto::network::{InterestMode, InterestOptions};
 
 use super::aggregate::Aggregate;
 use super::declared::FaceDeclarations;
+use super::face_transport::FaceTransport;
 use super::router::EntityKind;
-use crate::transport::Transport;
 
 /// An interest a peer sent us, kept while it asks for future declarations.
 #[derive(Debug, Clone)]
@@ -41,7 +41,7 @@ impl PeerInterest {
 
 /// One connected node.
 pub(crate) struct Face {
-    pub(crate) transport: Arc<Transport>,
+    pub(crate) transport: Arc<dyn FaceTransport>,
     /// Key-expression ids the node declared to us (resolved to full strings).
     pub(crate) remote_exprs: HashMap<u16, String>,
     /// Subscribers the node declared (changed only through the session's index of
@@ -63,10 +63,13 @@ pub(crate) struct Face {
     /// Whether routed traffic (data, queries, the declarations it made) uses this face:
     /// false for a link between routers that is not on the mesh's spanning tree.
     pub(crate) on_tree: bool,
+    /// Whether its link is reserved for some priorities: it stands in for the node's main
+    /// link, which replaces it when it comes.
+    pub(crate) for_priorities: bool,
 }
 
 impl Face {
-    pub(crate) fn new(transport: Arc<Transport>) -> Self {
+    pub(crate) fn new(transport: Arc<dyn FaceTransport>) -> Self {
         Self {
             transport,
             remote_exprs: HashMap::new(),
@@ -78,6 +81,7 @@ impl Face {
             our_interests: HashMap::new(),
             their_interests: HashMap::new(),
             on_tree: true,
+            for_priorities: false,
         }
     }
 

@@ -13,9 +13,9 @@ use std::sync::{Arc, Weak};
 
 use weft_proto::core::{Mapping, WireExpr};
 
+use super::face_transport::FaceTransport;
 use super::{Callback, Inner};
 use crate::api::SharedKey;
-use crate::transport::Transport;
 
 /// Where data received on one key goes.
 #[derive(Clone)]
@@ -25,14 +25,14 @@ pub(crate) struct InboundRoutes {
     /// This session's subscribers matching the key (`None` when the session has none).
     pub(crate) local: Option<Arc<[Callback]>>,
     /// Router mode: the faces data on the key is forwarded to (the source included).
-    pub(crate) forward: Option<Arc<[Arc<Transport>]>>,
+    pub(crate) forward: Option<Arc<[Arc<dyn FaceTransport>]>>,
 }
 
 /// What a reader thread keeps: the routes, and what they are valid for.
 struct Kept {
     session: Weak<Inner>,
     /// Held weakly: the transport is not kept alive, its address is not reused.
-    transport: Weak<Transport>,
+    transport: Weak<dyn FaceTransport>,
     epoch: u64,
     scope: u16,
     mapping: Mapping,
@@ -44,7 +44,7 @@ impl Kept {
     fn is_for(
         &self,
         inner: &Arc<Inner>,
-        t: &Arc<Transport>,
+        t: &dyn FaceTransport,
         we: &WireExpr<'_>,
         epoch: u64,
     ) -> bool {
@@ -52,7 +52,7 @@ impl Kept {
             && self.scope == we.scope
             && self.mapping == we.mapping
             && same_text(&self.suffix, we.suffix)
-            && std::ptr::eq(self.transport.as_ptr(), Arc::as_ptr(t))
+            && std::ptr::addr_eq(self.transport.as_ptr(), t as *const dyn FaceTransport)
             && std::ptr::eq(self.session.as_ptr(), Arc::as_ptr(inner))
     }
 }
@@ -75,7 +75,7 @@ impl Inner {
     /// when the face is gone or the key is unknown or invalid: the data is dropped.
     pub(crate) fn inbound_routes(
         self: &Arc<Self>,
-        t: &Arc<Transport>,
+        t: &dyn FaceTransport,
         we: &WireExpr<'_>,
     ) -> Option<InboundRoutes> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
@@ -91,7 +91,7 @@ impl Inner {
         let (epoch, routes) = self.look_up_inbound(t, we)?;
         let kept = Kept {
             session: Arc::downgrade(self),
-            transport: Arc::downgrade(t),
+            transport: Arc::downgrade(&t.handle()?),
             epoch,
             scope: we.scope,
             mapping: we.mapping,
@@ -103,7 +103,11 @@ impl Inner {
     }
 
     /// Looks the routes up under the session lock, with the epoch they are valid for.
-    fn look_up_inbound(&self, t: &Transport, we: &WireExpr<'_>) -> Option<(u64, InboundRoutes)> {
+    fn look_up_inbound(
+        &self,
+        t: &dyn FaceTransport,
+        we: &WireExpr<'_>,
+    ) -> Option<(u64, InboundRoutes)> {
         let mut st = self.lock();
         let epoch = st.routes.epoch();
         let key = st.faces.get(&t.peer_zid())?.resolve(we)?;

@@ -15,11 +15,11 @@ use weft_proto::core::{CongestionControl, NetworkQos, Priority, WhatAmI, WireExp
 use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessage};
 
 use super::entity::EntityKind;
+use super::face_transport::FaceTransport;
 use super::outbound::send_control;
 use super::query::ReplySink;
 use super::{Callback, Inner, SessionError};
 use crate::api::{Payload, Reply, Sample, SampleKind};
-use crate::transport::Transport;
 
 pub(crate) struct LivelinessSubscriber {
     pub(crate) key: OwnedKeyExpr,
@@ -112,7 +112,7 @@ impl Inner {
                 },
             );
             let client = self.config.mode == WhatAmI::Client;
-            let targets: Vec<Arc<Transport>> = if client {
+            let targets: Vec<Arc<dyn FaceTransport>> = if client {
                 st.faces.values().map(|f| f.transport.clone()).collect()
             } else {
                 Vec::new()
@@ -138,7 +138,7 @@ impl Inner {
         };
         let msg = liveliness_interest(id, mode, key.as_str());
         for t in targets {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
         for k in known {
             callback(&token_sample(&k, SampleKind::Put));
@@ -147,7 +147,7 @@ impl Inner {
     }
 
     pub(crate) fn undeclare_liveliness_subscriber(&self, id: u32) {
-        let targets: Vec<Arc<Transport>> = {
+        let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             if st.liveliness_subscribers.remove(&id).is_none() {
                 return;
@@ -162,7 +162,7 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
     }
 
@@ -214,13 +214,13 @@ impl Inner {
                     sink,
                 },
             );
-            let targets: Vec<Arc<Transport>> =
+            let targets: Vec<Arc<dyn FaceTransport>> =
                 st.faces.values().map(|f| f.transport.clone()).collect();
             (id, targets)
         };
         let msg = liveliness_interest(id, InterestMode::Current, key.as_str());
         for t in targets {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
         self.timers.schedule(
             self,

@@ -7,6 +7,7 @@ mod discovery;
 mod dispatch;
 mod entity;
 mod face;
+mod face_transport;
 mod inbound;
 mod liveliness;
 mod mesh;
@@ -15,6 +16,8 @@ mod query;
 mod router;
 mod routes;
 mod runtime;
+#[cfg(test)]
+mod scenario;
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -594,7 +597,9 @@ impl Session {
                     tokens: keys(&f.tokens),
                     priority_links: f
                         .transport
-                        .priority_links()
+                        .transport()
+                        .map(|t| t.priority_links())
+                        .unwrap_or_default()
                         .iter()
                         .map(|t| PriorityLinkInfo::of(t))
                         .collect(),
@@ -638,7 +643,7 @@ impl Session {
         self.for_each_transport(|t| t.set_manual_batching(false));
     }
 
-    fn for_each_transport(&self, f: impl Fn(&crate::transport::Transport)) {
+    fn for_each_transport(&self, f: impl Fn(&dyn face_transport::FaceTransport)) {
         let transports: Vec<_> = self
             .inner
             .lock()
@@ -647,7 +652,7 @@ impl Session {
             .map(|f| f.transport.clone())
             .collect();
         for t in transports {
-            f(&t);
+            f(&*t);
         }
     }
 

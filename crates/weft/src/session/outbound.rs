@@ -18,9 +18,9 @@ use weft_proto::zenoh::{Del, PushBody, Put};
 use super::aggregate::{Aggregate, AggregateChange};
 use super::entity::{own_declaration, EntityKind};
 use super::face::{Face, PUBLISHER_INTEREST};
+use super::face_transport::FaceTransport;
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
-use crate::transport::Transport;
 
 /// Numeric id and schema of an encoding given as text (`text/plain`, `text/plain;utf-8`,
 /// or any media type, sent as id 0xFFFF with the text as schema).
@@ -39,7 +39,7 @@ pub(crate) fn parse_encoding(text: &str) -> (u16, Option<&[u8]>) {
 }
 
 /// Control-plane messages are sent reliably at Control priority, blocking.
-pub(crate) fn send_control(t: &Transport, msg: &NetworkMessage<'_>) {
+pub(crate) fn send_control(t: &dyn FaceTransport, msg: &NetworkMessage<'_>) {
     let _ = t.send(
         msg,
         Priority::Control,
@@ -71,7 +71,7 @@ fn declares_unsolicited(face: &Face) -> bool {
 /// Where data on one key goes, as computed at one route epoch.
 struct Routes {
     epoch: u64,
-    targets: Arc<[Arc<Transport>]>,
+    targets: Arc<[Arc<dyn FaceTransport>]>,
     local: Option<Arc<[Callback]>>,
 }
 
@@ -90,7 +90,7 @@ impl Inner {
         st: &super::State,
         kind: InterestOptions,
         key: KeyExpr<'_>,
-    ) -> Vec<Arc<Transport>> {
+    ) -> Vec<Arc<dyn FaceTransport>> {
         st.faces
             .values()
             .filter(|f| {
@@ -136,7 +136,11 @@ impl Inner {
     }
 
     /// The transports data on `key` goes to (cached per key).
-    fn remote_route_in(&self, st: &mut super::State, key: &OwnedKeyExpr) -> Arc<[Arc<Transport>]> {
+    fn remote_route_in(
+        &self,
+        st: &mut super::State,
+        key: &OwnedKeyExpr,
+    ) -> Arc<[Arc<dyn FaceTransport>]> {
         if let Some((_, r)) = st.routes.remote.get(key.as_str()) {
             return r.clone();
         }
@@ -147,7 +151,7 @@ impl Inner {
         let has_subscriber = |f: &super::face::Face| {
             f.on_tree && subscribed.binary_search(&f.transport.peer_zid()).is_ok()
         };
-        let route: Arc<[Arc<Transport>]> = st
+        let route: Arc<[Arc<dyn FaceTransport>]> = st
             .faces
             .values()
             .filter(|f| match f.transport.peer_whatami() {
@@ -313,13 +317,13 @@ impl Inner {
         };
         let msg = publisher_interest_msg(id, key.as_str());
         for t in targets {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
         Ok(id)
     }
 
     pub(crate) fn undeclare_publisher(&self, id: u32) {
-        let targets: Vec<Arc<Transport>> = {
+        let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             st.routes_changed();
             if st.publishers.remove(&id).is_none() {
@@ -334,14 +338,14 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
     }
 
     /// Sends a new face what it must know of us: our subscribers (to peers and routers),
     /// our publishers' interests (client mode), and, between peers, the end of our initial
     /// declarations.
-    pub(crate) fn introduce(&self, t: &Arc<Transport>) {
+    pub(crate) fn introduce(&self, t: &dyn FaceTransport) {
         let (subs, pubs, unsolicited, peer_link) = {
             let mut st = self.lock();
             st.routes_changed();
@@ -431,13 +435,14 @@ impl Inner {
     /// for Future and CurrentFuture, keeps the interest to declare what comes later.
     pub(crate) fn answer_interest(
         &self,
-        t: &Arc<Transport>,
+        t: &dyn FaceTransport,
         interest: u32,
         mode: InterestMode,
         options: InterestOptions,
         key: Option<OwnedKeyExpr>,
         mut aggregate: Option<Aggregate>,
     ) {
+        let Some(handle) = t.handle() else { return };
         let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
         let future = matches!(mode, InterestMode::Future | InterestMode::CurrentFuture);
         // Current-only answers carry entity id 0, as Zenoh's do.
@@ -516,7 +521,7 @@ impl Inner {
                                 agg.record(kind, Some((id, complete)));
                             }
                             aggregates.push(AggregateChange::current(
-                                t.clone(),
+                                handle.clone(),
                                 kind,
                                 id,
                                 agg,

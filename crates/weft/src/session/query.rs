@@ -17,11 +17,11 @@ use weft_proto::zenoh::{
     Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
 };
 
+use super::face_transport::FaceTransport;
 use super::outbound::parse_encoding;
 use super::router::EntityKind;
 use super::{Inner, SessionError};
 use crate::api::{GetOptions, Payload, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
-use crate::transport::Transport;
 
 /// What a queryable answers.
 pub(crate) enum Answer<'a> {
@@ -118,7 +118,7 @@ pub(crate) enum QueryOrigin {
     /// A request from another node.
     Remote {
         /// The link it came on.
-        transport: Arc<Transport>,
+        transport: Arc<dyn FaceTransport>,
         /// The requester's id for it.
         request_id: u32,
         /// The request's QoS, reused for the answers.
@@ -128,7 +128,7 @@ pub(crate) enum QueryOrigin {
     /// the fan-out).
     Routed {
         /// The link it came on.
-        transport: Arc<Transport>,
+        transport: Arc<dyn FaceTransport>,
         /// The requester's id for it.
         request_id: u32,
         /// The request's QoS.
@@ -270,7 +270,7 @@ impl Inner {
             let has_queryable = |f: &super::face::Face| {
                 f.on_tree && queryable.binary_search(&f.transport.peer_zid()).is_ok()
             };
-            let targets: Vec<Arc<Transport>> = st
+            let targets: Vec<Arc<dyn FaceTransport>> = st
                 .faces
                 .values()
                 .filter(|f| {
@@ -433,7 +433,7 @@ impl Inner {
     }
 
     /// A Response from a face, for one of our `get`s.
-    pub(crate) fn on_response(&self, t: &Arc<Transport>, r: &Response<'_>) {
+    pub(crate) fn on_response(&self, t: &dyn FaceTransport, r: &Response<'_>) {
         let Some(Some(key)) = self.face_resolve(t, &r.wire_expr) else {
             return;
         };
@@ -452,7 +452,7 @@ impl Inner {
     }
 
     /// A request from a face: handed to every matching queryable, or finished at once.
-    pub(crate) fn on_request(self: &Arc<Self>, t: &Arc<Transport>, r: &Request<'_>) {
+    pub(crate) fn on_request(self: &Arc<Self>, t: &dyn FaceTransport, r: &Request<'_>) {
         let key = self
             .face_resolve(t, &r.wire_expr)
             .flatten()
@@ -464,6 +464,7 @@ impl Inner {
             }
             None => Vec::new(),
         };
+        let Some(handle) = t.handle() else { return };
         let origin = if self.is_router() {
             let Some(k) = &key else {
                 self.send_final(t, r.id, r.qos);
@@ -476,7 +477,7 @@ impl Inner {
                 }
                 Some(None) => return,
                 Some(Some(local_rid)) => Arc::new(QueryOrigin::Routed {
-                    transport: t.clone(),
+                    transport: handle.clone(),
                     request_id: r.id,
                     qos: r.qos,
                     inner: Arc::downgrade(self),
@@ -487,7 +488,7 @@ impl Inner {
             // Dropped at the end of this function unless queries hold it: then the
             // ResponseFinal is sent when the last one is dropped.
             Arc::new(QueryOrigin::Remote {
-                transport: t.clone(),
+                transport: handle.clone(),
                 request_id: r.id,
                 qos: r.qos,
             })
@@ -511,7 +512,7 @@ impl Inner {
         }
     }
 
-    fn send_final(&self, t: &Transport, request_id: u32, qos: NetworkQos) {
+    fn send_final(&self, t: &dyn FaceTransport, request_id: u32, qos: NetworkQos) {
         let mut fin = ResponseFinal::new(request_id);
         fin.qos = qos;
         let _ = t.send(

@@ -22,13 +22,13 @@ use weft_proto::zenoh::PushBody;
 
 pub(crate) use super::entity::EntityKind;
 use super::entity::{declare_msg, undeclare_msg};
+use super::face_transport::FaceTransport;
 use super::outbound::send_control;
 use super::Inner;
-use crate::transport::Transport;
 
 /// A request forwarded by the router: where its answers go back.
 pub(crate) struct ForwardedQuery {
-    requester: Arc<Transport>,
+    requester: Arc<dyn FaceTransport>,
     request_id: u32,
     qos: NetworkQos,
 }
@@ -43,7 +43,7 @@ impl Inner {
         }
         let (routers, list) = {
             let st = self.lock();
-            let routers: Vec<Arc<Transport>> = st
+            let routers: Vec<Arc<dyn FaceTransport>> = st
                 .faces
                 .values()
                 .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
@@ -68,13 +68,13 @@ impl Inner {
         oam.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Oam(oam);
         for t in routers {
-            send_control(&t, &msg);
+            send_control(&*t, &msg);
         }
     }
 
     /// A link-state list from a neighbouring router: the mesh's graph is updated, and if it
     /// changed, the news is relayed and the spanning tree recomputed.
-    pub(crate) fn on_link_state(&self, from: &Arc<Transport>, body: &[u8]) {
+    pub(crate) fn on_link_state(&self, from: &dyn FaceTransport, body: &[u8]) {
         if !self.is_router() || from.peer_whatami() != WhatAmI::Router {
             return;
         }
@@ -148,13 +148,13 @@ impl Inner {
     pub(crate) fn forward_route_in(
         st: &mut super::State,
         key: &str,
-    ) -> Result<Arc<[Arc<Transport>]>, weft_keyexpr::KeyExprError> {
+    ) -> Result<Arc<[Arc<dyn FaceTransport>]>, weft_keyexpr::KeyExprError> {
         if let Some((_, r)) = st.routes.forward.get(key) {
             return Ok(r.clone());
         }
         let k = KeyExpr::new(key)?;
         let faces = st.declared.subscribers.faces_intersecting(k);
-        let route: Arc<[Arc<Transport>]> = faces
+        let route: Arc<[Arc<dyn FaceTransport>]> = faces
             .iter()
             .filter_map(|zid| st.faces.get(zid))
             .filter(|f| f.on_tree)
@@ -169,11 +169,11 @@ impl Inner {
     /// none.
     pub(crate) fn route_push(
         &self,
-        from: &Arc<Transport>,
+        from: &dyn FaceTransport,
         key: &str,
         push: &Push<'_>,
         added: Option<weft_proto::core::Timestamp>,
-        targets: &[Arc<Transport>],
+        targets: &[Arc<dyn FaceTransport>],
     ) {
         let mut out = Push::new(WireExpr::key(key), push.body.clone());
         out.qos = push.qos;
@@ -301,12 +301,13 @@ impl Inner {
     /// is returned. `None` means nobody answers: the caller sends ResponseFinal at once.
     pub(crate) fn route_request(
         &self,
-        from: &Arc<Transport>,
+        from: &dyn FaceTransport,
         key: &OwnedKeyExpr,
         r: &Request<'_>,
         with_local: bool,
     ) -> Option<Option<u32>> {
-        let forwarded = |requester: &Arc<Transport>| ForwardedQuery {
+        let requester = from.handle()?;
+        let forwarded = |requester: &Arc<dyn FaceTransport>| ForwardedQuery {
             requester: requester.clone(),
             request_id: r.id,
             qos: r.qos,
@@ -314,7 +315,7 @@ impl Inner {
         let (sends, local_rid) = {
             let mut st = self.lock();
             let faces = st.declared.queryables.faces_intersecting(key.as_key_expr());
-            let targets: Vec<Arc<Transport>> = faces
+            let targets: Vec<Arc<dyn FaceTransport>> = faces
                 .iter()
                 .filter(|zid| **zid != from.peer_zid())
                 .filter_map(|zid| st.faces.get(zid))
@@ -331,12 +332,13 @@ impl Inner {
             let mut sends = Vec::with_capacity(targets.len());
             for t in targets {
                 let rid = Self::next_id(&mut st);
-                st.forwarded.insert((t.peer_zid(), rid), forwarded(from));
+                st.forwarded
+                    .insert((t.peer_zid(), rid), forwarded(&requester));
                 sends.push((t, rid));
             }
             let local_rid = with_local.then(|| {
                 let rid = Self::next_id(&mut st);
-                st.forwarded.insert((self.zid, rid), forwarded(from));
+                st.forwarded.insert((self.zid, rid), forwarded(&requester));
                 rid
             });
             (sends, local_rid)
@@ -366,7 +368,7 @@ impl Inner {
     /// Returns false if the response was not for a forwarded request.
     pub(crate) fn route_response(
         &self,
-        from: &Arc<Transport>,
+        from: &dyn FaceTransport,
         key: &str,
         r: &Response<'_>,
     ) -> bool {

@@ -13,9 +13,9 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::face_transport::FaceTransport;
 use super::{Callback, FastMap};
 use crate::api::SharedKey;
-use crate::transport::Transport;
 
 /// Routes cached at most, per cache (keys in use at once: a publisher cycling over more
 /// keys than this finds none cached); beyond, the cache starts over. A route costs about
@@ -23,7 +23,7 @@ use crate::transport::Transport;
 pub(crate) const ROUTE_CACHE_MAX: usize = 1 << 16;
 
 /// A route: the faces data goes to.
-pub(crate) type FaceRoute = Arc<[Arc<Transport>]>;
+pub(crate) type FaceRoute = Arc<[Arc<dyn FaceTransport>]>;
 
 /// A map of at most [`ROUTE_CACHE_MAX`] entries that starts over when full.
 pub(crate) struct Bounded<K, V> {

@@ -12,6 +12,7 @@ use weft_transport::establish::{LocalParams, PriorityRange};
 
 use super::dispatch::Glue;
 use super::face::Face;
+use super::face_transport::FaceTransport;
 use super::{Inner, OpenError};
 use crate::endpoint::Endpoint;
 use crate::link::{Link, Listener};
@@ -77,7 +78,7 @@ impl Inner {
         self.lock()
             .faces
             .get(&zid)
-            .map(|f| f.transport.clone())
+            .and_then(|f| f.transport.transport())
             .filter(|t| !t.is_closed() && t.negotiated().link_priorities.is_none())
     }
 
@@ -90,19 +91,34 @@ impl Inner {
     /// transport opened by the peer with the greater ZenohID and close the other, so
     /// that they agree whatever the order in which the two arrive.
     pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>, opened: bool) -> bool {
+        if let Some(control) = &self.access_control {
+            if !self.is_closing() {
+                t.set_access_control(Arc::new(crate::acl::Enforcer::new(
+                    control.clone(),
+                    &access_subject(&t),
+                    format!("{} ({})", t.peer_zid(), t.describe()),
+                )));
+            }
+        }
+        let link_priorities = t.negotiated().link_priorities;
+        self.attach_face(t, link_priorities.is_some(), opened)
+    }
+
+    /// Makes `t` a face of this session (see [`Inner::add_face`]); `for_priorities` when
+    /// its link is reserved for some priorities (it stands in for the main link until
+    /// that one comes).
+    pub(crate) fn attach_face(
+        self: &Arc<Self>,
+        t: Arc<dyn FaceTransport>,
+        for_priorities: bool,
+        opened: bool,
+    ) -> bool {
         if self.is_closing() {
             t.close(weft_proto::transport::CloseReason::GENERIC);
             return false;
         }
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
             t.set_manual_batching(true);
-        }
-        if let Some(control) = &self.access_control {
-            t.set_access_control(Arc::new(crate::acl::Enforcer::new(
-                control.clone(),
-                &access_subject(&t),
-                format!("{} ({})", t.peer_zid(), t.describe()),
-            )));
         }
         let meshed = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         let replaced = {
@@ -111,18 +127,17 @@ impl Inner {
             let sessions = st.faces.len();
             if !opened && !st.faces.contains_key(&peer) && sessions >= self.config.max_sessions {
                 drop(st);
-                self.refused_session(&t, sessions);
+                self.refused_session(&*t, sessions);
                 t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
                 return false;
             }
             let between_peers =
                 self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
             // A main link replaces a link reserved for priorities that stood in for it.
-            let live_duplicate = st.faces.get(&peer).is_some_and(|f| {
-                !f.transport.is_closed()
-                    && (f.transport.negotiated().link_priorities.is_none()
-                        || t.negotiated().link_priorities.is_some())
-            });
+            let live_duplicate = st
+                .faces
+                .get(&peer)
+                .is_some_and(|f| !f.transport.is_closed() && (!f.for_priorities || for_priorities));
             if between_peers
                 && live_duplicate
                 && !crate::scouting::message::opened_by_greater(self.zid, peer, opened)
@@ -134,6 +149,7 @@ impl Inner {
             }
             st.routes_changed();
             let mut face = Face::new(t.clone());
+            face.for_priorities = for_priorities;
             if meshed {
                 // Off the tree until the mesh's link states place it.
                 face.on_tree = false;
@@ -145,7 +161,7 @@ impl Inner {
             old.transport
                 .close(weft_proto::transport::CloseReason::MAX_LINKS);
         }
-        self.introduce(&t);
+        self.introduce(&*t);
         if meshed {
             self.update_tree();
             self.send_link_state();
@@ -156,7 +172,7 @@ impl Inner {
 
     /// Logs a session refused beyond `transport.unicast.max_sessions`: the 1st, 2nd, 4th,
     /// 8th... refusal, so that a flood of connections cannot flood the log.
-    fn refused_session(&self, t: &Transport, sessions: usize) {
+    fn refused_session(&self, t: &dyn FaceTransport, sessions: usize) {
         let n = self.refused_sessions.fetch_add(1, Ordering::Relaxed) + 1;
         if n.is_power_of_two() {
             tracing::warn!(
@@ -169,12 +185,12 @@ impl Inner {
     }
 
     /// Forgets a closed transport and what its node declared.
-    pub(crate) fn remove_face(&self, t: &Arc<Transport>) {
+    pub(crate) fn remove_face(&self, t: &dyn FaceTransport) {
         let mut st = self.lock();
         let was_open = st
             .faces
             .get(&t.peer_zid())
-            .is_some_and(|f| Arc::ptr_eq(&f.transport, t));
+            .is_some_and(|f| super::face_transport::same(&*f.transport, t));
         st.routes_changed();
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
@@ -537,7 +553,7 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
                     while let Some(other) = weak.upgrade().and_then(|i| {
                         let st = i.lock();
                         (!i.is_closing())
-                            .then(|| st.faces.get(&zid).map(|f| f.transport.clone()))?
+                            .then(|| st.faces.get(&zid).and_then(|f| f.transport.transport()))?
                     }) {
                         other.wait_ended();
                     }

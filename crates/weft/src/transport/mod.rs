@@ -250,6 +250,11 @@ impl Transport {
         &self.stats
     }
 
+    /// A shared handle on this transport (`None` once it is being dropped).
+    pub fn shared(&self) -> Option<Arc<Self>> {
+        self.me.upgrade()
+    }
+
     /// The links reserved for some priorities attached to this transport.
     pub fn priority_links(&self) -> Vec<Arc<Self>> {
         self.priority_links.all()

@@ -1,0 +1,142 @@
+//! What the session needs of the transport behind a face.
+//!
+//! The session's routing (faces, declarations, queries, route caches) reaches the nodes
+//! it is connected to only through [`FaceTransport`]. A real node is behind a
+//! [`Transport`]; unit tests put an in-memory one there (`session::scenario`) and run
+//! routing scenarios without sockets or threads.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohId};
+use weft_proto::network::NetworkMessage;
+use weft_proto::transport::CloseReason;
+
+use crate::transport::{SendError, Transport, TransportStats};
+
+/// The transport behind a face, as the session uses it.
+pub(crate) trait FaceTransport: Send + Sync + 'static {
+    /// The node's id.
+    fn peer_zid(&self) -> ZenohId;
+    /// The node's role.
+    fn peer_whatami(&self) -> WhatAmI;
+    /// The link, for logs.
+    fn describe(&self) -> &str;
+    /// Sends a message the session itself sends (see [`Transport::send`]).
+    fn send(
+        &self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError>;
+    /// Sends a message on behalf of another node: it never waits for this destination
+    /// (see [`Transport::send_forwarded`]).
+    fn send_forwarded(
+        &self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError>;
+    /// Closes it, telling the node why.
+    fn close(&self, reason: CloseReason);
+    /// Starts closing it (see [`Transport::start_close`]).
+    fn start_close(&self, reason: CloseReason);
+    /// Waits until the node has closed its side, or `deadline`.
+    fn wait_closed(&self, deadline: Instant);
+    /// Whether it is closed.
+    fn is_closed(&self) -> bool;
+    /// Its counters.
+    fn stats(&self) -> &TransportStats;
+    /// The access control applied to it, if any.
+    fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>>;
+    /// Holds small messages until [`FaceTransport::flush_pending`] (`on`), or not.
+    fn set_manual_batching(&self, on: bool);
+    /// Sends what manual batching holds.
+    fn flush_pending(&self);
+    /// A shared handle on it, to keep (`None` once it is being dropped).
+    fn handle(&self) -> Option<Arc<dyn FaceTransport>>;
+    /// The socket transport behind it, for what only a link's life needs (links
+    /// reserved for priorities, waiting for its end); `None` in memory.
+    fn transport(&self) -> Option<Arc<Transport>>;
+}
+
+/// Whether `a` and `b` are the same transport.
+pub(crate) fn same(a: &dyn FaceTransport, b: &dyn FaceTransport) -> bool {
+    std::ptr::addr_eq(a as *const dyn FaceTransport, b as *const dyn FaceTransport)
+}
+
+impl FaceTransport for Transport {
+    fn peer_zid(&self) -> ZenohId {
+        Self::peer_zid(self)
+    }
+
+    fn peer_whatami(&self) -> WhatAmI {
+        Self::peer_whatami(self)
+    }
+
+    fn describe(&self) -> &str {
+        Self::describe(self)
+    }
+
+    fn send(
+        &self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        Self::send(self, msg, priority, reliability, congestion)
+    }
+
+    fn send_forwarded(
+        &self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+    ) -> Result<(), SendError> {
+        Self::send_forwarded(self, msg, priority, reliability, congestion)
+    }
+
+    fn close(&self, reason: CloseReason) {
+        Self::close(self, reason);
+    }
+
+    fn start_close(&self, reason: CloseReason) {
+        Self::start_close(self, reason);
+    }
+
+    fn wait_closed(&self, deadline: Instant) {
+        Self::wait_closed(self, deadline);
+    }
+
+    fn is_closed(&self) -> bool {
+        Self::is_closed(self)
+    }
+
+    fn stats(&self) -> &TransportStats {
+        Self::stats(self)
+    }
+
+    fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>> {
+        Self::access_control(self)
+    }
+
+    fn set_manual_batching(&self, on: bool) {
+        Self::set_manual_batching(self, on);
+    }
+
+    fn flush_pending(&self) {
+        Self::flush_pending(self);
+    }
+
+    fn handle(&self) -> Option<Arc<dyn FaceTransport>> {
+        self.shared().map(|t| t as Arc<dyn FaceTransport>)
+    }
+
+    fn transport(&self) -> Option<Arc<Transport>> {
+        self.shared()
+    }
+}

@@ -1,0 +1,274 @@
+//! Routing scenarios of a router with in-memory faces.
+
+use std::sync::atomic::Ordering;
+
+use weft_proto::core::{CongestionControl, WhatAmI};
+use weft_proto::network::{InterestMode, InterestOptions};
+
+use super::super::entity::EntityKind;
+use super::super::face_transport::FaceTransport;
+use super::*;
+
+const CLIENT: WhatAmI = WhatAmI::Client;
+
+#[test]
+fn data_reaches_the_subscribed_faces_only() {
+    let router = Scenario::new(WhatAmI::Router);
+    let subscriber = router.attach(1, CLIENT);
+    let publisher = router.attach(2, CLIENT);
+    let bystander = router.attach(3, CLIENT);
+    router.receive(&subscriber, &super::subscriber(1, "demo/**"));
+    router.receive(&publisher, &put("demo/a", b"one", CongestionControl::Drop));
+    router.receive(&publisher, &put("other/a", b"two", CongestionControl::Drop));
+
+    assert_eq!(
+        data(&subscriber.take_sent()),
+        [("demo/a".to_owned(), b"one".to_vec())]
+    );
+    assert_eq!(data(&publisher.take_sent()), []);
+    assert_eq!(data(&bystander.take_sent()), []);
+}
+
+#[test]
+fn a_congested_destination_loses_only_its_own_copies() {
+    let router = Scenario::new(WhatAmI::Router);
+    let slow = router.attach(1, CLIENT);
+    let normal = router.attach(2, CLIENT);
+    let publisher = router.attach(3, CLIENT);
+    for s in [&slow, &normal] {
+        router.receive(s, &super::subscriber(1, "demo/**"));
+    }
+    slow.set_congested(true);
+    for i in 0..100u32 {
+        let payload = i.to_le_bytes();
+        router.receive(
+            &publisher,
+            &put("demo/a", &payload, CongestionControl::Drop),
+        );
+    }
+
+    assert_eq!(data(&normal.take_sent()).len(), 100);
+    assert_eq!(data(&slow.take_sent()).len(), 0);
+    assert_eq!(slow.stats().dropped.load(Ordering::Relaxed), 100);
+    assert_eq!(normal.stats().dropped.load(Ordering::Relaxed), 0);
+    // Nobody was closed for it.
+    for t in [&slow, &normal, &publisher] {
+        assert_eq!(t.closed_for(), None);
+    }
+    assert_eq!(router.inner().lock().faces.len(), 3);
+
+    // Once it has room again, it gets what follows.
+    slow.set_congested(false);
+    router.receive(
+        &publisher,
+        &put("demo/a", b"later", CongestionControl::Drop),
+    );
+    assert_eq!(
+        data(&slow.take_sent()),
+        [("demo/a".to_owned(), b"later".to_vec())]
+    );
+}
+
+#[test]
+fn a_closed_face_takes_its_declarations_with_it() {
+    let router = Scenario::new(WhatAmI::Router);
+    let leaving = router.attach(1, CLIENT);
+    let staying = router.attach(2, CLIENT);
+    let publisher = router.attach(3, CLIENT);
+    router.receive(&leaving, &super::subscriber(1, "demo/**"));
+    router.receive(&leaving, &queryable(2, "store/**"));
+    router.receive(&staying, &super::subscriber(1, "demo/a"));
+    router.receive(
+        &publisher,
+        &put("demo/a", b"before", CongestionControl::Block),
+    );
+    assert_eq!(data(&leaving.take_sent()).len(), 1);
+
+    router.detach(&leaving);
+    router.receive(
+        &publisher,
+        &put("demo/a", b"after", CongestionControl::Block),
+    );
+
+    assert_eq!(data(&leaving.take_sent()), []);
+    assert_eq!(
+        data(&staying.take_sent()),
+        [
+            ("demo/a".to_owned(), b"before".to_vec()),
+            ("demo/a".to_owned(), b"after".to_vec())
+        ]
+    );
+    let st = router.inner().lock();
+    assert_eq!(st.declared.subscribers.keys(), 1, "only demo/a is left");
+    assert_eq!(st.declared.queryables.keys(), 0);
+}
+
+#[test]
+fn declaration_churn_leaves_nothing_behind() {
+    let router = Scenario::new(WhatAmI::Router);
+    let watcher = router.attach(1, WhatAmI::Peer);
+    for cycle in 0..2_000u32 {
+        let node = router.attach(100 + u128::from(cycle), CLIENT);
+        let key = format!("churn/{cycle}/**");
+        router.receive(&node, &super::subscriber(1, &key));
+        router.receive(&node, &queryable(2, &key));
+        router.receive(
+            &node,
+            &own_declaration(EntityKind::Token, 3, &key, false, None),
+        );
+        router.receive(&node, &request(7, "elsewhere/**"));
+        router.detach(&node);
+        // The peer is told of each declaration and of its withdrawal.
+        let told = watcher.take_sent();
+        assert!(told.len() >= 6, "cycle {cycle}: {:?}", seen(&told));
+    }
+    let st = router.inner().lock();
+    assert_eq!(st.faces.len(), 1);
+    assert_eq!(st.declared.subscribers.keys(), 0);
+    assert_eq!(st.declared.queryables.keys(), 0);
+    assert!(
+        st.routed_ids.is_empty(),
+        "{} routed ids kept",
+        st.routed_ids.len()
+    );
+    assert!(st.forwarded.is_empty());
+    assert!(st.fanout.is_empty());
+}
+
+#[test]
+fn every_reply_reaches_the_querier_then_one_final() {
+    const PER_QUERYABLE: usize = 2_000;
+    let router = Scenario::new(WhatAmI::Router);
+    let querier = router.attach(1, CLIENT);
+    let stores: Vec<_> = (0..3).map(|i| router.attach(10 + i, CLIENT)).collect();
+    for s in &stores {
+        router.receive(s, &queryable(1, "store/**"));
+    }
+    router.receive(&querier, &request(42, "store/**"));
+
+    for (n, store) in stores.iter().enumerate() {
+        let queries: Vec<u32> = seen(&store.take_sent())
+            .into_iter()
+            .filter_map(|s| match s {
+                Seen::Query(id, key) if key == "store/**" => Some(id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(queries.len(), 1, "store {n} gets the query once");
+        for i in 0..PER_QUERYABLE {
+            let key = format!("store/{n}/{i}");
+            router.receive(store, &reply(queries[0], &key, b"v"));
+        }
+        router.receive(store, &reply_final(queries[0]));
+    }
+
+    let got = seen(&querier.take_sent());
+    let replies = got
+        .iter()
+        .filter(|s| matches!(s, Seen::Reply(42, _, _)))
+        .count();
+    assert_eq!(replies, 3 * PER_QUERYABLE);
+    assert_eq!(got.last(), Some(&Seen::Final(42)));
+    assert_eq!(
+        got.iter().filter(|s| matches!(s, Seen::Final(_))).count(),
+        1
+    );
+}
+
+#[test]
+fn a_query_nobody_answers_ends_at_once() {
+    let router = Scenario::new(WhatAmI::Router);
+    let querier = router.attach(1, CLIENT);
+    router.receive(&querier, &request(5, "nothing/**"));
+    assert_eq!(seen(&querier.take_sent()), [Seen::Final(5)]);
+}
+
+#[test]
+fn a_queryable_that_leaves_mid_query_ends_its_share() {
+    let router = Scenario::new(WhatAmI::Router);
+    let querier = router.attach(1, CLIENT);
+    let leaving = router.attach(2, CLIENT);
+    let staying = router.attach(3, CLIENT);
+    for s in [&leaving, &staying] {
+        router.receive(s, &queryable(1, "store/**"));
+    }
+    router.receive(&querier, &request(9, "store/**"));
+    let rid = |t: &Arc<MemoryTransport>| {
+        seen(&t.take_sent())
+            .into_iter()
+            .find_map(|s| match s {
+                Seen::Query(id, _) => Some(id),
+                _ => None,
+            })
+            .expect("the query was forwarded")
+    };
+    let (leaving_rid, staying_rid) = (rid(&leaving), rid(&staying));
+    router.receive(&leaving, &reply(leaving_rid, "store/a", b"a"));
+    router.detach(&leaving);
+    assert!(!seen(&querier.take_sent()).contains(&Seen::Final(9)));
+    router.receive(&staying, &reply(staying_rid, "store/b", b"b"));
+    router.receive(&staying, &reply_final(staying_rid));
+
+    assert_eq!(
+        seen(&querier.take_sent()),
+        [
+            Seen::Reply(9, "store/b".into(), b"b".to_vec()),
+            Seen::Final(9)
+        ]
+    );
+    let st = router.inner().lock();
+    assert!(st.forwarded.is_empty() && st.fanout.is_empty());
+}
+
+/// What Zenoh-Pico's publisher does: an aggregated subscriber interest on its own key.
+#[test]
+fn an_aggregated_interest_is_answered_on_its_own_key() {
+    let router = Scenario::new(WhatAmI::Router);
+    let subscriber = router.attach(1, CLIENT);
+    let publisher = router.attach(2, CLIENT);
+    router.receive(&subscriber, &super::subscriber(1, "demo/example/**"));
+    let options = InterestOptions::SUBSCRIBERS.with(InterestOptions::AGGREGATE);
+    let key = "demo/example/zenoh-pico-pub";
+    router.receive(
+        &publisher,
+        &interest(5, InterestMode::CurrentFuture, options, Some(key)),
+    );
+
+    let told = seen(&publisher.take_sent());
+    assert!(
+        told.iter().any(|s| matches!(
+            s,
+            Seen::Declared(EntityKind::Subscriber, k, Some(5)) if k == key
+        )),
+        "{told:?}"
+    );
+    router.receive(&publisher, &put(key, b"hi", CongestionControl::Drop));
+    assert_eq!(
+        data(&subscriber.take_sent()),
+        [(key.to_owned(), b"hi".to_vec())]
+    );
+}
+
+#[test]
+fn oversized_key_expressions_are_refused_without_harming_others() {
+    let router = Scenario::new(WhatAmI::Router);
+    let hostile = router.attach(1, CLIENT);
+    let subscriber = router.attach(2, CLIENT);
+    let publisher = router.attach(3, CLIENT);
+    router.receive(&subscriber, &super::subscriber(1, "demo/**"));
+
+    let long_sub = format!("**{}", "/a".repeat(13_000));
+    router.receive(&hostile, &super::subscriber(1, &long_sub));
+    let long_key = vec!["a"; 32_000].join("/");
+    router.receive(&hostile, &put(&long_key, b"x", CongestionControl::Drop));
+    let refused = router.inner().refused_keys.load(Ordering::Relaxed);
+    assert_eq!(refused, 2, "both keys refused and counted");
+    assert_eq!(router.inner().lock().declared.subscribers.keys(), 1);
+
+    router.receive(&publisher, &put("demo/a", b"fine", CongestionControl::Drop));
+    assert_eq!(
+        data(&subscriber.take_sent()),
+        [("demo/a".to_owned(), b"fine".to_vec())]
+    );
+    assert_eq!(hostile.closed_for(), None);
+}
