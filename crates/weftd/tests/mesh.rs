@@ -318,3 +318,40 @@ fn a_zenoh_router_between_two_weftd() {
     check_once(&[w2, z], w1);
     check_once(&[w1], w2);
 }
+
+/// A Zenoh router that connects to weftd learns what weftd declared before it came (here
+/// a storage): weftd sends its link state before its declarations, whose node ids Zenoh
+/// resolves through that list (it drops a declaration it cannot resolve).
+#[test]
+fn a_zenoh_router_connecting_to_weftd_reaches_its_storage() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let w = free_port();
+    let weftd = Weftd::with_config(
+        w,
+        r#"{ plugins: { storage_manager: { storages: {
+            far: { key_expr: "far/**", volume: "memory" },
+        } } } }"#,
+        &[],
+    );
+    let endpoint = format!("tcp/127.0.0.1:{w}");
+    let publisher = ZenohNode::start(&[
+        "--mode",
+        "router",
+        "--connect",
+        &endpoint,
+        "--put",
+        "far/from-zenoh",
+        "--payload",
+        "stored",
+        "--repeat",
+        "20",
+        "--interval",
+        "0.05",
+    ])
+    .expect("a Zenoh router");
+    assert!(publisher.wait());
+    let getter = weftd.zenoh_client(&["--get", "far/**", "--timeout", "5"]);
+    assert_eq!(sorted_reply_payloads(&getter), ["stored"]);
+}

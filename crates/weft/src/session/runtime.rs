@@ -161,11 +161,14 @@ impl Inner {
             old.transport
                 .close(weft_proto::transport::CloseReason::MAX_LINKS);
         }
-        self.introduce(&*t);
         if meshed {
+            // The link state first: a Zenoh router resolves the node id of the
+            // declarations that follow through the list it was given, and drops those it
+            // cannot resolve.
             self.update_tree();
             self.send_link_state();
         }
+        self.introduce(&*t);
         self.changed.notify_all();
         true
     }
