@@ -85,11 +85,9 @@ fn wait_for_sockets(pid: u32, at_rest: usize, checker: &weft::Session) {
 /// Waits, `timeout` at most, until weftd has handled everything `client` sent before: asks
 /// for the subscribers declared now (an interest in current declarations only, which
 /// weftd answers and then forgets) and reads until the answer's end. Not
-/// `RawClient::sync`: with its interest in future declarations too, weftd sends each
-/// session the undeclarations of the others as they close, and sessions closing together
-/// that way stay in weftd for about 2 s after their Close (measured: 168 of 400 sessions
-/// closed by 4 threads at once), which would put a varying number of closed sessions in
-/// every memory reading.
+/// `RawClient::sync`: with its interest in future declarations too, weftd would send each
+/// session the undeclarations of the others as they close, traffic that has nothing to do
+/// with what this test measures.
 fn handled(client: &mut RawClient, timeout: Duration) -> std::io::Result<()> {
     let interest = NetworkMessage::Interest(Interest::new(
         1,

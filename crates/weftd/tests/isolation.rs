@@ -639,3 +639,48 @@ fn a_block_publisher_faster_than_its_subscriber_is_slowed_down_not_buffered() {
         peak >> 20
     );
 }
+
+/// A client whose last put and end of stream reach weftd together (sent back to back, on
+/// loopback they are both queued before weftd reads) is released at once and its put
+/// delivered. The end of the stream raises no event of its own then: weftd must read on
+/// past the put to see it, else it would keep the session until the client's lease (an
+/// hour here) ended it.
+#[test]
+fn a_session_ending_together_with_its_last_put_is_released_at_once() {
+    let weftd = Weftd::start(free_port(), &[]);
+    let subscriber = weftd.weft_client();
+    let (_sub, received) = counting_subscriber(&subscriber, "last/**");
+    // Declared after the subscriber above, by the same session: once weftd routes to it,
+    // it knows the subscriber above too.
+    let (_probe, probed) = counting_subscriber(&subscriber, "probe/**");
+    let publisher = weftd.weft_client();
+    let what = "the subscriber is not known to weftd";
+    put_until_received(
+        &publisher,
+        "probe/x",
+        &probed,
+        Instant::now(),
+        Duration::from_secs(10),
+        what,
+    );
+    for n in 0..5u128 {
+        let mut params = LocalParams::new(ZenohId::new(0x1a57_0000 + n).unwrap(), WhatAmI::Client);
+        params.lease_ms = 3_600_000;
+        let mut client = RawClient::connect_with(weftd.port, params).unwrap();
+        client
+            .sync(Priority::Data, Duration::from_secs(10))
+            .unwrap();
+        let put = NetworkMessage::Push(weft_proto::network::Push::new(
+            WireExpr::key("last/word"),
+            weft_proto::zenoh::PushBody::Put(weft_proto::zenoh::Put::new(b"bye")),
+        ));
+        client.send(&put, Priority::Data).unwrap();
+        client.stream().shutdown(std::net::Shutdown::Write).unwrap();
+        assert!(
+            closed_by_router(&mut client, Duration::from_secs(20)),
+            "session {n} is still held by weftd"
+        );
+        let n = n as usize + 1;
+        assert_eq!(wait_for_count(&received, n, Duration::from_secs(10)), n);
+    }
+}

@@ -167,6 +167,7 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
                 drain_until: None,
                 paused_until: None,
                 closes_at,
+                peer_ended: false,
             })));
             Ok(())
         }
@@ -227,6 +228,9 @@ struct Entry {
     paused_until: Option<Instant>,
     /// When the peer's certificate expires and the link is to be closed.
     closes_at: Option<Instant>,
+    /// The socket said its peer has ended its side: read to the end, short reads
+    /// included (no further event will come for the end of the stream).
+    peer_ended: bool,
 }
 
 /// When `link` is to be closed because its peer's certificate expires, on the clock of
@@ -321,6 +325,11 @@ impl IoThread {
                 if event.is_writable() {
                     if let Some(e) = self.entries.get(slot).and_then(Option::as_ref) {
                         e.rx.transport().pump();
+                    }
+                }
+                if event.is_read_closed() || event.is_error() {
+                    if let Some(e) = self.entries.get_mut(slot).and_then(Option::as_mut) {
+                        e.peer_ended = true;
                     }
                 }
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
@@ -548,8 +557,9 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
                 Ok(n) => {
                     end += n;
                     // A short read emptied the socket: what comes next raises a new event
-                    // (edge-triggered), so no read is spent to hear `WouldBlock`.
-                    if n < room {
+                    // (edge-triggered), so no read is spent to hear `WouldBlock`. Not so
+                    // the end of the stream when it came with the data: read on to it.
+                    if n < room && !entry.peer_ended {
                         outcome = ReadOutcome::Drained;
                     }
                 }
