@@ -1,0 +1,454 @@
+//! QUIC links: between weft sessions, and with Eclipse Zenoh 1.10.2 both ways (a Zenoh
+//! client on a weft router or peer, a weft client on a Zenoh router), with and without
+//! mutual TLS, with certificates made by each test.
+
+use std::net::UdpSocket;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use weft::link::tls::{PemSource, TlsSettings};
+use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
+use weft_testkit::certs::Pki;
+use weft_testkit::ZenohNode;
+
+fn file(path: &str) -> Option<PemSource> {
+    Some(PemSource::File(path.into()))
+}
+
+/// A listener's settings: the PKI's server certificate, and with `mtls` its CA for the
+/// clients' certificates.
+fn listening(pki: &Pki, mtls: bool) -> TlsSettings {
+    TlsSettings {
+        root_ca_certificate: file(&pki.ca),
+        listen_certificate: file(&pki.server_cert),
+        listen_private_key: file(&pki.server_key),
+        enable_mtls: mtls,
+        ..TlsSettings::default()
+    }
+}
+
+/// A connecting node's settings: the PKI's CA, and with `mtls` its client certificate.
+fn connecting(pki: &Pki, mtls: bool) -> TlsSettings {
+    TlsSettings {
+        root_ca_certificate: file(&pki.ca),
+        connect_certificate: file(&pki.client_cert),
+        connect_private_key: file(&pki.client_key),
+        enable_mtls: mtls,
+        ..TlsSettings::default()
+    }
+}
+
+/// A weft session on loopback without multicast scouting.
+fn open(
+    mode: WhatAmI,
+    listen: &[&str],
+    connect: &[&str],
+    tls: TlsSettings,
+) -> Result<weft::Session, weft::OpenError> {
+    weft::open(Config {
+        mode,
+        multicast_scouting: false,
+        listen: listen.iter().map(|e| e.parse().unwrap()).collect(),
+        connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
+        tls,
+        ..Config::default()
+    })
+}
+
+/// A weft node listening on `quic/127.0.0.1:<ephemeral>`, and that endpoint.
+fn quic_listener(mode: WhatAmI, tls: TlsSettings) -> (weft::Session, String) {
+    let node = open(mode, &["quic/127.0.0.1:0"], &[], tls).expect("a QUIC listener");
+    let bound = node.listen_endpoints()[0].clone();
+    assert!(bound.starts_with("quic/127.0.0.1:"), "{bound}");
+    assert!(!bound.ends_with(":0"), "{bound}");
+    (node, bound)
+}
+
+/// A UDP port free on loopback right now.
+fn free_udp_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Puts on `key` from `from` until `rx` has a sample (the subscriber's declaration has to
+/// reach the publisher first), within 10 s.
+fn put_until_received(from: &weft::Session, key: &str, rx: &Receiver<Sample>) -> Sample {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        from.put(key, b"over quic", &PutOptions::default()).unwrap();
+        if let Ok(s) = rx.recv_timeout(Duration::from_millis(100)) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "nothing received on {key}");
+    }
+}
+
+/// Both sessions publish to each other (a 1 MiB message too), and `b` queries `a`.
+fn exchange(a: &weft::Session, b: &weft::Session) {
+    let (_sa, at_a) = a.declare_subscriber_channel("quic/to-a/**", 16).unwrap();
+    let (_sb, at_b) = b.declare_subscriber_channel("quic/to-b/**", 16).unwrap();
+    assert_eq!(
+        put_until_received(b, "quic/to-a/x", &at_a).payload,
+        b"over quic"
+    );
+    assert_eq!(
+        put_until_received(a, "quic/to-b/y", &at_b).payload,
+        b"over quic"
+    );
+    let big = weft_testkit::pattern(1 << 20);
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    for (from, to, key) in [(b, &at_a, "quic/to-a/big"), (a, &at_b, "quic/to-b/big")] {
+        from.put(key, &big, &options).unwrap();
+        let s = to
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the large sample");
+        assert!(s.payload == big, "the large sample differs");
+    }
+    let _q = a
+        .declare_queryable("quic/q", true, |q| {
+            q.reply("quic/q", b"answer", &PutOptions::default())
+                .unwrap();
+        })
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let replies: Vec<_> = b
+            .get("quic/q", &GetOptions::default())
+            .unwrap()
+            .iter()
+            .collect();
+        if let Some(r) = replies.first() {
+            assert_eq!(r.result.as_ref().unwrap().payload, b"answer");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no reply over QUIC");
+    }
+}
+
+/// Waits until `session` has no peer, within `limit`.
+fn wait_alone(session: &weft::Session, limit: Duration) {
+    let start = Instant::now();
+    while !session.peers().is_empty() {
+        assert!(
+            start.elapsed() < limit,
+            "the link is still up after {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn weft_sessions_publish_and_query_over_quic() {
+    let pki = Pki::new("weft-quic");
+    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    // The certificate names localhost and 127.0.0.1: both are verified.
+    for host in ["localhost", "127.0.0.1"] {
+        let connect = endpoint.replace("127.0.0.1", host);
+        let client = open(WhatAmI::Client, &[], &[&connect], connecting(&pki, false))
+            .expect("a QUIC client");
+        assert_eq!(client.peers(), vec![router.zid()]);
+        exchange(&router, &client);
+        // Closing one side closes the other.
+        client.close();
+        wait_alone(&router, Duration::from_secs(5));
+    }
+}
+
+#[test]
+fn weft_peers_connect_over_quic_with_mtls_and_strangers_are_refused() {
+    let pki = Pki::new("weft-quic-mtls");
+    let (listener, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, true));
+    let endpoint = endpoint.replace("127.0.0.1", "localhost");
+    let peer = open(WhatAmI::Peer, &[], &[&endpoint], connecting(&pki, true)).unwrap();
+    exchange(&listener, &peer);
+    assert_eq!(listener.peers(), vec![peer.zid()]);
+
+    // No certificate presented (mTLS off on the client's side), or one of another CA:
+    // refused.
+    let without = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, false));
+    assert!(
+        without.is_err(),
+        "a client without a certificate was admitted"
+    );
+    let stranger = Pki::new("weft-quic-stranger");
+    let foreign = TlsSettings {
+        root_ca_certificate: file(&pki.ca),
+        ..connecting(&stranger, true)
+    };
+    let foreign = open(WhatAmI::Client, &[], &[&endpoint], foreign);
+    assert!(foreign.is_err(), "a client of another CA was admitted");
+    assert_eq!(listener.peers(), vec![peer.zid()]);
+}
+
+#[test]
+fn a_quic_client_refuses_a_listener_it_cannot_verify() {
+    let pki = Pki::new("weft-quic-untrusted");
+    let (_router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    let other = Pki::new("weft-quic-untrusted-other");
+    let refused = open(
+        WhatAmI::Client,
+        &[],
+        &[&endpoint.replace("127.0.0.1", "localhost")],
+        connecting(&other, false),
+    );
+    assert!(refused.is_err());
+}
+
+#[test]
+fn certificates_named_on_quic_endpoints_alone_serve_as_well() {
+    let pki = Pki::new("weft-quic-endpoint-config");
+    let listen = format!(
+        "quic/127.0.0.1:0#listen_certificate_file={};listen_private_key_file={}",
+        pki.server_cert, pki.server_key
+    );
+    let router = open(WhatAmI::Router, &[&listen], &[], TlsSettings::default()).unwrap();
+    let port = router.listen_endpoints()[0]
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .to_string();
+    let ca = std::fs::read_to_string(&pki.ca).unwrap();
+    let connect = format!(
+        "quic/localhost:{port}#root_ca_certificate_base64={}",
+        weft_testkit::certs::base64(&ca)
+    );
+    let client = open(WhatAmI::Client, &[], &[&connect], TlsSettings::default())
+        .expect("a client with its CA on the endpoint");
+    exchange(&router, &client);
+}
+
+/// The `zenoh_node.py` arguments of a connecting node's TLS settings.
+fn zenoh_tls_args(pki: &Pki, mtls: bool) -> Vec<&str> {
+    let mut args = vec!["--tls-root-ca", &pki.ca];
+    if mtls {
+        args.extend([
+            "--tls-mtls",
+            "--tls-connect-cert",
+            &pki.client_cert,
+            "--tls-connect-key",
+            &pki.client_key,
+        ]);
+    }
+    args
+}
+
+/// A Zenoh client connects to a weft node over QUIC (mTLS with `mtls`): data both ways,
+/// a 1 MiB message from Zenoh, and a query from Zenoh to weft.
+fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
+    let pki = Pki::new(label);
+    let (weft, endpoint) = quic_listener(mode, listening(&pki, mtls));
+    let mut args = vec!["--mode", "client", "--connect", &endpoint];
+    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend([
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]);
+    let Some(zenoh_sub) = ZenohNode::start(&args) else {
+        return;
+    };
+    // weft to Zenoh.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sample = loop {
+        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
+            .unwrap();
+        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
+            break serde_json::from_str::<serde_json::Value>(&line).unwrap();
+        }
+        assert!(Instant::now() < deadline, "nothing reached Zenoh");
+    };
+    assert_eq!(sample["key"], "demo/weft/a");
+    assert_eq!(sample["payload"], "from weft");
+    // Zenoh to weft, 1 MiB each.
+    let (_sub, rx) = weft
+        .declare_subscriber_channel("demo/zenoh/**", 64)
+        .unwrap();
+    let size = (1usize << 20).to_string();
+    let mut args = vec!["--mode", "client", "--connect", &endpoint];
+    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend([
+        "--put",
+        "demo/zenoh/big",
+        "--size",
+        &size,
+        "--repeat",
+        "20",
+        "--interval",
+        "0.1",
+    ]);
+    let _publisher = ZenohNode::start(&args).expect("a Zenoh publisher");
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a sample from Zenoh over QUIC");
+    assert_eq!(s.key_expr.as_str(), "demo/zenoh/big");
+    assert!(
+        s.payload == weft_testkit::pattern(1 << 20),
+        "the large sample differs"
+    );
+    // A query from Zenoh, answered by weft.
+    let _q = weft
+        .declare_queryable("demo/weft/q", true, |q| {
+            q.reply("demo/weft/q", b"weft answers", &PutOptions::default())
+                .unwrap();
+        })
+        .unwrap();
+    let mut args = vec!["--mode", "client", "--connect", &endpoint];
+    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(["--get", "demo/weft/q", "--timeout", "10"]);
+    let getter = ZenohNode::start(&args).expect("a Zenoh querier");
+    let replies = getter.replies(15);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert_eq!(replies[0]["payload"], "weft answers", "{replies:?}");
+}
+
+#[test]
+fn a_zenoh_client_and_a_weft_router_talk_over_quic() {
+    zenoh_client_with_weft(WhatAmI::Router, false, "zenoh-quic-router");
+}
+
+#[test]
+fn a_zenoh_client_and_a_weft_peer_talk_over_quic() {
+    zenoh_client_with_weft(WhatAmI::Peer, false, "zenoh-quic-peer");
+}
+
+#[test]
+fn a_zenoh_client_and_a_weft_router_talk_over_quic_with_mtls() {
+    zenoh_client_with_weft(WhatAmI::Router, true, "zenoh-quic-mtls-router");
+}
+
+/// A weft client connects to a Zenoh router listening on QUIC (mTLS with `mtls`): weft
+/// publishes to the router's subscriber, the router publishes to weft's, and weft
+/// queries the router's queryable.
+fn weft_client_with_zenoh_router(mtls: bool, label: &str) {
+    let pki = Pki::new(label);
+    let endpoint = format!("quic/127.0.0.1:{}", free_udp_port());
+    let mut args = vec![
+        "--mode",
+        "router",
+        "--listen",
+        &endpoint,
+        "--tls-listen-cert",
+        &pki.server_cert,
+        "--tls-listen-key",
+        &pki.server_key,
+        "--tls-root-ca",
+        &pki.ca,
+    ];
+    if mtls {
+        args.push("--tls-mtls");
+    }
+    args.extend([
+        "--sub",
+        "demo/weft/**",
+        "--put",
+        "demo/zenoh/x",
+        "--payload",
+        "from zenoh",
+        "--repeat",
+        "400",
+        "--interval",
+        "0.05",
+        "--queryable",
+        "demo/zenoh/q",
+        "--reply",
+        "zenoh answers",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]);
+    let Some(zenoh) = ZenohNode::start(&args) else {
+        return;
+    };
+    let weft = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, mtls))
+        .expect("a weft client of a Zenoh router over QUIC");
+    let (_sub, rx) = weft
+        .declare_subscriber_channel("demo/zenoh/**", 64)
+        .unwrap();
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a sample from Zenoh over QUIC");
+    assert_eq!(s.payload, b"from zenoh");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
+            .unwrap();
+        let line = zenoh.lines.recv_timeout(Duration::from_millis(100));
+        if let Ok(line) = line.as_deref() {
+            if line.starts_with('{') {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(v["payload"], "from weft");
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "nothing reached Zenoh");
+    }
+    // 1 MiB from weft to Zenoh.
+    let big = weft_testkit::pattern(1 << 20);
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    weft.put("demo/weft/big", &big, &options).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = zenoh.sample(10);
+        if v["key"] == "demo/weft/big" {
+            assert_eq!(v["len"], 1 << 20);
+            assert_eq!(v["sha256"], weft_testkit::sha256_hex(&big));
+            break;
+        }
+        assert!(Instant::now() < deadline, "the large sample never came");
+    }
+    let replies: Vec<_> = weft
+        .get("demo/zenoh/q", &GetOptions::default())
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(replies.len(), 1);
+    assert_eq!(
+        replies[0].result.as_ref().unwrap().payload,
+        b"zenoh answers"
+    );
+}
+
+#[test]
+fn a_weft_client_and_a_zenoh_router_talk_over_quic() {
+    weft_client_with_zenoh_router(false, "zenoh-router-quic");
+}
+
+#[test]
+fn a_weft_client_and_a_zenoh_router_talk_over_quic_with_mtls() {
+    weft_client_with_zenoh_router(true, "zenoh-router-quic-mtls");
+}
+
+#[test]
+fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls() {
+    let pki = Pki::new("zenoh-quic-mtls-refused");
+    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, true));
+    // Zenoh opens no session (its open fails) and the router has no peer.
+    let Some(zenoh) = ZenohNode::launch(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--tls-root-ca",
+        &pki.ca,
+        "--timeout",
+        "1",
+    ]) else {
+        return;
+    };
+    let first = zenoh.line(20);
+    assert!(first.starts_with("OPEN_FAILED"), "{first}");
+    assert!(router.peers().is_empty());
+}
