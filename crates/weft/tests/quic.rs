@@ -452,3 +452,32 @@ fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls()
     assert!(first.starts_with("OPEN_FAILED"), "{first}");
     assert!(router.peers().is_empty());
 }
+
+#[test]
+fn a_weft_router_sees_a_zenoh_client_leave_at_once() {
+    let pki = Pki::new("zenoh-quic-leaves");
+    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    // The client closes its session after a second.
+    let Some(zenoh) = ZenohNode::start(&[
+        "--mode",
+        "client",
+        "--connect",
+        &endpoint,
+        "--tls-root-ca",
+        &pki.ca,
+        "--queryable",
+        "demo/leaving",
+        "--timeout",
+        "1",
+    ]) else {
+        return;
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while router.peers().is_empty() {
+        assert!(Instant::now() < deadline, "the Zenoh client never came");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(zenoh.wait(), "the Zenoh client failed");
+    // Well within the lease (10 s): the close came through the link.
+    wait_alone(&router, Duration::from_secs(3));
+}

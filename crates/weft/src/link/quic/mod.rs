@@ -331,10 +331,10 @@ impl QuicLink {
         let config = options.client_config()?;
         let peer = resolve(&endpoint.address)?;
         let host = tls::host_of(&endpoint.address).to_string();
+        let (local, far) = socket_pair()?;
         let client = client_endpoint(peer.is_ipv4())?;
         let connecting = runtime::run(async move { client.connect_with(config, peer, &host) })?
             .map_err(|reason| QuicError::Connect { peer, reason })?;
-        let (local, far) = socket_pair()?;
         Ok(Self {
             local,
             peer,
