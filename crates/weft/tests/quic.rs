@@ -4,7 +4,7 @@
 
 use std::net::UdpSocket;
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use weft::link::tls::{PemSource, TlsSettings};
 use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
@@ -161,6 +161,45 @@ fn weft_sessions_publish_and_query_over_quic() {
 }
 
 #[test]
+fn bulk_flows_both_ways_at_once_arrive_whole_and_in_order() {
+    let pki = Pki::new("weft-quic-bulk");
+    let (a, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, false));
+    let b = open(WhatAmI::Peer, &[], &[&endpoint], connecting(&pki, false)).unwrap();
+    const COUNT: usize = 64;
+    let (_sa, at_a) = a.declare_subscriber_channel("bulk/to-a", COUNT).unwrap();
+    let (_sb, at_b) = b.declare_subscriber_channel("bulk/to-b", COUNT).unwrap();
+    put_until_received(&b, "bulk/to-a", &at_a);
+    put_until_received(&a, "bulk/to-b", &at_b);
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    let message = |i: usize| {
+        let mut m = weft_testkit::pattern(256 * 1024);
+        m[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        m
+    };
+    let (options, message) = (&options, &message);
+    std::thread::scope(|s| {
+        for (from, key) in [(&a, "bulk/to-b"), (&b, "bulk/to-a")] {
+            s.spawn(move || {
+                for i in 0..COUNT {
+                    from.put(key, &message(i), options).unwrap();
+                }
+            });
+        }
+        for rx in [&at_a, &at_b] {
+            for i in 0..COUNT {
+                let s = rx
+                    .recv_timeout(Duration::from_secs(20))
+                    .expect("every bulk message");
+                assert!(s.payload == message(i), "message {i} differs");
+            }
+        }
+    });
+}
+
+#[test]
 fn weft_peers_connect_over_quic_with_mtls_and_strangers_are_refused() {
     let pki = Pki::new("weft-quic-mtls");
     let (listener, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, true));
@@ -198,6 +237,44 @@ fn a_quic_client_refuses_a_listener_it_cannot_verify() {
         connecting(&other, false),
     );
     assert!(refused.is_err());
+}
+
+/// A time `n` seconds from now, to the second (as a certificate holds it).
+fn seconds_from_now(n: u64) -> SystemTime {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap();
+    SystemTime::UNIX_EPOCH + Duration::from_secs(since.as_secs() + n)
+}
+
+#[test]
+fn a_quic_link_closes_when_the_listeners_certificate_expires() {
+    let pki = Pki::new("weft-quic-expiry");
+    let expires = seconds_from_now(3);
+    let soon = pki.authority.issue(&["localhost"], Some(expires));
+    let tls = TlsSettings {
+        listen_certificate: Some(PemSource::Inline(soon.cert_pem.as_bytes().into())),
+        listen_private_key: Some(PemSource::Inline(soon.key_pem.as_bytes().into())),
+        ..TlsSettings::default()
+    };
+    let (router, endpoint) = quic_listener(WhatAmI::Router, tls);
+    let client = open(
+        WhatAmI::Client,
+        &[],
+        &[&endpoint.replace("127.0.0.1", "localhost")],
+        TlsSettings {
+            close_link_on_expiration: true,
+            ..connecting(&pki, false)
+        },
+    )
+    .unwrap();
+    assert_eq!(client.peers(), vec![router.zid()]);
+    wait_alone(&client, Duration::from_secs(15));
+    assert!(
+        SystemTime::now() >= expires,
+        "closed before the certificate expired"
+    );
+    wait_alone(&router, Duration::from_secs(5));
 }
 
 #[test]

@@ -348,13 +348,19 @@ impl QuicLink {
         })
     }
 
-    /// A connection offered to a listener; its handshake runs in [`QuicLink::handshake`].
-    fn accepted(incoming: quinn::Incoming, options: tls::LinkOptions) -> io::Result<Self> {
+    /// A connection offered to a listener bound to `bound`; its handshake runs in
+    /// [`QuicLink::handshake`].
+    fn accepted(
+        incoming: quinn::Incoming,
+        bound: SocketAddr,
+        options: tls::LinkOptions,
+    ) -> io::Result<Self> {
         let (local, far) = socket_pair()?;
+        let bound_ip = Some(bound.ip()).filter(|ip| !ip.is_unspecified());
         Ok(Self {
             local,
             peer: incoming.remote_address(),
-            local_ip: incoming.local_ip(),
+            local_ip: incoming.local_ip().or(bound_ip),
             pending: Some(Pending {
                 start: Start::Incoming(Box::new(incoming)),
                 far,
@@ -553,7 +559,7 @@ impl QuicListener {
         while matches!((&self.bell).read(&mut rung), Ok(n) if n > 0) {}
         let offered = self.offered.lock().unwrap_or_else(|e| e.into_inner());
         match offered.try_recv() {
-            Ok(incoming) => QuicLink::accepted(incoming, self.options),
+            Ok(incoming) => QuicLink::accepted(incoming, self.local, self.options),
             Err(TryRecvError::Empty) => Err(io::ErrorKind::WouldBlock.into()),
             Err(TryRecvError::Disconnected) => Err(io::Error::other(format!(
                 "the QUIC listener on {} stopped",
