@@ -239,6 +239,32 @@ fn a_quic_client_refuses_a_listener_it_cannot_verify() {
     assert!(refused.is_err());
 }
 
+#[test]
+fn a_listener_named_otherwise_is_refused_unless_names_are_not_verified() {
+    let pki = Pki::new("weft-quic-names");
+    let elsewhere = pki.authority.issue(&["elsewhere.weft.test"], None);
+    let tls = TlsSettings {
+        listen_certificate: Some(PemSource::Inline(elsewhere.cert_pem.as_bytes().into())),
+        listen_private_key: Some(PemSource::Inline(elsewhere.key_pem.as_bytes().into())),
+        ..TlsSettings::default()
+    };
+    let (router, endpoint) = quic_listener(WhatAmI::Router, tls);
+    let verified = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, false));
+    assert!(
+        verified.is_err(),
+        "a certificate for another name was taken"
+    );
+    let unverified = format!("{endpoint}#verify_name_on_connect=false");
+    let client = open(
+        WhatAmI::Client,
+        &[],
+        &[&unverified],
+        connecting(&pki, false),
+    )
+    .expect("the name unchecked, the CA still checked");
+    assert_eq!(client.peers(), vec![router.zid()]);
+}
+
 /// A time `n` seconds from now, to the second (as a certificate holds it).
 fn seconds_from_now(n: u64) -> SystemTime {
     let since = SystemTime::now()

@@ -10,11 +10,11 @@
 //!
 //! quinn is async; weft's links are sockets read by epoll I/O threads. A QUIC link is
 //! therefore given to weft as one end of a Unix socket pair, whose other end a task on a
-//! small runtime ([`runtime`], one thread, started on first use) bridges to the QUIC
-//! stream ([`bridge`]). To the rest of weft a QUIC link behaves as a Unix stream link:
+//! small runtime (`runtime.rs`, one thread, started on first use) bridges to the QUIC
+//! stream (`bridge.rs`). To the rest of weft a QUIC link behaves as a Unix stream link:
 //! reads, non-blocking writes, back-pressure, leases and closing work unchanged. The QUIC
 //! handshake runs where a TLS link's does, within the transport handshake's deadline
-//! ([`QuicLink::handshake`]).
+//! (`QuicLink::handshake`).
 
 mod bridge;
 mod runtime;
@@ -496,7 +496,7 @@ fn peer_expiry(conn: &Connection) -> Option<SystemTime> {
 }
 
 /// A QUIC listener: quinn's endpoint on its UDP socket, and the connections it was
-/// offered, waiting for weft's listener thread (which waits for [`QuicListener::raw_fd`]
+/// offered, waiting for weft's listener thread (which waits for its descriptor
 /// to be readable).
 #[derive(Debug)]
 pub struct QuicListener {
