@@ -265,6 +265,40 @@ fn a_listener_named_otherwise_is_refused_unless_names_are_not_verified() {
     assert_eq!(client.peers(), vec![router.zid()]);
 }
 
+#[test]
+fn a_link_reserved_for_priorities_is_a_second_quic_connection() {
+    let pki = Pki::new("weft-quic-prio");
+    let (a, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, false));
+    let (_sub, at_a) = a.declare_subscriber_channel("prio/**", 16).unwrap();
+    let reserved = format!("{endpoint}?prio=1-1");
+    let b = open(
+        WhatAmI::Peer,
+        &[],
+        &[&endpoint, &reserved],
+        connecting(&pki, false),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !matches!(a.admin().faces.as_slice(), [f] if f.priority_links.len() == 1) {
+        assert!(Instant::now() < deadline, "no priority link");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(b.peers(), vec![a.zid()], "one session, two links");
+    let real_time = PutOptions {
+        priority: weft::Priority::RealTime,
+        ..PutOptions::default()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        b.put("prio/rt", b"real time", &real_time).unwrap();
+        if let Ok(s) = at_a.recv_timeout(Duration::from_millis(100)) {
+            assert_eq!(s.payload, b"real time");
+            break;
+        }
+        assert!(Instant::now() < deadline, "nothing on the priority link");
+    }
+}
+
 /// A time `n` seconds from now, to the second (as a certificate holds it).
 fn seconds_from_now(n: u64) -> SystemTime {
     let since = SystemTime::now()
