@@ -6,7 +6,8 @@
 //! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
 //! something weft does not do is an error, never a warning (see [`security_setting`]).
 //! User/password authentication (`transport.auth.usrpwd.*`) is read by [`usrpwd`].
-//! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`].
+//! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`], which
+//! `tls/` and `quic/` endpoints use.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -105,8 +106,8 @@ pub struct Config {
     /// `transport.link.tcp.so_sndbuf` / `so_rcvbuf`: kernel buffer sizes of TCP links
     /// (an endpoint's `#so_sndbuf=N;so_rcvbuf=N` overrides them for its links).
     pub tcp_buffers: TcpBuffers,
-    /// `transport.link.tls`: certificates, keys and options of `tls/` endpoints (an
-    /// endpoint's `#` configuration overrides them for its links).
+    /// `transport.link.tls`: certificates, keys and options of `tls/` and `quic/`
+    /// endpoints (an endpoint's `#` configuration overrides them for its links).
     pub tls: TlsSettings,
     /// `connect.timeout_ms`: how long a client's opening tries its connect endpoints: 0
     /// once each, -1 until one answers. `None`: Zenoh's default, 0 for clients. (A

@@ -1,7 +1,7 @@
 //! Endpoints: where to listen or connect, in Zenoh's syntax.
 //!
 //! `<protocol>/<address>[?<metadata>][#<config>]`, e.g. `tcp/127.0.0.1:7447`,
-//! `tcp/[::]:7447`, `tls/localhost:7447`, `udp/10.0.0.1:7447`,
+//! `tcp/[::]:7447`, `tls/localhost:7447`, `quic/localhost:7447`, `udp/10.0.0.1:7447`,
 //! `unixsock-stream/tmp/weft.sock`. Metadata and
 //! configuration are `;`-separated `key=value` lists.
 
@@ -22,6 +22,8 @@ pub enum Protocol {
     UnixStream,
     /// TLS over TCP.
     Tls,
+    /// QUIC.
+    Quic,
 }
 
 impl Protocol {
@@ -32,6 +34,7 @@ impl Protocol {
             Self::Udp => "udp",
             Self::UnixStream => "unixsock-stream",
             Self::Tls => "tls",
+            Self::Quic => "quic",
         }
     }
 }
@@ -43,7 +46,9 @@ pub enum EndpointError {
     #[error("endpoint `{0}` has no `<protocol>/` prefix")]
     MissingProtocol(String),
     /// A protocol weft does not speak.
-    #[error("endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, udp and unixsock-stream are)")]
+    #[error(
+        "endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, quic, udp and unixsock-stream are)"
+    )]
     UnsupportedProtocol(String, String),
     /// An empty address.
     #[error("endpoint `{0}` has an empty address")]
@@ -87,6 +92,16 @@ fn check_config(
                  listen_private_key_*, connect_certificate_*, connect_private_key_* with \
                  _file, _raw or _base64; enable_mtls; verify_name_on_connect; \
                  close_link_on_expiration; tls_handshake_timeout_ms; so_sndbuf; so_rcvbuf)",
+            ));
+        }
+        if protocol == Protocol::Quic && !crate::link::quic::is_endpoint_key(key) {
+            return Err(EndpointError::BadValue(
+                shown(whole),
+                key.clone(),
+                "…".into(),
+                "a QUIC setting weft implements (the certificates and keys of a TLS \
+                 endpoint; enable_mtls; verify_name_on_connect; close_link_on_expiration; \
+                 tls_handshake_timeout_ms; initial_mtu; mtu_discovery_interval_secs)",
             ));
         }
         if matches!(key.as_str(), "so_sndbuf" | "so_rcvbuf") && parse_buffer_size(value).is_none() {
@@ -171,9 +186,15 @@ impl FromStr for Endpoint {
             "udp" => Protocol::Udp,
             "unixsock-stream" => Protocol::UnixStream,
             "tls" => Protocol::Tls,
+            "quic" => Protocol::Quic,
             other => return Err(EndpointError::UnsupportedProtocol(s.into(), other.into())),
         };
         check_config(s, protocol, &config)?;
+        if protocol == Protocol::Quic {
+            crate::link::quic::check_metadata(&metadata).map_err(|(key, value, expected)| {
+                EndpointError::BadValue(s.into(), key, value, expected)
+            })?;
+        }
         if address.is_empty() {
             return Err(EndpointError::EmptyAddress(s.into()));
         }
@@ -370,7 +391,7 @@ mod tests {
             Err(EndpointError::MissingProtocol(_))
         ));
         assert!(
-            matches!("quic/1.2.3.4:1".parse::<Endpoint>(), Err(EndpointError::UnsupportedProtocol(_, p)) if p == "quic")
+            matches!("ws/1.2.3.4:1".parse::<Endpoint>(), Err(EndpointError::UnsupportedProtocol(_, p)) if p == "ws")
         );
         assert!(matches!(
             "tcp/localhost".parse::<Endpoint>(),

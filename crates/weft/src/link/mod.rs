@@ -1,5 +1,6 @@
-//! Links: the only socket code. TCP, TLS ([`tls`]) and Unix stream sockets, framed with
-//! the 2-byte little-endian batch length, and UDP, one batch per datagram.
+//! Links: the only socket code. TCP, TLS ([`tls`]), QUIC ([`quic`]) and Unix stream
+//! sockets, framed with the 2-byte little-endian batch length, and UDP, one batch per
+//! datagram.
 //!
 //! A stream link is blocking during its handshake and non-blocking once its transport
 //! runs: the I/O threads read it when it is readable and write it without ever waiting
@@ -19,8 +20,10 @@ use std::time::{Duration, Instant};
 
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
+pub mod quic;
 pub mod tls;
 
+use quic::{QuicLink, QuicListener};
 use tls::{TlsLink, TlsSettings};
 
 /// Kernel buffer sizes of a TCP link (`SO_SNDBUF` and `SO_RCVBUF`), in bytes.
@@ -74,7 +77,7 @@ impl TcpBuffers {
 }
 
 /// What making a link takes beyond its endpoint: the TCP buffer sizes, and the TLS
-/// settings of `tls/` endpoints (whose `#` configuration overrides them).
+/// settings of `tls/` and `quic/` endpoints (whose `#` configuration overrides them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkSettings {
     /// Kernel buffer sizes of TCP links (already overridden by the endpoint's).
@@ -211,11 +214,13 @@ pub enum Link {
     Udp(UdpLink),
     /// TLS over TCP.
     Tls(Box<TlsLink>),
+    /// QUIC: a socket pair bridged to the link's QUIC stream.
+    Quic(Box<QuicLink>),
 }
 
 impl Link {
     /// Connects to `endpoint`, giving up after `timeout`, with `settings` (TCP buffer
-    /// sizes, TLS). A TLS link's handshake is left to [`Link::handshake_tls`].
+    /// sizes, TLS). A TLS or QUIC link's handshake is left to [`Link::handshake_tls`].
     pub fn connect(
         endpoint: &Endpoint,
         timeout: Duration,
@@ -234,6 +239,10 @@ impl Link {
                 let link = TlsLink::client(tcp, &endpoint.address, config, options)?;
                 Ok(Self::Tls(Box::new(link)))
             }
+            Protocol::Quic => Ok(Self::Quic(Box::new(QuicLink::connect(
+                endpoint,
+                &settings.tls,
+            )?))),
             Protocol::UnixStream => Ok(Self::Unix(UnixStream::connect(&endpoint.address)?)),
             Protocol::Udp => {
                 let peer = endpoint
@@ -258,11 +267,13 @@ impl Link {
         }
     }
 
-    /// Runs a TLS link's handshake, to be done before `deadline`; nothing to do for
-    /// other links. The transport's handshake runs this first, within its own deadline.
+    /// Runs a TLS or QUIC link's handshake, to be done before `deadline`; nothing to do
+    /// for other links. The transport's handshake runs this first, within its own
+    /// deadline.
     pub fn handshake_tls(&mut self, deadline: Instant) -> io::Result<()> {
         match self {
             Self::Tls(t) => t.handshake(deadline),
+            Self::Quic(q) => q.handshake(deadline),
             _ => Ok(()),
         }
     }
@@ -272,6 +283,7 @@ impl Link {
     pub fn closes_at(&self) -> Option<std::time::SystemTime> {
         match self {
             Self::Tls(t) => t.expires(),
+            Self::Quic(q) => q.expires(),
             _ => None,
         }
     }
@@ -281,6 +293,7 @@ impl Link {
         match self {
             Self::Tcp(s) => s.as_fd(),
             Self::Tls(t) => t.tcp().as_fd(),
+            Self::Quic(q) => q.socket().as_fd(),
             Self::Unix(s) => s.as_fd(),
             Self::Udp(u) => u.socket.as_fd(),
         }
@@ -297,6 +310,7 @@ impl Link {
         match self {
             Self::Tcp(s) => s.set_nonblocking(true),
             Self::Unix(s) => s.set_nonblocking(true),
+            Self::Quic(q) => q.socket().set_nonblocking(true),
             Self::Udp(_) => Ok(()),
             Self::Tls(t) => t.set_nonblocking(),
         }
@@ -339,11 +353,11 @@ impl Link {
             Self::Tcp(s) => Self::Tcp(s.try_clone()?),
             Self::Unix(s) => Self::Unix(s.try_clone()?),
             Self::Udp(u) => Self::Udp(u.clone()),
-            // One rustls session: one handle.
-            Self::Tls(_) => {
+            // One rustls session, one bridge: one handle.
+            Self::Tls(_) | Self::Quic(_) => {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
-                    "a TLS link has one handle",
+                    "a TLS or QUIC link has one handle",
                 ))
             }
         })
@@ -355,6 +369,7 @@ impl Link {
             Self::Tcp(s) => s.set_read_timeout(t),
             Self::Unix(s) => s.set_read_timeout(t),
             Self::Tls(l) => l.tcp().set_read_timeout(t),
+            Self::Quic(q) => q.socket().set_read_timeout(t),
             Self::Udp(u) => {
                 u.read_timeout = t;
                 if u.inbox.is_none() {
@@ -370,6 +385,8 @@ impl Link {
         let _ = match self {
             Self::Tcp(s) => s.shutdown(Shutdown::Both),
             Self::Unix(s) => s.shutdown(Shutdown::Both),
+            // The bridge sees the socket pair end and closes the QUIC connection.
+            Self::Quic(q) => q.socket().shutdown(Shutdown::Both),
             // Nothing to shut: the reader stops on the transport's closed flag.
             Self::Udp(_) => Ok(()),
             Self::Tls(t) => {
@@ -385,6 +402,8 @@ impl Link {
         let _ = match self {
             Self::Tcp(s) => s.shutdown(Shutdown::Write),
             Self::Unix(s) => s.shutdown(Shutdown::Write),
+            // The bridge finishes the QUIC stream after what was written.
+            Self::Quic(q) => q.socket().shutdown(Shutdown::Write),
             Self::Udp(_) => Ok(()),
             Self::Tls(t) => {
                 t.shutdown_write();
@@ -393,13 +412,15 @@ impl Link {
         };
     }
 
-    /// The link's protocol, as Zenoh names it (`tcp`, `unixsock-stream`, `udp`).
+    /// The link's protocol, as Zenoh names it (`tcp`, `unixsock-stream`, `udp`, `tls`,
+    /// `quic`).
     pub const fn protocol_name(&self) -> &'static str {
         match self {
             Self::Tcp(_) => "tcp",
             Self::Unix(_) => "unixsock-stream",
             Self::Udp(_) => "udp",
             Self::Tls(_) => "tls",
+            Self::Quic(_) => "quic",
         }
     }
 
@@ -410,6 +431,7 @@ impl Link {
             Self::Unix(_) => None,
             Self::Udp(u) => u.socket.local_addr().ok().map(|a| a.ip()),
             Self::Tls(t) => t.tcp().local_addr().ok().map(|a| a.ip()),
+            Self::Quic(q) => q.local_ip(),
         }
     }
 
@@ -423,6 +445,7 @@ impl Link {
             Self::Unix(_) => "unixsock-stream".into(),
             Self::Udp(u) => format!("udp/{}", u.peer),
             Self::Tls(t) => format!("tls/{}", t.peer()),
+            Self::Quic(q) => format!("quic/{}", q.peer()),
         }
     }
 
@@ -530,6 +553,7 @@ impl Read for &Link {
             Link::Unix(s) => (&mut &*s).read(buf),
             Link::Udp(u) => u.socket.recv(buf),
             Link::Tls(t) => t.read(buf),
+            Link::Quic(q) => (&mut q.socket()).read(buf),
         }
     }
 }
@@ -547,6 +571,7 @@ impl Write for &Link {
             Link::Unix(s) => (&mut &*s).write(buf),
             Link::Udp(u) => u.socket.send(buf),
             Link::Tls(t) => (&mut &**t).write(buf),
+            Link::Quic(q) => (&mut q.socket()).write(buf),
         }
     }
 
@@ -556,6 +581,7 @@ impl Write for &Link {
             Link::Unix(s) => (&mut &*s).write_vectored(bufs),
             Link::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
             Link::Tls(t) => (&mut &**t).write_vectored(bufs),
+            Link::Quic(q) => (&mut q.socket()).write_vectored(bufs),
         }
     }
 
@@ -787,6 +813,8 @@ pub enum Listener {
     Udp(UdpListener),
     /// TLS over TCP: the accepted links' buffer sizes and TLS configuration.
     Tls(TcpListener, TcpBuffers, TlsAcceptor),
+    /// QUIC: the endpoint on its UDP socket, and the connections it was offered.
+    Quic(QuicListener),
 }
 
 /// How a TLS listener serves the links it accepts.
@@ -822,6 +850,7 @@ impl Listener {
                 let buffers = tls.buffers.for_endpoint(endpoint);
                 Ok(Self::Tls(bind_tcp(first_addr()?)?, buffers, acceptor))
             }
+            Protocol::Quic => Ok(Self::Quic(QuicListener::bind(endpoint, &settings.tls)?)),
             Protocol::UnixStream => Ok(Self::Unix(
                 UnixListener::bind(&endpoint.address)?,
                 endpoint.address.clone(),
@@ -848,6 +877,8 @@ impl Listener {
         match self {
             Self::Tcp(l, _) | Self::Tls(l, _, _) => l.set_nonblocking(true),
             Self::Unix(l, _) => l.set_nonblocking(true),
+            // Its descriptor is non-blocking already.
+            Self::Quic(_) => Ok(()),
             Self::Udp(u) => u.socket.set_read_timeout(Some(poll)),
         }
     }
@@ -863,6 +894,7 @@ impl Listener {
         match self {
             Self::Tcp(l, _) | Self::Tls(l, _, _) => l.as_raw_fd(),
             Self::Unix(l, _) => l.as_raw_fd(),
+            Self::Quic(q) => q.raw_fd(),
             Self::Udp(u) => u.socket.as_raw_fd(),
         }
     }
@@ -872,12 +904,13 @@ impl Listener {
         match self {
             Self::Tcp(l, _) => Ok(format!("tcp/{}", l.local_addr()?)),
             Self::Tls(l, _, _) => Ok(format!("tls/{}", l.local_addr()?)),
+            Self::Quic(q) => Ok(format!("quic/{}", q.local_addr())),
             Self::Unix(_, path) => Ok(format!("unixsock-stream/{path}")),
             Self::Udp(u) => Ok(format!("udp/{}", u.socket.local_addr()?)),
         }
     }
 
-    /// Waits for the next connection. A TLS link's handshake is left to
+    /// Waits for the next connection. A TLS or QUIC link's handshake is left to
     /// [`Link::handshake_tls`] (on the thread running the transport's handshake).
     pub fn accept(&self) -> io::Result<Link> {
         match self {
@@ -899,6 +932,7 @@ impl Listener {
                 s.set_nonblocking(false)?;
                 Ok(Link::Unix(s))
             }
+            Self::Quic(q) => Ok(Link::Quic(Box::new(q.accept()?))),
             Self::Udp(u) => u.accept(),
         }
     }

@@ -12,7 +12,7 @@
 //! rustls session under a lock held for one non-blocking step at a time, never while
 //! waiting.
 
-mod expiry;
+pub(crate) mod expiry;
 mod settings;
 
 use std::io::{self, IoSlice, Read, Write};
@@ -130,7 +130,7 @@ impl std::fmt::Debug for TlsLink {
 }
 
 /// The host part of `HOST:PORT` (without the brackets of an IPv6 address).
-fn host_of(address: &str) -> &str {
+pub(crate) fn host_of(address: &str) -> &str {
     let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
     host.strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
