@@ -455,16 +455,63 @@ impl Drop for ConnectionPlace {
     }
 }
 
+/// Connections waiting for their 503, at most.
+const REFUSALS_PENDING: usize = 64;
+/// What a refused connection may still send after its 503 (its request), read and
+/// discarded so that closing it does not reset it before the client has read the 503.
+const REFUSAL_DRAIN_BYTES: usize = 1 << 20;
+/// How long a refused connection's request is read, at most.
+const REFUSAL_DRAIN_TIME: Duration = Duration::from_secs(1);
+
+/// Starts the thread that answers 503 to the connections beyond the limit, one at a
+/// time, each for [`REFUSAL_DRAIN_TIME`] at most, so that the accepting thread never
+/// waits for them; returns where to hand them.
+fn start_refusing() -> io::Result<std::sync::mpsc::SyncSender<TcpStream>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<TcpStream>(REFUSALS_PENDING);
+    std::thread::Builder::new()
+        .name("weftd-http-503".into())
+        .spawn(move || {
+            for mut stream in rx {
+                let busy = Response::text(503, "too many connections, try again");
+                let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+                if write_response(&mut stream, &busy, true).is_ok() {
+                    let _ = stream.shutdown(std::net::Shutdown::Write);
+                    drain(&mut stream, REFUSAL_DRAIN_BYTES, REFUSAL_DRAIN_TIME);
+                }
+            }
+        })?;
+    Ok(tx)
+}
+
+/// Reads and discards what `stream` sends until it ends, `bytes` are read, or `time`
+/// has passed.
+fn drain(stream: &mut TcpStream, bytes: usize, time: Duration) {
+    let deadline = Instant::now() + time;
+    let mut buf = [0u8; 16 << 10];
+    let mut read = 0;
+    while read < bytes {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || stream.set_read_timeout(Some(left)).is_err() {
+            return;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => read += n,
+        }
+    }
+}
+
 /// Serves `listener` on a thread of its own, one thread per connection within
 /// `limits.connections`.
 pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> io::Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
     let mut refused = 0u64;
+    let refusals = start_refusing()?;
     std::thread::Builder::new()
         .name("weftd-http".into())
         .spawn(move || {
             for stream in listener.incoming() {
-                let Ok(mut stream) = stream else {
+                let Ok(stream) = stream else {
                     // Out of descriptors: let some connections end first.
                     std::thread::sleep(Duration::from_millis(50));
                     continue;
@@ -478,9 +525,8 @@ pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> 
                         );
                     }
                     refused += 1;
-                    let busy = Response::text(503, "too many connections, try again");
-                    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-                    let _ = write_response(&mut stream, &busy, true);
+                    // Beyond what the refusing thread holds, closed unanswered.
+                    let _ = refusals.try_send(stream);
                     continue;
                 };
                 if refused > 0 {
@@ -691,5 +737,36 @@ mod tests {
         }
         let text = served(b"PUT /a HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
         assert!(text.starts_with("HTTP/1.1 200"), "{text:?}");
+    }
+
+    #[test]
+    fn a_connection_refused_for_lack_of_places_reads_503_not_a_reset() {
+        let addr = server(Limits {
+            connections: 1,
+            ..Limits::default()
+        });
+        // The one place, held by an idle connection (served once it answers).
+        let holder = TcpStream::connect(addr).unwrap();
+        (&holder)
+            .write_all(b"GET /a HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+            .unwrap();
+        let mut first = [0u8; 12];
+        let _ = holder.set_read_timeout(Some(Duration::from_secs(5)));
+        (&holder).read_exact(&mut first).unwrap();
+        assert_eq!(&first, b"HTTP/1.1 200");
+        for _ in 0..5 {
+            // A request with a body the server never reads: it is answered all the same.
+            let mut stream = TcpStream::connect(addr).unwrap();
+            let body = vec![b'x'; 200_000];
+            let head = format!("PUT /a HTTP/1.1\r\nContent-Length: {}\r\n\r\n", body.len());
+            let sent = stream
+                .write_all(head.as_bytes())
+                .and_then(|()| stream.write_all(&body));
+            let text = answer(&stream);
+            assert!(
+                sent.is_ok() && text.starts_with("HTTP/1.1 503"),
+                "sent: {sent:?}, answered: {text:?}"
+            );
+        }
     }
 }
