@@ -101,3 +101,68 @@ fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
             .unwrap_or_else(|e| panic!("subscriber {i} did not get the put: {e}"));
     }
 }
+
+/// The threads of this process.
+fn own_threads() -> usize {
+    threads(std::process::id())
+}
+
+/// A process holding many weft client sessions (each with gets under way) uses the I/O
+/// threads and one timer thread, whatever the number of sessions: no thread waits for a
+/// session's end (the face reconnects when it ends) or for a get's deadline. Each session
+/// still reconnects: weftd restarted on the same port, each session's put reaches it.
+#[test]
+fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
+    const CLIENTS: usize = 300;
+    raise_open_files_limit();
+    let port = free_port();
+    let weftd = Weftd::start(port, &[]);
+    let at_rest = own_threads();
+    let sessions: Vec<weft::Session> = (0..CLIENTS).map(|_| weftd.weft_client()).collect();
+    let gets: Vec<_> = sessions
+        .iter()
+        .map(|s| s.get("nothing/**", &weft::GetOptions::default()).unwrap())
+        .collect();
+    let loaded = own_threads();
+    assert!(
+        loaded <= at_rest + weft::transport::MAX_IO_THREADS + 1,
+        "{loaded} threads for {CLIENTS} client sessions ({at_rest} before)"
+    );
+    drop(gets);
+
+    // Every session connects again once weftd is back, on a thread started when its
+    // session ended.
+    weftd.kill();
+    let weftd = Weftd::start(port, &[]);
+    let listener = weftd.weft_client();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let record = seen.clone();
+    let _sub = listener
+        .declare_subscriber("back/*", move |s| {
+            record
+                .lock()
+                .unwrap()
+                .insert(s.key_expr.as_str().to_owned());
+        })
+        .unwrap();
+    // Each session puts on a key of its own until weftd has routed one of them.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let missing: Vec<usize> = (0..CLIENTS)
+            .filter(|i| !seen.lock().unwrap().contains(&format!("back/{i}")))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {CLIENTS} sessions did not reconnect",
+            missing.len()
+        );
+        for i in missing {
+            let _ = sessions[i].put(&format!("back/{i}"), b"x", &PutOptions::default());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(own_threads() <= at_rest + weft::transport::MAX_IO_THREADS + 1);
+}

@@ -1,13 +1,15 @@
-//! The session's deadlines (a `get` or a liveliness `get` that times out), kept in one
-//! queue and served by one thread per session, instead of a sleeping thread per request.
+//! Sessions' deadlines (a `get` or a liveliness `get` that times out), kept in one queue
+//! and served by one thread for the whole process, instead of a sleeping thread per
+//! request or per session.
 //!
-//! [`DeadlineQueue`] is the pure part (time passed in); [`Timers`] adds the lock, the
-//! condition variable and the thread, which sleeps while nothing is pending and ends
-//! when the session closes.
+//! [`DeadlineQueue`] is the pure part (time passed in); [`schedule`] adds to the
+//! process's queue, whose thread starts on first use and sleeps while nothing is
+//! pending. A deadline holds its session weakly: what comes due after the session closed
+//! (or went) does not fire.
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use super::Inner;
@@ -21,45 +23,76 @@ pub(crate) enum Timeout {
     LivelinessGet(u32),
 }
 
-/// Deadlines in time order.
-#[derive(Debug, Default)]
-pub(crate) struct DeadlineQueue {
-    heap: BinaryHeap<Reverse<(Instant, Timeout)>>,
+/// One deadline: when, in what order among those at the same time, and what.
+#[derive(Debug)]
+struct Deadline<T> {
+    at: Instant,
+    seq: u64,
+    what: T,
 }
 
-impl DeadlineQueue {
+impl<T> PartialEq for Deadline<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl<T> Eq for Deadline<T> {}
+
+impl<T> PartialOrd for Deadline<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Deadline<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
+/// Deadlines in time order (those at the same time in the order they were added).
+#[derive(Debug)]
+pub(crate) struct DeadlineQueue<T> {
+    heap: BinaryHeap<Reverse<Deadline<T>>>,
+    seq: u64,
+}
+
+impl<T> Default for DeadlineQueue<T> {
+    fn default() -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+}
+
+impl<T> DeadlineQueue<T> {
     /// Adds `what` for `at`.
-    pub(crate) fn push(&mut self, at: Instant, what: Timeout) {
-        self.heap.push(Reverse((at, what)));
+    pub(crate) fn push(&mut self, at: Instant, what: T) {
+        self.seq += 1;
+        let seq = self.seq;
+        self.heap.push(Reverse(Deadline { at, seq, what }));
     }
 
     /// The earliest deadline, if any.
     pub(crate) fn next(&self) -> Option<Instant> {
-        self.heap.peek().map(|Reverse((at, _))| *at)
+        self.heap.peek().map(|Reverse(d)| d.at)
     }
 
     /// Removes and returns what is due at `now`, earliest first.
-    pub(crate) fn pop_due(&mut self, now: Instant) -> Vec<Timeout> {
+    pub(crate) fn pop_due(&mut self, now: Instant) -> Vec<T> {
         let mut due = Vec::new();
-        while let Some(Reverse((at, what))) = self.heap.peek() {
-            if *at > now {
-                break;
+        while self.heap.peek().is_some_and(|Reverse(d)| d.at <= now) {
+            if let Some(Reverse(d)) = self.heap.pop() {
+                due.push(d.what);
             }
-            due.push(*what);
-            self.heap.pop();
         }
         due
     }
 }
 
-/// The session's deadlines and their thread. Dropped (or closed) with the session: the
-/// thread ends at once.
-#[derive(Default)]
-pub(crate) struct Timers {
-    shared: Arc<Shared>,
-}
-
-/// What the session and its timer thread share.
+/// The process's deadlines, shared with their thread.
 #[derive(Default)]
 struct Shared {
     state: Mutex<TimersState>,
@@ -68,45 +101,34 @@ struct Shared {
 
 #[derive(Default)]
 struct TimersState {
-    deadlines: DeadlineQueue,
+    deadlines: DeadlineQueue<(Weak<Inner>, Timeout)>,
     /// The thread was started.
     started: bool,
-    /// The session closed: the thread ends.
-    closed: bool,
 }
 
-impl Timers {
-    /// Schedules `what` at `at`, starting the session's timer thread on first use.
-    pub(crate) fn schedule(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) {
-        let mut st = self.shared.lock();
-        st.deadlines.push(at, what);
-        if !st.started {
-            let (shared, weak) = (self.shared.clone(), Arc::downgrade(inner));
-            let started = std::thread::Builder::new()
-                .name("weft-timers".into())
-                .spawn(move || run(&shared, &weak));
-            st.started = started.is_ok();
-            if let Err(e) = started {
-                tracing::warn!(
-                    "cannot start the timer thread ({e}): timeouts wait for the next get"
-                );
-            }
+/// The process's deadlines.
+fn shared() -> &'static Arc<Shared> {
+    static SHARED: OnceLock<Arc<Shared>> = OnceLock::new();
+    SHARED.get_or_init(Arc::default)
+}
+
+/// Schedules `what` for `inner` at `at`, starting the timer thread on first use.
+pub(crate) fn schedule(inner: &Arc<Inner>, at: Instant, what: Timeout) {
+    let shared = shared();
+    let mut st = shared.lock();
+    st.deadlines.push(at, (Arc::downgrade(inner), what));
+    if !st.started {
+        let thread = shared.clone();
+        let started = std::thread::Builder::new()
+            .name("weft-timers".into())
+            .spawn(move || run(&thread));
+        st.started = started.is_ok();
+        if let Err(e) = started {
+            tracing::warn!("cannot start the timer thread ({e}): timeouts wait for the next get");
         }
-        drop(st);
-        self.shared.changed.notify_one();
     }
-
-    /// Ends the timer thread (the session closes): what has not come due never fires.
-    pub(crate) fn close(&self) {
-        self.shared.lock().closed = true;
-        self.shared.changed.notify_one();
-    }
-}
-
-impl Drop for Timers {
-    fn drop(&mut self) {
-        self.close();
-    }
+    drop(st);
+    shared.changed.notify_one();
 }
 
 impl Shared {
@@ -116,13 +138,10 @@ impl Shared {
 }
 
 /// The timer thread: sleeps until the next deadline (or until one is added), fires what
-/// is due; ends when its session closes or goes. It holds the session only while firing.
-fn run(shared: &Shared, weak: &Weak<Inner>) {
+/// is due for the sessions still open. It holds a session only while firing.
+fn run(shared: &Shared) {
     let mut st = shared.lock();
     loop {
-        if st.closed {
-            return;
-        }
         let now = Instant::now();
         let due = st.deadlines.pop_due(now);
         if due.is_empty() {
@@ -139,8 +158,10 @@ fn run(shared: &Shared, weak: &Weak<Inner>) {
             continue;
         }
         drop(st);
-        let Some(inner) = weak.upgrade() else { return };
-        for what in due {
+        for (session, what) in due {
+            let Some(inner) = session.upgrade().filter(|i| !i.is_closing()) else {
+                continue;
+            };
             match what {
                 Timeout::Get(qid) => inner.finish_get(qid),
                 Timeout::LivelinessGet(id) => {
@@ -148,7 +169,6 @@ fn run(shared: &Shared, weak: &Weak<Inner>) {
                 }
             }
         }
-        drop(inner);
         st = shared.lock();
     }
 }

@@ -66,6 +66,9 @@ pub(crate) struct Face {
     /// Whether its link is reserved for some priorities: it stands in for the node's main
     /// link, which replaces it when it comes.
     pub(crate) for_priorities: bool,
+    /// Where to connect again when the face ends (set for a node this session connects
+    /// to, on a `connect` endpoint or one found by scouting).
+    pub(crate) reconnect: Option<Arc<[crate::endpoint::Endpoint]>>,
 }
 
 impl Face {
@@ -82,6 +85,7 @@ impl Face {
             their_interests: HashMap::new(),
             on_tree: true,
             for_priorities: false,
+            reconnect: None,
         }
     }
 

@@ -222,7 +222,7 @@ impl Inner {
         for t in targets {
             send_control(&*t, &msg);
         }
-        self.timers.schedule(
+        super::deadlines::schedule(
             self,
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::LivelinessGet(id),

@@ -287,8 +287,6 @@ pub(crate) struct Inner {
     refused_keys: AtomicU64,
     /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
     refused_sessions: AtomicU64,
-    /// When gets time out (one thread per session).
-    timers: deadlines::Timers,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
 }
@@ -414,7 +412,6 @@ impl Session {
             access_control,
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
-            timers: deadlines::Timers::default(),
             first_attempts_failed: Mutex::new(Vec::new()),
         });
         runtime::start(&inner)?;
@@ -856,7 +853,6 @@ impl Inner {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.timers.close();
         if let Ok(wakers) = self.wakers.lock() {
             for w in wakers.iter() {
                 let _ = w.wake();

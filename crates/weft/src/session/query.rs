@@ -352,7 +352,7 @@ impl Inner {
             }
         }
         self.check_done(qid);
-        self.timers.schedule(
+        super::deadlines::schedule(
             self,
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::Get(qid),

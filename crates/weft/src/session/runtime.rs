@@ -155,6 +155,9 @@ impl Inner {
                 face.on_tree = false;
                 st.mesh.link_up(t.peer_zid());
             }
+            if let Some(old) = st.faces.get_mut(&t.peer_zid()) {
+                face.reconnect = old.reconnect.take();
+            }
             st.faces.insert(t.peer_zid(), face)
         };
         if let Some(old) = replaced {
@@ -173,6 +176,31 @@ impl Inner {
         true
     }
 
+    /// Whether `t` is the transport of a face (not a link reserved for priorities beside
+    /// one, nor a transport that ended already).
+    fn is_face(&self, t: &Transport) -> bool {
+        self.lock()
+            .faces
+            .get(&t.peer_zid())
+            .is_some_and(|f| super::face_transport::same(&*f.transport, t))
+    }
+
+    /// Has the face of `zid` connect again to one of `alternatives` when it ends (unless
+    /// it does already). False when there is no such face (it ended already).
+    fn reconnect_when_gone(&self, zid: ZenohId, alternatives: &Arc<[Endpoint]>) -> bool {
+        if self.is_closing() {
+            return true;
+        }
+        let mut st = self.lock();
+        match st.faces.get_mut(&zid) {
+            Some(face) if !face.transport.is_closed() => {
+                face.reconnect.get_or_insert_with(|| alternatives.clone());
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Logs a session refused beyond `transport.unicast.max_sessions`: the 1st, 2nd, 4th,
     /// 8th... refusal, so that a flood of connections cannot flood the log.
     fn refused_session(&self, t: &dyn FaceTransport, sessions: usize) {
@@ -188,7 +216,7 @@ impl Inner {
     }
 
     /// Forgets a closed transport and what its node declared.
-    pub(crate) fn remove_face(&self, t: &dyn FaceTransport) {
+    pub(crate) fn remove_face(self: &Arc<Self>, t: &dyn FaceTransport) {
         let mut st = self.lock();
         let was_open = st
             .faces
@@ -197,9 +225,11 @@ impl Inner {
         st.routes_changed();
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
+        let mut reconnect = None;
         if was_open {
             if let Some(mut face) = st.faces.remove(&t.peer_zid()) {
                 entities = face.entities();
+                reconnect = face.reconnect.take();
                 let zid = t.peer_zid();
                 let declared = &mut st.declared;
                 declared.subscribers.forget_face(zid, &mut face.subscribers);
@@ -220,6 +250,9 @@ impl Inner {
                 t.peer_whatami().as_str(),
                 t.describe()
             );
+        }
+        if let Some(alternatives) = reconnect.filter(|_| !self.is_closing()) {
+            spawn_connector(self, alternatives);
         }
         self.forget_face_in_gets(t.peer_zid());
         self.forget_face_tokens(tokens);
@@ -246,10 +279,10 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
         listen_anywhere(inner);
     }
     for ep in inner.config.connect.clone() {
-        spawn_connector(inner, vec![ep]);
+        spawn_connector(inner, Arc::new([ep]));
     }
     if !inner.scouted.is_empty() {
-        spawn_connector(inner, inner.scouted.clone());
+        spawn_connector(inner, inner.scouted.clone().into());
     }
     super::discovery::start(inner);
     Ok(())
@@ -257,15 +290,17 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
 
 /// Starts a thread that stays connected to one of `alternatives` (the first that
 /// answers), reconnecting when the link is lost.
-fn spawn_connector(inner: &Arc<Inner>, alternatives: Vec<Endpoint>) {
+fn spawn_connector(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
     let weak = Arc::downgrade(inner);
     let name = alternatives
         .first()
         .map_or_else(String::new, ToString::to_string);
-    std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name(format!("weft-connect-{name}"))
-        .spawn(move || connect_loop(&alternatives, &weak))
-        .expect("spawn a connector thread");
+        .spawn(move || connect_loop(&alternatives, &weak));
+    if let Err(e) = spawned {
+        tracing::error!("cannot start a thread to connect to {name}: {e}");
+    }
 }
 
 /// Opens a transport to the first of `alternatives` that accepts one.
@@ -513,7 +548,7 @@ fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
     }
 }
 
-fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
+fn connect_loop(alternatives: &Arc<[Endpoint]>, weak: &Weak<Inner>) {
     let mut backoff = BACKOFF_MIN;
     let twin = weak
         .upgrade()
@@ -548,29 +583,30 @@ fn connect_loop(alternatives: &[Endpoint], weak: &Weak<Inner>) {
                 backoff = BACKOFF_MIN;
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
                 let kept = inner.adopt(pending, true);
-                drop(inner);
-                if !kept {
-                    // The node is connected already (it connected to us): stay with
-                    // that session until it closes.
-                    let zid = t.peer_zid();
-                    while let Some(other) = weak.upgrade().and_then(|i| {
-                        let st = i.lock();
-                        (!i.is_closing())
-                            .then(|| st.faces.get(&zid).and_then(|f| f.transport.transport()))?
-                    }) {
-                        other.wait_ended();
+                let beside_main = kept && !inner.is_face(&t);
+                if twin || beside_main {
+                    // A link reserved for priorities beside the main one is no face: stay
+                    // with it until it ends, then open it again (or try again later if
+                    // it was refused).
+                    drop(inner);
+                    if kept {
+                        t.wait_ended();
+                    } else {
+                        std::thread::sleep(backoff);
+                        backoff = (backoff * 2).min(BACKOFF_MAX);
                     }
                     continue;
                 }
-                // Stay with this transport until it ends (the session's close ends it
-                // too), then reconnect.
-                t.wait_ended();
-                if weak.upgrade().is_none_or(|i| i.is_closing()) {
+                if peer_is_client && kept {
                     return;
                 }
-                if peer_is_client {
+                // The face of this node (this transport, or the one the node opened to
+                // us first) reconnects when it ends; this thread is not needed until then.
+                if inner.reconnect_when_gone(t.peer_zid(), alternatives) {
                     return;
                 }
+                // Gone already: connect again.
+                drop(inner);
             }
             Err(e) => {
                 drop(inner);
