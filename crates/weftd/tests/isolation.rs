@@ -436,7 +436,14 @@ fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
         &[],
     );
     let mut first = RawClient::connect(weftd.port, 0x5e1).unwrap();
-    let _second = RawClient::connect(weftd.port, 0x5e2).unwrap();
+    let mut second = RawClient::connect(weftd.port, 0x5e2).unwrap();
+    // A handshake completes before the router counts the session: once both are
+    // answered, both are counted, whatever the order their handshake threads ran in.
+    for client in [&mut first, &mut second] {
+        client
+            .sync(Priority::Control, Duration::from_secs(10))
+            .unwrap();
+    }
     // The third handshake completes, then the router closes it.
     let refused = RawClient::connect(weftd.port, 0x5e3);
     if let Ok(mut third) = refused {
