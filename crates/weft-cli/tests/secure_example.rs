@@ -2,7 +2,9 @@
 //! in the README verbatim) run through `sh` in a scratch directory holding a copy of
 //! `crates/weftd/secure/`, with `weft` and `weftd` on the `PATH`. The only change: the
 //! copied files use a free port on 127.0.0.1 instead of 7447. What the subscriber prints
-//! and what `weft acl check` answers must be what the README says.
+//! and what `weft acl check` answers must be what the README says, and the same clients
+//! through Eclipse Zenoh's router started from the same `router.json5` must print the
+//! same.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -61,7 +63,7 @@ struct Scratch {
 impl Scratch {
     /// A copy of `crates/weftd/secure` whose endpoints use `port` on 127.0.0.1.
     fn new(port: u16) -> Self {
-        let dir = std::env::temp_dir().join(format!("weft-secure-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("weft-secure-{}-{port}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let secure = dir.join("crates/weftd/secure");
         std::fs::create_dir_all(&secure).unwrap();
@@ -160,22 +162,21 @@ fn lines_until(lines: &Receiver<String>, wanted: &str) -> Vec<String> {
     seen
 }
 
-#[test]
-fn the_readme_securing_example_runs_as_written() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
-    let scratch = Scratch::new(port);
-    let (made, _) = scratch.run(MAKE_CERTS);
-    assert!(made, "{MAKE_CERTS} failed (is openssl installed?)");
+        .port()
+}
 
-    let (router, _) = scratch.spawn(ROUTER);
-    let _router = Running(router);
+/// Runs the example's client commands against the router listening on `port` (what the
+/// scratch's files name); returns what the subscriber printed, repeated lines once.
+fn clients_through(scratch: &Scratch, port: u16) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "weftd does not listen");
+        assert!(Instant::now() < deadline, "the router does not listen");
         std::thread::sleep(Duration::from_millis(20));
     }
     let (subscriber, lines) = scratch.spawn(SUBSCRIBE);
@@ -226,16 +227,25 @@ fn the_readme_securing_example_runs_as_written() {
         scratch.run(OPERATOR_CONFIGURES).0,
         "{OPERATOR_CONFIGURES} failed"
     );
-    let setpoint = "put plant/config/setpoint 20";
-    printed.extend(lines_until(&lines, setpoint));
+    printed.extend(lines_until(&lines, "put plant/config/setpoint 20"));
     printed.dedup();
-    assert_eq!(printed.last().map(String::as_str), Some(setpoint));
+    printed
+}
+
+#[test]
+fn the_readme_securing_example_runs_as_written() {
+    let port = free_port();
+    let scratch = Scratch::new(port);
+    let (made, _) = scratch.run(MAKE_CERTS);
+    assert!(made, "{MAKE_CERTS} failed (is openssl installed?)");
+    let (router, _) = scratch.spawn(ROUTER);
+    let router = Running(router);
+    let printed = clients_through(&scratch, port);
     let shown = format!("```text\n{}\n```", printed.join("\n"));
     assert!(
         README.contains(&shown),
         "the subscriber printed {printed:?}, not what the README shows"
     );
-
     // `weft acl check` says what the README says.
     let (_, answer) = scratch.run(CHECK);
     let comment = format!("# {}", answer.trim());
@@ -243,5 +253,27 @@ fn the_readme_securing_example_runs_as_written() {
         README.contains(&comment),
         "weft acl check answered `{}`, not what the README shows",
         answer.trim()
+    );
+    drop(router);
+
+    // Eclipse Zenoh's router, from the same configuration file, does the same.
+    let port = free_port();
+    let scratch = Scratch::new(port);
+    assert!(scratch.run(MAKE_CERTS).0, "{MAKE_CERTS} failed");
+    let dir = scratch.dir.to_str().unwrap().to_owned();
+    let Some(_zenoh) = weft_testkit::ZenohNode::start(&[
+        "--config",
+        "crates/weftd/secure/router.json5",
+        "--chdir",
+        &dir,
+        "--timeout",
+        "120",
+    ]) else {
+        return;
+    };
+    assert_eq!(
+        clients_through(&scratch, port),
+        printed,
+        "through Zenoh's router"
     );
 }
