@@ -2,11 +2,15 @@
 //! access control's `cert_common_names` subjects match.
 //!
 //! As Zenoh reads it: the first CN attribute of the subject, in the order the
-//! certificate lists them, if its value is one of the string types a Rust `&str` can
-//! borrow (UTF8String, PrintableString, IA5String, NumericString, VisibleString,
-//! T61String, GeneralString, GraphicString, VideotexString) and valid UTF-8. A subject
-//! without a CN, or whose first CN is a BMPString or UniversalString, has no name: then
-//! no `cert_common_names` subject matches the link (one with other properties may).
+//! certificate lists them (later ones are never tried), if its value is one of the
+//! directory string types taken byte for byte (UTF8String, PrintableString, IA5String,
+//! NumericString, VisibleString, T61String, VideotexString, GraphicString,
+//! GeneralString, and ObjectDescriptor) and valid UTF-8. A subject without a CN, or
+//! whose first CN is of another type, has no name: then no `cert_common_names` subject
+//! matches the link (one without that field may). Zenoh also takes a BMPString's UTF-16
+//! bytes as if they were UTF-8, which turns `client-a` into a name with a NUL before
+//! every letter that no configuration lists; weft gives it no name, and the same
+//! subjects match.
 
 use super::expiry::element;
 
