@@ -44,6 +44,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/
 fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1
+# The README's "Securing weftd" example (crates/weft-cli/tests/secure_example.rs) makes
+# its certificates with openssl.
+if ! command -v openssl >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
+fi
 # The weftd-next-to-zenohd test runs when a zenohd 1.10.2 binary is at hand.
 if [ -z "${WEFT_ZENOHD:-}" ] && command -v zenohd >/dev/null 2>&1; then
   export WEFT_ZENOHD=$(command -v zenohd)

@@ -15,6 +15,10 @@ TLS (`tls/` endpoints): --tls-root-ca, --tls-listen-cert/--tls-listen-key,
 --tls-connect-cert/--tls-connect-key (PEM files), --tls-mtls, --tls-no-verify-name and
 --tls-close-on-expiration set Zenoh's `transport/link/tls/*` keys.
 
+With --config FILE, the session starts from that configuration file (Zenoh's
+`Config.from_file`, relative paths in it from --chdir DIR if given); --mode, --listen and
+--connect then change it only when given.
+
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
 `DONE`.
@@ -22,6 +26,7 @@ and prints one JSON line per node that answers ({"zid", "whatami", "locators"}),
 import argparse
 import hashlib
 import json
+import os
 import sys
 import threading
 import time
@@ -31,7 +36,9 @@ import zenoh
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--mode", choices=["router", "peer", "client"], default="router")
+    p.add_argument("--mode", choices=["router", "peer", "client"])
+    p.add_argument("--config", help="a configuration file to start from")
+    p.add_argument("--chdir", help="the directory to run in (for --config's relative paths)")
     p.add_argument("--listen", action="append", default=[])
     p.add_argument("--connect", action="append", default=[])
     p.add_argument("--sub", help="key expression to subscribe to")
@@ -76,10 +83,19 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=10.0)
     args = p.parse_args()
 
-    conf = zenoh.Config()
-    conf.insert_json5("mode", json.dumps(args.mode))
-    conf.insert_json5("listen/endpoints", json.dumps(args.listen))
-    conf.insert_json5("connect/endpoints", json.dumps(args.connect))
+    if args.chdir:
+        os.chdir(args.chdir)
+    if args.config:
+        conf = zenoh.Config.from_file(args.config)
+    else:
+        conf = zenoh.Config()
+        args.mode = args.mode or "router"
+    if args.mode:
+        conf.insert_json5("mode", json.dumps(args.mode))
+    if args.listen or not args.config:
+        conf.insert_json5("listen/endpoints", json.dumps(args.listen))
+    if args.connect or not args.config:
+        conf.insert_json5("connect/endpoints", json.dumps(args.connect))
     conf.insert_json5("scouting/multicast/enabled", json.dumps(args.multicast_scouting or bool(args.scout)))
     conf.insert_json5("scouting/gossip/enabled", "false")
     for item in args.insert:

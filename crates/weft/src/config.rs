@@ -586,26 +586,7 @@ impl Config {
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
                 "access_control" => {
-                    let acl = crate::acl::AclConfig::from_value(value)?;
-                    // Subjects by login or certificate cannot match yet: a deny rule for
-                    // them would silently deny nothing.
-                    if acl.enabled {
-                        for (i, subject) in acl.subjects.iter().enumerate() {
-                            let unsupported = [
-                                ("usernames", subject.usernames.is_some()),
-                                ("cert_common_names", subject.cert_common_names.is_some()),
-                            ];
-                            if let Some((field, _)) = unsupported.iter().find(|(_, on)| *on) {
-                                return Err(ConfigError::UnsupportedSecurity {
-                                    key: format!("access_control.subjects[{i}].{field}"),
-                                    value: format!("{:?}", subject.id),
-                                    reason: "access-control subjects by user name or \
-                                             certificate name are not matched by weft yet",
-                                });
-                            }
-                        }
-                    }
-                    config.access_control = acl;
+                    config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
@@ -838,16 +819,18 @@ mod tests {
     }
 
     #[test]
-    fn access_control_subjects_by_login_or_certificate_are_refused_until_matched() {
+    fn access_control_subjects_by_user_or_certificate_name_are_accepted() {
         let text = r#"{ access_control: { enabled: true, default_permission: "allow",
             rules: [{ id: "r", messages: ["put"], permission: "deny", key_exprs: ["**"] }],
-            subjects: [{ id: "s" }, { id: "mallory", usernames: ["mallory"] }],
-            policies: [{ rules: ["r"], subjects: ["mallory"] }] } }"#;
-        let e = Config::from_json5(text).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("`access_control.subjects[1].usernames`"),
-            "{e}"
+            subjects: [{ id: "s" }, { id: "mallory", usernames: ["mallory"] },
+                       { id: "cert", cert_common_names: ["client-a"] }],
+            policies: [{ rules: ["r"], subjects: ["mallory", "cert"] }] } }"#;
+        let (config, _) = Config::from_json5(text).unwrap();
+        let subjects = &config.access_control.subjects;
+        assert_eq!(subjects[1].usernames, Some(vec!["mallory".to_owned()]));
+        assert_eq!(
+            subjects[2].cert_common_names,
+            Some(vec!["client-a".to_owned()])
         );
     }
 

@@ -618,3 +618,46 @@ fn a_weft_router_sees_a_zenoh_client_leave_at_once() {
     // Well within the lease (10 s): the close came through the link.
     wait_alone(&router, Duration::from_secs(3));
 }
+
+/// Access control knows a QUIC client by its certificate's common name, as a TLS one:
+/// a rule for `cert_common_names: ["client.weft.test"]` (the PKI's client) applies to it.
+#[test]
+fn access_control_knows_a_quic_client_by_its_certificate_name() {
+    let pki = Pki::new("weft-quic-acl");
+    let acl = r#"{ access_control: {
+        enabled: true,
+        default_permission: "allow",
+        rules: [ { id: "no", messages: ["put"], flows: ["ingress"], permission: "deny",
+                   key_exprs: ["acl/denied/**"] } ],
+        subjects: [ { id: "client", cert_common_names: ["client.weft.test"] } ],
+        policies: [ { rules: ["no"], subjects: ["client"] } ],
+    } }"#;
+    let (mut config, _) = Config::from_json5(acl).unwrap();
+    config.mode = WhatAmI::Router;
+    config.multicast_scouting = false;
+    config.listen = vec!["quic/127.0.0.1:0".parse().unwrap()];
+    config.tls = listening(&pki, true);
+    let router = weft::open(config).unwrap();
+    let endpoint = router.listen_endpoints()[0].replace("127.0.0.1", "localhost");
+    let (_sub, rx) = router.declare_subscriber_channel("acl/**", 64).unwrap();
+    let client = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, true)).unwrap();
+
+    // Denied, then allowed on the same link: had the first passed, it would come first.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        client
+            .put("acl/denied/x", b"no", &PutOptions::default())
+            .unwrap();
+        client
+            .put("acl/allowed/x", b"yes", &PutOptions::default())
+            .unwrap();
+        if let Ok(s) = rx.recv_timeout(Duration::from_millis(100)) {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "nothing reached the router");
+    };
+    assert_eq!(first.key_expr.as_str(), "acl/allowed/x");
+    while let Ok(s) = rx.recv_timeout(Duration::from_millis(300)) {
+        assert_eq!(s.key_expr.as_str(), "acl/allowed/x");
+    }
+}

@@ -437,11 +437,12 @@ fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
     );
     let mut first = RawClient::connect(weftd.port, 0x5e1).unwrap();
     let mut second = RawClient::connect(weftd.port, 0x5e2).unwrap();
-    // Both are sessions of weftd once it answers them (a handshake's last message leaves
-    // before weftd counts the session: without this, under load, the third could be
-    // counted first and the second refused).
-    for s in [&mut first, &mut second] {
-        s.sync(Priority::Control, Duration::from_secs(10)).unwrap();
+    // A handshake completes before the router counts the session: once both are
+    // answered, both are counted, whatever the order their handshake threads ran in.
+    for client in [&mut first, &mut second] {
+        client
+            .sync(Priority::Control, Duration::from_secs(10))
+            .unwrap();
     }
     // The third handshake completes, then the router closes it.
     let refused = RawClient::connect(weftd.port, 0x5e3);

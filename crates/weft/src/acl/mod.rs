@@ -197,6 +197,53 @@ mod tests {
     }
 
     #[test]
+    fn subjects_with_the_same_properties_share_their_rules_and_a_deny_wins() {
+        // As in Zenoh: "a" and "b" are the same subject for the policy, so b's deny rule
+        // applies to what a's rule allows.
+        let acl = control(
+            r#"{ enabled: true,
+                 rules: [ { id: "allow", messages: ["put"], permission: "allow", key_exprs: ["**"] },
+                          { id: "deny", messages: ["put"], permission: "deny", key_exprs: ["x/**"] } ],
+                 subjects: [ { id: "a", usernames: ["alice"] },
+                             { id: "b", usernames: ["alice", "alice"] },
+                             { id: "c", cert_common_names: ["client-a"] } ],
+                 policies: [ { rules: ["allow"], subjects: ["a", "c"] },
+                             { rules: ["deny"], subjects: ["b"] } ] }"#,
+        );
+        let alice = SubjectQuery {
+            username: Some("alice".into()),
+            ..SubjectQuery::default()
+        };
+        assert!(allowed(&acl, &alice, Flow::Ingress, Message::Put, "y/1"));
+        let d = decide(&acl, &alice, Flow::Ingress, Message::Put, "x/1");
+        assert_eq!(d.permission, Permission::Deny);
+        assert!(
+            matches!(&d.reason, Reason::Rule { rule, subject, .. } if rule == "deny" && subject == "b"),
+            "{d}"
+        );
+        let d = decide(&acl, &alice, Flow::Egress, Message::Delete, "y/1");
+        assert_eq!(
+            d.reason,
+            Reason::NoRule {
+                subjects: vec!["a".into(), "b".into()]
+            }
+        );
+        // A certificate name matches only a transport with that name.
+        let cert = SubjectQuery {
+            cert_common_name: Some("client-a".into()),
+            link_protocol: Some("tls".into()),
+            ..SubjectQuery::default()
+        };
+        assert!(allowed(&acl, &cert, Flow::Ingress, Message::Put, "x/1"));
+        let nameless = SubjectQuery {
+            link_protocol: Some("tls".into()),
+            ..SubjectQuery::default()
+        };
+        let d = decide(&acl, &nameless, Flow::Ingress, Message::Put, "x/1");
+        assert_eq!(d.reason, Reason::NoSubject);
+    }
+
+    #[test]
     fn disabled_allows_everything_and_empty_lists_apply_the_default_to_everyone() {
         let acl = control(
             r#"{ enabled: false, rules: [ { id: "r", messages: ["put"], permission: "deny",

@@ -1,7 +1,9 @@
 //! The access-control decision, as Zenoh makes it, with its reason.
 //!
 //! A configuration's subjects expand to combinations (one value per property, or any);
-//! a transport matches the combinations whose every property matches it. For one
+//! a transport matches the combinations whose every property matches it. As in Zenoh,
+//! two subjects with the same combination share it, and the rules of both apply to it
+//! together (a deny rule of one wins over an allow rule of the other). For one
 //! combination, a message of a kind, on a flow and a key expression is denied if a deny
 //! rule's key expression includes the message's; otherwise allowed if the default is
 //! allow, or if an allow rule's key expression includes it; otherwise denied. Over all the
@@ -31,10 +33,10 @@ pub struct SubjectQuery {
     pub zid: Option<ZenohId>,
 }
 
-/// One combination of a subject's property values (`None`: any).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One combination of property values (`None`: any), shared by the subjects that
+/// expand to it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Combination {
-    subject: String,
     interface: Option<String>,
     cert_common_name: Option<String>,
     username: Option<String>,
@@ -60,7 +62,7 @@ impl Combination {
     }
 }
 
-/// Every combination of a subject's values.
+/// Every combination of a subject's values (a value listed twice gives one).
 fn combinations(s: &SubjectSpec) -> Vec<Combination> {
     fn values<T: Clone>(list: &Option<Vec<T>>) -> Vec<Option<T>> {
         match list {
@@ -74,14 +76,16 @@ fn combinations(s: &SubjectSpec) -> Vec<Combination> {
             for username in values(&s.usernames) {
                 for link_protocol in values(&s.link_protocols) {
                     for zid in values(&s.zids) {
-                        out.push(Combination {
-                            subject: s.id.clone(),
+                        let c = Combination {
                             interface: interface.clone(),
                             cert_common_name: cert_common_name.clone(),
                             username: username.clone(),
                             link_protocol: link_protocol.clone(),
                             zid,
-                        });
+                        };
+                        if !out.contains(&c) {
+                            out.push(c);
+                        }
                     }
                 }
             }
@@ -94,6 +98,7 @@ fn combinations(s: &SubjectSpec) -> Vec<Combination> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Origin {
     rule: String,
+    subject: String,
     policy: Option<String>,
     rule_key: String,
 }
@@ -183,6 +188,8 @@ pub struct AccessControl {
     enabled: bool,
     default: Permission,
     combinations: Vec<Combination>,
+    /// The ids of the subjects each combination comes from, sorted.
+    names: Vec<Vec<String>>,
     /// (combination, flow, message, permission) -> the rules' key expressions.
     rules: HashMap<(usize, Flow, Message, Permission), RuleIndex>,
     partial: bool,
@@ -195,22 +202,30 @@ impl AccessControl {
             enabled: config.enabled,
             default: config.default_permission,
             combinations: Vec::new(),
+            names: Vec::new(),
             rules: HashMap::new(),
             partial: config.is_partial(),
         };
         if !config.enabled || control.partial {
             return control;
         }
-        // Each subject's combinations, and where they start in `combinations`.
+        // Each subject's combinations, by index in `combinations`: the same combination
+        // from two subjects is one.
         let mut of_subject: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut index_of: HashMap<Combination, usize> = HashMap::new();
         for s in &config.subjects {
             for c in combinations(s) {
-                // The same combination from another subject is kept apart, to name it.
-                of_subject
-                    .entry(s.id.as_str())
-                    .or_default()
-                    .push(control.combinations.len());
-                control.combinations.push(c);
+                let next = control.combinations.len();
+                let at = *index_of.entry(c.clone()).or_insert(next);
+                if at == next {
+                    control.combinations.push(c);
+                    control.names.push(Vec::new());
+                }
+                if !control.names[at].contains(&s.id) {
+                    control.names[at].push(s.id.clone());
+                    control.names[at].sort();
+                }
+                of_subject.entry(s.id.as_str()).or_default().push(at);
             }
         }
         for p in &config.policies {
@@ -229,6 +244,7 @@ impl AccessControl {
                                 for key in &rule.key_exprs {
                                     let origin = Origin {
                                         rule: rule.id.clone(),
+                                        subject: subject.clone(),
                                         policy: p.id.clone(),
                                         rule_key: key.to_string(),
                                     };
@@ -306,7 +322,6 @@ impl AccessControl {
 
     /// The decision for one combination.
     fn decide_for(&self, c: usize, flow: Flow, message: Message, key: KeyExpr<'_>) -> Decision {
-        let subject = &self.combinations[c].subject;
         let found = |permission| {
             let index = self.rules.get(&(c, flow, message, permission))?;
             let mut first = None;
@@ -319,7 +334,7 @@ impl AccessControl {
                 permission,
                 reason: Reason::Rule {
                     rule: o.rule,
-                    subject: subject.clone(),
+                    subject: o.subject,
                     policy: o.policy,
                     rule_key: o.rule_key,
                 },
@@ -331,7 +346,7 @@ impl AccessControl {
         let no_rule = Decision {
             permission: self.default,
             reason: Reason::NoRule {
-                subjects: vec![subject.clone()],
+                subjects: self.names[c].clone(),
             },
         };
         // With the default allow, an allow rule only names the reason.
@@ -342,7 +357,7 @@ impl AccessControl {
     fn names(&self, combinations: &[usize]) -> Vec<String> {
         let mut names: Vec<String> = combinations
             .iter()
-            .map(|&c| self.combinations[c].subject.clone())
+            .flat_map(|&c| self.names[c].iter().cloned())
             .collect();
         names.sort();
         names.dedup();

@@ -278,6 +278,18 @@ impl Link {
         }
     }
 
+    /// The common name of the peer's TLS certificate, once the TLS handshake is done:
+    /// the listener's for a connecting node, a client's for a listener with mTLS.
+    /// `None` for other links, and when the peer presented no certificate or its
+    /// subject has no readable common name.
+    pub fn peer_cert_common_name(&self) -> Option<&str> {
+        match self {
+            Self::Tls(t) => t.peer_common_name(),
+            Self::Quic(q) => q.peer_common_name(),
+            _ => None,
+        }
+    }
+
     /// When the peer's certificate chain expires, if the link is to close then
     /// (`close_link_on_expiration`).
     pub fn closes_at(&self) -> Option<std::time::SystemTime> {

@@ -637,15 +637,17 @@ fn is_max_links(e: &transport::OpenError) -> bool {
     )
 }
 
-/// What access control knows of a transport: its link's protocol and interface, and its
-/// peer's ZenohID.
+/// What access control knows of a transport: its link's protocol and interface, the
+/// common name of the peer's TLS certificate, the user name the peer authenticated as
+/// (on accepted links), and its peer's ZenohID.
 fn access_subject(t: &Transport) -> crate::acl::SubjectQuery {
     let (protocol, local_ip) = t.link_identity();
     crate::acl::SubjectQuery {
         interface: local_ip.map(|ip| ip.to_canonical()).and_then(interface_of),
+        cert_common_name: t.peer_cert_common_name().map(str::to_owned),
+        username: t.authenticated_user().map(str::to_owned),
         link_protocol: Some(protocol.to_owned()),
         zid: Some(t.peer_zid()),
-        ..crate::acl::SubjectQuery::default()
     }
 }
 

@@ -197,9 +197,9 @@ pub fn open_with(
     }
     let mut first = Vec::new();
     initiator.start(&mut first)?;
-    handshake(link, timeout, &first, handler, |b, o| {
-        initiator.on_batch(b, o)
-    })
+    let (reader, negotiated) = handshake(link, timeout, &first, |b, o| initiator.on_batch(b, o))?;
+    // As in Zenoh, the node that opened the link knows no user name of its peer.
+    Ok(establish(reader, negotiated, handler, None)?)
 }
 
 /// As [`accept`]; with enabled `usrpwd` settings the initiator must authenticate against
@@ -222,27 +222,27 @@ pub fn accept_with(
         random(&mut challenge)?;
         acceptor = acceptor.with_usrpwd(usrpwd.clone(), u64::from_le_bytes(challenge));
     }
-    let pending = handshake(link, timeout, &[], handler, |b, o| acceptor.on_batch(b, o))?;
-    if let Some(user) = acceptor.authenticated_user() {
+    let (reader, negotiated) = handshake(link, timeout, &[], |b, o| acceptor.on_batch(b, o))?;
+    let user = acceptor.authenticated_user().map(str::to_owned);
+    if let Some(user) = &user {
         tracing::debug!(
             "{} ({}) authenticated as user `{user}`",
-            pending.transport.describe,
-            pending.transport.negotiated.peer_zid
+            reader.link().describe(),
+            negotiated.peer_zid
         );
     }
-    Ok(pending)
+    Ok(establish(reader, negotiated, handler, user)?)
 }
 
-/// Sends `first` (the initiator's opening batch; nothing for the acceptor), runs the
-/// handshake's `step` on every batch received within `timeout`, and sets up the
-/// transport it agrees.
+/// Sends `first` (the initiator's opening batch; nothing for the acceptor) and runs the
+/// handshake's `step` on every batch received within `timeout`; returns the link's
+/// reader and what the handshake agreed.
 fn handshake<F>(
     mut link: Link,
     timeout: Duration,
     first: &[u8],
-    handler: Arc<dyn Handler>,
     step: F,
-) -> Result<Pending, OpenError>
+) -> Result<(BatchReader, Negotiated), OpenError>
 where
     F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
 {
@@ -256,13 +256,16 @@ where
     }
     let mut reader = BatchReader::new(link);
     let negotiated = handshake_io(&mut reader, deadline, step)?;
-    Ok(establish(reader, negotiated, handler)?)
+    Ok((reader, negotiated))
 }
 
+/// Sets up the transport a handshake agreed; `user` is the user name the peer
+/// authenticated as (user/password authentication, acceptor only).
 fn establish(
     reader: BatchReader,
     negotiated: Negotiated,
     handler: Arc<dyn Handler>,
+    user: Option<String>,
 ) -> io::Result<Pending> {
     let describe = reader.link().describe();
     // A stream keeps its one socket; a UDP link's reader thread keeps a handle of its own.
@@ -285,6 +288,7 @@ fn establish(
         io_thread: reactor::assign(),
         negotiated,
         describe,
+        user,
         limits,
         state: Mutex::new(TxState {
             queue,

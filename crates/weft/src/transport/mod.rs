@@ -187,6 +187,9 @@ pub struct Transport {
     io_thread: usize,
     negotiated: Negotiated,
     describe: String,
+    /// The user name the peer authenticated as (user/password authentication, on an
+    /// accepted link).
+    user: Option<String>,
     /// How long senders wait for room.
     limits: TxLimits,
     state: Mutex<TxState>,
@@ -269,6 +272,19 @@ impl Transport {
     /// The access control applied to this transport, if any.
     pub fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>> {
         self.access.get()
+    }
+
+    /// The user name the peer authenticated as with user/password authentication, on a
+    /// link this node accepted; `None` otherwise (the node that opens a link does not
+    /// learn its peer's user name, as in Zenoh).
+    pub fn authenticated_user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// The common name of the peer's TLS certificate (see
+    /// [`Link::peer_cert_common_name`](crate::link::Link::peer_cert_common_name)).
+    pub fn peer_cert_common_name(&self) -> Option<&str> {
+        self.link.peer_cert_common_name()
     }
 
     /// This link's protocol and local address (what access control knows of it).

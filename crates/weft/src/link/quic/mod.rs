@@ -288,6 +288,7 @@ struct Pending {
 struct Established {
     local_ip: Option<IpAddr>,
     expires: Option<SystemTime>,
+    peer_common_name: Option<String>,
 }
 
 /// A QUIC link: weft's end of the socket pair bridged to the link's QUIC stream.
@@ -298,6 +299,8 @@ pub struct QuicLink {
     pending: Option<Pending>,
     options: tls::LinkOptions,
     expires: Option<SystemTime>,
+    /// The common name of the peer's certificate, once the handshake is done.
+    peer_common_name: Option<String>,
 }
 
 impl std::fmt::Debug for QuicLink {
@@ -345,6 +348,7 @@ impl QuicLink {
             }),
             options: options.link_options(),
             expires: None,
+            peer_common_name: None,
         })
     }
 
@@ -367,6 +371,7 @@ impl QuicLink {
             }),
             options,
             expires: None,
+            peer_common_name: None,
         })
     }
 
@@ -388,6 +393,12 @@ impl QuicLink {
     /// When the peer's certificate chain expires, if the link is to close then.
     pub(crate) const fn expires(&self) -> Option<SystemTime> {
         self.expires
+    }
+
+    /// The common name of the peer's certificate, if it sent one that has one (what
+    /// access control's `cert_common_names` subjects match, as for TLS links).
+    pub(crate) fn peer_common_name(&self) -> Option<&str> {
+        self.peer_common_name.as_deref()
     }
 
     /// Runs the QUIC handshake and opens (connecting) or accepts (listening) the link's
@@ -418,6 +429,7 @@ impl QuicLink {
             let established = Established {
                 local_ip: conn.local_ip(),
                 expires: watch_expiry.then(|| peer_expiry(&conn)).flatten(),
+                peer_common_name: peer_common_name(&conn),
             };
             tokio::spawn(bridge::run(conn, send, recv, far, peer));
             Ok::<_, QuicError>(established)
@@ -427,6 +439,7 @@ impl QuicLink {
             Ok(e) => {
                 self.local_ip = e.local_ip.or(self.local_ip);
                 self.expires = e.expires;
+                self.peer_common_name = e.peer_common_name;
                 if watch_expiry && self.expires.is_none() {
                     tracing::warn!(
                         "QUIC link with {peer}: no certificate to watch for expiration \
@@ -484,6 +497,15 @@ fn negotiated_alpn(conn: &Connection) -> Option<Vec<u8>> {
         .downcast::<HandshakeData>()
         .ok()?
         .protocol
+}
+
+/// The common name of the peer's first certificate.
+fn peer_common_name(conn: &Connection) -> Option<String> {
+    let chain = conn
+        .peer_identity()?
+        .downcast::<Vec<CertificateDer<'static>>>()
+        .ok()?;
+    tls::common_name::common_name(chain.first()?.as_ref())
 }
 
 /// When the peer's certificate chain expires.

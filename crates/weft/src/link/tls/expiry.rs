@@ -57,7 +57,7 @@ pub(crate) fn not_after(der: &[u8]) -> Option<SystemTime> {
 }
 
 /// Splits one DER element off `input`: its tag, its content, and what follows it.
-fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(super) fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = input.split_first()?;
     let (&first, mut rest) = rest.split_first()?;
     let len = if first < 0x80 {

@@ -12,6 +12,7 @@
 //! rustls session under a lock held for one non-blocking step at a time, never while
 //! waiting.
 
+pub(crate) mod common_name;
 pub(crate) mod expiry;
 mod settings;
 
@@ -118,6 +119,9 @@ pub struct TlsLink {
     /// When the peer's certificate chain expires, once known (with
     /// `close_link_on_expiration` only).
     expires: Option<SystemTime>,
+    /// The common name of the peer's certificate, once the handshake is done (a
+    /// listener sees its clients' only with mTLS).
+    peer_common_name: Option<String>,
 }
 
 impl std::fmt::Debug for TlsLink {
@@ -125,6 +129,7 @@ impl std::fmt::Debug for TlsLink {
         f.debug_struct("TlsLink")
             .field("peer", &self.peer)
             .field("expires", &self.expires)
+            .field("peer_common_name", &self.peer_common_name)
             .finish_non_exhaustive()
     }
 }
@@ -180,6 +185,7 @@ impl TlsLink {
             nonblocking: AtomicBool::new(false),
             options,
             expires: None,
+            peer_common_name: None,
         })
     }
 
@@ -200,6 +206,13 @@ impl TlsLink {
     /// When the peer's certificate chain expires, if the link is to close then.
     pub(crate) const fn expires(&self) -> Option<SystemTime> {
         self.expires
+    }
+
+    /// The common name of the peer's certificate (its end-entity certificate, the
+    /// first of the chain it presented), once the handshake is done; `None` when it
+    /// presented none or its subject has no readable common name.
+    pub(crate) fn peer_common_name(&self) -> Option<&str> {
+        self.peer_common_name.as_deref()
     }
 
     fn session_error(&self, reason: rustls::Error) -> io::Error {
@@ -255,6 +268,10 @@ impl TlsLink {
             }
         }
         self.tcp.set_write_timeout(None)?;
+        self.peer_common_name = session
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|cert| common_name::common_name(cert.as_ref()));
         if self.options.close_on_expiration {
             self.expires = session
                 .peer_certificates()
