@@ -48,6 +48,8 @@ def main() -> int:
     p.add_argument("--encoding", help="encoding of published values")
     p.add_argument("--attachment", help="attachment of published values")
     p.add_argument("--delete", action="store_true", help="also delete the key at the end")
+    p.add_argument("--block", action="store_true",
+                   help="publish with congestion control block (nothing dropped on the way)")
     p.add_argument("--repeat", type=int, default=1, help="how many times to publish")
     p.add_argument("--interval", type=float, default=0.1, help="seconds between publications")
     p.add_argument("--queryable", help="key expression to answer queries on")
@@ -258,7 +260,10 @@ def publish(session, args) -> None:
         options["encoding"] = zenoh.Encoding(args.encoding)
     if args.attachment is not None:
         options["attachment"] = args.attachment.encode()
-    publisher = session.declare_publisher(args.put)
+    publisher_options = {}
+    if args.block:
+        publisher_options["congestion_control"] = zenoh.CongestionControl.BLOCK
+    publisher = session.declare_publisher(args.put, **publisher_options)
     for n in range(args.repeat):
         publisher.put(payload, **options)
         if n + 1 < args.repeat:

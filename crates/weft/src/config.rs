@@ -5,7 +5,7 @@
 //! invalid value is an error naming the key and the value. Security settings fail closed:
 //! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
 //! something weft does not do is an error, never a warning (see [`security_setting`]).
-//! User/password authentication (`transport.auth.usrpwd.*`) is read by [`usrpwd`].
+//! User/password authentication (`transport.auth.usrpwd.*`) is read by `config::usrpwd`.
 //! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`], which
 //! `tls/` and `quic/` endpoints use.
 

@@ -125,7 +125,7 @@ fn zenoh_publishes_to_weft(weft: &weft::Session, connect_args: &[&str]) {
 
     // A big one.
     let mut args = connect_args.to_vec();
-    args.extend(["--put", "demo/zenoh/big", "--size", "1048576"]);
+    args.extend(["--put", "demo/zenoh/big", "--size", "1048576", "--block"]);
     let publisher = ZenohNode::start(&args).expect("zenoh publisher");
     // A Python process starts first: generous on a loaded machine.
     let s = rx

@@ -29,7 +29,7 @@ struct Args {
     /// JSON5 configuration file (Zenoh's key names).
     #[arg(short, long, value_name = "FILE")]
     config: Option<String>,
-    /// Endpoint to listen on (repeatable); default tcp/[::]:7447.
+    /// Endpoint to listen on (repeatable); default `tcp/[::]:7447`.
     #[arg(short, long = "listen", value_name = "ENDPOINT")]
     listen: Vec<String>,
     /// Endpoint to connect to (repeatable), e.g. another router.

@@ -41,7 +41,7 @@ fn zenoh_clients_publish_and_subscribe_through_weftd() {
     }
     assert_eq!(sub.sample(10)["kind"], "delete");
     assert!(publisher.wait());
-    let big = weftd.zenoh_client(&["--put", "demo/big", "--size", "1048576"]);
+    let big = weftd.zenoh_client(&["--put", "demo/big", "--size", "1048576", "--block"]);
     let s = sub.sample(10);
     assert_eq!(s["len"], 1 << 20);
     assert_eq!(s["sha256"], sha256_hex(&pattern(1 << 20)));

@@ -1,14 +1,14 @@
 //! Established unicast transports.
 //!
 //! Senders append messages to the pending batches (one per priority) and ask an I/O
-//! thread to write them ([`reactor`]): it writes them, highest priority first, without
+//! thread to write them (`reactor`): it writes them, highest priority first, without
 //! ever waiting for the socket. While it writes, senders keep appending: under load, small
 //! messages share batches. An express message on an idle link is written by the sending
 //! application thread itself, without waking anyone (the lowest latency). A message larger
 //! than a batch is written in fragments by the sending application thread, which writes
 //! any batch of a higher priority between two fragments itself; sent from an I/O thread
 //! (forwarded by a router), it is queued as fragment batches instead. The I/O threads
-//! read the links, hand each batch to the link's [`reader::LinkRx`] and watch the leases.
+//! read the links, hand each batch to the link's `reader::LinkRx` and watch the leases.
 //!
 //! The transmit queue itself (lanes, bounds, overflow, congestion decisions) is
 //! `weft_transport::queue::TxQueue`, without I/O; this module drives it: who writes, who
@@ -313,7 +313,7 @@ impl Transport {
     }
 
     /// As [`Transport::send`], for a message forwarded on behalf of another node: it never
-    /// waits for this destination (see [`Transport::overflow`]). Every message sent from
+    /// waits for this destination (see `Transport::overflow`). Every message sent from
     /// an I/O thread is sent so.
     pub fn send_forwarded(
         &self,
@@ -938,7 +938,7 @@ impl Transport {
     }
 
     /// Manual batching: while on, messages (but express ones) wait in the pending
-    /// batches until [`Transport::flush`] or until a batch is full.
+    /// batches until [`Transport::flush_pending`] or until a batch is full.
     pub fn set_manual_batching(&self, on: bool) {
         for link in self.priority_links.all() {
             link.set_manual_batching(on);

@@ -2,7 +2,7 @@
 //! batches are framed exactly as on TCP (2-byte little-endian length, then the batch).
 //!
 //! The TLS handshake runs first, on the blocking socket, within the deadline of the
-//! transport's handshake ([`TlsLink::handshake`]). Then the link serves weft's I/O model
+//! transport's handshake (`TlsLink::handshake`). Then the link serves weft's I/O model
 //! unchanged: the I/O thread reading it gets plaintext, and a read returns less than it
 //! asked for only once the socket has nothing more (what the edge-triggered reader
 //! expects); a write hands plaintext to rustls, which encrypts it into its own buffer
