@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes the weft-proto decoders with cargo fuzz (libFuzzer), seeded from the captured
+# Fuzzes the weft-proto decoders and the handshake with cargo fuzz (libFuzzer), seeded from the captured
 # vectors. Installs what it needs (rust nightly, cargo-fuzz). Exits non-zero if any
 # target crashes; the crashing inputs are left in fuzz/artifacts/<target>/.
 #
 # Usage: scripts/fuzz.sh [SECONDS]        SECONDS per target (default 60)
 # Environment:
 #   WEFT_SPEC_DIR       the directory holding vectors/ (default: the repository's tests/)
-#   WEFT_FUZZ_TARGETS   targets to run (default: all four)
+#   WEFT_FUZZ_TARGETS   targets to run (default: all five)
 #   WEFT_FUZZ_ARGS      extra libFuzzer arguments (e.g. "-fork=2")
 #   CARGO_TARGET_DIR    build directory root (default target/); fuzz builds go to its
 #                       fuzz/ and fuzz-seedgen/ subdirectories
@@ -19,7 +19,7 @@ esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 spec=${WEFT_SPEC_DIR:-$root/tests}
-targets=${WEFT_FUZZ_TARGETS:-transport_batch network_message scouting stream_framing}
+targets=${WEFT_FUZZ_TARGETS:-transport_batch network_message scouting stream_framing handshake}
 build_root=${CARGO_TARGET_DIR:-$root/target}
 fuzz_dir="$root/fuzz"
 

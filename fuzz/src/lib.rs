@@ -145,7 +145,11 @@ fn check_auth(data: &[u8], message: &TransportMessage<'_>) {
     let chain = match AuthChain::decode(value, base) {
         Ok(chain) => chain,
         Err(e) => {
-            assert!(e.offset <= data.len(), "error offset {} past the end", e.offset);
+            assert!(
+                e.offset <= data.len(),
+                "error offset {} past the end",
+                e.offset
+            );
             return;
         }
     };
@@ -154,7 +158,10 @@ fn check_auth(data: &[u8], message: &TransportMessage<'_>) {
     encode_chain(&exts, &mut canon).expect("a decoded chain encodes");
     assert!(canon.len() <= value.len());
     let again = AuthChain::decode(&canon, 0).expect("the re-encoded chain decodes");
-    assert_eq!(again.entries.iter().map(|e| e.ext).collect::<Vec<_>>(), exts);
+    assert_eq!(
+        again.entries.iter().map(|e| e.ext).collect::<Vec<_>>(),
+        exts
+    );
     for entry in &chain.entries {
         let ExtBody::ZBuf(body) = entry.ext.body else {
             continue;
@@ -167,7 +174,11 @@ fn check_auth(data: &[u8], message: &TransportMessage<'_>) {
                 assert!(out.len() <= body.len());
                 assert_eq!(UsrPwdResponse::decode(&out, 0), Ok(r));
             }
-            Err(e) => assert!(e.offset <= data.len(), "error offset {} past the end", e.offset),
+            Err(e) => assert!(
+                e.offset <= data.len(),
+                "error offset {} past the end",
+                e.offset
+            ),
         }
     }
 }
@@ -370,5 +381,85 @@ pub fn check_stream(data: &[u8]) {
             }
         }
         open |= saw_open;
+    }
+}
+
+/// The handshake fed `data`: its first byte chooses the side (bit 0: the acceptor, else
+/// the initiator) and user/password authentication (bit 1); the rest is the other
+/// side's stream, batches behind their 2-byte length (as on TCP). Whatever comes, the
+/// machine answers, refuses with an error, or establishes, and never panics; what it
+/// establishes respects the negotiated bounds, and after an error or the end it
+/// accepts nothing more.
+pub fn check_handshake(data: &[u8]) {
+    use std::sync::Arc;
+    use weft_proto::core::{WhatAmI, ZenohId};
+    use weft_transport::establish::{
+        Acceptor, Dictionary, Initiator, LocalParams, Progress, UsrPwd, MIN_BATCH_SIZE,
+    };
+
+    let Some((&mode, stream)) = data.split_first() else {
+        return;
+    };
+    let accepting = mode & 1 != 0;
+    let usrpwd = mode & 2 != 0;
+    let zid = ZenohId::new(0xF0).expect("a non-zero id");
+    let local = LocalParams::new(zid, WhatAmI::Router);
+    let own_batch = local.batch_size;
+    let mut dictionary = Dictionary::default();
+    dictionary.insert("user", "password");
+    let auth = Arc::new(
+        UsrPwd::new()
+            .with_credentials("user", "password")
+            .with_dictionary(dictionary),
+    );
+    enum Side {
+        Accepting(Acceptor),
+        Initiating(Initiator),
+    }
+    let mut out = Vec::new();
+    let mut side = if accepting {
+        let acceptor = Acceptor::new(local, [7; 16]);
+        Side::Accepting(if usrpwd {
+            acceptor.with_usrpwd(auth, 0x1234_5678)
+        } else {
+            acceptor
+        })
+    } else {
+        let mut initiator = Initiator::new(local);
+        if usrpwd {
+            initiator = initiator.with_usrpwd(auth);
+        }
+        initiator.start(&mut out).expect("the first batch encodes");
+        Side::Initiating(initiator)
+    };
+    let mut over = false;
+    let mut pos = 0;
+    while let Ok(Some((start, batch))) = next_batch(stream, pos, PrefixWidth::U16) {
+        pos = start + batch.len();
+        let result = match &mut side {
+            Side::Accepting(a) => a.on_batch(batch, &mut out),
+            Side::Initiating(i) => i.on_batch(batch, &mut out),
+        };
+        if over {
+            assert!(result.is_err(), "a handshake went on after its end");
+            continue;
+        }
+        match result {
+            Ok(Progress::Reply) => {}
+            Ok(Progress::Established(n)) => {
+                assert!(
+                    n.batch_size >= MIN_BATCH_SIZE,
+                    "batch size {}",
+                    n.batch_size
+                );
+                assert!(n.batch_size <= own_batch, "batch size {}", n.batch_size);
+                over = true;
+            }
+            Err(e) => {
+                // Every refusal can be told to the other side.
+                let _ = e.close_reason();
+                over = true;
+            }
+        }
     }
 }

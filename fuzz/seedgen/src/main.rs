@@ -18,7 +18,10 @@
 //! - `scouting`: every datagram that is a scouting message;
 //! - `stream_framing`: every direction's stream, after the configuration byte the target
 //!   reads (bit 0 low latency, bit 1 compression, bits 2-3 SN resolution, bit 4 First/Drop
-//!   markers).
+//!   markers);
+//! - `handshake`: every TCP direction's stream after the byte choosing the side it is
+//!   fed to (the initiator's to the acceptor, the listener's to the initiator) and
+//!   whether user/password authentication is on.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -258,6 +261,17 @@ fn vector(path: &Path, corpus: &mut Corpus) -> Result<(), String> {
                 corpus
                     .put("stream_framing", &format!("{stem}-c{c}-{d}"), &seed)
                     .map_err(io)?;
+                // The other side's stream, to the acceptor (what the initiator sent) or
+                // to the initiator (what the listener sent), without and with
+                // user/password authentication.
+                let roles: [u8; 2] = if initiator { [1, 3] } else { [0, 2] };
+                for role in roles {
+                    let mut seed = vec![role];
+                    seed.extend(conn.stream(initiator));
+                    corpus
+                        .put("handshake", &format!("{stem}-c{c}-{d}-{role}"), &seed)
+                        .map_err(io)?;
+                }
                 for (k, b) in batches.iter().enumerate() {
                     corpus
                         .batch(&format!("{stem}-c{c}-{d}-{k:03}"), b, &mut defrag)

@@ -127,4 +127,43 @@ mod tests {
         assert_eq!(common_name(&[]), None);
         assert_eq!(common_name(&[0x30, 0x03, 0x30, 0x01, 0x02]), None);
     }
+
+    /// What a peer's certificate can hold is not trusted to be well formed: a certificate
+    /// cut at any length, or with any byte changed to a few telling values, is read
+    /// without a panic (by this module and by `expiry`), and so is noise.
+    #[test]
+    fn damaged_certificates_and_noise_are_read_without_panic() {
+        let mut dn = rcgen::DistinguishedName::new();
+        dn.push(rcgen::DnType::CommonName, "client-a");
+        let der = certificate(dn);
+        for len in 0..der.len() {
+            let _ = common_name(&der[..len]);
+            let _ = super::super::expiry::not_after(&der[..len]);
+        }
+        let mut damaged = der.clone();
+        for i in 0..der.len() {
+            for value in [0x00, 0x7f, 0x80, 0x81, 0x84, 0xff] {
+                damaged[i] = value;
+                let _ = common_name(&damaged);
+                let _ = super::super::expiry::not_after(&damaged);
+            }
+            damaged[i] = der[i];
+        }
+        // A fixed xorshift sequence: the same noise on every run.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut noise = vec![0u8; 600];
+        for _ in 0..2_000 {
+            for b in noise.iter_mut() {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                *b = state as u8;
+            }
+            // Most noise starts like a certificate, to get past the first tags.
+            noise[..4].copy_from_slice(&der[..4]);
+            let len = (state % 600) as usize;
+            let _ = common_name(&noise[..len]);
+            let _ = super::super::expiry::not_after(&noise[..len]);
+        }
+    }
 }
