@@ -85,3 +85,107 @@ fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
         );
     }
 }
+
+/// The number of threads of process `pid`.
+fn threads(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Raises this process's limit of open files (inherited by the weftd it starts) to `n`.
+fn raise_open_files_limit(n: u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    if soft < n {
+        assert!(
+            hard >= n,
+            "this test needs {n} open files; the hard limit is {hard}"
+        );
+        setrlimit(Resource::RLIMIT_NOFILE, n, hard).unwrap();
+    }
+}
+
+/// 1,000 TLS client sessions (mTLS on) on one weftd: all open, each is served (one put
+/// reaches every one of them), and weftd stays within its I/O threads.
+#[test]
+fn a_thousand_mtls_sessions_on_one_weftd() {
+    const SESSIONS: usize = 1000;
+    raise_open_files_limit(2 * SESSIONS as u64 + 256);
+    let pki = Pki::new("weftd-1000");
+    let config = format!(
+        r#"{{ transport: {{ unicast: {{ max_sessions: 2000 }}, link: {{ tls: {{
+            root_ca_certificate: "{}", listen_certificate: "{}", listen_private_key: "{}",
+            enable_mtls: true,
+        }} }} }} }}"#,
+        pki.ca, pki.server_cert, pki.server_key,
+    );
+    let tls_port = free_port();
+    let tls_endpoint = format!("tls/localhost:{tls_port}");
+    let weftd = Weftd::with_config(
+        free_port(),
+        &config,
+        &["-l", &format!("tls/127.0.0.1:{tls_port}")],
+    );
+    wait_for_port(tls_port);
+    let at_rest = threads(weftd.pid());
+    let client = || {
+        weft::open(Config {
+            mode: WhatAmI::Client,
+            multicast_scouting: false,
+            connect: vec![tls_endpoint.parse().unwrap()],
+            tls: TlsSettings {
+                root_ca_certificate: Some(PemSource::File(pki.ca.clone().into())),
+                connect_certificate: Some(PemSource::File(pki.client_cert.clone().into())),
+                connect_private_key: Some(PemSource::File(pki.client_key.clone().into())),
+                enable_mtls: true,
+                ..TlsSettings::default()
+            },
+            ..Config::default()
+        })
+        .expect("a TLS session")
+    };
+    let started = Instant::now();
+    let got: Vec<std::sync::Arc<std::sync::atomic::AtomicBool>> =
+        (0..SESSIONS).map(|_| std::sync::Arc::default()).collect();
+    let sessions: Vec<(weft::Session, weft::Subscriber)> = got
+        .iter()
+        .map(|flag| {
+            let s = client();
+            let flag = flag.clone();
+            let sub = s
+                .declare_subscriber("many/**", move |_| {
+                    flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                })
+                .unwrap();
+            (s, sub)
+        })
+        .collect();
+    eprintln!("{SESSIONS} mTLS sessions opened in {:?}", started.elapsed());
+    let loaded = threads(weftd.pid());
+    assert!(
+        loaded <= at_rest + weft::transport::MAX_IO_THREADS,
+        "weftd: {loaded} threads with {SESSIONS} TLS sessions ({at_rest} at rest)"
+    );
+    // Every session is served: the first one's puts reach each of them (once weftd has
+    // every declaration).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let missing = got
+            .iter()
+            .filter(|g| !g.load(std::sync::atomic::Ordering::SeqCst))
+            .count();
+        if missing == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} of {SESSIONS} sessions got nothing"
+        );
+        sessions[0]
+            .0
+            .put("many/all", b"x", &PutOptions::default())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
