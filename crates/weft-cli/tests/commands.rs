@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use weft_testkit::free_port;
+use weft_testkit::{free_port, wait_for_port};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -399,4 +399,124 @@ fn zenoh_examples_flags_and_suggestions() {
     let out = weft().args(["get", "--selectr", "a"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--selector'"));
+}
+
+/// Zenoh's tools' session flags (`--cfg`, `-m router`, `--enable-shm`) and its perf
+/// examples' flags (`z_sub_thr -n -s`, `z_pub_thr -p -t -n`, `z_ping -n -w --no-express`,
+/// `z_pong --no-express`, `z_put -a`).
+#[test]
+fn zenoh_tools_session_and_perf_flags() {
+    let port = free_port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    // A router made by the CLI itself (`-m router`), listening where `--cfg` says.
+    let listen_cfg = format!("listen/endpoints:[\"{endpoint}\"]");
+    let mut router = weft()
+        .args([
+            "sub",
+            "-m",
+            "router",
+            "--cfg",
+            &listen_cfg,
+            "-k",
+            "cfg/**",
+            "--count",
+            "1",
+        ])
+        .args(["--cfg", "scouting/multicast/enabled:false"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_port(port);
+    let put = weft()
+        .args([
+            "put",
+            "-m",
+            "client",
+            "-e",
+            &endpoint,
+            "--no-multicast-scouting",
+        ])
+        .args(["-k", "cfg/x", "-p", "through a CLI router", "-a", "meta"])
+        .output()
+        .unwrap();
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    // The router's own subscriber gets the client's put.
+    let status = router.wait().unwrap();
+    assert!(status.success());
+    let mut out = String::new();
+    std::io::Read::read_to_string(router.stdout.as_mut().unwrap(), &mut out).unwrap();
+    assert!(out.contains("through a CLI router"), "{out}");
+
+    // A --cfg that does not parse, and --enable-shm: refused, naming them.
+    for (args, named) in [
+        (vec!["sub", "-k", "a", "--cfg", "mode"], "--cfg \"mode\""),
+        (vec!["sub", "-k", "a", "--enable-shm"], "--enable-shm"),
+    ] {
+        let out = weft().args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(named),
+            "{args:?}"
+        );
+    }
+
+    // Perf flags, peer to peer: z_pong/z_ping and z_sub_thr/z_pub_thr style.
+    let pong_port = free_port();
+    let pong_endpoint = format!("tcp/127.0.0.1:{pong_port}");
+    let mut pong = weft()
+        .args([
+            "pong",
+            "-l",
+            &pong_endpoint,
+            "--no-multicast-scouting",
+            "--no-express",
+        ])
+        .spawn()
+        .unwrap();
+    wait_for_port(pong_port);
+    let ping = weft()
+        .args(["ping", "8", "-e", &pong_endpoint, "--no-multicast-scouting"])
+        .args(["-n", "50", "-w", "0.2", "--no-express"])
+        .output()
+        .unwrap();
+    let _ = pong.kill();
+    let _ = pong.wait();
+    assert!(
+        ping.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ping.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ping.stdout).contains("p50_us="));
+
+    let thr_port = free_port();
+    let thr_endpoint = format!("tcp/127.0.0.1:{thr_port}");
+    let sub = weft()
+        .args(["sub-thr", "-l", &thr_endpoint, "--no-multicast-scouting"])
+        .args(["-n", "1000", "-s", "2", "--max-seconds", "30"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_port(thr_port);
+    let publisher = weft()
+        .args([
+            "pub-thr",
+            "8",
+            "-e",
+            &thr_endpoint,
+            "--no-multicast-scouting",
+        ])
+        .args(["-p", "5", "-t", "-n", "1000", "--duration", "2"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let measured = sub.wait_with_output().unwrap();
+    // It publishes for 2 s, printing its rate every 1,000 messages.
+    let published = publisher.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&measured.stdout);
+    assert_eq!(text.matches("round ").count(), 2, "{text}");
+    assert!(String::from_utf8_lossy(&published.stdout).contains(" msg/s"));
 }

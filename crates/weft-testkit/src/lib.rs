@@ -134,6 +134,19 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`;
+/// panics naming the port otherwise.
+pub fn wait_for_port(port: u16) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing listens on port {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Opens a weft client session of the router listening on `tcp/127.0.0.1:port`, without
 /// multicast scouting.
 pub fn weft_client(port: u16) -> Result<weft::Session, weft::OpenError> {

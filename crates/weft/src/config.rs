@@ -61,6 +61,14 @@ pub enum ConfigError {
         /// What the setting asks for.
         reason: &'static str,
     },
+    /// A `KEY:VALUE` setting (zenohd's and Zenoh's tools' `--cfg`) that does not parse.
+    #[error("invalid --cfg {setting:?}: {reason}")]
+    InvalidSetting {
+        /// The setting as given.
+        setting: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A mistake in the `access_control` section.
     #[error("invalid access control: {0}")]
     Acl(#[from] crate::acl::AclError),
@@ -464,6 +472,34 @@ impl Config {
     pub fn from_json5(text: &str) -> Result<(Self, Vec<String>), ConfigError> {
         let root: Value = json5::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
         Self::from_value(&root)
+    }
+
+    /// Applies a `KEY:VALUE` setting, as zenohd's and Zenoh's tools' `--cfg` do, to the
+    /// parsed document `root`: KEY is a `/`-separated path (its objects are made where
+    /// missing), VALUE is JSON5 and replaces what KEY held.
+    pub fn apply_setting(root: &mut Value, setting: &str) -> Result<(), ConfigError> {
+        let invalid = |reason: String| ConfigError::InvalidSetting {
+            setting: setting.to_string(),
+            reason,
+        };
+        let (path, value) = setting
+            .split_once(':')
+            .ok_or_else(|| invalid("expected KEY:VALUE".into()))?;
+        let value: Value =
+            json5::from_str(value).map_err(|e| invalid(format!("the value is not JSON5: {e}")))?;
+        let mut node = root;
+        for key in path.split('/').filter(|k| !k.is_empty()) {
+            if !node.is_object() {
+                *node = Value::Object(serde_json::Map::new());
+            }
+            node = node
+                .as_object_mut()
+                .expect("made an object")
+                .entry(key)
+                .or_insert(Value::Null);
+        }
+        *node = value;
+        Ok(())
     }
 
     /// As [`Config::from_json5`], from the parsed document (for a tool that edits it

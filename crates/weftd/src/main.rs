@@ -89,23 +89,7 @@ fn with_cfg(text: &str, settings: &[String]) -> Result<serde_json::Value, String
     let mut root: serde_json::Value =
         json5::from_str(text).map_err(|e| format!("configuration is not valid JSON5: {e}"))?;
     for setting in settings {
-        let (path, value) = setting
-            .split_once(':')
-            .ok_or_else(|| format!("invalid --cfg {setting:?}: expected KEY:VALUE"))?;
-        let value: serde_json::Value = json5::from_str(value)
-            .map_err(|e| format!("invalid --cfg {setting:?}: the value is not JSON5: {e}"))?;
-        let mut node = &mut root;
-        for key in path.split('/').filter(|k| !k.is_empty()) {
-            if !node.is_object() {
-                *node = serde_json::Value::Object(serde_json::Map::new());
-            }
-            node = node
-                .as_object_mut()
-                .expect("made an object")
-                .entry(key)
-                .or_insert(serde_json::Value::Null);
-        }
-        *node = value;
+        Config::apply_setting(&mut root, setting).map_err(|e| e.to_string())?;
     }
     Ok(root)
 }

@@ -27,12 +27,21 @@ pub(crate) struct SessionArgs {
     /// Disable multicast scouting.
     #[arg(long)]
     no_multicast_scouting: bool,
+    /// A configuration value, as Zenoh's tools' `--cfg`: `KEY:VALUE`, KEY a `/`-separated
+    /// path and VALUE JSON5 (e.g. `--cfg 'transport/link/tx/lease:5000'`); repeatable,
+    /// applied over the file.
+    #[arg(long = "cfg", value_name = "KEY:VALUE")]
+    cfg: Vec<String>,
+    /// Zenoh's shared-memory transport: weft has none, so this flag is refused.
+    #[arg(long, hide = true)]
+    enable_shm: bool,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
 enum ModeArg {
     Client,
     Peer,
+    Router,
 }
 
 /// A key expression (or selector) argument. MQTT's and NATS's wildcards are refused with
@@ -62,21 +71,43 @@ pub(crate) fn usage_error(command: &str, message: &str) -> ExitCode {
 impl SessionArgs {
     /// Builds the configuration: file first, then flags.
     pub(crate) fn config(&self, command: &str) -> Result<Config, ExitCode> {
-        let mut config = match &self.config {
-            Some(path) => {
+        if self.enable_shm {
+            return Err(usage_error(
+                command,
+                "--enable-shm: weft has no shared-memory transport (its data always goes \
+                 through the links)",
+            ));
+        }
+        let mut config = match (&self.config, self.cfg.is_empty()) {
+            (None, true) => Config::default(),
+            (path, _) => {
+                let text = match path {
+                    Some(path) => std::fs::read_to_string(path)
+                        .map_err(|e| usage_error(command, &format!("cannot read {path}: {e}")))?,
+                    None => "{}".to_string(),
+                };
+                let mut root: serde_json::Value = json5::from_str(&text).map_err(|e| {
+                    usage_error(command, &format!("configuration is not valid JSON5: {e}"))
+                })?;
+                for setting in &self.cfg {
+                    Config::apply_setting(&mut root, setting)
+                        .map_err(|e| usage_error(command, &e.to_string()))?;
+                }
                 let (c, warnings) =
-                    Config::from_file(path).map_err(|e| usage_error(command, &e.to_string()))?;
+                    Config::from_value(&root).map_err(|e| usage_error(command, &e.to_string()))?;
                 for w in warnings {
                     eprintln!("weft {command}: warning: {w}");
                 }
                 c
             }
-            None => Config::default(),
         };
-        if self.config.is_none() || self.mode_given() {
+        let mode_in_config =
+            self.config.is_some() || self.cfg.iter().any(|c| c.starts_with("mode:"));
+        if !mode_in_config || self.mode_given() {
             config.mode = match self.mode {
                 ModeArg::Client => WhatAmI::Client,
                 ModeArg::Peer => WhatAmI::Peer,
+                ModeArg::Router => WhatAmI::Router,
             };
         }
         for e in &self.connect {

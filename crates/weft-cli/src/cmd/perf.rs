@@ -21,12 +21,19 @@ pub(crate) struct PubThrArgs {
     session: SessionArgs,
     /// Payload size in bytes.
     size: usize,
-    /// Priority, 1 to 7.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=7))]
+    /// Priority, 1 to 7 (Zenoh's `-p`).
+    #[arg(short, long, value_parser = clap::value_parser!(u8).range(1..=7))]
     priority: Option<u8>,
     /// Send every message at once, without batching.
     #[arg(long)]
     express: bool,
+    /// Print the publishing rate every `--number` messages (Zenoh's `-t`).
+    #[arg(short = 't', long)]
+    print: bool,
+    /// Messages per printed rate, with `--print` (Zenoh's `-n`).
+    #[arg(short = 'n', long, default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    number: u64,
     /// Stop after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
@@ -45,11 +52,12 @@ pub(crate) struct PubThrArgs {
 pub(crate) struct SubThrArgs {
     #[command(flatten)]
     session: SessionArgs,
-    /// Messages per round.
-    #[arg(long, default_value_t = 100_000)]
+    /// Messages per round (Zenoh's `-n`/`--number`; note that Zenoh's long `--samples`
+    /// is the number of rounds, weft's `--rounds`).
+    #[arg(short = 'n', long, visible_alias = "number", default_value_t = 100_000)]
     samples: u64,
-    /// Rounds to measure.
-    #[arg(long, default_value_t = 10)]
+    /// Rounds to measure (Zenoh's `-s`).
+    #[arg(short = 's', long, default_value_t = 10)]
     rounds: u32,
     /// Give up after this many seconds.
     #[arg(long, default_value_t = 120.0)]
@@ -67,9 +75,18 @@ pub(crate) struct PingArgs {
     session: SessionArgs,
     /// Payload size in bytes.
     size: usize,
-    /// Round trips to measure (after 100 warm-up ones); Zenoh's `-n`.
-    #[arg(short = 'n', long, default_value_t = 1000)]
-    samples: usize,
+    /// Round trips to measure (after the warm-up); Zenoh's `-n`.
+    #[arg(short = 'n', long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    samples: u64,
+    /// Warm-up: this many seconds of round trips before measuring (Zenoh's `-w`); 100
+    /// round trips when not given.
+    #[arg(short = 'w', long)]
+    warmup: Option<f64>,
+    /// Pings are batched like other messages instead of sent at once (Zenoh's
+    /// `--no-express`).
+    #[arg(long)]
+    no_express: bool,
 }
 
 /// Arguments of `weft pong`.
@@ -78,6 +95,10 @@ pub(crate) struct PingArgs {
 pub(crate) struct PongArgs {
     #[command(flatten)]
     session: SessionArgs,
+    /// Pongs are batched like other messages instead of sent at once (Zenoh's
+    /// `--no-express`).
+    #[arg(long)]
+    no_express: bool,
 }
 
 /// Runs `weft pub-thr`.
@@ -121,18 +142,53 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
+        let mut rate = RatePrinter::new(args.print, args.number);
         while !stopped(&stop) && Instant::now() < deadline {
             for _ in 0..1000 {
                 if publisher.put(&payload).is_err() {
                     break;
                 }
                 sent += 1;
+                rate.count();
             }
         }
     }
     println!("sent={sent} payload={}", args.size);
     session.close();
     ExitCode::SUCCESS
+}
+
+/// Prints the rate every `every` messages when asked (`weft pub-thr --print`).
+struct RatePrinter {
+    on: bool,
+    every: u64,
+    counted: u64,
+    since: Instant,
+}
+
+impl RatePrinter {
+    fn new(on: bool, every: u64) -> Self {
+        Self {
+            on,
+            every,
+            counted: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// One more message.
+    fn count(&mut self) {
+        if !self.on {
+            return;
+        }
+        self.counted += 1;
+        if self.counted == self.every {
+            let rate = self.every as f64 / self.since.elapsed().as_secs_f64();
+            println!("{rate:.0} msg/s");
+            self.counted = 0;
+            self.since = Instant::now();
+        }
+    }
 }
 
 /// Runs `weft sub-thr`.
@@ -211,7 +267,7 @@ pub(crate) fn ping(args: &PingArgs) -> ExitCode {
     };
     let options = PutOptions {
         congestion_control: CongestionControl::Block,
-        express: true,
+        express: !args.no_express,
         ..PutOptions::default()
     };
     let publisher = match session.declare_publisher(PING_KEY, options) {
@@ -236,19 +292,31 @@ pub(crate) fn ping(args: &PingArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     while pongs.try_recv().is_ok() {}
-    let mut one_way = Vec::with_capacity(args.samples);
-    for i in 0..args.samples + 100 {
+    let round_trip = || -> Option<Duration> {
         let start = Instant::now();
-        if publisher.put(&payload).is_err() {
-            break;
-        }
-        if pongs.recv_timeout(Duration::from_secs(5)).is_err() {
+        publisher.put(&payload).ok()?;
+        pongs.recv_timeout(Duration::from_secs(5)).ok()?;
+        Some(start.elapsed())
+    };
+    // The warm-up: a time (`-w`) or 100 round trips.
+    let warm_until = args
+        .warmup
+        .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let mut warmed = 0;
+    while warm_until.map_or(warmed < 100, |t| Instant::now() < t) {
+        if round_trip().is_none() {
             eprintln!("weft ping: a pong was lost");
             return ExitCode::from(1);
         }
-        if i >= 100 {
-            one_way.push(start.elapsed().as_secs_f64() * 1e6 / 2.0);
-        }
+        warmed += 1;
+    }
+    let mut one_way = Vec::with_capacity(args.samples as usize);
+    for _ in 0..args.samples {
+        let Some(rtt) = round_trip() else {
+            eprintln!("weft ping: a pong was lost");
+            return ExitCode::from(1);
+        };
+        one_way.push(rtt.as_secs_f64() * 1e6 / 2.0);
     }
     one_way.sort_by(f64::total_cmp);
     let pct = |p: f64| one_way[((one_way.len() as f64 * p) as usize).min(one_way.len() - 1)];
@@ -271,7 +339,7 @@ pub(crate) fn pong(args: &PongArgs) -> ExitCode {
     };
     let options = PutOptions {
         congestion_control: CongestionControl::Block,
-        express: true,
+        express: !args.no_express,
         ..PutOptions::default()
     };
     let publisher = match session.declare_publisher(PONG_KEY, options) {

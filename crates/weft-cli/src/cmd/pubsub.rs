@@ -22,8 +22,8 @@ pub(crate) struct PutArgs {
     /// The payload's encoding (e.g. text/plain).
     #[arg(long)]
     encoding: Option<String>,
-    /// Text attached to the value.
-    #[arg(long)]
+    /// Text attached to the value (Zenoh's `-a`).
+    #[arg(short, long)]
     attach: Option<String>,
     /// Priority, 1 (real time) to 7 (background).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=7))]

@@ -4,9 +4,7 @@
 // Each test file uses its own part of these helpers.
 #![allow(dead_code)]
 
-use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use weft::{Config, WhatAmI};
 use weft_testkit::ZenohNode;
@@ -172,10 +170,4 @@ pub(crate) fn sorted_reply_payloads(getter: &ZenohNode) -> Vec<String> {
 }
 
 /// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
-pub(crate) fn wait_for_port(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+pub(crate) use weft_testkit::wait_for_port;
