@@ -338,6 +338,58 @@ const KNOWN: &[&str] = &[
     "metadata",
 ];
 
+/// Keys of earlier Zenoh configurations that Zenoh itself no longer has, with why they
+/// are not needed (ROS 2's rmw_zenoh still sets some of them).
+const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[(
+    "routing.router.peers_failover_brokering",
+    "removed from Zenoh's configuration in 1.9, where routers route between their peers \
+     by region",
+)];
+
+/// The warnings for configuration keys weft does not implement: one per key Zenoh
+/// itself removed (with why), then one listing the others, grouped by the section they
+/// are in (`transport.link.tx.queue.size.{control, data}`).
+fn unknown_keys_warnings(keys: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for key in keys {
+        if let Some((_, why)) = REMOVED_FROM_ZENOH.iter().find(|(k, _)| k == key) {
+            warnings.push(format!("`{key}` ignored: {why}"));
+            continue;
+        }
+        let (section, leaf) = key.rsplit_once('.').unwrap_or(("", key));
+        match groups.iter_mut().find(|(s, _)| *s == section) {
+            Some((_, leaves)) => leaves.push(leaf),
+            None => groups.push((section, vec![leaf])),
+        }
+    }
+    if groups.is_empty() {
+        return warnings;
+    }
+    let count: usize = groups.iter().map(|(_, l)| l.len()).sum();
+    let listed: Vec<String> = groups
+        .iter()
+        .map(|(section, leaves)| {
+            let leaves = if leaves.len() == 1 {
+                leaves[0].to_string()
+            } else {
+                format!("{{{}}}", leaves.join(", "))
+            };
+            if section.is_empty() {
+                leaves
+            } else {
+                format!("{section}.{leaves}")
+            }
+        })
+        .collect();
+    let noun = if count == 1 { "key" } else { "keys" };
+    warnings.push(format!(
+        "{count} configuration {noun} weft does not implement, ignored: {}",
+        listed.join(", ")
+    ));
+    warnings
+}
+
 /// Checks a key of the security sections `transport.auth` and `transport.link.tls`
 /// (`access_control` is read whole, see [`crate::acl`]): `None` for a key outside them; `Some(Ok)` for a setting that asks
 /// for nothing (null, false, empty, or a default that only matters once the feature is
@@ -514,6 +566,8 @@ impl Config {
         leaves("", root, &mut flat);
         let mut config = Self::default();
         let mut warnings = Vec::new();
+        // Keys weft does not implement: told once, grouped, after the others.
+        let mut unknown = Vec::new();
         // The mode first: per-mode values (`{ router: .., peer: .., client: .. }`) use it.
         if let Some((_, v)) = flat.iter().find(|(k, _)| k == "mode") {
             config.mode = match v.as_str() {
@@ -624,6 +678,15 @@ impl Config {
                 "access_control" => {
                     config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }
+                "scouting.gossip.enabled" => {
+                    if boolean(key, v)? {
+                        warnings.push(
+                            "`scouting.gossip.enabled` is true: weft does not gossip; peers \
+                             connected to a weft router reach each other through it"
+                                .to_string(),
+                        );
+                    }
+                }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
                 k if KNOWN.contains(&k) => {}
@@ -647,9 +710,10 @@ impl Config {
                 k if security_setting(k, v).is_some() => {
                     security_setting(k, v).unwrap_or(Ok(()))?;
                 }
-                k => warnings.push(format!("unknown configuration key `{k}` (ignored)")),
+                k => unknown.push(k.to_string()),
             }
         }
+        warnings.extend(unknown_keys_warnings(&unknown));
         let listens = !config.listen.is_empty();
         config.usrpwd = usrpwd.build(listens, &mut warnings)?.map(Arc::new);
         Ok((config, warnings))
@@ -1109,5 +1173,27 @@ mod tests {
             .unwrap_err()
             .to_string()
             .ends_with("line 1: empty password"));
+    }
+
+    #[test]
+    fn keys_weft_does_not_implement_are_told_once_grouped_by_section() {
+        let keys: Vec<String> = [
+            "a.b.c",
+            "a.b.d",
+            "x",
+            "routing.router.peers_failover_brokering",
+            "a.e",
+        ]
+        .iter()
+        .map(|k| (*k).to_string())
+        .collect();
+        let w = unknown_keys_warnings(&keys);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("`routing.router.peers_failover_brokering` ignored: removed"));
+        assert_eq!(
+            w[1],
+            "4 configuration keys weft does not implement, ignored: a.b.{c, d}, x, a.e"
+        );
+        assert!(unknown_keys_warnings(&[]).is_empty());
     }
 }
