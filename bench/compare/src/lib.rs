@@ -82,11 +82,19 @@ impl Args {
             })
     }
 
-    /// A Zenoh configuration: mode (peer by default), endpoints, multicast scouting off.
+    /// A Zenoh configuration: the `-c` file if any, then mode (peer by default), endpoints,
+    /// multicast scouting off.
     /// A side that only connects listens nowhere (Zenoh's peers otherwise listen on every
     /// interface).
     pub fn zenoh_config(&self) -> zenoh::Config {
-        let mut c = zenoh::Config::default();
+        // `-c FILE`: a configuration file first (TLS and QUIC settings for bench/tls.sh).
+        let mut c = match self.options.iter().rev().find(|(k, _)| k == "-c" || k == "--config") {
+            Some((_, path)) => zenoh::Config::from_file(path).unwrap_or_else(|e| {
+                eprintln!("-c {path}: {e}");
+                std::process::exit(2)
+            }),
+            None => zenoh::Config::default(),
+        };
         let mode = self.mode.as_deref().unwrap_or("peer");
         if mode != "peer" && mode != "client" {
             eprintln!("-m: peer or client, not {mode:?}");
