@@ -84,6 +84,11 @@ thr() {
     log "  $proto $sys $size B: $THR_RATE msgs/s"
 }
 
+# num N: N with thousands separators ("-" stays).
+num() {
+    if [[ $1 == - ]]; then echo -; else python3 -c "print(f'{int($1):,}')"; fi
+}
+
 ratio() {
     if [[ $1 == - || $2 == - ]]; then echo -; else awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f×", a / b }'; fi
 }
@@ -96,7 +101,7 @@ for proto in "${PROTOCOLS[@]}"; do
         w=$THR_RATE
         thr zenoh "$proto" "$size"
         z=$THR_RATE
-        ROWS+=("| $proto | $size B | $w | $z | $(ratio "$w" "$z") |")
+        ROWS+=("| $proto | $size B | $(num "$w") | $(num "$z") | $(ratio "$w" "$z") |")
     done
 done
 
