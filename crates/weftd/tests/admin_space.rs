@@ -274,9 +274,46 @@ fn weftd_answers_what_zenohs_router_answers_on_its_admin_space() {
     if zenoh_python().is_none() {
         return;
     }
-    let weftd = Weftd::start(free_port(), &["--cfg", "metadata:{name:\"weft\"}"]);
     let zenoh_port = free_port();
     let _zenoh = zenoh_router(zenoh_port, None, "zenoh");
+    compare_with_zenoh(zenoh_port);
+}
+
+/// The same against the `zenohd` binary (1.10.2) when `WEFT_ZENOHD` names it.
+#[test]
+fn weftd_answers_what_the_zenohd_binary_answers_on_its_admin_space() {
+    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
+        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
+        return;
+    };
+    if zenoh_python().is_none() {
+        return;
+    }
+    let port = free_port();
+    let mut child = Command::new(zenohd)
+        .args([
+            "-l",
+            &format!("tcp/127.0.0.1:{port}"),
+            "--no-multicast-scouting",
+        ])
+        .args(["--cfg", "metadata:{name:\"zenohd\"}"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start zenohd");
+    common::wait_for_port(port);
+    let result = std::panic::catch_unwind(|| compare_with_zenoh(port));
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Reads weftd's admin space and that of the Zenoh router on `zenoh_port` as a Zenoh
+/// client does, and compares them.
+fn compare_with_zenoh(zenoh_port: u16) {
+    let weftd = Weftd::start(free_port(), &["--cfg", "metadata:{name:\"weft\"}"]);
     let (weft, weft_id) = read_admin_space(weftd.port);
     let (zenoh, _) = read_admin_space(zenoh_port);
 
