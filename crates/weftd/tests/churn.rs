@@ -218,10 +218,10 @@ fn ten_thousand_sessions_declaring_and_closing_leave_weftd_as_it_was() {
         seen,
         [
             "liveliness token churn/probe/tok".to_string(),
-            "queryables churn/probe/q".to_string(),
+            "queryable churn/probe/q".to_string(),
             format!("session {probe_zid}"),
-            "subscribers churn/probe/sub".to_string(),
-            "tokens churn/probe/tok".to_string(),
+            "subscriber churn/probe/sub".to_string(),
+            "token churn/probe/tok".to_string(),
         ],
         "what an open session declared"
     );
