@@ -491,3 +491,43 @@ fn a_mesh_of_two_weftds_shows_its_graph_and_successors_as_zenohs_routers_do() {
         assert!(graph.contains("    1 -- 0 [ label = \"100\" ]"), "{graph}");
     }
 }
+
+/// Every key of the admin space follows `adminspace.permissions`; a weft client reads the
+/// keys that hold wildcards (`…/subscriber/a/**`) as a Zenoh client does.
+#[test]
+fn the_whole_admin_space_follows_its_permissions_and_weft_clients_read_it() {
+    let keys = |weftd: &Weftd, declare: bool| {
+        let client = weftd.weft_client();
+        let _sub = declare.then(|| client.declare_subscriber("perm/**", |_| {}).unwrap());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut keys: Vec<String> = client
+                .get("@/**", &weft::GetOptions::default())
+                .unwrap()
+                .iter()
+                .filter_map(|r| r.result.ok())
+                .map(|s| s.key_expr.to_string())
+                .filter(|k| k.contains("/router"))
+                .collect();
+            keys.sort();
+            let ready = !declare || keys.iter().any(|k| k.ends_with("/subscriber/perm/**"));
+            if ready || Instant::now() > deadline {
+                client.close();
+                return keys;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let open = Weftd::start(free_port(), &["-i", "abc"]);
+    assert_eq!(
+        keys(&open, true),
+        [
+            "@/abc/router",
+            "@/abc/router/linkstate/north",
+            "@/abc/router/metrics",
+            "@/abc/router/subscriber/perm/**",
+        ]
+    );
+    let closed = Weftd::start(free_port(), &["--adminspace-permissions", "none"]);
+    assert_eq!(keys(&closed, false), Vec::<String>::new());
+}
