@@ -531,3 +531,68 @@ fn the_whole_admin_space_follows_its_permissions_and_weft_clients_read_it() {
     let closed = Weftd::start(free_port(), &["--adminspace-permissions", "none"]);
     assert_eq!(keys(&closed, false), Vec::<String>::new());
 }
+
+/// Three weftds in a line, a1 – a2 – a3: a1's graph has the two links, and its successor
+/// towards a3 is a2, whatever the source (zenohd's answer on a tree, too).
+#[test]
+fn a_line_of_three_weftds_routes_through_the_middle_one() {
+    let a1 = Weftd::start(free_port(), &["-i", "a1"]);
+    let a2 = Weftd::start(
+        free_port(),
+        &["-i", "a2", "-e", &format!("tcp/127.0.0.1:{}", a1.port)],
+    );
+    let _a3 = Weftd::start(
+        free_port(),
+        &["-i", "a3", "-e", &format!("tcp/127.0.0.1:{}", a2.port)],
+    );
+    wait_for_mesh(a1.port, 3);
+    let client = weft_client_at(a1.port);
+    let get = |selector: &str| -> BTreeMap<String, String> {
+        client
+            .get(selector, &weft::GetOptions::default())
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.result.ok())
+            .map(|s| {
+                (
+                    s.key_expr.to_string(),
+                    String::from_utf8_lossy(&s.payload).into_owned(),
+                )
+            })
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let graph = loop {
+        let graph = get("@/a1/router/linkstate/north")
+            .into_values()
+            .next()
+            .unwrap_or_default();
+        if graph.matches(" -- ").count() == 2 || Instant::now() > deadline {
+            break graph;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        graph,
+        "graph {\n    0 [ label = \"a1\" ]\n    1 [ label = \"a2\" ]\n    2 [ label = \"a3\" ]\n    \
+         1 -- 0 [ label = \"100\" ]\n    2 -- 1 [ label = \"100\" ]\n}\n"
+    );
+    let successors = get("@/a1/router/route/successor/**");
+    let mut expected = BTreeMap::new();
+    for src in ["a1", "a2", "a3"] {
+        for dst in ["a2", "a3"] {
+            expected.insert(
+                format!("@/a1/router/route/successor/src/{src}/dst/{dst}"),
+                "\"a2\"".to_string(),
+            );
+        }
+    }
+    assert_eq!(successors, expected);
+    let towards_a1 = get("@/a2/router/route/successor/src/a3/dst/a1");
+    assert_eq!(
+        towards_a1.values().collect::<Vec<_>>(),
+        ["\"a1\""],
+        "{towards_a1:?}"
+    );
+    client.close();
+}
