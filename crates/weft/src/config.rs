@@ -160,6 +160,9 @@ pub struct Config {
     pub timestamping: Option<bool>,
     /// `plugins`: the plugins' sections, as written (each plugin validates its own).
     pub plugins: Option<Value>,
+    /// `metadata`: what the configuration says about this node, as written (a router
+    /// shows it in its admin space).
+    pub metadata: Option<Value>,
     /// `access_control`: which messages each transport may carry (Zenoh's ACL).
     pub access_control: crate::acl::AclConfig,
     /// `adminspace.permissions.read` / `.write`: whether queries on a router's admin space
@@ -200,6 +203,7 @@ impl Default for Config {
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
             plugins: None,
+            metadata: None,
             access_control: crate::acl::AclConfig::default(),
             adminspace_read: true,
             adminspace_write: false,
@@ -675,6 +679,7 @@ impl Config {
                 "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
                 "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
                 "plugins" => config.plugins = Some(value.clone()),
+                "metadata" => config.metadata = Some(value.clone()),
                 "access_control" => {
                     config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }

@@ -1,108 +1,464 @@
-//! The admin space: `@/<zid>/router` (the router, its sessions and counters) and
-//! `@/<zid>/router/subscribers|queryables|tokens`, answered as JSON to any query that
-//! intersects them (e.g. `@/*/router/**`).
+//! The admin space, answered as zenohd 1.10.2 answers it under `@/<zid>/router/**`:
+//!
+//! - `@/<zid>/router` (application/json): locators, metadata, plugins, sessions (peer,
+//!   whatami, region, links, shm, weight), version and zid; each session also carries
+//!   weft's own counters (`counters`, `priority_links`) beside Zenoh's fields.
+//! - `@/<zid>/router/{subscriber,publisher,queryable,querier,token}/<ke>`
+//!   (application/json): `{"routers":[…],"peers":[…],"clients":[…]}`, the nodes that
+//!   declared it as this router knows them.
+//! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph.
+//! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
+//!   this one forwards to on the spanning tree, towards the destination.
+//! - `@/<zid>/router/metrics`: OpenMetrics text, gzipped unless `compression=false`,
+//!   without the `#` lines with `descriptors=false`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
 
 use serde_json::{json, Value};
-use weft::{AdminInfo, PutOptions, Queryable, Session, SessionError};
+use weft::{AdminInfo, FaceInfo, PutOptions, Query, Queryable, Session, SessionError, WhatAmI};
+use weft_keyexpr::KeyExpr;
 
-/// The router's description.
-pub(crate) fn router_json(a: &AdminInfo) -> Value {
-    let sessions: Vec<Value> = a
-        .faces
+/// The encoding of `metrics`, as zenohd's (`;content-encoding=gzip` appended when
+/// compressed).
+pub(crate) const METRICS_ENCODING: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The cost Zenoh gives a link between routers when no weight is configured: every weft
+/// link costs the same (the tree is breadth-first), which is what this weight means.
+const DEFAULT_LINK_WEIGHT: u16 = 100;
+
+/// What the admin space shows beyond the session's state.
+#[derive(Debug, Clone)]
+pub(crate) struct Context {
+    /// The configuration's `metadata` (null when absent).
+    pub(crate) metadata: Value,
+}
+
+/// weftd's version, shaped as zenohd's (`v<version>-<tag> built with <rustc>`).
+pub(crate) fn version() -> String {
+    format!(
+        "v{}-weftd built with {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("WEFTD_RUSTC_VERSION")
+    )
+}
+
+/// The region Zenoh 1.10.2 places a node of role `whatami` in, seen from a router.
+const fn region(whatami: WhatAmI) -> &'static str {
+    match whatami {
+        WhatAmI::Router => "north",
+        WhatAmI::Peer => "south:0:peer",
+        WhatAmI::Client => "south:0:client",
+    }
+}
+
+/// Whether the mesh holds a link between this router and `peer`.
+fn meshed(a: &AdminInfo, peer: weft::ZenohId) -> bool {
+    a.mesh
+        .as_ref()
+        .is_some_and(|m| m.links.contains(&(a.zid.min(peer), a.zid.max(peer))))
+}
+
+/// One session as `@/<zid>/router` lists it.
+fn session_json(a: &AdminInfo, f: &FaceInfo) -> Value {
+    let mut links = vec![json!({ "dst": f.link, "src": f.local_link })];
+    links.extend(
+        f.priority_links
+            .iter()
+            .map(|l| json!({ "dst": l.link, "src": l.local_link })),
+    );
+    let weight = if f.whatami == WhatAmI::Router && meshed(a, f.zid) {
+        json!({ "actual_weight": DEFAULT_LINK_WEIGHT, "dst_weight": null, "src_weight": null })
+    } else {
+        Value::Null
+    };
+    let priority_links: Vec<Value> = f
+        .priority_links
         .iter()
-        .map(|f| {
-            let mut links = vec![f.link.clone()];
-            links.extend(f.priority_links.iter().map(|l| l.link.clone()));
-            let priority_links: Vec<Value> = f
-                .priority_links
-                .iter()
-                .map(|l| {
-                    json!({
-                        "link": l.link,
-                        "priorities": format!("{}-{}", l.priorities.0, l.priorities.1),
-                        "batches_in": l.batches_in,
-                        "batches_out": l.batches_out,
-                        "bytes_in": l.bytes_in,
-                        "bytes_out": l.bytes_out,
-                    })
-                })
-                .collect();
+        .map(|l| {
             json!({
-                "zid": f.zid.to_string(),
-                "whatami": f.whatami.as_str(),
-                "links": links,
-                "priority_links": priority_links,
-                "counters": {
-                    "batches_in": f.batches_in,
-                    "batches_out": f.batches_out,
-                    "bytes_in": f.bytes_in,
-                    "bytes_out": f.bytes_out,
-                    "messages_in": f.messages_in,
-                    "dropped": f.dropped,
-                    "denied": f.denied,
-                },
+                "link": l.link,
+                "priorities": format!("{}-{}", l.priorities.0, l.priorities.1),
+                "batches_in": l.batches_in,
+                "batches_out": l.batches_out,
+                "bytes_in": l.bytes_in,
+                "bytes_out": l.bytes_out,
             })
         })
         .collect();
     json!({
-        "zid": a.zid.to_string(),
-        "version": env!("CARGO_PKG_VERSION"),
-        "whatami": a.mode.as_str(),
-        "locators": a.locators,
-        "sessions": sessions,
+        "links": links,
+        "peer": f.zid.to_string(),
+        "region": region(f.whatami),
+        "shm": false,
+        "weight": weight,
+        "whatami": f.whatami.as_str(),
+        "counters": {
+            "batches_in": f.batches_in,
+            "batches_out": f.batches_out,
+            "bytes_in": f.bytes_in,
+            "bytes_out": f.bytes_out,
+            "messages_in": f.messages_in,
+            "dropped": f.dropped,
+            "denied": f.denied,
+        },
+        "priority_links": priority_links,
     })
 }
 
-/// What is declared, by kind: every face's and the router's own.
-fn declared(a: &AdminInfo, kind: &str) -> Value {
-    let mut out = Vec::new();
-    let own = match kind {
-        "subscribers" => &a.subscribers,
-        "queryables" => &a.queryables,
-        _ => &a.tokens,
-    };
-    for k in own {
-        out.push(json!({ "key_expr": k, "zid": a.zid.to_string() }));
-    }
-    for f in &a.faces {
-        let list = match kind {
-            "subscribers" => &f.subscribers,
-            "queryables" => &f.queryables,
-            _ => &f.tokens,
-        };
-        for k in list {
-            out.push(json!({ "key_expr": k, "zid": f.zid.to_string() }));
-        }
-    }
-    Value::from(out)
+/// The router's description, `@/<zid>/router`.
+pub(crate) fn router_json(a: &AdminInfo, context: &Context) -> Value {
+    let sessions: Vec<Value> = a.faces.iter().map(|f| session_json(a, f)).collect();
+    json!({
+        "locators": a.locators,
+        "metadata": context.metadata,
+        "plugins": {},
+        "sessions": sessions,
+        "version": version(),
+        "zid": a.zid.to_string(),
+        "whatami": a.mode.as_str(),
+    })
 }
 
-/// Declares the admin space's queryable.
-pub(crate) fn declare(session: &Session) -> Result<Queryable, SessionError> {
+/// The kinds of declaration the admin space lists, by key segment.
+const KINDS: [&str; 5] = ["subscriber", "publisher", "queryable", "querier", "token"];
+
+/// Who declared one key expression: ZenohIDs by role.
+#[derive(Debug, Default)]
+struct Sources {
+    routers: Vec<String>,
+    peers: Vec<String>,
+    clients: Vec<String>,
+}
+
+impl Sources {
+    fn add(&mut self, whatami: WhatAmI, zid: String) {
+        let list = match whatami {
+            WhatAmI::Router => &mut self.routers,
+            WhatAmI::Peer => &mut self.peers,
+            WhatAmI::Client => &mut self.clients,
+        };
+        if !list.contains(&zid) {
+            list.push(zid);
+            list.sort();
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({ "routers": self.routers, "peers": self.peers, "clients": self.clients })
+    }
+}
+
+/// Every key expression declared as `kind`, with who declared it. This router counts as
+/// a source of its own declarations and of what it declares to the mesh for its clients
+/// and peers (subscribers, queryables, tokens), as zenohd does; `skip` is the admin
+/// space's own queryable, which zenohd does not list either.
+fn declarations(a: &AdminInfo, kind: &str, skip: &str) -> BTreeMap<String, Sources> {
+    let mut out: BTreeMap<String, Sources> = BTreeMap::new();
+    let own = a.zid.to_string();
+    let own_list: &[String] = match kind {
+        "subscriber" => &a.subscribers,
+        "publisher" => &a.publishers,
+        "queryable" => &a.queryables,
+        "token" => &a.tokens,
+        _ => &[],
+    };
+    for key in own_list.iter().filter(|k| k.as_str() != skip) {
+        out.entry(key.clone())
+            .or_default()
+            .add(WhatAmI::Router, own.clone());
+    }
+    let redeclared = matches!(kind, "subscriber" | "queryable" | "token");
+    for f in &a.faces {
+        let list = match kind {
+            "subscriber" => &f.subscribers,
+            "publisher" => &f.publishers,
+            "queryable" => &f.queryables,
+            "querier" => &f.queriers,
+            _ => &f.tokens,
+        };
+        for key in list {
+            let sources = out.entry(key.clone()).or_default();
+            sources.add(f.whatami, f.zid.to_string());
+            if redeclared && f.whatami != WhatAmI::Router {
+                sources.add(WhatAmI::Router, own.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The router mesh as Graphviz, as zenohd prints it: this router is node 0.
+pub(crate) fn linkstate_dot(mesh: &weft::MeshInfo) -> String {
+    let mut out = String::from("graph {\n");
+    let index: BTreeMap<weft::ZenohId, usize> = mesh
+        .routers
+        .iter()
+        .enumerate()
+        .map(|(i, z)| (*z, i))
+        .collect();
+    for (i, zid) in mesh.routers.iter().enumerate() {
+        out.push_str(&format!("    {i} [ label = \"{zid}\" ]\n"));
+    }
+    for (a, b) in &mesh.links {
+        if let (Some(a), Some(b)) = (index.get(a), index.get(b)) {
+            let (hi, lo) = (a.max(b), a.min(b));
+            out.push_str(&format!(
+                "    {hi} -- {lo} [ label = \"{DEFAULT_LINK_WEIGHT}\" ]\n"
+            ));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// A label value of OpenMetrics text, escaped.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics in OpenMetrics text: zenohd's `zenoh_build_info`, then weft's counters per
+/// session (one series per connected node and direction: never per key).
+pub(crate) fn metrics_text(a: &AdminInfo, descriptors: bool) -> String {
+    let mut out = String::new();
+    let mut family = |name: &str, kind: &str, help: &str, lines: Vec<String>| {
+        if descriptors {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        }
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    };
+    family(
+        "zenoh_build",
+        "info",
+        "Zenoh build version.",
+        vec![format!(
+            "zenoh_build_info{{local_id=\"{}\",local_whatami=\"{}\",version=\"{}\"}} 1",
+            a.zid,
+            a.mode.as_str(),
+            label(&version())
+        )],
+    );
+    let per_session = |f: &FaceInfo| {
+        format!(
+            "local_id=\"{}\",remote_id=\"{}\",remote_whatami=\"{}\"",
+            a.zid,
+            f.zid,
+            f.whatami.as_str()
+        )
+    };
+    let mut sessions: BTreeMap<&str, u64> = BTreeMap::new();
+    for f in &a.faces {
+        *sessions.entry(f.whatami.as_str()).or_default() += 1;
+    }
+    family(
+        "weft_sessions",
+        "gauge",
+        "Sessions open, by the remote node's role.",
+        sessions
+            .iter()
+            .map(|(w, n)| {
+                format!(
+                    "weft_sessions{{local_id=\"{}\",remote_whatami=\"{w}\"}} {n}",
+                    a.zid
+                )
+            })
+            .collect(),
+    );
+    let directional = |name: &str, get: fn(&FaceInfo) -> (u64, u64)| -> Vec<String> {
+        a.faces
+            .iter()
+            .flat_map(|f| {
+                let (rx, tx) = get(f);
+                let labels = per_session(f);
+                [
+                    format!("{name}_total{{{labels},direction=\"rx\"}} {rx}"),
+                    format!("{name}_total{{{labels},direction=\"tx\"}} {tx}"),
+                ]
+            })
+            .collect()
+    };
+    family(
+        "weft_session_bytes",
+        "counter",
+        "Bytes read from (rx) and written to (tx) a session's links.",
+        directional("weft_session_bytes", |f| (f.bytes_in, f.bytes_out)),
+    );
+    family(
+        "weft_session_batches",
+        "counter",
+        "Batches read from (rx) and written to (tx) a session's links.",
+        directional("weft_session_batches", |f| (f.batches_in, f.batches_out)),
+    );
+    let single = |name: &str, get: fn(&FaceInfo) -> u64| -> Vec<String> {
+        a.faces
+            .iter()
+            .map(|f| format!("{name}_total{{{}}} {}", per_session(f), get(f)))
+            .collect()
+    };
+    family(
+        "weft_session_messages_received",
+        "counter",
+        "Network messages received from a session.",
+        single("weft_session_messages_received", |f| f.messages_in),
+    );
+    family(
+        "weft_session_dropped",
+        "counter",
+        "Messages to a session dropped by congestion control.",
+        single("weft_session_dropped", |f| f.dropped),
+    );
+    family(
+        "weft_session_denied",
+        "counter",
+        "Messages from or to a session that access control denied.",
+        single("weft_session_denied", |f| f.denied),
+    );
+    out.push_str("# EOF\n");
+    out
+}
+
+/// A selector parameter's value (`name=value`, separated by `;` or `&`).
+fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> {
+    parameters
+        .split([';', '&'])
+        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// The metrics payload and its encoding for the query's parameters.
+pub(crate) fn metrics_reply(a: &AdminInfo, parameters: &str) -> (Vec<u8>, String) {
+    let descriptors = parameter(parameters, "descriptors") != Some("false");
+    let text = metrics_text(a, descriptors);
+    if parameter(parameters, "compression") == Some("false") {
+        return (text.into_bytes(), METRICS_ENCODING.to_string());
+    }
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let gzipped = encoder
+        .write_all(text.as_bytes())
+        .and_then(|()| encoder.finish())
+        .unwrap_or_default();
+    (gzipped, format!("{METRICS_ENCODING};content-encoding=gzip"))
+}
+
+/// Answers one query on the admin space.
+fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
+    let Ok(asked) = KeyExpr::new(q.key_expr()) else {
+        return;
+    };
+    let wanted = |key: &str| KeyExpr::new(key).is_ok_and(|k| k.intersects(asked));
+    let info = session.admin();
+    let json_options = PutOptions {
+        encoding: "application/json".into(),
+        ..PutOptions::default()
+    };
+    if wanted(base) {
+        let _ = q.reply(
+            base,
+            router_json(&info, context).to_string().as_bytes(),
+            &json_options,
+        );
+    }
+    let metrics = format!("{base}/metrics");
+    if wanted(&metrics) {
+        let (payload, encoding) = metrics_reply(&info, q.parameters());
+        let options = PutOptions {
+            encoding,
+            ..PutOptions::default()
+        };
+        let _ = q.reply(&metrics, &payload, &options);
+    }
+    let own_queryable = format!("{base}/**");
+    for kind in KINDS {
+        if !wanted(&format!("{base}/{kind}/**")) {
+            continue;
+        }
+        for (key, sources) in declarations(&info, kind, &own_queryable) {
+            let reply_key = format!("{base}/{kind}/{key}");
+            if wanted(&reply_key) {
+                let _ = q.reply_key_expr(
+                    &reply_key,
+                    sources.json().to_string().as_bytes(),
+                    &json_options,
+                );
+            }
+        }
+    }
+    let Some(mesh) = &info.mesh else {
+        return;
+    };
+    let linkstate = format!("{base}/linkstate/north");
+    if wanted(&linkstate) {
+        let options = PutOptions {
+            encoding: "text/plain".into(),
+            ..PutOptions::default()
+        };
+        let _ = q.reply(&linkstate, linkstate_dot(mesh).as_bytes(), &options);
+    }
+    if wanted(&format!("{base}/route/successor/**")) {
+        for src in &mesh.routers {
+            for (dst, via) in &mesh.next_hops {
+                let key = format!("{base}/route/successor/src/{src}/dst/{dst}");
+                if wanted(&key) {
+                    let value = Value::from(via.to_string()).to_string();
+                    let _ = q.reply(&key, value.as_bytes(), &json_options);
+                }
+            }
+        }
+    }
+}
+
+/// Declares the admin space's queryable, `@/<zid>/router/**` (which includes
+/// `@/<zid>/router` itself).
+pub(crate) fn declare(session: &Session, context: Context) -> Result<Queryable, SessionError> {
     let base = format!("@/{}/router", session.zid());
     let handle = session.clone();
     session.declare_queryable(&format!("{base}/**"), true, move |q| {
-        let Ok(asked) = weft_keyexpr::KeyExpr::new(q.key_expr()) else {
-            return;
-        };
-        let info = handle.admin();
-        let options = PutOptions {
-            encoding: "application/json".into(),
-            ..PutOptions::default()
-        };
-        let entries = [
-            (base.clone(), router_json(&info)),
-            (
-                format!("{base}/subscribers"),
-                declared(&info, "subscribers"),
-            ),
-            (format!("{base}/queryables"), declared(&info, "queryables")),
-            (format!("{base}/tokens"), declared(&info, "tokens")),
-        ];
-        for (key, value) in entries {
-            if weft_keyexpr::KeyExpr::new(&key).is_ok_and(|k| k.intersects(asked)) {
-                let _ = q.reply(&key, value.to_string().as_bytes(), &options);
-            }
-        }
+        answer(&handle, &context, &base, &q);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zid(v: u128) -> weft::ZenohId {
+        weft::ZenohId::new(v).unwrap()
+    }
+
+    #[test]
+    fn the_mesh_prints_as_zenohd_prints_it() {
+        let mesh = weft::MeshInfo {
+            routers: vec![zid(0xaa01), zid(0xbb02)],
+            links: vec![(zid(0xaa01), zid(0xbb02))],
+            next_hops: vec![(zid(0xbb02), zid(0xbb02))],
+        };
+        assert_eq!(
+            linkstate_dot(&mesh),
+            "graph {\n    0 [ label = \"aa01\" ]\n    1 [ label = \"bb02\" ]\n    \
+             1 -- 0 [ label = \"100\" ]\n}\n"
+        );
+    }
+
+    #[test]
+    fn selector_parameters_are_read_as_zenoh_reads_them() {
+        assert_eq!(parameter("compression=false", "compression"), Some("false"));
+        assert_eq!(
+            parameter("descriptors=false;compression=false", "compression"),
+            Some("false")
+        );
+        assert_eq!(
+            parameter("a=1&descriptors=false", "descriptors"),
+            Some("false")
+        );
+        assert_eq!(parameter("", "compression"), None);
+    }
 }

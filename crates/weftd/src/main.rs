@@ -238,6 +238,9 @@ fn main() -> ExitCode {
     let admin_readable = args
         .adminspace_permissions
         .map_or(config.adminspace_read, AdminPermissions::readable);
+    let admin_context = admin::Context {
+        metadata: config.metadata.clone().unwrap_or(serde_json::Value::Null),
+    };
     let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {
         Ok(s) => s,
@@ -255,7 +258,7 @@ fn main() -> ExitCode {
         }
     };
     let _admin = if admin_readable {
-        match admin::declare(&session) {
+        match admin::declare(&session, admin_context) {
             Ok(q) => Some(q),
             Err(e) => {
                 eprintln!("weftd: admin space: {e}");

@@ -135,9 +135,15 @@ fn admin_space_lists_zenoh_sessions_and_their_declarations() {
     assert!(sessions.iter().all(|s| s["whatami"] == "client"));
     let subs = replies
         .iter()
-        .find(|r| r["key"].as_str().unwrap().ends_with("/subscribers"))
-        .unwrap();
-    assert!(subs["payload"].as_str().unwrap().contains("watched/**"));
+        .find(|r| {
+            r["key"]
+                .as_str()
+                .unwrap()
+                .ends_with("/router/subscriber/watched/**")
+        })
+        .expect("the subscriber's entry");
+    let sources: Value = serde_json::from_str(subs["payload"].as_str().unwrap()).unwrap();
+    assert_eq!(sources["clients"].as_array().unwrap().len(), 1, "{sources}");
 }
 
 /// weftd's example configuration, which it runs when started with no arguments: REST on

@@ -122,6 +122,23 @@ impl Query {
         )
     }
 
+    /// Answers with a value on `key_expr`, which may hold wildcards: a value about what
+    /// matches it as a whole (as Zenoh's admin space answers `@/<zid>/router/subscriber/a/**`
+    /// for a subscriber on `a/**`).
+    pub fn reply_key_expr(
+        &self,
+        key_expr: &str,
+        payload: &[u8],
+        options: &PutOptions,
+    ) -> Result<(), SessionError> {
+        self.inner.reply(
+            &self.origin,
+            self.queryable_id,
+            key_expr,
+            Answer::ValueOnKeyExpr(payload, options),
+        )
+    }
+
     /// Answers that `key` was deleted.
     pub fn reply_del(&self, key: &str) -> Result<(), SessionError> {
         self.inner

@@ -461,6 +461,24 @@ impl Link {
         }
     }
 
+    /// This end of the link as a locator, as Zenoh's admin space shows a link's `src`:
+    /// `tcp/local-address` (a QUIC link's local port is not known: only its address).
+    pub fn local_describe(&self) -> String {
+        let addr = |a: std::io::Result<std::net::SocketAddr>| {
+            a.map_or_else(|_| "?".to_string(), |a| a.to_string())
+        };
+        match self {
+            Self::Tcp(s) => format!("tcp/{}", addr(s.local_addr())),
+            Self::Unix(_) => "unixsock-stream".into(),
+            Self::Udp(u) => format!("udp/{}", addr(u.socket.local_addr())),
+            Self::Tls(t) => format!("tls/{}", addr(t.tcp().local_addr())),
+            Self::Quic(q) => match q.local_ip() {
+                Some(ip) => format!("quic/{ip}"),
+                None => "quic/?".into(),
+            },
+        }
+    }
+
     /// Writes one batch: with its length prefix on streams, as one datagram on UDP.
     pub fn write_batch(&self, batch: &[u8]) -> io::Result<()> {
         self.write_batch_parts(&[batch])

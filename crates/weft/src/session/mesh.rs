@@ -165,33 +165,89 @@ impl Mesh {
         self.nodes.retain(|zid, _| reachable.contains_key(zid));
     }
 
-    /// The neighbours whose links are on the spanning tree.
-    pub(crate) fn tree_neighbours(&self) -> BTreeSet<ZenohId> {
+    /// The parent of every node of this router's component on the spanning tree (the
+    /// root has none).
+    fn parents(&self) -> BTreeMap<ZenohId, ZenohId> {
         let component = self.distances(self.own);
         let Some(root) = component.keys().next().copied() else {
-            return BTreeSet::new();
+            return BTreeMap::new();
         };
         let depth = self.distances(root);
         // The parent of a node: its smallest neighbour one level closer to the root.
-        let parent = |n: ZenohId| -> Option<ZenohId> {
-            let d = *depth.get(&n)?;
-            if d == 0 {
-                return None;
-            }
-            self.edges(n)
-                .filter(|m| depth.get(m) == Some(&(d - 1)))
-                .min()
-        };
+        depth
+            .iter()
+            .filter(|(_, d)| **d > 0)
+            .filter_map(|(n, d)| {
+                self.edges(*n)
+                    .filter(|m| depth.get(m) == Some(&(d - 1)))
+                    .min()
+                    .map(|p| (*n, p))
+            })
+            .collect()
+    }
+
+    /// The neighbours whose links are on the spanning tree.
+    pub(crate) fn tree_neighbours(&self) -> BTreeSet<ZenohId> {
+        let parents = self.parents();
         let mut tree = BTreeSet::new();
-        if let Some(p) = parent(self.own) {
-            tree.insert(p);
+        if let Some(p) = parents.get(&self.own) {
+            tree.insert(*p);
         }
         for n in self.edges(self.own) {
-            if parent(n) == Some(self.own) {
+            if parents.get(&n) == Some(&self.own) {
                 tree.insert(n);
             }
         }
         tree
+    }
+
+    /// The routers of this router's component, itself first, then by id.
+    pub(crate) fn routers(&self) -> Vec<ZenohId> {
+        let mut others: Vec<ZenohId> = self.distances(self.own).into_keys().collect();
+        others.retain(|z| *z != self.own);
+        std::iter::once(self.own).chain(others).collect()
+    }
+
+    /// The links of the component that both ends list, each once (smaller id first).
+    pub(crate) fn confirmed_links(&self) -> Vec<(ZenohId, ZenohId)> {
+        let routers = self.routers();
+        let mut links = Vec::new();
+        for a in &routers {
+            for b in self.edges(*a) {
+                if *a < b {
+                    links.push((*a, b));
+                }
+            }
+        }
+        links
+    }
+
+    /// For every other router of the component, the neighbour on the spanning tree that
+    /// leads to it: where this router sends what travels the tree towards it.
+    pub(crate) fn next_hops(&self) -> BTreeMap<ZenohId, ZenohId> {
+        let parents = self.parents();
+        let mut adjacent: BTreeMap<ZenohId, Vec<ZenohId>> = BTreeMap::new();
+        for (child, parent) in &parents {
+            adjacent.entry(*child).or_default().push(*parent);
+            adjacent.entry(*parent).or_default().push(*child);
+        }
+        let mut hops = BTreeMap::new();
+        let mut queue: VecDeque<(ZenohId, ZenohId)> = adjacent
+            .get(&self.own)
+            .into_iter()
+            .flatten()
+            .map(|n| (*n, *n))
+            .collect();
+        while let Some((node, via)) = queue.pop_front() {
+            if node == self.own || hops.contains_key(&node) {
+                continue;
+            }
+            hops.insert(node, via);
+            for next in adjacent.get(&node).into_iter().flatten() {
+                queue.push_back((*next, via));
+            }
+        }
+        hops
     }
 
     /// The list this router announces: itself (index 0) and every router it knows, each
@@ -290,6 +346,18 @@ mod tests {
             }
         }
         edges
+    }
+
+    #[test]
+    fn next_hops_follow_the_tree() {
+        // A square 1-2-3-4-1: the tree drops 3-4 (4 hangs off 1), so 3 reaches 4 via 2.
+        let meshes = converge(&[1, 2, 3, 4], &[(1, 2), (2, 3), (3, 4), (4, 1)]);
+        let hops = meshes[&3].next_hops();
+        assert_eq!(hops[&z(4)], z(2));
+        assert_eq!(hops[&z(1)], z(2));
+        assert_eq!(hops[&z(2)], z(2));
+        assert_eq!(meshes[&3].routers()[0], z(3));
+        assert_eq!(meshes[&3].confirmed_links().len(), 4);
     }
 
     #[test]

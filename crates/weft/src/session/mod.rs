@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use thiserror::Error;
 use weft_keyexpr::{KeyExprError, OwnedKeyExpr};
 use weft_proto::core::{WhatAmI, ZenohId};
+use weft_proto::network::InterestOptions;
 use weft_proto::transport::CloseReason;
 
 use crate::api::{
@@ -143,8 +144,27 @@ pub struct FaceInfo {
     pub queryables: Vec<String>,
     /// Liveliness tokens it declared.
     pub tokens: Vec<String>,
+    /// Key expressions it publishes on, as far as its interests in subscribers tell
+    /// (Zenoh's publishers and weft's send one; a node that sends none is not known).
+    pub publishers: Vec<String>,
+    /// Key expressions it queries, as far as its interests in queryables tell.
+    pub queriers: Vec<String>,
+    /// This end of the main link, e.g. `tcp/127.0.0.1:7447`.
+    pub local_link: String,
     /// The links reserved for some priorities beside the main one.
     pub priority_links: Vec<PriorityLinkInfo>,
+}
+
+/// The router mesh as one router sees it (router mode).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MeshInfo {
+    /// The routers it can reach through the mesh, itself first, then by id.
+    pub routers: Vec<ZenohId>,
+    /// The links between them that both ends announce, each once (smaller id first).
+    pub links: Vec<(ZenohId, ZenohId)>,
+    /// For every other router: the neighbour on the spanning tree that leads to it
+    /// (destination, next hop), by destination.
+    pub next_hops: Vec<(ZenohId, ZenohId)>,
 }
 
 /// A link reserved for a range of priorities, beside a node's main link.
@@ -152,6 +172,8 @@ pub struct FaceInfo {
 pub struct PriorityLinkInfo {
     /// The link, e.g. `tcp/127.0.0.1:51236`.
     pub link: String,
+    /// This end of it, e.g. `tcp/127.0.0.1:7447`.
+    pub local_link: String,
     /// The priorities it carries, highest first (0 Control ... 7 Background).
     pub priorities: (u8, u8),
     /// Batches read from it.
@@ -173,6 +195,7 @@ impl PriorityLinkInfo {
             .map_or((0, 7), |(a, b)| (a.to_u8(), b.to_u8()));
         Self {
             link: t.describe().to_string(),
+            local_link: t.local_describe(),
             priorities: (start, end),
             batches_in: s.batches_in.load(Ordering::Relaxed),
             batches_out: s.batches_out.load(Ordering::Relaxed),
@@ -199,6 +222,10 @@ pub struct AdminInfo {
     pub queryables: Vec<String>,
     /// Its own liveliness tokens.
     pub tokens: Vec<String>,
+    /// Its own publishers' key expressions.
+    pub publishers: Vec<String>,
+    /// The router mesh as it sees it (router mode only).
+    pub mesh: Option<MeshInfo>,
 }
 
 struct LocalSubscriber {
@@ -573,6 +600,17 @@ impl Session {
             v.sort();
             v
         };
+        let interests = |f: &Face, kind: InterestOptions| {
+            let mut v: Vec<String> = f
+                .their_interests
+                .values()
+                .filter(|i| i.options.contains(kind))
+                .filter_map(|i| i.key.as_ref().map(ToString::to_string))
+                .collect();
+            v.sort();
+            v.dedup();
+            v
+        };
         let mut faces: Vec<FaceInfo> = st
             .faces
             .values()
@@ -592,6 +630,13 @@ impl Session {
                     subscribers: keys(&f.subscribers.by_id),
                     queryables: keys(&f.queryables.by_id),
                     tokens: keys(&f.tokens),
+                    publishers: interests(f, InterestOptions::SUBSCRIBERS),
+                    queriers: interests(f, InterestOptions::QUERYABLES),
+                    local_link: f
+                        .transport
+                        .transport()
+                        .map(|t| t.local_describe())
+                        .unwrap_or_default(),
                     priority_links: f
                         .transport
                         .transport()
@@ -618,6 +663,12 @@ impl Session {
             subscribers,
             queryables,
             tokens: keys(&st.tokens),
+            publishers: keys(&st.publishers),
+            mesh: (self.inner.config.mode == WhatAmI::Router).then(|| MeshInfo {
+                routers: st.mesh.routers(),
+                links: st.mesh.confirmed_links(),
+                next_hops: st.mesh.next_hops().into_iter().collect(),
+            }),
         }
     }
 

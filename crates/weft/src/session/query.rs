@@ -27,6 +27,9 @@ use crate::api::{GetOptions, Payload, PutOptions, Query, Reply, ReplyError, Samp
 pub(crate) enum Answer<'a> {
     /// A value on the reply's key.
     Value(&'a [u8], &'a PutOptions),
+    /// A value on a key expression that may hold wildcards (what matches it, as an admin
+    /// space describes a declaration on `a/**`).
+    ValueOnKeyExpr(&'a [u8], &'a PutOptions),
     /// The reply's key was deleted.
     Delete,
     /// An error: payload and encoding.
@@ -532,7 +535,7 @@ impl Inner {
         answer: Answer<'_>,
     ) -> Result<(), SessionError> {
         let owned = OwnedKeyExpr::new(key)?;
-        if owned.as_key_expr().is_wild() {
+        if owned.as_key_expr().is_wild() && !matches!(answer, Answer::ValueOnKeyExpr(..)) {
             return Err(SessionError::Wildcard(key.into()));
         }
         match origin {
@@ -548,7 +551,7 @@ impl Inner {
                 ..
             } => {
                 let body = match answer {
-                    Answer::Value(payload, options) => {
+                    Answer::Value(payload, options) | Answer::ValueOnKeyExpr(payload, options) => {
                         let (id, schema) = parse_encoding(&options.encoding);
                         ResponseBody::Reply(WireReply {
                             consolidation: Consolidation::Auto,
@@ -608,7 +611,7 @@ impl Inner {
                     express: false,
                 };
                 let result = match answer {
-                    Answer::Value(payload, options) => {
+                    Answer::Value(payload, options) | Answer::ValueOnKeyExpr(payload, options) => {
                         Ok(sample(SampleKind::Put, payload, options))
                     }
                     Answer::Delete => Ok(sample(SampleKind::Delete, &[], &PutOptions::default())),

@@ -248,6 +248,11 @@ impl Transport {
         &self.describe
     }
 
+    /// This end of the link, as a locator (see [`crate::link::Link::local_describe`]).
+    pub fn local_describe(&self) -> String {
+        self.link.local_describe()
+    }
+
     /// Counters.
     pub const fn stats(&self) -> &TransportStats {
         &self.stats
