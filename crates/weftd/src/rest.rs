@@ -14,16 +14,17 @@
 //! plugin has nothing there).
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use weft::{
     Consolidation, GetOptions, PutOptions, Reply, Sample, SampleKind, Session, SessionError,
-    Subscriber, Timestamp,
+    Timestamp,
 };
 
 use crate::http::{CommonHeaders, Limits, Request, Response, StreamWriter};
@@ -36,7 +37,11 @@ const CORS_METHODS: &str = "GET,POST,PUT,PATCH,DELETE";
 
 /// Samples waiting for one Server-Sent Events client, at most; beyond, new samples are
 /// dropped (and counted) rather than held.
-const SSE_QUEUE: usize = 1024;
+const SSE_QUEUE: usize = 256;
+
+/// Payload bytes waiting for one Server-Sent Events client, at most (one sample is
+/// always taken when none waits, whatever its size).
+const SSE_QUEUE_BYTES: usize = 16 << 20;
 
 /// How often an idle Server-Sent Events stream checks that its client is still there.
 const SSE_CHECK: Duration = Duration::from_millis(200);
@@ -446,9 +451,54 @@ fn query(
     }
 }
 
+/// The samples waiting for one Server-Sent Events client: at most [`SSE_QUEUE`] samples
+/// and [`SSE_QUEUE_BYTES`] payload bytes; what comes beyond is dropped and counted, so a
+/// client that reads slowly never makes weftd hold more, nor delays the router.
+#[derive(Default)]
+struct EventQueue {
+    waiting: Mutex<(VecDeque<Sample>, usize)>,
+    ready: Condvar,
+    dropped: AtomicU64,
+}
+
+impl EventQueue {
+    /// Queues `sample`, or drops it when the queue is full.
+    fn push(&self, sample: &Sample) {
+        let Ok(mut waiting) = self.waiting.lock() else {
+            return;
+        };
+        let (queue, bytes) = &mut *waiting;
+        let size = sample.payload.len();
+        let fits =
+            queue.is_empty() || (queue.len() < SSE_QUEUE && *bytes + size <= SSE_QUEUE_BYTES);
+        if fits {
+            queue.push_back(sample.clone());
+            *bytes += size;
+            self.ready.notify_one();
+        } else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The next sample, waiting at most `wait` for one.
+    fn pop(&self, wait: Duration) -> Option<Sample> {
+        let waiting = self.waiting.lock().ok()?;
+        let (mut waiting, _) = self
+            .ready
+            .wait_timeout_while(waiting, wait, |(queue, _)| queue.is_empty())
+            .ok()?;
+        let (queue, bytes) = &mut *waiting;
+        let sample = queue.pop_front()?;
+        *bytes -= sample.payload.len();
+        Some(sample)
+    }
+}
+
 /// A subscription on `key`, answered as Server-Sent Events.
 fn subscribe(session: &Session, key: &str) -> Response {
-    let (subscriber, samples) = match session.declare_subscriber_channel(key, SSE_QUEUE) {
+    let queue = Arc::new(EventQueue::default());
+    let pushed = queue.clone();
+    let subscriber = match session.declare_subscriber(key, move |s| pushed.push(s)) {
         Ok(s) => s,
         Err(e) => return RestError::Session(e).response(),
     };
@@ -456,40 +506,37 @@ fn subscribe(session: &Session, key: &str) -> Response {
     Response::stream(
         200,
         "text/event-stream",
-        Box::new(move |w: &mut StreamWriter<'_>| stream_events(&key, &subscriber, &samples, w)),
+        Box::new(move |w: &mut StreamWriter<'_>| {
+            stream_events(&queue, w);
+            drop(subscriber);
+            let dropped = queue.dropped.load(Ordering::Relaxed);
+            if dropped > 0 {
+                tracing::warn!(
+                    "REST: {dropped} sample(s) on {key} dropped for an event-stream client \
+                     that did not keep up"
+                );
+            }
+        }),
     )
     .with_header("Cache-Control", "no-cache")
 }
 
-/// Sends the samples as they come until the client goes, cannot keep up for the idle
-/// limit (its socket buffers full, a write times out), or the session closes.
-fn stream_events(
-    key: &str,
-    subscriber: &Subscriber,
-    samples: &Receiver<Sample>,
-    w: &mut StreamWriter<'_>,
-) {
+/// Sends the samples as they come until the client goes or cannot keep up for the idle
+/// limit (its socket buffers full, a write times out).
+fn stream_events(queue: &EventQueue, w: &mut StreamWriter<'_>) {
     loop {
-        match samples.recv_timeout(SSE_CHECK) {
-            Ok(sample) => {
+        match queue.pop(SSE_CHECK) {
+            Some(sample) => {
                 if w.send(sse_event(&sample).as_bytes()).is_err() {
-                    break;
+                    return;
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {
+            None => {
                 if w.client_gone() {
-                    break;
+                    return;
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => break,
         }
-    }
-    let dropped = subscriber.dropped();
-    if dropped > 0 {
-        tracing::warn!(
-            "REST: {dropped} sample(s) on {key} dropped for an event-stream client that did \
-             not keep up (at most {SSE_QUEUE} wait for each)"
-        );
     }
 }
 
@@ -722,6 +769,45 @@ mod tests {
             html(&[ok("test/query", b"reply"), ok("a/b", b"<b>&"), err]),
             "<dl>\n<dt>test/query</dt>\n<dd>reply</dd>\n<dt>a/b</dt>\n<dd>&lt;b&gt;&amp;</dd>\n<dt>ERROR</dt>\n<dd>no</dd>\n</dl>\n"
         );
+    }
+
+    fn sample(payload: usize) -> Sample {
+        Sample {
+            key_expr: "q/a".into(),
+            kind: SampleKind::Put,
+            payload: vec![0u8; payload].into(),
+            encoding: "zenoh/bytes".into(),
+            timestamp: None,
+            attachment: None,
+            priority: weft::Priority::default(),
+            congestion_control: weft::CongestionControl::default(),
+            express: false,
+        }
+    }
+
+    #[test]
+    fn an_event_queue_holds_a_bounded_count_and_size_and_counts_the_rest() {
+        let q = EventQueue::default();
+        for _ in 0..SSE_QUEUE + 10 {
+            q.push(&sample(1));
+        }
+        assert_eq!(q.dropped.load(Ordering::Relaxed), 10);
+        for _ in 0..SSE_QUEUE {
+            assert!(q.pop(Duration::ZERO).is_some());
+        }
+        assert!(q.pop(Duration::from_millis(1)).is_none());
+        // One sample over the byte bound is taken when nothing waits, not a second.
+        q.push(&sample(SSE_QUEUE_BYTES + 1));
+        q.push(&sample(1));
+        assert_eq!(q.dropped.load(Ordering::Relaxed), 11);
+        assert_eq!(
+            q.pop(Duration::ZERO).unwrap().payload.len(),
+            SSE_QUEUE_BYTES + 1
+        );
+        q.push(&sample(SSE_QUEUE_BYTES / 2));
+        q.push(&sample(SSE_QUEUE_BYTES / 2));
+        q.push(&sample(1));
+        assert_eq!(q.dropped.load(Ordering::Relaxed), 12);
     }
 
     #[test]

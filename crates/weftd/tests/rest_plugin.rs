@@ -81,7 +81,18 @@ fn request(port: u16, method: &str, path: &str, headers: &[&str], body: &[u8]) -
 
 /// GETs `path` until `done` holds for the answer (at most 10 s).
 fn get_until(port: u16, path: &str, headers: &[&str], done: impl Fn(&Answer) -> bool) -> Answer {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    get_within(Duration::from_secs(10), port, path, headers, done)
+}
+
+/// GETs `path` until `done` holds for the answer (at most `time`).
+fn get_within(
+    time: Duration,
+    port: u16,
+    path: &str,
+    headers: &[&str],
+    done: impl Fn(&Answer) -> bool,
+) -> Answer {
+    let deadline = Instant::now() + time;
     loop {
         let answer = request(port, "GET", path, headers, b"");
         if done(&answer) {
@@ -430,4 +441,47 @@ fn an_event_stream_receives_a_zenoh_clients_puts_and_deletes() {
     )));
     drop(events);
     get_until(rest, "/@/local/router/subscribers", &[], |a| !subscribed(a));
+}
+
+#[test]
+fn an_event_stream_client_that_never_reads_is_given_up_not_buffered_for() {
+    let (weftd, rest) = start();
+    let (events, head) = EventStream::open(rest, "/rslow/**");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // 25 MiB for a client that reads none of it: more than its socket buffers hold.
+    let session = weft_testkit::weft_client(weftd.port).unwrap();
+    let payload = vec![b'x'; 64 << 10];
+    let options = weft::PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..weft::PutOptions::default()
+    };
+    for _ in 0..400 {
+        session.put("rslow/a", &payload, &options).unwrap();
+    }
+    // The router is not held up by it.
+    let other = request(rest, "GET", "/rslow/nothing", &[], b"");
+    assert_eq!((other.status, other.text()), (200, "[]".to_string()));
+    // Once its writes have waited the idle limit (10 s), weftd gives the client up: its
+    // subscriber goes, and the connection ends after what was already sent.
+    get_within(
+        Duration::from_secs(40),
+        rest,
+        "/@/local/router/subscribers",
+        &[],
+        |a| !a.text().contains("rslow/**"),
+    );
+    let mut stream = events.stream;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut sink = Vec::new();
+    let end = stream.read_to_end(&mut sink);
+    assert!(
+        end.is_ok()
+            || end
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "{end:?}"
+    );
+    assert!(sink.len() < 25 << 20, "{} bytes", sink.len());
 }
