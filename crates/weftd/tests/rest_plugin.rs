@@ -352,6 +352,16 @@ fn gets_answer_zenoh_queryables_replies_rendered_per_encoding() {
         html.text(),
         "<dl>\n<dt>rq/text</dt>\n<dd>hello</dd>\n</dl>\n"
     );
+    // An encoding saying how its bytes are compressed: a Content-Encoding header.
+    let _gz = weftd.zenoh_client(&args(
+        "rgz/a",
+        "zipped",
+        Some("text/plain;content-encoding=gzip"),
+    ));
+    let raw = get_until(rest, "/rgz/a?_raw", &[], |a| !a.body.is_empty());
+    assert_eq!(raw.header("content-type"), Some("text/plain"));
+    assert_eq!(raw.header("content-encoding"), Some("gzip"));
+    assert_eq!(raw.text(), "zipped");
 }
 
 #[test]
@@ -484,4 +494,32 @@ fn an_event_stream_client_that_never_reads_is_given_up_not_buffered_for() {
         "{end:?}"
     );
     assert!(sink.len() < 25 << 20, "{} bytes", sink.len());
+}
+
+#[test]
+fn five_thousand_replies_all_come_back() {
+    let (weftd, rest) = start();
+    let session = weft_testkit::weft_client(weftd.port).unwrap();
+    let _queryable = session
+        .declare_queryable("rmany/**", true, |q| {
+            let options = weft::PutOptions {
+                encoding: "text/plain".into(),
+                ..weft::PutOptions::default()
+            };
+            for i in 0..5000 {
+                q.reply(&format!("rmany/{i}"), i.to_string().as_bytes(), &options)
+                    .unwrap();
+            }
+        })
+        .unwrap();
+    let answer = get_until(rest, "/rmany/**", &[], |a| a.json() != json!([]));
+    let list = answer.json();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 5000);
+    let mut values: Vec<u32> = list
+        .iter()
+        .map(|v| v["value"].as_str().unwrap().parse().unwrap())
+        .collect();
+    values.sort_unstable();
+    assert!(values.iter().copied().eq(0..5000));
 }
