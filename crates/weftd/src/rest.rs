@@ -29,8 +29,15 @@ use weft::{
 
 use crate::http::{CommonHeaders, Limits, Request, Response, StreamWriter};
 
-/// Headers on every response, as the plugin sends them: any web page may read the answers.
-const COMMON_HEADERS: CommonHeaders = &[("Access-Control-Allow-Origin", "*")];
+/// Headers on every response, as the plugin's CORS layer sends them: any web page may
+/// read the answers, and caches know that a preflight's answer depends on what it asked.
+const COMMON_HEADERS: CommonHeaders = &[
+    ("Access-Control-Allow-Origin", "*"),
+    (
+        "Vary",
+        "origin, access-control-request-method, access-control-request-headers",
+    ),
+];
 
 /// The methods served on a key expression, as a CORS preflight is answered.
 const CORS_METHODS: &str = "GET,POST,PUT,PATCH,DELETE";
@@ -376,19 +383,12 @@ fn published(result: Result<(), SessionError>) -> Response {
     }
 }
 
-/// `OPTIONS`: a CORS preflight (it names `Access-Control-Request-Method`) is allowed
-/// every method served, and the headers it asks for; any other `OPTIONS` is 405, as in
-/// the plugin.
+/// `OPTIONS`, on any path, is a CORS preflight, as the plugin's CORS layer takes it: 200,
+/// every method served allowed, and (unlike the plugin, which allows none) the request
+/// headers it asks for.
 fn options(request: &Request) -> Response {
-    if request.header("access-control-request-method").is_none() {
-        return Response::empty(405).with_header("Allow", "GET,HEAD,POST,PUT,PATCH,DELETE");
-    }
-    let mut response = Response::empty(200)
-        .with_header("Access-Control-Allow-Methods", CORS_METHODS)
-        .with_header(
-            "Vary",
-            "origin, access-control-request-method, access-control-request-headers",
-        );
+    let mut response =
+        Response::empty(200).with_header("Access-Control-Allow-Methods", CORS_METHODS);
     if let Some(asked) = request.header("access-control-request-headers") {
         response = response.with_header("Access-Control-Allow-Headers", asked);
     }

@@ -255,9 +255,18 @@ fn cors_preflight_and_other_methods() {
         pre.header("access-control-allow-headers"),
         Some("content-type")
     );
-    let other = request(rest, "OPTIONS", "/rp/a", &[], b"");
-    assert_eq!(other.status, 405);
-    assert_eq!(other.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(
+        pre.header("vary"),
+        Some("origin, access-control-request-method, access-control-request-headers")
+    );
+    // Any OPTIONS is a preflight, as the plugin's CORS layer answers it.
+    let other = request(rest, "OPTIONS", "/", &[], b"");
+    assert_eq!((other.status, other.body.len()), (200, 0));
+    assert_eq!(
+        other.header("access-control-allow-methods"),
+        Some("GET,POST,PUT,PATCH,DELETE")
+    );
+    assert_eq!(other.header("access-control-allow-headers"), None);
     let trace = request(rest, "TRACE", "/rp/a", &[], b"");
     assert_eq!(trace.status, 405);
     // The status page stays at `/`.
