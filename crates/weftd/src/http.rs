@@ -3,7 +3,9 @@
 //! and the connections served at once.
 //! Each connection has a thread of its own, so one slow request (a GET waiting for
 //! replies) never delays another. Only what the REST interface needs: one request at a
-//! time per connection (keep-alive), `Content-Length` and chunked bodies.
+//! time per connection (keep-alive), `Content-Length` and chunked request bodies, `HEAD`,
+//! and responses whose body is written as it comes (chunked; an event stream), which a
+//! client that stops reading cannot hold for longer than the idle limit.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
