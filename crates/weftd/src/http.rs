@@ -85,9 +85,11 @@ impl StreamWriter<'_> {
         }
         let mut w = self.socket;
         if self.chunked {
-            w.write_all(format!("{:x}\r\n", bytes.len()).as_bytes())?;
-            w.write_all(bytes)?;
-            w.write_all(b"\r\n")?;
+            // One write: the chunk goes out as one segment (the socket has no delay).
+            let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+            chunk.extend_from_slice(bytes);
+            chunk.extend_from_slice(b"\r\n");
+            w.write_all(&chunk)?;
         } else {
             w.write_all(bytes)?;
         }
