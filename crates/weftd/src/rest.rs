@@ -331,7 +331,8 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 fn handle(session: &Session, request: &Request) -> Response {
-    let target = request.target.strip_prefix('/').unwrap_or(&request.target);
+    let target = origin_form(&request.target);
+    let target = target.strip_prefix('/').unwrap_or(target);
     let (path, parameters) = target.split_once('?').unwrap_or((target, ""));
     let method = request.method.as_str();
     if method == "OPTIONS" {
@@ -366,6 +367,18 @@ fn handle(session: &Session, request: &Request) -> Response {
             how => query(session, how, &key, parameters, encoding, &request.body),
         },
     }
+}
+
+/// The path and query of a request target: an absolute-form target
+/// (`http://host:port/demo/a`, as sent to a proxy) loses its scheme and authority.
+fn origin_form(target: &str) -> &str {
+    let Some(rest) = target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    else {
+        return target;
+    };
+    rest.find('/').map_or("/", |i| &rest[i..])
 }
 
 /// The key expression of `path`, checked.
@@ -808,6 +821,14 @@ mod tests {
         q.push(&sample(SSE_QUEUE_BYTES / 2));
         q.push(&sample(1));
         assert_eq!(q.dropped.load(Ordering::Relaxed), 12);
+    }
+
+    #[test]
+    fn absolute_targets_lose_their_scheme_and_authority() {
+        assert_eq!(origin_form("/demo/a?x"), "/demo/a?x");
+        assert_eq!(origin_form("http://h:8000/demo/a?x"), "/demo/a?x");
+        assert_eq!(origin_form("https://h"), "/");
+        assert_eq!(origin_form("*"), "*");
     }
 
     #[test]
