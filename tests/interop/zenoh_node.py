@@ -55,6 +55,7 @@ def main() -> int:
     p.add_argument("--queryable", help="key expression to answer queries on")
     p.add_argument("--reply", default="", help="payload of the queryable's replies")
     p.add_argument("--reply-err", action="store_true", help="answer with an error instead")
+    p.add_argument("--reply-encoding", help="encoding of the queryable's replies (or errors)")
     p.add_argument("--get", help="selector to query (prints one JSON line per reply)")
     p.add_argument("--token", help="liveliness token to declare")
     p.add_argument("--liveliness-sub", help="liveliness subscriber key expression")
@@ -174,11 +175,15 @@ def main() -> int:
             record = {"query": str(query.selector), "parameters": str(query.parameters)}
             if query.payload is not None:
                 record["payload"] = query.payload.to_bytes().decode("utf-8", "replace")
+                record["encoding"] = str(query.encoding)
             print(json.dumps(record), flush=True)
+            options = {}
+            if args.reply_encoding:
+                options["encoding"] = zenoh.Encoding(args.reply_encoding)
             if args.reply_err:
-                query.reply_err(args.reply.encode())
+                query.reply_err(args.reply.encode(), **options)
             else:
-                query.reply(key, args.reply.encode())
+                query.reply(key, args.reply.encode(), **options)
 
         queryable = session.declare_queryable(args.queryable, on_query)
     print("READY", flush=True)

@@ -3,7 +3,9 @@
 //! and the connections served at once.
 //! Each connection has a thread of its own, so one slow request (a GET waiting for
 //! replies) never delays another. Only what the REST interface needs: one request at a
-//! time per connection (keep-alive), `Content-Length` and chunked bodies.
+//! time per connection (keep-alive), `Content-Length` and chunked request bodies, `HEAD`,
+//! and responses whose body is written as it comes (chunked; an event stream), which a
+//! client that stops reading cannot hold for longer than the idle limit.
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -54,6 +56,8 @@ pub(crate) struct Request {
     pub(crate) headers: Vec<(String, String)>,
     /// The body.
     pub(crate) body: Vec<u8>,
+    /// Whether the client speaks HTTP/1.0 (no chunked bodies to it).
+    pub(crate) http10: bool,
 }
 
 impl Request {
@@ -66,15 +70,84 @@ impl Request {
     }
 }
 
+/// What a streamed body is written with: its chunks, and whether the client is gone.
+pub(crate) struct StreamWriter<'a> {
+    socket: &'a TcpStream,
+    chunked: bool,
+}
+
+impl StreamWriter<'_> {
+    /// Writes `bytes` as the body's next part and sends it at once. Fails when the client
+    /// is gone or has not read for the idle limit (its socket buffers full).
+    pub(crate) fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.socket;
+        if self.chunked {
+            // One write: the chunk goes out as one segment (the socket has no delay).
+            let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+            chunk.extend_from_slice(bytes);
+            chunk.extend_from_slice(b"\r\n");
+            w.write_all(&chunk)?;
+        } else {
+            w.write_all(bytes)?;
+        }
+        w.flush()
+    }
+
+    /// Whether the client has closed its side (or the connection failed); what it sent
+    /// meanwhile is read and discarded. Never waits.
+    pub(crate) fn client_gone(&mut self) -> bool {
+        if self.socket.set_nonblocking(true).is_err() {
+            return true;
+        }
+        let mut scratch = [0u8; 4 << 10];
+        let gone = loop {
+            match (&mut &*self.socket).read(&mut scratch) {
+                Ok(0) => break true,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break true,
+            }
+        };
+        self.socket.set_nonblocking(false).is_err() || gone
+    }
+}
+
+/// A body written over time by its own code, on the connection's thread, until it returns;
+/// the connection closes after it.
+pub(crate) type Streamer = Box<dyn FnOnce(&mut StreamWriter<'_>) + Send>;
+
+/// A response's body.
+pub(crate) enum Body {
+    /// All of it, known now.
+    Full(Vec<u8>),
+    /// Written as it comes (`Transfer-Encoding: chunked`, or up to the connection's close
+    /// for an HTTP/1.0 client).
+    Stream(Streamer),
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Full(b) => write!(f, "Full({} bytes)", b.len()),
+            Self::Stream(_) => f.write_str("Stream"),
+        }
+    }
+}
+
 /// A response.
 #[derive(Debug)]
 pub(crate) struct Response {
     /// The status code.
     pub(crate) status: u16,
-    /// Its Content-Type.
-    pub(crate) content_type: String,
+    /// Header names and values, Content-Type included when there is one (Content-Length,
+    /// Transfer-Encoding and Connection are the server's).
+    pub(crate) headers: Vec<(String, String)>,
     /// The body.
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: Body,
 }
 
 impl Response {
@@ -82,14 +155,38 @@ impl Response {
     pub(crate) fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
         Self {
             status,
-            content_type: content_type.into(),
-            body: body.into(),
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body: Body::Full(body.into()),
+        }
+    }
+
+    /// A response of `status` with no body and no Content-Type.
+    pub(crate) fn empty(status: u16) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Body::Full(Vec::new()),
+        }
+    }
+
+    /// A response whose body `streamer` writes as it comes.
+    pub(crate) fn stream(status: u16, content_type: &str, streamer: Streamer) -> Self {
+        Self {
+            status,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body: Body::Stream(streamer),
         }
     }
 
     /// A plain-text response.
     pub(crate) fn text(status: u16, text: &str) -> Self {
-        Self::new(status, "text/plain", text)
+        Self::new(status, "text/plain; charset=utf-8", text)
+    }
+
+    /// The same response with header `name: value` added.
+    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
     }
 }
 
@@ -196,6 +293,7 @@ fn read_head<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadErro
     if !version.starts_with("HTTP/1.") {
         return Err(ReadError::Bad("only HTTP/1.x is served"));
     }
+    let http10 = version == "HTTP/1.0";
     let (method, target) = (method.to_string(), target.to_string());
     let mut headers = Vec::new();
     let mut header_bytes = 0;
@@ -221,6 +319,7 @@ fn read_head<R: BufRead>(r: &mut R, limits: &Limits) -> Result<Request, ReadErro
         target,
         headers,
         body: Vec::new(),
+        http10,
     })
 }
 
@@ -312,18 +411,120 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-fn write_response(w: &mut impl Write, response: &Response, close: bool) -> io::Result<()> {
-    let head = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
+/// Headers every response carries, whoever answers it (the handler, or the server for a
+/// request over a limit or a connection beyond the limit).
+pub(crate) type CommonHeaders = &'static [(&'static str, &'static str)];
+
+/// How a response's body is delimited.
+#[derive(Debug, Clone, Copy)]
+enum Framing {
+    /// `Content-Length`.
+    Length(usize),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Up to the connection's close.
+    Close,
+}
+
+fn write_head(
+    w: &mut impl Write,
+    response: &Response,
+    framing: Framing,
+    close: bool,
+    common: CommonHeaders,
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
         response.status,
-        reason(response.status),
-        response.content_type,
-        response.body.len(),
-        if close { "close" } else { "keep-alive" }
+        reason(response.status)
     );
-    w.write_all(head.as_bytes())?;
-    w.write_all(&response.body)?;
+    for (name, value) in common {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    for (name, value) in &response.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    match framing {
+        Framing::Length(n) => head.push_str(&format!("Content-Length: {n}\r\n")),
+        Framing::Chunked => head.push_str("Transfer-Encoding: chunked\r\n"),
+        Framing::Close => {}
+    }
+    head.push_str(if close {
+        "Connection: close\r\n\r\n"
+    } else {
+        "Connection: keep-alive\r\n\r\n"
+    });
+    w.write_all(head.as_bytes())
+}
+
+/// Writes a response whose body is known (a stream's is left out).
+fn write_response(
+    w: &mut impl Write,
+    response: &Response,
+    close: bool,
+    common: CommonHeaders,
+) -> io::Result<()> {
+    let body: &[u8] = match &response.body {
+        Body::Full(b) => b,
+        Body::Stream(_) => &[],
+    };
+    write_head(w, response, Framing::Length(body.len()), close, common)?;
+    w.write_all(body)?;
     w.flush()
+}
+
+/// Writes `response` to the request's connection; whether the connection may serve
+/// another request.
+fn respond(
+    writer: &TcpStream,
+    request: &Request,
+    response: Response,
+    close: bool,
+    common: CommonHeaders,
+) -> bool {
+    let head_only = request.method == "HEAD";
+    let mut w = writer;
+    match response.body {
+        Body::Full(ref body) => {
+            let sent = write_head(
+                &mut w,
+                &response,
+                Framing::Length(body.len()),
+                close,
+                common,
+            )
+            .and_then(|()| if head_only { Ok(()) } else { w.write_all(body) })
+            .and_then(|()| w.flush());
+            sent.is_ok() && !close
+        }
+        Body::Stream(_) => {
+            let framing = if request.http10 {
+                Framing::Close
+            } else {
+                Framing::Chunked
+            };
+            if write_head(&mut w, &response, framing, true, common).is_err() {
+                return false;
+            }
+            let Body::Stream(streamer) = response.body else {
+                return false;
+            };
+            if head_only {
+                drop(streamer);
+            } else {
+                let mut stream = StreamWriter {
+                    socket: writer,
+                    chunked: matches!(framing, Framing::Chunked),
+                };
+                streamer(&mut stream);
+            }
+            if matches!(framing, Framing::Chunked) {
+                let _ = w.write_all(b"0\r\n\r\n").and_then(|()| w.flush());
+            }
+            let _ = writer.shutdown(std::net::Shutdown::Both);
+            false
+        }
+    }
 }
 
 /// Ends a connection whose request was refused while the client may still be sending
@@ -387,7 +588,7 @@ pub(crate) type Handler = Arc<dyn Fn(&Request) -> Response + Send + Sync>;
 
 /// Serves one connection: requests one after the other, until the client closes, goes
 /// idle, asks to close, or sends something over a limit (answered, then closed).
-fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler) {
+fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler, common: CommonHeaders) {
     // A response's head and body go out as two writes: no waiting for an ACK between.
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.idle));
@@ -417,7 +618,7 @@ fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler) {
             Ok(r) => r,
             Err(e) => {
                 if let Some(response) = e.response(limits) {
-                    if write_response(&mut writer, &response, true).is_ok() {
+                    if write_response(&mut writer, &response, true, common).is_ok() {
                         close_after_answer(&mut reader, &writer);
                     }
                 }
@@ -428,7 +629,7 @@ fn serve_connection(stream: TcpStream, limits: &Limits, handler: &Handler) {
             .header("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"));
         let response = handler(&request);
-        if write_response(&mut writer, &response, close).is_err() || close {
+        if !respond(&writer, &request, response, close, common) {
             return;
         }
     }
@@ -466,7 +667,7 @@ const REFUSAL_DRAIN_TIME: Duration = Duration::from_secs(1);
 /// Starts the thread that answers 503 to the connections beyond the limit, one at a
 /// time, each for [`REFUSAL_DRAIN_TIME`] at most, so that the accepting thread never
 /// waits for them; returns where to hand them.
-fn start_refusing() -> io::Result<std::sync::mpsc::SyncSender<TcpStream>> {
+fn start_refusing(common: CommonHeaders) -> io::Result<std::sync::mpsc::SyncSender<TcpStream>> {
     let (tx, rx) = std::sync::mpsc::sync_channel::<TcpStream>(REFUSALS_PENDING);
     std::thread::Builder::new()
         .name("weftd-http-503".into())
@@ -474,7 +675,7 @@ fn start_refusing() -> io::Result<std::sync::mpsc::SyncSender<TcpStream>> {
             for mut stream in rx {
                 let busy = Response::text(503, "too many connections, try again");
                 let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-                if write_response(&mut stream, &busy, true).is_ok() {
+                if write_response(&mut stream, &busy, true, common).is_ok() {
                     let _ = stream.shutdown(std::net::Shutdown::Write);
                     drain(&mut stream, REFUSAL_DRAIN_BYTES, REFUSAL_DRAIN_TIME);
                 }
@@ -502,11 +703,16 @@ fn drain(stream: &mut TcpStream, bytes: usize, time: Duration) {
 }
 
 /// Serves `listener` on a thread of its own, one thread per connection within
-/// `limits.connections`.
-pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> io::Result<()> {
+/// `limits.connections`; every response carries the `common` headers.
+pub(crate) fn serve(
+    listener: TcpListener,
+    limits: Limits,
+    handler: Handler,
+    common: CommonHeaders,
+) -> io::Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
     let mut refused = 0u64;
-    let refusals = start_refusing()?;
+    let refusals = start_refusing(common)?;
     std::thread::Builder::new()
         .name("weftd-http".into())
         .spawn(move || {
@@ -539,7 +745,7 @@ pub(crate) fn serve(listener: TcpListener, limits: Limits, handler: Handler) -> 
                     .name("weftd-http-conn".into())
                     .spawn(move || {
                         let _place = place;
-                        serve_connection(stream, &limits, &handler);
+                        serve_connection(stream, &limits, &handler, common);
                     });
             }
         })?;
@@ -629,9 +835,25 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         let handler: Handler = Arc::new(|r: &Request| {
             assert_ne!(r.target, "/panic", "a handler that panics");
+            if r.target == "/stream" {
+                // Two parts, then waits for the client to go.
+                return Response::stream(
+                    200,
+                    "text/event-stream",
+                    Box::new(|w: &mut StreamWriter<'_>| {
+                        w.send(b"one\n").unwrap();
+                        w.send(b"two\n").unwrap();
+                        let deadline = Instant::now() + Duration::from_secs(10);
+                        while !w.client_gone() && Instant::now() < deadline {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        STREAM_ENDED.store(true, Ordering::SeqCst);
+                    }),
+                );
+            }
             Response::new(200, "text/plain", r.body.clone())
         });
-        serve(listener, limits, handler).unwrap();
+        serve(listener, limits, handler, &[("X-Every", "1")]).unwrap();
         addr
     }
 
@@ -641,6 +863,64 @@ mod tests {
         let mut text = Vec::new();
         let _ = (&mut &*stream).read_to_end(&mut text);
         String::from_utf8_lossy(&text).into_owned()
+    }
+
+    static STREAM_ENDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    #[test]
+    fn a_streamed_body_is_chunked_and_ends_when_the_client_goes() {
+        let addr = server(Limits::default());
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let expected = "HTTP/1.1 200 OK\r\nX-Every: 1\r\nContent-Type: text/event-stream\r\n\
+                        Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\none\n\r\n4\r\ntwo\n\r\n";
+        let mut got = vec![0u8; expected.len()];
+        stream.read_exact(&mut got).unwrap();
+        assert_eq!(String::from_utf8_lossy(&got), expected);
+        drop(stream);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !STREAM_ENDED.load(Ordering::SeqCst) {
+            assert!(
+                Instant::now() < deadline,
+                "the stream never saw its client go"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn answers_from_the_server_itself_carry_the_common_headers() {
+        let addr = server(Limits {
+            body: 4,
+            ..Limits::default()
+        });
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"PUT /a HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
+            .unwrap();
+        let text = answer(&stream);
+        assert!(
+            text.starts_with("HTTP/1.1 413") && text.contains("\r\nX-Every: 1\r\n"),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn a_head_request_gets_the_head_alone() {
+        let addr = server(Limits::default());
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"HEAD /a HTTP/1.1\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            .unwrap();
+        let text = answer(&stream);
+        assert!(
+            text.starts_with("HTTP/1.1 200")
+                && text.ends_with("Content-Length: 2\r\nConnection: close\r\n\r\n"),
+            "{text:?}"
+        );
     }
 
     #[test]
