@@ -454,12 +454,14 @@ fn an_event_stream_receives_a_zenoh_clients_puts_and_deletes() {
     assert!(subscribed(&request(
         rest,
         "GET",
-        "/@/local/router/subscribers",
+        "/@/local/router/subscriber/**",
         &[],
         b""
     )));
     drop(events);
-    get_until(rest, "/@/local/router/subscribers", &[], |a| !subscribed(a));
+    get_until(rest, "/@/local/router/subscriber/**", &[], |a| {
+        !subscribed(a)
+    });
 }
 
 #[test]
@@ -485,7 +487,7 @@ fn an_event_stream_client_that_never_reads_is_given_up_not_buffered_for() {
     get_within(
         Duration::from_secs(40),
         rest,
-        "/@/local/router/subscribers",
+        "/@/local/router/subscriber/**",
         &[],
         |a| !a.text().contains("rslow/**"),
     );
