@@ -5,10 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use weft::link::tls::{PemSource, TlsSettings};
+
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
     KeyPair, KeyUsagePurpose,
 };
+
+/// A PEM file setting.
+pub fn pem_file(path: &str) -> Option<PemSource> {
+    Some(PemSource::File(path.into()))
+}
 
 /// A certificate authority.
 pub struct TestCa {
@@ -129,6 +136,45 @@ pub struct Pki {
 }
 
 impl Pki {
+    /// A listener's TLS settings (Zenoh's `transport.link.tls` keys, also QUIC's): its
+    /// certificate and key, and the CA, which with `mtls` checks the clients'.
+    pub fn listening(&self, mtls: bool) -> TlsSettings {
+        TlsSettings {
+            root_ca_certificate: pem_file(&self.ca),
+            listen_certificate: pem_file(&self.server_cert),
+            listen_private_key: pem_file(&self.server_key),
+            enable_mtls: mtls,
+            ..TlsSettings::default()
+        }
+    }
+
+    /// A connecting node's TLS settings: the CA, and with `mtls` the client's
+    /// certificate and key.
+    pub fn connecting(&self, mtls: bool) -> TlsSettings {
+        TlsSettings {
+            root_ca_certificate: pem_file(&self.ca),
+            connect_certificate: pem_file(&self.client_cert),
+            connect_private_key: pem_file(&self.client_key),
+            enable_mtls: mtls,
+            ..TlsSettings::default()
+        }
+    }
+
+    /// The same as [`Pki::connecting`], as `tests/interop/zenoh_node.py` arguments.
+    pub fn zenoh_connecting_args(&self, mtls: bool) -> Vec<&str> {
+        let mut args = vec!["--tls-root-ca", self.ca.as_str()];
+        if mtls {
+            args.extend([
+                "--tls-mtls",
+                "--tls-connect-cert",
+                &self.client_cert,
+                "--tls-connect-key",
+                &self.client_key,
+            ]);
+        }
+        args
+    }
+
     /// A new PKI in a fresh directory.
     pub fn new(label: &str) -> Self {
         let dir = CertDir::new(label);

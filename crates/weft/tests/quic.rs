@@ -8,35 +8,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use weft::link::tls::{PemSource, TlsSettings};
 use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
-use weft_testkit::certs::Pki;
+use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::ZenohNode;
-
-fn file(path: &str) -> Option<PemSource> {
-    Some(PemSource::File(path.into()))
-}
-
-/// A listener's settings: the PKI's server certificate, and with `mtls` its CA for the
-/// clients' certificates.
-fn listening(pki: &Pki, mtls: bool) -> TlsSettings {
-    TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        listen_certificate: file(&pki.server_cert),
-        listen_private_key: file(&pki.server_key),
-        enable_mtls: mtls,
-        ..TlsSettings::default()
-    }
-}
-
-/// A connecting node's settings: the PKI's CA, and with `mtls` its client certificate.
-fn connecting(pki: &Pki, mtls: bool) -> TlsSettings {
-    TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        connect_certificate: file(&pki.client_cert),
-        connect_private_key: file(&pki.client_key),
-        enable_mtls: mtls,
-        ..TlsSettings::default()
-    }
-}
 
 /// A weft session on loopback without multicast scouting.
 fn open(
@@ -146,12 +119,12 @@ fn wait_alone(session: &weft::Session, limit: Duration) {
 #[test]
 fn weft_sessions_publish_and_query_over_quic() {
     let pki = Pki::new("weft-quic");
-    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    let (router, endpoint) = quic_listener(WhatAmI::Router, pki.listening(false));
     // The certificate names localhost and 127.0.0.1: both are verified.
     for host in ["localhost", "127.0.0.1"] {
         let connect = endpoint.replace("127.0.0.1", host);
-        let client = open(WhatAmI::Client, &[], &[&connect], connecting(&pki, false))
-            .expect("a QUIC client");
+        let client =
+            open(WhatAmI::Client, &[], &[&connect], pki.connecting(false)).expect("a QUIC client");
         assert_eq!(client.peers(), vec![router.zid()]);
         exchange(&router, &client);
         // Closing one side closes the other.
@@ -163,8 +136,8 @@ fn weft_sessions_publish_and_query_over_quic() {
 #[test]
 fn bulk_flows_both_ways_at_once_arrive_whole_and_in_order() {
     let pki = Pki::new("weft-quic-bulk");
-    let (a, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, false));
-    let b = open(WhatAmI::Peer, &[], &[&endpoint], connecting(&pki, false)).unwrap();
+    let (a, endpoint) = quic_listener(WhatAmI::Peer, pki.listening(false));
+    let b = open(WhatAmI::Peer, &[], &[&endpoint], pki.connecting(false)).unwrap();
     const COUNT: usize = 64;
     let (_sa, at_a) = a.declare_subscriber_channel("bulk/to-a", COUNT).unwrap();
     let (_sb, at_b) = b.declare_subscriber_channel("bulk/to-b", COUNT).unwrap();
@@ -202,23 +175,23 @@ fn bulk_flows_both_ways_at_once_arrive_whole_and_in_order() {
 #[test]
 fn weft_peers_connect_over_quic_with_mtls_and_strangers_are_refused() {
     let pki = Pki::new("weft-quic-mtls");
-    let (listener, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, true));
+    let (listener, endpoint) = quic_listener(WhatAmI::Peer, pki.listening(true));
     let endpoint = endpoint.replace("127.0.0.1", "localhost");
-    let peer = open(WhatAmI::Peer, &[], &[&endpoint], connecting(&pki, true)).unwrap();
+    let peer = open(WhatAmI::Peer, &[], &[&endpoint], pki.connecting(true)).unwrap();
     exchange(&listener, &peer);
     assert_eq!(listener.peers(), vec![peer.zid()]);
 
     // No certificate presented (mTLS off on the client's side), or one of another CA:
     // refused.
-    let without = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, false));
+    let without = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(false));
     assert!(
         without.is_err(),
         "a client without a certificate was admitted"
     );
     let stranger = Pki::new("weft-quic-stranger");
     let foreign = TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        ..connecting(&stranger, true)
+        root_ca_certificate: pem_file(&pki.ca),
+        ..stranger.connecting(true)
     };
     let foreign = open(WhatAmI::Client, &[], &[&endpoint], foreign);
     assert!(foreign.is_err(), "a client of another CA was admitted");
@@ -228,13 +201,13 @@ fn weft_peers_connect_over_quic_with_mtls_and_strangers_are_refused() {
 #[test]
 fn a_quic_client_refuses_a_listener_it_cannot_verify() {
     let pki = Pki::new("weft-quic-untrusted");
-    let (_router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    let (_router, endpoint) = quic_listener(WhatAmI::Router, pki.listening(false));
     let other = Pki::new("weft-quic-untrusted-other");
     let refused = open(
         WhatAmI::Client,
         &[],
         &[&endpoint.replace("127.0.0.1", "localhost")],
-        connecting(&other, false),
+        other.connecting(false),
     );
     assert!(refused.is_err());
 }
@@ -249,33 +222,28 @@ fn a_listener_named_otherwise_is_refused_unless_names_are_not_verified() {
         ..TlsSettings::default()
     };
     let (router, endpoint) = quic_listener(WhatAmI::Router, tls);
-    let verified = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, false));
+    let verified = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(false));
     assert!(
         verified.is_err(),
         "a certificate for another name was taken"
     );
     let unverified = format!("{endpoint}#verify_name_on_connect=false");
-    let client = open(
-        WhatAmI::Client,
-        &[],
-        &[&unverified],
-        connecting(&pki, false),
-    )
-    .expect("the name unchecked, the CA still checked");
+    let client = open(WhatAmI::Client, &[], &[&unverified], pki.connecting(false))
+        .expect("the name unchecked, the CA still checked");
     assert_eq!(client.peers(), vec![router.zid()]);
 }
 
 #[test]
 fn a_link_reserved_for_priorities_is_a_second_quic_connection() {
     let pki = Pki::new("weft-quic-prio");
-    let (a, endpoint) = quic_listener(WhatAmI::Peer, listening(&pki, false));
+    let (a, endpoint) = quic_listener(WhatAmI::Peer, pki.listening(false));
     let (_sub, at_a) = a.declare_subscriber_channel("prio/**", 16).unwrap();
     let reserved = format!("{endpoint}?prio=1-1");
     let b = open(
         WhatAmI::Peer,
         &[],
         &[&endpoint, &reserved],
-        connecting(&pki, false),
+        pki.connecting(false),
     )
     .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -324,7 +292,7 @@ fn a_quic_link_closes_when_the_listeners_certificate_expires() {
         &[&endpoint.replace("127.0.0.1", "localhost")],
         TlsSettings {
             close_link_on_expiration: true,
-            ..connecting(&pki, false)
+            ..pki.connecting(false)
         },
     )
     .unwrap();
@@ -360,28 +328,13 @@ fn certificates_named_on_quic_endpoints_alone_serve_as_well() {
     exchange(&router, &client);
 }
 
-/// The `zenoh_node.py` arguments of a connecting node's TLS settings.
-fn zenoh_tls_args(pki: &Pki, mtls: bool) -> Vec<&str> {
-    let mut args = vec!["--tls-root-ca", &pki.ca];
-    if mtls {
-        args.extend([
-            "--tls-mtls",
-            "--tls-connect-cert",
-            &pki.client_cert,
-            "--tls-connect-key",
-            &pki.client_key,
-        ]);
-    }
-    args
-}
-
 /// A Zenoh client connects to a weft node over QUIC (mTLS with `mtls`): data both ways,
 /// a 1 MiB message from Zenoh, and a query from Zenoh to weft.
 fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
     let pki = Pki::new(label);
-    let (weft, endpoint) = quic_listener(mode, listening(&pki, mtls));
+    let (weft, endpoint) = quic_listener(mode, pki.listening(mtls));
     let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(pki.zenoh_connecting_args(mtls));
     args.extend([
         "--sub",
         "demo/weft/**",
@@ -411,7 +364,7 @@ fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
         .unwrap();
     let size = (1usize << 20).to_string();
     let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(pki.zenoh_connecting_args(mtls));
     args.extend([
         "--put",
         "demo/zenoh/big",
@@ -439,7 +392,7 @@ fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
         })
         .unwrap();
     let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(pki.zenoh_connecting_args(mtls));
     args.extend(["--get", "demo/weft/q", "--timeout", "10"]);
     let getter = ZenohNode::start(&args).expect("a Zenoh querier");
     let replies = getter.replies(15);
@@ -506,7 +459,7 @@ fn weft_client_with_zenoh_router(mtls: bool, label: &str) {
     let Some(zenoh) = ZenohNode::start(&args) else {
         return;
     };
-    let weft = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, mtls))
+    let weft = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(mtls))
         .expect("a weft client of a Zenoh router over QUIC");
     let (_sub, rx) = weft
         .declare_subscriber_channel("demo/zenoh/**", 64)
@@ -571,7 +524,7 @@ fn a_weft_client_and_a_zenoh_router_talk_over_quic_with_mtls() {
 #[test]
 fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls() {
     let pki = Pki::new("zenoh-quic-mtls-refused");
-    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, true));
+    let (router, endpoint) = quic_listener(WhatAmI::Router, pki.listening(true));
     // Zenoh opens no session (its open fails) and the router has no peer.
     let Some(zenoh) = ZenohNode::launch(&[
         "--mode",
@@ -593,7 +546,7 @@ fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls()
 #[test]
 fn a_weft_router_sees_a_zenoh_client_leave_at_once() {
     let pki = Pki::new("zenoh-quic-leaves");
-    let (router, endpoint) = quic_listener(WhatAmI::Router, listening(&pki, false));
+    let (router, endpoint) = quic_listener(WhatAmI::Router, pki.listening(false));
     // The client closes its session after a second.
     let Some(zenoh) = ZenohNode::start(&[
         "--mode",
@@ -636,11 +589,11 @@ fn access_control_knows_a_quic_client_by_its_certificate_name() {
     config.mode = WhatAmI::Router;
     config.multicast_scouting = false;
     config.listen = vec!["quic/127.0.0.1:0".parse().unwrap()];
-    config.tls = listening(&pki, true);
+    config.tls = pki.listening(true);
     let router = weft::open(config).unwrap();
     let endpoint = router.listen_endpoints()[0].replace("127.0.0.1", "localhost");
     let (_sub, rx) = router.declare_subscriber_channel("acl/**", 64).unwrap();
-    let client = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, true)).unwrap();
+    let client = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(true)).unwrap();
 
     // Denied, then allowed on the same link: had the first passed, it would come first.
     let deadline = Instant::now() + Duration::from_secs(10);

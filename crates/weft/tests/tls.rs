@@ -6,36 +6,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use weft::link::tls::{PemSource, TlsSettings};
 use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
-use weft_testkit::certs::Pki;
+use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::{free_port, ZenohNode};
-
-fn file(path: &str) -> Option<PemSource> {
-    Some(PemSource::File(path.into()))
-}
-
-/// A listener's TLS settings: the PKI's server certificate, and with `mtls` its CA for
-/// the clients' certificates.
-fn listening(pki: &Pki, mtls: bool) -> TlsSettings {
-    TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        listen_certificate: file(&pki.server_cert),
-        listen_private_key: file(&pki.server_key),
-        enable_mtls: mtls,
-        ..TlsSettings::default()
-    }
-}
-
-/// A connecting node's TLS settings: the PKI's CA, and with `mtls` its client
-/// certificate.
-fn connecting(pki: &Pki, mtls: bool) -> TlsSettings {
-    TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        connect_certificate: file(&pki.client_cert),
-        connect_private_key: file(&pki.client_key),
-        enable_mtls: mtls,
-        ..TlsSettings::default()
-    }
-}
 
 /// A weft session on loopback without multicast scouting.
 fn open(
@@ -122,14 +94,14 @@ fn exchange(a: &weft::Session, b: &weft::Session) {
 #[test]
 fn weft_sessions_publish_and_query_over_tls() {
     let pki = Pki::new("weft-tls");
-    let (router, port) = tls_router(listening(&pki, false));
+    let (router, port) = tls_router(pki.listening(false));
     // The certificate names localhost and 127.0.0.1: both are verified.
     for host in ["localhost", "127.0.0.1"] {
         let client = open(
             WhatAmI::Client,
             &[],
             &[&format!("tls/{host}:{port}")],
-            connecting(&pki, false),
+            pki.connecting(false),
         )
         .expect("a TLS client");
         exchange(&router, &client);
@@ -144,25 +116,25 @@ fn weft_peers_connect_over_mtls_and_strangers_are_refused() {
         WhatAmI::Peer,
         &["tls/127.0.0.1:0"],
         &[],
-        listening(&pki, true),
+        pki.listening(true),
     )
     .unwrap();
     let endpoint = listener.listen_endpoints()[0].replace("127.0.0.1", "localhost");
-    let peer = open(WhatAmI::Peer, &[], &[&endpoint], connecting(&pki, true)).unwrap();
+    let peer = open(WhatAmI::Peer, &[], &[&endpoint], pki.connecting(true)).unwrap();
     exchange(&listener, &peer);
     assert_eq!(listener.peers(), vec![peer.zid()]);
 
     // No certificate presented (mTLS off on the client's side), or one from another CA:
     // refused, with the listener's reason in its log.
-    let without = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, false));
+    let without = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(false));
     assert!(
         without.is_err(),
         "a client without a certificate was admitted"
     );
     let stranger = Pki::new("weft-mtls-stranger");
     let foreign = TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        ..connecting(&stranger, true)
+        root_ca_certificate: pem_file(&pki.ca),
+        ..stranger.connecting(true)
     };
     let foreign = open(WhatAmI::Client, &[], &[&endpoint], foreign);
     assert!(foreign.is_err(), "a client of another CA was admitted");
@@ -195,13 +167,13 @@ fn certificates_named_on_the_endpoints_alone_serve_as_well() {
 #[test]
 fn a_tls_client_refuses_a_listener_it_cannot_verify() {
     let pki = Pki::new("weft-untrusted");
-    let (_router, port) = tls_router(listening(&pki, false));
+    let (_router, port) = tls_router(pki.listening(false));
     let other = Pki::new("weft-untrusted-other");
     let refused = open(
         WhatAmI::Client,
         &[],
         &[&format!("tls/localhost:{port}")],
-        connecting(&other, false),
+        other.connecting(false),
     );
     assert!(refused.is_err());
 }
@@ -244,7 +216,7 @@ fn a_link_closes_when_the_listeners_certificate_expires() {
         &[&format!("tls/localhost:{port}")],
         TlsSettings {
             close_link_on_expiration: true,
-            ..connecting(&pki, false)
+            ..pki.connecting(false)
         },
     )
     .unwrap();
@@ -264,7 +236,7 @@ fn a_listener_closes_the_link_of_a_client_whose_certificate_expires() {
     let soon = pki.authority.issue(&["client.weft.test"], Some(expires));
     let (router, port) = tls_router(TlsSettings {
         close_link_on_expiration: true,
-        ..listening(&pki, true)
+        ..pki.listening(true)
     });
     let client = open(
         WhatAmI::Client,
@@ -273,7 +245,7 @@ fn a_listener_closes_the_link_of_a_client_whose_certificate_expires() {
         TlsSettings {
             connect_certificate: Some(PemSource::Inline(soon.cert_pem.as_bytes().into())),
             connect_private_key: Some(PemSource::Inline(soon.key_pem.as_bytes().into())),
-            ..connecting(&pki, true)
+            ..pki.connecting(true)
         },
     )
     .unwrap();
@@ -290,28 +262,13 @@ fn a_listener_closes_the_link_of_a_client_whose_certificate_expires() {
     );
 }
 
-/// The `zenoh_node.py` arguments of a TLS node.
-fn zenoh_tls_args(pki: &Pki, mtls: bool) -> Vec<&str> {
-    let mut args = vec!["--tls-root-ca", &pki.ca];
-    if mtls {
-        args.extend([
-            "--tls-mtls",
-            "--tls-connect-cert",
-            &pki.client_cert,
-            "--tls-connect-key",
-            &pki.client_key,
-        ]);
-    }
-    args
-}
-
 /// A Zenoh client connects to a weft node over TLS (mTLS with `mtls`): data both ways.
 fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
     let pki = Pki::new(label);
-    let weft = open(mode, &["tls/127.0.0.1:0"], &[], listening(&pki, mtls)).unwrap();
+    let weft = open(mode, &["tls/127.0.0.1:0"], &[], pki.listening(mtls)).unwrap();
     let endpoint = weft.listen_endpoints()[0].clone();
     let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(pki.zenoh_connecting_args(mtls));
     args.extend([
         "--sub",
         "demo/weft/**",
@@ -340,7 +297,7 @@ fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
         .declare_subscriber_channel("demo/zenoh/**", 64)
         .unwrap();
     let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(zenoh_tls_args(&pki, mtls));
+    args.extend(pki.zenoh_connecting_args(mtls));
     args.extend([
         "--put",
         "demo/zenoh/x",
@@ -421,7 +378,7 @@ fn weft_client_with_zenoh_peer(mtls: bool, label: &str) {
     let Some(zenoh) = ZenohNode::start(&args) else {
         return;
     };
-    let weft = open(WhatAmI::Client, &[], &[&endpoint], connecting(&pki, mtls))
+    let weft = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(mtls))
         .expect("a weft client of a Zenoh peer over TLS");
     let (_sub, rx) = weft
         .declare_subscriber_channel("demo/zenoh/**", 64)
@@ -459,7 +416,7 @@ fn a_weft_client_and_a_zenoh_peer_talk_over_mtls() {
 #[test]
 fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls() {
     let pki = Pki::new("zenoh-mtls-refused");
-    let (router, port) = tls_router(listening(&pki, true));
+    let (router, port) = tls_router(pki.listening(true));
     let endpoint = format!("tls/127.0.0.1:{port}");
     // Zenoh opens no session (its open fails): no READY, and the router has no peer.
     let Some(python) = weft_testkit::zenoh_python() else {

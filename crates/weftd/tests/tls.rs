@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use weft::link::tls::{PemSource, TlsSettings};
 use weft::{Config, PutOptions, WhatAmI};
 use weft_testkit::certs::{base64, Pki};
 use weft_testkit::{free_port, ZenohNode};
@@ -60,13 +59,7 @@ fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
             .replace("127.0.0.1", "localhost")
             .parse()
             .unwrap()],
-        tls: TlsSettings {
-            root_ca_certificate: Some(PemSource::File(pki.ca.clone().into())),
-            connect_certificate: Some(PemSource::File(pki.client_cert.clone().into())),
-            connect_private_key: Some(PemSource::File(pki.client_key.clone().into())),
-            enable_mtls: true,
-            ..TlsSettings::default()
-        },
+        tls: pki.connecting(true),
         ..Config::default()
     })
     .expect("a weft client of weftd over mTLS");
@@ -134,13 +127,7 @@ fn a_thousand_mtls_sessions_on_one_weftd() {
             mode: WhatAmI::Client,
             multicast_scouting: false,
             connect: vec![tls_endpoint.parse().unwrap()],
-            tls: TlsSettings {
-                root_ca_certificate: Some(PemSource::File(pki.ca.clone().into())),
-                connect_certificate: Some(PemSource::File(pki.client_cert.clone().into())),
-                connect_private_key: Some(PemSource::File(pki.client_key.clone().into())),
-                enable_mtls: true,
-                ..TlsSettings::default()
-            },
+            tls: pki.connecting(true),
             ..Config::default()
         })
         .expect("a TLS session")
