@@ -160,6 +160,22 @@ impl Pki {
         }
     }
 
+    /// The same as [`Pki::listening`], as `tests/interop/zenoh_node.py` arguments.
+    pub fn zenoh_listening_args(&self, mtls: bool) -> Vec<&str> {
+        let mut args = vec![
+            "--tls-listen-cert",
+            self.server_cert.as_str(),
+            "--tls-listen-key",
+            &self.server_key,
+            "--tls-root-ca",
+            &self.ca,
+        ];
+        if mtls {
+            args.push("--tls-mtls");
+        }
+        args
+    }
+
     /// The same as [`Pki::connecting`], as `tests/interop/zenoh_node.py` arguments.
     pub fn zenoh_connecting_args(&self, mtls: bool) -> Vec<&str> {
         let mut args = vec!["--tls-root-ca", self.ca.as_str()];

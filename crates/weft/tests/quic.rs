@@ -11,6 +11,8 @@ use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
 use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::ZenohNode;
 
+mod common;
+
 /// A weft session on loopback without multicast scouting.
 fn open(
     mode: WhatAmI,
@@ -415,100 +417,11 @@ fn a_zenoh_client_and_a_weft_router_talk_over_quic_with_mtls() {
     zenoh_client_with_weft(WhatAmI::Router, true, "zenoh-quic-mtls-router");
 }
 
-/// A weft client connects to a Zenoh router listening on QUIC (mTLS with `mtls`): weft
-/// publishes to the router's subscriber, the router publishes to weft's, and weft
-/// queries the router's queryable.
+/// A weft client connects to a Zenoh router listening on QUIC (mTLS with `mtls`).
 fn weft_client_with_zenoh_router(mtls: bool, label: &str) {
     let pki = Pki::new(label);
     let endpoint = format!("quic/127.0.0.1:{}", free_udp_port());
-    let mut args = vec![
-        "--mode",
-        "router",
-        "--listen",
-        &endpoint,
-        "--tls-listen-cert",
-        &pki.server_cert,
-        "--tls-listen-key",
-        &pki.server_key,
-        "--tls-root-ca",
-        &pki.ca,
-    ];
-    if mtls {
-        args.push("--tls-mtls");
-    }
-    args.extend([
-        "--sub",
-        "demo/weft/**",
-        "--put",
-        "demo/zenoh/x",
-        "--payload",
-        "from zenoh",
-        "--repeat",
-        "400",
-        "--interval",
-        "0.05",
-        "--queryable",
-        "demo/zenoh/q",
-        "--reply",
-        "zenoh answers",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ]);
-    let Some(zenoh) = ZenohNode::start(&args) else {
-        return;
-    };
-    let weft = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(mtls))
-        .expect("a weft client of a Zenoh router over QUIC");
-    let (_sub, rx) = weft
-        .declare_subscriber_channel("demo/zenoh/**", 64)
-        .unwrap();
-    let s = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("a sample from Zenoh over QUIC");
-    assert_eq!(s.payload, b"from zenoh");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
-            .unwrap();
-        let line = zenoh.lines.recv_timeout(Duration::from_millis(100));
-        if let Ok(line) = line.as_deref() {
-            if line.starts_with('{') {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                assert_eq!(v["payload"], "from weft");
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "nothing reached Zenoh");
-    }
-    // 1 MiB from weft to Zenoh.
-    let big = weft_testkit::pattern(1 << 20);
-    let options = PutOptions {
-        congestion_control: weft::CongestionControl::Block,
-        ..PutOptions::default()
-    };
-    weft.put("demo/weft/big", &big, &options).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let v = zenoh.sample(10);
-        if v["key"] == "demo/weft/big" {
-            assert_eq!(v["len"], 1 << 20);
-            assert_eq!(v["sha256"], weft_testkit::sha256_hex(&big));
-            break;
-        }
-        assert!(Instant::now() < deadline, "the large sample never came");
-    }
-    let replies: Vec<_> = weft
-        .get("demo/zenoh/q", &GetOptions::default())
-        .unwrap()
-        .iter()
-        .collect();
-    assert_eq!(replies.len(), 1);
-    assert_eq!(
-        replies[0].result.as_ref().unwrap().payload,
-        b"zenoh answers"
-    );
+    common::weft_client_with_zenoh_listener(&endpoint, "router", &pki, mtls);
 }
 
 #[test]

@@ -9,6 +9,8 @@ use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
 use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::{free_port, ZenohNode};
 
+mod common;
+
 /// A weft session on loopback without multicast scouting.
 fn open(
     mode: WhatAmI,
@@ -338,69 +340,11 @@ fn a_zenoh_client_and_a_weft_peer_talk_over_mtls() {
     zenoh_client_with_weft(WhatAmI::Peer, true, "zenoh-mtls-peer");
 }
 
-/// A weft client connects to a Zenoh peer listening on TLS (mTLS with `mtls`): weft
-/// publishes to the peer's subscriber, the peer publishes to weft's, and weft queries
-/// the peer's queryable.
+/// A weft client connects to a Zenoh peer listening on TLS (mTLS with `mtls`).
 fn weft_client_with_zenoh_peer(mtls: bool, label: &str) {
     let pki = Pki::new(label);
     let endpoint = format!("tls/127.0.0.1:{}", free_port());
-    let mut args = vec![
-        "--mode",
-        "peer",
-        "--listen",
-        &endpoint,
-        "--tls-listen-cert",
-        &pki.server_cert,
-        "--tls-listen-key",
-        &pki.server_key,
-        "--tls-root-ca",
-        &pki.ca,
-    ];
-    if mtls {
-        args.push("--tls-mtls");
-    }
-    args.extend([
-        "--sub",
-        "demo/weft/**",
-        "--put",
-        "demo/zenoh/x",
-        "--payload",
-        "from zenoh",
-        "--repeat",
-        "200",
-        "--interval",
-        "0.05",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ]);
-    let Some(zenoh) = ZenohNode::start(&args) else {
-        return;
-    };
-    let weft = open(WhatAmI::Client, &[], &[&endpoint], pki.connecting(mtls))
-        .expect("a weft client of a Zenoh peer over TLS");
-    let (_sub, rx) = weft
-        .declare_subscriber_channel("demo/zenoh/**", 64)
-        .unwrap();
-    let s = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("a sample from Zenoh over TLS");
-    assert_eq!(s.payload, b"from zenoh");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
-            .unwrap();
-        let line = zenoh.lines.recv_timeout(Duration::from_millis(100));
-        if let Ok(line) = line.as_deref() {
-            if line.starts_with('{') {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                assert_eq!(v["payload"], "from weft");
-                break;
-            }
-        }
-        assert!(Instant::now() < deadline, "nothing reached Zenoh");
-    }
+    common::weft_client_with_zenoh_listener(&endpoint, "peer", &pki, mtls);
 }
 
 #[test]

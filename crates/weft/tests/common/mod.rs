@@ -25,3 +25,100 @@ pub(crate) fn session_to(mode: WhatAmI, listen: bool, connect: &[String]) -> wef
     };
     weft::open(config).expect("open a weft session")
 }
+
+/// A weft client connects to a Zenoh node in `zenoh_mode` listening on `endpoint` (a
+/// `tls/` or `quic/` one) with `pki`'s listener certificate (mTLS with `mtls`): each
+/// publishes to the other's subscriber, weft sends 1 MiB (checked whole by its hash),
+/// and weft queries the Zenoh node's queryable.
+#[allow(dead_code)] // each test file compiles its own copy of this module
+pub(crate) fn weft_client_with_zenoh_listener(
+    endpoint: &str,
+    zenoh_mode: &str,
+    pki: &weft_testkit::certs::Pki,
+    mtls: bool,
+) {
+    use std::time::{Duration, Instant};
+    use weft::{GetOptions, PutOptions};
+
+    let mut args = vec!["--mode", zenoh_mode, "--listen", endpoint];
+    args.extend(pki.zenoh_listening_args(mtls));
+    args.extend([
+        "--sub",
+        "demo/weft/**",
+        "--put",
+        "demo/zenoh/x",
+        "--payload",
+        "from zenoh",
+        "--repeat",
+        "400",
+        "--interval",
+        "0.05",
+        "--queryable",
+        "demo/zenoh/q",
+        "--reply",
+        "zenoh answers",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]);
+    let Some(zenoh) = weft_testkit::ZenohNode::start(&args) else {
+        return;
+    };
+    let weft = weft::open(Config {
+        mode: WhatAmI::Client,
+        multicast_scouting: false,
+        connect: vec![endpoint.parse().unwrap()],
+        tls: pki.connecting(mtls),
+        ..Config::default()
+    })
+    .unwrap_or_else(|e| panic!("a weft client of a Zenoh {zenoh_mode} on {endpoint}: {e}"));
+    let (_sub, rx) = weft
+        .declare_subscriber_channel("demo/zenoh/**", 64)
+        .unwrap();
+    let s = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a sample from Zenoh");
+    assert_eq!(s.payload, b"from zenoh");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
+            .unwrap();
+        let line = zenoh.lines.recv_timeout(Duration::from_millis(100));
+        if let Ok(line) = line.as_deref() {
+            if line.starts_with('{') {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(v["payload"], "from weft");
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "nothing reached Zenoh");
+    }
+    // 1 MiB from weft to Zenoh.
+    let big = weft_testkit::pattern(1 << 20);
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
+    weft.put("demo/weft/big", &big, &options).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = zenoh.sample(10);
+        if v["key"] == "demo/weft/big" {
+            assert_eq!(v["len"], 1 << 20);
+            assert_eq!(v["sha256"], weft_testkit::sha256_hex(&big));
+            break;
+        }
+        assert!(Instant::now() < deadline, "the large sample never came");
+    }
+    let replies: Vec<_> = weft
+        .get("demo/zenoh/q", &GetOptions::default())
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(replies.len(), 1);
+    assert_eq!(
+        replies[0].result.as_ref().unwrap().payload,
+        b"zenoh answers"
+    );
+}
