@@ -423,33 +423,48 @@ fn zenoh_tools_session_and_perf_flags() {
             "1",
         ])
         .args(["--cfg", "scouting/multicast/enabled:false"])
-        .stdout(std::process::Stdio::piped())
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let (tx, printed) = std::sync::mpsc::channel();
+    let stdout = router.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
     wait_for_port(port);
-    let put = weft()
-        .args([
-            "put",
-            "-m",
-            "client",
-            "-e",
-            &endpoint,
-            "--no-multicast-scouting",
-        ])
-        .args(["-k", "cfg/x", "-p", "through a CLI router", "-a", "meta"])
-        .output()
-        .unwrap();
-    assert!(
-        put.status.success(),
-        "{}",
-        String::from_utf8_lossy(&put.stderr)
-    );
-    // The router's own subscriber gets the client's put.
-    let status = router.wait().unwrap();
-    assert!(status.success());
-    let mut out = String::new();
-    std::io::Read::read_to_string(router.stdout.as_mut().unwrap(), &mut out).unwrap();
-    assert!(out.contains("through a CLI router"), "{out}");
+    // The router listens before its subscriber is declared: a client puts until the
+    // router's own subscriber prints what it got.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let line = loop {
+        let put = weft()
+            .args([
+                "put",
+                "-m",
+                "client",
+                "-e",
+                &endpoint,
+                "--no-multicast-scouting",
+            ])
+            .args(["-k", "cfg/x", "-p", "through a CLI router", "-a", "meta"])
+            .output()
+            .unwrap();
+        assert!(
+            put.status.success(),
+            "{}",
+            String::from_utf8_lossy(&put.stderr)
+        );
+        if let Ok(line) = printed.recv_timeout(Duration::from_millis(200)) {
+            break line;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = router.kill();
+            panic!("the CLI router's subscriber got nothing");
+        }
+    };
+    assert!(line.contains("through a CLI router"), "{line}");
+    assert!(router.wait().unwrap().success());
 
     // A --cfg that does not parse, and --enable-shm: refused, naming them.
     for (args, named) in [
