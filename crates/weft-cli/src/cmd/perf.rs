@@ -120,6 +120,7 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
     let payload = vec![0xA5u8; args.size];
     let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
     let mut sent = 0u64;
+    let mut rate = RatePrinter::new(args.print, args.number);
     if args.keys > 1 {
         let keys: Vec<String> = (0..args.keys)
             .map(|i| format!("{}/{i}", args.key))
@@ -132,6 +133,7 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
                     break 'sending;
                 }
                 sent += 1;
+                rate.count();
             }
         }
     } else {
@@ -142,7 +144,6 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        let mut rate = RatePrinter::new(args.print, args.number);
         while !stopped(&stop) && Instant::now() < deadline {
             for _ in 0..1000 {
                 if publisher.put(&payload).is_err() {
