@@ -8,7 +8,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::Weftd;
+use common::{rss, Weftd};
 use serde_json::Value;
 use weft_proto::core::Priority;
 use weft_proto::network::{Declaration, Interest, InterestMode, InterestOptions, NetworkMessage};
@@ -48,14 +48,6 @@ const ALLOCATOR: (&str, &str) = (
 
 /// The id of the session that shows the checks work.
 const PROBE: u128 = 0xc4_ffff_ffff;
-
-/// The resident memory of process `pid`, in bytes.
-fn rss(pid: u32) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
 
 /// The number of sockets process `pid` holds (its listener and a socket per session).
 fn sockets(pid: u32) -> usize {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Weftd;
+use common::{rss, Weftd};
 use weft::{CongestionControl, PutOptions};
 use weft_proto::core::{Priority, WhatAmI, WireExpr, ZenohId};
 use weft_proto::network::{Declaration, NetworkMessage};
@@ -457,14 +457,6 @@ fn sessions_beyond_max_sessions_are_closed_and_the_others_stay() {
     first
         .sync(Priority::Control, Duration::from_secs(10))
         .unwrap();
-}
-
-/// The resident memory of process `pid`, in bytes.
-fn rss(pid: u32) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
 }
 
 #[test]

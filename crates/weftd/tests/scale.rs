@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::Weftd;
+use common::{raise_open_files_limit, threads, Weftd};
 use weft::PutOptions;
 use weft_proto::network::NetworkMessage;
 use weft_proto::zenoh::PushBody;
@@ -14,28 +14,6 @@ use weft_testkit::raw::RawClient;
 
 /// Sessions opened by the test.
 const SESSIONS: usize = 1000;
-
-/// Raises this process's limit of open files (inherited by the weftd it starts) to what
-/// the test needs: a descriptor per session on each side.
-fn raise_open_files_limit() {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let wanted = 2 * SESSIONS as u64 + 256;
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
-    if soft < wanted {
-        assert!(
-            hard >= wanted,
-            "this test needs {wanted} open files; the hard limit is {hard}"
-        );
-        setrlimit(Resource::RLIMIT_NOFILE, wanted, hard).unwrap();
-    }
-}
-
-/// The number of threads of process `pid`.
-fn threads(pid: u32) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
 
 /// Opens a raw client session subscribed to `key`.
 fn subscriber(port: u16, zid: u128, key: &str) -> RawClient {
@@ -46,7 +24,7 @@ fn subscriber(port: u16, zid: u128, key: &str) -> RawClient {
 
 #[test]
 fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
-    raise_open_files_limit();
+    raise_open_files_limit(2 * SESSIONS as u64 + 256);
     let weftd = Weftd::with_config(
         free_port(),
         "{ transport: { unicast: { max_sessions: 2000 } } }",
@@ -114,7 +92,7 @@ fn own_threads() -> usize {
 #[test]
 fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
     const CLIENTS: usize = 300;
-    raise_open_files_limit();
+    raise_open_files_limit(2 * SESSIONS as u64 + 256);
     let port = free_port();
     let weftd = Weftd::start(port, &[]);
     let at_rest = own_threads();

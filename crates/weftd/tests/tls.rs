@@ -9,7 +9,7 @@ use weft_testkit::certs::{base64, Pki};
 use weft_testkit::{free_port, ZenohNode};
 
 mod common;
-use common::{wait_for_port, Weftd};
+use common::{raise_open_files_limit, threads, wait_for_port, Weftd};
 
 #[test]
 fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
@@ -76,26 +76,6 @@ fn weftd_routes_between_weft_and_zenoh_clients_over_mtls() {
             Instant::now() < deadline,
             "nothing reached the Zenoh client"
         );
-    }
-}
-
-/// The number of threads of process `pid`.
-fn threads(pid: u32) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-/// Raises this process's limit of open files (inherited by the weftd it starts) to `n`.
-fn raise_open_files_limit(n: u64) {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
-    if soft < n {
-        assert!(
-            hard >= n,
-            "this test needs {n} open files; the hard limit is {hard}"
-        );
-        setrlimit(Resource::RLIMIT_NOFILE, n, hard).unwrap();
     }
 }
 

@@ -171,3 +171,33 @@ pub(crate) fn sorted_reply_payloads(getter: &ZenohNode) -> Vec<String> {
 
 /// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
 pub(crate) use weft_testkit::wait_for_port;
+
+/// The number of threads of process `pid`.
+pub(crate) fn threads(pid: u32) -> usize {
+    proc_status(pid, "Threads:")
+}
+
+/// The resident memory of process `pid`, in bytes.
+pub(crate) fn rss(pid: u32) -> usize {
+    proc_status(pid, "VmRSS:") * 1024
+}
+
+/// The number on the line of `/proc/<pid>/status` that starts with `field`.
+fn proc_status(pid: u32, field: &str) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Raises this process's limit of open files (inherited by the weftd it starts) to `n`.
+pub(crate) fn raise_open_files_limit(n: u64) {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    if soft < n {
+        assert!(
+            hard >= n,
+            "this test needs {n} open files; the hard limit is {hard}"
+        );
+        setrlimit(Resource::RLIMIT_NOFILE, n, hard).unwrap();
+    }
+}
