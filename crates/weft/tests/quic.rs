@@ -335,38 +335,16 @@ fn certificates_named_on_quic_endpoints_alone_serve_as_well() {
 fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
     let pki = Pki::new(label);
     let (weft, endpoint) = quic_listener(mode, pki.listening(mtls));
-    let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(pki.zenoh_connecting_args(mtls));
-    args.extend([
-        "--sub",
-        "demo/weft/**",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ]);
-    let Some(zenoh_sub) = ZenohNode::start(&args) else {
+    // weft to Zenoh.
+    let Some(_zenoh_sub) = common::weft_reaches_a_zenoh_client(&weft, &endpoint, &pki, mtls) else {
         return;
     };
-    // weft to Zenoh.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let sample = loop {
-        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
-            .unwrap();
-        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
-            break serde_json::from_str::<serde_json::Value>(&line).unwrap();
-        }
-        assert!(Instant::now() < deadline, "nothing reached Zenoh");
-    };
-    assert_eq!(sample["key"], "demo/weft/a");
-    assert_eq!(sample["payload"], "from weft");
     // Zenoh to weft, 1 MiB each.
     let (_sub, rx) = weft
         .declare_subscriber_channel("demo/zenoh/**", 64)
         .unwrap();
     let size = (1usize << 20).to_string();
-    let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(pki.zenoh_connecting_args(mtls));
+    let mut args = common::zenoh_client_args(&endpoint, &pki, mtls);
     args.extend([
         "--put",
         "demo/zenoh/big",
@@ -393,8 +371,7 @@ fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
                 .unwrap();
         })
         .unwrap();
-    let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(pki.zenoh_connecting_args(mtls));
+    let mut args = common::zenoh_client_args(&endpoint, &pki, mtls);
     args.extend(["--get", "demo/weft/q", "--timeout", "10"]);
     let getter = ZenohNode::start(&args).expect("a Zenoh querier");
     let replies = getter.replies(15);

@@ -269,37 +269,15 @@ fn zenoh_client_with_weft(mode: WhatAmI, mtls: bool, label: &str) {
     let pki = Pki::new(label);
     let weft = open(mode, &["tls/127.0.0.1:0"], &[], pki.listening(mtls)).unwrap();
     let endpoint = weft.listen_endpoints()[0].clone();
-    let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(pki.zenoh_connecting_args(mtls));
-    args.extend([
-        "--sub",
-        "demo/weft/**",
-        "--count",
-        "1000",
-        "--timeout",
-        "60",
-    ]);
-    let Some(zenoh_sub) = ZenohNode::start(&args) else {
+    // weft to Zenoh.
+    let Some(_zenoh_sub) = common::weft_reaches_a_zenoh_client(&weft, &endpoint, &pki, mtls) else {
         return;
     };
-    // weft to Zenoh.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let sample = loop {
-        weft.put("demo/weft/a", b"from weft", &PutOptions::default())
-            .unwrap();
-        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
-            break serde_json::from_str::<serde_json::Value>(&line).unwrap();
-        }
-        assert!(Instant::now() < deadline, "nothing reached Zenoh");
-    };
-    assert_eq!(sample["key"], "demo/weft/a");
-    assert_eq!(sample["payload"], "from weft");
     // Zenoh to weft.
     let (_sub, rx) = weft
         .declare_subscriber_channel("demo/zenoh/**", 64)
         .unwrap();
-    let mut args = vec!["--mode", "client", "--connect", &endpoint];
-    args.extend(pki.zenoh_connecting_args(mtls));
+    let mut args = common::zenoh_client_args(&endpoint, &pki, mtls);
     args.extend([
         "--put",
         "demo/zenoh/x",

@@ -122,3 +122,51 @@ pub(crate) fn weft_client_with_zenoh_listener(
         b"zenoh answers"
     );
 }
+
+/// A Zenoh client of the weft node listening on `endpoint` (TLS or QUIC, `pki`'s, mTLS
+/// with `mtls`) subscribes; `weft` publishes until the client has a sample, which is
+/// checked. The first half of a Zenoh client's exchange with a weft node.
+#[allow(dead_code)] // each test file compiles its own copy of this module
+pub(crate) fn weft_reaches_a_zenoh_client(
+    weft: &weft::Session,
+    endpoint: &str,
+    pki: &weft_testkit::certs::Pki,
+    mtls: bool,
+) -> Option<weft_testkit::ZenohNode> {
+    use std::time::{Duration, Instant};
+    let mut args = zenoh_client_args(endpoint, pki, mtls);
+    args.extend([
+        "--sub",
+        "demo/weft/**",
+        "--count",
+        "1000",
+        "--timeout",
+        "60",
+    ]);
+    let zenoh_sub = weft_testkit::ZenohNode::start(&args)?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sample = loop {
+        weft.put("demo/weft/a", b"from weft", &weft::PutOptions::default())
+            .unwrap();
+        if let Ok(line) = zenoh_sub.lines.recv_timeout(Duration::from_millis(100)) {
+            break serde_json::from_str::<serde_json::Value>(&line).unwrap();
+        }
+        assert!(Instant::now() < deadline, "nothing reached Zenoh");
+    };
+    assert_eq!(sample["key"], "demo/weft/a");
+    assert_eq!(sample["payload"], "from weft");
+    Some(zenoh_sub)
+}
+
+/// The `zenoh_node.py` arguments of a Zenoh client connecting to `endpoint` with
+/// `pki`'s TLS settings (mTLS with `mtls`).
+#[allow(dead_code)] // each test file compiles its own copy of this module
+pub(crate) fn zenoh_client_args<'a>(
+    endpoint: &'a str,
+    pki: &'a weft_testkit::certs::Pki,
+    mtls: bool,
+) -> Vec<&'a str> {
+    let mut args = vec!["--mode", "client", "--connect", endpoint];
+    args.extend(pki.zenoh_connecting_args(mtls));
+    args
+}
