@@ -280,7 +280,12 @@ impl Transport {
         }
         st.queue.keep_fragment_buf(head);
         st.queue.end_fragmenting();
-        self.wake_writer(&mut st);
+        // What waited behind the fragments on their lane (or came meanwhile) goes now;
+        // with nothing waiting, no I/O thread is woken for nothing.
+        let manual = self.manual_batching.load(Ordering::Relaxed);
+        if st.queue.has_work(manual) || !st.queue.overflow_is_empty() {
+            self.wake_writer(&mut st);
+        }
         self.notify_idle(&st, false);
         result
     }

@@ -34,8 +34,10 @@ use inbox::{Filled, Inbox};
 pub(crate) use settings::is_endpoint_key;
 pub use settings::{BadSetting, PemSource, TlsSettings};
 
-/// Most ciphertext rustls keeps for a link that the socket has not taken yet (bytes).
-pub const OUTPUT_LIMIT: usize = 64 * 1024;
+/// Most ciphertext rustls keeps for a link that the socket has not taken yet (bytes):
+/// a whole batch of the largest size with its records' overhead, so that a batch leaves
+/// in one write.
+pub const OUTPUT_LIMIT: usize = 128 * 1024;
 
 /// What went wrong with TLS: a configuration that cannot be used, or a handshake or
 /// session the peer and weft could not agree on.
