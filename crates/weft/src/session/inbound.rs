@@ -153,10 +153,10 @@ impl Inner {
         key: &str,
     ) -> Result<InboundRoutes, weft_keyexpr::KeyExprError> {
         Ok(if router {
-            let forward = Self::forward_route_in(st, key)?;
+            let (forward_key, forward) = Self::forward_route_in(st, key)?;
             // A router rarely has subscribers of its own (storages, admin).
             let (key, local) = if st.subscribers.is_empty() {
-                (SharedKey::from(key), None)
+                (forward_key, None)
             } else {
                 let (key, local) = Self::keyed_local_route_in(st, key)?;
                 (key, Some(local))

@@ -67,7 +67,7 @@ pub(crate) struct RouteCache {
     pub(crate) remote: Bounded<String, FaceRoute>,
     /// Router mode: the faces data received on a key is forwarded to (its source
     /// excepted).
-    pub(crate) forward: Bounded<String, FaceRoute>,
+    pub(crate) forward: Bounded<SharedKey, FaceRoute>,
     epoch: Arc<AtomicU64>,
 }
 
@@ -108,10 +108,12 @@ mod tests {
         let mut cache = RouteCache::new(epoch.clone());
         let empty: FaceRoute = Arc::new([]);
         for n in 0..ROUTE_CACHE_MAX {
-            cache.forward.insert(n.to_string(), empty.clone());
+            cache.forward.insert(n.to_string().into(), empty.clone());
         }
         assert!(cache.forward.get("0").is_some());
-        cache.forward.insert("one more".into(), empty.clone());
+        cache
+            .forward
+            .insert(SharedKey::from("one more"), empty.clone());
         assert!(cache.forward.get("0").is_none(), "a full cache starts over");
         assert!(cache.forward.get("one more").is_some());
         cache.remote.insert("k".into(), empty);
