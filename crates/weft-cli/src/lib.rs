@@ -3,4 +3,5 @@
 
 pub mod capture;
 pub mod json;
+pub mod recording;
 pub mod trace;

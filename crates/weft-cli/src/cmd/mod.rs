@@ -7,4 +7,5 @@ pub(crate) mod liveliness;
 pub(crate) mod perf;
 pub(crate) mod pubsub;
 pub(crate) mod query;
+pub(crate) mod record;
 pub(crate) mod scout;
