@@ -53,6 +53,12 @@ enum Command {
     ///
     /// Example: weft scout --what 'router|peer' --timeout 2000 --json
     Scout(cmd::scout::ScoutArgs),
+    /// Print the rate of the samples on a key expression every second (as `ros2 topic
+    /// hz`): samples per second and the spacing of their arrivals over the last --window.
+    Hz(cmd::rates::RatesArgs),
+    /// Print the bandwidth of the samples on a key expression every second (as `ros2 topic
+    /// bw`): bytes per second and sample sizes over the last --window.
+    Bw(cmd::rates::RatesArgs),
     /// Record the samples on a key expression into an MCAP file.
     ///
     /// One channel per key (topic = key, message encoding = the Zenoh encoding), log time
@@ -86,6 +92,8 @@ fn main() -> ExitCode {
         Command::Sub(a) => cmd::pubsub::sub(a),
         Command::Get(a) => cmd::query::get(a),
         Command::Queryable(a) => cmd::query::queryable(a),
+        Command::Hz(a) => cmd::rates::run(a, cmd::rates::Report::Hz),
+        Command::Bw(a) => cmd::rates::run(a, cmd::rates::Report::Bw),
         Command::Record(a) => cmd::record::record(a),
         Command::Replay(a) => cmd::record::replay(a),
         Command::Liveliness(c) => cmd::liveliness::run(c),
