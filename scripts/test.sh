@@ -42,9 +42,11 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
 fi
-# The official MCAP reader, for the recordings `weft record` writes.
-if ! "$venv/bin/python" -c 'import mcap' 2>/dev/null; then
-  "$venv/bin/pip" install --quiet --disable-pip-version-check mcap==1.6.0
+# The official MCAP reader (for the recordings `weft record` writes) and the Prometheus
+# project's OpenMetrics parser (for weftd's /metrics).
+if ! "$venv/bin/python" -c 'import mcap, prometheus_client' 2>/dev/null; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check mcap==1.6.0 \
+    prometheus-client==0.21.1
 fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1

@@ -10,7 +10,8 @@
 //! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
 //!   this one forwards to on the spanning tree, towards the destination.
 //! - `@/<zid>/router/metrics`: OpenMetrics text, gzipped unless `compression=false`,
-//!   without the `#` lines with `descriptors=false`.
+//!   without the `#` lines with `descriptors=false` (the same text REST serves at
+//!   `/metrics`, for Prometheus).
 //! - The plugins weftd runs built in (REST, storages), where zenohd shows the plugins it
 //!   loaded: `@/<zid>/router/plugins/<id>` (application/json, the plugin's state),
 //!   `@/<zid>/router/status/plugins/<id>/__path__` (text/plain) and the plugin's own
@@ -400,8 +401,63 @@ pub(crate) fn metrics_text(a: &AdminInfo, descriptors: bool) -> String {
         "Messages from or to a session that access control denied.",
         single("weft_session_denied", |f| f.denied),
     );
+    for (name, help, value) in process_gauges() {
+        family(name, "gauge", help, vec![format!("{name} {value}")]);
+    }
     out.push_str("# EOF\n");
     out
+}
+
+/// The process's own gauges, as Prometheus's client libraries name them: resident and
+/// virtual memory, threads, open and most descriptors (from `/proc/self`; those it cannot
+/// read are left out).
+fn process_gauges() -> Vec<(&'static str, &'static str, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let open_fds = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .ok();
+    let max_fds = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| {
+            limits
+                .lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|v| v.parse::<u64>().ok())
+        });
+    [
+        (
+            "process_resident_memory_bytes",
+            "Resident memory size in bytes.",
+            field("VmRSS:").map(|kib| kib * 1024),
+        ),
+        (
+            "process_virtual_memory_bytes",
+            "Virtual memory size in bytes.",
+            field("VmSize:").map(|kib| kib * 1024),
+        ),
+        (
+            "process_threads",
+            "Threads of the process.",
+            field("Threads:"),
+        ),
+        ("process_open_fds", "Open file descriptors.", open_fds),
+        (
+            "process_max_fds",
+            "Most open file descriptors allowed.",
+            max_fds,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, help, value)| value.map(|v| (name, help, v)))
+    .collect()
 }
 
 /// A selector parameter's value (`name=value`, separated by `;` or `&`).

@@ -344,6 +344,12 @@ fn handle(session: &Session, request: &Request) -> Response {
             _ => Response::empty(404),
         };
     }
+    if path == "metrics" && matches!(method, "GET" | "HEAD") {
+        // For Prometheus: the admin space's metrics, plain. (A key `metrics` at the top
+        // level is not queried through REST.)
+        let text = crate::admin::metrics_text(&session.admin(), true);
+        return Response::new(200, crate::admin::METRICS_ENCODING, text);
+    }
     if !matches!(method, "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE") {
         return Response::empty(405).with_header("Allow", "GET,HEAD,POST,PUT,PATCH,DELETE");
     }

@@ -536,3 +536,104 @@ fn the_built_in_plugins_show_in_the_admin_space_as_zenohds_plugins() {
     assert_eq!(storage["volume"], "memory", "{storage}");
     client.close();
 }
+
+/// The samples of weftd's `/metrics`, parsed by the Prometheus project's own OpenMetrics
+/// parser (which refuses what a Prometheus server would).
+fn scrape(rest: u16) -> Vec<Value> {
+    let (status, body) = http(rest, "GET", "/metrics", "", "text/plain");
+    assert_eq!(status, 200, "{body}");
+    let python = zenoh_python().expect("the Python with Eclipse Zenoh");
+    let mut parser = std::process::Command::new(python)
+        .arg(weft_testkit::repo_root().join("tests/interop/openmetrics_parse.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    parser
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = parser.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "Prometheus's parser refused the metrics: {}\n{body}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The value of the sample `name` whose labels include `labels`.
+fn metric(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|s| s["name"] == name && labels.iter().all(|(k, v)| s["labels"][*k] == *v))
+        .and_then(|s| s["value"].as_f64())
+}
+
+/// `GET /metrics` on the REST port serves what Prometheus scrapes: the admin space's
+/// metrics in OpenMetrics text, counting exactly what was sent, with the process's gauges.
+#[test]
+fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(rest, port, "{}");
+    let client = weftd.weft_client();
+    let zid = client.zid().to_string();
+    let received = |samples: &[Value]| {
+        metric(
+            samples,
+            "weft_session_messages_received_total",
+            &[("remote_id", zid.as_str())],
+        )
+        .unwrap_or_else(|| panic!("no counter for {zid} in {samples:#?}"))
+    };
+    // Once what the client sends on opening has arrived, the count stays put.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let before = loop {
+        let first = received(&scrape(rest));
+        std::thread::sleep(Duration::from_millis(200));
+        let samples = scrape(rest);
+        if received(&samples) == first {
+            break samples;
+        }
+        assert!(Instant::now() < deadline, "the client never went quiet");
+    };
+    assert_eq!(
+        metric(&before, "weft_sessions", &[("remote_whatami", "client")]),
+        Some(1.0)
+    );
+    for _ in 0..10 {
+        client
+            .put("metrics/a", b"0123456789", &weft::PutOptions::default())
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let after = loop {
+        let samples = scrape(rest);
+        if received(&samples) >= received(&before) + 10.0 || Instant::now() > deadline {
+            break samples;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(received(&after) - received(&before), 10.0);
+    let rss = metric(&after, "process_resident_memory_bytes", &[]).unwrap();
+    assert!(rss > 1e6 && rss < 1e9, "{rss}");
+    let threads = metric(&after, "process_threads", &[]).unwrap();
+    assert!(threads >= 2.0, "{threads}");
+    let (open, max) = (
+        metric(&after, "process_open_fds", &[]).unwrap(),
+        metric(&after, "process_max_fds", &[]).unwrap(),
+    );
+    assert!(open >= 3.0 && open < max, "{open} of {max}");
+    assert!(metric(&after, "zenoh_build_info", &[("local_whatami", "router")]).is_some());
+    client.close();
+}
