@@ -1,6 +1,8 @@
 //! A running storage: a subscriber feeding a volume, a queryable answering from it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use thiserror::Error;
 use weft::{PutOptions, Query, Queryable, Sample, SampleKind, Session, SessionError, Subscriber};
@@ -34,8 +36,72 @@ pub enum StorageError {
 pub struct Storage {
     /// Its configuration.
     pub config: StorageConfig,
+    stats: Arc<StorageStats>,
     _subscriber: Subscriber,
     _queryable: Queryable,
+}
+
+impl Storage {
+    /// Its counters, shared: they go on counting while the storage runs.
+    pub fn stats(&self) -> Arc<StorageStats> {
+        self.stats.clone()
+    }
+}
+
+/// Upper bounds of the write-latency buckets, in seconds.
+pub const WRITE_BUCKETS: [f64; 8] = [1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 1e-1];
+
+/// What a storage holds and how its writes went.
+#[derive(Debug, Default)]
+pub struct StorageStats {
+    /// Keys holding a value (deleted ones not counted).
+    pub keys: AtomicU64,
+    /// Bytes of the values held.
+    pub bytes: AtomicU64,
+    /// Samples written to the volume.
+    pub writes: AtomicU64,
+    /// Samples not stored: older than what the volume holds (last writer wins).
+    pub stale: AtomicU64,
+    /// Samples the volume failed to store.
+    pub errors: AtomicU64,
+    /// Writes (load, compare and store) by duration: one count per bucket of
+    /// [`WRITE_BUCKETS`] (a write counts in the first bucket it fits), then those beyond.
+    pub write_buckets: [AtomicU64; WRITE_BUCKETS.len() + 1],
+    /// Total time spent writing, in nanoseconds.
+    pub write_nanos: AtomicU64,
+}
+
+impl StorageStats {
+    /// Counts a write that took `seconds`.
+    fn count_write(&self, seconds: f64) {
+        let bucket = WRITE_BUCKETS
+            .iter()
+            .position(|b| seconds <= *b)
+            .unwrap_or(WRITE_BUCKETS.len());
+        self.write_buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.write_nanos
+            .fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
+    }
+
+    /// What `entry` replacing `old` changes in the keys and bytes held.
+    fn count_change(&self, old: Option<&Entry>, entry: &Entry) {
+        let held = |e: Option<&Entry>| e.filter(|e| !e.deleted).map(|e| e.payload.len() as u64);
+        match (held(old), held(Some(entry))) {
+            (None, Some(new)) => {
+                self.keys.fetch_add(1, Ordering::Relaxed);
+                self.bytes.fetch_add(new, Ordering::Relaxed);
+            }
+            (Some(old), None) => {
+                self.keys.fetch_sub(1, Ordering::Relaxed);
+                self.bytes.fetch_sub(old, Ordering::Relaxed);
+            }
+            (Some(old), Some(new)) => {
+                self.bytes.fetch_add(new, Ordering::Relaxed);
+                self.bytes.fetch_sub(old, Ordering::Relaxed);
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 /// Maps full keys to stored keys and back, for `strip_prefix`.
@@ -65,6 +131,7 @@ struct Shared {
     keys: Keys,
     clock: uhlc::HLC,
     name: String,
+    stats: Arc<StorageStats>,
 }
 
 impl Shared {
@@ -94,11 +161,20 @@ impl Shared {
             clock,
             deleted: s.kind == SampleKind::Delete,
         };
+        let began = Instant::now();
         let result = self.volume.load(key).and_then(|old| match old {
-            Some(old) if old.order() >= entry.order() => Ok(()),
-            _ => self.volume.store(key, &entry),
+            Some(old) if old.order() >= entry.order() => {
+                self.stats.stale.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            old => self.volume.store(key, &entry).map(|()| {
+                self.stats.count_change(old.as_ref(), &entry);
+                self.stats.writes.fetch_add(1, Ordering::Relaxed);
+            }),
         });
+        self.stats.count_write(began.elapsed().as_secs_f64());
         if let Err(e) = result {
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
             tracing::error!("storage `{}`: cannot store {}: {e}", self.name, s.key_expr);
         }
     }
@@ -162,7 +238,17 @@ pub fn start(session: &Session, configs: Vec<StorageConfig>) -> Result<Vec<Stora
                     },
                 )?),
             };
+        // What a persistent volume holds already.
+        let stats = Arc::new(StorageStats::default());
+        let held = volume.scan("").map_err(|source| StorageError::Volume {
+            name: name.clone(),
+            source,
+        })?;
+        for (_, entry) in held.iter().filter(|(_, e)| !e.deleted) {
+            stats.count_change(None, entry);
+        }
         let shared = Arc::new(Shared {
+            stats: stats.clone(),
             volume,
             keys: Keys {
                 strip: config.strip_prefix.clone(),
@@ -188,6 +274,7 @@ pub fn start(session: &Session, configs: Vec<StorageConfig>) -> Result<Vec<Stora
             })?;
         out.push(Storage {
             config,
+            stats,
             _subscriber: subscriber,
             _queryable: queryable,
         });

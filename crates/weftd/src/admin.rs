@@ -9,9 +9,9 @@
 //! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph.
 //! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
 //!   this one forwards to on the spanning tree, towards the destination.
-//! - `@/<zid>/router/metrics`: OpenMetrics text, gzipped unless `compression=false`,
-//!   without the `#` lines with `descriptors=false` (the same text REST serves at
-//!   `/metrics`, for Prometheus).
+//! - `@/<zid>/router/metrics`: the metrics (module `metrics`), OpenMetrics text, gzipped
+//!   unless `compression=false`, without the `#` lines with `descriptors=false` (the same
+//!   text REST serves at `/metrics`, for Prometheus).
 //! - The plugins weftd runs built in (REST, storages), where zenohd shows the plugins it
 //!   loaded: `@/<zid>/router/plugins/<id>` (application/json, the plugin's state),
 //!   `@/<zid>/router/status/plugins/<id>/__path__` (text/plain) and the plugin's own
@@ -19,16 +19,10 @@
 //!   `version` and `port`, the storage manager's `version` and `storages/<name>`.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 
 use serde_json::{json, Value};
 use weft::{AdminInfo, FaceInfo, PutOptions, Query, Queryable, Session, SessionError, WhatAmI};
 use weft_keyexpr::KeyExpr;
-
-/// The encoding of `metrics`, as zenohd's (`;content-encoding=gzip` appended when
-/// compressed).
-pub(crate) const METRICS_ENCODING: &str =
-    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The cost Zenoh gives a link between routers when no weight is configured: every weft
 /// link costs the same (the tree is breadth-first), which is what this weight means.
@@ -41,6 +35,8 @@ pub(crate) struct Context {
     pub(crate) metadata: Value,
     /// The plugins weftd runs built in.
     pub(crate) plugins: Vec<Plugin>,
+    /// The storages, for the metrics.
+    pub(crate) storages: Vec<crate::metrics::StorageMetrics>,
 }
 
 /// A plugin weftd runs built in (Zenoh's REST plugin and storage manager are libraries
@@ -294,197 +290,6 @@ pub(crate) fn linkstate_dot(mesh: &weft::MeshInfo) -> String {
     out
 }
 
-/// A label value of OpenMetrics text, escaped.
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
-/// The metrics in OpenMetrics text: zenohd's `zenoh_build_info`, then weft's counters per
-/// session (one series per connected node and direction: never per key).
-pub(crate) fn metrics_text(a: &AdminInfo, descriptors: bool) -> String {
-    let mut out = String::new();
-    let mut family = |name: &str, kind: &str, help: &str, lines: Vec<String>| {
-        if descriptors {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
-        }
-        for l in lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    };
-    family(
-        "zenoh_build",
-        "info",
-        "Zenoh build version.",
-        vec![format!(
-            "zenoh_build_info{{local_id=\"{}\",local_whatami=\"{}\",version=\"{}\"}} 1",
-            a.zid,
-            a.mode.as_str(),
-            label(&version())
-        )],
-    );
-    let per_session = |f: &FaceInfo| {
-        format!(
-            "local_id=\"{}\",remote_id=\"{}\",remote_whatami=\"{}\"",
-            a.zid,
-            f.zid,
-            f.whatami.as_str()
-        )
-    };
-    let mut sessions: BTreeMap<&str, u64> = BTreeMap::new();
-    for f in &a.faces {
-        *sessions.entry(f.whatami.as_str()).or_default() += 1;
-    }
-    family(
-        "weft_sessions",
-        "gauge",
-        "Sessions open, by the remote node's role.",
-        sessions
-            .iter()
-            .map(|(w, n)| {
-                format!(
-                    "weft_sessions{{local_id=\"{}\",remote_whatami=\"{w}\"}} {n}",
-                    a.zid
-                )
-            })
-            .collect(),
-    );
-    let directional = |name: &str, get: fn(&FaceInfo) -> (u64, u64)| -> Vec<String> {
-        a.faces
-            .iter()
-            .flat_map(|f| {
-                let (rx, tx) = get(f);
-                let labels = per_session(f);
-                [
-                    format!("{name}_total{{{labels},direction=\"rx\"}} {rx}"),
-                    format!("{name}_total{{{labels},direction=\"tx\"}} {tx}"),
-                ]
-            })
-            .collect()
-    };
-    family(
-        "weft_session_bytes",
-        "counter",
-        "Bytes read from (rx) and written to (tx) a session's links.",
-        directional("weft_session_bytes", |f| (f.bytes_in, f.bytes_out)),
-    );
-    family(
-        "weft_session_batches",
-        "counter",
-        "Batches read from (rx) and written to (tx) a session's links.",
-        directional("weft_session_batches", |f| (f.batches_in, f.batches_out)),
-    );
-    let single = |name: &str, get: fn(&FaceInfo) -> u64| -> Vec<String> {
-        a.faces
-            .iter()
-            .map(|f| format!("{name}_total{{{}}} {}", per_session(f), get(f)))
-            .collect()
-    };
-    family(
-        "weft_session_messages_received",
-        "counter",
-        "Network messages received from a session.",
-        single("weft_session_messages_received", |f| f.messages_in),
-    );
-    family(
-        "weft_session_dropped",
-        "counter",
-        "Messages to a session dropped by congestion control.",
-        single("weft_session_dropped", |f| f.dropped),
-    );
-    family(
-        "weft_session_denied",
-        "counter",
-        "Messages from or to a session that access control denied.",
-        single("weft_session_denied", |f| f.denied),
-    );
-    for (name, help, value) in process_gauges() {
-        family(name, "gauge", help, vec![format!("{name} {value}")]);
-    }
-    out.push_str("# EOF\n");
-    out
-}
-
-/// The process's own gauges, as Prometheus's client libraries name them: resident and
-/// virtual memory, threads, open and most descriptors (from `/proc/self`; those it cannot
-/// read are left out).
-fn process_gauges() -> Vec<(&'static str, &'static str, u64)> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<u64>().ok())
-    };
-    let open_fds = std::fs::read_dir("/proc/self/fd")
-        .map(|d| d.count() as u64)
-        .ok();
-    let max_fds = std::fs::read_to_string("/proc/self/limits")
-        .ok()
-        .and_then(|limits| {
-            limits
-                .lines()
-                .find(|l| l.starts_with("Max open files"))
-                .and_then(|l| l.split_whitespace().nth(3))
-                .and_then(|v| v.parse::<u64>().ok())
-        });
-    [
-        (
-            "process_resident_memory_bytes",
-            "Resident memory size in bytes.",
-            field("VmRSS:").map(|kib| kib * 1024),
-        ),
-        (
-            "process_virtual_memory_bytes",
-            "Virtual memory size in bytes.",
-            field("VmSize:").map(|kib| kib * 1024),
-        ),
-        (
-            "process_threads",
-            "Threads of the process.",
-            field("Threads:"),
-        ),
-        ("process_open_fds", "Open file descriptors.", open_fds),
-        (
-            "process_max_fds",
-            "Most open file descriptors allowed.",
-            max_fds,
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(name, help, value)| value.map(|v| (name, help, v)))
-    .collect()
-}
-
-/// A selector parameter's value (`name=value`, separated by `;` or `&`).
-fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> {
-    parameters
-        .split([';', '&'])
-        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
-/// The metrics payload and its encoding for the query's parameters.
-pub(crate) fn metrics_reply(a: &AdminInfo, parameters: &str) -> (Vec<u8>, String) {
-    let descriptors = parameter(parameters, "descriptors") != Some("false");
-    let text = metrics_text(a, descriptors);
-    if parameter(parameters, "compression") == Some("false") {
-        return (text.into_bytes(), METRICS_ENCODING.to_string());
-    }
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    // Writing to a Vec cannot fail.
-    let gzipped = encoder
-        .write_all(text.as_bytes())
-        .and_then(|()| encoder.finish())
-        .unwrap_or_default();
-    (gzipped, format!("{METRICS_ENCODING};content-encoding=gzip"))
-}
-
 /// Answers one query on the admin space.
 fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     let Ok(asked) = KeyExpr::new(q.key_expr()) else {
@@ -505,7 +310,8 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     }
     let metrics = format!("{base}/metrics");
     if wanted(&metrics) {
-        let (payload, encoding) = metrics_reply(&info, q.parameters());
+        let (payload, encoding) =
+            crate::metrics::metrics_reply(&info, &context.storages, q.parameters());
         let options = PutOptions {
             encoding,
             ..PutOptions::default()
@@ -619,19 +425,5 @@ mod tests {
             "graph {\n    0 [ label = \"aa01\" ]\n    1 [ label = \"bb02\" ]\n    \
              1 -- 0 [ label = \"100\" ]\n}\n"
         );
-    }
-
-    #[test]
-    fn selector_parameters_are_read_as_zenoh_reads_them() {
-        assert_eq!(parameter("compression=false", "compression"), Some("false"));
-        assert_eq!(
-            parameter("descriptors=false;compression=false", "compression"),
-            Some("false")
-        );
-        assert_eq!(
-            parameter("a=1&descriptors=false", "descriptors"),
-            Some("false")
-        );
-        assert_eq!(parameter("", "compression"), None);
     }
 }

@@ -20,6 +20,7 @@ use weft::{Config, WhatAmI};
 
 mod admin;
 mod http;
+mod metrics;
 mod rest;
 
 /// The weft router.
@@ -249,10 +250,7 @@ fn main() -> ExitCode {
     {
         plugins.push(admin::Plugin::storage_manager(manager.get("storages")));
     }
-    let admin_context = admin::Context {
-        metadata: config.metadata.clone().unwrap_or(serde_json::Value::Null),
-        plugins,
-    };
+    let metadata = config.metadata.clone().unwrap_or(serde_json::Value::Null);
     let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {
         Ok(s) => s,
@@ -269,6 +267,19 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let storage_metrics: Vec<metrics::StorageMetrics> = _storages
+        .iter()
+        .map(|s| metrics::StorageMetrics {
+            name: s.config.name.clone(),
+            key_expr: s.config.key_expr.to_string(),
+            stats: s.stats(),
+        })
+        .collect();
+    let admin_context = admin::Context {
+        metadata,
+        plugins,
+        storages: storage_metrics.clone(),
+    };
     let _admin = if admin_readable {
         match admin::declare(&session, admin_context) {
             Ok(q) => Some(q),
@@ -281,7 +292,7 @@ fn main() -> ExitCode {
         None
     };
     if let Some(address) = rest_http_address {
-        if let Err(e) = rest::serve(session.clone(), address) {
+        if let Err(e) = rest::serve(session.clone(), address, storage_metrics) {
             eprintln!("weftd: {e}");
             session.close();
             return ExitCode::from(1);

@@ -57,7 +57,11 @@ const SSE_CHECK: Duration = Duration::from_millis(200);
 /// request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing stored), 10 s
 /// idle, 64 connections at once, each served on its own thread. Every interface (`[::]`)
 /// falls back to every IPv4 interface where IPv6 is off.
-pub(crate) fn serve(session: Session, address: SocketAddr) -> Result<(), String> {
+pub(crate) fn serve(
+    session: Session,
+    address: SocketAddr,
+    storages: Vec<crate::metrics::StorageMetrics>,
+) -> Result<(), String> {
     let listener = TcpListener::bind(address)
         .or_else(|e| {
             if address.ip() == IpAddr::V6(Ipv6Addr::UNSPECIFIED) {
@@ -76,7 +80,7 @@ pub(crate) fn serve(session: Session, address: SocketAddr) -> Result<(), String>
             "reachable from the network: anyone who can reach it can put and delete"
         }
     );
-    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, r));
+    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, &storages, r));
     crate::http::serve(listener, Limits::default(), handler, COMMON_HEADERS)
         .map_err(|e| e.to_string())
 }
@@ -330,7 +334,11 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn handle(session: &Session, request: &Request) -> Response {
+fn handle(
+    session: &Session,
+    storages: &[crate::metrics::StorageMetrics],
+    request: &Request,
+) -> Response {
     let target = origin_form(&request.target);
     let target = target.strip_prefix('/').unwrap_or(target);
     let (path, parameters) = target.split_once('?').unwrap_or((target, ""));
@@ -347,8 +355,8 @@ fn handle(session: &Session, request: &Request) -> Response {
     if path == "metrics" && matches!(method, "GET" | "HEAD") {
         // For Prometheus: the admin space's metrics, plain. (A key `metrics` at the top
         // level is not queried through REST.)
-        let text = crate::admin::metrics_text(&session.admin(), true);
-        return Response::new(200, crate::admin::METRICS_ENCODING, text);
+        let text = crate::metrics::metrics_text(&session.admin(), storages, true);
+        return Response::new(200, crate::metrics::METRICS_ENCODING, text);
     }
     if !matches!(method, "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE") {
         return Response::empty(405).with_header("Allow", "GET,HEAD,POST,PUT,PATCH,DELETE");

@@ -637,3 +637,48 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
     assert!(metric(&after, "zenoh_build_info", &[("local_whatami", "router")]).is_some());
     client.close();
 }
+
+/// A storage's metrics count exactly what it holds and wrote: keys and bytes held, writes,
+/// and a histogram of write durations whose count is every sample it handled.
+#[test]
+fn a_storage_shows_what_it_holds_and_wrote_in_the_metrics() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(
+        rest,
+        port,
+        r#"{ plugins: { storage_manager: { storages: { demo: { key_expr: "demo/**", volume: "memory" } } } } }"#,
+    );
+    let client = weftd.weft_client();
+    let options = weft::PutOptions::default();
+    client.put("demo/a", b"12345", &options).unwrap();
+    client.put("demo/b", b"1234567890", &options).unwrap();
+    client.put("demo/a", b"123", &options).unwrap();
+    client.put("demo/c", b"x", &options).unwrap();
+    client.delete("demo/c", &options).unwrap();
+    let storage = [("storage", "demo"), ("key_expr", "demo/**")];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let samples = loop {
+        let samples = scrape(rest);
+        if metric(&samples, "weft_storage_writes_total", &storage) == Some(5.0) {
+            break samples;
+        }
+        assert!(Instant::now() < deadline, "{samples:#?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(metric(&samples, "weft_storage_keys", &storage), Some(2.0));
+    assert_eq!(metric(&samples, "weft_storage_bytes", &storage), Some(13.0));
+    assert_eq!(metric(&samples, "weft_storage_errors_total", &storage), Some(0.0));
+    assert_eq!(
+        metric(&samples, "weft_storage_write_seconds_count", &storage),
+        Some(5.0)
+    );
+    let inf = [("storage", "demo"), ("key_expr", "demo/**"), ("le", "+Inf")];
+    assert_eq!(
+        metric(&samples, "weft_storage_write_seconds_bucket", &inf),
+        Some(5.0)
+    );
+    client.close();
+}

@@ -1,0 +1,352 @@
+//! The metrics weftd serves: OpenMetrics text, answered at `@/<zid>/router/metrics` in the
+//! admin space (gzipped unless `compression=false`, as zenohd) and at `GET /metrics` on
+//! the REST port (plain, for Prometheus). zenohd's `zenoh_build_info` first, then weft's
+//! own families: per session (never per key), per storage, and the process's gauges.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use weft::{AdminInfo, FaceInfo};
+use weft_storage::{StorageStats, WRITE_BUCKETS};
+
+use crate::admin::version;
+
+/// The encoding of `metrics`, as zenohd's (`;content-encoding=gzip` appended when
+/// compressed).
+pub(crate) const METRICS_ENCODING: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// A storage as its metrics name it.
+#[derive(Debug, Clone)]
+pub(crate) struct StorageMetrics {
+    /// Its name in the configuration.
+    pub(crate) name: String,
+    /// Its key expression.
+    pub(crate) key_expr: String,
+    /// Its counters.
+    pub(crate) stats: Arc<StorageStats>,
+}
+
+/// A label value of OpenMetrics text, escaped.
+fn label(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The metrics in OpenMetrics text: zenohd's `zenoh_build_info`, then weft's counters per
+/// session (one series per connected node and direction: never per key), per storage,
+/// and the process's gauges.
+pub(crate) fn metrics_text(
+    a: &AdminInfo,
+    storages: &[StorageMetrics],
+    descriptors: bool,
+) -> String {
+    let mut out = String::new();
+    let mut family = |name: &str, kind: &str, help: &str, lines: Vec<String>| {
+        if descriptors {
+            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        }
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+    };
+    family(
+        "zenoh_build",
+        "info",
+        "Zenoh build version.",
+        vec![format!(
+            "zenoh_build_info{{local_id=\"{}\",local_whatami=\"{}\",version=\"{}\"}} 1",
+            a.zid,
+            a.mode.as_str(),
+            label(&version())
+        )],
+    );
+    let per_session = |f: &FaceInfo| {
+        format!(
+            "local_id=\"{}\",remote_id=\"{}\",remote_whatami=\"{}\"",
+            a.zid,
+            f.zid,
+            f.whatami.as_str()
+        )
+    };
+    let mut sessions: BTreeMap<&str, u64> = BTreeMap::new();
+    for f in &a.faces {
+        *sessions.entry(f.whatami.as_str()).or_default() += 1;
+    }
+    family(
+        "weft_sessions",
+        "gauge",
+        "Sessions open, by the remote node's role.",
+        sessions
+            .iter()
+            .map(|(w, n)| {
+                format!(
+                    "weft_sessions{{local_id=\"{}\",remote_whatami=\"{w}\"}} {n}",
+                    a.zid
+                )
+            })
+            .collect(),
+    );
+    let directional = |name: &str, get: fn(&FaceInfo) -> (u64, u64)| -> Vec<String> {
+        a.faces
+            .iter()
+            .flat_map(|f| {
+                let (rx, tx) = get(f);
+                let labels = per_session(f);
+                [
+                    format!("{name}_total{{{labels},direction=\"rx\"}} {rx}"),
+                    format!("{name}_total{{{labels},direction=\"tx\"}} {tx}"),
+                ]
+            })
+            .collect()
+    };
+    family(
+        "weft_session_bytes",
+        "counter",
+        "Bytes read from (rx) and written to (tx) a session's links.",
+        directional("weft_session_bytes", |f| (f.bytes_in, f.bytes_out)),
+    );
+    family(
+        "weft_session_batches",
+        "counter",
+        "Batches read from (rx) and written to (tx) a session's links.",
+        directional("weft_session_batches", |f| (f.batches_in, f.batches_out)),
+    );
+    let single = |name: &str, get: fn(&FaceInfo) -> u64| -> Vec<String> {
+        a.faces
+            .iter()
+            .map(|f| format!("{name}_total{{{}}} {}", per_session(f), get(f)))
+            .collect()
+    };
+    family(
+        "weft_session_messages_received",
+        "counter",
+        "Network messages received from a session.",
+        single("weft_session_messages_received", |f| f.messages_in),
+    );
+    family(
+        "weft_session_dropped",
+        "counter",
+        "Messages to a session dropped by congestion control.",
+        single("weft_session_dropped", |f| f.dropped),
+    );
+    family(
+        "weft_session_denied",
+        "counter",
+        "Messages from or to a session that access control denied.",
+        single("weft_session_denied", |f| f.denied),
+    );
+    for (name, kind, help, lines) in storage_families(storages) {
+        family(name, kind, help, lines);
+    }
+    for (name, help, value) in process_gauges() {
+        family(name, "gauge", help, vec![format!("{name} {value}")]);
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+/// The process's own gauges, as Prometheus's client libraries name them: resident and
+/// virtual memory, threads, open and most descriptors (from `/proc/self`; those it cannot
+/// read are left out).
+fn process_gauges() -> Vec<(&'static str, &'static str, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let open_fds = std::fs::read_dir("/proc/self/fd")
+        .map(|d| d.count() as u64)
+        .ok();
+    let max_fds = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| {
+            limits
+                .lines()
+                .find(|l| l.starts_with("Max open files"))
+                .and_then(|l| l.split_whitespace().nth(3))
+                .and_then(|v| v.parse::<u64>().ok())
+        });
+    [
+        (
+            "process_resident_memory_bytes",
+            "Resident memory size in bytes.",
+            field("VmRSS:").map(|kib| kib * 1024),
+        ),
+        (
+            "process_virtual_memory_bytes",
+            "Virtual memory size in bytes.",
+            field("VmSize:").map(|kib| kib * 1024),
+        ),
+        (
+            "process_threads",
+            "Threads of the process.",
+            field("Threads:"),
+        ),
+        ("process_open_fds", "Open file descriptors.", open_fds),
+        (
+            "process_max_fds",
+            "Most open file descriptors allowed.",
+            max_fds,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, help, value)| value.map(|v| (name, help, v)))
+    .collect()
+}
+
+/// One family of metrics: name, type, help and its sample lines.
+type Family = (&'static str, &'static str, &'static str, Vec<String>);
+
+/// The storages' families: keys and bytes held, samples written, stale and failed, and
+/// the histogram of write durations.
+fn storage_families(storages: &[StorageMetrics]) -> Vec<Family> {
+    let labels = |s: &StorageMetrics| {
+        format!(
+            "storage=\"{}\",key_expr=\"{}\"",
+            label(&s.name),
+            label(&s.key_expr)
+        )
+    };
+    let each = |name: &str, total: bool, get: fn(&StorageStats) -> u64| -> Vec<String> {
+        let suffix = if total { "_total" } else { "" };
+        storages
+            .iter()
+            .map(|s| format!("{name}{suffix}{{{}}} {}", labels(s), get(&s.stats)))
+            .collect()
+    };
+    let mut histogram = Vec::new();
+    for s in storages {
+        // Counts and sum read once, the count being the buckets' total: consistent.
+        let counts: Vec<u64> = s
+            .stats
+            .write_buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        let mut cumulative = 0;
+        for (i, count) in counts.iter().enumerate() {
+            cumulative += count;
+            let le = WRITE_BUCKETS
+                .get(i)
+                .map_or_else(|| "+Inf".to_string(), |b| format!("{b:e}"));
+            histogram.push(format!(
+                "weft_storage_write_seconds_bucket{{{},le=\"{le}\"}} {cumulative}",
+                labels(s)
+            ));
+        }
+        let sum = s.stats.write_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+        histogram.push(format!(
+            "weft_storage_write_seconds_count{{{}}} {cumulative}",
+            labels(s)
+        ));
+        histogram.push(format!(
+            "weft_storage_write_seconds_sum{{{}}} {sum}",
+            labels(s)
+        ));
+    }
+    vec![
+        (
+            "weft_storage_keys",
+            "gauge",
+            "Keys a storage holds a value for.",
+            each("weft_storage_keys", false, |s| {
+                s.keys.load(Ordering::Relaxed)
+            }),
+        ),
+        (
+            "weft_storage_bytes",
+            "gauge",
+            "Bytes of the values a storage holds.",
+            each("weft_storage_bytes", false, |s| {
+                s.bytes.load(Ordering::Relaxed)
+            }),
+        ),
+        (
+            "weft_storage_writes",
+            "counter",
+            "Samples a storage wrote.",
+            each("weft_storage_writes", true, |s| {
+                s.writes.load(Ordering::Relaxed)
+            }),
+        ),
+        (
+            "weft_storage_stale",
+            "counter",
+            "Samples a storage did not write: older than the value it holds.",
+            each("weft_storage_stale", true, |s| {
+                s.stale.load(Ordering::Relaxed)
+            }),
+        ),
+        (
+            "weft_storage_errors",
+            "counter",
+            "Samples a storage's volume failed to write.",
+            each("weft_storage_errors", true, |s| {
+                s.errors.load(Ordering::Relaxed)
+            }),
+        ),
+        (
+            "weft_storage_write_seconds",
+            "histogram",
+            "Time a storage took to write a sample (read, compare and store).",
+            histogram,
+        ),
+    ]
+}
+
+/// A selector parameter's value (`name=value`, separated by `;` or `&`).
+fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> {
+    parameters
+        .split([';', '&'])
+        .filter_map(|p| p.split_once('=').or(Some((p, ""))))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v)
+}
+
+/// The metrics payload and its encoding for the query's parameters.
+pub(crate) fn metrics_reply(
+    a: &AdminInfo,
+    storages: &[StorageMetrics],
+    parameters: &str,
+) -> (Vec<u8>, String) {
+    let descriptors = parameter(parameters, "descriptors") != Some("false");
+    let text = metrics_text(a, storages, descriptors);
+    if parameter(parameters, "compression") == Some("false") {
+        return (text.into_bytes(), METRICS_ENCODING.to_string());
+    }
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let gzipped = encoder
+        .write_all(text.as_bytes())
+        .and_then(|()| encoder.finish())
+        .unwrap_or_default();
+    (gzipped, format!("{METRICS_ENCODING};content-encoding=gzip"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selector_parameters_are_read_as_zenoh_reads_them() {
+        assert_eq!(parameter("compression=false", "compression"), Some("false"));
+        assert_eq!(
+            parameter("descriptors=false;compression=false", "compression"),
+            Some("false")
+        );
+        assert_eq!(
+            parameter("a=1&descriptors=false", "descriptors"),
+            Some("false")
+        );
+        assert_eq!(parameter("", "compression"), None);
+    }
+}
