@@ -12,6 +12,19 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How logs are written on standard error: `text`, or `json` (one object per line).
+    /// What is logged: `RUST_LOG` (default `warn`).
+    #[arg(long, value_enum, global = true, default_value = "text")]
+    log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Lines of text.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,14 +90,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs: RUST_LOG (e.g. `RUST_LOG=debug`), warnings only by default, on standard error
     // (standard output is the command's own).
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().init(),
+    }
     match &cli.command {
         Command::Decode(a) => cmd::decode::run(a),
         Command::Put(a) => cmd::pubsub::put(a),

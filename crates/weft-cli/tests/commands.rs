@@ -354,9 +354,25 @@ fn rust_log_shows_the_library_logs() {
     assert!(logged.status.success());
     let stderr = String::from_utf8_lossy(&logged.stderr);
     assert!(
-        stderr.contains("session with") && stderr.contains("open"),
+        stderr.contains("session open") && stderr.contains("peer="),
         "{stderr}"
     );
+    let json = weft()
+        .args([
+            "put", "-m", "client", "-e", &endpoint, "-k", "log/a", "-p", "x",
+        ])
+        .args(["--no-multicast-scouting", "--log-format", "json"])
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(json.status.success());
+    let opened: Vec<serde_json::Value> = String::from_utf8_lossy(&json.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .filter(|e: &serde_json::Value| e["fields"]["message"] == "session open")
+        .collect();
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    assert_eq!(opened[0]["fields"]["whatami"], "router");
 }
 
 #[test]

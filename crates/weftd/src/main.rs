@@ -59,6 +59,19 @@ struct Args {
     /// repeatable, applied over the file.
     #[arg(long = "cfg", value_name = "KEY:VALUE")]
     cfg: Vec<String>,
+    /// How logs are written on standard error: `text`, or `json` (one object per line,
+    /// for log collectors). What is logged: `RUST_LOG` (default `info`).
+    #[arg(long, value_enum, default_value = "text")]
+    log_format: LogFormat,
+}
+
+/// How logs are written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum LogFormat {
+    /// Lines of text.
+    Text,
+    /// One JSON object per line: timestamp, level, target, fields (the message among them).
+    Json,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -200,14 +213,18 @@ fn main() -> ExitCode {
     let built_in = std::env::args_os().len() == 1;
     let args = Args::parse();
     // Logs: RUST_LOG (e.g. `RUST_LOG=debug`), `info` by default, on standard error.
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => logs
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        LogFormat::Json => logs.json().init(),
+    }
     let mut config = match config(&args, built_in) {
         Ok(c) => c,
         Err(e) => {

@@ -353,9 +353,60 @@ fn weftd_logs_sessions_opening_and_closing() {
             return;
         }
     };
-    wait_for("open on");
+    wait_for("session open");
     client.close();
-    wait_for("closed");
+    wait_for("session closed");
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // The same as JSON lines, for log collectors: the peer, its role and the link as
+    // fields of their own.
+    let port = free_port();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args([
+            "-l",
+            &endpoint,
+            "--no-multicast-scouting",
+            "--log-format",
+            "json",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    wait_for_port(port);
+    let client = weft_testkit::weft_client(port).unwrap();
+    let zid = client.zid().to_string();
+    let mut events = Vec::new();
+    while events.len() < 2 {
+        let line = lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("weftd's JSON log lines");
+        let entry: Value = serde_json::from_str(&line).expect("one JSON object per line");
+        if entry["fields"]["peer"] == zid.as_str() {
+            assert_eq!(entry["level"], "INFO");
+            assert_eq!(entry["fields"]["whatami"], "client");
+            assert!(entry["fields"]["link"]
+                .as_str()
+                .unwrap()
+                .starts_with("tcp/127.0.0.1:"));
+            events.push(entry["fields"]["message"].as_str().unwrap().to_string());
+            if events.len() == 1 {
+                client.close();
+            }
+        }
+    }
+    assert_eq!(events, ["session open", "session closed"]);
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -670,7 +721,10 @@ fn a_storage_shows_what_it_holds_and_wrote_in_the_metrics() {
     };
     assert_eq!(metric(&samples, "weft_storage_keys", &storage), Some(2.0));
     assert_eq!(metric(&samples, "weft_storage_bytes", &storage), Some(13.0));
-    assert_eq!(metric(&samples, "weft_storage_errors_total", &storage), Some(0.0));
+    assert_eq!(
+        metric(&samples, "weft_storage_errors_total", &storage),
+        Some(0.0)
+    );
     assert_eq!(
         metric(&samples, "weft_storage_write_seconds_count", &storage),
         Some(5.0)

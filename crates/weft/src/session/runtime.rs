@@ -63,10 +63,10 @@ impl Inner {
         let kept = self.add_face(t.clone(), opened);
         if kept {
             tracing::info!(
-                "session with {} ({}) open on {}",
-                t.peer_zid(),
-                t.peer_whatami().as_str(),
-                t.describe()
+                peer = %t.peer_zid(),
+                whatami = t.peer_whatami().as_str(),
+                link = t.describe(),
+                "session open"
             );
         }
         pending.start();
@@ -245,10 +245,10 @@ impl Inner {
         // of the faces already), not for those refused or replaced.
         if was_open || self.is_closing() {
             tracing::info!(
-                "session with {} ({}) on {} closed",
-                t.peer_zid(),
-                t.peer_whatami().as_str(),
-                t.describe()
+                peer = %t.peer_zid(),
+                whatami = t.peer_whatami().as_str(),
+                link = t.describe(),
+                "session closed"
             );
         }
         if let Some(alternatives) = reconnect.filter(|_| !self.is_closing()) {
