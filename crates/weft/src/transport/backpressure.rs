@@ -3,7 +3,6 @@
 //! (back-pressure) until it drains. Bounds: [`PAUSE_AT`], [`RESUME_AT`], `PAUSE_MAX`,
 //! the overflow's own limits and `wait_before_close`.
 
-use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
 use std::time::Instant;
 
@@ -12,6 +11,7 @@ use weft_proto::network::NetworkMessage;
 use weft_transport::queue::Full;
 use weft_transport::tx::TxError;
 
+use super::drops::DropReason;
 use super::{reactor, SendError, Transport, TxState, PAUSE_MAX};
 
 impl Transport {
@@ -70,7 +70,7 @@ impl Transport {
     ) -> Result<(), SendError> {
         if congestion == CongestionControl::Drop {
             st.queue.dropped_forwarded();
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            self.count_drops(DropReason::Congestion, 1);
             return Err(SendError::Dropped);
         }
         let mut encoded = Vec::new();

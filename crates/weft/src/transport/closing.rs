@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use weft_proto::transport::CloseReason;
 use weft_transport::establish::close_batch;
 
+use super::drops::DropReason;
 use super::{reactor, Transport, CLOSE_DRAIN};
 
 impl Transport {
@@ -23,7 +24,7 @@ impl Transport {
                 std::mem::take(&mut st.paused_sources),
             )
         };
-        self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
+        self.count_drops(DropReason::Closed, discarded);
         paused.into_iter().for_each(reactor::resume);
         // A thread waiting for the socket to take a write sees the shutdown at once.
         self.link.shutdown();
@@ -79,7 +80,7 @@ impl Transport {
                 }
             }
             let discarded = st.queue.discard_overflow();
-            self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
+            self.count_drops(DropReason::Closed, discarded);
             // A batch begun and not finished: nothing more can follow it.
             st.partial.is_some()
         };

@@ -308,6 +308,7 @@ fn establish(
         epoch: Instant::now(),
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),
+        drop_log: Mutex::new(super::drops::DropLog::default()),
         priority_links: PriorityLinks::default(),
         main: OnceLock::new(),
         reader_thread: OnceLock::new(),

@@ -27,6 +27,7 @@
 
 mod backpressure;
 mod closing;
+mod drops;
 mod establish;
 mod priority_links;
 mod reactor;
@@ -34,6 +35,7 @@ mod reader;
 mod send;
 mod writer;
 
+pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
 pub use weft_transport::queue::OverflowBudget;
@@ -174,8 +176,10 @@ struct Partial {
 /// Drops counted by a transport.
 #[derive(Debug, Default)]
 pub struct TransportStats {
-    /// Messages dropped by congestion control `drop`.
+    /// Messages dropped, whatever the reason (`drops` tells them apart).
     pub dropped: AtomicU64,
+    /// Messages dropped, by reason.
+    pub drops: DropCounts,
     /// Batches written.
     pub batches_out: AtomicU64,
     /// Batches read.
@@ -213,6 +217,8 @@ pub struct Transport {
     epoch: Instant,
     last_tx_ms: AtomicU64,
     stats: TransportStats,
+    /// When this transport's drops were last logged (see `drops`).
+    drop_log: Mutex<drops::DropLog>,
     /// The links reserved for some priorities attached to this transport.
     priority_links: PriorityLinks,
     /// For a link reserved for priorities: the main transport it is attached to.

@@ -11,6 +11,7 @@ use weft_proto::network::NetworkMessage;
 use weft_transport::queue::{slice_parts, NoRoom};
 use weft_transport::tx::{Pushed, TxError};
 
+use super::drops::DropReason;
 use super::{reactor, SendError, Transport, TxState};
 
 impl Transport {
@@ -134,7 +135,7 @@ impl Transport {
         match st.queue.no_room(congestion, until, now) {
             NoRoom::Wait(left) => Ok(self.wait_idle(st, Some(left))),
             NoRoom::Drop => {
-                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                self.count_drops(DropReason::Congestion, 1);
                 Err(SendError::Dropped)
             }
             NoRoom::Close => {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use weft_proto::core::Priority;
 use weft_transport::queue::READY_MAX;
 
+use super::drops::DropReason;
 use super::{reactor, Partial, SendError, Transport, TxState};
 
 impl Transport {
@@ -170,7 +171,7 @@ impl Transport {
         let dropped = st
             .queue
             .refill(Instant::now(), self.limits.wait_before_close)?;
-        self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+        self.count_drops(DropReason::Unqueueable, dropped);
         Self::drained(st).into_iter().for_each(reactor::resume);
         Ok(())
     }
