@@ -233,6 +233,114 @@ pub struct ScoutingConfig {
     /// `scouting.multicast.listen`: whether to answer Scouts; `None` for the default
     /// (every mode answers, as Eclipse Zenoh 1.10.2 does).
     pub listen: Option<bool>,
+    /// `scouting.gossip.*`: learning of other nodes through the nodes connected.
+    pub gossip: GossipConfig,
+}
+
+/// Whom a node connects to when it learns of several candidates
+/// (`scouting.gossip.autoconnect_strategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AutoconnectStrategy {
+    /// Connect whatever the other node's id (both may connect; one session is kept).
+    #[default]
+    Always,
+    /// Connect only to nodes with a smaller ZenohID: of two nodes using it, only one
+    /// connects.
+    GreaterZid,
+}
+
+/// Gossip scouting settings (`scouting.gossip.*`), Eclipse Zenoh 1.10.2's defaults when
+/// absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GossipConfig {
+    /// `scouting.gossip.enabled` (default true).
+    pub enabled: bool,
+    /// `scouting.gossip.multihop`: relay what is learnt of every node, not only of the
+    /// nodes connected to this one (default false).
+    pub multihop: bool,
+    /// `scouting.gossip.target`: the roles this node gossips to; `None` for the mode's
+    /// default (routers and peers; clients never gossip).
+    pub target: Option<WhatAmIMatcher>,
+    /// `scouting.gossip.autoconnect`: the roles to connect to when learnt of; `None` for
+    /// the mode's default (routers connect to nothing, peers and clients to every role).
+    pub autoconnect: Option<WhatAmIMatcher>,
+    /// `scouting.gossip.autoconnect_strategy`, per role of the node learnt of (router,
+    /// peer, client).
+    pub strategy: [AutoconnectStrategy; 3],
+}
+
+impl Default for GossipConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            multihop: false,
+            target: None,
+            autoconnect: None,
+            strategy: [AutoconnectStrategy::Always; 3],
+        }
+    }
+}
+
+impl GossipConfig {
+    /// The roles a node of `mode` gossips to.
+    pub fn target_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
+        match mode {
+            WhatAmI::Client => WhatAmIMatcher(0),
+            _ => self
+                .target
+                .unwrap_or(WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit())),
+        }
+    }
+
+    /// The roles a node of `mode` connects to when it learns of them.
+    pub fn autoconnect_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
+        self.autoconnect.unwrap_or(match mode {
+            WhatAmI::Router => WhatAmIMatcher(0),
+            _ => WhatAmIMatcher(
+                WhatAmI::Router.bit() | WhatAmI::Peer.bit() | WhatAmI::Client.bit(),
+            ),
+        })
+    }
+
+    /// The strategy towards a node of role `to`.
+    pub fn strategy_to(&self, to: WhatAmI) -> AutoconnectStrategy {
+        self.strategy[role_index(to)]
+    }
+}
+
+fn role_index(w: WhatAmI) -> usize {
+    match w {
+        WhatAmI::Router => 0,
+        WhatAmI::Peer => 1,
+        WhatAmI::Client => 2,
+    }
+}
+
+/// Parses `scouting.gossip.autoconnect_strategy` (already resolved for the mode): one
+/// strategy for every role, or `{ to_router, to_peer, to_client }`.
+fn parse_strategy(v: &Value) -> Option<[AutoconnectStrategy; 3]> {
+    let one = |v: &Value| match v.as_str()? {
+        "always" => Some(AutoconnectStrategy::Always),
+        "greater-zid" => Some(AutoconnectStrategy::GreaterZid),
+        _ => None,
+    };
+    match v {
+        Value::String(_) => one(v).map(|s| [s; 3]),
+        Value::Object(m) => {
+            let mut out = [AutoconnectStrategy::Always; 3];
+            for (k, v) in m {
+                let role = match k.as_str() {
+                    "to_router" => WhatAmI::Router,
+                    "to_peer" => WhatAmI::Peer,
+                    "to_client" => WhatAmI::Client,
+                    _ => return None,
+                };
+                out[role_index(role)] = one(v)?;
+            }
+            Some(out)
+        }
+        _ => None,
+    }
 }
 
 impl Default for ScoutingConfig {
@@ -245,6 +353,7 @@ impl Default for ScoutingConfig {
             ttl: 1,
             autoconnect: None,
             listen: None,
+            gossip: GossipConfig::default(),
         }
     }
 }
@@ -316,6 +425,10 @@ const KNOWN: &[&str] = &[
     "scouting.multicast.autoconnect",
     "scouting.multicast.listen",
     "scouting.gossip.enabled",
+    "scouting.gossip.multihop",
+    "scouting.gossip.target",
+    "scouting.gossip.autoconnect",
+    "scouting.gossip.autoconnect_strategy",
     "transport.link.tx.lease",
     "transport.link.tx.keep_alive",
     "transport.link.tx.batch_size",
@@ -683,14 +796,34 @@ impl Config {
                 "access_control" => {
                     config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }
-                "scouting.gossip.enabled" => {
-                    if boolean(key, v)? {
-                        warnings.push(
-                            "`scouting.gossip.enabled` is true: weft does not gossip; peers \
-                             connected to a weft router reach each other through it"
-                                .to_string(),
-                        );
-                    }
+                "scouting.gossip.enabled" => config.scouting.gossip.enabled = boolean(key, v)?,
+                "scouting.gossip.multihop" => {
+                    config.scouting.gossip.multihop = boolean(key, v)?;
+                }
+                "scouting.gossip.target" if !v.is_null() => {
+                    let target = parse_matcher(v)
+                        .filter(|m| !m.matches(WhatAmI::Client))
+                        .ok_or_else(|| invalid(key, v, "roles among \"router\" and \"peer\""))?;
+                    config.scouting.gossip.target = Some(target);
+                }
+                "scouting.gossip.autoconnect" if !v.is_null() => {
+                    config.scouting.gossip.autoconnect =
+                        Some(parse_matcher(v).ok_or_else(|| {
+                            invalid(
+                                key,
+                                v,
+                                "roles such as \"router|peer\" or [\"router\", \"peer\"]",
+                            )
+                        })?);
+                }
+                "scouting.gossip.autoconnect_strategy" if !v.is_null() => {
+                    config.scouting.gossip.strategy = parse_strategy(v).ok_or_else(|| {
+                        invalid(
+                            key,
+                            v,
+                            "\"always\", \"greater-zid\", or { to_router, to_peer, to_client }",
+                        )
+                    })?;
                 }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,

@@ -149,11 +149,21 @@ fn autoconnect_loop(mut scouter: Scouter, weak: &Weak<Inner>) {
 /// connected to it nor connecting to it already.
 fn consider(inner: &Arc<Inner>, hello: &Hello) {
     let what = inner.config.scouting.autoconnect_for(inner.config.mode);
-    if !should_connect(inner.zid, what, hello) || inner.lock().faces.contains_key(&hello.zid) {
+    if !should_connect(inner.zid, what, hello) {
         return;
     }
-    let eps = endpoints(hello);
-    if eps.is_empty() {
+    connect_discovered(inner, hello.zid, endpoints(hello), "scouting");
+}
+
+/// Opens a session to `zid`, discovered (by `how`: scouting or gossip) at `eps`, on a
+/// thread of its own, unless this session is connected or connecting to it already.
+pub(crate) fn connect_discovered(
+    inner: &Arc<Inner>,
+    zid: ZenohId,
+    eps: Vec<Endpoint>,
+    how: &'static str,
+) {
+    if eps.is_empty() || zid == inner.zid || inner.lock().faces.contains_key(&zid) {
         return;
     }
     {
@@ -161,11 +171,10 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
             .autoconnecting
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if !connecting.insert(hello.zid) {
+        if !connecting.insert(zid) {
             return;
         }
     }
-    let zid = hello.zid;
     let weak = Arc::downgrade(inner);
     let spawned = std::thread::Builder::new()
         .name("weft-autoconnect-open".into())
@@ -180,18 +189,18 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
                             .transport()
                             .close(weft_proto::transport::CloseReason::GENERIC);
                     } else {
-                        tracing::info!("scouting: connected to {zid}");
+                        tracing::info!("{how}: connected to {zid}");
                         inner.adopt(pending, true);
                     }
                 }
                 Ok(pending) => {
                     // The locators led elsewhere: keep nothing.
-                    tracing::debug!("scouting: {eps:?} is not {zid}");
+                    tracing::debug!("{how}: {eps:?} is not {zid}");
                     pending
                         .transport()
                         .close(weft_proto::transport::CloseReason::GENERIC);
                 }
-                Err(e) => tracing::debug!("scouting: cannot connect to {zid}: {e}"),
+                Err(e) => tracing::debug!("{how}: cannot connect to {zid}: {e}"),
             }
             inner
                 .autoconnecting

@@ -171,6 +171,7 @@ impl Inner {
             self.update_tree();
             self.send_link_state();
         }
+        self.gossip_link_up(&*t);
         self.introduce(&*t);
         self.changed.notify_all();
         true
@@ -241,6 +242,9 @@ impl Inner {
             }
         }
         drop(st);
+        if was_open {
+            self.gossip_link_down(t.peer_zid(), t.peer_whatami());
+        }
         // Logged for the sessions that were open (the session's own close took them out
         // of the faces already), not for those refused or replaced.
         if was_open || self.is_closing() {
@@ -257,7 +261,7 @@ impl Inner {
         self.forget_face_in_gets(t.peer_zid());
         self.forget_face_tokens(tokens);
         if self.is_router() {
-            self.router_forget_face(t.peer_zid(), entities);
+            self.router_forget_face(t.peer_zid(), t.peer_whatami(), entities);
             if t.peer_whatami() == WhatAmI::Router {
                 self.update_tree();
                 self.send_link_state();
