@@ -296,9 +296,9 @@ impl GossipConfig {
     pub fn autoconnect_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
         self.autoconnect.unwrap_or(match mode {
             WhatAmI::Router => WhatAmIMatcher(0),
-            _ => WhatAmIMatcher(
-                WhatAmI::Router.bit() | WhatAmI::Peer.bit() | WhatAmI::Client.bit(),
-            ),
+            _ => {
+                WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit() | WhatAmI::Client.bit())
+            }
         })
     }
 

@@ -92,7 +92,14 @@ fn a_weft_peer_and_a_zenoh_peer_of_weftd_connect_to_each_other() {
     let weftd = Weftd::start(free_port(), &[]);
     let zenoh = gossiping_peer(
         &weftd,
-        &["--token", "lv/zenoh", "--await-peers", "1", "--timeout", "60"],
+        &[
+            "--token",
+            "lv/zenoh",
+            "--await-peers",
+            "1",
+            "--timeout",
+            "60",
+        ],
     );
     let weft = weft::open(Config {
         mode: WhatAmI::Peer,
@@ -107,11 +114,7 @@ fn a_weft_peer_and_a_zenoh_peer_of_weftd_connect_to_each_other() {
     assert_eq!(zenoh_peers, [weft.zid().to_string()]);
     // The weft peer has a session with the Zenoh peer (and with weftd).
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !weft
-        .peers()
-        .iter()
-        .any(|z| z.to_string() == zenoh_zid)
-    {
+    while !weft.peers().iter().any(|z| z.to_string() == zenoh_zid) {
         assert!(Instant::now() < deadline, "no session with the Zenoh peer");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -139,4 +139,3 @@ fn a_malformed_link_is_closed_and_others_keep_working() {
     assert_eq!(sub.sample(10)["payload"], "fine");
     assert!(publisher.wait());
 }
-

@@ -152,16 +152,25 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
     if !should_connect(inner.zid, what, hello) {
         return;
     }
-    connect_discovered(inner, hello.zid, endpoints(hello), "scouting");
+    connect_discovered(
+        inner,
+        hello.zid,
+        endpoints(hello),
+        "scouting",
+        Duration::ZERO,
+    );
 }
 
 /// Opens a session to `zid`, discovered (by `how`: scouting or gossip) at `eps`, on a
-/// thread of its own, unless this session is connected or connecting to it already.
+/// thread of its own, unless this session is connected or connecting to it already;
+/// after `jitter` at most, a random pause, so that two nodes told of each other at the
+/// same time rarely connect to each other at the same time.
 pub(crate) fn connect_discovered(
     inner: &Arc<Inner>,
     zid: ZenohId,
     eps: Vec<Endpoint>,
     how: &'static str,
+    jitter: Duration,
 ) {
     if eps.is_empty() || zid == inner.zid || inner.lock().faces.contains_key(&zid) {
         return;
@@ -179,10 +188,28 @@ pub(crate) fn connect_discovered(
     let spawned = std::thread::Builder::new()
         .name("weft-autoconnect-open".into())
         .spawn(move || {
+            let pause = random_below(jitter);
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
             let Some(inner) = weak.upgrade() else { return };
+            if inner.lock().faces.contains_key(&zid) {
+                // It connected to us meanwhile.
+                inner
+                    .autoconnecting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&zid);
+                inner.changed.notify_all();
+                return;
+            }
             match super::runtime::open_first(&inner, &eps) {
                 Ok(pending) if pending.transport().peer_zid() == zid => {
-                    if inner.lock().faces.contains_key(&zid) {
+                    // Two peers: the session keeps one of two transports by a rule both
+                    // ends apply alike (`Inner::add_face`); otherwise the first one stays.
+                    let between_peers = inner.config.mode == WhatAmI::Peer
+                        && pending.transport().peer_whatami() == WhatAmI::Peer;
+                    if !between_peers && inner.lock().faces.contains_key(&zid) {
                         // Connected meanwhile by another way (its own connect, a
                         // configured endpoint): one session per node.
                         pending
@@ -216,4 +243,17 @@ pub(crate) fn connect_discovered(
             .unwrap_or_else(|e| e.into_inner())
             .remove(&zid);
     }
+}
+
+/// A random duration shorter than `bound` (zero for a zero bound).
+fn random_below(bound: Duration) -> Duration {
+    let nanos = bound.as_nanos() as u64;
+    if nanos == 0 {
+        return Duration::ZERO;
+    }
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(u64::from_le_bytes(bytes) % nanos)
 }

@@ -6,6 +6,7 @@
 //! peers gossip with routers and peers; clients do not gossip.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use weft_proto::core::{NetworkQos, WhatAmI, ZenohId};
 use weft_proto::ext::ExtBody;
@@ -17,6 +18,11 @@ use super::gossip::Entry;
 use super::outbound::send_control;
 use super::Inner;
 use crate::endpoint::Endpoint;
+
+/// The longest pause before connecting to a node named by gossip (as Eclipse Zenoh's
+/// routers pause): when two peers are told of each other at once, one connection
+/// usually comes before the other tries.
+const CONNECT_JITTER: Duration = Duration::from_millis(100);
 
 impl Inner {
     /// Whether this session gossips with a node of role `whatami`.
@@ -31,11 +37,7 @@ impl Inner {
     /// Where this node can be reached: its listeners, unspecified addresses replaced by
     /// the addresses of the machine's interfaces.
     fn own_locators(&self) -> Vec<String> {
-        let listening = self
-            .listening
-            .lock()
-            .map(|l| l.clone())
-            .unwrap_or_default();
+        let listening = self.listening.lock().map(|l| l.clone()).unwrap_or_default();
         let unspecified = listening
             .iter()
             .any(|l| l.contains("/0.0.0.0:") || l.contains("/[::]:"));
@@ -56,10 +58,7 @@ impl Inner {
         let locators = self.own_locators();
         let body = {
             let mut st = self.lock();
-            let Some(list) = st
-                .gossip
-                .link_up(t.peer_zid(), t.peer_whatami(), &locators)
-            else {
+            let Some(list) = st.gossip.link_up(t.peer_zid(), t.peer_whatami(), &locators) else {
                 return;
             };
             st.gossip.encode(&list)
@@ -77,7 +76,7 @@ impl Inner {
     /// A link-state list from a node this session gossips with: news relayed, nodes
     /// connected to.
     pub(crate) fn on_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
-        if !self.gossips_with(from.peer_whatami()) {
+        if !self.config.scouting.gossip.enabled || !self.gossips_with(from.peer_whatami()) {
             return;
         }
         let list = match decode_list(body) {
@@ -116,7 +115,7 @@ impl Inner {
         }
         for (zid, locators) in connect {
             let eps: Vec<Endpoint> = locators.iter().filter_map(|l| l.parse().ok()).collect();
-            super::discovery::connect_discovered(self, zid, eps, "gossip");
+            super::discovery::connect_discovered(self, zid, eps, "gossip", CONNECT_JITTER);
         }
     }
 }
