@@ -990,6 +990,92 @@ mod tests {
     }
 
     #[test]
+    fn gossip_keys_with_zenoh_defaults_and_per_mode_values() {
+        let roles = |m: WhatAmIMatcher| m.roles().collect::<Vec<_>>();
+        let (c, w) = Config::from_json5("{}").unwrap();
+        assert!(w.is_empty());
+        let g = &c.scouting.gossip;
+        assert!(g.enabled && !g.multihop);
+        assert_eq!(
+            roles(g.target_for(WhatAmI::Router)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert!(roles(g.target_for(WhatAmI::Client)).is_empty());
+        assert!(roles(g.autoconnect_for(WhatAmI::Router)).is_empty());
+        assert_eq!(
+            roles(g.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router, WhatAmI::Peer, WhatAmI::Client]
+        );
+        assert_eq!(g.strategy_to(WhatAmI::Peer), AutoconnectStrategy::Always);
+
+        // Zenoh's own default file's shapes, and rmw_zenoh's.
+        let text = r#"{
+            mode: "peer",
+            scouting: { gossip: {
+                enabled: true, multihop: true,
+                target: { router: ["router", "peer"], peer: ["router"] },
+                autoconnect: { router: "", peer: "router|peer" },
+                autoconnect_strategy: { peer: { to_router: "always", to_peer: "greater-zid" } },
+            } },
+        }"#;
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let g = &c.scouting.gossip;
+        assert!(g.multihop);
+        assert_eq!(roles(g.target_for(WhatAmI::Peer)), [WhatAmI::Router]);
+        assert_eq!(
+            roles(g.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert_eq!(g.strategy_to(WhatAmI::Router), AutoconnectStrategy::Always);
+        assert_eq!(
+            g.strategy_to(WhatAmI::Peer),
+            AutoconnectStrategy::GreaterZid
+        );
+        let (c, _) = Config::from_json5(
+            r#"{ scouting: { gossip: { enabled: false, autoconnect_strategy: "greater-zid" } } }"#,
+        )
+        .unwrap();
+        assert!(!c.scouting.gossip.enabled);
+        assert_eq!(
+            c.scouting.gossip.strategy_to(WhatAmI::Client),
+            AutoconnectStrategy::GreaterZid
+        );
+
+        for (bad, key) in [
+            (
+                r#"{ scouting: { gossip: { enabled: "yes" } } }"#,
+                "scouting.gossip.enabled",
+            ),
+            (
+                r#"{ scouting: { gossip: { multihop: 1 } } }"#,
+                "scouting.gossip.multihop",
+            ),
+            (
+                r#"{ scouting: { gossip: { target: ["router", "client"] } } }"#,
+                "scouting.gossip.target",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect: "peer|server" } } }"#,
+                "scouting.gossip.autoconnect",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect_strategy: "sometimes" } } }"#,
+                "scouting.gossip.autoconnect_strategy",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect_strategy: { to_robot: "always" } } } }"#,
+                "scouting.gossip.autoconnect_strategy",
+            ),
+        ] {
+            match Config::from_json5(bad) {
+                Err(ConfigError::InvalidValue { key: k, .. }) => assert_eq!(k, key, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn invalid_values_name_the_key_and_the_value() {
         let e = Config::from_json5(r#"{ transport: { link: { tx: { lease: "soon" } } } }"#)
             .unwrap_err();

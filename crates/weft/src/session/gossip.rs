@@ -276,6 +276,9 @@ mod tests {
 
     /// What `from` sends to `to` on connecting, as `to` receives it.
     fn hello(from: &mut Gossip, to: &mut Gossip, port: u16) -> Outcome {
+        if !to.links.contains_key(&from.own) {
+            to.link_up(from.own, from.whatami, &[]);
+        }
         let list = from.link_up(to.own, to.whatami, &locs(port)).unwrap();
         let body = from.encode(&list).unwrap();
         to.apply(from.own, &decode_list(&body).unwrap())
@@ -286,8 +289,7 @@ mod tests {
         let mut router = node(1, WhatAmI::Router);
         let mut a = node(2, WhatAmI::Peer);
         let mut b = node(3, WhatAmI::Peer);
-        // a connects to the router; each introduces itself.
-        router.link_up(a.own, WhatAmI::Peer, &locs(7447));
+        // a connects to the router and introduces itself.
         let out = hello(&mut a, &mut router, 7002);
         // No one else to tell yet; a router does not connect to peers.
         assert_eq!(out, Outcome::default());
@@ -302,7 +304,6 @@ mod tests {
         assert_eq!(*to, a.own);
         assert_eq!(list[0].zid, b.own);
         assert_eq!(list[0].locators.as_ref(), Some(&locs(7003)));
-        a.link_up(router.own, WhatAmI::Router, &locs(7002));
         let body = router.encode(list).unwrap();
         let out = a.apply(router.own, &decode_list(&body).unwrap());
         assert_eq!(out.connect, vec![(b.own, locs(7003))]);
