@@ -59,8 +59,16 @@ fn zenoh_peers_of_weftd_connect_to_each_other_and_list_each_token_once() {
     let b = holder("lv/b");
     let (a_zid, a_peers) = zid_and_peers(&a);
     let (b_zid, b_peers) = zid_and_peers(&b);
-    assert_eq!(a_peers, [b_zid.clone()], "a's sessions with peers");
-    assert_eq!(b_peers, [a_zid.clone()], "b's sessions with peers");
+    assert_eq!(
+        a_peers,
+        std::slice::from_ref(&b_zid),
+        "a's sessions with peers"
+    );
+    assert_eq!(
+        b_peers,
+        std::slice::from_ref(&a_zid),
+        "b's sessions with peers"
+    );
     // A third peer connects to both, and lists each token once.
     let getter = gossiping_peer(
         &weftd,

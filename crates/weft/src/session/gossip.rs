@@ -313,8 +313,7 @@ mod tests {
     fn old_news_is_not_relayed_again() {
         let mut router = node(1, WhatAmI::Router);
         let mut a = node(2, WhatAmI::Peer);
-        let mut b = node(3, WhatAmI::Peer);
-        router.link_up(b.own, WhatAmI::Peer, &locs(7447));
+        router.link_up(z(3), WhatAmI::Peer, &locs(7447));
         router.link_up(a.own, WhatAmI::Peer, &locs(7447));
         let list = a.link_up(router.own, WhatAmI::Router, &locs(7002)).unwrap();
         let body = a.encode(&list).unwrap();

@@ -27,11 +27,10 @@ const CONNECT_JITTER: Duration = Duration::from_millis(100);
 impl Inner {
     /// Whether this session gossips with a node of role `whatami`.
     pub(crate) fn gossips_with(&self, whatami: WhatAmI) -> bool {
-        match (self.config.mode, whatami) {
-            (WhatAmI::Client, _) | (_, WhatAmI::Client) => false,
-            (WhatAmI::Router, WhatAmI::Router) => false,
-            _ => true,
-        }
+        !matches!(
+            (self.config.mode, whatami),
+            (WhatAmI::Client, _) | (_, WhatAmI::Client) | (WhatAmI::Router, WhatAmI::Router)
+        )
     }
 
     /// Where this node can be reached: its listeners, unspecified addresses replaced by
