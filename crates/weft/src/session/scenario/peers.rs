@@ -12,9 +12,11 @@ use super::*;
 const PEER: WhatAmI = WhatAmI::Peer;
 const CLIENT: WhatAmI = WhatAmI::Client;
 
-/// The gossip lists among what a node was sent: per list, (id, role, locators) of each
-/// entry.
-fn gossip(sent: &[Vec<u8>]) -> Vec<Vec<(u128, WhatAmI, Option<Vec<String>>)>> {
+/// One entry of a gossip list: id, role, locators.
+type Named = (u128, WhatAmI, Option<Vec<String>>);
+
+/// The gossip lists among what a node was sent, entry by entry.
+fn gossip(sent: &[Vec<u8>]) -> Vec<Vec<Named>> {
     sent.iter()
         .filter_map(|bytes| {
             let msg = NetworkMessage::decode_exact(bytes).expect("what was sent decodes");
