@@ -276,10 +276,8 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
     for ep in &inner.config.listen {
         listen(inner, ep)?;
     }
-    if inner.config.listen.is_empty()
-        && inner.config.mode == WhatAmI::Peer
-        && inner.config.multicast_scouting
-    {
+    let scouting = inner.config.multicast_scouting || inner.config.scouting.gossip.enabled;
+    if inner.config.listen.is_empty() && inner.config.mode == WhatAmI::Peer && scouting {
         listen_anywhere(inner);
     }
     for ep in inner.config.connect.clone() {
@@ -339,9 +337,9 @@ pub(crate) fn open_first(
     }))
 }
 
-/// A peer that scouts and was given nowhere to listen listens on an ephemeral TCP port
-/// of every interface (as Zenoh peers do), so that the peers discovering it can connect:
-/// IPv6 and IPv4 if the host has it, else IPv4 alone.
+/// A peer that scouts (multicast or gossip) and was given nowhere to listen listens on an
+/// ephemeral TCP port of every interface (as Zenoh peers do), so that the peers
+/// discovering it can connect: IPv6 and IPv4 if the host has it, else IPv4 alone.
 fn listen_anywhere(inner: &Arc<Inner>) {
     for candidate in ["tcp/[::]:0", "tcp/0.0.0.0:0"] {
         let ep: Endpoint = candidate.parse().expect("a valid endpoint");
