@@ -18,7 +18,10 @@ use thiserror::Error;
 use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_transport::establish::UsrPwd;
 
+mod gossip;
 mod usrpwd;
+
+pub use gossip::{AutoconnectStrategy, GossipConfig};
 
 use crate::endpoint::{parse_buffer_size, Endpoint};
 use crate::link::tls::TlsSettings;
@@ -212,7 +215,7 @@ impl Default for Config {
     }
 }
 
-/// Multicast scouting settings (`scouting.*`), Zenoh's defaults when absent.
+/// Scouting settings (`scouting.*`), Zenoh's defaults when absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScoutingConfig {
     /// `scouting.timeout` (ms): how long a client scouts for a router to connect to.
@@ -235,112 +238,6 @@ pub struct ScoutingConfig {
     pub listen: Option<bool>,
     /// `scouting.gossip.*`: learning of other nodes through the nodes connected.
     pub gossip: GossipConfig,
-}
-
-/// Whom a node connects to when it learns of several candidates
-/// (`scouting.gossip.autoconnect_strategy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum AutoconnectStrategy {
-    /// Connect whatever the other node's id (both may connect; one session is kept).
-    #[default]
-    Always,
-    /// Connect only to nodes with a smaller ZenohID: of two nodes using it, only one
-    /// connects.
-    GreaterZid,
-}
-
-/// Gossip scouting settings (`scouting.gossip.*`), Eclipse Zenoh 1.10.2's defaults when
-/// absent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GossipConfig {
-    /// `scouting.gossip.enabled` (default true).
-    pub enabled: bool,
-    /// `scouting.gossip.multihop`: relay what is learnt of every node, not only of the
-    /// nodes connected to this one (default false).
-    pub multihop: bool,
-    /// `scouting.gossip.target`: the roles this node gossips to; `None` for the mode's
-    /// default (routers and peers; clients never gossip).
-    pub target: Option<WhatAmIMatcher>,
-    /// `scouting.gossip.autoconnect`: the roles to connect to when learnt of; `None` for
-    /// the mode's default (routers connect to nothing, peers and clients to every role).
-    pub autoconnect: Option<WhatAmIMatcher>,
-    /// `scouting.gossip.autoconnect_strategy`, per role of the node learnt of (router,
-    /// peer, client).
-    pub strategy: [AutoconnectStrategy; 3],
-}
-
-impl Default for GossipConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            multihop: false,
-            target: None,
-            autoconnect: None,
-            strategy: [AutoconnectStrategy::Always; 3],
-        }
-    }
-}
-
-impl GossipConfig {
-    /// The roles a node of `mode` gossips to.
-    pub fn target_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
-        match mode {
-            WhatAmI::Client => WhatAmIMatcher(0),
-            _ => self
-                .target
-                .unwrap_or(WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit())),
-        }
-    }
-
-    /// The roles a node of `mode` connects to when it learns of them.
-    pub fn autoconnect_for(&self, mode: WhatAmI) -> WhatAmIMatcher {
-        self.autoconnect.unwrap_or(match mode {
-            WhatAmI::Router => WhatAmIMatcher(0),
-            _ => {
-                WhatAmIMatcher(WhatAmI::Router.bit() | WhatAmI::Peer.bit() | WhatAmI::Client.bit())
-            }
-        })
-    }
-
-    /// The strategy towards a node of role `to`.
-    pub fn strategy_to(&self, to: WhatAmI) -> AutoconnectStrategy {
-        self.strategy[role_index(to)]
-    }
-}
-
-fn role_index(w: WhatAmI) -> usize {
-    match w {
-        WhatAmI::Router => 0,
-        WhatAmI::Peer => 1,
-        WhatAmI::Client => 2,
-    }
-}
-
-/// Parses `scouting.gossip.autoconnect_strategy` (already resolved for the mode): one
-/// strategy for every role, or `{ to_router, to_peer, to_client }`.
-fn parse_strategy(v: &Value) -> Option<[AutoconnectStrategy; 3]> {
-    let one = |v: &Value| match v.as_str()? {
-        "always" => Some(AutoconnectStrategy::Always),
-        "greater-zid" => Some(AutoconnectStrategy::GreaterZid),
-        _ => None,
-    };
-    match v {
-        Value::String(_) => one(v).map(|s| [s; 3]),
-        Value::Object(m) => {
-            let mut out = [AutoconnectStrategy::Always; 3];
-            for (k, v) in m {
-                let role = match k.as_str() {
-                    "to_router" => WhatAmI::Router,
-                    "to_peer" => WhatAmI::Peer,
-                    "to_client" => WhatAmI::Client,
-                    _ => return None,
-                };
-                out[role_index(role)] = one(v)?;
-            }
-            Some(out)
-        }
-        _ => None,
-    }
 }
 
 impl Default for ScoutingConfig {
@@ -817,13 +714,14 @@ impl Config {
                         })?);
                 }
                 "scouting.gossip.autoconnect_strategy" if !v.is_null() => {
-                    config.scouting.gossip.strategy = parse_strategy(v).ok_or_else(|| {
-                        invalid(
-                            key,
-                            v,
-                            "\"always\", \"greater-zid\", or { to_router, to_peer, to_client }",
-                        )
-                    })?;
+                    config.scouting.gossip.strategy =
+                        gossip::parse_strategy(v).ok_or_else(|| {
+                            invalid(
+                                key,
+                                v,
+                                "\"always\", \"greater-zid\", or { to_router, to_peer, to_client }",
+                            )
+                        })?;
                 }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,

@@ -58,10 +58,9 @@ pub(crate) struct Gossip {
     own: ZenohId,
     whatami: WhatAmI,
     sn: u64,
-    multihop: bool,
     target: WhatAmIMatcher,
     autoconnect: WhatAmIMatcher,
-    strategy: [AutoconnectStrategy; 3],
+    config: GossipConfig,
     links: BTreeMap<ZenohId, Link>,
     /// The latest news of each node heard of.
     nodes: BTreeMap<ZenohId, Entry>,
@@ -77,7 +76,6 @@ impl Gossip {
             own,
             whatami,
             sn: 1,
-            multihop: config.multihop,
             target: if enabled {
                 config.target_for(whatami)
             } else {
@@ -88,11 +86,7 @@ impl Gossip {
             } else {
                 WhatAmIMatcher(0)
             },
-            strategy: [
-                config.strategy_to(WhatAmI::Router),
-                config.strategy_to(WhatAmI::Peer),
-                config.strategy_to(WhatAmI::Client),
-            ],
+            config: config.clone(),
             links: BTreeMap::new(),
             nodes: BTreeMap::new(),
             psids: HashMap::from([(own, 0)]),
@@ -128,7 +122,7 @@ impl Gossip {
             .nodes
             .values()
             .filter(|n| n.zid != zid && n.locators.is_some())
-            .filter(|n| self.multihop || self.links.contains_key(&n.zid))
+            .filter(|n| self.config.multihop || self.links.contains_key(&n.zid))
             .cloned();
         Some(std::iter::once(own).chain(known).collect())
     }
@@ -170,7 +164,7 @@ impl Gossip {
         let mut outcome = Outcome::default();
         let mut relayed = Vec::new();
         for entry in named {
-            if self.learn(&entry) && (self.multihop || self.links.contains_key(&entry.zid)) {
+            if self.learn(&entry) && (self.config.multihop || self.links.contains_key(&entry.zid)) {
                 relayed.push(entry.clone());
             }
             if let Some(locators) = entry.locators.filter(|l| !l.is_empty()) {
@@ -216,14 +210,9 @@ impl Gossip {
 
     /// Whether this node connects to `zid`, of role `whatami`, when it learns of it.
     fn wants(&self, zid: ZenohId, whatami: WhatAmI) -> bool {
-        let index = match whatami {
-            WhatAmI::Router => 0,
-            WhatAmI::Peer => 1,
-            WhatAmI::Client => 2,
-        };
         self.autoconnect.matches(whatami)
             && !self.links.contains_key(&zid)
-            && match self.strategy[index] {
+            && match self.config.strategy_to(whatami) {
                 AutoconnectStrategy::Always => true,
                 AutoconnectStrategy::GreaterZid => self.own.to_u128() > zid.to_u128(),
             }
