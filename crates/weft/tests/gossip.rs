@@ -55,13 +55,8 @@ fn weft_peers_of_a_zenoh_router_connect_to_each_other_and_exchange_samples() {
     }
     let endpoint = format!("tcp/127.0.0.1:{}", free_port());
     let _router = zenoh_router(&endpoint);
-    // Opened side by side: each open waits for a DeclareFinal a Zenoh router does not
-    // send to peers (`transport.unicast.open_timeout`, see docs/protocol-notes.md).
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| peer(&endpoint, true));
-        let b = s.spawn(|| peer(&endpoint, true));
-        (a.join().unwrap(), b.join().unwrap())
-    });
+    let a = peer(&endpoint, true);
+    let b = peer(&endpoint, true);
     wait_connected(&a, &b);
     wait_connected(&b, &a);
     assert_eq!(a.peers().len(), 2, "the router and b: {:?}", a.peers());
@@ -87,14 +82,10 @@ fn a_weft_peer_without_gossip_connects_to_no_one_it_is_told_of() {
     }
     let endpoint = format!("tcp/127.0.0.1:{}", free_port());
     let _router = zenoh_router(&endpoint);
-    // Whichever connects first, the router names g to n (when n connects, or when g
-    // tells where it is); n, not gossiping, ignores it and tells the router nothing of
-    // itself.
-    let (g, n) = std::thread::scope(|s| {
-        let g = s.spawn(|| peer(&endpoint, true));
-        let n = s.spawn(|| peer(&endpoint, false));
-        (g.join().unwrap(), n.join().unwrap())
-    });
+    let g = peer(&endpoint, true);
+    // The router names g to n when n connects; n, not gossiping, ignores it and tells
+    // the router nothing of itself.
+    let n = peer(&endpoint, false);
     // A gossiping peer connecting after n meets g: by then n had its chance.
     let h = peer(&endpoint, true);
     wait_connected(&h, &g);

@@ -73,8 +73,19 @@ impl Inner {
     }
 
     /// A link-state list from a node this session gossips with: news relayed, nodes
-    /// connected to.
+    /// connected to (their connections started before the face counts as heard from,
+    /// which an opening session waits for).
     pub(crate) fn on_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
+        self.apply_gossip(from, body);
+        let mut st = self.lock();
+        if let Some(face) = st.faces.get_mut(&from.peer_zid()) {
+            face.gossip_heard = true;
+        }
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    fn apply_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
         if !self.config.scouting.gossip.enabled || !self.gossips_with(from.peer_whatami()) {
             return;
         }

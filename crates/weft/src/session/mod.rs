@@ -494,9 +494,18 @@ impl Session {
                             .map_or(true, |c| c.is_empty());
                     scouted
                         && st.faces.len() >= config.connect.len()
+                        // The initial declarations of peers are waited for (Zenoh's
+                        // `open.return_conditions.declares`); of a router, its
+                        // DeclareFinal or its first gossip list (a Zenoh router sends
+                        // its peers no DeclareFinal; until one comes, data and queries
+                        // go to the router anyway), whose peers are then connected to.
                         && st.faces.values().all(|f| {
                             f.initial_declarations_done
-                                || f.transport.peer_whatami() == WhatAmI::Client
+                                || match f.transport.peer_whatami() {
+                                    WhatAmI::Client => true,
+                                    WhatAmI::Router => f.gossip_heard,
+                                    WhatAmI::Peer => false,
+                                }
                         })
                 }
             };
