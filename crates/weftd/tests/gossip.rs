@@ -3,21 +3,22 @@
 //! zenohd; weftd, like zenohd, passes nothing from one peer to another, so that what the
 //! peers exchange directly arrives once.
 
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use weft::{Config, WhatAmI};
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
-use common::{zenoh_node_at, Weftd};
+use common::{zenoh_client_at, zenoh_node_at, Weftd};
 
-/// A gossiping Zenoh peer of weftd listening on a port of its own, with `extra`
-/// arguments.
-fn gossiping_peer(weftd: &Weftd, extra: &[&str]) -> ZenohNode {
+/// A gossiping Zenoh peer of the router on `port`, listening on a port of its own, with
+/// `extra` arguments.
+fn gossiping_peer(port: u16, extra: &[&str]) -> ZenohNode {
     let listen = format!("tcp/127.0.0.1:{}", free_port());
     let mut args = vec!["--gossip", "--listen", listen.as_str()];
     args.extend_from_slice(extra);
-    zenoh_node_at("peer", weftd.port, &args)
+    zenoh_node_at("peer", port, &args)
 }
 
 /// The `{"zid", "peers"}` line an `--await-peers` node prints.
@@ -49,9 +50,15 @@ fn zenoh_peers_of_weftd_connect_to_each_other_and_list_each_token_once() {
         return;
     }
     let weftd = Weftd::start(free_port(), &[]);
+    zenoh_peers_mesh_through(weftd.port);
+}
+
+/// Two Zenoh peers of the router on `port` connect to each other; a third connects to
+/// both and lists each one's token once, as does a client of the router.
+fn zenoh_peers_mesh_through(port: u16) {
     let holder = |token: &str| {
         gossiping_peer(
-            &weftd,
+            port,
             &["--token", token, "--await-peers", "1", "--timeout", "60"],
         )
     };
@@ -71,7 +78,7 @@ fn zenoh_peers_of_weftd_connect_to_each_other_and_list_each_token_once() {
     );
     // A third peer connects to both, and lists each token once.
     let getter = gossiping_peer(
-        &weftd,
+        port,
         &[
             "--await-peers",
             "2",
@@ -87,8 +94,8 @@ fn zenoh_peers_of_weftd_connect_to_each_other_and_list_each_token_once() {
     both.sort();
     assert_eq!(getter_peers, both);
     assert_eq!(keys(&getter), ["lv/a", "lv/b"]);
-    // A client of weftd sees both peers' tokens, each once.
-    let client = weftd.zenoh_client(&["--liveliness-get", "lv/**", "--timeout", "3"]);
+    // A client of the router sees both peers' tokens, each once.
+    let client = zenoh_client_at(port, &["--liveliness-get", "lv/**", "--timeout", "3"]);
     assert_eq!(keys(&client), ["lv/a", "lv/b"]);
 }
 
@@ -98,8 +105,14 @@ fn a_weft_peer_and_a_zenoh_peer_of_weftd_connect_to_each_other() {
         return;
     }
     let weftd = Weftd::start(free_port(), &[]);
+    weft_and_zenoh_peers_mesh_through(weftd.port);
+}
+
+/// A weft peer and a Zenoh peer of the router on `port` connect to each other and list
+/// each other's token once, as does a third peer.
+fn weft_and_zenoh_peers_mesh_through(port: u16) {
     let zenoh = gossiping_peer(
-        &weftd,
+        port,
         &[
             "--token",
             "lv/zenoh",
@@ -113,14 +126,14 @@ fn a_weft_peer_and_a_zenoh_peer_of_weftd_connect_to_each_other() {
         mode: WhatAmI::Peer,
         multicast_scouting: false,
         listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
-        connect: vec![weftd.endpoint.parse().unwrap()],
+        connect: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
         ..Config::default()
     })
     .expect("a weft peer");
     let _token = weft.declare_token("lv/weft").unwrap();
     let (zenoh_zid, zenoh_peers) = zid_and_peers(&zenoh);
     assert_eq!(zenoh_peers, [weft.zid().to_string()]);
-    // The weft peer has a session with the Zenoh peer (and with weftd).
+    // The weft peer has a session with the Zenoh peer (and with the router).
     let deadline = Instant::now() + Duration::from_secs(20);
     while !weft.peers().iter().any(|z| z.to_string() == zenoh_zid) {
         assert!(Instant::now() < deadline, "no session with the Zenoh peer");
@@ -135,7 +148,7 @@ fn a_weft_peer_and_a_zenoh_peer_of_weftd_connect_to_each_other() {
         .collect();
     assert_eq!(from_weft, ["lv/zenoh"]);
     let getter = gossiping_peer(
-        &weftd,
+        port,
         &[
             "--await-peers",
             "2",
@@ -156,10 +169,10 @@ fn without_gossip_peers_of_weftd_do_not_connect_and_are_not_routed() {
         return;
     }
     let weftd = Weftd::start(free_port(), &["--cfg", "scouting/gossip/enabled:false"]);
-    let _a = gossiping_peer(&weftd, &["--token", "lv/a", "--timeout", "60"]);
+    let _a = gossiping_peer(weftd.port, &["--token", "lv/a", "--timeout", "60"]);
     // b waits a bounded time for a session with another peer: none comes.
     let b = gossiping_peer(
-        &weftd,
+        weftd.port,
         &[
             "--await-peers",
             "1",
@@ -176,4 +189,38 @@ fn without_gossip_peers_of_weftd_do_not_connect_and_are_not_routed() {
     // A client of weftd still sees it.
     let client = weftd.zenoh_client(&["--liveliness-get", "lv/**", "--timeout", "3"]);
     assert_eq!(keys(&client), ["lv/a"]);
+}
+
+/// The same peers through the `zenohd` binary (1.10.2) when `WEFT_ZENOHD` names it:
+/// weftd and zenohd treat their peers alike.
+#[test]
+fn zenohd_binary_meshes_the_same_peers() {
+    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
+        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
+        return;
+    };
+    if zenoh_python().is_none() {
+        return;
+    }
+    let port = free_port();
+    let mut child = Command::new(zenohd)
+        .args([
+            "-l",
+            &format!("tcp/127.0.0.1:{port}"),
+            "--no-multicast-scouting",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start zenohd");
+    common::wait_for_port(port);
+    let result = std::panic::catch_unwind(|| {
+        zenoh_peers_mesh_through(port);
+        weft_and_zenoh_peers_mesh_through(port);
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
 }
