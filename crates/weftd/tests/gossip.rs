@@ -169,10 +169,17 @@ fn without_gossip_peers_of_weftd_do_not_connect_and_are_not_routed() {
         return;
     }
     let weftd = Weftd::start(free_port(), &["--cfg", "scouting/gossip/enabled:false"]);
-    let _a = gossiping_peer(weftd.port, &["--token", "lv/a", "--timeout", "60"]);
+    peers_stay_apart_through(weftd.port);
+}
+
+/// Two gossiping Zenoh peers of the router on `port`, which does not gossip, do not
+/// connect to each other, nor does the router pass one's token to the other; a client
+/// of the router sees it.
+fn peers_stay_apart_through(port: u16) {
+    let _a = gossiping_peer(port, &["--token", "lv/a", "--timeout", "60"]);
     // b waits a bounded time for a session with another peer: none comes.
     let b = gossiping_peer(
-        weftd.port,
+        port,
         &[
             "--await-peers",
             "1",
@@ -184,43 +191,55 @@ fn without_gossip_peers_of_weftd_do_not_connect_and_are_not_routed() {
     );
     let (_, b_peers) = zid_and_peers(&b);
     assert!(b_peers.is_empty(), "{b_peers:?}");
-    // weftd does not carry a peer's token to another peer (as zenohd).
     assert!(keys(&b).is_empty());
-    // A client of weftd still sees it.
-    let client = weftd.zenoh_client(&["--liveliness-get", "lv/**", "--timeout", "3"]);
+    let client = zenoh_client_at(port, &["--liveliness-get", "lv/**", "--timeout", "3"]);
     assert_eq!(keys(&client), ["lv/a"]);
+}
+
+/// zenohd (the binary named by `WEFT_ZENOHD`) on a free port, with `args`; killed when
+/// dropped.
+struct Zenohd(std::process::Child, u16);
+
+impl Zenohd {
+    fn start(binary: &std::ffi::OsStr, args: &[&str]) -> Self {
+        let port = free_port();
+        let child = Command::new(binary)
+            .args([
+                "-l",
+                &format!("tcp/127.0.0.1:{port}"),
+                "--no-multicast-scouting",
+            ])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start zenohd");
+        common::wait_for_port(port);
+        Self(child, port)
+    }
+}
+
+impl Drop for Zenohd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The same peers through the `zenohd` binary (1.10.2) when `WEFT_ZENOHD` names it:
 /// weftd and zenohd treat their peers alike.
 #[test]
-fn zenohd_binary_meshes_the_same_peers() {
-    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
+fn zenohd_binary_treats_the_same_peers_alike() {
+    let Some(binary) = std::env::var_os("WEFT_ZENOHD") else {
         eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
         return;
     };
     if zenoh_python().is_none() {
         return;
     }
-    let port = free_port();
-    let mut child = Command::new(zenohd)
-        .args([
-            "-l",
-            &format!("tcp/127.0.0.1:{port}"),
-            "--no-multicast-scouting",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start zenohd");
-    common::wait_for_port(port);
-    let result = std::panic::catch_unwind(|| {
-        zenoh_peers_mesh_through(port);
-        weft_and_zenoh_peers_mesh_through(port);
-    });
-    let _ = child.kill();
-    let _ = child.wait();
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    let zenohd = Zenohd::start(&binary, &[]);
+    zenoh_peers_mesh_through(zenohd.1);
+    weft_and_zenoh_peers_mesh_through(zenohd.1);
+    let without = Zenohd::start(&binary, &["--cfg", "scouting/gossip/enabled:false"]);
+    peers_stay_apart_through(without.1);
 }
