@@ -171,7 +171,9 @@ impl Inner {
             self.update_tree();
             self.send_link_state();
         }
-        self.gossip_link_up(&*t);
+        if !for_priorities {
+            self.gossip_link_up(&*t);
+        }
         self.introduce(&*t);
         self.changed.notify_all();
         true
