@@ -42,6 +42,10 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check eclipse-zenoh==1.10.2
 fi
+# The official MCAP reader, for the recordings `weft record` writes.
+if ! "$venv/bin/python" -c 'import mcap' 2>/dev/null; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check mcap==1.6.0
+fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1
 # The README's "Securing weftd" example (crates/weft-cli/tests/secure_example.rs) makes

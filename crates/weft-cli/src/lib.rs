@@ -3,4 +3,6 @@
 
 pub mod capture;
 pub mod json;
+pub mod rates;
+pub mod recording;
 pub mod trace;

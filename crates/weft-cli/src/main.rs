@@ -53,6 +53,21 @@ enum Command {
     ///
     /// Example: weft scout --what 'router|peer' --timeout 2000 --json
     Scout(cmd::scout::ScoutArgs),
+    /// Print the rate of the samples on a key expression every second (as `ros2 topic
+    /// hz`): samples per second and the spacing of their arrivals over the last --window.
+    Hz(cmd::rates::RatesArgs),
+    /// Print the bandwidth of the samples on a key expression every second (as `ros2 topic
+    /// bw`): bytes per second and sample sizes over the last --window.
+    Bw(cmd::rates::RatesArgs),
+    /// Record the samples on a key expression into an MCAP file.
+    ///
+    /// One channel per key (topic = key, message encoding = the Zenoh encoding), log time
+    /// = the sample's timestamp or its reception time; readable by the MCAP tools and
+    /// Foxglove. Stops at --count samples, after --duration seconds, or on Ctrl-C.
+    Record(cmd::record::RecordArgs),
+    /// Publish the samples of an MCAP file written by `weft record` again, with their
+    /// original spacing (scaled by --rate), keys remapped with --remap FROM=TO.
+    Replay(cmd::record::ReplayArgs),
     /// Access control: how a configuration decides a message, and why.
     #[command(subcommand)]
     Acl(cmd::acl::AclCommand),
@@ -77,6 +92,10 @@ fn main() -> ExitCode {
         Command::Sub(a) => cmd::pubsub::sub(a),
         Command::Get(a) => cmd::query::get(a),
         Command::Queryable(a) => cmd::query::queryable(a),
+        Command::Hz(a) => cmd::rates::run(a, cmd::rates::Report::Hz),
+        Command::Bw(a) => cmd::rates::run(a, cmd::rates::Report::Bw),
+        Command::Record(a) => cmd::record::record(a),
+        Command::Replay(a) => cmd::record::replay(a),
         Command::Liveliness(c) => cmd::liveliness::run(c),
         Command::PubThr(a) => cmd::perf::pub_thr(a),
         Command::SubThr(a) => cmd::perf::sub_thr(a),

@@ -11,6 +11,11 @@
 //!   this one forwards to on the spanning tree, towards the destination.
 //! - `@/<zid>/router/metrics`: OpenMetrics text, gzipped unless `compression=false`,
 //!   without the `#` lines with `descriptors=false`.
+//! - The plugins weftd runs built in (REST, storages), where zenohd shows the plugins it
+//!   loaded: `@/<zid>/router/plugins/<id>` (application/json, the plugin's state),
+//!   `@/<zid>/router/status/plugins/<id>/__path__` (text/plain) and the plugin's own
+//!   status keys under `@/<zid>/router/status/plugins/<id>/` (application/json): REST's
+//!   `version` and `port`, the storage manager's `version` and `storages/<name>`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -33,6 +38,71 @@ const DEFAULT_LINK_WEIGHT: u16 = 100;
 pub(crate) struct Context {
     /// The configuration's `metadata` (null when absent).
     pub(crate) metadata: Value,
+    /// The plugins weftd runs built in.
+    pub(crate) plugins: Vec<Plugin>,
+}
+
+/// A plugin weftd runs built in (Zenoh's REST plugin and storage manager are libraries
+/// zenohd loads; in weftd they are part of the program).
+#[derive(Debug, Clone)]
+pub(crate) struct Plugin {
+    /// Zenoh's id for it: `rest`, `storage_manager`.
+    pub(crate) id: &'static str,
+    /// Its status keys under `@/<zid>/router/status/plugins/<id>/`, with their values.
+    pub(crate) status: Vec<(String, Value)>,
+}
+
+impl Plugin {
+    /// Zenoh's REST plugin, serving on `address`.
+    pub(crate) fn rest(address: std::net::SocketAddr) -> Self {
+        Self {
+            id: "rest",
+            status: vec![
+                ("version".into(), Value::from(plugin_version())),
+                ("port".into(), json!({ "http_port": address.to_string() })),
+            ],
+        }
+    }
+
+    /// Zenoh's storage manager, with each storage's configuration as given (`storages`:
+    /// the `plugins.storage_manager.storages` object).
+    pub(crate) fn storage_manager(storages: Option<&Value>) -> Self {
+        let mut status = vec![("version".into(), Value::from(plugin_version()))];
+        if let Some(Value::Object(storages)) = storages {
+            status.extend(
+                storages
+                    .iter()
+                    .map(|(name, config)| (format!("storages/{name}"), config.clone())),
+            );
+        }
+        Self {
+            id: "storage_manager",
+            status,
+        }
+    }
+
+    /// Its state, as `@/<zid>/router/plugins/<id>` shows a running plugin's.
+    fn state_json(&self) -> Value {
+        json!({
+            "name": self.id,
+            "id": self.id,
+            "version": env!("CARGO_PKG_VERSION"),
+            "long_version": version(),
+            "path": plugin_path(),
+            "state": "Started",
+            "report": { "level": "Normal" },
+        })
+    }
+}
+
+/// The version a built-in plugin reports (`v<version>`, as Zenoh's plugins).
+fn plugin_version() -> String {
+    format!("v{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Where a built-in plugin's code is: weftd's own program.
+fn plugin_path() -> String {
+    std::env::current_exe().map_or_else(|_| "weftd".to_string(), |p| p.display().to_string())
 }
 
 /// weftd's version, shaped as zenohd's (`v<version>-<tag> built with <rustc>`).
@@ -110,10 +180,20 @@ fn session_json(a: &AdminInfo, f: &FaceInfo) -> Value {
 /// The router's description, `@/<zid>/router`.
 pub(crate) fn router_json(a: &AdminInfo, context: &Context) -> Value {
     let sessions: Vec<Value> = a.faces.iter().map(|f| session_json(a, f)).collect();
+    let plugins: serde_json::Map<String, Value> = context
+        .plugins
+        .iter()
+        .map(|p| {
+            (
+                p.id.to_string(),
+                json!({ "name": p.id, "path": plugin_path() }),
+            )
+        })
+        .collect();
     json!({
         "locators": a.locators,
         "metadata": context.metadata,
-        "plugins": {},
+        "plugins": plugins,
         "sessions": sessions,
         "version": version(),
         "zid": a.zid.to_string(),
@@ -376,6 +456,7 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
         };
         let _ = q.reply(&metrics, &payload, &options);
     }
+    answer_plugins(context, base, q, &wanted);
     let own_queryable = format!("{base}/**");
     for kind in KINDS {
         if !wanted(&format!("{base}/{kind}/**")) {
@@ -411,6 +492,42 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
                     let value = Value::from(via.to_string()).to_string();
                     let _ = q.reply(&key, value.as_bytes(), &json_options);
                 }
+            }
+        }
+    }
+}
+
+/// Answers on the built-in plugins' keys.
+fn answer_plugins(context: &Context, base: &str, q: &Query, wanted: &dyn Fn(&str) -> bool) {
+    let json_options = PutOptions {
+        encoding: "application/json".into(),
+        ..PutOptions::default()
+    };
+    for plugin in &context.plugins {
+        let state = format!("{base}/plugins/{}", plugin.id);
+        if wanted(&state) {
+            let _ = q.reply(
+                &state,
+                plugin.state_json().to_string().as_bytes(),
+                &json_options,
+            );
+        }
+        let status = format!("{base}/status/plugins/{}", plugin.id);
+        if !wanted(&format!("{status}/**")) {
+            continue;
+        }
+        let path = format!("{status}/__path__");
+        if wanted(&path) {
+            let options = PutOptions {
+                encoding: "text/plain".into(),
+                ..PutOptions::default()
+            };
+            let _ = q.reply(&path, plugin_path().as_bytes(), &options);
+        }
+        for (suffix, value) in &plugin.status {
+            let key = format!("{status}/{suffix}");
+            if wanted(&key) {
+                let _ = q.reply(&key, value.to_string().as_bytes(), &json_options);
             }
         }
     }

@@ -238,8 +238,20 @@ fn main() -> ExitCode {
     let admin_readable = args
         .adminspace_permissions
         .map_or(config.adminspace_read, AdminPermissions::readable);
+    let mut plugins = Vec::new();
+    if let Some(address) = rest_http_address {
+        plugins.push(admin::Plugin::rest(address));
+    }
+    if let Some(manager) = config
+        .plugins
+        .as_ref()
+        .and_then(|p| p.get("storage_manager"))
+    {
+        plugins.push(admin::Plugin::storage_manager(manager.get("storages")));
+    }
     let admin_context = admin::Context {
         metadata: config.metadata.clone().unwrap_or(serde_json::Value::Null),
+        plugins,
     };
     let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {

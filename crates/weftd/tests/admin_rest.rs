@@ -446,3 +446,93 @@ fn the_admin_space_honours_zenohs_permissions_key_and_the_flag_over_it() {
     let weftd = Weftd::with_config(free_port(), "{}", &[]);
     assert_eq!(admin_replies(&weftd), 1, "read by default");
 }
+
+/// The built-in REST interface and storage manager show in the admin space where zenohd
+/// shows the plugins it loaded: in `@/<zid>/router`'s `plugins`, as
+/// `@/<zid>/router/plugins/<id>` (the plugin's state) and under
+/// `@/<zid>/router/status/plugins/<id>/` (REST's `version` and `port`, the storage
+/// manager's `version` and each storage's configuration), with zenohd's encodings.
+#[test]
+fn the_built_in_plugins_show_in_the_admin_space_as_zenohds_plugins() {
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(
+        rest,
+        port,
+        r#"{ plugins: { storage_manager: { storages: { demo: { key_expr: "demo/**", volume: "memory" } } } } }"#,
+    );
+    let client = weftd.weft_client();
+    let get = |selector: &str| -> Vec<(String, String, Vec<u8>)> {
+        let mut replies: Vec<_> = client
+            .get(selector, &weft::GetOptions::default())
+            .unwrap()
+            .iter()
+            .filter_map(|r| r.result.ok())
+            .map(|s| {
+                let key = s.key_expr.to_string();
+                let key = key
+                    .split_once("/router")
+                    .map_or(key.clone(), |(_, k)| k.to_string());
+                (key, s.encoding.to_string(), s.payload.to_vec())
+            })
+            .collect();
+        replies.sort();
+        replies
+    };
+    let json = |payload: &[u8]| -> Value { serde_json::from_slice(payload).unwrap() };
+
+    let router = get("@/*/router");
+    let plugins = &json(&router[0].2)["plugins"];
+    assert_eq!(plugins["rest"]["name"], "rest", "{plugins}");
+    assert_eq!(
+        plugins["storage_manager"]["name"], "storage_manager",
+        "{plugins}"
+    );
+    assert!(plugins["rest"]["path"].as_str().unwrap().contains("weftd"));
+
+    let states = get("@/*/router/plugins/**");
+    let ids: Vec<&str> = states.iter().map(|(k, _, _)| k.as_str()).collect();
+    assert_eq!(ids, ["/plugins/rest", "/plugins/storage_manager"]);
+    for (_, encoding, payload) in &states {
+        assert_eq!(encoding, "application/json");
+        let state = json(payload);
+        assert_eq!(state["state"], "Started", "{state}");
+        assert_eq!(state["report"]["level"], "Normal", "{state}");
+        assert_eq!(state["id"], state["name"], "{state}");
+    }
+
+    let status = get("@/*/router/status/plugins/**");
+    let keys: Vec<&str> = status.iter().map(|(k, _, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "/status/plugins/rest/__path__",
+            "/status/plugins/rest/port",
+            "/status/plugins/rest/version",
+            "/status/plugins/storage_manager/__path__",
+            "/status/plugins/storage_manager/storages/demo",
+            "/status/plugins/storage_manager/version",
+        ]
+    );
+    let value = |suffix: &str| {
+        let (_, encoding, payload) = status.iter().find(|(k, _, _)| k.ends_with(suffix)).unwrap();
+        (encoding.clone(), payload.clone())
+    };
+    let (encoding, path) = value("rest/__path__");
+    assert_eq!(encoding, "text/plain");
+    assert!(String::from_utf8(path).unwrap().contains("weftd"));
+    let (encoding, port_status) = value("rest/port");
+    assert_eq!(encoding, "application/json");
+    let http_port = json(&port_status)["http_port"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(http_port.ends_with(&format!(":{rest}")), "{http_port}");
+    assert!(json(&value("rest/version").1)
+        .as_str()
+        .unwrap()
+        .starts_with('v'));
+    let storage = json(&value("storages/demo").1);
+    assert_eq!(storage["key_expr"], "demo/**", "{storage}");
+    assert_eq!(storage["volume"], "memory", "{storage}");
+    client.close();
+}

@@ -7,4 +7,6 @@ pub(crate) mod liveliness;
 pub(crate) mod perf;
 pub(crate) mod pubsub;
 pub(crate) mod query;
+pub(crate) mod rates;
+pub(crate) mod record;
 pub(crate) mod scout;

@@ -4,15 +4,24 @@ use std::fmt;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
-/// The bytes of a received value. Small values are owned by the sample; a large one,
-/// reassembled from fragments, shares the buffer it was reassembled in, so that receiving
-/// it copies nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
+/// The bytes of a received value. Values of a few bytes are kept inside the payload
+/// itself (no allocation), others are owned by the sample; a large one, reassembled from
+/// fragments, shares the buffer it was reassembled in, so that receiving it copies
+/// nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
 /// vectors, and turns into a `Vec<u8>` with [`Payload::into_vec`].
 #[derive(Clone, Default)]
 pub struct Payload(Repr);
 
+/// The most bytes a payload keeps inside itself: as many as fit in the room the other
+/// forms take anyway.
+const INLINE: usize = 22;
+
 #[derive(Clone)]
 enum Repr {
+    Inline {
+        len: u8,
+        bytes: [u8; INLINE],
+    },
     Owned(Vec<u8>),
     Shared {
         buf: Arc<Vec<u8>>,
@@ -31,7 +40,7 @@ impl Payload {
     /// a copy of `part`.
     pub(crate) fn within(buf: Option<&Arc<Vec<u8>>>, part: &[u8]) -> Self {
         let Some(buf) = buf else {
-            return Self(Repr::Owned(part.to_vec()));
+            return Self::copied(part);
         };
         let start = (part.as_ptr() as usize).wrapping_sub(buf.as_ptr() as usize);
         match start.checked_add(part.len()) {
@@ -39,13 +48,26 @@ impl Payload {
                 buf: buf.clone(),
                 range: start..end,
             }),
-            _ => Self(Repr::Owned(part.to_vec())),
+            _ => Self::copied(part),
         }
+    }
+
+    /// A copy of `part`: inside the payload when it is small enough.
+    fn copied(part: &[u8]) -> Self {
+        if part.len() <= INLINE {
+            let mut bytes = [0; INLINE];
+            bytes[..part.len()].copy_from_slice(part);
+            // At most INLINE (22): fits.
+            let len = part.len() as u8;
+            return Self(Repr::Inline { len, bytes });
+        }
+        Self(Repr::Owned(part.to_vec()))
     }
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         match &self.0 {
+            Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
             Repr::Owned(v) => v,
             Repr::Shared { buf, range } => &buf[range.clone()],
         }
@@ -55,6 +77,7 @@ impl Payload {
     /// holder of its whole shared buffer).
     pub fn into_vec(self) -> Vec<u8> {
         match self.0 {
+            Repr::Inline { len, bytes } => bytes[..usize::from(len)].to_vec(),
             Repr::Owned(v) => v,
             Repr::Shared { buf, range } => match Arc::try_unwrap(buf) {
                 Ok(v) if range == (0..v.len()) => v,
@@ -92,7 +115,7 @@ impl From<Vec<u8>> for Payload {
 
 impl From<&[u8]> for Payload {
     fn from(v: &[u8]) -> Self {
-        Self(Repr::Owned(v.to_vec()))
+        Self::copied(v)
     }
 }
 
@@ -163,6 +186,20 @@ mod tests {
         assert_eq!(p, elsewhere);
         assert_eq!(Arc::strong_count(&buf), 1, "nothing of the buffer is kept");
         assert_eq!(Payload::within(None, b"q"), b"q");
+    }
+
+    #[test]
+    fn small_values_are_kept_inside_and_read_back_whole() {
+        assert_eq!(std::mem::size_of::<Payload>(), 32);
+        for len in [0, 1, INLINE, INLINE + 1, 100] {
+            let value: Vec<u8> = (0..len as u8).collect();
+            let p = Payload::within(None, &value);
+            let inline = matches!(p.0, Repr::Inline { .. });
+            assert_eq!(inline, len <= INLINE, "{len}");
+            assert_eq!(p, value);
+            assert_eq!(p.clone().into_vec(), value);
+            assert_eq!(Payload::from(&value[..]), value);
+        }
     }
 
     #[test]

@@ -89,16 +89,36 @@ impl Inner {
             return hit;
         }
         let (epoch, routes) = self.look_up_inbound(t, we)?;
-        let kept = Kept {
-            session: Arc::downgrade(self),
-            transport: Arc::downgrade(&t.handle()?),
-            epoch,
-            scope: we.scope,
-            mapping: we.mapping,
-            suffix: we.suffix.to_owned(),
-            routes: routes.clone(),
-        };
-        LAST.with(|last| *last.borrow_mut() = Some(kept));
+        let kept_in_place = LAST.with(|last| {
+            let mut last = last.borrow_mut();
+            // Data on ever-changing keys: the kept entry is rewritten in place (its
+            // suffix's buffer reused), not made anew for every message.
+            let Some(kept) = last.as_mut().filter(|k| {
+                std::ptr::addr_eq(k.transport.as_ptr(), t as *const dyn FaceTransport)
+                    && std::ptr::eq(k.session.as_ptr(), Arc::as_ptr(self))
+            }) else {
+                return false;
+            };
+            kept.epoch = epoch;
+            kept.scope = we.scope;
+            kept.mapping = we.mapping;
+            kept.suffix.clear();
+            kept.suffix.push_str(we.suffix);
+            kept.routes = routes.clone();
+            true
+        });
+        if !kept_in_place {
+            let kept = Kept {
+                session: Arc::downgrade(self),
+                transport: Arc::downgrade(&t.handle()?),
+                epoch,
+                scope: we.scope,
+                mapping: we.mapping,
+                suffix: we.suffix.to_owned(),
+                routes: routes.clone(),
+            };
+            LAST.with(|last| *last.borrow_mut() = Some(kept));
+        }
         Some(routes)
     }
 
@@ -133,10 +153,10 @@ impl Inner {
         key: &str,
     ) -> Result<InboundRoutes, weft_keyexpr::KeyExprError> {
         Ok(if router {
-            let forward = Self::forward_route_in(st, key)?;
+            let (forward_key, forward) = Self::forward_route_in(st, key)?;
             // A router rarely has subscribers of its own (storages, admin).
             let (key, local) = if st.subscribers.is_empty() {
-                (SharedKey::from(key), None)
+                (forward_key, None)
             } else {
                 let (key, local) = Self::keyed_local_route_in(st, key)?;
                 (key, Some(local))

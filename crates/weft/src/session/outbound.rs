@@ -163,7 +163,9 @@ impl Inner {
             })
             .map(|f| f.transport.clone())
             .collect();
-        st.routes.remote.insert(key.to_string(), route.clone());
+        st.routes
+            .remote
+            .insert(SharedKey::from(key.as_str()), route.clone());
         route
     }
 

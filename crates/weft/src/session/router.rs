@@ -29,7 +29,9 @@ pub(crate) use super::entity::EntityKind;
 use super::entity::{declare_msg, undeclare_msg};
 use super::face_transport::FaceTransport;
 use super::outbound::send_control;
+use super::routes::FaceRoute;
 use super::Inner;
+use crate::api::SharedKey;
 
 /// A request forwarded by the router: where its answers go back.
 pub(crate) struct ForwardedQuery {
@@ -154,25 +156,26 @@ impl Inner {
         self.config.mode == WhatAmI::Router
     }
 
-    /// The faces with a subscriber matching `key`, where a router forwards data on it
-    /// (cached per key; `None` for an invalid key).
+    /// The faces with a subscriber matching `key`, where a router forwards data on it,
+    /// with the key as the cache keeps it (cached per key; an error for an invalid key).
     pub(crate) fn forward_route_in(
         st: &mut super::State,
         key: &str,
-    ) -> Result<Arc<[Arc<dyn FaceTransport>]>, weft_keyexpr::KeyExprError> {
-        if let Some((_, r)) = st.routes.forward.get(key) {
-            return Ok(r.clone());
+    ) -> Result<(SharedKey, FaceRoute), weft_keyexpr::KeyExprError> {
+        if let Some((k, r)) = st.routes.forward.get(key) {
+            return Ok((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key)?;
         let faces = st.declared.subscribers.faces_intersecting(k);
-        let route: Arc<[Arc<dyn FaceTransport>]> = faces
+        let route: FaceRoute = faces
             .iter()
             .filter_map(|zid| st.faces.get(zid))
             .filter(|f| f.on_tree)
             .map(|f| f.transport.clone())
             .collect();
-        st.routes.forward.insert(key.to_string(), route.clone());
-        Ok(route)
+        let key = SharedKey::from(key);
+        st.routes.forward.insert(key.clone(), route.clone());
+        Ok((key, route))
     }
 
     /// Forwards a Push received from `from` to the faces of `targets` (its forwarding

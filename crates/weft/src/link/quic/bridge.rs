@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use quinn::{Connection, ConnectionError, RecvStream, SendStream, VarInt};
 use tokio::net::UnixStream;
 
@@ -84,15 +85,18 @@ pub(super) async fn run(
 
 /// Copies what weft writes to the QUIC stream, until weft ends its socket.
 async fn upstream(mut send: SendStream, far: &UnixStream) -> Upstream {
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = BytesMut::new();
     loop {
         if let Err(e) = far.readable().await {
             return Upstream::Failed(format!("socket pair: {e}"));
         }
-        match far.try_read(&mut buf) {
+        // Read into fresh room (the chunks handed to quinn before are its own until
+        // acknowledged), then hand the bytes over without a copy.
+        buf.reserve(CHUNK);
+        match far.try_read_buf(&mut buf) {
             Ok(0) => return Upstream::Ended(send),
-            Ok(n) => {
-                if let Err(e) = send.write_all(&buf[..n]).await {
+            Ok(_) => {
+                if let Err(e) = send.write_chunk(buf.split().freeze()).await {
                     return Upstream::Failed(format!("cannot send: {e}"));
                 }
             }

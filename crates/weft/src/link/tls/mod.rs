@@ -8,12 +8,15 @@
 //! expects); a write hands plaintext to rustls, which encrypts it into its own buffer
 //! (bounded by [`OUTPUT_LIMIT`]), and reports the batch written only once the socket has
 //! taken all of its ciphertext, so that the writer keeps the batch (and where it
-//! stopped) until then and nothing is lost or sent twice. Reader and writers share the
+//! stopped) until then and nothing is lost or sent twice. The socket is read up to
+//! 64 KiB at a time into the link's inbox (`inbox`), from which rustls takes its
+//! records (rustls alone would read a few KiB per system call). Reader and writers share the
 //! rustls session under a lock held for one non-blocking step at a time, never while
 //! waiting.
 
 pub(crate) mod common_name;
 pub(crate) mod expiry;
+mod inbox;
 mod settings;
 
 use std::io::{self, IoSlice, Read, Write};
@@ -26,11 +29,15 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, Connection, ServerConfig, ServerConnection};
 use thiserror::Error;
 
+use inbox::{Filled, Inbox};
+
 pub(crate) use settings::is_endpoint_key;
 pub use settings::{BadSetting, PemSource, TlsSettings};
 
-/// Most ciphertext rustls keeps for a link that the socket has not taken yet (bytes).
-pub const OUTPUT_LIMIT: usize = 64 * 1024;
+/// Most ciphertext rustls keeps for a link that the socket has not taken yet (bytes):
+/// a whole batch of the largest size with its records' overhead, so that a batch leaves
+/// in one write.
+pub const OUTPUT_LIMIT: usize = 128 * 1024;
 
 /// What went wrong with TLS: a configuration that cannot be used, or a handshake or
 /// session the peer and weft could not agree on.
@@ -114,6 +121,9 @@ pub struct TlsLink {
     tcp: TcpStream,
     peer: SocketAddr,
     session: Mutex<Connection>,
+    /// Ciphertext read and not yet taken by rustls (locked before `session`, by the one
+    /// thread reading the link).
+    inbox: Mutex<Inbox>,
     nonblocking: AtomicBool,
     options: LinkOptions,
     /// When the peer's certificate chain expires, once known (with
@@ -182,6 +192,7 @@ impl TlsLink {
             tcp,
             peer,
             session: Mutex::new(session),
+            inbox: Mutex::new(Inbox::default()),
             nonblocking: AtomicBool::new(false),
             options,
             expires: None,
@@ -303,6 +314,7 @@ impl TlsLink {
             return Ok(0);
         }
         let nonblocking = self.nonblocking.load(Ordering::Acquire);
+        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
         let mut session = self.lock();
         let mut n = 0;
         loop {
@@ -322,10 +334,15 @@ impl TlsLink {
             if n > 0 && !nonblocking {
                 return Ok(n);
             }
-            match session.read_tls(&mut &self.tcp) {
+            match inbox.fill(&mut &self.tcp) {
+                Ok(Filled::Bytes(_)) => {
+                    inbox.feed(|ciphertext| session.read_tls(ciphertext))?;
+                }
                 // The end of the stream: what it completed is read on the next turn,
                 // then the reader says so.
-                Ok(_) => {}
+                Ok(Filled::End) => {
+                    session.read_tls(&mut io::empty())?;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if n > 0 && is_would_block(&e) => return Ok(n),
                 Err(e) => return Err(e),

@@ -1,0 +1,144 @@
+//! Closing a transport: flushing what is pending, the Close message, ending the sending
+//! side, and waiting for the peer's end; or aborting at once when the peer takes nothing.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use weft_proto::transport::CloseReason;
+use weft_transport::establish::close_batch;
+
+use super::{reactor, Transport, CLOSE_DRAIN};
+
+impl Transport {
+    /// Closes this transport at once, without flushing: its peer does not read. What
+    /// waits in the overflow is dropped, and counted.
+    pub(super) fn abort(&self) {
+        if !self.mark_closed() {
+            return;
+        }
+        let (discarded, paused) = {
+            let mut st = self.lock();
+            (
+                st.queue.discard_overflow(),
+                std::mem::take(&mut st.paused_sources),
+            )
+        };
+        self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
+        paused.into_iter().for_each(reactor::resume);
+        // A thread waiting for the socket to take a write sees the shutdown at once.
+        self.link.shutdown();
+    }
+
+    /// Marks the transport closed and wakes every thread waiting on it (the writer, and
+    /// senders blocked for room, which then give up with `Closed`); returns whether it was
+    /// open until now. Must not be called with the state lock held.
+    pub(super) fn mark_closed(&self) -> bool {
+        let was_open = !self.closed.swap(true, Ordering::AcqRel);
+        let _st = self.lock();
+        self.idle.notify_all();
+        was_open
+    }
+
+    /// Closes the transport, telling the peer why, after writing what is pending (so that
+    /// a put followed by a close is not lost).
+    pub fn close(&self, reason: CloseReason) {
+        self.start_close(reason);
+        self.wait_closed(Instant::now() + CLOSE_DRAIN);
+    }
+
+    /// The first half of [`Transport::close`]: writes what is pending and the Close,
+    /// and ends the sending side, without waiting for the peer to end its own. Closing
+    /// many transports, start them all, then wait for them all
+    /// ([`Transport::wait_closed`]).
+    pub fn start_close(&self, reason: CloseReason) {
+        for link in self.priority_links.take_all() {
+            link.close(reason);
+        }
+        if self.is_closed() {
+            return;
+        }
+        // An I/O thread writes only what the socket takes at once.
+        let on_io_thread = reactor::on_io_thread();
+        let torn = {
+            let mut st = self.lock();
+            let deadline = Instant::now() + FLUSH_ON_CLOSE;
+            while st.writing && !on_io_thread && Instant::now() < deadline {
+                st = self.wait_idle(st, Some(Duration::from_millis(10)));
+            }
+            if !st.writing {
+                // Forwarded messages waiting in the overflow go out too, as room comes.
+                loop {
+                    let result;
+                    (st, result) = self.drain(st, None, true);
+                    if result.is_err()
+                        || st.queue.overflow_is_empty()
+                        || self.refill(&mut st).is_err()
+                    {
+                        break;
+                    }
+                }
+            }
+            let discarded = st.queue.discard_overflow();
+            self.stats.dropped.fetch_add(discarded, Ordering::Relaxed);
+            // A batch begun and not finished: nothing more can follow it.
+            st.partial.is_some()
+        };
+        if !self.mark_closed() {
+            return;
+        }
+        let mut batch = Vec::new();
+        let _ = close_batch(reason, &mut batch);
+        let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if !torn {
+            let _ = self.link.write_batch(&batch);
+        }
+        // Only the sending side: closing a socket whose peer's bytes are still unread
+        // makes the kernel reset the connection, and the peer's kernel then discards
+        // what it had received but not yet read — the last messages sent. The reader
+        // thread reads to the end of stream (the peer closes on our Close) first.
+        self.link.shutdown_write();
+    }
+
+    /// Waits until `deadline` at most for the peer to have closed its side after
+    /// [`Transport::start_close`] (its link was read to the end). Returns at once on an
+    /// I/O thread or the link's reader thread (they are the ones reading it).
+    pub fn wait_closed(&self, deadline: Instant) {
+        if reactor::on_io_thread() || self.reader_thread.get() == Some(&std::thread::current().id())
+        {
+            return;
+        }
+        let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            done = self
+                .reader_exit
+                .wait_timeout(done, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// Waits until the transport has ended: closed, and its link read to its end (or
+    /// never served).
+    pub fn wait_ended(&self) {
+        let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            done = self
+                .reader_exit
+                .wait(done)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Marks the transport's link as read to its end, waking who waits for it.
+    pub(super) fn set_ended(&self) {
+        *self.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.reader_exit.notify_all();
+    }
+}
+
+/// How long a close waits for a write in progress before giving up on pending data.
+const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);

@@ -1,0 +1,280 @@
+//! Who writes and when: an I/O thread pumps the queue without ever waiting for the
+//! socket; an application thread writes express messages and fragments itself; senders
+//! waiting for room are woken as batches go out.
+
+use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
+
+use weft_proto::core::Priority;
+use weft_transport::queue::READY_MAX;
+
+use super::{reactor, Partial, SendError, Transport, TxState};
+
+impl Transport {
+    /// Waits on `idle` (at most `timeout`), counted so that the writer wakes no one when
+    /// no one waits.
+    pub(super) fn wait_idle<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'s, TxState> {
+        st.idle_waiters += 1;
+        let mut st = match timeout {
+            None => self.idle.wait(st).unwrap_or_else(|e| e.into_inner()),
+            Some(t) => {
+                self.idle
+                    .wait_timeout(st, t)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+        st.idle_waiters -= 1;
+        st
+    }
+
+    /// Wakes the threads waiting on `idle`, if any. After a batch is written, only once
+    /// the queue is down to half (or while a fragmented message waits for its turn): a
+    /// blocked sender then refills several batches per wake-up instead of one.
+    pub(super) fn notify_idle(&self, st: &TxState, batch_written: bool) {
+        if st.idle_waiters == 0 {
+            return;
+        }
+        if batch_written && st.queue.ready_count() > READY_MAX / 2 && !st.queue.is_fragmenting() {
+            return;
+        }
+        self.idle.notify_all();
+    }
+
+    /// Asks an I/O thread to write what is queued (once until it starts): the one that
+    /// serves this link, or this thread after the event it is handling if it is one.
+    pub(super) fn wake_writer(&self, st: &mut TxState) {
+        if st.write_scheduled {
+            return;
+        }
+        if let Some(me) = self.me.upgrade() {
+            st.write_scheduled = true;
+            reactor::schedule_write(me);
+        }
+    }
+
+    /// Releases the link after an application thread's write: if anything came in the
+    /// meantime, or an I/O thread found the link held, an I/O thread takes over.
+    pub(super) fn release_link(&self, st: &mut TxState) {
+        st.writing = false;
+        let manual = self.manual_batching.load(Ordering::Relaxed);
+        if std::mem::take(&mut st.pump_again)
+            || st.queue.has_work(manual)
+            || !st.queue.overflow_is_empty()
+        {
+            self.wake_writer(st);
+        }
+        self.notify_idle(st, false);
+    }
+
+    /// Writes what is queued, highest priority first, without ever waiting: on an I/O
+    /// thread. A batch the socket takes only part of is kept, and the rest written when
+    /// the socket is writable again ([`Transport::pump`] on its writable event).
+    pub(crate) fn pump(&self) {
+        let mut st = self.lock();
+        st.write_scheduled = false;
+        if st.writing && st.partial.is_none() {
+            // An application thread (or another I/O thread) writes: it tries again.
+            st.pump_again = true;
+            return;
+        }
+        if self.is_closed() && st.partial.is_none() {
+            return;
+        }
+        st.writing = true;
+        let mut wrote = false;
+        loop {
+            let (batch, mut written, progress) = match st.partial.take() {
+                Some(p) => (p.batch, p.written, p.progress),
+                None => {
+                    let manual = self.manual_batching.load(Ordering::Relaxed);
+                    match st.queue.next_batch(manual) {
+                        Some(b) => (b, 0, Instant::now()),
+                        None => break,
+                    }
+                }
+            };
+            drop(st);
+            let before = written;
+            let result = {
+                let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.link.write_batch_from(&batch, &mut written)
+            };
+            st = self.lock();
+            match result {
+                Ok(true) => {
+                    self.count_written(batch.len());
+                    st.queue.batch_written(batch);
+                    wrote = true;
+                    if let Err(waited) = self.refill(&mut st) {
+                        st.writing = false;
+                        drop(st);
+                        tracing::warn!(
+                            "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
+                            self.describe,
+                            self.peer_zid()
+                        );
+                        self.abort();
+                        return;
+                    }
+                    self.notify_idle(&st, true);
+                }
+                Ok(false) => {
+                    let progress = if written > before {
+                        Instant::now()
+                    } else {
+                        progress
+                    };
+                    st.partial = Some(Partial {
+                        batch,
+                        written,
+                        progress,
+                    });
+                    // Unless it raced with a writable event another thread gave up on
+                    // (then it tries again), the socket's next writable event goes on.
+                    if !std::mem::take(&mut st.pump_again) {
+                        self.notify_idle(&st, wrote);
+                        return;
+                    }
+                }
+                Err(_) => {
+                    st.queue.recycle(batch);
+                    st.writing = false;
+                    drop(st);
+                    self.fail_link();
+                    return;
+                }
+            }
+        }
+        st.writing = false;
+        st.pump_again = false;
+        self.notify_idle(&st, wrote);
+    }
+
+    /// Whether full batches wait in the queue (bulk traffic).
+    pub(crate) fn has_full_batches(&self) -> bool {
+        self.lock().queue.ready_count() > 0
+    }
+
+    /// Moves forwarded messages waiting in the overflow into the queue as room allows
+    /// (see [`TxQueue::refill`]); `Err` with how long the oldest has waited when that is
+    /// past `wait_before_close`. Once the overflow is small again, the links paused on it
+    /// are read again (waking them takes an I/O thread's command queue, never another
+    /// transport's lock).
+    pub(super) fn refill(&self, st: &mut TxState) -> Result<(), Duration> {
+        let dropped = st
+            .queue
+            .refill(Instant::now(), self.limits.wait_before_close)?;
+        self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
+        Self::drained(st).into_iter().for_each(reactor::resume);
+        Ok(())
+    }
+
+    /// Since when a batch begun by an I/O thread has waited for the socket to take more
+    /// of it, if one has.
+    pub(crate) fn write_stalled_since(&self) -> Option<Instant> {
+        self.lock().partial.as_ref().map(|p| p.progress)
+    }
+
+    /// Counts a batch written.
+    fn count_written(&self, len: usize) {
+        self.stats.batches_out.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .bytes_out
+            .fetch_add(len as u64, Ordering::Relaxed);
+        self.last_tx_ms
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// A write failed: the link is shut and the transport closed.
+    fn fail_link(&self) {
+        self.link.shutdown();
+        let _ = self.mark_closed();
+    }
+
+    /// Writes everything queued and pending from this thread (express messages).
+    pub(super) fn write_all<'s>(&'s self, st: MutexGuard<'s, TxState>) -> Result<(), SendError> {
+        self.drain(st, None, true).1
+    }
+
+    /// Writes, from this thread, the batches of priorities higher than `above` (all when
+    /// `None`), highest first.
+    pub(super) fn drain<'s>(
+        &'s self,
+        mut st: MutexGuard<'s, TxState>,
+        above: Option<Priority>,
+        pending_too: bool,
+    ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
+        st.writing = true;
+        let mut result = Ok(());
+        while let Some(batch) = st.queue.next_batch_above(above, pending_too) {
+            drop(st);
+            result = self.write(&batch);
+            st = self.lock();
+            if result.is_err() {
+                st.queue.recycle(batch);
+                break;
+            }
+            st.queue.batch_written(batch);
+        }
+        self.release_link(&mut st);
+        (st, result)
+    }
+
+    fn write(&self, batch: &[u8]) -> Result<(), SendError> {
+        self.write_parts(&[batch])
+    }
+
+    /// Writes one batch made of `parts` laid end to end.
+    pub(super) fn write_parts(&self, parts: &[&[u8]]) -> Result<(), SendError> {
+        let writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let written = self.link.write_batch_parts(parts);
+        drop(writing);
+        match written {
+            Ok(()) => {
+                self.count_written(parts.iter().map(|p| p.len()).sum());
+                Ok(())
+            }
+            Err(_) => {
+                self.fail_link();
+                Err(SendError::Closed)
+            }
+        }
+    }
+
+    /// Manual batching: while on, messages (but express ones) wait in the pending
+    /// batches until [`Transport::flush_pending`] or until a batch is full.
+    pub fn set_manual_batching(&self, on: bool) {
+        for link in self.priority_links.all() {
+            link.set_manual_batching(on);
+        }
+        self.manual_batching.store(on, Ordering::Relaxed);
+        if !on {
+            self.flush_pending();
+        }
+    }
+
+    /// Hands every pending batch to the writer thread.
+    pub fn flush_pending(&self) {
+        for link in self.priority_links.all() {
+            link.flush_pending();
+        }
+        let mut st = self.lock();
+        st.queue.request_flush();
+        self.wake_writer(&mut st);
+    }
+
+    /// Sends a KeepAlive if nothing else is being written or waits to be.
+    pub(super) fn keep_alive(&self) {
+        let mut st = self.lock();
+        if st.writing || !st.queue.push_keep_alive() {
+            return;
+        }
+        self.wake_writer(&mut st);
+    }
+}
