@@ -19,6 +19,11 @@ With --config FILE, the session starts from that configuration file (Zenoh's
 `Config.from_file`, relative paths in it from --chdir DIR if given); --mode, --listen and
 --connect then change it only when given.
 
+Gossip scouting is off unless --gossip is given. With --await-peers N, once open the
+node waits (at most --timeout seconds) until it has sessions with N peers, then prints
+{"zid": own id, "peers": [ids of the peers it has sessions with]} before anything else
+it was asked to do.
+
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
 `DONE`.
@@ -64,6 +69,9 @@ def main() -> int:
     p.add_argument("--consolidation", choices=["auto", "none", "monotonic", "latest"], default="auto")
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--multicast-scouting", action="store_true", help="enable multicast scouting")
+    p.add_argument("--gossip", action="store_true", help="enable gossip scouting")
+    p.add_argument("--await-peers", type=int, metavar="N",
+                   help="wait for sessions with N peers, then print them")
     p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
     p.add_argument("--sleep-in-callback", type=float, default=0.0,
                    help="seconds the subscriber's callback sleeps per sample (a slow reader)")
@@ -100,7 +108,7 @@ def main() -> int:
     if args.connect or not args.config:
         conf.insert_json5("connect/endpoints", json.dumps(args.connect))
     conf.insert_json5("scouting/multicast/enabled", json.dumps(args.multicast_scouting or bool(args.scout)))
-    conf.insert_json5("scouting/gossip/enabled", "false")
+    conf.insert_json5("scouting/gossip/enabled", json.dumps(args.gossip))
     for item in args.insert:
         key, _, value = item.partition("=")
         conf.insert_json5(key, value)
@@ -187,6 +195,13 @@ def main() -> int:
 
         queryable = session.declare_queryable(args.queryable, on_query)
     print("READY", flush=True)
+    if args.await_peers is not None:
+        end = time.monotonic() + args.timeout
+        peers = [str(z) for z in session.info.peers_zid()]
+        while len(peers) < args.await_peers and time.monotonic() < end:
+            time.sleep(0.02)
+            peers = [str(z) for z in session.info.peers_zid()]
+        print(json.dumps({"zid": str(session.info.zid()), "peers": peers}), flush=True)
     if args.liveliness_get:
         for reply in session.liveliness().get(args.liveliness_get, timeout=args.timeout):
             if reply.ok is not None:

@@ -18,7 +18,10 @@ use thiserror::Error;
 use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_transport::establish::UsrPwd;
 
+mod gossip;
 mod usrpwd;
+
+pub use gossip::{AutoconnectStrategy, GossipConfig};
 
 use crate::endpoint::{parse_buffer_size, Endpoint};
 use crate::link::tls::TlsSettings;
@@ -212,7 +215,7 @@ impl Default for Config {
     }
 }
 
-/// Multicast scouting settings (`scouting.*`), Zenoh's defaults when absent.
+/// Scouting settings (`scouting.*`), Zenoh's defaults when absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScoutingConfig {
     /// `scouting.timeout` (ms): how long a client scouts for a router to connect to.
@@ -233,6 +236,8 @@ pub struct ScoutingConfig {
     /// `scouting.multicast.listen`: whether to answer Scouts; `None` for the default
     /// (every mode answers, as Eclipse Zenoh 1.10.2 does).
     pub listen: Option<bool>,
+    /// `scouting.gossip.*`: learning of other nodes through the nodes connected.
+    pub gossip: GossipConfig,
 }
 
 impl Default for ScoutingConfig {
@@ -245,6 +250,7 @@ impl Default for ScoutingConfig {
             ttl: 1,
             autoconnect: None,
             listen: None,
+            gossip: GossipConfig::default(),
         }
     }
 }
@@ -316,6 +322,10 @@ const KNOWN: &[&str] = &[
     "scouting.multicast.autoconnect",
     "scouting.multicast.listen",
     "scouting.gossip.enabled",
+    "scouting.gossip.multihop",
+    "scouting.gossip.target",
+    "scouting.gossip.autoconnect",
+    "scouting.gossip.autoconnect_strategy",
     "transport.link.tx.lease",
     "transport.link.tx.keep_alive",
     "transport.link.tx.batch_size",
@@ -683,14 +693,35 @@ impl Config {
                 "access_control" => {
                     config.access_control = crate::acl::AclConfig::from_value(value)?;
                 }
-                "scouting.gossip.enabled" => {
-                    if boolean(key, v)? {
-                        warnings.push(
-                            "`scouting.gossip.enabled` is true: weft does not gossip; peers \
-                             connected to a weft router reach each other through it"
-                                .to_string(),
-                        );
-                    }
+                "scouting.gossip.enabled" => config.scouting.gossip.enabled = boolean(key, v)?,
+                "scouting.gossip.multihop" => {
+                    config.scouting.gossip.multihop = boolean(key, v)?;
+                }
+                "scouting.gossip.target" if !v.is_null() => {
+                    let target = parse_matcher(v)
+                        .filter(|m| !m.matches(WhatAmI::Client))
+                        .ok_or_else(|| invalid(key, v, "roles among \"router\" and \"peer\""))?;
+                    config.scouting.gossip.target = Some(target);
+                }
+                "scouting.gossip.autoconnect" if !v.is_null() => {
+                    config.scouting.gossip.autoconnect =
+                        Some(parse_matcher(v).ok_or_else(|| {
+                            invalid(
+                                key,
+                                v,
+                                "roles such as \"router|peer\" or [\"router\", \"peer\"]",
+                            )
+                        })?);
+                }
+                "scouting.gossip.autoconnect_strategy" if !v.is_null() => {
+                    config.scouting.gossip.strategy =
+                        gossip::parse_strategy(v).ok_or_else(|| {
+                            invalid(
+                                key,
+                                v,
+                                "\"always\", \"greater-zid\", or { to_router, to_peer, to_client }",
+                            )
+                        })?;
                 }
                 "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
                 "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
@@ -853,6 +884,92 @@ mod tests {
                 ),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn gossip_keys_with_zenoh_defaults_and_per_mode_values() {
+        let roles = |m: WhatAmIMatcher| m.roles().collect::<Vec<_>>();
+        let (c, w) = Config::from_json5("{}").unwrap();
+        assert!(w.is_empty());
+        let g = &c.scouting.gossip;
+        assert!(g.enabled && !g.multihop);
+        assert_eq!(
+            roles(g.target_for(WhatAmI::Router)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert!(roles(g.target_for(WhatAmI::Client)).is_empty());
+        assert!(roles(g.autoconnect_for(WhatAmI::Router)).is_empty());
+        assert_eq!(
+            roles(g.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router, WhatAmI::Peer, WhatAmI::Client]
+        );
+        assert_eq!(g.strategy_to(WhatAmI::Peer), AutoconnectStrategy::Always);
+
+        // Zenoh's own default file's shapes, and rmw_zenoh's.
+        let text = r#"{
+            mode: "peer",
+            scouting: { gossip: {
+                enabled: true, multihop: true,
+                target: { router: ["router", "peer"], peer: ["router"] },
+                autoconnect: { router: "", peer: "router|peer" },
+                autoconnect_strategy: { peer: { to_router: "always", to_peer: "greater-zid" } },
+            } },
+        }"#;
+        let (c, w) = Config::from_json5(text).unwrap();
+        assert!(w.is_empty(), "{w:?}");
+        let g = &c.scouting.gossip;
+        assert!(g.multihop);
+        assert_eq!(roles(g.target_for(WhatAmI::Peer)), [WhatAmI::Router]);
+        assert_eq!(
+            roles(g.autoconnect_for(WhatAmI::Peer)),
+            [WhatAmI::Router, WhatAmI::Peer]
+        );
+        assert_eq!(g.strategy_to(WhatAmI::Router), AutoconnectStrategy::Always);
+        assert_eq!(
+            g.strategy_to(WhatAmI::Peer),
+            AutoconnectStrategy::GreaterZid
+        );
+        let (c, _) = Config::from_json5(
+            r#"{ scouting: { gossip: { enabled: false, autoconnect_strategy: "greater-zid" } } }"#,
+        )
+        .unwrap();
+        assert!(!c.scouting.gossip.enabled);
+        assert_eq!(
+            c.scouting.gossip.strategy_to(WhatAmI::Client),
+            AutoconnectStrategy::GreaterZid
+        );
+
+        for (bad, key) in [
+            (
+                r#"{ scouting: { gossip: { enabled: "yes" } } }"#,
+                "scouting.gossip.enabled",
+            ),
+            (
+                r#"{ scouting: { gossip: { multihop: 1 } } }"#,
+                "scouting.gossip.multihop",
+            ),
+            (
+                r#"{ scouting: { gossip: { target: ["router", "client"] } } }"#,
+                "scouting.gossip.target",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect: "peer|server" } } }"#,
+                "scouting.gossip.autoconnect",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect_strategy: "sometimes" } } }"#,
+                "scouting.gossip.autoconnect_strategy",
+            ),
+            (
+                r#"{ scouting: { gossip: { autoconnect_strategy: { to_robot: "always" } } } }"#,
+                "scouting.gossip.autoconnect_strategy",
+            ),
+        ] {
+            match Config::from_json5(bad) {
+                Err(ConfigError::InvalidValue { key: k, .. }) => assert_eq!(k, key, "{bad}"),
+                other => panic!("{bad}: {other:?}"),
+            }
         }
     }
 

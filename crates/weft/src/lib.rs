@@ -31,7 +31,7 @@ pub use api::{
     GetOptions, Payload, Publisher, PutOptions, Querier, Query, Queryable, Reply, ReplyError,
     Sample, SampleKind, SharedKey, Subscriber,
 };
-pub use config::{Config, ConfigError, ScoutingConfig};
+pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
     open, AdminInfo, FaceInfo, LinkStats, LivelinessSubscriber, LivelinessToken, MeshInfo,

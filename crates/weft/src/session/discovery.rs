@@ -149,11 +149,30 @@ fn autoconnect_loop(mut scouter: Scouter, weak: &Weak<Inner>) {
 /// connected to it nor connecting to it already.
 fn consider(inner: &Arc<Inner>, hello: &Hello) {
     let what = inner.config.scouting.autoconnect_for(inner.config.mode);
-    if !should_connect(inner.zid, what, hello) || inner.lock().faces.contains_key(&hello.zid) {
+    if !should_connect(inner.zid, what, hello) {
         return;
     }
-    let eps = endpoints(hello);
-    if eps.is_empty() {
+    connect_discovered(
+        inner,
+        hello.zid,
+        endpoints(hello),
+        "scouting",
+        Duration::ZERO,
+    );
+}
+
+/// Opens a session to `zid`, discovered (by `how`: scouting or gossip) at `eps`, on a
+/// thread of its own, unless this session is connected or connecting to it already;
+/// after `jitter` at most, a random pause, so that two nodes told of each other at the
+/// same time rarely connect to each other at the same time.
+pub(crate) fn connect_discovered(
+    inner: &Arc<Inner>,
+    zid: ZenohId,
+    eps: Vec<Endpoint>,
+    how: &'static str,
+    jitter: Duration,
+) {
+    if eps.is_empty() || zid == inner.zid || inner.lock().faces.contains_key(&zid) {
         return;
     }
     {
@@ -161,37 +180,54 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
             .autoconnecting
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if !connecting.insert(hello.zid) {
+        if !connecting.insert(zid) {
             return;
         }
     }
-    let zid = hello.zid;
     let weak = Arc::downgrade(inner);
     let spawned = std::thread::Builder::new()
         .name("weft-autoconnect-open".into())
         .spawn(move || {
+            let pause = random_below(jitter);
+            if !pause.is_zero() {
+                std::thread::sleep(pause);
+            }
             let Some(inner) = weak.upgrade() else { return };
+            if inner.lock().faces.contains_key(&zid) {
+                // It connected to us meanwhile.
+                inner
+                    .autoconnecting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&zid);
+                inner.changed.notify_all();
+                return;
+            }
             match super::runtime::open_first(&inner, &eps) {
                 Ok(pending) if pending.transport().peer_zid() == zid => {
-                    if inner.lock().faces.contains_key(&zid) {
+                    // Two peers: the session keeps one of two transports by a rule both
+                    // ends apply alike (`Inner::add_face`); otherwise the first one stays.
+                    let between_peers = inner.config.mode == WhatAmI::Peer
+                        && pending.transport().peer_whatami() == WhatAmI::Peer;
+                    if !between_peers && inner.lock().faces.contains_key(&zid) {
                         // Connected meanwhile by another way (its own connect, a
                         // configured endpoint): one session per node.
                         pending
                             .transport()
                             .close(weft_proto::transport::CloseReason::GENERIC);
                     } else {
-                        tracing::info!("scouting: connected to {zid}");
+                        tracing::info!("{how}: connected to {zid}");
                         inner.adopt(pending, true);
                     }
                 }
                 Ok(pending) => {
                     // The locators led elsewhere: keep nothing.
-                    tracing::debug!("scouting: {eps:?} is not {zid}");
+                    tracing::debug!("{how}: {eps:?} is not {zid}");
                     pending
                         .transport()
                         .close(weft_proto::transport::CloseReason::GENERIC);
                 }
-                Err(e) => tracing::debug!("scouting: cannot connect to {zid}: {e}"),
+                Err(e) => tracing::debug!("{how}: cannot connect to {zid}: {e}"),
             }
             inner
                 .autoconnecting
@@ -207,4 +243,17 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&zid);
     }
+}
+
+/// A random duration shorter than `bound` (zero for a zero bound).
+fn random_below(bound: Duration) -> Duration {
+    let nanos = bound.as_nanos() as u64;
+    if nanos == 0 {
+        return Duration::ZERO;
+    }
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return Duration::ZERO;
+    }
+    Duration::from_nanos(u64::from_le_bytes(bytes) % nanos)
 }

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
+use weft_proto::core::WhatAmI;
 use weft_proto::ext::ExtBody;
 use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkMessage, Push};
 use weft_proto::zenoh::PushBody;
@@ -168,7 +169,11 @@ impl Inner {
                 if let (weft_proto::network::NetworkOam::LINK_STATE, ExtBody::ZBuf(body)) =
                     (oam.id, &oam.body)
                 {
-                    self.on_link_state(t, body);
+                    if self.is_router() && t.peer_whatami() == WhatAmI::Router {
+                        self.on_link_state(t, body);
+                    } else {
+                        self.on_gossip(t, body);
+                    }
                 }
             }
         }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{Mapping, WireExpr, ZenohId};
+use weft_proto::core::{Mapping, WhatAmI, WireExpr, ZenohId};
 use weft_proto::network::{
     Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
     NetworkMessage, QueryableInfo, UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
@@ -119,6 +119,12 @@ pub(crate) struct Announcement {
 }
 
 impl Announcement {
+    /// Keeps the targets whose role `keep` accepts.
+    pub(crate) fn only_to(mut self, keep: impl Fn(WhatAmI) -> bool) -> Self {
+        self.targets.retain(|t| keep(t.peer_whatami()));
+        self
+    }
+
     /// Sends `msg` to every target, then the aggregate changes.
     pub(crate) fn send(self, msg: &NetworkMessage<'_>) {
         for t in &self.targets {

@@ -56,6 +56,9 @@ pub(crate) struct Face {
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
     /// between peers).
     pub(crate) initial_declarations_done: bool,
+    /// Whether the node sent its first gossip list (a router sends one on every new
+    /// link to a peer, before its declarations).
+    pub(crate) gossip_heard: bool,
     /// Our subscriber interests on this face: id -> (key, finalized).
     pub(crate) our_interests: HashMap<u32, (OwnedKeyExpr, bool)>,
     /// Interests the node sent us, for future declarations.
@@ -81,6 +84,7 @@ impl Face {
             complete_queryables: HashSet::new(),
             tokens: HashMap::new(),
             initial_declarations_done: false,
+            gossip_heard: false,
             our_interests: HashMap::new(),
             their_interests: HashMap::new(),
             on_tree: true,

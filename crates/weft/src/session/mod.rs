@@ -8,6 +8,8 @@ mod dispatch;
 mod entity;
 mod face;
 mod face_transport;
+mod gossip;
+mod gossiping;
 mod inbound;
 mod liveliness;
 mod mesh;
@@ -249,6 +251,8 @@ pub(crate) struct State {
     drops: HashMap<String, u64>,
     /// Router mode: the graph of the router mesh and its spanning tree.
     mesh: mesh::Mesh,
+    /// Gossip scouting: what this node heard of others and tells its neighbours.
+    gossip: gossip::Gossip,
     /// Routes already computed, by key (see `routes`).
     routes: routes::RouteCache,
     faces: FastMap<ZenohId, Face>,
@@ -399,6 +403,7 @@ impl Session {
         let reassembly_budget = Arc::new(weft_transport::rx::ReassemblyBudget::new(
             config.reassembly_budget,
         ));
+        let gossip = gossip::Gossip::new(zid, config.mode, &config.scouting.gossip);
         let inner = Arc::new(Inner {
             zid,
             hlc: uhlc::HLCBuilder::new()
@@ -420,6 +425,7 @@ impl Session {
                 fanout: HashMap::new(),
                 drops: HashMap::new(),
                 mesh: mesh::Mesh::new(zid, mesh_first_sn()),
+                gossip,
                 routes: routes::RouteCache::new(route_epoch.clone()),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
@@ -478,18 +484,28 @@ impl Session {
             let ready = match config.mode {
                 WhatAmI::Client => !st.faces.is_empty(),
                 _ => {
-                    let scouted = !scouting
-                        || (Instant::now() >= scouting_until
-                            && self
-                                .inner
-                                .autoconnecting
-                                .lock()
-                                .map_or(true, |c| c.is_empty()));
+                    // Nodes discovered (by scouting, or named by gossip) are waited
+                    // for too, within the same deadline.
+                    let scouted = (!scouting || Instant::now() >= scouting_until)
+                        && self
+                            .inner
+                            .autoconnecting
+                            .lock()
+                            .map_or(true, |c| c.is_empty());
                     scouted
                         && st.faces.len() >= config.connect.len()
+                        // The initial declarations of peers are waited for (Zenoh's
+                        // `open.return_conditions.declares`); of a router, its
+                        // DeclareFinal or its first gossip list (a Zenoh router sends
+                        // its peers no DeclareFinal; until one comes, data and queries
+                        // go to the router anyway), whose peers are then connected to.
                         && st.faces.values().all(|f| {
                             f.initial_declarations_done
-                                || f.transport.peer_whatami() == WhatAmI::Client
+                                || match f.transport.peer_whatami() {
+                                    WhatAmI::Client => true,
+                                    WhatAmI::Router => f.gossip_heard,
+                                    WhatAmI::Peer => false,
+                                }
                         })
                 }
             };

@@ -7,6 +7,11 @@
 //! matching queryable under a fresh request id per face; their answers go back under the
 //! querier's id, and the querier gets one ResponseFinal once every forwarded request is
 //! finished (also when a queryable's face dies).
+//!
+//! Nothing passes between two peers: the peers of a router connect to each other
+//! directly (gossip tells them where), as with Eclipse Zenoh's routers, so a router that
+//! also carried their traffic would deliver it twice. Peers reach clients and routers
+//! through the router, and clients and routers reach peers.
 
 use std::sync::Arc;
 
@@ -33,6 +38,12 @@ pub(crate) struct ForwardedQuery {
     requester: Arc<dyn FaceTransport>,
     request_id: u32,
     qos: NetworkQos,
+}
+
+/// Whether a router passes on to a node of role `to` what a node of role `from` sends
+/// (declarations, data, queries): not from one peer to another.
+pub(crate) fn routes_between(from: WhatAmI, to: WhatAmI) -> bool {
+    !(from == WhatAmI::Peer && to == WhatAmI::Peer)
 }
 
 impl Inner {
@@ -189,7 +200,11 @@ impl Inner {
         let msg = NetworkMessage::Push(out);
         let priority = push.qos.priority();
         let source = from.peer_zid();
-        for t in targets.iter().filter(|t| t.peer_zid() != source) {
+        let role = from.peer_whatami();
+        for t in targets
+            .iter()
+            .filter(|t| t.peer_zid() != source && routes_between(role, t.peer_whatami()))
+        {
             let _ = t.send_forwarded(
                 &msg,
                 priority,
@@ -230,8 +245,11 @@ impl Inner {
             if st.faces.get(&from).is_some_and(|f| !f.on_tree) {
                 return;
             }
+            let role = st.faces.get(&from).map(|f| f.transport.peer_whatami());
             let id = self.routed_id(&mut st, from, kind, entity);
-            let announcement = self.announcement(&mut st, kind, key.as_key_expr(), Some(from));
+            let announcement = self
+                .announcement(&mut st, kind, key.as_key_expr(), Some(from))
+                .only_to(|to| role.is_none_or(|r| routes_between(r, to)));
             (id, announcement)
         };
         let info = QueryableInfo {
@@ -249,12 +267,32 @@ impl Inner {
         entity: u32,
         key: &OwnedKeyExpr,
     ) {
+        let role = self
+            .lock()
+            .faces
+            .get(&from)
+            .map(|f| f.transport.peer_whatami());
+        self.withdraw(from, role, kind, entity, key);
+    }
+
+    /// Withdraws an entity of the node `from`, of role `role` when known, from the other
+    /// faces.
+    fn withdraw(
+        &self,
+        from: ZenohId,
+        role: Option<WhatAmI>,
+        kind: EntityKind,
+        entity: u32,
+        key: &OwnedKeyExpr,
+    ) {
         let (id, announcement) = {
             let mut st = self.lock();
             let Some(id) = st.routed_ids.remove(&(from, kind, entity)) else {
                 return;
             };
-            let announcement = self.announcement(&mut st, kind, key.as_key_expr(), Some(from));
+            let announcement = self
+                .announcement(&mut st, kind, key.as_key_expr(), Some(from))
+                .only_to(|to| role.is_none_or(|r| routes_between(r, to)));
             (id, announcement)
         };
         announcement.send(&undeclare_msg(kind, id));
@@ -272,7 +310,11 @@ impl Inner {
         let mut found = Vec::new();
         let matches =
             |k: &OwnedKeyExpr| key.is_none_or(|q| q.as_key_expr().intersects(k.as_key_expr()));
-        for (zid, face) in st.faces.iter().filter(|(_, f)| f.on_tree) {
+        let asker = st.faces.get(&to).map(|f| f.transport.peer_whatami());
+        let passes = |f: &super::face::Face| {
+            f.on_tree && asker.is_none_or(|a| routes_between(f.transport.peer_whatami(), a))
+        };
+        for (zid, face) in st.faces.iter().filter(|(_, f)| passes(f)) {
             // A requester is told of its own tokens (a liveliness get lists them), not of its
             // own subscribers and queryables.
             let own = *zid == to;
@@ -318,11 +360,12 @@ impl Inner {
         let (sends, local_rid) = {
             let mut st = self.lock();
             let faces = st.declared.queryables.faces_intersecting(key.as_key_expr());
+            let role = from.peer_whatami();
             let targets: Vec<Arc<dyn FaceTransport>> = faces
                 .iter()
                 .filter(|zid| **zid != from.peer_zid())
                 .filter_map(|zid| st.faces.get(zid))
-                .filter(|f| f.on_tree)
+                .filter(|f| f.on_tree && routes_between(role, f.transport.peer_whatami()))
                 .map(|f| f.transport.clone())
                 .collect();
             let total = targets.len() + usize::from(with_local);
@@ -434,6 +477,7 @@ impl Inner {
     pub(crate) fn router_forget_face(
         &self,
         zid: ZenohId,
+        role: WhatAmI,
         entities: Vec<(EntityKind, u32, OwnedKeyExpr, bool)>,
     ) {
         let pending: Vec<u32> = self
@@ -453,7 +497,7 @@ impl Inner {
             st.fanout.retain(|(r, _), _| *r != zid);
         }
         for (kind, entity, key, _) in entities {
-            self.propagate_undeclaration(zid, kind, entity, &key);
+            self.withdraw(zid, Some(role), kind, entity, &key);
         }
     }
 }

@@ -171,6 +171,9 @@ impl Inner {
             self.update_tree();
             self.send_link_state();
         }
+        if !for_priorities {
+            self.gossip_link_up(&*t);
+        }
         self.introduce(&*t);
         self.changed.notify_all();
         true
@@ -241,6 +244,9 @@ impl Inner {
             }
         }
         drop(st);
+        if was_open {
+            self.gossip_link_down(t.peer_zid(), t.peer_whatami());
+        }
         // Logged for the sessions that were open (the session's own close took them out
         // of the faces already), not for those refused or replaced.
         if was_open || self.is_closing() {
@@ -257,7 +263,7 @@ impl Inner {
         self.forget_face_in_gets(t.peer_zid());
         self.forget_face_tokens(tokens);
         if self.is_router() {
-            self.router_forget_face(t.peer_zid(), entities);
+            self.router_forget_face(t.peer_zid(), t.peer_whatami(), entities);
             if t.peer_whatami() == WhatAmI::Router {
                 self.update_tree();
                 self.send_link_state();
@@ -272,10 +278,8 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
     for ep in &inner.config.listen {
         listen(inner, ep)?;
     }
-    if inner.config.listen.is_empty()
-        && inner.config.mode == WhatAmI::Peer
-        && inner.config.multicast_scouting
-    {
+    let scouting = inner.config.multicast_scouting || inner.config.scouting.gossip.enabled;
+    if inner.config.listen.is_empty() && inner.config.mode == WhatAmI::Peer && scouting {
         listen_anywhere(inner);
     }
     for ep in inner.config.connect.clone() {
@@ -335,9 +339,9 @@ pub(crate) fn open_first(
     }))
 }
 
-/// A peer that scouts and was given nowhere to listen listens on an ephemeral TCP port
-/// of every interface (as Zenoh peers do), so that the peers discovering it can connect:
-/// IPv6 and IPv4 if the host has it, else IPv4 alone.
+/// A peer that scouts (multicast or gossip) and was given nowhere to listen listens on an
+/// ephemeral TCP port of every interface (as Zenoh peers do), so that the peers
+/// discovering it can connect: IPv6 and IPv4 if the host has it, else IPv4 alone.
 fn listen_anywhere(inner: &Arc<Inner>) {
     for candidate in ["tcp/[::]:0", "tcp/0.0.0.0:0"] {
         let ep: Endpoint = candidate.parse().expect("a valid endpoint");

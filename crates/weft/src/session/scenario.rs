@@ -331,4 +331,6 @@ pub(crate) fn data(sent: &[Vec<u8>]) -> Vec<(String, Vec<u8>)> {
 }
 
 #[cfg(test)]
+mod peers;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,386 @@
+//! Gossip scouting, pure logic: nodes tell the nodes connected to them where the others
+//! can be reached, so that peers connected through a router (or through a peer) connect
+//! to each other directly.
+//!
+//! The messages are link-state lists (network OAM 1), the format routers flood for their
+//! mesh, with locators. A node sends one to every new neighbour of a role in its gossip
+//! target: itself (id, role, locators) and the neighbours it has heard from. When a
+//! neighbour first tells where it can be reached (or tells new locators), the news is
+//! relayed to the other neighbours; with `multihop`, news of any node is relayed. Every
+//! node named with locators, of a role in `autoconnect`, is a node to connect to (the
+//! session skips those it is connected or connecting to).
+//!
+//! No sockets, no clocks: the session feeds link events and received lists, and sends
+//! and connects as told.
+
+use std::collections::{BTreeMap, HashMap};
+
+use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
+use weft_proto::error::EncodeError;
+use weft_proto::network::linkstate::{encode_list, LinkState};
+
+use crate::config::{AutoconnectStrategy, GossipConfig};
+
+/// What a list says of one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// The node.
+    pub(crate) zid: ZenohId,
+    /// Its role.
+    pub(crate) whatami: WhatAmI,
+    /// Its sequence number (grows with each change it announces).
+    pub(crate) sn: u64,
+    /// Where it can be reached, when known.
+    pub(crate) locators: Option<Vec<String>>,
+}
+
+/// A neighbour this node gossips with.
+#[derive(Debug)]
+struct Link {
+    whatami: WhatAmI,
+    /// The neighbour's local indexes of the nodes it named (a list may name a node by
+    /// index alone once the index came with the id).
+    psids: HashMap<u64, ZenohId>,
+}
+
+/// What a received list asks of the session.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    /// Lists to send, per neighbour.
+    pub(crate) sends: Vec<(ZenohId, Vec<Entry>)>,
+    /// Nodes to connect to, with their locators.
+    pub(crate) connect: Vec<(ZenohId, Vec<String>)>,
+}
+
+/// One node's gossip state.
+#[derive(Debug)]
+pub(crate) struct Gossip {
+    own: ZenohId,
+    whatami: WhatAmI,
+    sn: u64,
+    target: WhatAmIMatcher,
+    autoconnect: WhatAmIMatcher,
+    config: GossipConfig,
+    links: BTreeMap<ZenohId, Link>,
+    /// The latest news of each node heard of.
+    nodes: BTreeMap<ZenohId, Entry>,
+    /// This node's index of every node it names in its lists (itself 0).
+    psids: HashMap<ZenohId, u64>,
+}
+
+impl Gossip {
+    /// The gossip state of node `own`, of role `whatami`, configured by `config`.
+    pub(crate) fn new(own: ZenohId, whatami: WhatAmI, config: &GossipConfig) -> Self {
+        let enabled = config.enabled;
+        Self {
+            own,
+            whatami,
+            sn: 1,
+            target: if enabled {
+                config.target_for(whatami)
+            } else {
+                WhatAmIMatcher(0)
+            },
+            autoconnect: if enabled {
+                config.autoconnect_for(whatami)
+            } else {
+                WhatAmIMatcher(0)
+            },
+            config: config.clone(),
+            links: BTreeMap::new(),
+            nodes: BTreeMap::new(),
+            psids: HashMap::from([(own, 0)]),
+        }
+    }
+
+    /// A neighbour `zid` of role `whatami` connected; `locators` are where this node can
+    /// be reached. Returns the list to send it, if it is a gossip target.
+    pub(crate) fn link_up(
+        &mut self,
+        zid: ZenohId,
+        whatami: WhatAmI,
+        locators: &[String],
+    ) -> Option<Vec<Entry>> {
+        self.links.insert(
+            zid,
+            Link {
+                whatami,
+                psids: HashMap::new(),
+            },
+        );
+        self.sn += 1;
+        if !self.target.matches(whatami) {
+            return None;
+        }
+        let own = Entry {
+            zid: self.own,
+            whatami: self.whatami,
+            sn: self.sn,
+            locators: Some(locators.to_vec()),
+        };
+        let known = self
+            .nodes
+            .values()
+            .filter(|n| n.zid != zid && n.locators.is_some())
+            .filter(|n| self.config.multihop || self.links.contains_key(&n.zid))
+            .cloned();
+        Some(std::iter::once(own).chain(known).collect())
+    }
+
+    /// The neighbour `zid` went away: what it said of itself is forgotten.
+    pub(crate) fn link_down(&mut self, zid: ZenohId) {
+        if self.links.remove(&zid).is_some() {
+            self.nodes.remove(&zid);
+        }
+    }
+
+    /// A list received from the neighbour `from`.
+    pub(crate) fn apply(&mut self, from: ZenohId, list: &[LinkState<'_>]) -> Outcome {
+        let Some(link) = self.links.get_mut(&from) else {
+            return Outcome::default();
+        };
+        let mut named = Vec::new();
+        for ls in list {
+            if let Some(zid) = ls.zid {
+                link.psids.insert(ls.psid, zid);
+            }
+            let Some(zid) = link.psids.get(&ls.psid).copied() else {
+                continue;
+            };
+            if zid == self.own {
+                continue;
+            }
+            named.push(Entry {
+                zid,
+                // A list that does not say is about a router.
+                whatami: ls.whatami.unwrap_or(WhatAmI::Router),
+                sn: ls.sn,
+                locators: ls
+                    .locators
+                    .as_ref()
+                    .map(|l| l.iter().map(ToString::to_string).collect()),
+            });
+        }
+        let mut outcome = Outcome::default();
+        let mut relayed = Vec::new();
+        for entry in named {
+            if self.learn(&entry) && (self.config.multihop || self.links.contains_key(&entry.zid)) {
+                relayed.push(entry.clone());
+            }
+            if let Some(locators) = entry.locators.filter(|l| !l.is_empty()) {
+                if self.wants(entry.zid, entry.whatami) {
+                    outcome.connect.push((entry.zid, locators));
+                }
+            }
+        }
+        if !relayed.is_empty() {
+            for (zid, link) in &self.links {
+                if *zid == from || !self.target.matches(link.whatami) {
+                    continue;
+                }
+                let list: Vec<Entry> = relayed.iter().filter(|e| e.zid != *zid).cloned().collect();
+                if !list.is_empty() {
+                    outcome.sends.push((*zid, list));
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Records what `entry` says; returns whether it tells where a node is reached anew.
+    fn learn(&mut self, entry: &Entry) -> bool {
+        match self.nodes.get_mut(&entry.zid) {
+            None => {
+                self.nodes.insert(entry.zid, entry.clone());
+                entry.locators.is_some()
+            }
+            Some(known) if entry.sn > known.sn => {
+                known.sn = entry.sn;
+                known.whatami = entry.whatami;
+                if entry.locators.is_some() && known.locators != entry.locators {
+                    known.locators.clone_from(&entry.locators);
+                    true
+                } else {
+                    false
+                }
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// Whether this node connects to `zid`, of role `whatami`, when it learns of it.
+    fn wants(&self, zid: ZenohId, whatami: WhatAmI) -> bool {
+        self.autoconnect.matches(whatami)
+            && !self.links.contains_key(&zid)
+            && match self.config.strategy_to(whatami) {
+                AutoconnectStrategy::Always => true,
+                AutoconnectStrategy::GreaterZid => self.own.to_u128() > zid.to_u128(),
+            }
+    }
+
+    /// The body of the network OAM carrying `entries`.
+    pub(crate) fn encode(&mut self, entries: &[Entry]) -> Result<Vec<u8>, EncodeError> {
+        for e in entries {
+            let next = self.psids.len() as u64;
+            self.psids.entry(e.zid).or_insert(next);
+        }
+        let list: Vec<LinkState<'_>> = entries
+            .iter()
+            .map(|e| LinkState {
+                psid: self.psids[&e.zid],
+                sn: e.sn,
+                zid: Some(e.zid),
+                whatami: Some(e.whatami),
+                locators: e
+                    .locators
+                    .as_ref()
+                    .map(|l| l.iter().map(String::as_str).collect()),
+                links: Vec::new(),
+                weights: None,
+                gateway: false,
+            })
+            .collect();
+        let mut body = Vec::new();
+        encode_list(&list, &mut body)?;
+        Ok(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weft_proto::network::linkstate::decode_list;
+
+    fn z(v: u128) -> ZenohId {
+        ZenohId::new(v).unwrap()
+    }
+
+    fn node(v: u128, whatami: WhatAmI) -> Gossip {
+        Gossip::new(z(v), whatami, &GossipConfig::default())
+    }
+
+    fn locs(port: u16) -> Vec<String> {
+        vec![format!("tcp/127.0.0.1:{port}")]
+    }
+
+    /// What `from` sends to `to` on connecting, as `to` receives it.
+    fn hello(from: &mut Gossip, to: &mut Gossip, port: u16) -> Outcome {
+        if !to.links.contains_key(&from.own) {
+            to.link_up(from.own, from.whatami, &[]);
+        }
+        let list = from.link_up(to.own, to.whatami, &locs(port)).unwrap();
+        let body = from.encode(&list).unwrap();
+        to.apply(from.own, &decode_list(&body).unwrap())
+    }
+
+    #[test]
+    fn a_router_tells_each_peer_where_the_others_are() {
+        let mut router = node(1, WhatAmI::Router);
+        let mut a = node(2, WhatAmI::Peer);
+        let mut b = node(3, WhatAmI::Peer);
+        // a connects to the router and introduces itself.
+        let out = hello(&mut a, &mut router, 7002);
+        // No one else to tell yet; a router does not connect to peers.
+        assert_eq!(out, Outcome::default());
+        // b connects: the router's first list to b names a.
+        let out = hello(&mut router, &mut b, 7447);
+        assert_eq!(out.connect, vec![(a.own, locs(7002))]);
+        // b introduces itself: the router relays it to a, who connects to b too.
+        let out = hello(&mut b, &mut router, 7003);
+        assert!(out.connect.is_empty());
+        assert_eq!(out.sends.len(), 1);
+        let (to, list) = &out.sends[0];
+        assert_eq!(*to, a.own);
+        assert_eq!(list[0].zid, b.own);
+        assert_eq!(list[0].locators.as_ref(), Some(&locs(7003)));
+        let body = router.encode(list).unwrap();
+        let out = a.apply(router.own, &decode_list(&body).unwrap());
+        assert_eq!(out.connect, vec![(b.own, locs(7003))]);
+    }
+
+    #[test]
+    fn old_news_is_not_relayed_again() {
+        let mut router = node(1, WhatAmI::Router);
+        let mut a = node(2, WhatAmI::Peer);
+        router.link_up(z(3), WhatAmI::Peer, &locs(7447));
+        router.link_up(a.own, WhatAmI::Peer, &locs(7447));
+        let list = a.link_up(router.own, WhatAmI::Router, &locs(7002)).unwrap();
+        let body = a.encode(&list).unwrap();
+        let decoded = decode_list(&body).unwrap();
+        assert_eq!(router.apply(a.own, &decoded).sends.len(), 1);
+        assert!(router.apply(a.own, &decoded).sends.is_empty());
+    }
+
+    #[test]
+    fn single_hop_relays_only_what_neighbours_say_of_themselves() {
+        let mut r = node(1, WhatAmI::Router);
+        r.link_up(z(2), WhatAmI::Peer, &[]);
+        r.link_up(z(3), WhatAmI::Peer, &[]);
+        // 2 names a node 9 the router is not connected to: not relayed.
+        let far = LinkState {
+            psid: 4,
+            sn: 1,
+            zid: Some(z(9)),
+            whatami: Some(WhatAmI::Peer),
+            locators: Some(vec!["tcp/127.0.0.1:9"]),
+            links: Vec::new(),
+            weights: None,
+            gateway: false,
+        };
+        assert!(r.apply(z(2), core::slice::from_ref(&far)).sends.is_empty());
+        // With multihop it is.
+        let config = GossipConfig {
+            multihop: true,
+            ..GossipConfig::default()
+        };
+        let mut m = Gossip::new(z(1), WhatAmI::Router, &config);
+        m.link_up(z(2), WhatAmI::Peer, &[]);
+        m.link_up(z(3), WhatAmI::Peer, &[]);
+        let out = m.apply(z(2), &[far]);
+        assert_eq!(out.sends.len(), 1);
+        assert_eq!(out.sends[0].0, z(3));
+    }
+
+    #[test]
+    fn disabled_gossip_sends_nothing_and_connects_to_nothing() {
+        let config = GossipConfig {
+            enabled: false,
+            ..GossipConfig::default()
+        };
+        let mut p = Gossip::new(z(5), WhatAmI::Peer, &config);
+        assert!(p.link_up(z(1), WhatAmI::Router, &locs(1)).is_none());
+        let mut r = node(1, WhatAmI::Router);
+        r.link_up(z(7), WhatAmI::Peer, &[]);
+        let list = r.link_up(z(5), WhatAmI::Peer, &[]).unwrap();
+        let mut with_neighbour = list.clone();
+        with_neighbour.push(Entry {
+            zid: z(7),
+            whatami: WhatAmI::Peer,
+            sn: 2,
+            locators: Some(locs(7)),
+        });
+        let body = r.encode(&with_neighbour).unwrap();
+        let out = p.apply(z(1), &decode_list(&body).unwrap());
+        assert!(out.connect.is_empty());
+    }
+
+    #[test]
+    fn greater_zid_connects_only_from_the_greater_side() {
+        let config = GossipConfig {
+            strategy: [AutoconnectStrategy::GreaterZid; 3],
+            ..GossipConfig::default()
+        };
+        let small = Gossip::new(z(2), WhatAmI::Peer, &config);
+        let big = Gossip::new(z(9), WhatAmI::Peer, &config);
+        assert!(!small.wants(z(9), WhatAmI::Peer));
+        assert!(big.wants(z(2), WhatAmI::Peer));
+    }
+
+    #[test]
+    fn clients_are_never_gossiped_to() {
+        let mut p = node(5, WhatAmI::Peer);
+        assert!(p.link_up(z(1), WhatAmI::Client, &locs(1)).is_none());
+        let mut c = node(6, WhatAmI::Client);
+        assert!(c.link_up(z(1), WhatAmI::Router, &locs(1)).is_none());
+    }
+}
