@@ -168,6 +168,7 @@ fn session_json(a: &AdminInfo, f: &FaceInfo) -> Value {
             "bytes_out": f.bytes_out,
             "messages_in": f.messages_in,
             "dropped": f.dropped,
+            "drops": f.drops.iter().map(|(r, n)| (r.to_string(), Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "denied": f.denied,
         },
         "priority_links": priority_links,

@@ -132,8 +132,17 @@ pub(crate) fn metrics_text(
     family(
         "weft_session_dropped",
         "counter",
-        "Messages to a session dropped by congestion control.",
-        single("weft_session_dropped", |f| f.dropped),
+        "Messages to a session dropped, by reason: congestion (congestion control `drop`), \
+         closed (waiting when the session was closed), unqueueable.",
+        a.faces
+            .iter()
+            .flat_map(|f| {
+                let labels = per_session(f);
+                f.drops.iter().map(move |(reason, n)| {
+                    format!("weft_session_dropped_total{{{labels},reason=\"{reason}\"}} {n}")
+                })
+            })
+            .collect(),
     );
     family(
         "weft_session_denied",

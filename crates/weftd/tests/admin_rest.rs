@@ -686,6 +686,13 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
     );
     assert!(open >= 3.0 && open < max, "{open} of {max}");
     assert!(metric(&after, "zenoh_build_info", &[("local_whatami", "router")]).is_some());
+    for reason in ["congestion", "closed", "unqueueable"] {
+        let labels = [("remote_id", zid.as_str()), ("reason", reason)];
+        assert_eq!(
+            metric(&after, "weft_session_dropped_total", &labels),
+            Some(0.0)
+        );
+    }
     client.close();
 }
 

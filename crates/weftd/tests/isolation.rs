@@ -85,7 +85,16 @@ fn dropped_in_admin_space(session: &weft::Session) -> u64 {
         let sample = reply.result.unwrap();
         let router: serde_json::Value = serde_json::from_slice(&sample.payload).unwrap();
         for s in router["sessions"].as_array().unwrap() {
-            total += s["counters"]["dropped"].as_u64().unwrap();
+            let dropped = s["counters"]["dropped"].as_u64().unwrap();
+            // Told apart by reason: the reasons add up to the total.
+            let by_reason: u64 = s["counters"]["drops"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|n| n.as_u64().unwrap())
+                .sum();
+            assert_eq!(by_reason, dropped, "{s}");
+            total += dropped;
         }
     }
     total

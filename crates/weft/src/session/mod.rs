@@ -136,8 +136,11 @@ pub struct FaceInfo {
     pub bytes_out: u64,
     /// Network messages received from it.
     pub messages_in: u64,
-    /// Messages to it dropped by congestion control.
+    /// Messages to it dropped, whatever the reason.
     pub dropped: u64,
+    /// Messages to it dropped, by reason (`congestion`, `closed`, `unqueueable`: see
+    /// [`DropReason`](crate::transport::DropReason)), every reason listed.
+    pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
     /// Subscribers it declared.
@@ -642,6 +645,10 @@ impl Session {
                     bytes_out: s.bytes_out.load(Ordering::Relaxed),
                     messages_in: s.messages_in.load(Ordering::Relaxed),
                     dropped: s.dropped.load(Ordering::Relaxed),
+                    drops: crate::transport::DropReason::ALL
+                        .iter()
+                        .map(|r| (r.as_str(), s.drops.get(*r)))
+                        .collect(),
                     denied: f.transport.access_control().map_or(0, |a| a.denied()),
                     subscribers: keys(&f.subscribers.by_id),
                     queryables: keys(&f.queryables.by_id),
