@@ -227,10 +227,12 @@ impl Inner {
         };
         let local = match kind {
             EntityKind::Subscriber => st
+                .own
                 .subscribers
                 .values()
                 .any(|s| decided(s.key.as_key_expr(), false)),
             EntityKind::Queryable => st
+                .own
                 .queryables
                 .values()
                 .any(|q| decided(q.key.as_key_expr(), q.complete)),
@@ -269,14 +271,14 @@ impl Inner {
         kind: EntityKind,
         changed: KeyExpr<'_>,
     ) -> Vec<AggregateChange> {
-        if kind == EntityKind::Token || !st.maybe_aggregated {
+        if kind == EntityKind::Token || !st.routing.maybe_aggregated {
             return Vec::new();
         }
         let wanted = match kind {
             EntityKind::Subscriber => InterestOptions::SUBSCRIBERS,
             _ => InterestOptions::QUERYABLES,
         };
-        st.maybe_aggregated = st
+        st.routing.maybe_aggregated = st
             .faces
             .values()
             .any(|f| f.their_interests.values().any(|i| i.aggregate.is_some()));

@@ -1,4 +1,4 @@
-//! What connected nodes declared of one kind (subscribers, or queryables): per face, by
+//! What connected nodes declared of one kind (subscribers, queryables, tokens): per face, by
 //! entity id, and for all faces together in one index by key expression, so that the
 //! faces a message or a query goes to are found without visiting every face.
 //!
@@ -40,6 +40,8 @@ pub(crate) struct Declared {
     pub(crate) subscribers: DeclaredIndex,
     /// The faces' queryables.
     pub(crate) queryables: DeclaredIndex,
+    /// The faces' liveliness tokens.
+    pub(crate) tokens: DeclaredIndex,
 }
 
 /// Every face's declarations of one kind, by key expression: for each key, the faces that
@@ -116,6 +118,17 @@ impl DeclaredIndex {
         faces.sort_unstable();
         faces.dedup();
         faces
+    }
+
+    /// Every key declared that intersects `key`, once per declaration (a key two faces
+    /// declared, or one face twice, comes as many times).
+    pub(crate) fn declarations_intersecting(&self, key: KeyExpr<'_>) -> Vec<String> {
+        let mut keys = Vec::new();
+        self.index.for_each_intersecting(key, |declared, by| {
+            let count: u32 = by.iter().map(|(_, n)| n).sum();
+            keys.extend((0..count).map(|_| declared.as_str().to_string()));
+        });
+        keys
     }
 
     /// Number of distinct key expressions declared.
@@ -221,6 +234,22 @@ mod tests {
         assert!(found(&index, "k").is_empty());
         assert_eq!(found(&index, "other"), [zid(1)]);
         assert_eq!(a.keys().count(), 1);
+    }
+
+    #[test]
+    fn declarations_are_listed_once_per_declaration() {
+        let mut index = DeclaredIndex::default();
+        let (mut a, mut b) = (FaceDeclarations::default(), FaceDeclarations::default());
+        index.declare(zid(1), &mut a, Some(1), key("lv/a"));
+        index.declare(zid(2), &mut b, Some(1), key("lv/a"));
+        index.declare(zid(2), &mut b, Some(2), key("lv/b/c"));
+        index.declare(zid(2), &mut b, Some(3), key("other"));
+        let mut found = index.declarations_intersecting(KeyExpr::new("lv/**").unwrap());
+        found.sort();
+        assert_eq!(found, ["lv/a", "lv/a", "lv/b/c"]);
+        index.forget_face(zid(1), &mut a);
+        let found = index.declarations_intersecting(KeyExpr::new("lv/a").unwrap());
+        assert_eq!(found, ["lv/a"]);
     }
 
     #[test]

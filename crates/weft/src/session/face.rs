@@ -51,8 +51,8 @@ pub(crate) struct Face {
     pub(crate) queryables: FaceDeclarations,
     /// The queryables among `queryables` that declared themselves complete.
     pub(crate) complete_queryables: HashSet<u32>,
-    /// Liveliness tokens the node declared.
-    pub(crate) tokens: HashMap<u32, OwnedKeyExpr>,
+    /// Liveliness tokens the node declared (as `subscribers`).
+    pub(crate) tokens: FaceDeclarations,
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
     /// between peers).
     pub(crate) initial_declarations_done: bool,
@@ -82,7 +82,7 @@ impl Face {
             subscribers: FaceDeclarations::default(),
             queryables: FaceDeclarations::default(),
             complete_queryables: HashSet::new(),
-            tokens: HashMap::new(),
+            tokens: FaceDeclarations::default(),
             initial_declarations_done: false,
             gossip_heard: false,
             our_interests: HashMap::new(),
@@ -106,6 +106,7 @@ impl Face {
         });
         let tokens = self
             .tokens
+            .by_id
             .iter()
             .map(|(i, k)| (EntityKind::Token, *i, k.clone(), false));
         subscribers.chain(queryables).chain(tokens).collect()

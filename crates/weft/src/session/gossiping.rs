@@ -57,10 +57,14 @@ impl Inner {
         let locators = self.own_locators();
         let body = {
             let mut st = self.lock();
-            let Some(list) = st.gossip.link_up(t.peer_zid(), t.peer_whatami(), &locators) else {
+            let Some(list) = st
+                .routing
+                .gossip
+                .link_up(t.peer_zid(), t.peer_whatami(), &locators)
+            else {
                 return;
             };
-            st.gossip.encode(&list)
+            st.routing.gossip.encode(&list)
         };
         send_gossip(t, body);
     }
@@ -68,7 +72,7 @@ impl Inner {
     /// The face of `zid` went away.
     pub(crate) fn gossip_link_down(&self, zid: ZenohId, whatami: WhatAmI) {
         if self.gossips_with(whatami) {
-            self.lock().gossip.link_down(zid);
+            self.lock().routing.gossip.link_down(zid);
         }
     }
 
@@ -105,7 +109,7 @@ impl Inner {
         );
         let (sends, connect) = {
             let mut st = self.lock();
-            let outcome = st.gossip.apply(from.peer_zid(), &list);
+            let outcome = st.routing.gossip.apply(from.peer_zid(), &list);
             let mut sends = Vec::new();
             for (zid, entries) in &outcome.sends {
                 if let Some(face) = st.faces.get(zid) {
@@ -115,7 +119,11 @@ impl Inner {
             let sends: Vec<(Arc<dyn FaceTransport>, Vec<u8>)> = sends
                 .into_iter()
                 .filter_map(|(t, entries): (_, Vec<Entry>)| {
-                    st.gossip.encode(&entries).ok().map(|body| (t, body))
+                    st.routing
+                        .gossip
+                        .encode(&entries)
+                        .ok()
+                        .map(|body| (t, body))
                 })
                 .collect();
             (sends, outcome.connect)

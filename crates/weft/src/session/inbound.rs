@@ -155,7 +155,7 @@ impl Inner {
         Ok(if router {
             let (forward_key, forward) = Self::forward_route_in(st, key)?;
             // A router rarely has subscribers of its own (storages, admin).
-            let (key, local) = if st.subscribers.is_empty() {
+            let (key, local) = if st.own.subscribers.is_empty() {
                 (forward_key, None)
             } else {
                 let (key, local) = Self::keyed_local_route_in(st, key)?;

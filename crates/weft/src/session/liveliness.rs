@@ -57,6 +57,7 @@ impl Inner {
         let Ok(k) = KeyExpr::new(key) else { return };
         let callbacks: Vec<Callback> = self
             .lock()
+            .own
             .liveliness_subscribers
             .values()
             .filter(|s| s.key.as_key_expr().intersects(k))
@@ -71,14 +72,15 @@ impl Inner {
     pub(crate) fn declare_token(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
         let stored = key.clone();
         let id = self.declare_own(EntityKind::Token, &key, false, |st, id| {
-            st.tokens.insert(id, stored);
+            st.own.tokens.insert(id, stored);
         })?;
         self.notify_token(key.as_str(), SampleKind::Put);
         Ok(id)
     }
 
     pub(crate) fn undeclare_token(&self, id: u32) {
-        if let Some(key) = self.undeclare_own(EntityKind::Token, id, |st| st.tokens.remove(&id)) {
+        if let Some(key) = self.undeclare_own(EntityKind::Token, id, |st| st.own.tokens.remove(&id))
+        {
             self.notify_token(key.as_str(), SampleKind::Delete);
         }
     }
@@ -86,6 +88,7 @@ impl Inner {
     /// Our tokens, as declarations to send a new face.
     pub(crate) fn token_declarations(&self) -> Vec<(u32, String)> {
         self.lock()
+            .own
             .tokens
             .iter()
             .map(|(id, k)| (*id, k.to_string()))
@@ -104,7 +107,7 @@ impl Inner {
         let (id, targets, known) = {
             let mut st = self.lock();
             let id = Self::next_id(&mut st);
-            st.liveliness_subscribers.insert(
+            st.own.liveliness_subscribers.insert(
                 id,
                 LivelinessSubscriber {
                     key: key.clone(),
@@ -121,7 +124,8 @@ impl Inner {
             let known: Vec<String> = if history && !client {
                 self.known_tokens(&st, key.as_key_expr())
             } else if history {
-                st.tokens
+                st.own
+                    .tokens
                     .values()
                     .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
                     .map(ToString::to_string)
@@ -149,7 +153,7 @@ impl Inner {
     pub(crate) fn undeclare_liveliness_subscriber(&self, id: u32) {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
-            if st.liveliness_subscribers.remove(&id).is_none() {
+            if st.own.liveliness_subscribers.remove(&id).is_none() {
                 return;
             }
             if self.config.mode == WhatAmI::Client {
@@ -166,15 +170,18 @@ impl Inner {
         }
     }
 
-    /// Tokens alive on every face and in this session, intersecting `key`.
+    /// Tokens alive on every face and in this session, intersecting `key` (the faces'
+    /// found in their index, not face by face).
     fn known_tokens(&self, st: &super::State, key: KeyExpr<'_>) -> Vec<String> {
-        st.faces
-            .values()
-            .flat_map(|f| f.tokens.values())
-            .chain(st.tokens.values())
-            .filter(|k| k.as_key_expr().intersects(key))
-            .map(ToString::to_string)
-            .collect()
+        let mut known = st.declared.tokens.declarations_intersecting(key);
+        known.extend(
+            st.own
+                .tokens
+                .values()
+                .filter(|k| k.as_key_expr().intersects(key))
+                .map(ToString::to_string),
+        );
+        known
     }
 
     /// Lists the tokens alive now on keys intersecting `key`.
@@ -201,13 +208,14 @@ impl Inner {
             let mut st = self.lock();
             let id = Self::next_id(&mut st);
             for k in st
+                .own
                 .tokens
                 .values()
                 .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
             {
                 sink.deliver(reply(k.as_str()));
             }
-            st.liveliness_gets.insert(
+            st.queries.liveliness_gets.insert(
                 id,
                 PendingLivelinessGet {
                     key: key.clone(),
@@ -240,7 +248,7 @@ impl Inner {
     ) {
         let answered_get = {
             let mut st = self.lock();
-            match interest.and_then(|i| st.liveliness_gets.get_mut(&i)) {
+            match interest.and_then(|i| st.queries.liveliness_gets.get_mut(&i)) {
                 Some(g) => {
                     if g.key.as_key_expr().intersects(key.as_key_expr()) {
                         g.sink.deliver(Reply {
@@ -251,8 +259,14 @@ impl Inner {
                     true
                 }
                 None => {
+                    let st = &mut *st;
                     if let Some(face) = st.faces.get_mut(&face_zid) {
-                        face.tokens.insert(id, key.clone());
+                        st.declared.tokens.declare(
+                            face_zid,
+                            &mut face.tokens,
+                            Some(id),
+                            key.clone(),
+                        );
                     }
                     false
                 }
@@ -276,10 +290,15 @@ impl Inner {
     pub(crate) fn on_remote_token_gone(&self, face_zid: ZenohId, id: u32, key: Option<String>) {
         let key = {
             let mut st = self.lock();
+            let st = &mut *st;
             let Some(face) = st.faces.get_mut(&face_zid) else {
                 return;
             };
-            match face.tokens.remove(&id) {
+            match st
+                .declared
+                .tokens
+                .undeclare_id(face_zid, &mut face.tokens, id)
+            {
                 Some(k) => Some(k.to_string()),
                 None => key.filter(|k| !k.is_empty()),
             }
@@ -301,7 +320,11 @@ impl Inner {
 
     /// A DeclareFinal for one of our liveliness gets ends it.
     pub(crate) fn finish_liveliness_get(&self, interest: u32) -> bool {
-        self.lock().liveliness_gets.remove(&interest).is_some()
+        self.lock()
+            .queries
+            .liveliness_gets
+            .remove(&interest)
+            .is_some()
     }
 
     /// A face closed: its tokens disappear.

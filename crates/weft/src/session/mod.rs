@@ -20,6 +20,7 @@ mod routes;
 mod runtime;
 #[cfg(test)]
 mod scenario;
+mod state;
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -241,30 +242,20 @@ struct LocalSubscriber {
 /// Mutable state of a session, behind one lock.
 pub(crate) struct State {
     next_id: u32,
-    subscribers: HashMap<u32, LocalSubscriber>,
-    publishers: HashMap<u32, OwnedKeyExpr>,
-    queryables: HashMap<u32, query::LocalQueryable>,
-    gets: HashMap<u32, query::PendingGet>,
-    tokens: HashMap<u32, OwnedKeyExpr>,
-    liveliness_subscribers: HashMap<u32, liveliness::LivelinessSubscriber>,
-    liveliness_gets: HashMap<u32, liveliness::PendingLivelinessGet>,
-    routed_ids: HashMap<(ZenohId, router::EntityKind, u32), u32>,
-    forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
-    fanout: HashMap<(ZenohId, u32), usize>,
-    drops: HashMap<String, u64>,
-    /// Router mode: the graph of the router mesh and its spanning tree.
-    mesh: mesh::Mesh,
-    /// Gossip scouting: what this node heard of others and tells its neighbours.
-    gossip: gossip::Gossip,
-    /// Routes already computed, by key (see `routes`).
-    routes: routes::RouteCache,
+    /// This session's own entities.
+    own: state::Own,
+    /// The connected nodes.
     faces: FastMap<ZenohId, Face>,
     /// What the faces declared, by key expression (kept with each face's own tables).
     declared: declared::Declared,
-    /// Some face may hold an interest with the `aggregate` option (set when one is
-    /// recorded; cleared by [`Inner::aggregate_updates`] when it finds none): while false,
-    /// declarations skip the walk over every face's interests.
-    maybe_aggregated: bool,
+    /// Queries under way: this session's gets, and the queries a router forwards.
+    queries: state::Queries,
+    /// Routes already computed, by key (see `routes`).
+    routes: routes::RouteCache,
+    /// What a router keeps to route for others: its mesh, gossip, re-declared ids.
+    routing: state::Routing,
+    /// This session's own messages dropped, by key.
+    drops: HashMap<String, u64>,
 }
 
 /// The first sequence number of this router's link-state announcements: milliseconds of
@@ -416,23 +407,18 @@ impl Session {
             config,
             state: Mutex::new(State {
                 next_id: 0,
-                subscribers: HashMap::new(),
-                publishers: HashMap::new(),
-                queryables: HashMap::new(),
-                gets: HashMap::new(),
-                tokens: HashMap::new(),
-                liveliness_subscribers: HashMap::new(),
-                liveliness_gets: HashMap::new(),
-                routed_ids: HashMap::new(),
-                forwarded: HashMap::new(),
-                fanout: HashMap::new(),
-                drops: HashMap::new(),
-                mesh: mesh::Mesh::new(zid, mesh_first_sn()),
-                gossip,
-                routes: routes::RouteCache::new(route_epoch.clone()),
+                own: state::Own::default(),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
-                maybe_aggregated: false,
+                queries: state::Queries::default(),
+                routes: routes::RouteCache::new(route_epoch.clone()),
+                routing: state::Routing {
+                    routed_ids: HashMap::new(),
+                    mesh: mesh::Mesh::new(zid, mesh_first_sn()),
+                    gossip,
+                    maybe_aggregated: false,
+                },
+                drops: HashMap::new(),
             }),
             route_epoch,
             changed: Condvar::new(),
@@ -652,7 +638,7 @@ impl Session {
                     denied: f.transport.access_control().map_or(0, |a| a.denied()),
                     subscribers: keys(&f.subscribers.by_id),
                     queryables: keys(&f.queryables.by_id),
-                    tokens: keys(&f.tokens),
+                    tokens: keys(&f.tokens.by_id),
                     publishers: interests(f, InterestOptions::SUBSCRIBERS),
                     queriers: interests(f, InterestOptions::QUERYABLES),
                     local_link: f
@@ -672,11 +658,19 @@ impl Session {
             })
             .collect();
         faces.sort_by_key(|f| f.zid);
-        let mut subscribers: Vec<String> =
-            st.subscribers.values().map(|s| s.key.to_string()).collect();
+        let mut subscribers: Vec<String> = st
+            .own
+            .subscribers
+            .values()
+            .map(|s| s.key.to_string())
+            .collect();
         subscribers.sort();
-        let mut queryables: Vec<String> =
-            st.queryables.values().map(|q| q.key.to_string()).collect();
+        let mut queryables: Vec<String> = st
+            .own
+            .queryables
+            .values()
+            .map(|q| q.key.to_string())
+            .collect();
         queryables.sort();
         AdminInfo {
             zid: self.inner.zid,
@@ -685,12 +679,12 @@ impl Session {
             faces,
             subscribers,
             queryables,
-            tokens: keys(&st.tokens),
-            publishers: keys(&st.publishers),
+            tokens: keys(&st.own.tokens),
+            publishers: keys(&st.own.publishers),
             mesh: (self.inner.config.mode == WhatAmI::Router).then(|| MeshInfo {
-                routers: st.mesh.routers(),
-                links: st.mesh.confirmed_links(),
-                next_hops: st.mesh.next_hops().into_iter().collect(),
+                routers: st.routing.mesh.routers(),
+                links: st.routing.mesh.confirmed_links(),
+                next_hops: st.routing.mesh.next_hops().into_iter().collect(),
             }),
         }
     }

@@ -125,6 +125,7 @@ impl Inner {
         }
         let k = KeyExpr::new(key)?;
         let route: Arc<[Callback]> = st
+            .own
             .subscribers
             .values()
             .filter(|s| s.key.as_key_expr().intersects(k))
@@ -289,13 +290,15 @@ impl Inner {
         callback: Callback,
     ) -> Result<u32, SessionError> {
         self.declare_own(EntityKind::Subscriber, &key.clone(), false, |st, id| {
-            st.subscribers.insert(id, LocalSubscriber { key, callback });
+            st.own
+                .subscribers
+                .insert(id, LocalSubscriber { key, callback });
         })
     }
 
     pub(crate) fn undeclare_subscriber(&self, id: u32) {
         self.undeclare_own(EntityKind::Subscriber, id, |st| {
-            st.subscribers.remove(&id).map(|s| s.key)
+            st.own.subscribers.remove(&id).map(|s| s.key)
         });
     }
 
@@ -307,7 +310,7 @@ impl Inner {
             let mut st = self.lock();
             st.routes_changed();
             let id = Self::next_id(&mut st);
-            st.publishers.insert(id, key.clone());
+            st.own.publishers.insert(id, key.clone());
             let mut targets = Vec::new();
             if self.config.mode == WhatAmI::Client {
                 for f in st.faces.values_mut() {
@@ -328,7 +331,7 @@ impl Inner {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             st.routes_changed();
-            if st.publishers.remove(&id).is_none() {
+            if st.own.publishers.remove(&id).is_none() {
                 return;
             }
             st.faces
@@ -352,11 +355,13 @@ impl Inner {
             let mut st = self.lock();
             st.routes_changed();
             let subs: Vec<(u32, String)> = st
+                .own
                 .subscribers
                 .iter()
                 .map(|(id, s)| (*id, s.key.to_string()))
                 .collect();
             let pubs: Vec<(u32, OwnedKeyExpr)> = st
+                .own
                 .publishers
                 .iter()
                 .map(|(id, k)| (*id, k.clone()))
@@ -400,6 +405,7 @@ impl Inner {
         if self.config.mode == WhatAmI::Client {
             let subs: Vec<(u32, String)> = self
                 .lock()
+                .own
                 .liveliness_subscribers
                 .iter()
                 .map(|(id, s)| (*id, s.key.to_string()))
@@ -472,7 +478,8 @@ impl Inner {
             if current {
                 if individually(InterestOptions::SUBSCRIBERS) {
                     found.extend(
-                        st.subscribers
+                        st.own
+                            .subscribers
                             .iter()
                             .filter(|(_, s)| intersects(&s.key))
                             .map(|(id, s)| {
@@ -487,7 +494,8 @@ impl Inner {
                 }
                 if individually(InterestOptions::QUERYABLES) {
                     found.extend(
-                        st.queryables
+                        st.own
+                            .queryables
                             .iter()
                             .filter(|(_, q)| intersects(&q.key))
                             .map(|(id, q)| {
@@ -498,7 +506,8 @@ impl Inner {
                 }
                 if individually(InterestOptions::TOKENS) {
                     found.extend(
-                        st.tokens
+                        st.own
+                            .tokens
                             .iter()
                             .filter(|(_, k)| intersects(k))
                             .map(|(id, k)| {
@@ -535,7 +544,7 @@ impl Inner {
                 }
             }
             if future {
-                st.maybe_aggregated |= aggregate.is_some();
+                st.routing.maybe_aggregated |= aggregate.is_some();
                 if let Some(face) = st.faces.get_mut(&t.peer_zid()) {
                     face.their_interests.insert(
                         interest,

@@ -288,13 +288,13 @@ impl Inner {
                 .map(|f| f.transport.clone())
                 .collect();
             let locals =
-                self.matching_queryables(&st.queryables, key.as_key_expr(), options.target);
+                self.matching_queryables(&st.own.queryables, key.as_key_expr(), options.target);
             let mut waiting: HashSet<Option<ZenohId>> =
                 targets.iter().map(|t| Some(t.peer_zid())).collect();
             if !locals.is_empty() {
                 waiting.insert(None);
             }
-            st.gets.insert(
+            st.queries.gets.insert(
                 qid,
                 PendingGet {
                     key: key.clone(),
@@ -379,7 +379,7 @@ impl Inner {
 
     /// One target (a face, or `None` for this session's queryables) finished a `get`.
     pub(crate) fn target_done(&self, qid: u32, target: Option<ZenohId>) {
-        if let Some(g) = self.lock().gets.get_mut(&qid) {
+        if let Some(g) = self.lock().queries.gets.get_mut(&qid) {
             g.waiting.remove(&target);
         }
         self.check_done(qid);
@@ -388,6 +388,7 @@ impl Inner {
     fn check_done(&self, qid: u32) {
         let done = self
             .lock()
+            .queries
             .gets
             .get(&qid)
             .is_some_and(|g| g.waiting.is_empty());
@@ -397,7 +398,7 @@ impl Inner {
     }
 
     pub(crate) fn finish_get(&self, qid: u32) {
-        let pending = self.lock().gets.remove(&qid);
+        let pending = self.lock().queries.gets.remove(&qid);
         if let Some(g) = pending {
             g.finish();
         }
@@ -407,6 +408,7 @@ impl Inner {
     pub(crate) fn forget_face_in_gets(&self, zid: ZenohId) {
         let qids: Vec<u32> = self
             .lock()
+            .queries
             .gets
             .iter()
             .filter(|(_, g)| g.waiting.contains(&Some(zid)))
@@ -420,7 +422,7 @@ impl Inner {
     /// Delivers a reply to a pending `get`.
     fn deliver_reply(&self, qid: u32, reply: Reply) {
         let mut st = self.lock();
-        let Some(g) = st.gets.get_mut(&qid) else {
+        let Some(g) = st.queries.gets.get_mut(&qid) else {
             return;
         };
         if let Ok(s) = &reply.result {
@@ -463,7 +465,7 @@ impl Inner {
         let locals = match &key {
             Some(k) => {
                 let st = self.lock();
-                self.matching_queryables(&st.queryables, k.as_key_expr(), r.target)
+                self.matching_queryables(&st.own.queryables, k.as_key_expr(), r.target)
             }
             None => Vec::new(),
         };
@@ -644,19 +646,20 @@ impl Inner {
                 complete,
                 callback,
             };
-            st.queryables.insert(id, queryable);
+            st.own.queryables.insert(id, queryable);
         })
     }
 
     pub(crate) fn undeclare_queryable(&self, id: u32) {
         self.undeclare_own(EntityKind::Queryable, id, |st| {
-            st.queryables.remove(&id).map(|q| q.key)
+            st.own.queryables.remove(&id).map(|q| q.key)
         });
     }
 
     /// Our queryables, as declarations to send a new face.
     pub(crate) fn queryable_declarations(&self) -> Vec<(u32, String, bool)> {
         self.lock()
+            .own
             .queryables
             .iter()
             .map(|(id, q)| (*id, q.key.to_string(), q.complete))

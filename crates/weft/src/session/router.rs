@@ -62,7 +62,7 @@ impl Inner {
                 .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
                 .map(|f| f.transport.clone())
                 .collect();
-            (routers, st.mesh.announcement())
+            (routers, st.routing.mesh.announcement())
         };
         if routers.is_empty() {
             return;
@@ -98,7 +98,7 @@ impl Inner {
                 return;
             }
         };
-        let changed = self.lock().mesh.apply(from.peer_zid(), &list);
+        let changed = self.lock().routing.mesh.apply(from.peer_zid(), &list);
         if changed {
             self.update_tree();
             self.send_link_state();
@@ -114,7 +114,7 @@ impl Inner {
         type Entities = Vec<(EntityKind, u32, OwnedKeyExpr, bool)>;
         let (joined, left) = {
             let mut st = self.lock();
-            let tree = st.mesh.tree_neighbours();
+            let tree = st.routing.mesh.tree_neighbours();
             let mut joined: Vec<(ZenohId, Entities)> = Vec::new();
             let mut left: Vec<(ZenohId, Entities)> = Vec::new();
             for (zid, face) in &mut st.faces {
@@ -222,11 +222,11 @@ impl Inner {
         kind: EntityKind,
         entity: u32,
     ) -> u32 {
-        if let Some(id) = st.routed_ids.get(&(face, kind, entity)) {
+        if let Some(id) = st.routing.routed_ids.get(&(face, kind, entity)) {
             return *id;
         }
         let id = Self::next_id(st);
-        st.routed_ids.insert((face, kind, entity), id);
+        st.routing.routed_ids.insert((face, kind, entity), id);
         id
     }
 
@@ -287,7 +287,7 @@ impl Inner {
     ) {
         let (id, announcement) = {
             let mut st = self.lock();
-            let Some(id) = st.routed_ids.remove(&(from, kind, entity)) else {
+            let Some(id) = st.routing.routed_ids.remove(&(from, kind, entity)) else {
                 return;
             };
             let announcement = self
@@ -330,7 +330,7 @@ impl Inner {
                 }
             }
             if options.contains(InterestOptions::TOKENS) {
-                for (e, k) in face.tokens.iter().filter(|(_, k)| matches(k)) {
+                for (e, k) in face.tokens.by_id.iter().filter(|(_, k)| matches(k)) {
                     found.push((*zid, EntityKind::Token, *e, k.to_string(), false));
                 }
             }
@@ -374,17 +374,20 @@ impl Inner {
             }
             // Every target is registered before any is sent to, so that an early answer
             // cannot end the query while others are still to come.
-            st.fanout.insert((from.peer_zid(), r.id), total);
+            st.queries.fanout.insert((from.peer_zid(), r.id), total);
             let mut sends = Vec::with_capacity(targets.len());
             for t in targets {
                 let rid = Self::next_id(&mut st);
-                st.forwarded
+                st.queries
+                    .forwarded
                     .insert((t.peer_zid(), rid), forwarded(&requester));
                 sends.push((t, rid));
             }
             let local_rid = with_local.then(|| {
                 let rid = Self::next_id(&mut st);
-                st.forwarded.insert((self.zid, rid), forwarded(&requester));
+                st.queries
+                    .forwarded
+                    .insert((self.zid, rid), forwarded(&requester));
                 rid
             });
             (sends, local_rid)
@@ -420,7 +423,8 @@ impl Inner {
     ) -> bool {
         let target = {
             let st = self.lock();
-            st.forwarded
+            st.queries
+                .forwarded
                 .get(&(from.peer_zid(), r.request_id))
                 .map(|f| (f.requester.clone(), f.request_id))
         };
@@ -445,16 +449,16 @@ impl Inner {
     pub(crate) fn forwarded_done(&self, face: ZenohId, rid: u32) -> bool {
         let finished = {
             let mut st = self.lock();
-            let Some(f) = st.forwarded.remove(&(face, rid)) else {
+            let Some(f) = st.queries.forwarded.remove(&(face, rid)) else {
                 return false;
             };
             let key = (f.requester.peer_zid(), f.request_id);
-            let left = st.fanout.get_mut(&key).map(|n| {
+            let left = st.queries.fanout.get_mut(&key).map(|n| {
                 *n -= 1;
                 *n
             });
             if left == Some(0) {
-                st.fanout.remove(&key);
+                st.queries.fanout.remove(&key);
                 Some(f)
             } else {
                 None
@@ -482,6 +486,7 @@ impl Inner {
     ) {
         let pending: Vec<u32> = self
             .lock()
+            .queries
             .forwarded
             .keys()
             .filter(|(f, _)| *f == zid)
@@ -493,8 +498,10 @@ impl Inner {
         // Requests that face had sent are abandoned.
         {
             let mut st = self.lock();
-            st.forwarded.retain(|_, f| f.requester.peer_zid() != zid);
-            st.fanout.retain(|(r, _), _| *r != zid);
+            st.queries
+                .forwarded
+                .retain(|_, f| f.requester.peer_zid() != zid);
+            st.queries.fanout.retain(|(r, _), _| *r != zid);
         }
         for (kind, entity, key, _) in entities {
             self.withdraw(zid, Some(role), kind, entity, &key);

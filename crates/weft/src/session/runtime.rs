@@ -153,7 +153,7 @@ impl Inner {
             if meshed {
                 // Off the tree until the mesh's link states place it.
                 face.on_tree = false;
-                st.mesh.link_up(t.peer_zid());
+                st.routing.mesh.link_up(t.peer_zid());
             }
             if let Some(old) = st.faces.get_mut(&t.peer_zid()) {
                 face.reconnect = old.reconnect.take();
@@ -237,10 +237,11 @@ impl Inner {
                 let declared = &mut st.declared;
                 declared.subscribers.forget_face(zid, &mut face.subscribers);
                 declared.queryables.forget_face(zid, &mut face.queryables);
-                tokens = face.tokens;
+                tokens = face.tokens.by_id.clone();
+                declared.tokens.forget_face(zid, &mut face.tokens);
             }
             if self.is_router() && t.peer_whatami() == WhatAmI::Router {
-                st.mesh.link_down(t.peer_zid());
+                st.routing.mesh.link_down(t.peer_zid());
             }
         }
         drop(st);

@@ -127,12 +127,12 @@ fn declaration_churn_leaves_nothing_behind() {
     assert_eq!(st.declared.subscribers.keys(), 0);
     assert_eq!(st.declared.queryables.keys(), 0);
     assert!(
-        st.routed_ids.is_empty(),
+        st.routing.routed_ids.is_empty(),
         "{} routed ids kept",
-        st.routed_ids.len()
+        st.routing.routed_ids.len()
     );
-    assert!(st.forwarded.is_empty());
-    assert!(st.fanout.is_empty());
+    assert!(st.queries.forwarded.is_empty());
+    assert!(st.queries.fanout.is_empty());
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn a_queryable_that_leaves_mid_query_ends_its_share() {
         ]
     );
     let st = router.inner().lock();
-    assert!(st.forwarded.is_empty() && st.fanout.is_empty());
+    assert!(st.queries.forwarded.is_empty() && st.queries.fanout.is_empty());
 }
 
 /// What Zenoh-Pico's publisher does: an aggregated subscriber interest on its own key.

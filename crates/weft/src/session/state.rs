@@ -1,0 +1,53 @@
+//! The parts of the session's state, one job each, all behind the session's one lock
+//! (`State` in `mod.rs`): this session's own entities, the queries under way, and what a
+//! router keeps to route for others. The faces, what they declared and the route caches
+//! have their own modules (`face`, `declared`, `routes`).
+
+use std::collections::HashMap;
+
+use weft_keyexpr::OwnedKeyExpr;
+use weft_proto::core::ZenohId;
+
+use super::{gossip, liveliness, mesh, query, router, LocalSubscriber};
+
+/// This session's own entities, by id.
+#[derive(Default)]
+pub(crate) struct Own {
+    /// Its subscribers.
+    pub(crate) subscribers: HashMap<u32, LocalSubscriber>,
+    /// Its publishers' keys.
+    pub(crate) publishers: HashMap<u32, OwnedKeyExpr>,
+    /// Its queryables.
+    pub(crate) queryables: HashMap<u32, query::LocalQueryable>,
+    /// Its liveliness tokens' keys.
+    pub(crate) tokens: HashMap<u32, OwnedKeyExpr>,
+    /// Its liveliness subscribers.
+    pub(crate) liveliness_subscribers: HashMap<u32, liveliness::LivelinessSubscriber>,
+}
+
+/// Queries under way.
+#[derive(Default)]
+pub(crate) struct Queries {
+    /// This session's gets, by request id.
+    pub(crate) gets: HashMap<u32, query::PendingGet>,
+    /// This session's liveliness gets, by interest id.
+    pub(crate) liveliness_gets: HashMap<u32, liveliness::PendingLivelinessGet>,
+    /// Router mode: the queries it forwarded, by (requester, request id).
+    pub(crate) forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
+    /// Router mode: how many faces a forwarded query still waits for.
+    pub(crate) fanout: HashMap<(ZenohId, u32), usize>,
+}
+
+/// What a router keeps to route for others.
+pub(crate) struct Routing {
+    /// The ids under which it re-declares its faces' entities, by (face, kind, face's id).
+    pub(crate) routed_ids: HashMap<(ZenohId, router::EntityKind, u32), u32>,
+    /// The graph of the router mesh and its spanning tree.
+    pub(crate) mesh: mesh::Mesh,
+    /// Gossip scouting: what this node heard of others and tells its neighbours.
+    pub(crate) gossip: gossip::Gossip,
+    /// Some face may hold an interest with the `aggregate` option (set when one is
+    /// recorded; cleared when none is found): while false, declarations skip the walk over
+    /// every face's interests.
+    pub(crate) maybe_aggregated: bool,
+}
