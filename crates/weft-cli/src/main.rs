@@ -66,6 +66,11 @@ enum Command {
     ///
     /// Example: weft scout --what 'router|peer' --timeout 2000 --json
     Scout(cmd::scout::ScoutArgs),
+    /// How the router(s) would route a put on a key: every connected node, whether it
+    /// would receive it and why not (no matching subscription, not on the router tree,
+    /// peers not routed to each other, access control, link down), with the congestion
+    /// drops so far.
+    Explain(cmd::explain::ExplainArgs),
     /// Print the rate of the samples on a key expression every second (as `ros2 topic
     /// hz`): samples per second and the spacing of their arrivals over the last --window.
     Hz(cmd::rates::RatesArgs),
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
         Command::Sub(a) => cmd::pubsub::sub(a),
         Command::Get(a) => cmd::query::get(a),
         Command::Queryable(a) => cmd::query::queryable(a),
+        Command::Explain(a) => cmd::explain::run(a),
         Command::Hz(a) => cmd::rates::run(a, cmd::rates::Report::Hz),
         Command::Bw(a) => cmd::rates::run(a, cmd::rates::Report::Bw),
         Command::Record(a) => cmd::record::record(a),

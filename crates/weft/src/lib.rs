@@ -34,8 +34,8 @@ pub use api::{
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
-    open, AdminInfo, FaceInfo, LinkStats, LivelinessSubscriber, LivelinessToken, MeshInfo,
-    OpenError, PriorityLinkInfo, Session, SessionError,
+    open, AdminInfo, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber, LivelinessToken,
+    MeshInfo, OpenError, PriorityLinkInfo, RouteExplanation, Session, SessionError,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

@@ -32,6 +32,11 @@ fn weft_peers_query_each_other_and_themselves() {
     let _qa = a
         .declare_queryable("demo/q/**", false, answer_with_key_and_params)
         .unwrap();
+    let _qe = a
+        .declare_queryable("wild/**", false, |q| {
+            q.reply_err(b"not here", "text/plain").unwrap();
+        })
+        .unwrap();
     let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
     let started = Instant::now();
     let replies = collect(b.get("demo/q/x?p=1", &GetOptions::default()).unwrap());
@@ -51,6 +56,11 @@ fn weft_peers_query_each_other_and_themselves() {
         (err.payload.as_slice(), err.encoding.as_str()),
         (&b"oops"[..], "text/plain")
     );
+
+    // An error answers a query on a wildcard key expression too (it names no key).
+    let replies = collect(b.get("wild/*?x=1", &GetOptions::default()).unwrap());
+    assert_eq!(replies.len(), 1);
+    assert_eq!(replies[0].result.as_ref().unwrap_err().payload, b"not here");
 
     // A local queryable answers its own session's get, and no queryable means no reply.
     let _qb = b

@@ -24,6 +24,8 @@ use serde_json::{json, Value};
 use weft::{AdminInfo, FaceInfo, PutOptions, Query, Queryable, Session, SessionError, WhatAmI};
 use weft_keyexpr::KeyExpr;
 
+use crate::metrics::parameter;
+
 /// The cost Zenoh gives a link between routers when no weight is configured: every weft
 /// link costs the same (the tree is breadth-first), which is what this weight means.
 const DEFAULT_LINK_WEIGHT: u16 = 100;
@@ -296,6 +298,10 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     let Ok(asked) = KeyExpr::new(q.key_expr()) else {
         return;
     };
+    if let Some(key) = explained_key(q.key_expr(), &session.zid().to_string()) {
+        answer_explain(session, q, base, key);
+        return;
+    }
     let wanted = |key: &str| KeyExpr::new(key).is_ok_and(|k| k.intersects(asked));
     let info = session.admin();
     let json_options = PutOptions {
@@ -360,6 +366,74 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     }
 }
 
+/// Answers `@/<zid>/router/explain/<key>[?from=<zid>]`: how a put on the concrete `key`
+/// would be routed (see [`explanation_json`]). Wildcard keys are not explained (there is
+/// no one route to tell): nothing is answered for them, nor for an unknown `from`.
+fn answer_explain(session: &Session, q: &Query, base: &str, key: &str) {
+    let from = match parameter(q.parameters(), "from") {
+        Some(zid) => match zid.parse::<weft::ZenohId>() {
+            Ok(zid) => Some(zid),
+            Err(_) => {
+                let _ = q.reply_err(
+                    format!("from={zid}: not a ZenohID").as_bytes(),
+                    "text/plain",
+                );
+                return;
+            }
+        },
+        None => None,
+    };
+    match session.explain_put(key, from) {
+        Ok(explanation) => {
+            let options = PutOptions {
+                encoding: "application/json".into(),
+                ..PutOptions::default()
+            };
+            let body = explanation_json(&explanation).to_string();
+            let _ = q.reply(&format!("{base}/explain/{key}"), body.as_bytes(), &options);
+        }
+        Err(e) => {
+            let _ = q.reply_err(e.to_string().as_bytes(), "text/plain");
+        }
+    }
+}
+
+/// The key a query asks a route explanation for: `@/<zid or *>/router/explain/<key>`,
+/// `<key>` concrete.
+fn explained_key<'q>(asked: &'q str, zid: &str) -> Option<&'q str> {
+    let rest = asked.strip_prefix("@/")?;
+    let (node, rest) = rest.split_once('/')?;
+    let key = rest.strip_prefix("router/explain/")?;
+    let concrete = !key.split('/').any(|c| c.contains('*') || c.contains('$'));
+    ((node == zid || node == "*") && concrete).then_some(key)
+}
+
+/// A route explanation as JSON: the key, where the put comes from, this router's own
+/// matching subscriptions, and per connected node whether it receives the put and why.
+pub(crate) fn explanation_json(e: &weft::RouteExplanation) -> Value {
+    let faces: Vec<Value> = e
+        .faces
+        .iter()
+        .map(|f| {
+            json!({
+                "zid": f.zid.to_string(),
+                "whatami": f.whatami.as_str(),
+                "link": f.link,
+                "receives": f.receives,
+                "matching": f.matching,
+                "why": f.why,
+                "congestion_drops": f.congestion_drops,
+            })
+        })
+        .collect();
+    json!({
+        "key": e.key,
+        "from": e.from.map(|z| z.to_string()),
+        "local": e.local,
+        "faces": faces,
+    })
+}
+
 /// Answers on the built-in plugins' keys.
 fn answer_plugins(context: &Context, base: &str, q: &Query, wanted: &dyn Fn(&str) -> bool) {
     let json_options = PutOptions {
@@ -412,6 +486,22 @@ mod tests {
 
     fn zid(v: u128) -> weft::ZenohId {
         weft::ZenohId::new(v).unwrap()
+    }
+
+    #[test]
+    fn explanations_are_asked_for_one_concrete_key_of_this_router() {
+        assert_eq!(
+            explained_key("@/ab/router/explain/demo/a", "ab"),
+            Some("demo/a")
+        );
+        assert_eq!(
+            explained_key("@/*/router/explain/demo/a", "ab"),
+            Some("demo/a")
+        );
+        assert_eq!(explained_key("@/cd/router/explain/demo/a", "ab"), None);
+        assert_eq!(explained_key("@/ab/router/explain/demo/*", "ab"), None);
+        assert_eq!(explained_key("@/ab/router/explain/**", "ab"), None);
+        assert_eq!(explained_key("@/ab/router/subscriber/x", "ab"), None);
     }
 
     #[test]

@@ -313,7 +313,7 @@ fn storage_families(storages: &[StorageMetrics]) -> Vec<Family> {
 }
 
 /// A selector parameter's value (`name=value`, separated by `;` or `&`).
-fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> {
     parameters
         .split([';', '&'])
         .filter_map(|p| p.split_once('=').or(Some((p, ""))))

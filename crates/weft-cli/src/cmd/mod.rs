@@ -3,6 +3,7 @@
 pub(crate) mod acl;
 pub(crate) mod common;
 pub(crate) mod decode;
+pub(crate) mod explain;
 pub(crate) mod liveliness;
 pub(crate) mod perf;
 pub(crate) mod pubsub;

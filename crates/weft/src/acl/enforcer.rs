@@ -50,6 +50,17 @@ impl Enforcer {
         self.denied.load(Ordering::Relaxed)
     }
 
+    /// What the policy decides for a message of kind `message` on `key` going `flow`,
+    /// and why, without counting or logging anything (to explain a route).
+    pub fn decision(
+        &self,
+        flow: Flow,
+        message: Message,
+        key: KeyExpr<'_>,
+    ) -> super::policy::Decision {
+        self.control.decide(&self.subjects, flow, message, key)
+    }
+
     /// Whether `msg` may go `flow`, its key being `key` (resolved for what is received;
     /// `None` when it has none or it does not resolve). Messages access control does not
     /// cover pass. A denial is counted, and logged once per message kind and key with

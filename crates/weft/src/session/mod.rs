@@ -6,6 +6,7 @@ mod declared;
 mod discovery;
 mod dispatch;
 mod entity;
+mod explain;
 mod face;
 mod face_transport;
 mod gossip;
@@ -21,6 +22,8 @@ mod runtime;
 #[cfg(test)]
 mod scenario;
 mod state;
+
+pub use explain::{FaceVerdict, RouteExplanation};
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -105,6 +108,9 @@ pub enum SessionError {
     /// The session is closed.
     #[error("the session is closed")]
     Closed,
+    /// No connected node has this id.
+    #[error("{0}")]
+    Unknown(String),
 }
 
 /// Traffic counters of a session's links.
@@ -595,6 +601,18 @@ impl Session {
             total.dropped += s.dropped.load(Ordering::Relaxed);
         }
         total
+    }
+
+    /// How a put on the concrete key `key` would be routed by this session, coming from
+    /// the connected node `from` (or published here): every connected node, whether it
+    /// would receive it and why (not). Nothing is sent.
+    pub fn explain_put(
+        &self,
+        key: &str,
+        from: Option<ZenohId>,
+    ) -> Result<RouteExplanation, SessionError> {
+        let key = concrete(key)?;
+        self.inner.explain_put(key.as_str(), from)
     }
 
     /// What this session is and knows: for the admin space and monitoring.

@@ -537,7 +537,11 @@ impl Inner {
         answer: Answer<'_>,
     ) -> Result<(), SessionError> {
         let owned = OwnedKeyExpr::new(key)?;
-        if owned.as_key_expr().is_wild() && !matches!(answer, Answer::ValueOnKeyExpr(..)) {
+        // A value names a concrete key; an error names the query's own key expression,
+        // wildcards and all (it answers the query, not a key).
+        if owned.as_key_expr().is_wild()
+            && !matches!(answer, Answer::ValueOnKeyExpr(..) | Answer::Error(..))
+        {
             return Err(SessionError::Wildcard(key.into()));
         }
         match origin {
