@@ -5,4 +5,5 @@ pub mod capture;
 pub mod json;
 pub mod rates;
 pub mod recording;
+pub mod top;
 pub mod trace;

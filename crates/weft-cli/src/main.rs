@@ -71,6 +71,9 @@ enum Command {
     /// peers not routed to each other, access control, link down), with the congestion
     /// drops so far.
     Explain(cmd::explain::ExplainArgs),
+    /// The busiest keys under a key expression, refreshed every second: msg/s, bytes/s,
+    /// mean size, and the publishers and subscribers the routers know.
+    Top(cmd::top::TopArgs),
     /// Print the rate of the samples on a key expression every second (as `ros2 topic
     /// hz`): samples per second and the spacing of their arrivals over the last --window.
     Hz(cmd::rates::RatesArgs),
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
         Command::Get(a) => cmd::query::get(a),
         Command::Queryable(a) => cmd::query::queryable(a),
         Command::Explain(a) => cmd::explain::run(a),
+        Command::Top(a) => cmd::top::run(a),
         Command::Hz(a) => cmd::rates::run(a, cmd::rates::Report::Hz),
         Command::Bw(a) => cmd::rates::run(a, cmd::rates::Report::Bw),
         Command::Record(a) => cmd::record::record(a),

@@ -11,3 +11,4 @@ pub(crate) mod query;
 pub(crate) mod rates;
 pub(crate) mod record;
 pub(crate) mod scout;
+pub(crate) mod top;

@@ -1,7 +1,12 @@
+//! Watching a running weftd as its users do.
+//!
 //! "Why didn't X get Y": weftd explains how a put on a key would be routed, node by node
 //! (`@/<zid>/router/explain/<key>?from=<zid>`, and `weft explain`): a matching subscriber
 //! receives it; a node without a matching subscription, the source, a peer behind another
 //! peer, and a node access control denies the put to do not, each with its reason.
+//!
+//! `weft top`: the busiest keys, their rates and the publishers and subscribers weftd
+//! knows for them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -251,5 +256,97 @@ fn weftd_explains_who_gets_a_put_and_why_not() {
     assert!(text.contains("skips     cc01"), "{text}");
     for s in [a, b, c, publisher] {
         s.close();
+    }
+}
+
+#[test]
+fn weft_top_shows_rates_publishers_and_subscribers_per_key() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let weftd = Weftd::start(free_port(), &[]);
+    let port = weftd.port;
+    // Built first: the publishers below must publish while weft top counts.
+    let weft = weft_bin();
+    // A Zenoh subscriber; weft top; then two Zenoh publishers, 50 and 20 samples a
+    // second for 12 s (the last refreshes are counted: the publishers have started).
+    let _sub = zenoh_node_at(
+        "client",
+        port,
+        &["--sub", "top/**", "--count", "100000", "--timeout", "60"],
+    );
+    let top = Command::new(weft)
+        .args([
+            "top",
+            "-m",
+            "client",
+            "-e",
+            &format!("tcp/127.0.0.1:{port}"),
+        ])
+        .args([
+            "--no-multicast-scouting",
+            "-k",
+            "top/**",
+            "--json",
+            "--count",
+            "7",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let endpoint = format!("tcp/127.0.0.1:{port}");
+    let publisher = |key: &str, size: &str, repeat: &str, interval: &str| {
+        weft_testkit::ZenohNode::launch(&[
+            "--mode",
+            "client",
+            "--connect",
+            &endpoint,
+            "--put",
+            key,
+            "--size",
+            size,
+            "--repeat",
+            repeat,
+            "--interval",
+            interval,
+        ])
+        .expect("a Zenoh publisher")
+    };
+    let _fast = publisher("top/fast", "100", "600", "0.02");
+    let _slow = publisher("top/slow", "1000", "240", "0.05");
+    let out = top.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let refreshes: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(refreshes.len(), 7);
+    // The last refreshes: both keys, the busiest first, at their rates.
+    let last = &refreshes[6]["keys"];
+    assert_eq!(last[0]["key"], "top/fast", "{last}");
+    assert_eq!(last[1]["key"], "top/slow", "{last}");
+    let rate = |row: &Value| row["msgs_per_s"].as_f64().unwrap();
+    let fast: f64 = (4..7).map(|i| rate(&refreshes[i]["keys"][0])).sum::<f64>() / 3.0;
+    assert!(
+        (40.0..=52.0).contains(&fast),
+        "{fast} msg/s where 50 were published"
+    );
+    let slow: f64 = (4..7).map(|i| rate(&refreshes[i]["keys"][1])).sum::<f64>() / 3.0;
+    assert!(
+        (16.0..=21.0).contains(&slow),
+        "{slow} msg/s where 20 were published"
+    );
+    assert_eq!(last[0]["mean_bytes"], 100.0);
+    assert_eq!(last[1]["mean_bytes"], 1000.0);
+    // One publisher each, one subscriber (weft top's own not counted).
+    for row in last.as_array().unwrap() {
+        assert_eq!(row["publishers"], 1, "{row}");
+        assert_eq!(row["subscribers"], 1, "{row}");
     }
 }
