@@ -6,7 +6,8 @@
 //! - `@/<zid>/router/{subscriber,publisher,queryable,querier,token}/<ke>`
 //!   (application/json): `{"routers":[…],"peers":[…],"clients":[…]}`, the nodes that
 //!   declared it as this router knows them.
-//! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph.
+//! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph;
+//!   `…/linkstate/south:0:peer`: the peers connected to it (nodes only, as zenohd).
 //! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
 //!   this one forwards to on the spanning tree, towards the destination.
 //! - `@/<zid>/router/metrics`: the metrics (module `metrics`), OpenMetrics text, gzipped
@@ -293,6 +294,26 @@ pub(crate) fn linkstate_dot(mesh: &weft::MeshInfo) -> String {
     out
 }
 
+/// The peers connected to this router as Graphviz, as zenohd prints its peers' graph
+/// (`linkstate/south:0:peer`): this router as node 0, then each peer; no edges (zenohd
+/// 1.10.2 shows none there either).
+pub(crate) fn peers_dot(a: &AdminInfo) -> String {
+    let mut out = format!("graph {{\n    0 [ label = \"{}\" ]\n", a.zid);
+    let mut peers: Vec<String> = a
+        .faces
+        .iter()
+        .filter(|f| f.whatami == WhatAmI::Peer)
+        .map(|f| f.zid.to_string())
+        .collect();
+    peers.sort();
+    peers.dedup();
+    for (i, zid) in peers.iter().enumerate() {
+        out.push_str(&format!("    {} [ label = \"{zid}\" ]\n", i + 1));
+    }
+    out.push_str("}\n");
+    out
+}
+
 /// Answers one query on the admin space.
 fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     let Ok(asked) = KeyExpr::new(q.key_expr()) else {
@@ -352,6 +373,14 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
             ..PutOptions::default()
         };
         let _ = q.reply(&linkstate, linkstate_dot(mesh).as_bytes(), &options);
+    }
+    let peers = format!("{base}/linkstate/south:0:peer");
+    if wanted(&peers) {
+        let options = PutOptions {
+            encoding: "text/plain".into(),
+            ..PutOptions::default()
+        };
+        let _ = q.reply(&peers, peers_dot(&info).as_bytes(), &options);
     }
     if wanted(&format!("{base}/route/successor/**")) {
         for src in &mesh.routers {

@@ -317,11 +317,8 @@ fn compare_with_zenoh(zenoh_port: u16) {
     let (weft, weft_id) = read_admin_space(weftd.port);
     let (zenoh, _) = read_admin_space(zenoh_port);
 
-    // The same keys: zenohd's `linkstate/south:0:peer` (its gossip graph of peers) aside.
-    let zenoh_keys: BTreeSet<&String> = zenoh
-        .keys()
-        .filter(|k| !k.ends_with("/linkstate/south:0:peer"))
-        .collect();
+    // The same keys.
+    let zenoh_keys: BTreeSet<&String> = zenoh.keys().collect();
     let weft_keys: BTreeSet<&String> = weft.keys().collect();
     assert_eq!(weft_keys, zenoh_keys);
     for key in [
@@ -455,12 +452,9 @@ fn a_mesh_of_two_weftds_shows_its_graph_and_successors_as_zenohs_routers_do() {
     ] {
         let weft = read(w, wo);
         let zenoh = read(z, zo);
-        // The same keys (the peers' graph, `south:0:peer`, aside) and values; the edge's
-        // label is its weight: 100 for weft, 100 and a tie-breaking fraction for Zenoh.
-        let zenoh_keys: BTreeSet<&String> = zenoh
-            .keys()
-            .filter(|k| !k.ends_with("/linkstate/south:0:peer"))
-            .collect();
+        // The same keys and values; the edge's label is its weight: 100 for weft, 100 and
+        // a tie-breaking fraction for Zenoh.
+        let zenoh_keys: BTreeSet<&String> = zenoh.keys().collect();
         let weft_keys: BTreeSet<&String> = weft.keys().collect();
         assert_eq!(weft_keys, zenoh_keys);
         assert!(weft_keys.contains(&"@/<self>/router/linkstate/north".to_string()));
@@ -524,6 +518,7 @@ fn the_whole_admin_space_follows_its_permissions_and_weft_clients_read_it() {
         [
             "@/abc/router",
             "@/abc/router/linkstate/north",
+            "@/abc/router/linkstate/south:0:peer",
             "@/abc/router/metrics",
             "@/abc/router/subscriber/perm/**",
         ]
