@@ -23,4 +23,4 @@ mod storage;
 pub mod volume;
 
 pub use config::{StorageConfig, StorageConfigError, VolumeKind};
-pub use storage::{start, Storage, StorageError, StorageStats, WRITE_BUCKETS};
+pub use storage::{start, Storage, StorageError, StorageStats};

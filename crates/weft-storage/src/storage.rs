@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use thiserror::Error;
+use weft::metrics::DurationHistogram;
 use weft::{PutOptions, Query, Queryable, Sample, SampleKind, Session, SessionError, Subscriber};
 use weft_keyexpr::KeyExpr;
 
@@ -48,9 +49,6 @@ impl Storage {
     }
 }
 
-/// Upper bounds of the write-latency buckets, in seconds.
-pub const WRITE_BUCKETS: [f64; 8] = [1e-5, 5e-5, 1e-4, 5e-4, 1e-3, 5e-3, 1e-2, 1e-1];
-
 /// What a storage holds and how its writes went.
 #[derive(Debug, Default)]
 pub struct StorageStats {
@@ -64,25 +62,11 @@ pub struct StorageStats {
     pub stale: AtomicU64,
     /// Samples the volume failed to store.
     pub errors: AtomicU64,
-    /// Writes (load, compare and store) by duration: one count per bucket of
-    /// [`WRITE_BUCKETS`] (a write counts in the first bucket it fits), then those beyond.
-    pub write_buckets: [AtomicU64; WRITE_BUCKETS.len() + 1],
-    /// Total time spent writing, in nanoseconds.
-    pub write_nanos: AtomicU64,
+    /// How long writes (load, compare and store) took.
+    pub write_durations: DurationHistogram,
 }
 
 impl StorageStats {
-    /// Counts a write that took `seconds`.
-    fn count_write(&self, seconds: f64) {
-        let bucket = WRITE_BUCKETS
-            .iter()
-            .position(|b| seconds <= *b)
-            .unwrap_or(WRITE_BUCKETS.len());
-        self.write_buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        self.write_nanos
-            .fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
-    }
-
     /// What `entry` replacing `old` changes in the keys and bytes held.
     fn count_change(&self, old: Option<&Entry>, entry: &Entry) {
         let held = |e: Option<&Entry>| e.filter(|e| !e.deleted).map(|e| e.payload.len() as u64);
@@ -162,20 +146,25 @@ impl Shared {
             deleted: s.kind == SampleKind::Delete,
         };
         let began = Instant::now();
-        let result = self.volume.load(key).and_then(|old| match old {
-            Some(old) if old.order() >= entry.order() => {
+        let outcome = self.volume.load(key).and_then(|old| match old {
+            // Last writer wins: an older sample is not stored.
+            Some(old) if old.order() >= entry.order() => Ok(None),
+            old => self.volume.store(key, &entry).map(|()| Some(old)),
+        });
+        // The duration first: whoever sees a write counted sees its duration too.
+        self.stats.write_durations.record(began.elapsed());
+        match outcome {
+            Ok(None) => {
                 self.stats.stale.fetch_add(1, Ordering::Relaxed);
-                Ok(())
             }
-            old => self.volume.store(key, &entry).map(|()| {
+            Ok(Some(old)) => {
                 self.stats.count_change(old.as_ref(), &entry);
                 self.stats.writes.fetch_add(1, Ordering::Relaxed);
-            }),
-        });
-        self.stats.count_write(began.elapsed().as_secs_f64());
-        if let Err(e) = result {
-            self.stats.errors.fetch_add(1, Ordering::Relaxed);
-            tracing::error!("storage `{}`: cannot store {}: {e}", self.name, s.key_expr);
+            }
+            Err(e) => {
+                self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!("storage `{}`: cannot store {}: {e}", self.name, s.key_expr);
+            }
         }
     }
 

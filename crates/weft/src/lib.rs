@@ -23,6 +23,7 @@ mod clock;
 pub mod config;
 pub mod endpoint;
 pub mod link;
+pub mod metrics;
 pub mod scouting;
 mod session;
 pub mod transport;

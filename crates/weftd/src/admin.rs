@@ -338,8 +338,12 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
     }
     let metrics = format!("{base}/metrics");
     if wanted(&metrics) {
-        let (payload, encoding) =
-            crate::metrics::metrics_reply(&info, &context.storages, q.parameters());
+        let (payload, encoding) = crate::metrics::metrics_reply(
+            &info,
+            session.query_stats(),
+            &context.storages,
+            q.parameters(),
+        );
         let options = PutOptions {
             encoding,
             ..PutOptions::default()

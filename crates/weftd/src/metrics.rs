@@ -8,8 +8,9 @@ use std::io::Write;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use weft::metrics::{HistogramSnapshot, QueryStats, DURATION_BUCKETS};
 use weft::{AdminInfo, FaceInfo};
-use weft_storage::{StorageStats, WRITE_BUCKETS};
+use weft_storage::StorageStats;
 
 use crate::admin::version;
 
@@ -42,6 +43,7 @@ fn label(value: &str) -> String {
 /// and the process's gauges.
 pub(crate) fn metrics_text(
     a: &AdminInfo,
+    queries: &QueryStats,
     storages: &[StorageMetrics],
     descriptors: bool,
 ) -> String {
@@ -150,7 +152,10 @@ pub(crate) fn metrics_text(
         "Messages from or to a session that access control denied.",
         single("weft_session_denied", |f| f.denied),
     );
-    for (name, kind, help, lines) in storage_families(storages) {
+    for (name, kind, help, lines) in query_families(queries)
+        .into_iter()
+        .chain(storage_families(storages))
+    {
         family(name, kind, help, lines);
     }
     for (name, help, value) in process_gauges() {
@@ -232,36 +237,16 @@ fn storage_families(storages: &[StorageMetrics]) -> Vec<Family> {
             .map(|s| format!("{name}{suffix}{{{}}} {}", labels(s), get(&s.stats)))
             .collect()
     };
-    let mut histogram = Vec::new();
-    for s in storages {
-        // Counts and sum read once, the count being the buckets' total: consistent.
-        let counts: Vec<u64> = s
-            .stats
-            .write_buckets
-            .iter()
-            .map(|b| b.load(Ordering::Relaxed))
-            .collect();
-        let mut cumulative = 0;
-        for (i, count) in counts.iter().enumerate() {
-            cumulative += count;
-            let le = WRITE_BUCKETS
-                .get(i)
-                .map_or_else(|| "+Inf".to_string(), |b| format!("{b:e}"));
-            histogram.push(format!(
-                "weft_storage_write_seconds_bucket{{{},le=\"{le}\"}} {cumulative}",
-                labels(s)
-            ));
-        }
-        let sum = s.stats.write_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-        histogram.push(format!(
-            "weft_storage_write_seconds_count{{{}}} {cumulative}",
-            labels(s)
-        ));
-        histogram.push(format!(
-            "weft_storage_write_seconds_sum{{{}}} {sum}",
-            labels(s)
-        ));
-    }
+    let histogram = storages
+        .iter()
+        .flat_map(|s| {
+            histogram_lines(
+                "weft_storage_write_seconds",
+                &labels(s),
+                &s.stats.write_durations.snapshot(),
+            )
+        })
+        .collect();
     vec![
         (
             "weft_storage_keys",
@@ -321,14 +306,96 @@ pub(crate) fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> 
         .map(|(_, v)| v)
 }
 
+/// The sample lines of one histogram: cumulative buckets (`le`), then `_count` (the
+/// buckets' total, so that the two always agree) and `_sum` in seconds.
+fn histogram_lines(name: &str, labels: &str, h: &HistogramSnapshot) -> Vec<String> {
+    let sep = if labels.is_empty() { "" } else { "," };
+    let mut lines = Vec::new();
+    let mut cumulative = 0;
+    for (i, count) in h.counts.iter().enumerate() {
+        cumulative += count;
+        let le = DURATION_BUCKETS
+            .get(i)
+            .map_or_else(|| "+Inf".to_string(), |b| format!("{b:e}"));
+        lines.push(format!(
+            "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {cumulative}"
+        ));
+    }
+    let braces = |l: &str| {
+        if l.is_empty() {
+            String::new()
+        } else {
+            format!("{{{l}}}")
+        }
+    };
+    lines.push(format!("{name}_count{} {cumulative}", braces(labels)));
+    lines.push(format!(
+        "{name}_sum{} {}",
+        braces(labels),
+        h.sum_nanos as f64 / 1e9
+    ));
+    lines
+}
+
+/// The queries' families: this session's gets (counted, timed out, durations) and, in a
+/// router, the queries it routed (counted, unanswered, durations to their final answer).
+fn query_families(q: &QueryStats) -> Vec<Family> {
+    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    vec![
+        (
+            "weft_queries_routed",
+            "counter",
+            "Queries this router passed on for others.",
+            vec![format!("weft_queries_routed_total {}", get(&q.routed))],
+        ),
+        (
+            "weft_queries_unanswered",
+            "counter",
+            "Routed queries no queryable could answer (ended at once).",
+            vec![format!(
+                "weft_queries_unanswered_total {}",
+                get(&q.routed_unanswered)
+            )],
+        ),
+        (
+            "weft_query_seconds",
+            "histogram",
+            "Time from a routed query's arrival to its final answer.",
+            histogram_lines("weft_query_seconds", "", &q.routed_durations.snapshot()),
+        ),
+        (
+            "weft_gets",
+            "counter",
+            "Gets this node made (the admin space and storages of a router included).",
+            vec![format!("weft_gets_total {}", get(&q.gets))],
+        ),
+        (
+            "weft_get_timeouts",
+            "counter",
+            "Gets that ended by their timeout.",
+            vec![format!(
+                "weft_get_timeouts_total {}",
+                get(&q.gets_timed_out)
+            )],
+        ),
+        (
+            "weft_get_seconds",
+            "histogram",
+            "Time from a get sent to its end.",
+            histogram_lines("weft_get_seconds", "", &q.get_durations.snapshot()),
+        ),
+    ]
+}
+
 /// The metrics payload and its encoding for the query's parameters.
 pub(crate) fn metrics_reply(
     a: &AdminInfo,
+    queries: &QueryStats,
     storages: &[StorageMetrics],
     parameters: &str,
 ) -> (Vec<u8>, String) {
     let descriptors = parameter(parameters, "descriptors") != Some("false");
-    let text = metrics_text(a, storages, descriptors);
+    let text = metrics_text(a, queries, storages, descriptors);
     if parameter(parameters, "compression") == Some("false") {
         return (text.into_bytes(), METRICS_ENCODING.to_string());
     }

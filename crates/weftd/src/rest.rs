@@ -355,7 +355,8 @@ fn handle(
     if path == "metrics" && matches!(method, "GET" | "HEAD") {
         // For Prometheus: the admin space's metrics, plain. (A key `metrics` at the top
         // level is not queried through REST.)
-        let text = crate::metrics::metrics_text(&session.admin(), storages, true);
+        let text =
+            crate::metrics::metrics_text(&session.admin(), session.query_stats(), storages, true);
         return Response::new(200, crate::metrics::METRICS_ENCODING, text);
     }
     if !matches!(method, "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE") {

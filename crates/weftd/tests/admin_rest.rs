@@ -743,3 +743,50 @@ fn a_storage_shows_what_it_holds_and_wrote_in_the_metrics() {
     );
     client.close();
 }
+
+/// Queries routed through weftd are counted exactly, those nobody answers apart, with the
+/// histogram of their durations counting every answered one.
+#[test]
+fn routed_queries_show_in_the_metrics() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(rest, port, "{}");
+    let (answering, asking) = (weftd.weft_client(), weftd.weft_client());
+    let _queryable = answering
+        .declare_queryable("q/**", true, |q| {
+            let _ = q.reply("q/a", b"answer", &weft::PutOptions::default());
+        })
+        .unwrap();
+    let routed = |samples: &[Value]| metric(samples, "weft_queries_routed_total", &[]).unwrap();
+    // The queryable known to weftd: a get answered.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while asking
+        .get("q/a", &weft::GetOptions::default())
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.result.ok())
+        .count()
+        == 0
+    {
+        assert!(Instant::now() < deadline, "the queryable never answered");
+    }
+    let before = scrape(rest);
+    for _ in 0..3 {
+        let got = asking.get("q/a", &weft::GetOptions::default()).unwrap();
+        assert_eq!(got.iter().filter_map(|r| r.result.ok()).count(), 1);
+    }
+    let none = asking
+        .get("nobody/here", &weft::GetOptions::default())
+        .unwrap();
+    assert_eq!(none.iter().count(), 0);
+    let after = scrape(rest);
+    assert_eq!(routed(&after) - routed(&before), 4.0);
+    let unanswered = |s: &[Value]| metric(s, "weft_queries_unanswered_total", &[]).unwrap();
+    assert_eq!(unanswered(&after) - unanswered(&before), 1.0);
+    let timed = |s: &[Value]| metric(s, "weft_query_seconds_count", &[]).unwrap();
+    assert_eq!(timed(&after) - timed(&before), 3.0);
+    answering.close();
+    asking.close();
+}

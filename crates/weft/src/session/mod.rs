@@ -292,6 +292,8 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
+    /// What this session's queries (and, in a router, the queries it routes) did.
+    query_stats: crate::metrics::QueryStats,
     changed: Condvar,
     closing: AtomicBool,
     batching: AtomicBool,
@@ -427,6 +429,7 @@ impl Session {
                 drops: HashMap::new(),
             }),
             route_epoch,
+            query_stats: crate::metrics::QueryStats::default(),
             changed: Condvar::new(),
             closing: AtomicBool::new(false),
             batching: AtomicBool::new(false),
@@ -613,6 +616,12 @@ impl Session {
     ) -> Result<RouteExplanation, SessionError> {
         let key = concrete(key)?;
         self.inner.explain_put(key.as_str(), from)
+    }
+
+    /// What this session's gets did, and in a router the queries it routed: counts and
+    /// durations, read with atomics.
+    pub fn query_stats(&self) -> &crate::metrics::QueryStats {
+        &self.inner.query_stats
     }
 
     /// What this session is and knows: for the admin space and monitoring.

@@ -113,6 +113,8 @@ pub(crate) struct PendingGet {
     /// Latest reply per key (consolidation `Latest`), or the last delivered one's
     /// timestamp per key (`Monotonic`).
     held: HashMap<String, Reply>,
+    /// When it was sent.
+    started: std::time::Instant,
 }
 
 /// Where a received query came from. When the last reference goes (every [`Query`] handed
@@ -302,8 +304,12 @@ impl Inner {
                     consolidation,
                     waiting,
                     held: HashMap::new(),
+                    started: std::time::Instant::now(),
                 },
             );
+            self.query_stats
+                .gets
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             (qid, targets, locals)
         };
         let (enc_id, schema) = options
@@ -400,6 +406,13 @@ impl Inner {
     pub(crate) fn finish_get(&self, qid: u32) {
         let pending = self.lock().queries.gets.remove(&qid);
         if let Some(g) = pending {
+            // Ended with targets still to finish: by its timeout.
+            if !g.waiting.is_empty() {
+                self.query_stats
+                    .gets_timed_out
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+            self.query_stats.get_durations.record(g.started.elapsed());
             g.finish();
         }
     }

@@ -13,6 +13,7 @@
 //! also carried their traffic would deliver it twice. Peers reach clients and routers
 //! through the router, and clients and routers reach peers.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
@@ -369,12 +370,18 @@ impl Inner {
                 .map(|f| f.transport.clone())
                 .collect();
             let total = targets.len() + usize::from(with_local);
+            self.query_stats.routed.fetch_add(1, Ordering::Relaxed);
             if total == 0 {
+                self.query_stats
+                    .routed_unanswered
+                    .fetch_add(1, Ordering::Relaxed);
                 return None;
             }
             // Every target is registered before any is sent to, so that an early answer
             // cannot end the query while others are still to come.
-            st.queries.fanout.insert((from.peer_zid(), r.id), total);
+            st.queries
+                .fanout
+                .insert((from.peer_zid(), r.id), (total, std::time::Instant::now()));
             let mut sends = Vec::with_capacity(targets.len());
             for t in targets {
                 let rid = Self::next_id(&mut st);
@@ -453,12 +460,13 @@ impl Inner {
                 return false;
             };
             let key = (f.requester.peer_zid(), f.request_id);
-            let left = st.queries.fanout.get_mut(&key).map(|n| {
+            let left = st.queries.fanout.get_mut(&key).map(|(n, since)| {
                 *n -= 1;
-                *n
+                (*n, *since)
             });
-            if left == Some(0) {
+            if let Some((0, since)) = left {
                 st.queries.fanout.remove(&key);
+                self.query_stats.routed_durations.record(since.elapsed());
                 Some(f)
             } else {
                 None

@@ -34,8 +34,9 @@ pub(crate) struct Queries {
     pub(crate) liveliness_gets: HashMap<u32, liveliness::PendingLivelinessGet>,
     /// Router mode: the queries it forwarded, by (requester, request id).
     pub(crate) forwarded: HashMap<(ZenohId, u32), router::ForwardedQuery>,
-    /// Router mode: how many faces a forwarded query still waits for.
-    pub(crate) fanout: HashMap<(ZenohId, u32), usize>,
+    /// Router mode: how many faces a forwarded query still waits for, and since when it
+    /// was received.
+    pub(crate) fanout: HashMap<(ZenohId, u32), (usize, std::time::Instant)>,
 }
 
 /// What a router keeps to route for others.
