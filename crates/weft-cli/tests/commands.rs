@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use weft_testkit::{free_port, wait_for_port};
+use weft_testkit::{free_port, wait_for_port, weft_router};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -251,22 +251,11 @@ fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
     }
 }
 
-/// A router session on loopback, in this process.
-fn router(port: u16) -> weft::Session {
-    weft::open(weft::Config {
-        mode: weft::WhatAmI::Router,
-        multicast_scouting: false,
-        listen: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
-        ..weft::Config::default()
-    })
-    .unwrap()
-}
-
 #[test]
 fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
     const PUTS: usize = 40;
     let port = free_port();
-    let _router = router(port);
+    let _router = weft_router(port);
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let Some(subscriber) = weft_testkit::ZenohNode::start(&[
         "--mode",
@@ -328,7 +317,7 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
 #[test]
 fn rust_log_shows_the_library_logs() {
     let port = free_port();
-    let _router = router(port);
+    let _router = weft_router(port);
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let quiet = weft()
         .args([
@@ -378,7 +367,7 @@ fn rust_log_shows_the_library_logs() {
 #[test]
 fn zenoh_examples_flags_and_suggestions() {
     let port = free_port();
-    let router = router(port);
+    let router = weft_router(port);
     let endpoint = format!("tcp/127.0.0.1:{port}");
     // A queryable that answers with the query's payload.
     let _q = router

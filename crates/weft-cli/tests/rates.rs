@@ -13,13 +13,7 @@ fn weft() -> Command {
 #[test]
 fn hz_and_bw_report_a_zenoh_publishers_rate_and_size() {
     let port = free_port();
-    let router = weft::open(weft::Config {
-        mode: weft::WhatAmI::Router,
-        multicast_scouting: false,
-        listen: vec![format!("tcp/127.0.0.1:{port}").parse().unwrap()],
-        ..weft::Config::default()
-    })
-    .unwrap();
+    let router = weft_testkit::weft_router(port);
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let watch = |command: &str| {
         weft()

@@ -161,6 +161,21 @@ pub fn weft_client(port: u16) -> Result<weft::Session, weft::OpenError> {
     })
 }
 
+/// Opens a weft router session, in this process, listening on `tcp/127.0.0.1:port`,
+/// without multicast scouting.
+pub fn weft_router(port: u16) -> weft::Session {
+    let endpoint = format!("tcp/127.0.0.1:{port}")
+        .parse()
+        .expect("a loopback TCP endpoint");
+    weft::open(weft::Config {
+        mode: weft::WhatAmI::Router,
+        multicast_scouting: false,
+        listen: vec![endpoint],
+        ..weft::Config::default()
+    })
+    .expect("a router session")
+}
+
 /// The bytes `zenoh_node.py --size n` publishes.
 pub fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8).collect()

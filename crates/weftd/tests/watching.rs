@@ -44,6 +44,20 @@ fn weft_bin() -> &'static Path {
     })
 }
 
+/// `weft COMMAND` as a client of the weftd on `port`, without multicast scouting.
+fn weft_at(port: u16, command: &str) -> Command {
+    let mut weft = Command::new(weft_bin());
+    weft.args([
+        command,
+        "-m",
+        "client",
+        "-e",
+        &format!("tcp/127.0.0.1:{port}"),
+    ])
+    .arg("--no-multicast-scouting");
+    weft
+}
+
 /// A weft client of `port` with the id `zid`.
 fn client(port: u16, zid: &str) -> weft::Session {
     weft::open(weft::Config {
@@ -58,22 +72,8 @@ fn client(port: u16, zid: &str) -> weft::Session {
 
 /// The explanation weftd gives through `weft explain --json`.
 fn explain(port: u16, key: &str, from: &str) -> Value {
-    let out = Command::new(weft_bin())
-        .args([
-            "explain",
-            "-m",
-            "client",
-            "-e",
-            &format!("tcp/127.0.0.1:{port}"),
-        ])
-        .args([
-            "--no-multicast-scouting",
-            "-k",
-            key,
-            "--from",
-            from,
-            "--json",
-        ])
+    let out = weft_at(port, "explain")
+        .args(["-k", key, "--from", from, "--json"])
         .output()
         .unwrap();
     assert!(
@@ -107,6 +107,8 @@ fn weftd_explains_who_gets_a_put_and_why_not() {
         subjects: [{ id: "outsider", zids: ["cc01"] }],
         policies: [{ rules: ["no-secrets"], subjects: ["outsider"] }],
     } }"#;
+    // Built before any deadline runs.
+    weft_bin();
     let weftd = Weftd::with_config(free_port(), config, &[]);
     let port = weftd.port;
     let (a, b, c, publisher) = (
@@ -234,21 +236,8 @@ fn weftd_explains_who_gets_a_put_and_why_not() {
     assert!(errors.iter().any(|e| e.contains("ff09")), "{errors:?}");
 
     // As text, for people.
-    let out = Command::new(weft_bin())
-        .args([
-            "explain",
-            "-m",
-            "client",
-            "-e",
-            &format!("tcp/127.0.0.1:{port}"),
-        ])
-        .args([
-            "--no-multicast-scouting",
-            "-k",
-            "demo/secret/x",
-            "--from",
-            "dd01",
-        ])
+    let out = weft_at(port, "explain")
+        .args(["-k", "demo/secret/x", "--from", "dd01"])
         .output()
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
@@ -267,7 +256,7 @@ fn weft_top_shows_rates_publishers_and_subscribers_per_key() {
     let weftd = Weftd::start(free_port(), &[]);
     let port = weftd.port;
     // Built first: the publishers below must publish while weft top counts.
-    let weft = weft_bin();
+    weft_bin();
     // A Zenoh subscriber; weft top; then two Zenoh publishers, 50 and 20 samples a
     // second for 12 s (the last refreshes are counted: the publishers have started).
     let _sub = zenoh_node_at(
@@ -275,22 +264,8 @@ fn weft_top_shows_rates_publishers_and_subscribers_per_key() {
         port,
         &["--sub", "top/**", "--count", "100000", "--timeout", "60"],
     );
-    let top = Command::new(weft)
-        .args([
-            "top",
-            "-m",
-            "client",
-            "-e",
-            &format!("tcp/127.0.0.1:{port}"),
-        ])
-        .args([
-            "--no-multicast-scouting",
-            "-k",
-            "top/**",
-            "--json",
-            "--count",
-            "7",
-        ])
+    let top = weft_at(port, "top")
+        .args(["-k", "top/**", "--json", "--count", "7"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
