@@ -2,8 +2,8 @@
 
     python run_interop.py SCENARIO --bin PATH/weft_interop
 
-Every process runs on 127.0.0.1, on a port of its scenario (17500-17599),
-with bounded waits; every process started is killed at the end. Prints
+Every process runs on 127.0.0.1, on a port the system gives the scenario as
+free (for TCP and UDP alike), with bounded waits; every process started is killed at the end. Prints
 "N passed, N failed" for its checks and exits non-zero on any failure.
 """
 
@@ -204,7 +204,7 @@ class StallProxy:
 
 # ---- scenarios ----
 
-def pico_pub_zenoh_sub(s, port=17501, st=False):
+def pico_pub_zenoh_sub(s, port, st=False):
     s.router(port)
     sub = s.zenoh("zsub", "sub", port, "demo/pico/**", 6, 20000)
     s.ready(sub)
@@ -216,7 +216,7 @@ def pico_pub_zenoh_sub(s, port=17501, st=False):
     s.check(sub.count("SAMPLE SampleKind.DELETE demo/pico/a") == 1, "delete carried")
 
 
-def zenoh_pub_pico_sub(s, port=17502, st=False):
+def zenoh_pub_pico_sub(s, port, st=False):
     s.router(port)
     sub = s.pico("psub", "sub", f"tcp/127.0.0.1:{port}", "demo/**", 6, 20000, st=st)
     s.ready(sub)
@@ -227,7 +227,7 @@ def zenoh_pub_pico_sub(s, port=17502, st=False):
     s.check(sub.count("SAMPLE DELETE demo/x/y") == 1, "delete received")
 
 
-def payload_sizes(s, port=17503):
+def payload_sizes(s, port):
     s.router(port)
     for size in (1, 1000, 20000, 65536):
         sub = s.pico(f"psub{size}", "sub", f"tcp/127.0.0.1:{port}", "demo/size/**", 2, 20000)
@@ -250,7 +250,7 @@ def payload_sizes(s, port=17503):
     s.check(zsub.has("len=65536 enc=application/json att=b'meta' ok"), "payload, encoding and attachment intact")
 
 
-def get_queryable(s, port=17504):
+def get_queryable(s, port):
     s.router(port)
     zq = s.zenoh("zqbl", "queryable", port, "demo/q/**", 15000)
     s.ready(zq)
@@ -287,7 +287,7 @@ def get_queryable(s, port=17504):
     s.finish(aq, 20, "pico kept and answered the query")
 
 
-def liveliness(s, port=17505):
+def liveliness(s, port):
     s.router(port)
     # pico token seen by a Zenoh liveliness subscriber (PUT then DELETE)
     zl = s.zenoh("zlsub", "lsub", port, "demo/tok/**", 2, 15000)
@@ -320,7 +320,7 @@ def liveliness(s, port=17505):
     s.finish(ph, 20, "pico liveliness subscriber with history sees the existing token")
 
 
-def reconnect(s, port=17506, st=False):
+def reconnect(s, port, st=False):
     r = s.router(port)
     sub = s.pico("psub", "reconnect", f"tcp/127.0.0.1:{port}", "demo/rc/**", 4, 40000, st=st)
     s.ready(sub)
@@ -345,7 +345,7 @@ def reconnect(s, port=17506, st=False):
     s.finish(lg, 20, "pico liveliness token re-declared: seen after the restart")
 
 
-def batching(s, port=17507):
+def batching(s, port):
     s.router(port)
     sub = s.zenoh("zsub", "sub", port, "demo/batch/**", 20, 20000)
     s.ready(sub)
@@ -354,7 +354,7 @@ def batching(s, port=17507):
     s.finish(sub, 20, "Zenoh received the 20 batched puts")
 
 
-def udp_unicast(s, port=17508):
+def udp_unicast(s, port):
     s.router(port)
     sub = s.zenoh("zsub", "sub", port, "demo/udp/**", 6, 20000)
     s.ready(sub)
@@ -392,7 +392,7 @@ def qos_both_ways(s, port, loc):
                 f"priority {prio}: 4 samples from Zenoh, received at priority {prio}")
 
 
-def qos(s, port=17511):
+def qos(s, port):
     s.router(port)
     qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
 
@@ -409,7 +409,7 @@ def wait_port(port, seconds=20):
     time.sleep(0.3)
 
 
-def qos_weftd(s, port=17512):
+def qos_weftd(s, port):
     weftd = os.environ.get("WEFT_WEFTD", "")
     if not os.access(weftd, os.X_OK):
         raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
@@ -418,7 +418,7 @@ def qos_weftd(s, port=17512):
     qos_both_ways(s, port, f"tcp/127.0.0.1:{port}")
 
 
-def congestion(s, port=17513):
+def congestion(s, port):
     s.router(port)
     zsub = s.zenoh("zsub", "sub", port, "demo/drop/block", 1, 30000)
     s.ready(zsub)
@@ -441,7 +441,7 @@ def congestion(s, port=17513):
         proxy.close()
 
 
-def auto_batching(s, port=17514, count=2000):
+def auto_batching(s, port, count=2000):
     """Puts made in a burst share batches (the lease task writes while the
     application puts); express puts go one per batch. Both arrive whole and in order."""
     s.router(port)
@@ -463,7 +463,7 @@ def auto_batching(s, port=17514, count=2000):
     s.check(batches[0] <= count // 2, f"automatic batching: puts shared batches ({batches[0]} batches)")
 
 
-def sustained_weftd(s, port=17515, count=3000000):
+def sustained_weftd(s, port, count=3000000):
     """A long tight put loop through weftd, which reads as fast as the client
     writes: the application thread and the writer task hand batches to each
     other tens of thousands of times, and neither may end up waiting for the
@@ -477,10 +477,28 @@ def sustained_weftd(s, port=17515, count=3000000):
     s.finish(p, 60, f"pico: a loop of {count} puts with automatic batching completes")
 
 
+def free_port():
+    """A port free for both TCP and UDP on 127.0.0.1 now (the routers listen on both)."""
+    for _ in range(100):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
+            t.bind(("127.0.0.1", 0))
+            port = t.getsockname()[1]
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as u:
+                try:
+                    u.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+        return port
+    raise RuntimeError("no port free for both TCP and UDP")
+
+
 SCENARIOS = {
     "pico_pub_zenoh_sub": pico_pub_zenoh_sub,
     "zenoh_pub_pico_sub": zenoh_pub_pico_sub,
-    "single_thread": lambda s: (zenoh_pub_pico_sub(s, 17509, st=True), pico_pub_zenoh_sub(s, 17510, st=True)),
+    "single_thread": lambda s, port: (
+        zenoh_pub_pico_sub(s, port, st=True),
+        pico_pub_zenoh_sub(s, free_port(), st=True),
+    ),
     "payload_sizes": payload_sizes,
     "get_queryable": get_queryable,
     "liveliness": liveliness,
@@ -502,7 +520,7 @@ def main():
     args = ap.parse_args()
     s = Scenario(args)
     try:
-        SCENARIOS[args.scenario](s)
+        SCENARIOS[args.scenario](s, free_port())
     except Exception as e:  # a scenario error is a failure, never a hang
         s.check(False, f"scenario raised {e!r}")
     finally:
