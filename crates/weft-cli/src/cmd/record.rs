@@ -170,8 +170,8 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
     match recorder.finish() {
         Ok((samples, _)) => {
             eprintln!(
-                "weft record: {samples} samples written to {} (the writer held the link {} \
-                 times)",
+                "weft record: {samples} samples written to {}; the link waited for the disk \
+                 {} times",
                 args.output.display(),
                 waited.load(Ordering::Relaxed)
             );
