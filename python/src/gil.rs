@@ -1,0 +1,62 @@
+//! Running Python code from weft's threads without ever blocking interpreter exit.
+//!
+//! A weft thread takes the GIL only through [`with_python`]. At exit ([`shutdown`]),
+//! the flag is raised first, so that no weft thread starts waiting for the GIL any more,
+//! then the sessions are closed and the calls in flight are waited for, with the GIL
+//! released, for a bounded time.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+
+static EXITING: AtomicBool = AtomicBool::new(false);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `f` with the GIL, unless the interpreter is exiting (then `f` is skipped).
+pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if !EXITING.load(Ordering::SeqCst) {
+        Python::with_gil(f);
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Whether the interpreter is exiting (after [`shutdown`] started).
+pub(crate) fn exiting() -> bool {
+    EXITING.load(Ordering::SeqCst)
+}
+
+/// Logs `err`, raised by a user callback, on the `weft` logger (with its traceback).
+pub(crate) fn log_callback_error(py: Python<'_>, err: PyErr) {
+    let logged = (|| -> PyResult<()> {
+        let logger = py.import("logging")?.call_method1("getLogger", ("weft",))?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("exc_info", err.clone_ref(py).into_value(py))?;
+        logger.call_method(
+            "error",
+            ("callback error: %s", err.value(py)),
+            Some(&kwargs),
+        )?;
+        Ok(())
+    })();
+    if logged.is_err() {
+        err.print(py);
+    }
+}
+
+/// Called once at interpreter exit: stops callbacks from entering Python, closes every
+/// open session, and waits (at most two seconds) for the callbacks already running.
+#[pyfunction]
+#[pyo3(name = "_shutdown")]
+pub(crate) fn shutdown(py: Python<'_>) {
+    EXITING.store(true, Ordering::SeqCst);
+    let sessions = crate::session::all_open();
+    py.allow_threads(move || {
+        crate::session::close_all(sessions);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}

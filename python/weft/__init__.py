@@ -1,0 +1,70 @@
+"""weft: the zenoh-python 1.x API over weft's Rust library.
+
+``import weft as zenoh`` runs zenoh-python programs that use what is here; see
+``python/README.md`` for what is not supported yet.
+"""
+
+import atexit as _atexit
+
+from . import handlers
+from ._weft import (
+    Config,
+    CongestionControl,
+    ConsolidationMode,
+    Encoding,
+    KeyExpr,
+    Parameters,
+    Priority,
+    Publisher,
+    Query,
+    Queryable,
+    QueryTarget,
+    Reliability,
+    Reply,
+    ReplyError,
+    Sample,
+    SampleKind,
+    Selector,
+    Session,
+    Subscriber,
+    Timestamp,
+    ZBytes,
+    ZenohId,
+    ZError,
+    open,
+)
+from ._weft import _shutdown
+from .handlers import Handler
+
+__all__ = [
+    "Config",
+    "CongestionControl",
+    "ConsolidationMode",
+    "Encoding",
+    "Handler",
+    "KeyExpr",
+    "Parameters",
+    "Priority",
+    "Publisher",
+    "Query",
+    "Queryable",
+    "QueryTarget",
+    "Reliability",
+    "Reply",
+    "ReplyError",
+    "Sample",
+    "SampleKind",
+    "Selector",
+    "Session",
+    "Subscriber",
+    "Timestamp",
+    "ZBytes",
+    "ZenohId",
+    "ZError",
+    "handlers",
+    "open",
+]
+
+# Close every open session before the interpreter finalises, so that exiting never waits
+# on weft's threads (nor they on the GIL).
+_atexit.register(_shutdown)
