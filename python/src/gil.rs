@@ -5,6 +5,7 @@
 //! then the sessions are closed and the calls in flight are waited for, with the GIL
 //! released, for a bounded time.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,37 @@ use pyo3::prelude::*;
 
 static EXITING: AtomicBool = AtomicBool::new(false);
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Whether this thread holds the GIL inside a weft call ([`holding_gil`]).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a weft call that does not block (a put with congestion control `drop`),
+/// with the GIL held: releasing and taking it back would cost more than the call. Should
+/// `f` have to wait after all (a full FIFO channel of a local subscriber), it waits
+/// through [`blocking`], which releases the GIL meanwhile.
+pub(crate) fn holding_gil<R>(_py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    let before = HOLDING.with(|h| h.replace(true));
+    let r = f();
+    HOLDING.with(|h| h.set(before));
+    r
+}
+
+/// Runs `wait`, which blocks, with the GIL released if this thread holds it inside
+/// [`holding_gil`] (and as it is otherwise: weft's threads never take the GIL to wait).
+pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
+    if HOLDING.with(Cell::get) {
+        Python::with_gil(|py| {
+            HOLDING.with(|h| h.set(false));
+            let r = py.allow_threads(wait);
+            HOLDING.with(|h| h.set(true));
+            r
+        })
+    } else {
+        wait()
+    }
+}
 
 /// Runs `f` with the GIL, unless the interpreter is exiting (then `f` is skipped).
 pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {

@@ -141,11 +141,11 @@ impl Publisher {
         }
     }
 
-    fn declared<R: Send>(
+    fn declared(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&weft::Publisher) -> Result<R, weft::SessionError> + Send,
-    ) -> PyResult<R> {
+        f: impl FnOnce(&weft::Publisher) -> Result<(), weft::SessionError> + Send,
+    ) -> PyResult<()> {
         let guard = self
             .publisher
             .lock()
@@ -153,7 +153,8 @@ impl Publisher {
         let publisher = guard
             .as_ref()
             .ok_or_else(|| zerr("the publisher is undeclared"))?;
-        py.allow_threads(|| f(publisher)).map_err(zerr)
+        let congestion = self.defaults.congestion_control.into();
+        crate::session::publish(py, congestion, || f(publisher))
     }
 
     fn base_options(&self) -> weft::PutOptions {

@@ -67,15 +67,31 @@ impl Queue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds `item` (dropped if the queue is closed).
+    /// Adds `item` (dropped if the queue is closed). A full ring drops its oldest item;
+    /// a full FIFO queue waits for the reader.
     pub(crate) fn push(&self, item: Item) {
         let mut st = self.lock();
-        while !st.closed && st.items.len() >= self.capacity {
+        if !st.closed && st.items.len() >= self.capacity {
             if self.ring {
                 st.items.pop_front();
             } else {
-                st = self.writable.wait(st).unwrap_or_else(|e| e.into_inner());
+                // The reader may need the GIL, which this thread may hold.
+                drop(st);
+                return crate::gil::blocking(move || self.push_when_room(item));
             }
+        }
+        if st.closed {
+            return;
+        }
+        st.items.push_back(item);
+        drop(st);
+        self.readable.notify_one();
+    }
+
+    fn push_when_room(&self, item: Item) {
+        let mut st = self.lock();
+        while !st.closed && st.items.len() >= self.capacity {
+            st = self.writable.wait(st).unwrap_or_else(|e| e.into_inner());
         }
         if st.closed {
             return;

@@ -233,8 +233,9 @@ impl Session {
         }
         .apply(weft::PutOptions::default())?;
         let session = self.0.weft()?;
-        py.allow_threads(move || session.put(&key, &payload, &options))
-            .map_err(zerr)
+        publish(py, options.congestion_control, move || {
+            session.put(&key, &payload, &options)
+        })
     }
 
     /// Publishes the deletion of the key `key_expr`.
@@ -262,8 +263,9 @@ impl Session {
         }
         .apply(weft::PutOptions::default())?;
         let session = self.0.weft()?;
-        py.allow_threads(move || session.delete(&key, &options))
-            .map_err(zerr)
+        publish(py, options.congestion_control, move || {
+            session.delete(&key, &options)
+        })
     }
 
     /// Declares a subscriber on `key_expr`. With a callable (or `handlers.Callback`),
@@ -402,6 +404,20 @@ impl Session {
             .map_err(zerr)?;
         run_get(py, replies, spec)
     }
+}
+
+/// Runs `send`, a publication with congestion control `congestion`: with the GIL held
+/// when it cannot block (`drop`), released otherwise.
+pub(crate) fn publish(
+    py: Python<'_>,
+    congestion: weft::CongestionControl,
+    send: impl FnOnce() -> Result<(), weft::SessionError> + Send,
+) -> PyResult<()> {
+    match congestion {
+        weft::CongestionControl::Drop => crate::gil::holding_gil(py, send),
+        _ => py.allow_threads(send),
+    }
+    .map_err(zerr)
 }
 
 /// The options a publisher reports (`encoding`, `priority`, ...), as given.
