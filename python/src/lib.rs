@@ -7,6 +7,7 @@
 
 mod bytes;
 mod config;
+mod dispatch;
 mod encoding;
 mod entity;
 mod error;

@@ -2,7 +2,8 @@
 //! oldest item is dropped for the newest). Pure Rust: pushing never needs the GIL.
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 /// What a handler receives.
@@ -32,6 +33,9 @@ pub(crate) struct Queue {
     writable: Condvar,
     capacity: usize,
     ring: bool,
+    /// The thread reading the queue, when one thread does (a callback's dispatcher):
+    /// its own pushes never wait, as nobody else would make room.
+    reader: OnceLock<ThreadId>,
 }
 
 struct State {
@@ -60,7 +64,13 @@ impl Queue {
             writable: Condvar::new(),
             capacity: capacity.max(1),
             ring,
+            reader: OnceLock::new(),
         }
+    }
+
+    /// Records the calling thread as the queue's only reader.
+    pub(crate) fn set_reader(&self) {
+        let _ = self.reader.set(std::thread::current().id());
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -74,7 +84,7 @@ impl Queue {
         if !st.closed && st.items.len() >= self.capacity {
             if self.ring {
                 st.items.pop_front();
-            } else {
+            } else if self.reader.get() != Some(&std::thread::current().id()) {
                 // The reader may need the GIL, which this thread may hold.
                 drop(st);
                 return crate::gil::blocking(move || self.push_when_room(item));

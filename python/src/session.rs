@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use crate::bytes::{to_opt_vec, to_vec};
 use crate::config::Config;
+use crate::dispatch::Dispatcher;
 use crate::encoding::encoding_text;
 use crate::entity::Entity;
 use crate::error::zerr;
@@ -281,7 +282,8 @@ impl Session {
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (sink, queue, handler_obj, on_drop, background) = resolve(py, handler, "Sample")?;
+        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
+            resolve(py, handler, "Sample")?;
         let declared = py
             .allow_threads(move || {
                 session.declare_subscriber(&key, move |s: &weft::Sample| {
@@ -290,7 +292,7 @@ impl Session {
             })
             .map_err(zerr)?;
         let key = weft::SharedKey::from(declared.key_expr());
-        let entity = Entity::new(Box::new(declared), queue, on_drop);
+        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
         self.0.keep(entity.clone());
         Ok(Subscriber::new(key, entity, handler_obj, background))
     }
@@ -307,7 +309,8 @@ impl Session {
     ) -> PyResult<Queryable> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (sink, queue, handler_obj, on_drop, background) = resolve(py, handler, "Query")?;
+        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
+            resolve(py, handler, "Query")?;
         let declared = py
             .allow_threads(move || {
                 session.declare_queryable(&key, complete, move |q: weft::Query| {
@@ -316,7 +319,7 @@ impl Session {
             })
             .map_err(zerr)?;
         let key = weft::SharedKey::from(declared.key_expr());
-        let entity = Entity::new(Box::new(declared), queue, on_drop);
+        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
         self.0.keep(entity.clone());
         Ok(Queryable::new(key, entity, handler_obj, background))
     }
@@ -442,10 +445,17 @@ fn options_of(
     })
 }
 
-/// What a subscriber's or queryable's handler becomes: where weft delivers, its queue
-/// (channels), the `handler` object returned, the `drop` callable, and whether the
-/// entity runs in the background (callables).
-type Resolved = (Sink, Option<Arc<Queue>>, PyObject, Option<PyObject>, bool);
+/// What a subscriber's or queryable's handler becomes: where weft delivers, the queue
+/// closed at the end, the callback's thread, the `handler` object returned, the `drop`
+/// callable, and whether the entity runs in the background (callables).
+type Resolved = (
+    Sink,
+    Option<Arc<Queue>>,
+    Option<Arc<Dispatcher>>,
+    PyObject,
+    Option<PyObject>,
+    bool,
+);
 
 fn resolve(
     py: Python<'_>,
@@ -463,6 +473,7 @@ fn resolve(
             (
                 Sink::Queue(queue.clone()),
                 Some(queue),
+                None,
                 handler.into_any(),
                 None,
                 false,
@@ -472,6 +483,17 @@ fn resolve(
             callback,
             drop,
             handler,
-        } => (Sink::Python(callback), None, handler, drop, true),
+        } => {
+            let dispatcher = Dispatcher::start(callback)?;
+            let queue = dispatcher.queue();
+            (
+                Sink::Queue(queue.clone()),
+                Some(queue),
+                Some(dispatcher),
+                handler,
+                drop,
+                true,
+            )
+        }
     })
 }
