@@ -1,9 +1,11 @@
-//! Running Python code from weft's threads without ever blocking interpreter exit.
+//! Running Python code from threads Python did not start, without ever blocking
+//! interpreter exit.
 //!
-//! A weft thread takes the GIL only through [`with_python`]. At exit ([`shutdown`]),
-//! the flag is raised first, so that no weft thread starts waiting for the GIL any more,
-//! then the sessions are closed and the calls in flight are waited for, with the GIL
-//! released, for a bounded time.
+//! weft's own threads never take the GIL: they queue what arrives. Only the binding's
+//! threads do (a callback's thread, a `get`'s reply thread), through [`with_python`]. At
+//! exit ([`shutdown`]), a flag is raised first, so that none of them starts waiting for
+//! the GIL any more, then the sessions are closed and the calls in flight are waited for,
+//! with the GIL released, for a bounded time.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
