@@ -26,7 +26,7 @@ up='\.\.'
 outside="$up/shared|$up/$up/$up/|/wor""k/"
 if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --include='*.c' \
     --include='*.h' --include='CMakeLists.txt' --include='*.toml' --include='*.json5' \
-    --include='*.md' --include='run' crates pico scripts tests bench fuzz .ci docs \
+    --include='*.md' --include='run' crates pico python scripts tests bench fuzz .ci docs \
     README.md ARCHITECTURE.md 2>/dev/null | grep -v '^pico/build'; then
   echo "error: the lines above reach outside the repository" >&2
   exit 1
