@@ -14,6 +14,7 @@ mod error;
 mod gil;
 mod handlers;
 mod keyexpr;
+mod liveliness;
 mod pubsub;
 mod qos;
 mod query;
@@ -33,6 +34,10 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pubsub::Subscriber>()?;
     m.add_class::<pubsub::Publisher>()?;
     m.add_class::<query::Queryable>()?;
+    m.add_class::<query::Querier>()?;
+    m.add_class::<session::SessionInfo>()?;
+    m.add_class::<liveliness::Liveliness>()?;
+    m.add_class::<liveliness::Token>()?;
     m.add_class::<query::Query>()?;
     m.add_class::<query::Reply>()?;
     m.add_class::<query::ReplyError>()?;

@@ -39,7 +39,8 @@ impl Shared {
             .ok_or_else(|| zerr("the session is closed"))
     }
 
-    fn keep(&self, entity: Arc<Entity>) {
+    /// Keeps `entity`, to undeclare it when the session closes.
+    pub(crate) fn keep(&self, entity: Arc<Entity>) {
         if let Ok(mut list) = self.entities.lock() {
             list.retain(|e| e.is_declared());
             list.push(entity);
@@ -198,6 +199,33 @@ impl Session {
     /// Whether the session is closed.
     fn is_closed(&self) -> bool {
         self.0.session.lock().map_or(true, |s| s.is_none())
+    }
+
+    /// What the session knows of the network: its id, the routers and peers connected.
+    #[getter]
+    fn info(&self) -> SessionInfo {
+        SessionInfo(self.0.clone())
+    }
+
+    /// The session's liveliness: tokens, and the subscribers and queries watching them.
+    fn liveliness(&self) -> crate::liveliness::Liveliness {
+        crate::liveliness::Liveliness(self.0.clone())
+    }
+
+    /// Declares a querier: repeated queries on `key_expr` with the options given here.
+    #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None))]
+    fn declare_querier(
+        &self,
+        key_expr: &Bound<'_, PyAny>,
+        target: Option<QueryTarget>,
+        consolidation: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+    ) -> PyResult<crate::query::Querier> {
+        let key = key_text(key_expr)?;
+        weft_keyexpr::OwnedKeyExpr::new(key.as_str())
+            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        let options = get_options(target, consolidation, timeout)?;
+        Ok(crate::query::Querier::new(self.0.clone(), key, options))
     }
 
     /// A new timestamp from this session's clock.
@@ -383,29 +411,92 @@ impl Session {
         attachment: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         let selector = selector.str()?.to_cow()?.into_owned();
-        let mut options = weft::GetOptions::default();
-        if let Some(t) = target {
-            options.target = t.into();
-        }
-        if let Some(c) = consolidation.filter(|c| !c.is_none()) {
-            options.consolidation = c.extract::<ConsolidationMode>()?.into();
-        }
-        if let Some(t) = timeout {
-            options.timeout = Some(
-                Duration::try_from_secs_f64(t)
-                    .map_err(|e| zerr(format!("invalid timeout {t}: {e}")))?,
-            );
-        }
-        if let Some(p) = to_opt_vec(payload)? {
-            options.payload = Some((p, encoding_text(encoding)?));
-        }
-        options.attachment = to_opt_vec(attachment)?;
+        let options = get_options(target, consolidation, timeout)?;
+        run_query(
+            py, &self.0, selector, options, handler, payload, encoding, attachment,
+        )
+    }
+}
+
+/// The options of a `get` (or a querier's).
+pub(crate) fn get_options(
+    target: Option<QueryTarget>,
+    consolidation: Option<&Bound<'_, PyAny>>,
+    timeout: Option<f64>,
+) -> PyResult<weft::GetOptions> {
+    let mut options = weft::GetOptions::default();
+    if let Some(t) = target {
+        options.target = t.into();
+    }
+    if let Some(c) = consolidation.filter(|c| !c.is_none()) {
+        options.consolidation = c.extract::<ConsolidationMode>()?.into();
+    }
+    if let Some(t) = timeout {
+        options.timeout = Some(
+            Duration::try_from_secs_f64(t)
+                .map_err(|e| zerr(format!("invalid timeout {t}: {e}")))?,
+        );
+    }
+    Ok(options)
+}
+
+/// Queries `selector` with `options` and the value to send; hands the replies to
+/// `handler` (see [`run_get`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_query(
+    py: Python<'_>,
+    shared: &Shared,
+    selector: String,
+    mut options: weft::GetOptions,
+    handler: Option<&Bound<'_, PyAny>>,
+    payload: Option<&Bound<'_, PyAny>>,
+    encoding: Option<&Bound<'_, PyAny>>,
+    attachment: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyObject> {
+    if let Some(p) = to_opt_vec(payload)? {
+        options.payload = Some((p, encoding_text(encoding)?));
+    }
+    options.attachment = to_opt_vec(attachment)?;
+    let session = shared.weft()?;
+    let spec = Spec::parse(py, handler)?;
+    let replies = py
+        .allow_threads(move || session.get(&selector, &options))
+        .map_err(zerr)?;
+    run_get(py, replies, spec)
+}
+
+/// What a session knows of the network.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct SessionInfo(Arc<Shared>);
+
+impl SessionInfo {
+    fn connected(&self, py: Python<'_>, role: weft::WhatAmI) -> PyResult<Vec<ZenohId>> {
         let session = self.0.weft()?;
-        let spec = Spec::parse(py, handler)?;
-        let replies = py
-            .allow_threads(move || session.get(&selector, &options))
-            .map_err(zerr)?;
-        run_get(py, replies, spec)
+        let admin = py.allow_threads(move || session.admin());
+        Ok(admin
+            .faces
+            .iter()
+            .filter(|f| f.whatami == role)
+            .map(|f| ZenohId(f.zid))
+            .collect())
+    }
+}
+
+#[pymethods]
+impl SessionInfo {
+    /// The session's id.
+    fn zid(&self) -> ZenohId {
+        ZenohId(self.0.zid)
+    }
+
+    /// The ids of the routers connected to the session.
+    fn routers_zid(&self, py: Python<'_>) -> PyResult<Vec<ZenohId>> {
+        self.connected(py, weft::WhatAmI::Router)
+    }
+
+    /// The ids of the peers connected to the session.
+    fn peers_zid(&self, py: Python<'_>) -> PyResult<Vec<ZenohId>> {
+        self.connected(py, weft::WhatAmI::Peer)
     }
 }
 
@@ -448,7 +539,7 @@ fn options_of(
 /// What a subscriber's or queryable's handler becomes: where weft delivers, the queue
 /// closed at the end, the callback's thread, the `handler` object returned, the `drop`
 /// callable, and whether the entity runs in the background (callables).
-type Resolved = (
+pub(crate) type Resolved = (
     Sink,
     Option<Arc<Queue>>,
     Option<Arc<Dispatcher>>,
@@ -457,7 +548,8 @@ type Resolved = (
     bool,
 );
 
-fn resolve(
+/// Turns `handler` into what a declaration needs (see [`Resolved`]).
+pub(crate) fn resolve(
     py: Python<'_>,
     handler: Option<&Bound<'_, PyAny>>,
     what: &'static str,

@@ -122,3 +122,19 @@ def test_get_with_a_callback_and_a_ring(client):
     assert [r.ok.payload.to_string() for r in results] == ["x"]
     ring = b.get("qc/a", weft.handlers.RingChannel(4))
     assert [r.ok.payload.to_string() for r in ring] == ["x"]
+
+
+def test_querier_queries_with_its_options(client):
+    a, b = client(), client()
+    a.declare_queryable("qq/**", lambda q: q.reply(q.key_expr, str(q.parameters)))
+    answered(b, "qq/k")
+    with b.declare_querier("qq/k", target=weft.QueryTarget.ALL, timeout=5.0) as querier:
+        assert querier.key_expr == "qq/k"
+        replies = list(querier.get(parameters="a=1"))
+        assert [r.ok.payload.to_string() for r in replies] == ["a=1"]
+    try:
+        querier.get()
+    except weft.ZError as e:
+        assert "undeclared" in str(e)
+    else:
+        raise AssertionError("get on an undeclared querier must raise")
