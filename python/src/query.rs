@@ -406,34 +406,23 @@ impl Queryable {
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Reply(Result<Py<Sample>, Py<ReplyError>>);
 
-impl From<weft::Reply> for Reply {
-    fn from(r: weft::Reply) -> Self {
-        Python::with_gil(|py| {
-            Self(match r.result {
-                Ok(s) => Py::new(py, Sample::from(s)).map_err(|_| {
-                    Py::new(
-                        py,
-                        ReplyError {
-                            payload: ZBytes::from_payload(Vec::new().into()),
-                            encoding: Encoding("zenoh/bytes".into()),
-                        },
-                    )
-                    .expect("allocate a ReplyError")
-                }),
-                Err(e) => Err(Py::new(
-                    py,
-                    ReplyError {
-                        payload: ZBytes::from_payload(e.payload.into()),
-                        encoding: Encoding(if e.encoding.is_empty() {
-                            "zenoh/bytes".into()
-                        } else {
-                            e.encoding.into()
-                        }),
-                    },
-                )
-                .expect("allocate a ReplyError")),
-            })
-        })
+impl Reply {
+    /// The Python face of `reply`.
+    pub(crate) fn new(py: Python<'_>, reply: weft::Reply) -> PyResult<Self> {
+        Ok(Self(match reply.result {
+            Ok(s) => Ok(Py::new(py, Sample::from(s))?),
+            Err(e) => Err(Py::new(
+                py,
+                ReplyError {
+                    payload: ZBytes::from_payload(e.payload.into()),
+                    encoding: Encoding(if e.encoding.is_empty() {
+                        "zenoh/bytes".into()
+                    } else {
+                        e.encoding.into()
+                    }),
+                },
+            )?),
+        }))
     }
 }
 

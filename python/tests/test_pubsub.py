@@ -3,6 +3,7 @@
 import logging
 import queue
 import threading
+import time
 
 import weft
 from conftest import TIMEOUT, until
@@ -178,3 +179,19 @@ def test_closed_session_raises_zerror(client):
         else:
             raise AssertionError("an operation on a closed session must raise")
     assert list(sub) == []
+
+
+def test_timestamps_travel_with_the_value(client):
+    a, b = client(), client()
+    got = queue.Queue()
+    a.declare_subscriber("ts/**", got.put)
+    probe(lambda: b.put("ts/probe", "p"), got)
+    stamp = b.new_timestamp()
+    b.put("ts/v", "x", timestamp=stamp)
+    s = _next_on(got, "ts/v")
+    assert s.timestamp == stamp and str(s.timestamp) == str(stamp)
+    assert str(s.timestamp.get_id()) == str(b.zid())
+    when = s.timestamp.get_time()
+    assert when.tzinfo is not None and abs(when.timestamp() - time.time()) < 60
+    assert stamp.to_string_rfc3339_lossy().endswith("/" + str(b.zid()))
+    assert b.new_timestamp() > stamp
