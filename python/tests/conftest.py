@@ -109,8 +109,10 @@ def zenoh_python():
 class Node:
     """A node.py process: commands go to its stdin, events are read from its stdout."""
 
-    def __init__(self, endpoint, zenoh):
+    def __init__(self, endpoint, zenoh, peer=False):
         args = [zenoh_python(), str(NODE), "--zenoh"] if zenoh else [sys.executable, str(NODE)]
+        if peer:
+            args.append("--peer")
         self.proc = subprocess.Popen(
             args + [endpoint],
             stdin=subprocess.PIPE,

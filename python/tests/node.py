@@ -2,7 +2,8 @@
 
 Runs with weft (``import weft as zenoh``) or, with ``--zenoh``, with Eclipse Zenoh's
 zenoh-python, so that tests can put either implementation at the other end. Usage:
-``node.py [--zenoh] ENDPOINT``. Commands (one JSON object per line, field ``op``):
+``node.py [--zenoh] [--peer] ENDPOINT``: a client of the router at ENDPOINT, or with
+``--peer`` a peer connecting to the peer listening there. Commands (one JSON object per line, field ``op``):
 ``sub`` (key), ``ring`` (key, capacity, then ``drain``), ``put`` (key, payload, encoding,
 attachment), ``delete`` (key), ``queryable`` (key, reply), ``get`` (selector, payload),
 ``quit``. Every command is answered by ``{"ok": op}``; samples, queries and replies are
@@ -44,7 +45,7 @@ def describe(sample):
 def main():
     endpoint = [a for a in sys.argv[1:] if not a.startswith("--")][0]
     config = zenoh.Config()
-    config.insert_json5("mode", '"client"')
+    config.insert_json5("mode", '"peer"' if "--peer" in sys.argv else '"client"')
     config.insert_json5("connect/endpoints", json.dumps([endpoint]))
     config.insert_json5("scouting/multicast/enabled", "false")
     session = zenoh.open(config)
