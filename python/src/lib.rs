@@ -15,6 +15,7 @@ mod gil;
 mod handlers;
 mod keyexpr;
 mod liveliness;
+mod log;
 mod pubsub;
 mod qos;
 mod query;
@@ -62,5 +63,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handlers::Handler>()?;
     m.add_function(wrap_pyfunction!(session::open, m)?)?;
     m.add_function(wrap_pyfunction!(gil::shutdown, m)?)?;
+    m.add_function(wrap_pyfunction!(log::try_init_log_from_env, m)?)?;
+    m.add_function(wrap_pyfunction!(log::init_log_from_env_or, m)?)?;
     Ok(())
 }

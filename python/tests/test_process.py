@@ -1,6 +1,7 @@
 """Whole programs: exiting with open sessions, Ctrl-C during recv(), and the examples
 run with weft and with zenoh-python."""
 
+import os
 import queue
 import signal
 import subprocess
@@ -60,6 +61,7 @@ def test_ctrl_c_interrupts_a_blocking_recv(weftd):
         c = weft.Config()
         c.insert_json5("mode", '"client"')
         c.insert_json5("connect/endpoints", '["%s"]' % sys.argv[1])
+        c.insert_json5("scouting/multicast/enabled", "false")
         s = weft.open(c)
         sub = s.declare_subscriber("never/**")
         try:
@@ -196,3 +198,27 @@ def test_example_pull_reads_a_ring(weftd, impl):
         assert "Pub from Python!" in line
     finally:
         pull.stop()
+
+
+def test_log_goes_to_stderr_at_the_level_asked(weftd):
+    code = """
+        import sys, weft
+        weft.init_log_from_env_or("error")
+        c = weft.Config()
+        c.insert_json5("mode", '"client"')
+        c.insert_json5("connect/endpoints", '["%s"]' % sys.argv[1])
+        c.insert_json5("scouting/multicast/enabled", "false")
+        weft.open(c).close()
+    """
+    quiet = run_script(code, weftd)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    env = dict(os.environ, RUST_LOG="info")
+    loud = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), weftd],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert loud.returncode == 0
+    assert "INFO weft::" in loud.stderr and "open on " + weftd in loud.stderr

@@ -35,7 +35,9 @@ from ._weft import (
     ZBytes,
     ZenohId,
     ZError,
+    init_log_from_env_or,
     open,
+    try_init_log_from_env,
 )
 from ._weft import _shutdown
 from .handlers import Handler
@@ -70,7 +72,9 @@ __all__ = [
     "ZenohId",
     "ZError",
     "handlers",
+    "init_log_from_env_or",
     "open",
+    "try_init_log_from_env",
 ]
 
 # Close every open session before the interpreter finalises, so that exiting never waits
