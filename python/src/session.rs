@@ -12,7 +12,7 @@ use crate::encoding::encoding_text;
 use crate::entity::Entity;
 use crate::error::zerr;
 use crate::handlers::{Handler, Sink, Source, Spec};
-use crate::keyexpr::key_text;
+use crate::keyexpr::{key_text, KeyExpr};
 use crate::pubsub::{Publisher, Subscriber};
 use crate::qos::{CongestionControl, ConsolidationMode, Priority, QueryTarget, Reliability};
 use crate::query::{run_get, Queryable};
@@ -226,6 +226,22 @@ impl Session {
             .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
         let options = get_options(target, consolidation, timeout)?;
         Ok(crate::query::Querier::new(self.0.clone(), key, options))
+    }
+
+    /// `key_expr` as a `KeyExpr`, validated: weft sends keys in full, so there is nothing
+    /// to declare on the network.
+    fn declare_keyexpr(&self, key_expr: &Bound<'_, PyAny>) -> PyResult<KeyExpr> {
+        self.0.weft()?;
+        let key = key_text(key_expr)?;
+        weft_keyexpr::OwnedKeyExpr::new(key.as_str())
+            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        Ok(KeyExpr(key.into()))
+    }
+
+    /// Undeclares what `declare_keyexpr` declared: nothing to do.
+    fn undeclare(&self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        obj.downcast::<KeyExpr>()?;
+        Ok(())
     }
 
     /// A new timestamp from this session's clock.

@@ -195,3 +195,19 @@ def test_timestamps_travel_with_the_value(client):
     assert when.tzinfo is not None and abs(when.timestamp() - time.time()) < 60
     assert stamp.to_string_rfc3339_lossy().endswith("/" + str(b.zid()))
     assert b.new_timestamp() > stamp
+
+
+def test_a_declared_key_expression_publishes_as_its_text(client):
+    a, b = client(), client()
+    got = queue.Queue()
+    a.declare_subscriber("dk/**", got.put)
+    key = b.declare_keyexpr("dk/declared")
+    assert isinstance(key, weft.KeyExpr) and key == "dk/declared"
+    probe(lambda: b.put(key, "p"), got)
+    b.undeclare(key)
+    try:
+        b.declare_keyexpr("dk//bad")
+    except weft.ZError:
+        pass
+    else:
+        raise AssertionError("an invalid key expression must raise")
