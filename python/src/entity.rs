@@ -1,13 +1,14 @@
 //! A declared subscriber or queryable, as the session and the Python object both see it:
 //! undeclared once, by whichever comes first (`undeclare()`, the Python object going
-//! away for a channel handler, or the session closing).
+//! away for a channel handler, or the session closing); and what its handler becomes
+//! ([`resolve`]).
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 
 use crate::dispatch::Dispatcher;
-use crate::handlers::call_drop;
+use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
 use crate::queue::Queue;
 
 /// A weft entity (dropping it undeclares it), its channel, and its `drop` callable.
@@ -57,4 +58,58 @@ impl Entity {
             call_drop(py, on_drop);
         }
     }
+}
+
+/// What a subscriber's or queryable's handler becomes: where weft delivers, the queue
+/// closed at the end, the callback's thread, the `handler` object returned, the `drop`
+/// callable, and whether the entity runs in the background (callables).
+pub(crate) type Resolved = (
+    Sink,
+    Option<Arc<Queue>>,
+    Option<Arc<Dispatcher>>,
+    PyObject,
+    Option<PyObject>,
+    bool,
+);
+
+/// Turns `handler` into what a declaration needs (see [`Resolved`]).
+pub(crate) fn resolve(
+    py: Python<'_>,
+    handler: Option<&Bound<'_, PyAny>>,
+    what: &'static str,
+) -> PyResult<Resolved> {
+    Ok(match Spec::parse(py, handler)? {
+        Spec::Channel { capacity, ring } => {
+            let queue = Arc::new(if ring {
+                Queue::ring(capacity)
+            } else {
+                Queue::fifo(capacity)
+            });
+            let handler = Py::new(py, Handler::new(Source::Queue(queue.clone()), what))?;
+            (
+                Sink::Queue(queue.clone()),
+                Some(queue),
+                None,
+                handler.into_any(),
+                None,
+                false,
+            )
+        }
+        Spec::Callback {
+            callback,
+            drop,
+            handler,
+        } => {
+            let dispatcher = Dispatcher::start(callback)?;
+            let queue = dispatcher.queue();
+            (
+                Sink::Queue(queue.clone()),
+                Some(queue),
+                Some(dispatcher),
+                handler,
+                drop,
+                true,
+            )
+        }
+    })
 }

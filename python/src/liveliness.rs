@@ -7,13 +7,14 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use crate::entity::resolve;
 use crate::entity::Entity;
 use crate::error::zerr;
 use crate::keyexpr::key_text;
 use crate::pubsub::Subscriber;
-use crate::query::run_get;
 use crate::queue::Item;
-use crate::session::{resolve, Shared};
+use crate::reply::run_get;
+use crate::session::Shared;
 
 /// How long a liveliness `get` waits for its answer when no timeout is given.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);

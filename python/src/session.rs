@@ -1,22 +1,20 @@
 //! `open` and `Session`: opening, publishing, declaring, querying, closing.
 
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
 use pyo3::prelude::*;
 
 use crate::bytes::{to_opt_vec, to_vec};
 use crate::config::Config;
-use crate::dispatch::Dispatcher;
 use crate::encoding::encoding_text;
-use crate::entity::Entity;
+use crate::entity::{resolve, Entity};
 use crate::error::zerr;
-use crate::handlers::{Handler, Sink, Source, Spec};
 use crate::keyexpr::{key_text, KeyExpr};
 use crate::pubsub::{Publisher, Subscriber};
-use crate::qos::{CongestionControl, ConsolidationMode, Priority, QueryTarget, Reliability};
-use crate::query::{run_get, Queryable};
-use crate::queue::{Item, Queue};
+use crate::qos::{CongestionControl, Priority, QueryTarget, Reliability};
+use crate::query::Queryable;
+use crate::queue::Item;
+use crate::reply::{get_options, run_query};
 use crate::sample::{Timestamp, ZenohId};
 
 /// Every session opened and not yet dropped: closed at interpreter exit.
@@ -26,7 +24,7 @@ static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
 pub(crate) struct Shared {
     session: Mutex<Option<weft::Session>>,
     entities: Mutex<Vec<Arc<Entity>>>,
-    zid: weft::ZenohId,
+    pub(crate) zid: weft::ZenohId,
 }
 
 impl Shared {
@@ -203,8 +201,8 @@ impl Session {
 
     /// What the session knows of the network: its id, the routers and peers connected.
     #[getter]
-    fn info(&self) -> SessionInfo {
-        SessionInfo(self.0.clone())
+    fn info(&self) -> crate::info::SessionInfo {
+        crate::info::SessionInfo(self.0.clone())
     }
 
     /// The session's liveliness: tokens, and the subscribers and queries watching them.
@@ -220,12 +218,12 @@ impl Session {
         target: Option<QueryTarget>,
         consolidation: Option<&Bound<'_, PyAny>>,
         timeout: Option<f64>,
-    ) -> PyResult<crate::query::Querier> {
+    ) -> PyResult<crate::querier::Querier> {
         let key = key_text(key_expr)?;
         weft_keyexpr::OwnedKeyExpr::new(key.as_str())
             .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
         let options = get_options(target, consolidation, timeout)?;
-        Ok(crate::query::Querier::new(self.0.clone(), key, options))
+        Ok(crate::querier::Querier::new(self.0.clone(), key, options))
     }
 
     /// `key_expr` as a `KeyExpr`, validated: weft sends keys in full, so there is nothing
@@ -434,88 +432,6 @@ impl Session {
     }
 }
 
-/// The options of a `get` (or a querier's).
-pub(crate) fn get_options(
-    target: Option<QueryTarget>,
-    consolidation: Option<&Bound<'_, PyAny>>,
-    timeout: Option<f64>,
-) -> PyResult<weft::GetOptions> {
-    let mut options = weft::GetOptions::default();
-    if let Some(t) = target {
-        options.target = t.into();
-    }
-    if let Some(c) = consolidation.filter(|c| !c.is_none()) {
-        options.consolidation = c.extract::<ConsolidationMode>()?.into();
-    }
-    if let Some(t) = timeout {
-        options.timeout = Some(
-            Duration::try_from_secs_f64(t)
-                .map_err(|e| zerr(format!("invalid timeout {t}: {e}")))?,
-        );
-    }
-    Ok(options)
-}
-
-/// Queries `selector` with `options` and the value to send; hands the replies to
-/// `handler` (see [`run_get`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_query(
-    py: Python<'_>,
-    shared: &Shared,
-    selector: String,
-    mut options: weft::GetOptions,
-    handler: Option<&Bound<'_, PyAny>>,
-    payload: Option<&Bound<'_, PyAny>>,
-    encoding: Option<&Bound<'_, PyAny>>,
-    attachment: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyObject> {
-    if let Some(p) = to_opt_vec(payload)? {
-        options.payload = Some((p, encoding_text(encoding)?));
-    }
-    options.attachment = to_opt_vec(attachment)?;
-    let session = shared.weft()?;
-    let spec = Spec::parse(py, handler)?;
-    let replies = py
-        .allow_threads(move || session.get(&selector, &options))
-        .map_err(zerr)?;
-    run_get(py, replies, spec)
-}
-
-/// What a session knows of the network.
-#[pyclass(frozen, module = "weft")]
-pub(crate) struct SessionInfo(Arc<Shared>);
-
-impl SessionInfo {
-    fn connected(&self, py: Python<'_>, role: weft::WhatAmI) -> PyResult<Vec<ZenohId>> {
-        let session = self.0.weft()?;
-        let admin = py.allow_threads(move || session.admin());
-        Ok(admin
-            .faces
-            .iter()
-            .filter(|f| f.whatami == role)
-            .map(|f| ZenohId(f.zid))
-            .collect())
-    }
-}
-
-#[pymethods]
-impl SessionInfo {
-    /// The session's id.
-    fn zid(&self) -> ZenohId {
-        ZenohId(self.0.zid)
-    }
-
-    /// The ids of the routers connected to the session.
-    fn routers_zid(&self, py: Python<'_>) -> PyResult<Vec<ZenohId>> {
-        self.connected(py, weft::WhatAmI::Router)
-    }
-
-    /// The ids of the peers connected to the session.
-    fn peers_zid(&self, py: Python<'_>) -> PyResult<Vec<ZenohId>> {
-        self.connected(py, weft::WhatAmI::Peer)
-    }
-}
-
 /// Runs `send`, a publication with congestion control `congestion`: with the GIL held
 /// when it cannot block (`drop`), released otherwise.
 pub(crate) fn publish(
@@ -549,59 +465,5 @@ fn options_of(
         priority: priority.unwrap_or(Priority::Data),
         express: express.unwrap_or(false),
         reliability: reliability.unwrap_or(Reliability::Reliable),
-    })
-}
-
-/// What a subscriber's or queryable's handler becomes: where weft delivers, the queue
-/// closed at the end, the callback's thread, the `handler` object returned, the `drop`
-/// callable, and whether the entity runs in the background (callables).
-pub(crate) type Resolved = (
-    Sink,
-    Option<Arc<Queue>>,
-    Option<Arc<Dispatcher>>,
-    PyObject,
-    Option<PyObject>,
-    bool,
-);
-
-/// Turns `handler` into what a declaration needs (see [`Resolved`]).
-pub(crate) fn resolve(
-    py: Python<'_>,
-    handler: Option<&Bound<'_, PyAny>>,
-    what: &'static str,
-) -> PyResult<Resolved> {
-    Ok(match Spec::parse(py, handler)? {
-        Spec::Channel { capacity, ring } => {
-            let queue = Arc::new(if ring {
-                Queue::ring(capacity)
-            } else {
-                Queue::fifo(capacity)
-            });
-            let handler = Py::new(py, Handler::new(Source::Queue(queue.clone()), what))?;
-            (
-                Sink::Queue(queue.clone()),
-                Some(queue),
-                None,
-                handler.into_any(),
-                None,
-                false,
-            )
-        }
-        Spec::Callback {
-            callback,
-            drop,
-            handler,
-        } => {
-            let dispatcher = Dispatcher::start(callback)?;
-            let queue = dispatcher.queue();
-            (
-                Sink::Queue(queue.clone()),
-                Some(queue),
-                Some(dispatcher),
-                handler,
-                drop,
-                true,
-            )
-        }
     })
 }
