@@ -4,5 +4,5 @@ from common import config, parse, say
 
 zenoh, args = parse("delete a key", key=("demo/example/put", "the key"))
 with zenoh.open(config(zenoh, args)) as session:
-    say(f"Deleting '{args.key}'")
+    say(f"delete {args.key}")
     session.delete(args.key)

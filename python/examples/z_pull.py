@@ -18,5 +18,5 @@ with zenoh.open(config(zenoh, args)) as session:
     while args.rounds == 0 or n < args.rounds:
         time.sleep(args.interval)
         while (sample := sub.try_recv()) is not None:
-            say(f">> [Subscriber] Received {sample.kind} ('{sample.key_expr}': '{sample.payload.to_string()}')")
+            say(f"{sample.kind} {sample.key_expr} = {sample.payload.to_string()}")
         n += 1

@@ -3,8 +3,8 @@
 from common import config, parse, say
 
 zenoh, args = parse(
-    "put a value", key=("demo/example/put", "the key"), payload=("Put from Python!", "the value")
+    "put a value", key=("demo/example/put", "the key"), payload=("hello from Python", "the value")
 )
 with zenoh.open(config(zenoh, args)) as session:
-    say(f"Putting ('{args.key}': '{args.payload}')")
+    say(f"put {args.key} = {args.payload}")
     session.put(args.key, args.payload)

@@ -7,7 +7,7 @@ from common import config, parse, say
 zenoh, args = parse(
     "answer queries",
     key=("demo/example/queryable", "the key expression"),
-    payload=("Queryable from Python!", "the answer"),
+    payload=("answer from Python", "the answer"),
     count=(0, "exit after this many queries (0: never)"),
 )
 done = threading.Event()
@@ -16,7 +16,7 @@ answered = 0
 
 def on_query(query):
     global answered
-    say(f">> [Queryable] Received Query '{query.selector}'")
+    say(f"query {query.selector}")
     query.reply(args.key, args.payload)
     answered += 1
     if args.count and answered >= args.count:

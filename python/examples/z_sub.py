@@ -15,7 +15,7 @@ received = 0
 
 def listener(sample):
     global received
-    say(f">> [Subscriber] Received {sample.kind} ('{sample.key_expr}': '{sample.payload.to_string()}')")
+    say(f"{sample.kind} {sample.key_expr} = {sample.payload.to_string()}")
     received += 1
     if args.count and received >= args.count:
         done.set()
