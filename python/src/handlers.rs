@@ -1,5 +1,5 @@
 //! Handlers: what a subscriber, queryable or `get` does with what it receives. A Python
-//! callable (called on a weft thread, with the GIL), or a channel read from Python
+//! callable (called with the GIL on a thread of the binding's), or a channel read from Python
 //! (`handlers.DefaultHandler`, `handlers.FifoChannel(n)`, `handlers.RingChannel(n)`).
 
 use std::sync::mpsc;
@@ -75,7 +75,7 @@ impl Callback {
     #[new]
     #[pyo3(signature = (callback, drop = None, *, indirect = true))]
     fn new(callback: PyObject, drop: Option<PyObject>, indirect: bool) -> Self {
-        // Callbacks always run on the weft thread that received the item.
+        // Callbacks always run on a thread of their entity (or of their `get`).
         let _ = indirect;
         Self { callback, drop }
     }
@@ -92,7 +92,7 @@ impl Callback {
         self.drop.as_ref().map(|d| d.clone_ref(py))
     }
 
-    /// Always `False`: the callback runs on the weft thread that received the item.
+    /// Always `False`: the callback runs on a thread of its entity (or of its `get`).
     #[getter]
     fn indirect(&self) -> bool {
         false
@@ -287,16 +287,17 @@ impl Spec {
     }
 }
 
-/// Where weft's threads put what arrives: a queue, or a Python callable.
+/// Where what arrives goes: a queue (filled by weft's threads), or a Python callable
+/// (called by a `get`'s reply thread).
 pub(crate) enum Sink {
     /// A channel handler's queue.
     Queue(Arc<Queue>),
-    /// A callable, called with the GIL on the weft thread.
+    /// A callable, called with the GIL on the calling thread.
     Python(PyObject),
 }
 
 impl Sink {
-    /// Hands `item` over (called on a weft thread, without the GIL).
+    /// Hands `item` over (called without the GIL).
     pub(crate) fn deliver(&self, item: Item) {
         match self {
             Self::Queue(q) => q.push(item),

@@ -2,8 +2,9 @@
 //! subscribers, publishers, queryables, `get`, handlers) over the weft library, built as
 //! the extension module `weft._weft` (one abi3 wheel for CPython 3.9 and later).
 //!
-//! Every blocking call releases the GIL; weft's threads take it only to run Python
-//! callbacks, and never once the interpreter is exiting (see [`gil`]).
+//! Every blocking call releases the GIL; weft's threads never take it: Python callbacks
+//! run on threads of the binding's, which stop entering Python once the interpreter is
+//! exiting (see [`gil`] and [`dispatch`]).
 
 mod bytes;
 mod config;
