@@ -4,7 +4,7 @@
 //!
 //! Every blocking call releases the GIL; weft's threads never take it: Python callbacks
 //! run on threads of the binding's, which stop entering Python once the interpreter is
-//! exiting (see [`gil`] and [`dispatch`]).
+//! exiting (see the modules `gil` and `dispatch`).
 
 mod bytes;
 mod config;
