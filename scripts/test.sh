@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of weft: formatting, lints, unit/golden/property tests, the
-# key-expression check against the real Eclipse Zenoh, short fuzz runs, and the C client's
-# suite. Installs what it needs. Usage: scripts/test.sh
+# key-expression check against the real Eclipse Zenoh, the Python binding's suite, short
+# fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
 # Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
 # the repository's tests/), WEFT_FUZZ_SECONDS (default 60).
 set -euo pipefail
@@ -26,7 +26,7 @@ up='\.\.'
 outside="$up/shared|$up/$up/$up/|/wor""k/"
 if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --include='*.c' \
     --include='*.h' --include='CMakeLists.txt' --include='*.toml' --include='*.json5' \
-    --include='*.md' --include='run' crates pico scripts tests bench fuzz .ci docs \
+    --include='*.md' --include='run' crates pico python scripts tests bench fuzz .ci docs \
     README.md ARCHITECTURE.md 2>/dev/null | grep -v '^pico/build'; then
   echo "error: the lines above reach outside the repository" >&2
   exit 1
@@ -81,6 +81,18 @@ cargo build --quiet -p weft-proto -p weft-keyexpr --target thumbv7em-none-eabihf
 
 step "key expressions against Eclipse Zenoh 1.10.2"
 "$WEFT_ZENOH_PYTHON" tests/interop/keyexpr_oracle.py
+
+step "Python binding (weft-zenoh): one release build of the wheel, then its pytest suite"
+# Built into its own venv (pip install ./python, maturin pinned), tested against the weftd
+# that cargo test built, with zenoh-python (from target/venv-zenoh) at the other end.
+pyvenv="$root/target/venv-weft-py"
+if [ ! -x "$pyvenv/bin/python" ]; then
+  python3 -m venv "$pyvenv"
+fi
+"$pyvenv/bin/pip" install --quiet --disable-pip-version-check maturin==1.9.4 pytest==8.3.5
+PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation \
+  --force-reinstall --no-deps ./python
+WEFT_WEFTD="$root/target/debug/weftd" "$pyvenv/bin/python" -m pytest -q python/tests
 
 if [ -x scripts/fuzz.sh ]; then
   step "fuzzing (${fuzz_seconds} s per target)"

@@ -1,0 +1,96 @@
+//! Running Python code from threads Python did not start, without ever blocking
+//! interpreter exit.
+//!
+//! weft's own threads never take the GIL: they queue what arrives. Only the binding's
+//! threads do (a callback's thread, a `get`'s reply thread), through [`with_python`]. At
+//! exit ([`shutdown`]), a flag is raised first, so that none of them starts waiting for
+//! the GIL any more, then the sessions are closed and the calls in flight are waited for,
+//! with the GIL released, for a bounded time.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use pyo3::prelude::*;
+
+static EXITING: AtomicBool = AtomicBool::new(false);
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Whether this thread holds the GIL inside a weft call ([`holding_gil`]).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, a weft call that does not block (a put with congestion control `drop`),
+/// with the GIL held: releasing and taking it back would cost more than the call. Should
+/// `f` have to wait after all (a full FIFO channel of a local subscriber), it waits
+/// through [`blocking`], which releases the GIL meanwhile.
+pub(crate) fn holding_gil<R>(_py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    let before = HOLDING.with(|h| h.replace(true));
+    let r = f();
+    HOLDING.with(|h| h.set(before));
+    r
+}
+
+/// Runs `wait`, which blocks, with the GIL released if this thread holds it inside
+/// [`holding_gil`] (and as it is otherwise: weft's threads never take the GIL to wait).
+pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
+    if HOLDING.with(Cell::get) {
+        Python::with_gil(|py| {
+            HOLDING.with(|h| h.set(false));
+            let r = py.allow_threads(wait);
+            HOLDING.with(|h| h.set(true));
+            r
+        })
+    } else {
+        wait()
+    }
+}
+
+/// Runs `f` with the GIL, unless the interpreter is exiting (then `f` is skipped).
+pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if !EXITING.load(Ordering::SeqCst) {
+        Python::with_gil(f);
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Whether the interpreter is exiting (after [`shutdown`] started).
+pub(crate) fn exiting() -> bool {
+    EXITING.load(Ordering::SeqCst)
+}
+
+/// Logs `err`, raised by a user callback, on the `weft` logger (with its traceback).
+pub(crate) fn log_callback_error(py: Python<'_>, err: PyErr) {
+    let logged = (|| -> PyResult<()> {
+        let logger = py.import("logging")?.call_method1("getLogger", ("weft",))?;
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("exc_info", err.clone_ref(py).into_value(py))?;
+        logger.call_method(
+            "error",
+            ("callback error: %s", err.value(py)),
+            Some(&kwargs),
+        )?;
+        Ok(())
+    })();
+    if logged.is_err() {
+        err.print(py);
+    }
+}
+
+/// Called once at interpreter exit: stops callbacks from entering Python, closes every
+/// open session, and waits (at most two seconds) for the callbacks already running.
+#[pyfunction]
+#[pyo3(name = "_shutdown")]
+pub(crate) fn shutdown(py: Python<'_>) {
+    EXITING.store(true, Ordering::SeqCst);
+    let sessions = crate::session::all_open();
+    py.allow_threads(move || {
+        crate::session::close_all(sessions);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}

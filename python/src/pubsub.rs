@@ -1,0 +1,284 @@
+//! `Subscriber` and `Publisher`.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::bytes::to_vec;
+use crate::encoding::Encoding;
+use crate::entity::Entity;
+use crate::error::zerr;
+use crate::handlers::Handler;
+use crate::keyexpr::KeyExpr;
+use crate::qos::{CongestionControl, Priority, Reliability};
+use crate::sample::Timestamp;
+use crate::session::PutArgs;
+
+/// Calls `method` on a channel handler, or raises `ZError` for a callback handler.
+pub(crate) fn on_channel<'py>(
+    py: Python<'py>,
+    handler: &PyObject,
+    method: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let handler = handler.bind(py);
+    if !handler.is_instance_of::<Handler>() {
+        return Err(zerr(format!(
+            "`{method}` needs a channel handler; this entity has a callback"
+        )));
+    }
+    handler.call_method0(method)
+}
+
+/// A declared subscriber. With a channel handler, `recv()`, `try_recv()` and iteration
+/// read its samples; `undeclare()` (or the end of a `with` block) stops it.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Subscriber {
+    key: weft::SharedKey,
+    entity: Arc<Entity>,
+    handler: PyObject,
+    background: bool,
+}
+
+impl Subscriber {
+    /// The Python face of `entity`.
+    pub(crate) fn new(
+        key: weft::SharedKey,
+        entity: Arc<Entity>,
+        handler: PyObject,
+        background: bool,
+    ) -> Self {
+        Self {
+            key,
+            entity,
+            handler,
+            background,
+        }
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        if !self.background {
+            Python::with_gil(|py| self.entity.undeclare(py));
+        }
+    }
+}
+
+#[pymethods]
+impl Subscriber {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
+        self.entity.undeclare(py);
+    }
+
+    /// The subscribed key expression.
+    #[getter]
+    fn key_expr(&self) -> KeyExpr {
+        KeyExpr(self.key.clone())
+    }
+
+    /// The handler: the channel, or what was given with the callback.
+    #[getter]
+    fn handler(&self, py: Python<'_>) -> PyObject {
+        self.handler.clone_ref(py)
+    }
+
+    /// Stops the subscriber.
+    fn undeclare(&self, py: Python<'_>) {
+        self.entity.undeclare(py);
+    }
+
+    /// The next sample, waiting for it (channel handlers only).
+    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "recv")
+    }
+
+    /// The next sample if one is there, else `None` (channel handlers only).
+    fn try_recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "try_recv")
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "__iter__")
+    }
+}
+
+/// The options a publisher was declared with.
+pub(crate) struct Defaults {
+    pub(crate) encoding: String,
+    pub(crate) congestion_control: CongestionControl,
+    pub(crate) priority: Priority,
+    pub(crate) express: bool,
+    pub(crate) reliability: Reliability,
+}
+
+/// A declared publisher on one key.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Publisher {
+    publisher: Mutex<Option<weft::Publisher>>,
+    session: weft::Session,
+    key: weft::SharedKey,
+    defaults: Defaults,
+}
+
+impl Publisher {
+    /// The Python face of `publisher`, declared on `session` with `defaults`.
+    pub(crate) fn new(
+        publisher: weft::Publisher,
+        session: weft::Session,
+        defaults: Defaults,
+    ) -> Self {
+        Self {
+            key: publisher.key_expr().into(),
+            publisher: Mutex::new(Some(publisher)),
+            session,
+            defaults,
+        }
+    }
+
+    fn declared(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&weft::Publisher) -> Result<(), weft::SessionError> + Send,
+    ) -> PyResult<()> {
+        let guard = self
+            .publisher
+            .lock()
+            .map_err(|_| zerr("the publisher is unusable"))?;
+        let publisher = guard
+            .as_ref()
+            .ok_or_else(|| zerr("the publisher is undeclared"))?;
+        let congestion = self.defaults.congestion_control.into();
+        crate::session::publish(py, congestion, || f(publisher))
+    }
+
+    fn base_options(&self) -> weft::PutOptions {
+        weft::PutOptions {
+            encoding: self.defaults.encoding.clone(),
+            congestion_control: self.defaults.congestion_control.into(),
+            priority: self.defaults.priority.into(),
+            express: self.defaults.express,
+            reliability: self.defaults.reliability.into(),
+            ..weft::PutOptions::default()
+        }
+    }
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        let publisher = self.publisher.get_mut().ok().and_then(Option::take);
+        if publisher.is_some() {
+            Python::with_gil(|py| py.allow_threads(move || drop(publisher)));
+        }
+    }
+}
+
+#[pymethods]
+impl Publisher {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
+        self.undeclare(py);
+    }
+
+    /// The key it publishes on.
+    #[getter]
+    fn key_expr(&self) -> KeyExpr {
+        KeyExpr(self.key.clone())
+    }
+
+    /// The encoding of its publications.
+    #[getter]
+    fn encoding(&self) -> Encoding {
+        Encoding(self.defaults.encoding.clone().into())
+    }
+
+    /// Its congestion control.
+    #[getter]
+    fn congestion_control(&self) -> CongestionControl {
+        self.defaults.congestion_control
+    }
+
+    /// Its priority.
+    #[getter]
+    fn priority(&self) -> Priority {
+        self.defaults.priority
+    }
+
+    /// Its reliability.
+    #[getter]
+    fn reliability(&self) -> Reliability {
+        self.defaults.reliability
+    }
+
+    /// Publishes `payload`; `encoding`, `attachment` and `timestamp` apply to this
+    /// publication only.
+    #[pyo3(signature = (payload, *, encoding = None, attachment = None, timestamp = None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        payload: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        attachment: Option<&Bound<'_, PyAny>>,
+        timestamp: Option<Timestamp>,
+    ) -> PyResult<()> {
+        let payload = to_vec(payload)?;
+        let plain = |o: Option<&Bound<'_, PyAny>>| o.is_none_or(|o| o.is_none());
+        if plain(encoding) && timestamp.is_none() {
+            if plain(attachment) {
+                return self.declared(py, |p| p.put(&payload));
+            }
+            let attachment = crate::bytes::to_vec(attachment.expect("not plain"))?;
+            return self.declared(py, |p| p.put_with_attachment(&payload, &attachment));
+        }
+        let options = PutArgs {
+            encoding,
+            congestion_control: None,
+            priority: None,
+            express: None,
+            attachment,
+            timestamp,
+        }
+        .apply(self.base_options())?;
+        let key = self.key.to_string();
+        self.declared(py, |_| self.session.put(&key, &payload, &options))
+    }
+
+    /// Publishes the deletion of its key.
+    #[pyo3(signature = (*, attachment = None, timestamp = None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        attachment: Option<&Bound<'_, PyAny>>,
+        timestamp: Option<Timestamp>,
+    ) -> PyResult<()> {
+        if attachment.is_none_or(|a| a.is_none()) && timestamp.is_none() {
+            return self.declared(py, weft::Publisher::delete);
+        }
+        let options = PutArgs {
+            encoding: None,
+            congestion_control: None,
+            priority: None,
+            express: None,
+            attachment,
+            timestamp,
+        }
+        .apply(self.base_options())?;
+        let key = self.key.to_string();
+        self.declared(py, |_| self.session.delete(&key, &options))
+    }
+
+    /// Undeclares the publisher; later publications raise `ZError`.
+    fn undeclare(&self, py: Python<'_>) {
+        let publisher = self.publisher.lock().ok().and_then(|mut p| p.take());
+        py.allow_threads(move || drop(publisher));
+    }
+}

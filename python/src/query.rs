@@ -1,0 +1,298 @@
+//! What a queryable handles: `Query` (with its replies) and `Queryable`.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use weft_keyexpr::OwnedKeyExpr;
+
+use crate::bytes::{to_vec, ZBytes};
+use crate::encoding::{encoding_text, Encoding};
+use crate::entity::Entity;
+use crate::error::zerr;
+use crate::keyexpr::{key_text, KeyExpr};
+use crate::pubsub::on_channel;
+use crate::qos::{CongestionControl, Priority};
+use crate::sample::Timestamp;
+use crate::selector::{Parameters, Selector};
+use crate::session::PutArgs;
+
+/// A query received by a queryable. Answer with `reply`, `reply_err` or `reply_del`;
+/// the querier learns that this queryable is done when the last reference to the query
+/// is dropped (or at `drop()`, or at the end of a `with` block).
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Query {
+    query: Mutex<Option<weft::Query>>,
+    key_expr: weft::SharedKey,
+    parameters: String,
+    payload: Option<(ZBytes, Encoding)>,
+    attachment: Option<ZBytes>,
+}
+
+impl From<weft::Query> for Query {
+    fn from(q: weft::Query) -> Self {
+        Self {
+            key_expr: q.key_expr().into(),
+            parameters: q.parameters().to_owned(),
+            payload: q.payload().map(|(p, e)| {
+                (
+                    ZBytes::from_payload(p.clone().into()),
+                    Encoding(if e.is_empty() {
+                        "zenoh/bytes".into()
+                    } else {
+                        e.clone().into()
+                    }),
+                )
+            }),
+            attachment: q
+                .attachment()
+                .map(|a| ZBytes::from_payload(a.to_vec().into())),
+            query: Mutex::new(Some(q)),
+        }
+    }
+}
+
+impl Query {
+    fn with_query<R: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&weft::Query) -> Result<R, weft::SessionError> + Send,
+    ) -> PyResult<R> {
+        let guard = self
+            .query
+            .lock()
+            .map_err(|_| zerr("the query is unusable"))?;
+        let query = guard
+            .as_ref()
+            .ok_or_else(|| zerr("the query is finalised (dropped)"))?;
+        py.allow_threads(|| f(query)).map_err(zerr)
+    }
+
+    /// Checks that a reply on `key` answers this query (its key intersects the query's).
+    fn check_reply_key(&self, key: &str) -> PyResult<()> {
+        let reply = OwnedKeyExpr::new(key)
+            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        let query = OwnedKeyExpr::new(self.key_expr.as_str()).map_err(zerr)?;
+        if !query.as_key_expr().intersects(reply.as_key_expr()) {
+            return Err(zerr(format!(
+                "cannot reply on `{key}`: it does not intersect the query's `{}`",
+                self.key_expr
+            )));
+        }
+        Ok(())
+    }
+
+    fn finalise(&self, py: Python<'_>) {
+        let query = self.query.lock().ok().and_then(|mut q| q.take());
+        py.allow_threads(move || drop(query));
+    }
+}
+
+impl Drop for Query {
+    fn drop(&mut self) {
+        let query = self.query.get_mut().ok().and_then(Option::take);
+        if query.is_some() {
+            Python::with_gil(|py| py.allow_threads(move || drop(query)));
+        }
+    }
+}
+
+#[pymethods]
+impl Query {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
+        self.finalise(py);
+    }
+
+    /// The queried key expression.
+    #[getter]
+    fn key_expr(&self) -> KeyExpr {
+        KeyExpr(self.key_expr.clone())
+    }
+
+    /// The selector: key expression and parameters.
+    #[getter]
+    fn selector(&self) -> Selector {
+        Selector {
+            key_expr: self.key_expr.clone(),
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    /// The selector's parameters (after `?`).
+    #[getter]
+    fn parameters(&self) -> Parameters {
+        Parameters(self.parameters.clone())
+    }
+
+    /// The value sent with the query, if any.
+    #[getter]
+    fn payload(&self) -> Option<ZBytes> {
+        self.payload.as_ref().map(|(p, _)| p.clone())
+    }
+
+    /// The encoding of the value sent with the query, if any.
+    #[getter]
+    fn encoding(&self) -> Option<Encoding> {
+        self.payload.as_ref().map(|(_, e)| e.clone())
+    }
+
+    /// User bytes attached to the query, if any.
+    #[getter]
+    fn attachment(&self) -> Option<ZBytes> {
+        self.attachment.clone()
+    }
+
+    /// Answers with `payload` on `key_expr`, which must intersect the query's key
+    /// expression.
+    #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
+        priority = None, express = None, attachment = None, timestamp = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn reply(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        payload: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
+        attachment: Option<&Bound<'_, PyAny>>,
+        timestamp: Option<Timestamp>,
+    ) -> PyResult<()> {
+        let key = key_text(key_expr)?;
+        self.check_reply_key(&key)?;
+        let payload = to_vec(payload)?;
+        let options = PutArgs {
+            encoding,
+            congestion_control,
+            priority,
+            express,
+            attachment,
+            timestamp,
+        }
+        .apply(weft::PutOptions::default())?;
+        self.with_query(py, |q| q.reply(&key, &payload, &options))
+    }
+
+    /// Answers with an error value.
+    #[pyo3(signature = (payload, *, encoding = None))]
+    fn reply_err(
+        &self,
+        py: Python<'_>,
+        payload: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let payload = to_vec(payload)?;
+        let encoding = encoding_text(encoding)?;
+        self.with_query(py, |q| q.reply_err(&payload, &encoding))
+    }
+
+    /// Answers that `key_expr` (which must intersect the query's) was deleted.
+    #[pyo3(signature = (key_expr, **_options))]
+    fn reply_del(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        _options: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<()> {
+        let key = key_text(key_expr)?;
+        self.check_reply_key(&key)?;
+        self.with_query(py, |q| q.reply_del(&key))
+    }
+
+    /// Finalises the query now: no more replies from this queryable.
+    fn drop(&self, py: Python<'_>) {
+        self.finalise(py);
+    }
+
+    fn __str__(&self) -> String {
+        self.selector().text()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Query({:?})", self.selector().text())
+    }
+}
+
+/// A declared queryable. With a channel handler, `recv()`, `try_recv()` and iteration
+/// read its queries.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Queryable {
+    key: weft::SharedKey,
+    entity: Arc<Entity>,
+    handler: PyObject,
+    background: bool,
+}
+
+impl Queryable {
+    /// The Python face of `entity`.
+    pub(crate) fn new(
+        key: weft::SharedKey,
+        entity: Arc<Entity>,
+        handler: PyObject,
+        background: bool,
+    ) -> Self {
+        Self {
+            key,
+            entity,
+            handler,
+            background,
+        }
+    }
+}
+
+impl Drop for Queryable {
+    fn drop(&mut self) {
+        if !self.background {
+            Python::with_gil(|py| self.entity.undeclare(py));
+        }
+    }
+}
+
+#[pymethods]
+impl Queryable {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
+        self.entity.undeclare(py);
+    }
+
+    /// The key expression it answers for.
+    #[getter]
+    fn key_expr(&self) -> KeyExpr {
+        KeyExpr(self.key.clone())
+    }
+
+    /// The handler: the channel, or what was given with the callback.
+    #[getter]
+    fn handler(&self, py: Python<'_>) -> PyObject {
+        self.handler.clone_ref(py)
+    }
+
+    /// Stops the queryable.
+    fn undeclare(&self, py: Python<'_>) {
+        self.entity.undeclare(py);
+    }
+
+    /// The next query, waiting for it (channel handlers only).
+    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "recv")
+    }
+
+    /// The next query if one is there, else `None` (channel handlers only).
+    fn try_recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "try_recv")
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        on_channel(py, &self.handler, "__iter__")
+    }
+}

@@ -1,0 +1,187 @@
+//! What a `get` receives: `Reply` and `ReplyError`; and running a `get` with its
+//! handler.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use crate::bytes::{to_opt_vec, ZBytes};
+use crate::encoding::{encoding_text, Encoding};
+use crate::error::zerr;
+use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
+use crate::qos::{ConsolidationMode, QueryTarget};
+use crate::queue::{Item, Queue};
+use crate::sample::Sample;
+use crate::session::Shared;
+
+/// One answer to a `get`: a sample (`ok`) or an error (`err`).
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Reply(Result<Py<Sample>, Py<ReplyError>>);
+
+impl Reply {
+    /// The Python face of `reply`.
+    pub(crate) fn new(py: Python<'_>, reply: weft::Reply) -> PyResult<Self> {
+        Ok(Self(match reply.result {
+            Ok(s) => Ok(Py::new(py, Sample::from(s))?),
+            Err(e) => Err(Py::new(
+                py,
+                ReplyError {
+                    payload: ZBytes::from_payload(e.payload.into()),
+                    encoding: Encoding(if e.encoding.is_empty() {
+                        "zenoh/bytes".into()
+                    } else {
+                        e.encoding.into()
+                    }),
+                },
+            )?),
+        }))
+    }
+}
+
+#[pymethods]
+impl Reply {
+    /// The sample, or `None` for an error reply.
+    #[getter]
+    fn ok(&self, py: Python<'_>) -> Option<Py<Sample>> {
+        self.0.as_ref().ok().map(|s| s.clone_ref(py))
+    }
+
+    /// The error, or `None` for a sample.
+    #[getter]
+    fn err(&self, py: Python<'_>) -> Option<Py<ReplyError>> {
+        self.0.as_ref().err().map(|e| e.clone_ref(py))
+    }
+
+    /// The sample or the error.
+    #[getter]
+    fn result(&self, py: Python<'_>) -> PyObject {
+        match &self.0 {
+            Ok(s) => s.clone_ref(py).into_any(),
+            Err(e) => e.clone_ref(py).into_any(),
+        }
+    }
+}
+
+/// An error answer to a query.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct ReplyError {
+    payload: ZBytes,
+    encoding: Encoding,
+}
+
+#[pymethods]
+impl ReplyError {
+    /// The error value.
+    #[getter]
+    fn payload(&self) -> ZBytes {
+        self.payload.clone()
+    }
+
+    /// Its encoding.
+    #[getter]
+    fn encoding(&self) -> Encoding {
+        self.encoding.clone()
+    }
+}
+
+/// The options of a `get` (or a querier's).
+pub(crate) fn get_options(
+    target: Option<QueryTarget>,
+    consolidation: Option<&Bound<'_, PyAny>>,
+    timeout: Option<f64>,
+) -> PyResult<weft::GetOptions> {
+    let mut options = weft::GetOptions::default();
+    if let Some(t) = target {
+        options.target = t.into();
+    }
+    if let Some(c) = consolidation.filter(|c| !c.is_none()) {
+        options.consolidation = c.extract::<ConsolidationMode>()?.into();
+    }
+    if let Some(t) = timeout {
+        options.timeout = Some(
+            Duration::try_from_secs_f64(t)
+                .map_err(|e| zerr(format!("invalid timeout {t}: {e}")))?,
+        );
+    }
+    Ok(options)
+}
+
+/// Queries `selector` with `options` and the value to send; hands the replies to
+/// `handler` (see [`run_get`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_query(
+    py: Python<'_>,
+    shared: &Shared,
+    selector: String,
+    mut options: weft::GetOptions,
+    handler: Option<&Bound<'_, PyAny>>,
+    payload: Option<&Bound<'_, PyAny>>,
+    encoding: Option<&Bound<'_, PyAny>>,
+    attachment: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyObject> {
+    if let Some(p) = to_opt_vec(payload)? {
+        options.payload = Some((p, encoding_text(encoding)?));
+    }
+    options.attachment = to_opt_vec(attachment)?;
+    let session = shared.weft()?;
+    let spec = Spec::parse(py, handler)?;
+    let replies = py
+        .allow_threads(move || session.get(&selector, &options))
+        .map_err(zerr)?;
+    run_get(py, replies, spec)
+}
+
+/// Hands the replies of a `get` to its handler; returns what `get` returns.
+pub(crate) fn run_get(
+    py: Python<'_>,
+    replies: mpsc::Receiver<weft::Reply>,
+    spec: Spec,
+) -> PyResult<PyObject> {
+    match spec {
+        Spec::Channel { ring: false, .. } => Ok(Py::new(
+            py,
+            Handler::new(Source::Replies(Mutex::new(replies)), "Reply"),
+        )?
+        .into_any()),
+        Spec::Channel {
+            ring: true,
+            capacity,
+        } => {
+            let queue = Arc::new(Queue::ring(capacity));
+            let handler = Py::new(py, Handler::new(Source::Queue(queue.clone()), "Reply"))?;
+            pump(replies, Sink::Queue(queue.clone()), move || queue.close())?;
+            Ok(handler.into_any())
+        }
+        Spec::Callback {
+            callback,
+            drop,
+            handler,
+        } => {
+            pump(replies, Sink::Python(callback), move || {
+                crate::gil::with_python(|py| call_drop(py, drop));
+            })?;
+            Ok(handler)
+        }
+    }
+}
+
+/// Moves the replies into `sink` on a thread of their own, then calls `end`.
+fn pump(
+    replies: mpsc::Receiver<weft::Reply>,
+    sink: Sink,
+    end: impl FnOnce() + Send + 'static,
+) -> PyResult<()> {
+    std::thread::Builder::new()
+        .name("weft-py-get".into())
+        .spawn(move || {
+            for r in replies {
+                sink.deliver(Item::Reply(r));
+            }
+            drop(sink);
+            end();
+        })
+        .map(drop)
+        .map_err(|e| zerr(format!("cannot start the reply thread: {e}")))
+}

@@ -1,0 +1,153 @@
+//! `Sample` (what a subscriber receives), `Timestamp` and `ZenohId`.
+
+use pyo3::prelude::*;
+
+use crate::bytes::ZBytes;
+use crate::encoding::Encoding;
+use crate::keyexpr::KeyExpr;
+use crate::qos::{CongestionControl, Priority, SampleKind};
+
+/// A value (or deletion) published on a key.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Sample {
+    key_expr: weft::SharedKey,
+    kind: weft::SampleKind,
+    payload: ZBytes,
+    encoding: Encoding,
+    timestamp: Option<weft::Timestamp>,
+    attachment: Option<ZBytes>,
+    priority: weft::Priority,
+    congestion_control: weft::CongestionControl,
+    express: bool,
+}
+
+impl From<weft::Sample> for Sample {
+    fn from(s: weft::Sample) -> Self {
+        Self {
+            key_expr: s.key_expr,
+            kind: s.kind,
+            payload: ZBytes::from_payload(s.payload),
+            encoding: Encoding(s.encoding),
+            timestamp: s.timestamp,
+            attachment: s.attachment.map(|a| ZBytes::from_payload(a.into())),
+            priority: s.priority,
+            congestion_control: s.congestion_control,
+            express: s.express,
+        }
+    }
+}
+
+#[pymethods]
+impl Sample {
+    /// The key.
+    #[getter]
+    fn key_expr(&self) -> KeyExpr {
+        KeyExpr(self.key_expr.clone())
+    }
+
+    /// The value (empty for a deletion).
+    #[getter]
+    fn payload(&self) -> ZBytes {
+        self.payload.clone()
+    }
+
+    /// `SampleKind.PUT` or `SampleKind.DELETE`.
+    #[getter]
+    fn kind(&self) -> SampleKind {
+        self.kind.into()
+    }
+
+    /// The value's encoding.
+    #[getter]
+    fn encoding(&self) -> Encoding {
+        self.encoding.clone()
+    }
+
+    /// When it was produced, if timestamped.
+    #[getter]
+    fn timestamp(&self) -> Option<Timestamp> {
+        self.timestamp.map(Timestamp)
+    }
+
+    /// User bytes attached to it, if any.
+    #[getter]
+    fn attachment(&self) -> Option<ZBytes> {
+        self.attachment.clone()
+    }
+
+    /// Its priority.
+    #[getter]
+    fn priority(&self) -> Priority {
+        self.priority.into()
+    }
+
+    /// Its congestion control.
+    #[getter]
+    fn congestion_control(&self) -> CongestionControl {
+        self.congestion_control.into()
+    }
+
+    /// Whether it was sent at once, without batching.
+    #[getter]
+    fn express(&self) -> bool {
+        self.express
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Sample(key_expr={:?}, kind={}, payload={:?}, encoding={:?})",
+            self.key_expr.as_str(),
+            self.kind.as_str(),
+            self.payload.0.as_slice(),
+            &*self.encoding.0
+        )
+    }
+}
+
+/// A hybrid-logical-clock timestamp: a time and the id of the clock that made it.
+#[pyclass(frozen, eq, ord, hash, module = "weft")]
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Timestamp(pub(crate) weft::Timestamp);
+
+#[pymethods]
+impl Timestamp {
+    /// The time, as a timezone-aware UTC `datetime`.
+    fn get_time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let datetime = py.import("datetime")?;
+        let utc = datetime.getattr("timezone")?.getattr("utc")?;
+        let secs = f64::from(self.0.seconds()) + f64::from(self.0.subsec_nanos()) / 1e9;
+        datetime
+            .getattr("datetime")?
+            .call_method1("fromtimestamp", (secs, utc))
+    }
+
+    /// The id of the clock that made it.
+    fn get_id(&self) -> ZenohId {
+        ZenohId(self.0.id)
+    }
+
+    /// The time as RFC 3339 with nanoseconds, then `/` and the clock's id.
+    fn to_string_rfc3339_lossy(&self) -> String {
+        format!("{}/{}", self.0.utc(), self.0.id)
+    }
+
+    fn __str__(&self) -> String {
+        format!("{}/{}", self.0.time, self.0.id)
+    }
+}
+
+/// The globally unique id of a weft or Zenoh node (hexadecimal as text).
+#[pyclass(frozen, eq, hash, module = "weft")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct ZenohId(pub(crate) weft::ZenohId);
+
+#[pymethods]
+impl ZenohId {
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ZenohId({})", self.0)
+    }
+}

@@ -1,0 +1,469 @@
+//! `open` and `Session`: opening, publishing, declaring, querying, closing.
+
+use std::sync::{Arc, Mutex, Weak};
+
+use pyo3::prelude::*;
+
+use crate::bytes::{to_opt_vec, to_vec};
+use crate::config::Config;
+use crate::encoding::encoding_text;
+use crate::entity::{resolve, Entity};
+use crate::error::zerr;
+use crate::keyexpr::{key_text, KeyExpr};
+use crate::pubsub::{Publisher, Subscriber};
+use crate::qos::{CongestionControl, Priority, QueryTarget, Reliability};
+use crate::query::Queryable;
+use crate::queue::Item;
+use crate::reply::{get_options, run_query};
+use crate::sample::{Timestamp, ZenohId};
+
+/// Every session opened and not yet dropped: closed at interpreter exit.
+static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
+
+/// A session's state, shared by its Python object and the registry of open sessions.
+pub(crate) struct Shared {
+    session: Mutex<Option<weft::Session>>,
+    entities: Mutex<Vec<Arc<Entity>>>,
+    pub(crate) zid: weft::ZenohId,
+}
+
+impl Shared {
+    /// A handle on the weft session; `ZError` once it is closed.
+    pub(crate) fn weft(&self) -> PyResult<weft::Session> {
+        self.session
+            .lock()
+            .ok()
+            .and_then(|s| s.clone())
+            .ok_or_else(|| zerr("the session is closed"))
+    }
+
+    /// Keeps `entity`, to undeclare it when the session closes.
+    pub(crate) fn keep(&self, entity: Arc<Entity>) {
+        if let Ok(mut list) = self.entities.lock() {
+            list.retain(|e| e.is_declared());
+            list.push(entity);
+        }
+    }
+
+    /// Closes the session (GIL released), then undeclares what it declared.
+    fn close(&self, py: Python<'_>) {
+        let session = self.session.lock().ok().and_then(|mut s| s.take());
+        if let Some(s) = session {
+            py.allow_threads(move || {
+                s.close();
+                drop(s);
+            });
+        }
+        let entities = self
+            .entities
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default();
+        for e in entities {
+            e.undeclare(py);
+        }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let session = self.session.get_mut().ok().and_then(Option::take);
+        let entities = self
+            .entities
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        if session.is_none() && entities.is_empty() {
+            return;
+        }
+        Python::with_gil(|py| {
+            if let Some(s) = session {
+                py.allow_threads(move || s.close());
+            }
+            for e in entities {
+                e.undeclare(py);
+            }
+        });
+    }
+}
+
+/// The sessions still open (for closing them at exit).
+pub(crate) fn all_open() -> Vec<Arc<Shared>> {
+    OPEN.lock()
+        .map(|list| list.iter().filter_map(Weak::upgrade).collect())
+        .unwrap_or_default()
+}
+
+/// Closes the weft sessions of `sessions`, all at once (called without the GIL).
+pub(crate) fn close_all(sessions: Vec<Arc<Shared>>) {
+    let weft: Vec<weft::Session> = sessions
+        .iter()
+        .filter_map(|s| s.session.lock().ok().and_then(|mut s| s.take()))
+        .collect();
+    std::thread::scope(|scope| {
+        for s in weft {
+            scope.spawn(move || s.close());
+        }
+    });
+}
+
+/// Opens a session with `config`; raises `ZError` if it cannot (e.g. no router reachable
+/// in client mode). The GIL is released while connecting.
+#[pyfunction]
+pub(crate) fn open(py: Python<'_>, config: &Config) -> PyResult<Session> {
+    let (config, warnings) = config.to_weft()?;
+    if !warnings.is_empty() {
+        let logger = py.import("logging")?.call_method1("getLogger", ("weft",))?;
+        for w in warnings {
+            logger.call_method1("warning", ("%s", w))?;
+        }
+    }
+    let session = py.allow_threads(move || weft::open(config)).map_err(zerr)?;
+    let shared = Arc::new(Shared {
+        zid: session.zid(),
+        session: Mutex::new(Some(session)),
+        entities: Mutex::new(Vec::new()),
+    });
+    if let Ok(mut list) = OPEN.lock() {
+        list.retain(|w| w.strong_count() > 0);
+        list.push(Arc::downgrade(&shared));
+    }
+    Ok(Session(shared))
+}
+
+/// An open session: publishes, declares subscribers, publishers and queryables, queries.
+/// Closed by `close()`, at the end of a `with` block, when dropped, or at interpreter
+/// exit.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct Session(Arc<Shared>);
+
+/// The publication options of `put`, `delete` and publishers.
+pub(crate) struct PutArgs<'a, 'py> {
+    pub(crate) encoding: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) congestion_control: Option<CongestionControl>,
+    pub(crate) priority: Option<Priority>,
+    pub(crate) express: Option<bool>,
+    pub(crate) attachment: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) timestamp: Option<Timestamp>,
+}
+
+impl PutArgs<'_, '_> {
+    /// These options over `base`.
+    pub(crate) fn apply(&self, mut base: weft::PutOptions) -> PyResult<weft::PutOptions> {
+        if self.encoding.is_some_and(|e| !e.is_none()) {
+            base.encoding = encoding_text(self.encoding)?;
+        }
+        if let Some(c) = self.congestion_control {
+            base.congestion_control = c.into();
+        }
+        if let Some(p) = self.priority {
+            base.priority = p.into();
+        }
+        if let Some(x) = self.express {
+            base.express = x;
+        }
+        if let Some(a) = to_opt_vec(self.attachment)? {
+            base.attachment = Some(a);
+        }
+        if let Some(t) = &self.timestamp {
+            base.timestamp = Some(t.0);
+        }
+        Ok(base)
+    }
+}
+
+#[pymethods]
+impl Session {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) {
+        self.0.close(py);
+    }
+
+    /// This session's id.
+    fn zid(&self) -> ZenohId {
+        ZenohId(self.0.zid)
+    }
+
+    /// Closes the session: its subscribers, publishers and queryables are undeclared,
+    /// further operations raise `ZError`. Closing twice does nothing.
+    fn close(&self, py: Python<'_>) {
+        self.0.close(py);
+    }
+
+    /// Whether the session is closed.
+    fn is_closed(&self) -> bool {
+        self.0.session.lock().map_or(true, |s| s.is_none())
+    }
+
+    /// What the session knows of the network: its id, the routers and peers connected.
+    #[getter]
+    fn info(&self) -> crate::info::SessionInfo {
+        crate::info::SessionInfo(self.0.clone())
+    }
+
+    /// The session's liveliness: tokens, and the subscribers and queries watching them.
+    fn liveliness(&self) -> crate::liveliness::Liveliness {
+        crate::liveliness::Liveliness(self.0.clone())
+    }
+
+    /// Declares a querier: repeated queries on `key_expr` with the options given here.
+    #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None))]
+    fn declare_querier(
+        &self,
+        key_expr: &Bound<'_, PyAny>,
+        target: Option<QueryTarget>,
+        consolidation: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+    ) -> PyResult<crate::querier::Querier> {
+        let key = key_text(key_expr)?;
+        weft_keyexpr::OwnedKeyExpr::new(key.as_str())
+            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        let options = get_options(target, consolidation, timeout)?;
+        Ok(crate::querier::Querier::new(self.0.clone(), key, options))
+    }
+
+    /// `key_expr` as a `KeyExpr`, validated: weft sends keys in full, so there is nothing
+    /// to declare on the network.
+    fn declare_keyexpr(&self, key_expr: &Bound<'_, PyAny>) -> PyResult<KeyExpr> {
+        self.0.weft()?;
+        let key = key_text(key_expr)?;
+        weft_keyexpr::OwnedKeyExpr::new(key.as_str())
+            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        Ok(KeyExpr(key.into()))
+    }
+
+    /// Undeclares what `declare_keyexpr` declared: nothing to do.
+    fn undeclare(&self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        obj.downcast::<KeyExpr>()?;
+        Ok(())
+    }
+
+    /// A new timestamp from this session's clock.
+    fn new_timestamp(&self) -> PyResult<Timestamp> {
+        Ok(Timestamp(self.0.weft()?.new_timestamp()))
+    }
+
+    /// Publishes `payload` (`bytes`, `bytearray`, `str` or `ZBytes`) on the key
+    /// `key_expr`.
+    #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
+        priority = None, express = None, attachment = None, timestamp = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        payload: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
+        attachment: Option<&Bound<'_, PyAny>>,
+        timestamp: Option<Timestamp>,
+    ) -> PyResult<()> {
+        let key = key_text(key_expr)?;
+        let payload = to_vec(payload)?;
+        let options = PutArgs {
+            encoding,
+            congestion_control,
+            priority,
+            express,
+            attachment,
+            timestamp,
+        }
+        .apply(weft::PutOptions::default())?;
+        let session = self.0.weft()?;
+        publish(py, options.congestion_control, move || {
+            session.put(&key, &payload, &options)
+        })
+    }
+
+    /// Publishes the deletion of the key `key_expr`.
+    #[pyo3(signature = (key_expr, *, congestion_control = None, priority = None,
+        express = None, attachment = None, timestamp = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
+        attachment: Option<&Bound<'_, PyAny>>,
+        timestamp: Option<Timestamp>,
+    ) -> PyResult<()> {
+        let key = key_text(key_expr)?;
+        let options = PutArgs {
+            encoding: None,
+            congestion_control,
+            priority,
+            express,
+            attachment,
+            timestamp,
+        }
+        .apply(weft::PutOptions::default())?;
+        let session = self.0.weft()?;
+        publish(py, options.congestion_control, move || {
+            session.delete(&key, &options)
+        })
+    }
+
+    /// Declares a subscriber on `key_expr`. With a callable (or `handlers.Callback`),
+    /// it runs in the background until undeclared or the session closes; with a channel
+    /// (the default), read it with `recv()`, `try_recv()` or by iterating, and it is
+    /// undeclared when dropped.
+    #[pyo3(signature = (key_expr, handler = None))]
+    fn declare_subscriber(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        handler: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Subscriber> {
+        let key = key_text(key_expr)?;
+        let session = self.0.weft()?;
+        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
+            resolve(py, handler, "Sample")?;
+        let declared = py
+            .allow_threads(move || {
+                session.declare_subscriber(&key, move |s: &weft::Sample| {
+                    sink.deliver(Item::Sample(s.clone()));
+                })
+            })
+            .map_err(zerr)?;
+        let key = weft::SharedKey::from(declared.key_expr());
+        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
+        self.0.keep(entity.clone());
+        Ok(Subscriber::new(key, entity, handler_obj, background))
+    }
+
+    /// Declares a queryable answering queries on `key_expr` (handlers as for
+    /// `declare_subscriber`); `complete` says it answers for every key of it.
+    #[pyo3(signature = (key_expr, handler = None, *, complete = false))]
+    fn declare_queryable(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        handler: Option<&Bound<'_, PyAny>>,
+        complete: bool,
+    ) -> PyResult<Queryable> {
+        let key = key_text(key_expr)?;
+        let session = self.0.weft()?;
+        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
+            resolve(py, handler, "Query")?;
+        let declared = py
+            .allow_threads(move || {
+                session.declare_queryable(&key, complete, move |q: weft::Query| {
+                    sink.deliver(Item::Query(q));
+                })
+            })
+            .map_err(zerr)?;
+        let key = weft::SharedKey::from(declared.key_expr());
+        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
+        self.0.keep(entity.clone());
+        Ok(Queryable::new(key, entity, handler_obj, background))
+    }
+
+    /// Declares a publisher on the key `key_expr`, with default options for its
+    /// publications.
+    #[pyo3(signature = (key_expr, *, encoding = None, congestion_control = None,
+        priority = None, express = None, reliability = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn declare_publisher(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
+        reliability: Option<Reliability>,
+    ) -> PyResult<Publisher> {
+        let key = key_text(key_expr)?;
+        let mut options = PutArgs {
+            encoding,
+            congestion_control,
+            priority,
+            express,
+            attachment: None,
+            timestamp: None,
+        }
+        .apply(weft::PutOptions::default())?;
+        if let Some(r) = reliability {
+            options.reliability = r.into();
+        }
+        let session = self.0.weft()?;
+        let for_publisher = session.clone();
+        let declared = py
+            .allow_threads(move || for_publisher.declare_publisher(&key, options.clone()))
+            .map_err(zerr)?;
+        Ok(Publisher::new(
+            declared,
+            session,
+            options_of(encoding, congestion_control, priority, express, reliability)?,
+        ))
+    }
+
+    /// Queries `selector` (a key expression, optionally followed by `?parameters`).
+    /// Returns the replies' handler (a channel by default: iterate it to get every
+    /// reply; it ends when the query is over), or `None` with a callable.
+    #[pyo3(signature = (selector, handler = None, *, target = None, consolidation = None,
+        timeout = None, payload = None, encoding = None, attachment = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn get(
+        &self,
+        py: Python<'_>,
+        selector: &Bound<'_, PyAny>,
+        handler: Option<&Bound<'_, PyAny>>,
+        target: Option<QueryTarget>,
+        consolidation: Option<&Bound<'_, PyAny>>,
+        timeout: Option<f64>,
+        payload: Option<&Bound<'_, PyAny>>,
+        encoding: Option<&Bound<'_, PyAny>>,
+        attachment: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyObject> {
+        let selector = selector.str()?.to_cow()?.into_owned();
+        let options = get_options(target, consolidation, timeout)?;
+        run_query(
+            py, &self.0, selector, options, handler, payload, encoding, attachment,
+        )
+    }
+}
+
+/// Runs `send`, a publication with congestion control `congestion`: with the GIL held
+/// when it cannot block (`drop`), released otherwise.
+pub(crate) fn publish(
+    py: Python<'_>,
+    congestion: weft::CongestionControl,
+    send: impl FnOnce() -> Result<(), weft::SessionError> + Send,
+) -> PyResult<()> {
+    match congestion {
+        weft::CongestionControl::Drop => crate::gil::holding_gil(py, send),
+        _ => py.allow_threads(send),
+    }
+    .map_err(zerr)
+}
+
+/// The options a publisher reports (`encoding`, `priority`, ...), as given.
+fn options_of(
+    encoding: Option<&Bound<'_, PyAny>>,
+    congestion_control: Option<CongestionControl>,
+    priority: Option<Priority>,
+    express: Option<bool>,
+    reliability: Option<Reliability>,
+) -> PyResult<crate::pubsub::Defaults> {
+    let encoding = encoding_text(encoding)?;
+    Ok(crate::pubsub::Defaults {
+        encoding: if encoding.is_empty() {
+            "zenoh/bytes".into()
+        } else {
+            encoding
+        },
+        congestion_control: congestion_control.unwrap_or(CongestionControl::Drop),
+        priority: priority.unwrap_or(Priority::Data),
+        express: express.unwrap_or(false),
+        reliability: reliability.unwrap_or(Reliability::Reliable),
+    })
+}

@@ -1,0 +1,103 @@
+"""What must never deadlock: a full FIFO channel fed by a put holding the GIL, closing a
+session while its callbacks run, a callback undeclaring its own subscriber, callbacks
+publishing in turn."""
+
+import queue
+import threading
+import time
+
+import weft
+from conftest import TIMEOUT
+
+
+def test_a_full_fifo_channel_makes_a_local_put_wait_for_the_reader(client):
+    a = client()
+    fifo = a.declare_subscriber("cf/**", weft.handlers.FifoChannel(2))
+    got = []
+
+    def reader():
+        for s in fifo:
+            got.append(s.payload.to_string())
+            if len(got) == 50:
+                return
+
+    t = threading.Thread(target=reader)
+    t.start()
+    for i in range(50):
+        a.put("cf/k", str(i))  # delivered in this thread to the session's own subscriber
+    t.join(TIMEOUT)
+    assert not t.is_alive()
+    assert got == [str(i) for i in range(50)], "nothing dropped, in order"
+
+
+def test_closing_a_session_while_its_callbacks_run(client):
+    a, b = client(), client()
+    calls = []
+    running = threading.Event()
+
+    def slow(sample):
+        running.set()
+        calls.append(sample)
+        time.sleep(0.001)
+
+    a.declare_subscriber("cc/**", slow)
+    stop = threading.Event()
+
+    def flood():
+        while not stop.is_set():
+            b.put("cc/k", "x", congestion_control=weft.CongestionControl.BLOCK)
+
+    t = threading.Thread(target=flood, daemon=True)
+    t.start()
+    assert running.wait(TIMEOUT)
+    started = time.monotonic()
+    a.close()
+    n = len(calls)
+    assert time.monotonic() - started < 10
+    stop.set()
+    t.join(TIMEOUT)
+    assert len(calls) == n, "no callback after close returned"
+
+
+def test_a_callback_undeclares_its_own_subscriber(client):
+    a = client()
+    seen = queue.Queue()
+    holder = {}
+
+    def once(sample):
+        seen.put(sample.payload.to_string())
+        holder["sub"].undeclare()
+
+    dropped = threading.Event()
+    holder["sub"] = a.declare_subscriber("cu/**", weft.handlers.Callback(once, dropped.set))
+    a.put("cu/k", "first")
+    assert seen.get(timeout=TIMEOUT) == "first"
+    # Undeclaring from its own thread does not wait for itself; drop comes once it ends.
+    assert dropped.wait(TIMEOUT)
+    holder["sub"].undeclare()  # again: nothing happens
+
+
+def test_callbacks_publish_in_turn(client):
+    a, b = client(), client()
+    done = threading.Event()
+    count = [0]
+
+    def ping(sample):
+        n = int(sample.payload.to_string())
+        if n >= 200:
+            done.set()
+            return
+        a.put("pp/pong", str(n + 1))
+
+    def pong(sample):
+        b.put("pp/ping", str(int(sample.payload.to_string()) + 1))
+        count[0] += 1
+
+    a.declare_subscriber("pp/ping", ping)
+    b.declare_subscriber("pp/pong", pong)
+    # Start (and restart until the subscriptions are in place at the router).
+    deadline = time.monotonic() + TIMEOUT
+    while not count[0] and time.monotonic() < deadline:
+        b.put("pp/ping", "0")
+        time.sleep(0.05)
+    assert done.wait(TIMEOUT)

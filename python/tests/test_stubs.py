@@ -1,0 +1,48 @@
+"""The type stubs (weft/*.pyi) describe what the module has: every class, function,
+method and attribute they name exists, and every public name has a stub."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import weft
+import weft.handlers
+
+STUBS = Path(weft.__file__).parent
+
+
+def stub_names(path):
+    """{class or function: set of member names} of a stub file."""
+    tree = ast.parse(path.read_text())
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            members = set()
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    members.add(item.name)
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    members.add(item.target.id)
+            found[node.name] = members
+        elif isinstance(node, ast.FunctionDef):
+            found[node.name] = set()
+        elif isinstance(node, ast.ImportFrom) and node.module == "handlers":
+            found.update({a.asname or a.name: set() for a in node.names})
+    return found
+
+
+@pytest.mark.parametrize(
+    "module,stub", [(weft, "__init__.pyi"), (weft.handlers, "handlers.pyi")]
+)
+def test_stubs_match_the_module(module, stub):
+    path = STUBS / stub
+    assert path.exists(), f"{stub} is installed with the wheel"
+    names = stub_names(path)
+    for name, members in names.items():
+        obj = getattr(module, name)
+        for member in members:
+            assert hasattr(obj, member), f"{name}.{member} is in the stub, not the module"
+    public = set(getattr(module, "__all__", []))
+    missing = {n for n in public if n not in names and n != "handlers"}
+    assert not missing, f"no stub for {sorted(missing)}"

@@ -1,0 +1,82 @@
+"""weft: the zenoh-python 1.x API over weft's Rust library.
+
+``import weft as zenoh`` runs zenoh-python programs that use what is here; see
+``python/README.md`` for what is not supported yet.
+"""
+
+import atexit as _atexit
+
+from . import handlers
+from ._weft import (
+    Config,
+    CongestionControl,
+    ConsolidationMode,
+    Encoding,
+    KeyExpr,
+    Liveliness,
+    LivelinessToken,
+    Parameters,
+    Priority,
+    Publisher,
+    Querier,
+    Query,
+    Queryable,
+    QueryTarget,
+    Reliability,
+    Reply,
+    ReplyError,
+    Sample,
+    SampleKind,
+    Selector,
+    Session,
+    SessionInfo,
+    Subscriber,
+    Timestamp,
+    ZBytes,
+    ZenohId,
+    ZError,
+    init_log_from_env_or,
+    open,
+    try_init_log_from_env,
+)
+from ._weft import _shutdown
+from .handlers import Handler
+
+__all__ = [
+    "Config",
+    "CongestionControl",
+    "ConsolidationMode",
+    "Encoding",
+    "Handler",
+    "KeyExpr",
+    "Liveliness",
+    "LivelinessToken",
+    "Parameters",
+    "Priority",
+    "Publisher",
+    "Querier",
+    "Query",
+    "Queryable",
+    "QueryTarget",
+    "Reliability",
+    "Reply",
+    "ReplyError",
+    "Sample",
+    "SampleKind",
+    "Selector",
+    "Session",
+    "SessionInfo",
+    "Subscriber",
+    "Timestamp",
+    "ZBytes",
+    "ZenohId",
+    "ZError",
+    "handlers",
+    "init_log_from_env_or",
+    "open",
+    "try_init_log_from_env",
+]
+
+# Close every open session before the interpreter finalises, so that exiting never waits
+# on weft's threads (nor they on the GIL).
+_atexit.register(_shutdown)
