@@ -26,10 +26,10 @@ fn real_time() -> PutOptions {
     }
 }
 
-/// The only face of `s`, once `ready` holds for it (at most 10 s: a connector waits up to
-/// 4 s between attempts).
+/// The only face of `s`, once `ready` holds for it (at most 30 s: a connector waits up to
+/// 4 s between attempts, and a loaded machine may need several).
 fn face_when(s: &weft::Session, ready: impl Fn(&FaceInfo) -> bool) -> FaceInfo {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let faces = s.admin().faces;
         if let [face] = faces.as_slice() {

@@ -12,7 +12,7 @@ pub(crate) fn session(mode: WhatAmI, listen: bool, connect: Option<&str>) -> wef
 
 /// As [`session`], connecting to every endpoint of `connect`.
 pub(crate) fn session_to(mode: WhatAmI, listen: bool, connect: &[String]) -> weft::Session {
-    let config = Config {
+    let mut config = Config {
         mode,
         multicast_scouting: false,
         listen: if listen {
@@ -23,6 +23,10 @@ pub(crate) fn session_to(mode: WhatAmI, listen: bool, connect: &[String]) -> wef
         connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
         ..Config::default()
     };
+    // Only the endpoints given: a gossiping peer without a listen endpoint would listen
+    // on every interface, and its neighbour connect to it there (gossip has tests of its
+    // own).
+    config.scouting.gossip.enabled = false;
     weft::open(config).expect("open a weft session")
 }
 
