@@ -117,11 +117,12 @@ impl DropLog {
     }
 }
 
-/// Counts drops of one transport and logs them (rate-limited) naming `destination`.
+/// Counts drops of one transport and logs them (rate-limited) naming `destination`
+/// (made only when a line is logged: nothing is allocated for a drop that is not told).
 pub(crate) fn count(
     counts: &DropCounts,
     log: &std::sync::Mutex<DropLog>,
-    destination: &str,
+    destination: impl Fn() -> String,
     reason: DropReason,
     n: u64,
 ) {
@@ -135,12 +136,12 @@ pub(crate) fn count(
         .count(reason, n, Instant::now());
     match tell {
         Some(Tell::First(reason, n)) => {
-            tracing::warn!(destination, %reason, dropped = n, "dropping messages");
+            tracing::warn!(destination = destination(), %reason, dropped = n, "dropping messages");
         }
         Some(Tell::Summary(counts, over)) => {
             let by_reason: Vec<String> = counts.iter().map(|(r, n)| format!("{r}: {n}")).collect();
             tracing::warn!(
-                destination,
+                destination = destination(),
                 over_s = over.as_secs(),
                 "dropped messages ({})",
                 by_reason.join(", ")
@@ -158,8 +159,8 @@ impl super::Transport {
             return;
         }
         self.stats.dropped.fetch_add(n, Ordering::Relaxed);
-        let destination = format!("{} ({})", self.describe, self.peer_zid());
-        count(&self.stats.drops, &self.drop_log, &destination, reason, n);
+        let destination = || format!("{} ({})", self.describe, self.peer_zid());
+        count(&self.stats.drops, &self.drop_log, destination, reason, n);
     }
 }
 
@@ -201,8 +202,9 @@ mod tests {
     fn counts_go_by_reason() {
         let counts = DropCounts::default();
         let log = std::sync::Mutex::new(DropLog::default());
-        count(&counts, &log, "x", DropReason::Congestion, 3);
-        count(&counts, &log, "x", DropReason::Closed, 2);
+        let x = || "x".to_string();
+        count(&counts, &log, x, DropReason::Congestion, 3);
+        count(&counts, &log, x, DropReason::Closed, 2);
         assert_eq!(counts.get(DropReason::Congestion), 3);
         assert_eq!(counts.get(DropReason::Closed), 2);
         assert_eq!(counts.get(DropReason::Unqueueable), 0);
