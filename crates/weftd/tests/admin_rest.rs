@@ -315,14 +315,16 @@ fn rest_serves_requests_concurrently() {
     }
 }
 
-#[test]
-fn weftd_logs_sessions_opening_and_closing() {
+/// weftd listening on a free loopback port with `extra` arguments, its standard error
+/// read line by line: (the process, its lines, the port).
+fn weftd_logging(extra: &[&str]) -> (std::process::Child, std::sync::mpsc::Receiver<String>, u16) {
     use std::io::BufRead;
     use std::process::{Command, Stdio};
     let port = free_port();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_weftd"))
         .args(["-l", &endpoint, "--no-multicast-scouting"])
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
@@ -337,13 +339,13 @@ fn weftd_logs_sessions_opening_and_closing() {
         }
     });
     wait_for_port(port);
-    let client = weft::open(weft::Config {
-        mode: weft::WhatAmI::Client,
-        multicast_scouting: false,
-        connect: vec![endpoint.parse().unwrap()],
-        ..weft::Config::default()
-    })
-    .unwrap();
+    (child, lines, port)
+}
+
+#[test]
+fn weftd_logs_sessions_opening_and_closing() {
+    let (mut child, lines, port) = weftd_logging(&[]);
+    let client = weft_testkit::weft_client(port).unwrap();
     let zid = client.zid().to_string();
     let wait_for = |what: &str| loop {
         let line = lines
@@ -361,30 +363,7 @@ fn weftd_logs_sessions_opening_and_closing() {
 
     // The same as JSON lines, for log collectors: the peer, its role and the link as
     // fields of their own.
-    let port = free_port();
-    let endpoint = format!("tcp/127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weftd"))
-        .args([
-            "-l",
-            &endpoint,
-            "--no-multicast-scouting",
-            "--log-format",
-            "json",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    wait_for_port(port);
+    let (mut child, lines, port) = weftd_logging(&["--log-format", "json"]);
     let client = weft_testkit::weft_client(port).unwrap();
     let zid = client.zid().to_string();
     let mut events = Vec::new();
