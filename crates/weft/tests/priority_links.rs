@@ -170,8 +170,6 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
 }
 
 #[test]
-#[ignore = "intermittent: in about one CI run in two the link through the relay never attaches \
-            (30 s of connector attempts); the cause is not found yet"]
 fn when_a_priority_link_dies_its_messages_go_on_the_main_link_until_it_is_back() {
     let a = peer(true, &[]);
     let (_sub, rx) = a.declare_subscriber_channel("prio/**", 256).unwrap();
@@ -201,6 +199,42 @@ fn when_a_priority_link_dies_its_messages_go_on_the_main_link_until_it_is_back()
     assert_eq!(receive(&rx, 20).len(), 20);
     let later = face_when(&b, |_| true);
     assert!(later.priority_links[0].bytes_out - back.priority_links[0].bytes_out >= 20 * 256);
+}
+
+#[test]
+fn a_priority_link_that_came_up_first_goes_beside_the_main_link_once_that_one_comes() {
+    let a = peer(true, &[]);
+    let (_sub, rx) = a.declare_subscriber_channel("prio/**", 256).unwrap();
+    let to_a = a.listen_endpoints()[0].clone();
+    // The main link waits behind a relay that refuses connections until told.
+    let main_relay = Relay::start(&to_a);
+    main_relay.accept(false);
+    let prio_relay = Relay::start(&to_a);
+    let b = peer(
+        false,
+        &[
+            main_relay.endpoint.clone(),
+            format!("{}?prio=1-2", prio_relay.endpoint),
+        ],
+    );
+    // The real-time link stands in for the session meanwhile.
+    face_when(&b, |f| f.priority_links.is_empty());
+    b.put("prio/rt", b"alone", &real_time()).unwrap();
+    assert_eq!(receive(&rx, 1), [b"alone".to_vec()]);
+
+    // The main link takes over, and the real-time link comes back beside it.
+    main_relay.accept(true);
+    let both = face_when(&b, |f| f.priority_links.len() == 1);
+    face_when(&a, |f| f.priority_links.len() == 1);
+    assert_eq!(b.peers().len(), 1, "one session, two links");
+    for i in 0..20u8 {
+        b.put("prio/rt", &[i; 256], &real_time()).unwrap();
+    }
+    assert_eq!(receive(&rx, 20).len(), 20);
+    let later = face_when(&b, |f| {
+        f.priority_links[0].bytes_out - both.priority_links[0].bytes_out >= 20 * 256
+    });
+    assert!(later.bytes_out - both.bytes_out < 20 * 256);
 }
 
 #[test]

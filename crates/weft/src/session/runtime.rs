@@ -179,15 +179,6 @@ impl Inner {
         true
     }
 
-    /// Whether `t` is the transport of a face (not a link reserved for priorities beside
-    /// one, nor a transport that ended already).
-    fn is_face(&self, t: &Transport) -> bool {
-        self.lock()
-            .faces
-            .get(&t.peer_zid())
-            .is_some_and(|f| super::face_transport::same(&*f.transport, t))
-    }
-
     /// Has the face of `zid` connect again to one of `alternatives` when it ends (unless
     /// it does already). False when there is no such face (it ended already).
     fn reconnect_when_gone(&self, zid: ZenohId, alternatives: &Arc<[Endpoint]>) -> bool {
@@ -587,12 +578,14 @@ fn connect_loop(alternatives: &Arc<[Endpoint]>, weak: &Weak<Inner>) {
                 }
                 backoff = BACKOFF_MIN;
                 let peer_is_client = t.peer_whatami() == WhatAmI::Client;
+                let reserved = t.negotiated().link_priorities.is_some();
                 let kept = inner.adopt(pending, true);
-                let beside_main = kept && !inner.is_face(&t);
-                if twin || beside_main {
-                    // A link reserved for priorities beside the main one is no face: stay
-                    // with it until it ends, then open it again (or try again later if
-                    // it was refused).
+                if twin || reserved {
+                    // A link reserved for priorities is either beside the main one (no
+                    // face), or a face standing in for it that the main link replaces
+                    // when it comes. Either way stay with it until it ends, then open it
+                    // again (or try again later if it was refused): the face's own
+                    // reconnection would not bring it back beside the main link.
                     drop(inner);
                     if kept {
                         t.wait_ended();
