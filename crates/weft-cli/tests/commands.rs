@@ -4,7 +4,15 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use weft_testkit::{free_port, wait_for_port, weft_router};
+use weft_testkit::{free_port, spawn_until_ready, wait_for_port, weft_router};
+
+/// Peers of these tests reach each other on loopback only: no multicast scouting, and no
+/// gossip (a gossiping peer given nowhere to listen listens on every interface).
+const LOOPBACK_ONLY: [&str; 3] = [
+    "--no-multicast-scouting",
+    "--cfg",
+    "scouting/gossip/enabled:false",
+];
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -14,25 +22,25 @@ fn weft() -> Command {
 fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
     let port = free_port();
     let listen = format!("tcp/127.0.0.1:{port}");
-    let sub = weft()
-        .args([
-            "sub", "-l", &listen, "-k", "demo/**", "--json", "--count", "2",
-        ])
-        .arg("--no-multicast-scouting")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let sub = spawn_until_ready(
+        weft()
+            .args([
+                "sub", "-l", &listen, "-k", "demo/**", "--json", "--count", "2",
+            ])
+            .args(LOOPBACK_ONLY)
+            .stdout(Stdio::piped()),
+        "subscribed to demo/**",
+    );
     let ok = weft()
         .args(["put", "-e", &listen, "-k", "demo/a", "-p", "hello"])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .args(["--encoding", "text/plain", "--attach", "meta"])
         .status()
         .unwrap();
     assert!(ok.success());
     assert!(weft()
         .args(["delete", "-e", &listen, "-k", "demo/a"])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .status()
         .unwrap()
         .success());
@@ -53,7 +61,8 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
     // A queryable answering with its own key, and a get printing JSON.
     let port = free_port();
     let listen = format!("tcp/127.0.0.1:{port}");
-    let mut queryable = weft()
+    let mut queryable = weft();
+    queryable
         .args([
             "queryable",
             "-l",
@@ -65,11 +74,9 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "--count",
             "1",
         ])
-        .arg("--no-multicast-scouting")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+        .args(LOOPBACK_ONLY)
+        .stdout(Stdio::piped());
+    let mut queryable = spawn_until_ready(&mut queryable, "answering queries on q/fixed");
     let out = weft()
         .args([
             "get",
@@ -81,7 +88,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "--timeout",
             "5000",
         ])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .output()
         .unwrap();
     assert!(out.status.success());
@@ -100,12 +107,12 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
     // Liveliness: a token seen by a get.
     let port = free_port();
     let listen = format!("tcp/127.0.0.1:{port}");
-    let mut token = weft()
-        .args(["liveliness", "token", "-l", &listen, "-k", "robots/r1"])
-        .arg("--no-multicast-scouting")
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut token = spawn_until_ready(
+        weft()
+            .args(["liveliness", "token", "-l", &listen, "-k", "robots/r1"])
+            .args(LOOPBACK_ONLY),
+        "robots/r1 is alive",
+    );
     let out = weft()
         .args([
             "liveliness",
@@ -116,7 +123,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
             "robots/**",
             "--json",
         ])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .args(["--timeout", "2000"])
         .output()
         .unwrap();
@@ -138,11 +145,7 @@ fn bad_flags_and_values_exit_2_with_a_message() {
         vec!["put", "-k", "a", "--priority", "9"],
     ] {
         // Host interfaces are never scouted by tests.
-        let out = weft()
-            .args(&args)
-            .arg("--no-multicast-scouting")
-            .output()
-            .unwrap();
+        let out = weft().args(&args).args(LOOPBACK_ONLY).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(!out.stderr.is_empty(), "{args:?}: no message");
     }
@@ -150,7 +153,7 @@ fn bad_flags_and_values_exit_2_with_a_message() {
     std::fs::write(&dir, r#"{ transport: { link: { tx: { lease: -1 } } } }"#).unwrap();
     let out = weft()
         .args(["sub", "-c", dir.to_str().unwrap(), "-k", "a"])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -237,11 +240,7 @@ fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
         vec!["get", "-s", "robot/+/pose?x=1"],
         vec!["liveliness", "sub", "-k", "#"],
     ] {
-        let out = weft()
-            .args(&args)
-            .arg("--no-multicast-scouting")
-            .output()
-            .unwrap();
+        let out = weft().args(&args).args(LOOPBACK_ONLY).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -274,7 +273,7 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
     let put = |key: &str| {
         let ok = weft()
             .args(["put", "-m", "client", "-e", &endpoint, "-k", key, "-p", "x"])
-            .arg("--no-multicast-scouting")
+            .args(LOOPBACK_ONLY)
             .status()
             .unwrap();
         assert!(ok.success());
@@ -323,7 +322,7 @@ fn rust_log_shows_the_library_logs() {
         .args([
             "put", "-m", "client", "-e", &endpoint, "-k", "log/a", "-p", "x",
         ])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .output()
         .unwrap();
     assert!(quiet.status.success());
@@ -336,7 +335,7 @@ fn rust_log_shows_the_library_logs() {
         .args([
             "put", "-m", "client", "-e", &endpoint, "-k", "log/a", "-p", "x",
         ])
-        .arg("--no-multicast-scouting")
+        .args(LOOPBACK_ONLY)
         .env("RUST_LOG", "info")
         .output()
         .unwrap();
@@ -488,18 +487,14 @@ fn zenoh_tools_session_and_perf_flags() {
     let pong_port = free_port();
     let pong_endpoint = format!("tcp/127.0.0.1:{pong_port}");
     let mut pong = weft()
-        .args([
-            "pong",
-            "-l",
-            &pong_endpoint,
-            "--no-multicast-scouting",
-            "--no-express",
-        ])
+        .args(["pong", "-l", &pong_endpoint, "--no-express"])
+        .args(LOOPBACK_ONLY)
         .spawn()
         .unwrap();
     wait_for_port(pong_port);
     let ping = weft()
-        .args(["ping", "8", "-e", &pong_endpoint, "--no-multicast-scouting"])
+        .args(["ping", "8", "-e", &pong_endpoint])
+        .args(LOOPBACK_ONLY)
         .args(["-n", "50", "-w", "0.2", "--no-express"])
         .output()
         .unwrap();
@@ -515,20 +510,16 @@ fn zenoh_tools_session_and_perf_flags() {
     let thr_port = free_port();
     let thr_endpoint = format!("tcp/127.0.0.1:{thr_port}");
     let sub = weft()
-        .args(["sub-thr", "-l", &thr_endpoint, "--no-multicast-scouting"])
+        .args(["sub-thr", "-l", &thr_endpoint])
+        .args(LOOPBACK_ONLY)
         .args(["-n", "1000", "-s", "2", "--max-seconds", "30"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     wait_for_port(thr_port);
     let publisher = weft()
-        .args([
-            "pub-thr",
-            "8",
-            "-e",
-            &thr_endpoint,
-            "--no-multicast-scouting",
-        ])
+        .args(["pub-thr", "8", "-e", &thr_endpoint])
+        .args(LOOPBACK_ONLY)
         .args(["-p", "5", "-t", "-n", "1000", "--duration", "2"])
         .stdout(std::process::Stdio::piped())
         .spawn()

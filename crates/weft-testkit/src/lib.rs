@@ -147,6 +147,39 @@ pub fn wait_for_port(port: u16) {
     }
 }
 
+/// Spawns `command` with its standard error read until a line containing `ready` (at
+/// most 20 s; panics with what it printed otherwise); the rest of its standard error is
+/// drained on a thread so that the process never blocks writing it.
+pub fn spawn_until_ready(command: &mut std::process::Command, ready: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = command
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    let stderr = child.stderr.take().expect("a piped standard error");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ready = ready.to_owned();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        for line in lines.by_ref().map_while(Result::ok) {
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains(&ready) {
+                let _ = tx.send(Ok(()));
+                lines.for_each(drop);
+                return;
+            }
+        }
+        let _ = tx.send(Err(seen));
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(Ok(())) => child,
+        Ok(Err(seen)) => panic!("the command ended its standard error before it was ready: {seen}"),
+        Err(_) => panic!("the command was not ready within 20 s"),
+    }
+}
+
 /// Opens a weft client session of the router listening on `tcp/127.0.0.1:port`, without
 /// multicast scouting.
 pub fn weft_client(port: u16) -> Result<weft::Session, weft::OpenError> {

@@ -20,14 +20,18 @@ fn open(
     connect: &[&str],
     tls: TlsSettings,
 ) -> Result<weft::Session, weft::OpenError> {
-    weft::open(Config {
+    let mut config = Config {
         mode,
         multicast_scouting: false,
         listen: listen.iter().map(|e| e.parse().unwrap()).collect(),
         connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
         tls,
         ..Config::default()
-    })
+    };
+    // Only the endpoints given (a gossiping peer given nowhere to listen listens on
+    // every interface).
+    config.scouting.gossip.enabled = false;
+    weft::open(config)
 }
 
 /// A weft node listening on `quic/127.0.0.1:<ephemeral>`, and that endpoint.

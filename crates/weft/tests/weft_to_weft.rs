@@ -102,13 +102,14 @@ fn closing_a_peer_is_noticed_by_the_other() {
 fn timestamps_from_the_hybrid_logical_clock() {
     let a = peer(true, None);
     let (_sub, rx) = a.declare_subscriber_channel("ts/**", 16).unwrap();
-    let config = Config {
+    let mut config = Config {
         mode: WhatAmI::Peer,
         multicast_scouting: false,
         connect: vec![a.listen_endpoints()[0].parse().unwrap()],
         timestamping: Some(true),
         ..Config::default()
     };
+    config.scouting.gossip.enabled = false;
     let b = weft::open(config).unwrap();
     b.put("ts/1", b"x", &PutOptions::default()).unwrap();
     b.put("ts/2", b"y", &PutOptions::default()).unwrap();

@@ -142,6 +142,13 @@ impl SessionArgs {
     }
 }
 
+/// Tells the user on standard error that a long-running command is in place (its
+/// declaration made), as Zenoh's tools do: `weft sub: subscribed to demo/** (Ctrl-C
+/// stops)`. Scripts may wait for this line.
+pub(crate) fn announce_ready(command: &str, what: &str) {
+    eprintln!("weft {command}: {what} (Ctrl-C stops)");
+}
+
 /// A flag raised by SIGINT or SIGTERM.
 pub(crate) fn stop_flag() -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::common::{stop_flag, stopped, usage_error, SessionArgs};
+use super::common::{announce_ready, stop_flag, stopped, usage_error, SessionArgs};
 
 /// Liveliness subcommands.
 #[derive(Subcommand, Debug)]
@@ -67,6 +67,7 @@ pub(crate) fn run(cmd: &LivelinessCommand) -> ExitCode {
                 Ok(t) => t,
                 Err(e) => return usage_error("liveliness token", &e.to_string()),
             };
+            announce_ready("liveliness token", &format!("{key} is alive"));
             while !stopped(&stop) {
                 std::thread::sleep(Duration::from_millis(100));
             }

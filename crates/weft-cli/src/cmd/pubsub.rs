@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use weft::{CongestionControl, Priority, PutOptions};
 
-use super::common::{sample_json, sample_line, stop_flag, stopped, usage_error, SessionArgs};
+use super::common::{
+    announce_ready, sample_json, sample_line, stop_flag, stopped, usage_error, SessionArgs,
+};
 
 /// Arguments of `weft put`.
 #[derive(clap::Args, Debug)]
@@ -129,6 +131,7 @@ pub(crate) fn sub(args: &SubArgs) -> ExitCode {
         Ok(x) => x,
         Err(e) => return usage_error("sub", &e.to_string()),
     };
+    announce_ready("sub", &format!("subscribed to {}", args.key));
     let mut seen = 0u64;
     while !stopped(&stop) && args.count.is_none_or(|n| seen < n) {
         if let Ok(s) = rx.recv_timeout(Duration::from_millis(100)) {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 use weft::{GetOptions, PutOptions, QueryTarget};
 
-use super::common::{base64, stop_flag, stopped, usage_error, SessionArgs};
+use super::common::{announce_ready, base64, stop_flag, stopped, usage_error, SessionArgs};
 
 /// Arguments of `weft get`.
 #[derive(clap::Args, Debug)]
@@ -142,6 +142,7 @@ pub(crate) fn queryable(args: &QueryableArgs) -> ExitCode {
         Ok(q) => q,
         Err(e) => return usage_error("queryable", &e.to_string()),
     };
+    announce_ready("queryable", &format!("answering queries on {}", args.key));
     let mut answered = 0u64;
     while !stopped(&stop) && args.count.is_none_or(|n| answered < n) {
         if let Ok(selector) = rx.recv_timeout(Duration::from_millis(100)) {
