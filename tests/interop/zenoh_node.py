@@ -22,7 +22,7 @@ With --config FILE, the session starts from that configuration file (Zenoh's
 Gossip scouting is off unless --gossip is given. With --await-peers N, once open the
 node waits (at most --timeout seconds) until it has sessions with N peers, then prints
 {"zid": own id, "peers": [ids of the peers it has sessions with]} before anything else
-it was asked to do.
+it was asked to do. --await-routers N does the same for routers ({"zid", "routers"}).
 
 With --scout WHAT (e.g. `router|peer`), opens no session: scouts for --timeout seconds
 and prints one JSON line per node that answers ({"zid", "whatami", "locators"}), then
@@ -66,12 +66,16 @@ def main() -> int:
     p.add_argument("--liveliness-sub", help="liveliness subscriber key expression")
     p.add_argument("--history", action="store_true", help="liveliness subscriber with history")
     p.add_argument("--liveliness-get", help="list the liveliness tokens on a key expression")
+    p.add_argument("--liveliness-expect", type=int, metavar="N",
+                   help="repeat --liveliness-get until an answer holds N distinct keys")
     p.add_argument("--consolidation", choices=["auto", "none", "monotonic", "latest"], default="auto")
     p.add_argument("--target", choices=["best_matching", "all", "all_complete"], default="best_matching")
     p.add_argument("--multicast-scouting", action="store_true", help="enable multicast scouting")
     p.add_argument("--gossip", action="store_true", help="enable gossip scouting")
     p.add_argument("--await-peers", type=int, metavar="N",
                    help="wait for sessions with N peers, then print them")
+    p.add_argument("--await-routers", type=int, metavar="N",
+                   help="wait for sessions with N routers, then print them")
     p.add_argument("--scout", metavar="WHAT", help="only scout for these roles and print the Hellos")
     p.add_argument("--sleep-in-callback", type=float, default=0.0,
                    help="seconds the subscriber's callback sleeps per sample (a slow reader)")
@@ -202,10 +206,28 @@ def main() -> int:
             time.sleep(0.02)
             peers = [str(z) for z in session.info.peers_zid()]
         print(json.dumps({"zid": str(session.info.zid()), "peers": peers}), flush=True)
+    if args.await_routers is not None:
+        end = time.monotonic() + args.timeout
+        routers = [str(z) for z in session.info.routers_zid()]
+        while len(routers) < args.await_routers and time.monotonic() < end:
+            time.sleep(0.02)
+            routers = [str(z) for z in session.info.routers_zid()]
+        print(json.dumps({"zid": str(session.info.zid()), "routers": routers}), flush=True)
     if args.liveliness_get:
-        for reply in session.liveliness().get(args.liveliness_get, timeout=args.timeout):
-            if reply.ok is not None:
-                print(json.dumps({"ok": True, "key": str(reply.ok.key_expr)}), flush=True)
+        # With --liveliness-expect N, asks again (within --timeout) until one answer holds
+        # N distinct keys: a node that just connected to the holders may not have their
+        # declarations yet. The last answer is printed whole, duplicates included.
+        end = time.monotonic() + args.timeout
+        while True:
+            left = max(end - time.monotonic(), 0.1)
+            keys = [str(r.ok.key_expr) for r in
+                    session.liveliness().get(args.liveliness_get, timeout=left)
+                    if r.ok is not None]
+            if len(set(keys)) >= (args.liveliness_expect or 0) or time.monotonic() >= end:
+                break
+            time.sleep(0.05)
+        for key in keys:
+            print(json.dumps({"ok": True, "key": key}), flush=True)
         print("DONE", flush=True)
         session.close()
         return 0

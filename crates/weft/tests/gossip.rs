@@ -1,10 +1,12 @@
 //! Gossip scouting with Eclipse Zenoh: weft peers connected to a Zenoh router learn of
 //! each other from it and connect to each other directly (a Zenoh router carries nothing
-//! between two peers, so what they exchange proves the direct session).
+//! between two peers, so what they exchange proves the direct session); routers told of
+//! other routers by the mesh's link-state lists connect to them when their `autoconnect`
+//! names routers.
 
 use std::time::{Duration, Instant};
 
-use weft::{Config, PutOptions, WhatAmI};
+use weft::{Config, PutOptions, WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 /// A weft peer listening on a port of its own, connected to `router`, gossiping as
@@ -105,4 +107,150 @@ fn a_weft_peer_without_gossip_connects_to_no_one_it_is_told_of() {
     );
     assert!(!g.peers().contains(&n.zid()), "{:?}", g.peers());
     assert!(!h.peers().contains(&n.zid()), "{:?}", h.peers());
+}
+
+/// A weft router listening on a port of its own, connected to `to`; with `autoconnect`,
+/// it connects to the routers it learns of (`scouting.gossip.autoconnect: { router:
+/// ["router"] }`), else to none (the default).
+fn router(to: Option<&str>, autoconnect: bool) -> weft::Session {
+    let mut config = Config {
+        mode: WhatAmI::Router,
+        multicast_scouting: false,
+        listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
+        connect: to.map(|e| e.parse().unwrap()).into_iter().collect(),
+        ..Config::default()
+    };
+    if autoconnect {
+        config.scouting.gossip.autoconnect = Some(WhatAmIMatcher(WhatAmI::Router.bit()));
+    }
+    weft::open(config).expect("a weft router")
+}
+
+/// Waits until `session` has a session with `zid`.
+fn wait_face(session: &weft::Session, zid: ZenohId) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !session.peers().contains(&zid) {
+        assert!(
+            Instant::now() < deadline,
+            "no session with {zid}: {:?}",
+            session.peers()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn weft_routers_told_of_each_other_by_a_third_connect_when_autoconnect_names_routers() {
+    let a = router(None, false);
+    let to_a = a.listen_endpoints()[0].clone();
+    let b = router(Some(&to_a), true);
+    let c = router(Some(&to_a), true);
+    wait_face(&b, c.zid());
+    wait_face(&c, b.zid());
+    // One session between them, whoever connected first.
+    assert_eq!(b.peers().len(), 2, "{:?}", b.peers());
+    assert_eq!(c.peers().len(), 2, "{:?}", c.peers());
+    // The mesh now routes b's samples to c directly or through a: they arrive once.
+    let (_sub, samples) = c.declare_subscriber_channel("mesh/**", 64).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        b.put("mesh/b", b"first", &PutOptions::default()).unwrap();
+        if samples.recv_timeout(Duration::from_millis(200)).is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "c never received b's sample");
+    }
+    while samples.try_recv().is_ok() {}
+    for i in 0..10u8 {
+        b.put("mesh/b", &[i], &PutOptions::default()).unwrap();
+    }
+    let got: Vec<u8> = (0..10)
+        .map(|_| {
+            samples
+                .recv_timeout(Duration::from_secs(5))
+                .unwrap()
+                .payload
+                .to_vec()[0]
+        })
+        .collect();
+    assert_eq!(got, (0..10u8).collect::<Vec<_>>());
+    assert!(
+        samples.recv_timeout(Duration::from_millis(300)).is_err(),
+        "a sample arrived twice"
+    );
+}
+
+#[test]
+fn weft_routers_connect_to_no_router_they_learn_of_by_default() {
+    let a = router(None, false);
+    let to_a = a.listen_endpoints()[0].clone();
+    let b = router(Some(&to_a), false);
+    let c = router(Some(&to_a), false);
+    // A router connecting after b and c, and told to, meets both: by then b and c had
+    // their chance to connect to each other.
+    let d = router(Some(&to_a), true);
+    wait_face(&d, b.zid());
+    wait_face(&d, c.zid());
+    assert!(!b.peers().contains(&c.zid()), "{:?}", b.peers());
+    assert!(!c.peers().contains(&b.zid()), "{:?}", c.peers());
+}
+
+#[test]
+fn weft_routers_of_a_zenoh_router_connect_to_each_other_as_its_lists_tell() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let _z = zenoh_router(&endpoint);
+    let b = router(Some(&endpoint), true);
+    let c = router(Some(&endpoint), true);
+    wait_face(&b, c.zid());
+    wait_face(&c, b.zid());
+    assert_eq!(b.peers().len(), 2, "{:?}", b.peers());
+}
+
+#[test]
+fn zenoh_routers_of_a_weft_router_connect_to_each_other_as_its_lists_tell() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let a = router(None, false);
+    let to_a = a.listen_endpoints()[0].clone();
+    let zenoh = |await_routers: bool| {
+        let port = free_port().to_string();
+        let listen = format!("tcp/127.0.0.1:{port}");
+        let mut args = vec![
+            "--mode",
+            "router",
+            "--gossip",
+            "--insert",
+            r#"scouting/gossip/autoconnect={"router":["router"],"peer":["router","peer"]}"#,
+            "--listen",
+            &listen,
+            "--connect",
+            &to_a,
+            "--timeout",
+            "20",
+        ];
+        if await_routers {
+            args.extend(["--await-routers", "2"]);
+        }
+        ZenohNode::start(&args).expect("a Zenoh router")
+    };
+    let first = zenoh(false);
+    let second = zenoh(true);
+    let line: serde_json::Value = serde_json::from_str(&second.line(30)).unwrap();
+    let routers = line["routers"].as_array().unwrap();
+    assert_eq!(
+        routers.len(),
+        2,
+        "the weft router and the other Zenoh router: {line}"
+    );
+    assert!(
+        routers
+            .iter()
+            .any(|r| r == &serde_json::json!(a.zid().to_string())),
+        "{line}"
+    );
+    drop(first);
 }

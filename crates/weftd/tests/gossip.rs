@@ -84,6 +84,8 @@ fn zenoh_peers_mesh_through(port: u16) {
             "2",
             "--liveliness-get",
             "lv/**",
+            "--liveliness-expect",
+            "2",
             "--timeout",
             "20",
         ],
@@ -95,7 +97,17 @@ fn zenoh_peers_mesh_through(port: u16) {
     assert_eq!(getter_peers, both);
     assert_eq!(keys(&getter), ["lv/a", "lv/b"]);
     // A client of the router sees both peers' tokens, each once.
-    let client = zenoh_client_at(port, &["--liveliness-get", "lv/**", "--timeout", "3"]);
+    let client = zenoh_client_at(
+        port,
+        &[
+            "--liveliness-get",
+            "lv/**",
+            "--liveliness-expect",
+            "2",
+            "--timeout",
+            "5",
+        ],
+    );
     assert_eq!(keys(&client), ["lv/a", "lv/b"]);
 }
 
@@ -154,6 +166,8 @@ fn weft_and_zenoh_peers_mesh_through(port: u16) {
             "2",
             "--liveliness-get",
             "lv/**",
+            "--liveliness-expect",
+            "2",
             "--timeout",
             "20",
         ],

@@ -205,11 +205,14 @@ pub(crate) fn connect_discovered(
             }
             match super::runtime::open_first(&inner, &eps) {
                 Ok(pending) if pending.transport().peer_zid() == zid => {
-                    // Two peers: the session keeps one of two transports by a rule both
-                    // ends apply alike (`Inner::add_face`); otherwise the first one stays.
-                    let between_peers = inner.config.mode == WhatAmI::Peer
-                        && pending.transport().peer_whatami() == WhatAmI::Peer;
-                    if !between_peers && inner.lock().faces.contains_key(&zid) {
+                    // Two peers or two routers: the session keeps one of two transports
+                    // by a rule both ends apply alike (`Inner::add_face`); otherwise the
+                    // first one stays.
+                    let mutual = super::runtime::both_may_connect(
+                        inner.config.mode,
+                        pending.transport().peer_whatami(),
+                    );
+                    if !mutual && inner.lock().faces.contains_key(&zid) {
                         // Connected meanwhile by another way (its own connect, a
                         // configured endpoint): one session per node.
                         pending

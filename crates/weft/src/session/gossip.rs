@@ -209,7 +209,7 @@ impl Gossip {
     }
 
     /// Whether this node connects to `zid`, of role `whatami`, when it learns of it.
-    fn wants(&self, zid: ZenohId, whatami: WhatAmI) -> bool {
+    pub(crate) fn wants(&self, zid: ZenohId, whatami: WhatAmI) -> bool {
         self.autoconnect.matches(whatami)
             && !self.links.contains_key(&zid)
             && match self.config.strategy_to(whatami) {

@@ -22,7 +22,7 @@ use crate::endpoint::Endpoint;
 /// The longest pause before connecting to a node named by gossip (as Eclipse Zenoh's
 /// routers pause): when two peers are told of each other at once, one connection
 /// usually comes before the other tries.
-const CONNECT_JITTER: Duration = Duration::from_millis(100);
+pub(super) const CONNECT_JITTER: Duration = Duration::from_millis(100);
 
 impl Inner {
     /// Whether this session gossips with a node of role `whatami`.
@@ -35,7 +35,7 @@ impl Inner {
 
     /// Where this node can be reached: its listeners, unspecified addresses replaced by
     /// the addresses of the machine's interfaces.
-    fn own_locators(&self) -> Vec<String> {
+    pub(super) fn own_locators(&self) -> Vec<String> {
         let listening = self.listening.lock().map(|l| l.clone()).unwrap_or_default();
         let unspecified = listening
             .iter()

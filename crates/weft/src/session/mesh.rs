@@ -26,6 +26,21 @@ use weft_proto::network::linkstate::LinkState;
 struct Node {
     sn: u64,
     links: BTreeSet<ZenohId>,
+    /// Where it can be reached, when a list said so (gossip).
+    locators: Option<Vec<String>>,
+}
+
+/// Whose locators this router's lists carry (`scouting.gossip`): nobody's (gossip off, or
+/// routers are not a gossip target), its own and its neighbours' (single hop), or those of
+/// every router it knows (`multihop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SharedLocators {
+    /// No locators.
+    Nobody,
+    /// Its own and its neighbours'.
+    Neighbours,
+    /// Every router's.
+    Everyone,
 }
 
 /// One router's view of the mesh.
@@ -40,6 +55,8 @@ pub(crate) struct Mesh {
     /// Per neighbour, its local indexes (psid) of the nodes it told us about: a list may
     /// name a node by index alone once the index was given with its id.
     psids: HashMap<ZenohId, HashMap<u64, ZenohId>>,
+    /// Routers whose lists brought news with locators since [`Mesh::take_reachable`].
+    reachable: BTreeSet<ZenohId>,
 }
 
 impl Mesh {
@@ -52,6 +69,7 @@ impl Mesh {
             neighbours: BTreeSet::new(),
             nodes: BTreeMap::new(),
             psids: HashMap::new(),
+            reachable: BTreeSet::new(),
         }
     }
 
@@ -93,10 +111,14 @@ impl Mesh {
                 .filter_map(|p| psids.get(p).copied())
                 .filter(|z| *z != zid)
                 .collect();
-            updates.push((zid, entry.sn, links));
+            let locators = entry
+                .locators
+                .as_ref()
+                .map(|l| l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+            updates.push((zid, entry.sn, links, locators));
         }
         let mut changed = false;
-        for (zid, sn, links) in updates {
+        for (zid, sn, links, locators) in updates {
             if zid == self.own {
                 // Someone remembers a former life of ours: announce above it.
                 if sn > self.own_sn {
@@ -105,9 +127,21 @@ impl Mesh {
                 }
                 continue;
             }
-            let newer = self.nodes.get(&zid).is_none_or(|n| sn > n.sn);
-            if newer {
-                self.nodes.insert(zid, Node { sn, links });
+            let known = self.nodes.get(&zid);
+            if known.is_none_or(|n| sn > n.sn) {
+                // A list without locators keeps those known.
+                let locators = locators.or_else(|| known.and_then(|n| n.locators.clone()));
+                if locators.is_some() {
+                    self.reachable.insert(zid);
+                }
+                self.nodes.insert(
+                    zid,
+                    Node {
+                        sn,
+                        links,
+                        locators,
+                    },
+                );
                 changed = true;
             }
         }
@@ -115,6 +149,18 @@ impl Mesh {
             self.prune();
         }
         changed
+    }
+
+    /// The routers heard of with locators (new, or with newer news) since the last call,
+    /// and where they can be reached: the candidates for gossip's autoconnection.
+    pub(crate) fn take_reachable(&mut self) -> Vec<(ZenohId, Vec<String>)> {
+        std::mem::take(&mut self.reachable)
+            .into_iter()
+            .filter_map(|zid| {
+                let locators = self.nodes.get(&zid)?.locators.clone()?;
+                Some((zid, locators))
+            })
+            .collect()
     }
 
     /// The links of `zid` as far as this view knows.
@@ -250,9 +296,32 @@ impl Mesh {
         hops
     }
 
-    /// The list this router announces: itself (index 0) and every router it knows, each
-    /// with its sequence number and links, by this list's own indexes.
+    /// The list this router announces, without locators.
+    #[cfg(test)]
     pub(crate) fn announcement(&self) -> Vec<LinkState<'static>> {
+        self.announcement_sharing(&[], SharedLocators::Nobody)
+            .into_iter()
+            .map(|l| LinkState {
+                psid: l.psid,
+                sn: l.sn,
+                zid: l.zid,
+                whatami: l.whatami,
+                locators: None,
+                links: l.links,
+                weights: l.weights,
+                gateway: l.gateway,
+            })
+            .collect()
+    }
+
+    /// The list this router announces: itself (index 0) and every router it knows, each
+    /// with its sequence number and links, by this list's own indexes; with the locators
+    /// `shared` says (its own are `own_locators`).
+    pub(crate) fn announcement_sharing<'a>(
+        &'a self,
+        own_locators: &'a [String],
+        shared: SharedLocators,
+    ) -> Vec<LinkState<'a>> {
         // Every node named, including neighbours not yet heard from.
         let mut named: BTreeSet<ZenohId> = self.nodes.keys().copied().collect();
         named.extend(self.neighbours.iter().copied());
@@ -265,23 +334,38 @@ impl Mesh {
             .enumerate()
             .map(|(i, z)| (z, i as u64))
             .collect();
-        let entry = |zid: ZenohId, sn: u64, links: &BTreeSet<ZenohId>| LinkState {
-            psid: index[&zid],
-            sn,
-            zid: Some(zid),
-            whatami: Some(WhatAmI::Router),
-            locators: None,
-            links: links.iter().map(|l| index[l]).collect(),
-            weights: None,
-            gateway: false,
+        let shares = |zid: ZenohId| match shared {
+            SharedLocators::Nobody => false,
+            SharedLocators::Neighbours => zid == self.own || self.neighbours.contains(&zid),
+            SharedLocators::Everyone => true,
         };
+        let entry =
+            |zid: ZenohId, sn: u64, links: &BTreeSet<ZenohId>, locators: Option<&'a [String]>| {
+                LinkState {
+                    psid: index[&zid],
+                    sn,
+                    zid: Some(zid),
+                    whatami: Some(WhatAmI::Router),
+                    locators: locators
+                        .filter(|l| !l.is_empty() && shares(zid))
+                        .map(|l| l.iter().map(String::as_str).collect()),
+                    links: links.iter().map(|l| index[l]).collect(),
+                    weights: None,
+                    gateway: false,
+                }
+            };
         let empty = BTreeSet::new();
-        std::iter::once(entry(self.own, self.own_sn, &self.neighbours))
-            .chain(named.iter().map(|z| match self.nodes.get(z) {
-                Some(n) => entry(*z, n.sn, &n.links),
-                None => entry(*z, 0, &empty),
-            }))
-            .collect()
+        std::iter::once(entry(
+            self.own,
+            self.own_sn,
+            &self.neighbours,
+            Some(own_locators),
+        ))
+        .chain(named.iter().map(|z| match self.nodes.get(z) {
+            Some(n) => entry(*z, n.sn, &n.links, n.locators.as_deref()),
+            None => entry(*z, 0, &empty, None),
+        }))
+        .collect()
     }
 }
 
@@ -480,5 +564,59 @@ mod tests {
         };
         assert!(a.apply(z(2), &[remembered]));
         assert!(a.announcement()[0].sn > 99);
+    }
+
+    #[test]
+    fn locators_travel_as_shared_and_reachable_routers_are_told_once() {
+        // 1 - 2 - 3 in a line; 2 tells 1 of 3 (its neighbour).
+        let mut two = Mesh::new(z(2), 1);
+        two.link_up(z(1));
+        two.link_up(z(3));
+        let mut three = Mesh::new(z(3), 1);
+        three.link_up(z(2));
+        let at_3 = vec!["tcp/127.0.0.1:7003".to_string()];
+        assert!(two.apply(
+            z(3),
+            &three.announcement_sharing(&at_3, SharedLocators::Neighbours)
+        ));
+        assert_eq!(two.take_reachable(), vec![(z(3), at_3.clone())]);
+        assert!(two.take_reachable().is_empty(), "told once");
+
+        let at_2 = vec!["tcp/127.0.0.1:7002".to_string()];
+        let locators_in = |list: &[LinkState<'_>], zid: ZenohId| {
+            list.iter()
+                .find(|l| l.zid == Some(zid))
+                .and_then(|l| l.locators.clone())
+                .map(|l| l.into_iter().map(str::to_owned).collect::<Vec<_>>())
+        };
+        let single = two.announcement_sharing(&at_2, SharedLocators::Neighbours);
+        assert_eq!(locators_in(&single, z(2)), Some(at_2.clone()));
+        assert_eq!(locators_in(&single, z(3)), Some(at_3.clone()));
+        assert_eq!(
+            locators_in(
+                &two.announcement_sharing(&at_2, SharedLocators::Nobody),
+                z(3)
+            ),
+            None
+        );
+
+        // 1 learns where 3 is; a later list without locators keeps them.
+        let mut one = Mesh::new(z(1), 1);
+        one.link_up(z(2));
+        assert!(one.apply(z(2), &single));
+        let mut reachable = one.take_reachable();
+        reachable.sort();
+        assert_eq!(reachable, vec![(z(2), at_2.clone()), (z(3), at_3.clone())]);
+        two.link_down(z(3));
+        two.link_up(z(3));
+        assert!(one.apply(z(2), &two.announcement()));
+        assert_eq!(one.nodes[&z(3)].locators, Some(at_3));
+
+        // A router two hops away is not a neighbour of 1: its locators go on only with
+        // multihop.
+        let from_one = one.announcement_sharing(&[], SharedLocators::Neighbours);
+        assert_eq!(locators_in(&from_one, z(3)), None);
+        let from_one = one.announcement_sharing(&[], SharedLocators::Everyone);
+        assert!(locators_in(&from_one, z(3)).is_some());
     }
 }

@@ -29,10 +29,13 @@ use weft_proto::zenoh::PushBody;
 pub(crate) use super::entity::EntityKind;
 use super::entity::{declare_msg, undeclare_msg};
 use super::face_transport::FaceTransport;
+use super::gossiping::CONNECT_JITTER;
+use super::mesh::SharedLocators;
 use super::outbound::send_control;
 use super::routes::FaceRoute;
 use super::Inner;
 use crate::api::SharedKey;
+use crate::endpoint::Endpoint;
 
 /// A request forwarded by the router: where its answers go back.
 pub(crate) struct ForwardedQuery {
@@ -55,7 +58,14 @@ impl Inner {
         if !self.is_router() {
             return;
         }
-        let (routers, list) = {
+        let shared = self.shared_locators();
+        let own_locators = if shared == SharedLocators::Nobody {
+            Vec::new()
+        } else {
+            self.own_locators()
+        };
+        let mut body = Vec::new();
+        let routers = {
             let st = self.lock();
             let routers: Vec<Arc<dyn FaceTransport>> = st
                 .faces
@@ -63,15 +73,15 @@ impl Inner {
                 .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
                 .map(|f| f.transport.clone())
                 .collect();
-            (routers, st.routing.mesh.announcement())
+            if routers.is_empty() {
+                return;
+            }
+            let list = st.routing.mesh.announcement_sharing(&own_locators, shared);
+            if encode_list(&list, &mut body).is_err() {
+                return;
+            }
+            routers
         };
-        if routers.is_empty() {
-            return;
-        }
-        let mut body = Vec::new();
-        if encode_list(&list, &mut body).is_err() {
-            return;
-        }
         let mut oam = NetworkOam {
             id: NetworkOam::LINK_STATE,
             qos: NetworkQos::DECLARE,
@@ -88,7 +98,7 @@ impl Inner {
 
     /// A link-state list from a neighbouring router: the mesh's graph is updated, and if it
     /// changed, the news is relayed and the spanning tree recomputed.
-    pub(crate) fn on_link_state(&self, from: &dyn FaceTransport, body: &[u8]) {
+    pub(crate) fn on_link_state(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
         if !self.is_router() || from.peer_whatami() != WhatAmI::Router {
             return;
         }
@@ -99,10 +109,35 @@ impl Inner {
                 return;
             }
         };
-        let changed = self.lock().routing.mesh.apply(from.peer_zid(), &list);
+        let (changed, connect) = {
+            let mut st = self.lock();
+            let changed = st.routing.mesh.apply(from.peer_zid(), &list);
+            let mut connect = st.routing.mesh.take_reachable();
+            connect.retain(|(zid, _)| st.routing.gossip.wants(*zid, WhatAmI::Router));
+            (changed, connect)
+        };
         if changed {
             self.update_tree();
             self.send_link_state();
+        }
+        // Gossip's autoconnection (`scouting.gossip.autoconnect` naming routers): the
+        // routers the mesh's lists tell where to reach.
+        for (zid, locators) in connect {
+            let eps: Vec<Endpoint> = locators.iter().filter_map(|l| l.parse().ok()).collect();
+            super::discovery::connect_discovered(self, zid, eps, "gossip", CONNECT_JITTER);
+        }
+    }
+
+    /// Whose locators this router's link-state lists carry: with gossip on and routers
+    /// among its targets, its own and its neighbours' (everyone's with `multihop`).
+    fn shared_locators(&self) -> SharedLocators {
+        let gossip = &self.config.scouting.gossip;
+        if !gossip.enabled || !gossip.target_for(self.config.mode).matches(WhatAmI::Router) {
+            SharedLocators::Nobody
+        } else if gossip.multihop {
+            SharedLocators::Everyone
+        } else {
+            SharedLocators::Neighbours
         }
     }
 

@@ -87,9 +87,9 @@ impl Inner {
     /// closed: the session is closing, or it duplicates a live transport between two
     /// peers.
     ///
-    /// Two peers that discover each other may both connect. Both then keep the
-    /// transport opened by the peer with the greater ZenohID and close the other, so
-    /// that they agree whatever the order in which the two arrive.
+    /// Two peers (or two routers) that discover each other may both connect. Both then
+    /// keep the transport opened by the node with the greater ZenohID and close the
+    /// other, so that they agree whatever the order in which the two arrive.
     pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>, opened: bool) -> bool {
         if let Some(control) = &self.access_control {
             if !self.is_closing() {
@@ -131,8 +131,7 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
                 return false;
             }
-            let between_peers =
-                self.config.mode == WhatAmI::Peer && t.peer_whatami() == WhatAmI::Peer;
+            let between_peers = both_may_connect(self.config.mode, t.peer_whatami());
             // A main link replaces a link reserved for priorities that stood in for it.
             let live_duplicate = st
                 .faces
@@ -533,6 +532,13 @@ fn accept_loop(listener: &Listener, mut poll: mio::Poll, weak: &Weak<Inner>) {
             }
         }
     }
+}
+
+/// Whether a node of role `mode` and one of role `other` may both connect to each other
+/// (two peers, or two routers, that learn of each other): their duplicate sessions are
+/// then settled by a rule both apply alike.
+pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
+    mode == other && mode != WhatAmI::Client
 }
 
 /// Whether `ep` reserves its link for priorities while the same address is also
