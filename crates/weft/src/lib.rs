@@ -35,8 +35,9 @@ pub use api::{
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
-    open, AdminInfo, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber, LivelinessToken,
-    MeshInfo, OpenError, PriorityLinkInfo, RouteExplanation, Session, SessionError,
+    open, AdminInfo, DeclarationTraffic, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber,
+    LivelinessToken, MeshInfo, OpenError, PriorityLinkInfo, RouteExplanation, Session,
+    SessionError,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

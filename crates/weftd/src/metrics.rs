@@ -1,7 +1,8 @@
 //! The metrics weftd serves: OpenMetrics text, answered at `@/<zid>/router/metrics` in the
 //! admin space (gzipped unless `compression=false`, as zenohd) and at `GET /metrics` on
 //! the REST port (plain, for Prometheus). zenohd's `zenoh_build_info` first, then weft's
-//! own families: per session (never per key), per storage, and the process's gauges.
+//! own families: per session and per subscriber key expression a session declared (never
+//! per key published), per storage, and the process's gauges.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -145,6 +146,43 @@ pub(crate) fn metrics_text(
                 })
             })
             .collect(),
+    );
+    // Per subscriber key expression a node declared: bounded by its declarations (each
+    // with its limit), never per key published.
+    let per_subscription = |name: &str, get: fn(&weft::DeclarationTraffic) -> u64| -> Vec<String> {
+        a.faces
+            .iter()
+            .flat_map(|f| {
+                let labels = per_session(f);
+                f.subscriber_traffic.iter().map(move |t| {
+                    format!(
+                        "{name}_total{{{labels},key_expr=\"{}\"}} {}",
+                        label(&t.key_expr),
+                        get(t)
+                    )
+                })
+            })
+            .collect()
+    };
+    family(
+        "weft_subscription_messages",
+        "counter",
+        "Messages forwarded to a session because of one of its subscribers' key expressions.",
+        per_subscription("weft_subscription_messages", |t| t.messages),
+    );
+    family(
+        "weft_subscription_bytes",
+        "counter",
+        "Payload bytes forwarded to a session because of one of its subscribers' key \
+         expressions.",
+        per_subscription("weft_subscription_bytes", |t| t.bytes),
+    );
+    family(
+        "weft_subscription_dropped",
+        "counter",
+        "Messages for one of a session's subscribers' key expressions that were dropped \
+         (a full queue, a closed link).",
+        per_subscription("weft_subscription_dropped", |t| t.dropped),
     );
     family(
         "weft_session_denied",

@@ -675,6 +675,132 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
     client.close();
 }
 
+/// Each subscriber key expression a session declared counts exactly the messages and
+/// payload bytes weftd forwarded to it for that expression, in the metrics and in the
+/// admin space's session counters.
+#[test]
+fn each_subscription_counts_what_it_drew_in_the_metrics() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(rest, port, "{}");
+    let (s1, s2, publisher) = (
+        weftd.weft_client(),
+        weftd.weft_client(),
+        weftd.weft_client(),
+    );
+    let (_all, all_rx) = s1.declare_subscriber_channel("traffic/**", 1024).unwrap();
+    let (_a, a_rx) = s1.declare_subscriber_channel("traffic/a/*", 1024).unwrap();
+    let (_b, b_rx) = s2.declare_subscriber_channel("traffic/b/*", 1024).unwrap();
+    // Until both sessions' subscriptions have reached the publisher through weftd.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let put = |key: &str, payload: &[u8]| {
+        publisher
+            .put(key, payload, &weft::PutOptions::default())
+            .unwrap()
+    };
+    let mut warm = (0, 0);
+    while warm.0 == 0 || warm.1 == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the subscriptions never reached weftd"
+        );
+        put("traffic/a/x", b"warm");
+        put("traffic/b/y", b"warm");
+        warm.0 += a_rx.recv_timeout(Duration::from_millis(100)).iter().count();
+        warm.1 += b_rx.recv_timeout(Duration::from_millis(100)).iter().count();
+    }
+    for _ in 0..10 {
+        put("traffic/a/x", b"twelve bytes");
+    }
+    for _ in 0..5 {
+        put("traffic/b/y", b"abc");
+    }
+    // What each subscriber received in all, warming up included: (messages, bytes).
+    let drain = |rx: &std::sync::mpsc::Receiver<weft::Sample>, last: &[u8], n: usize| {
+        let (mut messages, mut bytes, mut lasts) = (0u64, 0u64, 0);
+        while lasts < n {
+            let s = rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("every sample");
+            messages += 1;
+            bytes += s.payload.len() as u64;
+            lasts += usize::from(s.payload.to_vec() == last);
+        }
+        while let Ok(s) = rx.recv_timeout(Duration::from_millis(200)) {
+            messages += 1;
+            bytes += s.payload.len() as u64;
+        }
+        (messages, bytes)
+    };
+    // The samples taken while warming up count too ("warm", 4 bytes each).
+    let with_warm = |(m, b): (u64, u64), warm: usize| (m + warm as u64, b + 4 * warm as u64);
+    let a = with_warm(drain(&a_rx, b"twelve bytes", 10), warm.0);
+    let b = with_warm(drain(&b_rx, b"abc", 5), warm.1);
+    let all = drain(&all_rx, b"abc", 5);
+    let (z1, z2) = (s1.zid().to_string(), s2.zid().to_string());
+    let expected = [
+        (z1.as_str(), "traffic/**", all),
+        (z1.as_str(), "traffic/a/*", a),
+        (z2.as_str(), "traffic/b/*", b),
+    ];
+    let counted = |samples: &[Value], zid: &str, key: &str| {
+        let labels = [("remote_id", zid), ("key_expr", key)];
+        (
+            metric(samples, "weft_subscription_messages_total", &labels).map(|v| v as u64),
+            metric(samples, "weft_subscription_bytes_total", &labels).map(|v| v as u64),
+            metric(samples, "weft_subscription_dropped_total", &labels).map(|v| v as u64),
+        )
+    };
+    // The counters follow the sends: wait until they reach what was received.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let samples = loop {
+        let samples = scrape(rest);
+        let reached = expected
+            .iter()
+            .all(|(zid, key, (m, _))| counted(&samples, zid, key).0.is_some_and(|n| n >= *m));
+        if reached || Instant::now() > deadline {
+            break samples;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for (zid, key, (messages, bytes)) in expected {
+        assert_eq!(
+            counted(&samples, zid, key),
+            (Some(messages), Some(bytes), Some(0)),
+            "{zid} {key}"
+        );
+    }
+    // The admin space's session counters say the same.
+    let reply = publisher
+        .get(
+            &format!("@/{}/router", weftd_zid(&publisher)),
+            &weft::GetOptions::default(),
+        )
+        .unwrap()
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the router's description");
+    let router: Value =
+        serde_json::from_slice(&reply.result.expect("a value").payload).unwrap();
+    let session = router["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["peer"] == z2.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(
+        session["counters"]["subscriptions"],
+        serde_json::json!([{ "key_expr": "traffic/b/*", "messages": b.0, "bytes": b.1, "dropped": 0 }])
+    );
+}
+
+/// The ZenohID of the router `client` is connected to.
+fn weftd_zid(client: &weft::Session) -> String {
+    client.peers()[0].to_string()
+}
+
 /// A storage's metrics count exactly what it holds and wrote: keys and bytes held, writes,
 /// and a histogram of write durations whose count is every sample it handled.
 #[test]

@@ -6,9 +6,51 @@
 //! methods, so that they cannot disagree.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, KeyExprIndex, OwnedKeyExpr};
 use weft_proto::core::ZenohId;
+
+/// What a router forwarded because of one face's declared key expression: messages and
+/// payload bytes sent to the face for it, and messages dropped on the way (a full queue,
+/// a closed link). A message matching two of a face's key expressions counts for both.
+#[derive(Debug, Default)]
+pub(crate) struct Traffic {
+    messages: AtomicU64,
+    bytes: AtomicU64,
+    dropped: AtomicU64,
+}
+
+impl Traffic {
+    /// A message of `bytes` payload bytes went to the face.
+    pub(crate) fn sent(&self, bytes: u64) {
+        self.messages.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// A message for the face was dropped.
+    pub(crate) fn dropped(&self) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (messages, bytes, dropped) so far.
+    pub(crate) fn read(&self) -> (u64, u64, u64) {
+        (
+            self.messages.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+            self.dropped.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A face that declared a key expression: how many times, and its traffic for it.
+#[derive(Debug)]
+struct Declarer {
+    face: ZenohId,
+    count: u32,
+    traffic: Arc<Traffic>,
+}
 
 /// One face's declarations of one kind.
 #[derive(Debug, Default)]
@@ -45,10 +87,10 @@ pub(crate) struct Declared {
 }
 
 /// Every face's declarations of one kind, by key expression: for each key, the faces that
-/// declared it and how many times.
+/// declared it, how many times, and the traffic each one drew.
 #[derive(Default)]
 pub(crate) struct DeclaredIndex {
-    index: KeyExprIndex<Vec<(ZenohId, u32)>>,
+    index: KeyExprIndex<Vec<Declarer>>,
 }
 
 impl DeclaredIndex {
@@ -113,11 +155,55 @@ impl DeclaredIndex {
     pub(crate) fn faces_intersecting(&self, key: KeyExpr<'_>) -> Vec<ZenohId> {
         let mut faces = Vec::new();
         self.index.for_each_intersecting(key, |_, declared_by| {
-            faces.extend(declared_by.iter().map(|(face, _)| *face));
+            faces.extend(declared_by.iter().map(|d| d.face));
         });
         faces.sort_unstable();
         faces.dedup();
         faces
+    }
+
+    /// As [`Self::faces_intersecting`], each face with the traffic counters of its key
+    /// expressions intersecting `key`.
+    pub(crate) fn faces_and_traffic_intersecting(
+        &self,
+        key: KeyExpr<'_>,
+    ) -> Vec<(ZenohId, Vec<Arc<Traffic>>)> {
+        let mut found: Vec<(ZenohId, Arc<Traffic>)> = Vec::new();
+        self.index.for_each_intersecting(key, |_, declared_by| {
+            found.extend(declared_by.iter().map(|d| (d.face, d.traffic.clone())));
+        });
+        found.sort_unstable_by_key(|(face, _)| *face);
+        let mut faces: Vec<(ZenohId, Vec<Arc<Traffic>>)> = Vec::new();
+        for (face, traffic) in found {
+            match faces.last_mut() {
+                Some((last, all)) if *last == face => all.push(traffic),
+                _ => faces.push((face, vec![traffic])),
+            }
+        }
+        faces
+    }
+
+    /// The traffic `face` drew with each of the key expressions in `decls` (its table),
+    /// each key once, in order: (key, messages, bytes, dropped).
+    pub(crate) fn traffic_of(
+        &self,
+        face: ZenohId,
+        decls: &FaceDeclarations,
+    ) -> Vec<(String, u64, u64, u64)> {
+        let mut keys: Vec<&OwnedKeyExpr> = decls.by_id.values().chain(&decls.current).collect();
+        keys.sort_unstable_by(|a, b| a.as_str().cmp(b.as_str()));
+        keys.dedup_by(|a, b| a.as_str() == b.as_str());
+        keys.into_iter()
+            .filter_map(|k| {
+                let declarer = self
+                    .index
+                    .get(k.as_key_expr())?
+                    .iter()
+                    .find(|d| d.face == face)?;
+                let (messages, bytes, dropped) = declarer.traffic.read();
+                Some((k.as_str().to_owned(), messages, bytes, dropped))
+            })
+            .collect()
     }
 
     /// Every key declared that intersects `key`, once per declaration (a key two faces
@@ -125,7 +211,7 @@ impl DeclaredIndex {
     pub(crate) fn declarations_intersecting(&self, key: KeyExpr<'_>) -> Vec<String> {
         let mut keys = Vec::new();
         self.index.for_each_intersecting(key, |declared, by| {
-            let count: u32 = by.iter().map(|(_, n)| n).sum();
+            let count: u32 = by.iter().map(|d| d.count).sum();
             keys.extend((0..count).map(|_| declared.as_str().to_string()));
         });
         keys
@@ -138,13 +224,18 @@ impl DeclaredIndex {
     }
 
     fn add(&mut self, face: ZenohId, key: KeyExpr<'_>) {
+        let first = || Declarer {
+            face,
+            count: 1,
+            traffic: Arc::default(),
+        };
         match self.index.get_mut(key) {
-            Some(faces) => match faces.iter_mut().find(|(f, _)| *f == face) {
-                Some((_, count)) => *count += 1,
-                None => faces.push((face, 1)),
+            Some(faces) => match faces.iter_mut().find(|d| d.face == face) {
+                Some(d) => d.count += 1,
+                None => faces.push(first()),
             },
             None => {
-                self.index.insert(key, vec![(face, 1)]);
+                self.index.insert(key, vec![first()]);
             }
         }
     }
@@ -153,12 +244,12 @@ impl DeclaredIndex {
         let Some(faces) = self.index.get_mut(key) else {
             return;
         };
-        if let Some(at) = faces.iter().position(|(f, _)| *f == face) {
-            let left = faces[at].1.saturating_sub(count);
+        if let Some(at) = faces.iter().position(|d| d.face == face) {
+            let left = faces[at].count.saturating_sub(count);
             if left == 0 {
                 faces.swap_remove(at);
             } else {
-                faces[at].1 = left;
+                faces[at].count = left;
             }
         }
         if faces.is_empty() {

@@ -226,7 +226,7 @@ impl Inner {
         let route = routes.local.filter(|r| !r.is_empty());
         let forward = routes
             .forward
-            .filter(|f| f.iter().any(|target| target.peer_zid() != from));
+            .filter(|f| f.iter().any(|target| target.face.peer_zid() != from));
         if route.is_none() && forward.is_none() {
             return;
         }

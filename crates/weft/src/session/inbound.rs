@@ -25,7 +25,7 @@ pub(crate) struct InboundRoutes {
     /// This session's subscribers matching the key (`None` when the session has none).
     pub(crate) local: Option<Arc<[Callback]>>,
     /// Router mode: the faces data on the key is forwarded to (the source included).
-    pub(crate) forward: Option<Arc<[Arc<dyn FaceTransport>]>>,
+    pub(crate) forward: Option<super::routes::ForwardRoute>,
 }
 
 /// What a reader thread keeps: the routes, and what they are valid for.

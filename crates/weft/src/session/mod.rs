@@ -165,6 +165,24 @@ pub struct FaceInfo {
     pub local_link: String,
     /// The links reserved for some priorities beside the main one.
     pub priority_links: Vec<PriorityLinkInfo>,
+    /// Router mode: what each of its subscribers' key expressions drew, forwarded to it
+    /// by this router, by key expression.
+    pub subscriber_traffic: Vec<DeclarationTraffic>,
+}
+
+/// What a router forwarded to a node because of one of its subscribers' key
+/// expressions (counted while the declaration lives; a message matching two of them
+/// counts for both).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeclarationTraffic {
+    /// The key expression declared.
+    pub key_expr: String,
+    /// Messages sent to the node for it.
+    pub messages: u64,
+    /// Their payload bytes.
+    pub bytes: u64,
+    /// Messages for it that were dropped (a full queue, a closed link).
+    pub dropped: u64,
 }
 
 /// The router mesh as one router sees it (router mode).
@@ -680,6 +698,18 @@ impl Session {
                         .unwrap_or_default()
                         .iter()
                         .map(|t| PriorityLinkInfo::of(t))
+                        .collect(),
+                    subscriber_traffic: st
+                        .declared
+                        .subscribers
+                        .traffic_of(f.transport.peer_zid(), &f.subscribers)
+                        .into_iter()
+                        .map(|(key_expr, messages, bytes, dropped)| DeclarationTraffic {
+                            key_expr,
+                            messages,
+                            bytes,
+                            dropped,
+                        })
                         .collect(),
                 }
             })

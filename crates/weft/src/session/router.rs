@@ -32,7 +32,7 @@ use super::face_transport::FaceTransport;
 use super::gossiping::CONNECT_JITTER;
 use super::mesh::SharedLocators;
 use super::outbound::send_control;
-use super::routes::FaceRoute;
+use super::routes::{ForwardRoute, ForwardTarget};
 use super::Inner;
 use crate::api::SharedKey;
 use crate::endpoint::Endpoint;
@@ -197,17 +197,21 @@ impl Inner {
     pub(crate) fn forward_route_in(
         st: &mut super::State,
         key: &str,
-    ) -> Result<(SharedKey, FaceRoute), weft_keyexpr::KeyExprError> {
+    ) -> Result<(SharedKey, ForwardRoute), weft_keyexpr::KeyExprError> {
         if let Some((k, r)) = st.routes.forward.get(key) {
             return Ok((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key)?;
-        let faces = st.declared.subscribers.faces_intersecting(k);
-        let route: FaceRoute = faces
-            .iter()
-            .filter_map(|zid| st.faces.get(zid))
-            .filter(|f| f.on_tree)
-            .map(|f| f.transport.clone())
+        let faces = st.declared.subscribers.faces_and_traffic_intersecting(k);
+        let route: ForwardRoute = faces
+            .into_iter()
+            .filter_map(|(zid, traffic)| {
+                let face = st.faces.get(&zid).filter(|f| f.on_tree)?;
+                Some(ForwardTarget {
+                    face: face.transport.clone(),
+                    drawn_by: traffic.into(),
+                })
+            })
             .collect();
         let key = SharedKey::from(key);
         st.routes.forward.insert(key.clone(), route.clone());
@@ -216,15 +220,19 @@ impl Inner {
 
     /// Forwards a Push received from `from` to the faces of `targets` (its forwarding
     /// route) other than `from`, with the timestamp the router `added` if the value had
-    /// none.
+    /// none; counts what each face's declarations drew, sent or dropped.
     pub(crate) fn route_push(
         &self,
         from: &dyn FaceTransport,
         key: &str,
         push: &Push<'_>,
         added: Option<weft_proto::core::Timestamp>,
-        targets: &[Arc<dyn FaceTransport>],
+        targets: &[ForwardTarget],
     ) {
+        let bytes = match &push.body {
+            PushBody::Put(p) => p.payload.len() as u64,
+            PushBody::Del(_) => 0,
+        };
         let mut out = Push::new(WireExpr::key(key), push.body.clone());
         out.qos = push.qos;
         out.unknown = push.unknown.clone();
@@ -237,16 +245,26 @@ impl Inner {
         let priority = push.qos.priority();
         let source = from.peer_zid();
         let role = from.peer_whatami();
-        for t in targets
+        for target in targets
             .iter()
-            .filter(|t| t.peer_zid() != source && routes_between(role, t.peer_whatami()))
+            .filter(|t| t.face.peer_zid() != source && routes_between(role, t.face.peer_whatami()))
         {
-            let _ = t.send_forwarded(
-                &msg,
-                priority,
-                Reliability::Reliable,
-                push.qos.congestion_control(),
-            );
+            let sent = target
+                .face
+                .send_forwarded(
+                    &msg,
+                    priority,
+                    Reliability::Reliable,
+                    push.qos.congestion_control(),
+                )
+                .is_ok();
+            for traffic in target.drawn_by.iter() {
+                if sent {
+                    traffic.sent(bytes);
+                } else {
+                    traffic.dropped();
+                }
+            }
         }
     }
 

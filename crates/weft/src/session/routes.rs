@@ -15,6 +15,7 @@ use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::declared::Traffic;
 use super::face_transport::FaceTransport;
 use super::{Callback, FastMap};
 use crate::api::SharedKey;
@@ -25,6 +26,18 @@ pub(crate) const ROUTE_CACHE_MAX: usize = 1 << 16;
 
 /// A route: the faces data goes to.
 pub(crate) type FaceRoute = Arc<[Arc<dyn FaceTransport>]>;
+
+/// One face a router forwards data on a key to, with the traffic counters of that face's
+/// key expressions matching the key (what drew the data there).
+pub(crate) struct ForwardTarget {
+    /// The face.
+    pub(crate) face: Arc<dyn FaceTransport>,
+    /// Its declarations' counters.
+    pub(crate) drawn_by: Box<[Arc<Traffic>]>,
+}
+
+/// A router's route: where data received on a key goes on to.
+pub(crate) type ForwardRoute = Arc<[ForwardTarget]>;
 
 /// A map of at most [`ROUTE_CACHE_MAX`] entries (`capacity` in tests): a new entry in a
 /// full map replaces one chosen at random.
@@ -110,7 +123,7 @@ pub(crate) struct RouteCache {
     pub(crate) remote: Bounded<SharedKey, FaceRoute>,
     /// Router mode: the faces data received on a key is forwarded to (its source
     /// excepted).
-    pub(crate) forward: Bounded<SharedKey, FaceRoute>,
+    pub(crate) forward: Bounded<SharedKey, ForwardRoute>,
     epoch: Arc<AtomicU64>,
 }
 
@@ -150,7 +163,7 @@ mod tests {
         let epoch = Arc::new(AtomicU64::new(0));
         let mut cache = RouteCache::new(epoch.clone());
         let empty: FaceRoute = Arc::new([]);
-        cache.forward.insert(SharedKey::from("k"), empty.clone());
+        cache.forward.insert(SharedKey::from("k"), Arc::new([]));
         cache.remote.insert(SharedKey::from("k"), empty);
         cache.changed();
         assert!(cache.forward.get("k").is_none());

@@ -51,6 +51,16 @@ fn a_congested_destination_loses_only_its_own_copies() {
     assert_eq!(data(&slow.take_sent()).len(), 0);
     assert_eq!(slow.stats().dropped.load(Ordering::Relaxed), 100);
     assert_eq!(normal.stats().dropped.load(Ordering::Relaxed), 0);
+    // Each face's subscription counts what it drew: sent, or dropped.
+    let traffic = |t: &dyn FaceTransport| {
+        let st = router.inner().lock();
+        let face = &st.faces[&t.peer_zid()];
+        st.declared
+            .subscribers
+            .traffic_of(t.peer_zid(), &face.subscribers)
+    };
+    assert_eq!(traffic(&*slow), [("demo/**".to_owned(), 0, 0, 100)]);
+    assert_eq!(traffic(&*normal), [("demo/**".to_owned(), 100, 400, 0)]);
     // Nobody was closed for it.
     for t in [&slow, &normal, &publisher] {
         assert_eq!(t.closed_for(), None);
