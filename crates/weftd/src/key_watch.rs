@@ -74,6 +74,8 @@ struct Active {
 /// The counting subscriber, declared while the page polls.
 pub(crate) struct KeyWatch {
     session: Session,
+    /// How long the subscriber stays without a poll ([`IDLE`] in weftd).
+    idle: Duration,
     state: Mutex<(Option<Active>, u64)>,
 }
 
@@ -82,10 +84,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl KeyWatch {
-    /// A watch over `session`'s samples, not yet counting.
-    pub(crate) fn new(session: Session) -> Arc<Self> {
+    /// A watch over `session`'s samples, not yet counting; the subscriber stays `idle`
+    /// without a poll.
+    pub(crate) fn new(session: Session, idle: Duration) -> Arc<Self> {
         Arc::new(Self {
             session,
+            idle,
             state: Mutex::new((None, 0)),
         })
     }
@@ -131,20 +135,21 @@ impl KeyWatch {
         lock(&self.state).0.is_some()
     }
 
-    /// A thread that undeclares the subscriber once no poll came for [`IDLE`], then ends.
+    /// A thread that undeclares the subscriber once no poll came for `idle`, then ends.
     fn undeclare_when_idle(self: &Arc<Self>) {
         let watch = Arc::downgrade(self);
+        let idle = self.idle;
         let spawned = std::thread::Builder::new()
             .name("status-keys".into())
             .spawn(move || loop {
-                std::thread::sleep(Duration::from_secs(1).min(IDLE));
+                std::thread::sleep(Duration::from_secs(1).min(idle));
                 let Some(watch) = watch.upgrade() else { return };
                 let mut state = lock(&watch.state);
-                let idle = state
+                let unwatched = state
                     .0
                     .as_ref()
-                    .is_none_or(|a| a.last_poll.elapsed() >= IDLE);
-                if idle {
+                    .is_none_or(|a| a.last_poll.elapsed() >= idle);
+                if unwatched {
                     // Dropping the subscriber undeclares it.
                     state.0 = None;
                     return;
@@ -188,7 +193,7 @@ mod tests {
             ..weft::Config::default()
         })
         .unwrap();
-        let watch = KeyWatch::new(session.clone());
+        let watch = KeyWatch::new(session.clone(), Duration::from_millis(300));
         assert!(!watch.counting());
         let first = watch.poll();
         assert_eq!((first.run, first.totals.len()), (1, 0));
@@ -206,6 +211,16 @@ mod tests {
         };
         assert_eq!(seen.run, 1);
         assert_eq!(seen.totals, [("watched/a".to_string(), 1, 3)]);
+        assert_eq!(session.admin().subscribers, ["**"]);
+        // Nobody polls: the subscriber goes, and the next poll starts a new run from zero.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while watch.counting() {
+            assert!(Instant::now() < deadline, "still counting");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(session.admin().subscribers.is_empty());
+        let again = watch.poll();
+        assert_eq!((again.run, again.totals.len()), (2, 0));
         session.close();
     }
 }

@@ -82,7 +82,7 @@ pub(crate) fn serve(
     );
     // The status page's clock starts with the server.
     crate::status::uptime_ms();
-    let keys = crate::key_watch::KeyWatch::new(session.clone());
+    let keys = crate::key_watch::KeyWatch::new(session.clone(), crate::key_watch::IDLE);
     let handler: crate::http::Handler =
         Arc::new(move |r: &Request| handle(&session, &storages, &keys, r));
     crate::http::serve(listener, Limits::default(), handler, COMMON_HEADERS)
