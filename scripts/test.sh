@@ -56,6 +56,12 @@ if ! command -v openssl >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null
 fi
+# weftd's status page is tested in a real headless browser (crates/weftd/tests/status_page.rs).
+if ! command -v chromium >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+export WEFT_REQUIRE_BROWSER=1
 # The weftd-next-to-zenohd test runs when a zenohd 1.10.2 binary is at hand.
 if [ -z "${WEFT_ZENOHD:-}" ] && command -v zenohd >/dev/null 2>&1; then
   export WEFT_ZENOHD=$(command -v zenohd)

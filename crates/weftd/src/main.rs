@@ -20,8 +20,10 @@ use weft::{Config, WhatAmI};
 
 mod admin;
 mod http;
+mod key_watch;
 mod metrics;
 mod rest;
+mod status;
 
 /// The weft router.
 #[derive(Parser, Debug)]

@@ -10,8 +10,8 @@
 //!   /KEY` deletes;
 //! - `@/local/...` is the router's own admin space, `@/<zid>/...`.
 //!
-//! `GET /` is a page showing the router's sessions and counters, refreshing itself (the
-//! plugin has nothing there).
+//! `GET /` is weftd's status page, and `GET /@/status.json` the snapshot it polls (module
+//! `status`; the plugin has nothing there).
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -80,7 +80,11 @@ pub(crate) fn serve(
             "reachable from the network: anyone who can reach it can put and delete"
         }
     );
-    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, &storages, r));
+    // The status page's clock starts with the server.
+    crate::status::uptime_ms();
+    let keys = crate::key_watch::KeyWatch::new(session.clone(), crate::key_watch::IDLE);
+    let handler: crate::http::Handler =
+        Arc::new(move |r: &Request| handle(&session, &storages, &keys, r));
     crate::http::serve(listener, Limits::default(), handler, COMMON_HEADERS)
         .map_err(|e| e.to_string())
 }
@@ -337,6 +341,7 @@ fn base64(bytes: &[u8]) -> String {
 fn handle(
     session: &Session,
     storages: &[crate::metrics::StorageMetrics],
+    keys: &Arc<crate::key_watch::KeyWatch>,
     request: &Request,
 ) -> Response {
     let target = origin_form(&request.target);
@@ -348,9 +353,20 @@ fn handle(
     }
     if path.is_empty() {
         return match method {
-            "GET" | "HEAD" => Response::new(200, "text/html; charset=utf-8", page(session)),
+            "GET" | "HEAD" => Response::new(200, "text/html; charset=utf-8", crate::status::PAGE),
             _ => Response::empty(404),
         };
+    }
+    if path == "@/status.json" && matches!(method, "GET" | "HEAD") {
+        // The status page's snapshot (no ZenohID is `status.json`: no admin key is hidden).
+        let snapshot = crate::status::snapshot(
+            &session.admin(),
+            storages,
+            &keys.poll(),
+            crate::status::uptime_ms(),
+        );
+        return Response::new(200, "application/json", snapshot.to_string())
+            .with_header("Cache-Control", "no-store");
     }
     if path == "metrics" && matches!(method, "GET" | "HEAD") {
         // For Prometheus: the admin space's metrics, plain. (A key `metrics` at the top
@@ -572,40 +588,6 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
-}
-
-/// The status page.
-fn page(session: &Session) -> String {
-    let a = session.admin();
-    let mut rows = String::new();
-    for f in &a.faces {
-        rows.push_str(&format!(
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            f.zid,
-            f.whatami,
-            escape(&f.link),
-            f.messages_in,
-            f.bytes_in,
-            f.batches_out,
-            f.bytes_out,
-            f.dropped
-        ));
-    }
-    format!(
-        "<!doctype html><html><head><meta charset=utf-8><meta http-equiv=refresh content=2>\
-         <title>weftd {zid}</title><style>body{{font-family:sans-serif;margin:2em}}\
-         table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 8px}}</style></head>\
-         <body><h1>weftd</h1><p>zid <code>{zid}</code>, listening on {locators}</p>\
-         <h2>Sessions ({n})</h2><table><tr><th>zid</th><th>role</th><th>link</th><th>messages in</th>\
-         <th>bytes in</th><th>batches out</th><th>bytes out</th><th>dropped</th></tr>{rows}</table>\
-         <p>{subs} subscriber(s), {qs} queryable(s), {ts} token(s) of its own.</p></body></html>",
-        zid = a.zid,
-        locators = escape(&a.locators.join(", ")),
-        n = a.faces.len(),
-        subs = a.subscribers.len(),
-        qs = a.queryables.len(),
-        ts = a.tokens.len(),
-    )
 }
 
 #[cfg(test)]
