@@ -15,32 +15,81 @@ use weft_proto::core::ZenohId;
 /// What a router forwarded because of one face's declared key expression: messages and
 /// payload bytes sent to the face for it, and messages dropped on the way (a full queue,
 /// a closed link). A message matching two of a face's key expressions counts for both.
-#[derive(Debug, Default)]
+///
+/// Counted on every message forwarded, so kept cheap: each I/O thread has a slot of its
+/// own that only it writes (plain loads and stores, no locked instruction); other threads
+/// share one slot with atomic additions. Reading sums the slots.
+#[derive(Debug)]
 pub(crate) struct Traffic {
+    per_io_thread: Box<[Tally]>,
+    shared: Tally,
+}
+
+/// One slot of [`Traffic`].
+#[derive(Debug, Default)]
+struct Tally {
     messages: AtomicU64,
     bytes: AtomicU64,
     dropped: AtomicU64,
 }
 
+/// Adds `n` to a counter only the calling thread writes.
+fn add_own(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Self {
+            per_io_thread: (0..crate::transport::io_thread_count())
+                .map(|_| Tally::default())
+                .collect(),
+            shared: Tally::default(),
+        }
+    }
+}
+
 impl Traffic {
     /// A message of `bytes` payload bytes went to the face.
     pub(crate) fn sent(&self, bytes: u64) {
-        self.messages.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+        match self.own_slot() {
+            Some(own) => {
+                add_own(&own.messages, 1);
+                add_own(&own.bytes, bytes);
+            }
+            None => {
+                self.shared.messages.fetch_add(1, Ordering::Relaxed);
+                self.shared.bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+        }
     }
 
     /// A message for the face was dropped.
     pub(crate) fn dropped(&self) {
-        self.dropped.fetch_add(1, Ordering::Relaxed);
+        match self.own_slot() {
+            Some(own) => add_own(&own.dropped, 1),
+            None => {
+                self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The slot of the calling I/O thread (none on other threads).
+    fn own_slot(&self) -> Option<&Tally> {
+        crate::transport::current_io_thread().and_then(|i| self.per_io_thread.get(i))
     }
 
     /// (messages, bytes, dropped) so far.
     pub(crate) fn read(&self) -> (u64, u64, u64) {
-        (
-            self.messages.load(Ordering::Relaxed),
-            self.bytes.load(Ordering::Relaxed),
-            self.dropped.load(Ordering::Relaxed),
-        )
+        std::iter::once(&self.shared)
+            .chain(self.per_io_thread.iter())
+            .fold((0, 0, 0), |(m, b, d), t| {
+                (
+                    m + t.messages.load(Ordering::Relaxed),
+                    b + t.bytes.load(Ordering::Relaxed),
+                    d + t.dropped.load(Ordering::Relaxed),
+                )
+            })
     }
 }
 

@@ -37,6 +37,7 @@ mod writer;
 
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
+pub(crate) use reactor::current_io_thread;
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
 pub use weft_transport::queue::OverflowBudget;
 

@@ -81,6 +81,12 @@ pub(crate) fn on_io_thread() -> bool {
     IO_THREAD.with(Cell::get).is_some()
 }
 
+/// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one: a counter with
+/// one slot per I/O thread can be written by each without atomic read-modify-writes.
+pub(crate) fn current_io_thread() -> Option<usize> {
+    IO_THREAD.with(Cell::get)
+}
+
 /// What other threads hand an I/O thread.
 enum Command {
     /// Serve this stream link from now on.
