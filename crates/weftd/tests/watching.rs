@@ -323,5 +323,7 @@ fn weft_top_shows_rates_publishers_and_subscribers_per_key() {
     for row in last.as_array().unwrap() {
         assert_eq!(row["publishers"], 1, "{row}");
         assert_eq!(row["subscribers"], 1, "{row}");
+        // The Zenoh subscriber keeps up: its subscription lost nothing.
+        assert_eq!(row["drops_per_s"], 0.0, "{row}");
     }
 }

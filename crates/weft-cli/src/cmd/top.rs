@@ -1,6 +1,7 @@
 //! `weft top`: the busiest keys under a key expression, refreshed every second: samples
-//! and bytes per second, mean size, and the publishers and subscribers the routers know
-//! (from their admin space). A terminal table, or one JSON object per refresh.
+//! and bytes per second, mean size, the publishers and subscribers the routers know, and
+//! the drops their subscriptions' counters tell (from the routers' admin space). A
+//! terminal table, or one JSON object per refresh.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::IsTerminal;
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use weft::{GetOptions, Session};
-use weft_cli::top::{Counts, Row};
+use weft_cli::top::{Counts, KeyContext, Row, SubscriptionDrops, SubscriptionId};
 use weft_keyexpr::KeyExpr;
 
 use super::common::{stop_flag, stopped, usage_error, SessionArgs};
@@ -63,6 +64,8 @@ pub(crate) fn run(args: &TopArgs) -> ExitCode {
     let mut refreshes = 0u64;
     let mut since = Instant::now();
     let mut declared: (Declared, Declared) = (Vec::new(), Vec::new());
+    let mut drops = SubscriptionDrops::default();
+    drops.update(subscription_drops(&session, &me));
     while !stopped(&stop) && args.count.is_none_or(|n| refreshes < n) {
         let next = since + Duration::from_secs(1);
         while Instant::now() < next && !stopped(&stop) {
@@ -75,12 +78,15 @@ pub(crate) fn run(args: &TopArgs) -> ExitCode {
                 declarations(&session, "subscriber", &me),
             );
         }
+        let dropped = drops.update(subscription_drops(&session, &me));
         let now = Instant::now();
         let rows = counts
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .take_rows(now - since, |key| {
-                (matching(&declared.0, key), matching(&declared.1, key))
+            .take_rows(now - since, |key| KeyContext {
+                publishers: matching(&declared.0, key),
+                subscribers: matching(&declared.1, key),
+                drops: dropped_matching(&dropped, key),
             });
         since = now;
         refreshes += 1;
@@ -122,6 +128,55 @@ fn declarations(session: &Session, kind: &str, me: &str) -> Declared {
     out.into_iter().collect()
 }
 
+/// Every subscription the routers count (`counters.subscriptions` of each session in
+/// `@/*/router`) with its cumulative drops, this tool's own (`me`) left out.
+fn subscription_drops(session: &Session, me: &str) -> Vec<(SubscriptionId, u64)> {
+    // Within a refresh: a router that does not answer in time is left out of this one.
+    let within_a_refresh = GetOptions {
+        timeout: Some(Duration::from_millis(800)),
+        ..GetOptions::default()
+    };
+    let Ok(replies) = session.get("@/*/router", &within_a_refresh) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for reply in replies.iter() {
+        let Ok(sample) = reply.result else { continue };
+        let Ok(router) = serde_json::from_slice::<serde_json::Value>(&sample.payload) else {
+            continue;
+        };
+        let router_zid = router["zid"].as_str().unwrap_or_default();
+        for s in router["sessions"].as_array().into_iter().flatten() {
+            let Some(node) = s["peer"].as_str().filter(|p| *p != me) else {
+                continue;
+            };
+            for t in s["counters"]["subscriptions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(ke), Some(dropped)) = (t["key_expr"].as_str(), t["dropped"].as_u64()) {
+                    let id = (router_zid.to_owned(), node.to_owned(), ke.to_owned());
+                    out.push((id, dropped));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Drops of subscriptions whose key expression matches `key`.
+fn dropped_matching(dropped: &[(String, u64)], key: &str) -> u64 {
+    let Ok(key) = KeyExpr::new(key) else {
+        return 0;
+    };
+    dropped
+        .iter()
+        .filter(|(ke, _)| KeyExpr::new(ke).is_ok_and(|ke| ke.intersects(key)))
+        .map(|(_, n)| n)
+        .sum()
+}
+
 /// How many nodes declared a key expression matching `key`.
 fn matching(declared: &Declared, key: &str) -> usize {
     let Ok(key) = KeyExpr::new(key) else {
@@ -143,7 +198,7 @@ fn rows_json(rows: &[Row], limit: usize) -> serde_json::Value {
             serde_json::json!({
                 "key": r.key, "msgs_per_s": r.msgs_per_s, "bytes_per_s": r.bytes_per_s,
                 "mean_bytes": r.mean_size, "publishers": r.publishers,
-                "subscribers": r.subscribers,
+                "subscribers": r.subscribers, "drops_per_s": r.drops_per_s,
             })
         })
         .collect();
@@ -158,13 +213,19 @@ fn print_table(expr: &str, rows: &[Row], limit: usize, tty: bool) {
     let total: f64 = rows.iter().map(|r| r.msgs_per_s).sum();
     println!("{expr}: {} keys, {total:.1} msg/s", rows.len());
     println!(
-        "{:<40} {:>10} {:>12} {:>9} {:>5} {:>5}",
-        "KEY", "MSG/S", "BYTES/S", "AVG", "PUBS", "SUBS"
+        "{:<40} {:>10} {:>12} {:>9} {:>5} {:>5} {:>9}",
+        "KEY", "MSG/S", "BYTES/S", "AVG", "PUBS", "SUBS", "DROPS/S"
     );
     for r in rows.iter().take(limit) {
         println!(
-            "{:<40} {:>10.1} {:>12.0} {:>9.0} {:>5} {:>5}",
-            r.key, r.msgs_per_s, r.bytes_per_s, r.mean_size, r.publishers, r.subscribers
+            "{:<40} {:>10.1} {:>12.0} {:>9.0} {:>5} {:>5} {:>9.1}",
+            r.key,
+            r.msgs_per_s,
+            r.bytes_per_s,
+            r.mean_size,
+            r.publishers,
+            r.subscribers,
+            r.drops_per_s
         );
     }
     if !tty {
