@@ -369,4 +369,26 @@ fn the_cli_decodes_every_vector_and_fails_on_garbage() {
         .unwrap();
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"KeepAlive\""));
+
+    // A reader that went away (`weft decode ... | head -1`): a quiet, successful end.
+    let batches = vec!["0100 04"; 10_000].join(" ");
+    let mut decode = Command::new(exe)
+        .args(["decode", "--hex", &batches])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(decode.stdout.take());
+    let out = decode.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -103,7 +103,7 @@ fn check(args: &CheckArgs) -> ExitCode {
         zid: args.zid,
     };
     let decision = control.decide(&control.subjects_of(&subject), args.flow, args.message, key);
-    println!("{decision}");
+    outln!("{decision}");
     match decision.permission {
         weft::acl::Permission::Allow => ExitCode::SUCCESS,
         weft::acl::Permission::Deny => ExitCode::from(1),

@@ -85,7 +85,12 @@ pub(crate) fn run(args: &DecodeArgs) -> ExitCode {
         };
         let (report, error) = trace::decode_capture(&capture, &opts);
         for r in &report.records {
-            if writeln!(out, "{}", r.value).is_err() {
+            if let Err(e) = writeln!(out, "{}", r.value) {
+                // A reader that went away (`| head`) ends the decoding quietly.
+                if e.kind() == io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+                eprintln!("weft decode: {e}");
                 return ExitCode::from(1);
             }
         }

@@ -58,7 +58,7 @@ pub(crate) fn run(args: &ExplainArgs) -> ExitCode {
                 Ok(explanation) => {
                     answered += 1;
                     if args.json {
-                        println!("{explanation}");
+                        outln!("{explanation}");
                     } else {
                         print_explanation(&sample.key_expr, &explanation);
                     }
@@ -90,12 +90,12 @@ pub(crate) fn run(args: &ExplainArgs) -> ExitCode {
 fn print_explanation(reply_key: &str, e: &serde_json::Value) {
     let router = reply_key.split('/').nth(1).unwrap_or("?");
     let from = e["from"].as_str().unwrap_or("the router itself");
-    println!(
+    outln!(
         "put on {} from {from}, routed by {router}:",
         e["key"].as_str().unwrap_or("")
     );
     for local in e["local"].as_array().into_iter().flatten() {
-        println!(
+        outln!(
             "  delivers  {router} (itself): its subscription {}",
             local.as_str().unwrap_or("")
         );
@@ -113,7 +113,7 @@ fn print_explanation(reply_key: &str, e: &serde_json::Value) {
             .filter_map(|m| m.as_str())
             .collect();
         let drops = f["congestion_drops"].as_u64().unwrap_or(0);
-        println!(
+        outln!(
             "  {verdict}  {} ({}, {}): {}{}{}",
             f["zid"].as_str().unwrap_or(""),
             f["whatami"].as_str().unwrap_or(""),

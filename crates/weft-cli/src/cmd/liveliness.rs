@@ -87,12 +87,12 @@ pub(crate) fn run(cmd: &LivelinessCommand) -> ExitCode {
             let json = *json;
             let sub = session.declare_liveliness_subscriber(key, *history, move |s| {
                 if json {
-                    println!(
+                    outln!(
                         "{}",
                         serde_json::json!({ "kind": s.kind.as_str(), "key": &*s.key_expr })
                     );
                 } else {
-                    println!("{} {}", s.kind.as_str(), s.key_expr);
+                    outln!("{} {}", s.kind.as_str(), s.key_expr);
                 }
             });
             let _sub = match sub {
@@ -122,9 +122,9 @@ pub(crate) fn run(cmd: &LivelinessCommand) -> ExitCode {
             for r in replies {
                 if let Ok(s) = r.result {
                     if *json {
-                        println!("{}", serde_json::json!({ "key": &*s.key_expr }));
+                        outln!("{}", serde_json::json!({ "key": &*s.key_expr }));
                     } else {
-                        println!("{}", s.key_expr);
+                        outln!("{}", s.key_expr);
                     }
                 }
             }

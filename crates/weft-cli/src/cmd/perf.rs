@@ -154,7 +154,7 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
             }
         }
     }
-    println!("sent={sent} payload={}", args.size);
+    outln!("sent={sent} payload={}", args.size);
     session.close();
     ExitCode::SUCCESS
 }
@@ -185,7 +185,7 @@ impl RatePrinter {
         self.counted += 1;
         if self.counted == self.every {
             let rate = self.every as f64 / self.since.elapsed().as_secs_f64();
-            println!("{rate:.0} msg/s");
+            outln!("{rate:.0} msg/s");
             self.counted = 0;
             self.since = Instant::now();
         }
@@ -236,7 +236,7 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
             break;
         }
         let rate = n as f64 / start.elapsed().as_secs_f64();
-        println!("round {round}: {rate:.0} msgs/s");
+        outln!("round {round}: {rate:.0} msgs/s");
         rates.push(rate);
     }
     session.close();
@@ -245,7 +245,7 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
         return ExitCode::from(1);
     }
     rates.sort_by(f64::total_cmp);
-    println!(
+    outln!(
         "median_msgs_per_s={:.0} payload={}",
         rates[rates.len() / 2],
         size.load(Ordering::Relaxed)
@@ -321,7 +321,7 @@ pub(crate) fn ping(args: &PingArgs) -> ExitCode {
     }
     one_way.sort_by(f64::total_cmp);
     let pct = |p: f64| one_way[((one_way.len() as f64 * p) as usize).min(one_way.len() - 1)];
-    println!(
+    outln!(
         "p50_us={:.1} p99_us={:.1} payload={}",
         pct(0.5),
         pct(0.99),

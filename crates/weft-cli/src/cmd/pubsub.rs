@@ -136,9 +136,9 @@ pub(crate) fn sub(args: &SubArgs) -> ExitCode {
     while !stopped(&stop) && args.count.is_none_or(|n| seen < n) {
         if let Ok(s) = rx.recv_timeout(Duration::from_millis(100)) {
             if args.json {
-                println!("{}", sample_json(&s));
+                outln!("{}", sample_json(&s));
             } else {
-                println!("{}", sample_line(&s));
+                outln!("{}", sample_line(&s));
             }
             seen += 1;
         }

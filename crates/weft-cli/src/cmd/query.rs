@@ -107,14 +107,14 @@ pub(crate) fn get(args: &GetArgs) -> ExitCode {
                 m.insert("key".into(), (*s.key_expr).into());
                 m.insert(field.into(), value.into());
                 m.insert("encoding".into(), s.encoding.into());
-                println!("{}", serde_json::Value::Object(m));
+                outln!("{}", serde_json::Value::Object(m));
             }
             (Err(e), true) => {
                 let (_, value) = text_or_b64(&e.payload);
-                println!("{}", serde_json::json!({ "ok": false, "error": value }));
+                outln!("{}", serde_json::json!({ "ok": false, "error": value }));
             }
-            (Ok(s), false) => println!("{} {}", s.key_expr, String::from_utf8_lossy(&s.payload)),
-            (Err(e), false) => println!("error: {}", String::from_utf8_lossy(&e.payload)),
+            (Ok(s), false) => outln!("{} {}", s.key_expr, String::from_utf8_lossy(&s.payload)),
+            (Err(e), false) => outln!("error: {}", String::from_utf8_lossy(&e.payload)),
         }
     }
     session.close();
@@ -146,7 +146,7 @@ pub(crate) fn queryable(args: &QueryableArgs) -> ExitCode {
     let mut answered = 0u64;
     while !stopped(&stop) && args.count.is_none_or(|n| answered < n) {
         if let Ok(selector) = rx.recv_timeout(Duration::from_millis(100)) {
-            println!("query {selector}");
+            outln!("query {selector}");
             answered += 1;
         }
     }

@@ -89,7 +89,7 @@ pub(crate) fn run(args: &RatesArgs, report: Report) -> ExitCode {
                 print_report(&args.key, &r, report, args.json);
                 reports += 1;
             }
-            _ if !args.json => println!("no new messages"),
+            _ if !args.json => outln!("no new messages"),
             _ => {}
         }
     }
@@ -100,11 +100,15 @@ pub(crate) fn run(args: &RatesArgs, report: Report) -> ExitCode {
 
 fn print_report(key: &str, r: &Rates, report: Report, json: bool) {
     match (report, json) {
-        (Report::Hz, false) => println!(
+        (Report::Hz, false) => outln!(
             "average rate: {:.3}\n\tmin: {:.3}s max: {:.3}s std dev: {:.5}s window: {}",
-            r.hz, r.min_gap, r.max_gap, r.std_dev, r.count
+            r.hz,
+            r.min_gap,
+            r.max_gap,
+            r.std_dev,
+            r.count
         ),
-        (Report::Bw, false) => println!(
+        (Report::Bw, false) => outln!(
             "{} from {} messages\n\tMessage size mean: {} min: {} max: {}",
             per_second(r.bytes_per_s),
             r.count,
@@ -112,14 +116,14 @@ fn print_report(key: &str, r: &Rates, report: Report, json: bool) {
             size(r.min_size as f64),
             size(r.max_size as f64)
         ),
-        (Report::Hz, true) => println!(
+        (Report::Hz, true) => outln!(
             "{}",
             serde_json::json!({
                 "key": key, "hz": r.hz, "min_s": r.min_gap, "max_s": r.max_gap,
                 "std_dev_s": r.std_dev, "window": r.count,
             })
         ),
-        (Report::Bw, true) => println!(
+        (Report::Bw, true) => outln!(
             "{}",
             serde_json::json!({
                 "key": key, "bytes_per_s": r.bytes_per_s, "window": r.count,

@@ -76,9 +76,9 @@ pub(crate) fn run(args: &ScoutArgs) -> ExitCode {
         |h| {
             found += 1;
             if args.json {
-                println!("{}", json(h));
+                outln!("{}", json(h));
             } else {
-                println!("{}", line(h));
+                outln!("{}", line(h));
             }
             ControlFlow::Continue(())
         },

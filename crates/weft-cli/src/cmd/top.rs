@@ -91,7 +91,7 @@ pub(crate) fn run(args: &TopArgs) -> ExitCode {
         since = now;
         refreshes += 1;
         if args.json {
-            println!("{}", rows_json(&rows, args.limit));
+            outln!("{}", rows_json(&rows, args.limit));
         } else {
             print_table(&args.key, &rows, args.limit, tty);
         }
@@ -208,16 +208,22 @@ fn rows_json(rows: &[Row], limit: usize) -> serde_json::Value {
 fn print_table(expr: &str, rows: &[Row], limit: usize, tty: bool) {
     if tty {
         // Back to the top of a cleared screen: the table stays in place.
-        print!("\x1b[H\x1b[2J");
+        super::output::text("\x1b[H\x1b[2J");
     }
     let total: f64 = rows.iter().map(|r| r.msgs_per_s).sum();
-    println!("{expr}: {} keys, {total:.1} msg/s", rows.len());
-    println!(
+    outln!("{expr}: {} keys, {total:.1} msg/s", rows.len());
+    outln!(
         "{:<40} {:>10} {:>12} {:>9} {:>5} {:>5} {:>9}",
-        "KEY", "MSG/S", "BYTES/S", "AVG", "PUBS", "SUBS", "DROPS/S"
+        "KEY",
+        "MSG/S",
+        "BYTES/S",
+        "AVG",
+        "PUBS",
+        "SUBS",
+        "DROPS/S"
     );
     for r in rows.iter().take(limit) {
-        println!(
+        outln!(
             "{:<40} {:>10.1} {:>12.0} {:>9.0} {:>5} {:>5} {:>9.1}",
             r.key,
             r.msgs_per_s,
@@ -229,6 +235,6 @@ fn print_table(expr: &str, rows: &[Row], limit: usize, tty: bool) {
         );
     }
     if !tty {
-        println!();
+        outln!();
     }
 }
