@@ -781,8 +781,7 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
         .unwrap()
         .recv_timeout(Duration::from_secs(10))
         .expect("the router's description");
-    let router: Value =
-        serde_json::from_slice(&reply.result.expect("a value").payload).unwrap();
+    let router: Value = serde_json::from_slice(&reply.result.expect("a value").payload).unwrap();
     let session = router["sessions"]
         .as_array()
         .unwrap()
