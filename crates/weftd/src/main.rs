@@ -20,7 +20,6 @@ use weft::{Config, WhatAmI};
 
 mod admin;
 mod http;
-mod key_watch;
 mod metrics;
 mod rest;
 mod status;

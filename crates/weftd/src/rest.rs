@@ -82,9 +82,7 @@ pub(crate) fn serve(
     );
     // The status page's clock starts with the server.
     crate::status::uptime_ms();
-    let keys = crate::key_watch::KeyWatch::new(session.clone(), crate::key_watch::IDLE);
-    let handler: crate::http::Handler =
-        Arc::new(move |r: &Request| handle(&session, &storages, &keys, r));
+    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, &storages, r));
     crate::http::serve(listener, Limits::default(), handler, COMMON_HEADERS)
         .map_err(|e| e.to_string())
 }
@@ -341,7 +339,6 @@ fn base64(bytes: &[u8]) -> String {
 fn handle(
     session: &Session,
     storages: &[crate::metrics::StorageMetrics],
-    keys: &Arc<crate::key_watch::KeyWatch>,
     request: &Request,
 ) -> Response {
     let target = origin_form(&request.target);
@@ -359,12 +356,8 @@ fn handle(
     }
     if path == "@/status.json" && matches!(method, "GET" | "HEAD") {
         // The status page's snapshot (no ZenohID is `status.json`: no admin key is hidden).
-        let snapshot = crate::status::snapshot(
-            &session.admin(),
-            storages,
-            &keys.poll(),
-            crate::status::uptime_ms(),
-        );
+        let snapshot =
+            crate::status::snapshot(&session.admin(), storages, crate::status::uptime_ms());
         return Response::new(200, "application/json", snapshot.to_string())
             .with_header("Cache-Control", "no-store");
     }

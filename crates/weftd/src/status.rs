@@ -1,9 +1,10 @@
 //! The status page: a static HTML page (`status_page.html`, inline CSS and script, no
 //! other asset) served at `GET /` on the REST port, and the JSON snapshot it polls every
 //! second at `GET /@/status.json`: weftd's identity, its sessions with their cumulative
-//! counters and drops by reason, the samples per key counted while the page watches
-//! (module `key_watch`), the router mesh and the storages. The page turns successive
-//! counter readings into rates, timed by the snapshot's own clock.
+//! counters, drops by reason and what weftd forwarded for each of their subscribers' key
+//! expressions (the router's own counters: nothing is subscribed to watch), the router
+//! mesh and the storages. The page turns successive counter readings into rates, timed by
+//! the snapshot's own clock.
 
 use std::sync::atomic::Ordering;
 use std::sync::OnceLock;
@@ -12,7 +13,6 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 use weft::{AdminInfo, FaceInfo};
 
-use crate::key_watch::KeySnapshot;
 use crate::metrics::StorageMetrics;
 
 /// The page, served as is.
@@ -25,7 +25,9 @@ pub(crate) fn uptime_ms() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
-/// One session: its node, link, cumulative counters and drops by reason.
+/// One session: its node, link, cumulative counters, drops by reason, and what weftd
+/// forwarded to it for each key expression it subscribed to (router mode; cumulative while
+/// the subscription lives).
 fn session_json(f: &FaceInfo) -> Value {
     let drops: Map<String, Value> = f
         .drops
@@ -43,6 +45,16 @@ fn session_json(f: &FaceInfo) -> Value {
         "bytes_out": f.bytes_out,
         "drops": drops,
         "denied": f.denied,
+        "subscriptions": f
+            .subscriber_traffic
+            .iter()
+            .map(|t| json!({
+                "key_expr": t.key_expr,
+                "messages": t.messages,
+                "bytes": t.bytes,
+                "dropped": t.dropped,
+            }))
+            .collect::<Vec<_>>(),
     })
 }
 
@@ -76,17 +88,7 @@ fn storage_json(s: &StorageMetrics) -> Value {
 }
 
 /// The snapshot the page polls, taken at `time_ms` (see [`uptime_ms`]).
-pub(crate) fn snapshot(
-    a: &AdminInfo,
-    storages: &[StorageMetrics],
-    keys: &KeySnapshot,
-    time_ms: u64,
-) -> Value {
-    let keys_json: Vec<Value> = keys
-        .totals
-        .iter()
-        .map(|(key, messages, bytes)| json!({ "key": key, "messages": messages, "bytes": bytes }))
-        .collect();
+pub(crate) fn snapshot(a: &AdminInfo, storages: &[StorageMetrics], time_ms: u64) -> Value {
     json!({
         "zid": a.zid.to_string(),
         "whatami": a.mode.as_str(),
@@ -99,7 +101,6 @@ pub(crate) fn snapshot(
             "queryables": a.queryables.len(),
             "tokens": a.tokens.len(),
         },
-        "keys": { "run": keys.run, "totals": keys_json },
         "mesh": mesh_json(a),
         "storages": storages.iter().map(storage_json).collect::<Vec<_>>(),
     })
@@ -141,12 +142,25 @@ mod tests {
     }
 
     #[test]
-    fn the_snapshot_holds_sessions_keys_mesh_and_storages() {
+    fn the_snapshot_holds_sessions_subscriptions_mesh_and_storages() {
+        let mut client = face(0xc1, WhatAmI::Client);
+        client.subscriber_traffic = vec![
+            weft::DeclarationTraffic {
+                key_expr: "robot/<arm>/**".into(),
+                messages: 10,
+                bytes: 250,
+                dropped: 1,
+            },
+            weft::DeclarationTraffic {
+                key_expr: "robot/leg".into(),
+                ..Default::default()
+            },
+        ];
         let info = AdminInfo {
             zid: zid(0xaa),
             mode: WhatAmI::Router,
             locators: vec!["tcp/127.0.0.1:7447".into()],
-            faces: vec![face(0xc1, WhatAmI::Client), face(0xbb, WhatAmI::Router)],
+            faces: vec![client, face(0xbb, WhatAmI::Router)],
             subscribers: vec!["**".into()],
             queryables: Vec::new(),
             tokens: Vec::new(),
@@ -165,11 +179,7 @@ mod tests {
             key_expr: "demo/**".into(),
             stats,
         }];
-        let keys = KeySnapshot {
-            run: 1,
-            totals: vec![("robot/<arm>".into(), 10, 250)],
-        };
-        let s = snapshot(&info, &storages, &keys, 1234);
+        let s = snapshot(&info, &storages, 1234);
         assert_eq!(s["zid"], "aa");
         assert_eq!(s["whatami"], "router");
         assert_eq!(s["time_ms"], 1234);
@@ -186,12 +196,16 @@ mod tests {
             client["drops"],
             json!({ "congestion": 2, "closed": 0, "unqueueable": 0 })
         );
-        assert_eq!(s["sessions"][1]["whatami"], "router");
-        // Keys as they are: the page escapes them.
+        // Key expressions as they are (the page escapes them), idle subscriptions too.
         assert_eq!(
-            s["keys"],
-            json!({ "run": 1, "totals": [{ "key": "robot/<arm>", "messages": 10, "bytes": 250 }] })
+            client["subscriptions"],
+            json!([
+                { "key_expr": "robot/<arm>/**", "messages": 10, "bytes": 250, "dropped": 1 },
+                { "key_expr": "robot/leg", "messages": 0, "bytes": 0, "dropped": 0 },
+            ])
         );
+        assert_eq!(s["sessions"][1]["whatami"], "router");
+        assert_eq!(s["sessions"][1]["subscriptions"], json!([]));
         assert_eq!(
             s["mesh"],
             json!({ "routers": ["aa", "bb"], "links": [["aa", "bb"]] })
@@ -215,9 +229,8 @@ mod tests {
             publishers: Vec::new(),
             mesh: None,
         };
-        let s = snapshot(&info, &[], &KeySnapshot::default(), 0);
+        let s = snapshot(&info, &[], 0);
         assert_eq!(s["mesh"], json!({ "routers": ["aa"], "links": [] }));
-        assert_eq!(s["keys"], json!({ "run": 0, "totals": [] }));
     }
 
     #[test]
