@@ -39,15 +39,7 @@ fn zenoh_router(endpoint: &str) -> ZenohNode {
 
 /// Waits until `session` has a session with `other`.
 fn wait_connected(session: &weft::Session, other: &weft::Session) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !session.peers().contains(&other.zid()) {
-        assert!(
-            Instant::now() < deadline,
-            "no session with the other peer: {:?}",
-            session.peers()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_face(session, other.zid());
 }
 
 #[test]

@@ -49,6 +49,20 @@ fn chromium() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// The browser to test with; none (the test is skipped, saying so) when there is none,
+/// unless `WEFT_REQUIRE_BROWSER` is set (then the test fails).
+fn browser_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("WEFT_REQUIRE_BROWSER").is_none(),
+            "WEFT_REQUIRE_BROWSER is set, but no chromium is on the PATH (nor WEFT_CHROMIUM)"
+        );
+        eprintln!("status_page: no chromium on the PATH: the browser test is skipped");
+    }
+    found
+}
+
 /// `GET path` on the REST port; the body.
 fn get(port: u16, path: &str) -> String {
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -161,12 +175,7 @@ fn counted(snapshot: &serde_json::Value, zid: &str, key_expr: &str) -> Option<u6
 
 #[test]
 fn the_status_page_shows_live_sessions_and_subscriptions_in_a_browser() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_BROWSER").is_none(),
-            "WEFT_REQUIRE_BROWSER is set, but no chromium is on the PATH (nor WEFT_CHROMIUM)"
-        );
-        eprintln!("status_page: no chromium on the PATH: the browser test is skipped");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     let (rest, port) = (free_port(), free_port());
@@ -386,12 +395,7 @@ const PAGE: &str = include_str!("../src/status_page.html");
 
 #[test]
 fn a_subscription_that_comes_back_or_starts_over_is_measured_from_then_on() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_BROWSER").is_none(),
-            "WEFT_REQUIRE_BROWSER is set, but no chromium is on the PATH (nor WEFT_CHROMIUM)"
-        );
-        eprintln!("status_page: no chromium on the PATH: the browser test is skipped");
+    let Some(browser) = browser_or_skip() else {
         return;
     };
     // A second apart: `gone` disappears and comes back lower than it was; `restarted`
