@@ -179,6 +179,11 @@ fn session_json(a: &AdminInfo, f: &FaceInfo) -> Value {
                 "bytes": t.bytes,
                 "dropped": t.dropped,
             })).collect::<Vec<_>>(),
+            "publications": f.publisher_traffic.iter().map(|t| json!({
+                "key_expr": t.key_expr,
+                "messages": t.messages,
+                "bytes": t.bytes,
+            })).collect::<Vec<_>>(),
         },
         "priority_links": priority_links,
     })

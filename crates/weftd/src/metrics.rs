@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft::metrics::{HistogramSnapshot, QueryStats, DURATION_BUCKETS};
-use weft::{AdminInfo, FaceInfo};
+use weft::{AdminInfo, DeclarationTraffic, FaceInfo};
 use weft_storage::StorageStats;
 
 use crate::admin::version;
@@ -147,14 +147,15 @@ pub(crate) fn metrics_text(
             })
             .collect(),
     );
-    // Per subscriber key expression a node declared: bounded by its declarations (each
-    // with its limit), never per key published.
-    let per_subscription = |name: &str, get: fn(&weft::DeclarationTraffic) -> u64| -> Vec<String> {
+    // Per key expression a node declared (subscriber, or publisher by its interest):
+    // bounded by its declarations (each with its limit), never per key published.
+    type Declared = fn(&FaceInfo) -> &[DeclarationTraffic];
+    let per_declaration = |name: &str, of: Declared, get: fn(&DeclarationTraffic) -> u64| {
         a.faces
             .iter()
             .flat_map(|f| {
                 let labels = per_session(f);
-                f.subscriber_traffic.iter().map(move |t| {
+                of(f).iter().map(move |t| {
                     format!(
                         "{name}_total{{{labels},key_expr=\"{}\"}} {}",
                         label(&t.key_expr),
@@ -162,27 +163,43 @@ pub(crate) fn metrics_text(
                     )
                 })
             })
-            .collect()
+            .collect::<Vec<String>>()
     };
+    let subscriptions: Declared = |f| &f.subscriber_traffic;
+    let publications: Declared = |f| &f.publisher_traffic;
     family(
         "weft_subscription_messages",
         "counter",
         "Messages forwarded to a session because of one of its subscribers' key expressions.",
-        per_subscription("weft_subscription_messages", |t| t.messages),
+        per_declaration("weft_subscription_messages", subscriptions, |t| t.messages),
     );
     family(
         "weft_subscription_bytes",
         "counter",
         "Payload bytes forwarded to a session because of one of its subscribers' key \
          expressions.",
-        per_subscription("weft_subscription_bytes", |t| t.bytes),
+        per_declaration("weft_subscription_bytes", subscriptions, |t| t.bytes),
     );
     family(
         "weft_subscription_dropped",
         "counter",
         "Messages for one of a session's subscribers' key expressions that were dropped \
          (a full queue, a closed link).",
-        per_subscription("weft_subscription_dropped", |t| t.dropped),
+        per_declaration("weft_subscription_dropped", subscriptions, |t| t.dropped),
+    );
+    family(
+        "weft_publication_messages",
+        "counter",
+        "Messages a session published on keys matching one of its publishers' key \
+         expressions (as its interests declare them).",
+        per_declaration("weft_publication_messages", publications, |t| t.messages),
+    );
+    family(
+        "weft_publication_bytes",
+        "counter",
+        "Payload bytes a session published on keys matching one of its publishers' key \
+         expressions.",
+        per_declaration("weft_publication_bytes", publications, |t| t.bytes),
     );
     family(
         "weft_session_denied",

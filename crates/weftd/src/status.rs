@@ -138,6 +138,7 @@ mod tests {
             local_link: "tcp/127.0.0.1:7447".into(),
             priority_links: Vec::new(),
             subscriber_traffic: Vec::new(),
+            publisher_traffic: Vec::new(),
         }
     }
 

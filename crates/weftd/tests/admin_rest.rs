@@ -677,7 +677,7 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
 
 /// Each subscriber key expression a session declared counts exactly the messages and
 /// payload bytes weftd forwarded to it for that expression, in the metrics and in the
-/// admin space's session counters.
+/// admin space's session counters; each publisher's key expression, what it published.
 #[test]
 fn each_subscription_counts_what_it_drew_in_the_metrics() {
     if zenoh_python().is_none() {
@@ -693,6 +693,10 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
     let (_all, all_rx) = s1.declare_subscriber_channel("traffic/**", 1024).unwrap();
     let (_a, a_rx) = s1.declare_subscriber_channel("traffic/a/*", 1024).unwrap();
     let (_b, b_rx) = s2.declare_subscriber_channel("traffic/b/*", 1024).unwrap();
+    // A declared publisher: its interest tells weftd what it publishes on.
+    let on_a = publisher
+        .declare_publisher("traffic/a/x", weft::PutOptions::default())
+        .unwrap();
     // Until both sessions' subscriptions have reached the publisher through weftd.
     let deadline = Instant::now() + Duration::from_secs(20);
     let put = |key: &str, payload: &[u8]| {
@@ -700,19 +704,20 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
             .put(key, payload, &weft::PutOptions::default())
             .unwrap()
     };
-    let mut warm = (0, 0);
+    let (mut warm, mut warm_puts) = ((0, 0), 0u64);
     while warm.0 == 0 || warm.1 == 0 {
         assert!(
             Instant::now() < deadline,
             "the subscriptions never reached weftd"
         );
         put("traffic/a/x", b"warm");
+        warm_puts += 1;
         put("traffic/b/y", b"warm");
         warm.0 += a_rx.recv_timeout(Duration::from_millis(100)).iter().count();
         warm.1 += b_rx.recv_timeout(Duration::from_millis(100)).iter().count();
     }
     for _ in 0..10 {
-        put("traffic/a/x", b"twelve bytes");
+        on_a.put(b"twelve bytes").unwrap();
     }
     for _ in 0..5 {
         put("traffic/b/y", b"abc");
@@ -792,6 +797,22 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
     assert_eq!(
         session["counters"]["subscriptions"],
         serde_json::json!([{ "key_expr": "traffic/b/*", "messages": b.0, "bytes": b.1, "dropped": 0 }])
+    );
+    // What the publisher published on traffic/a/x: everything put there, through its
+    // publisher or not (weftd knows the key expression, not which call sent it).
+    let published = (warm_puts + 10, warm_puts * 4 + 10 * 12);
+    let publisher_zid = publisher.zid().to_string();
+    let labels = [
+        ("remote_id", publisher_zid.as_str()),
+        ("key_expr", "traffic/a/x"),
+    ];
+    let samples = scrape(rest);
+    assert_eq!(
+        (
+            metric(&samples, "weft_publication_messages_total", &labels),
+            metric(&samples, "weft_publication_bytes_total", &labels),
+        ),
+        (Some(published.0 as f64), Some(published.1 as f64))
     );
 }
 

@@ -221,6 +221,12 @@ impl Inner {
         let Some(routes) = self.inbound_routes(t, &push.wire_expr) else {
             return;
         };
+        if router {
+            self.count_published(match &push.body {
+                PushBody::Put(p) => p.payload.len() as u64,
+                PushBody::Del(_) => 0,
+            });
+        }
         let key = routes.key;
         let from = t.peer_zid();
         let route = routes.local.filter(|r| !r.is_empty());

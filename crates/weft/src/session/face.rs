@@ -24,6 +24,9 @@ pub(crate) struct PeerInterest {
     pub(crate) key: Option<OwnedKeyExpr>,
     /// Set when the node asked for aggregated declarations (see `aggregate`).
     pub(crate) aggregate: Option<Aggregate>,
+    /// Router mode, for an interest in subscribers (a publisher's): the data the node
+    /// published on keys it matches.
+    pub(crate) published: std::sync::Arc<super::declared::Traffic>,
 }
 
 impl PeerInterest {

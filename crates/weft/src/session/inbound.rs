@@ -11,8 +11,11 @@ use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
+use weft_keyexpr::KeyExpr;
 use weft_proto::core::{Mapping, WireExpr};
+use weft_proto::network::InterestOptions;
 
+use super::declared::Traffic;
 use super::face_transport::FaceTransport;
 use super::{Callback, Inner};
 use crate::api::SharedKey;
@@ -38,7 +41,13 @@ struct Kept {
     mapping: Mapping,
     suffix: String,
     routes: InboundRoutes,
+    /// Router mode: the counters of the sending node's publisher interests matching the
+    /// key (what it published, per declaration).
+    published_by: PublishedBy,
 }
+
+/// The counters of a node's publisher interests matching a key, one per key expression.
+type PublishedBy = Box<[Arc<Traffic>]>;
 
 impl Kept {
     fn is_for(
@@ -88,7 +97,7 @@ impl Inner {
         if hit.is_some() {
             return hit;
         }
-        let (epoch, routes) = self.look_up_inbound(t, we)?;
+        let (epoch, routes, published_by) = self.look_up_inbound(t, we)?;
         let kept_in_place = LAST.with(|last| {
             let mut last = last.borrow_mut();
             // Data on ever-changing keys: the kept entry is rewritten in place (its
@@ -105,6 +114,7 @@ impl Inner {
             kept.suffix.clear();
             kept.suffix.push_str(we.suffix);
             kept.routes = routes.clone();
+            kept.published_by = published_by.clone();
             true
         });
         if !kept_in_place {
@@ -116,21 +126,63 @@ impl Inner {
                 mapping: we.mapping,
                 suffix: we.suffix.to_owned(),
                 routes: routes.clone(),
+                published_by,
             };
             LAST.with(|last| *last.borrow_mut() = Some(kept));
         }
         Some(routes)
     }
 
-    /// Looks the routes up under the session lock, with the epoch they are valid for.
+    /// Counts `bytes` of data published by the node whose routes this thread looked up
+    /// last ([`Inner::inbound_routes`]) for its publisher interests matching the key.
+    pub(crate) fn count_published(&self, bytes: u64) {
+        LAST.with(|last| {
+            if let Some(kept) = last.borrow().as_ref() {
+                for traffic in kept.published_by.iter() {
+                    traffic.sent(bytes);
+                }
+            }
+        });
+    }
+
+    /// Looks the routes up under the session lock, with the epoch they are valid for, and
+    /// (router mode) the counters of the sender's publisher interests matching the key.
     fn look_up_inbound(
         &self,
         t: &dyn FaceTransport,
         we: &WireExpr<'_>,
-    ) -> Option<(u64, InboundRoutes)> {
+    ) -> Option<(u64, InboundRoutes, PublishedBy)> {
         let mut st = self.lock();
         let epoch = st.routes.epoch();
-        let key = st.faces.get(&t.peer_zid())?.resolve(we)?;
+        let face = st.faces.get(&t.peer_zid())?;
+        let key = face.resolve(we)?;
+        let published_by: PublishedBy = if self.is_router() {
+            match KeyExpr::new(&key) {
+                Ok(k) => {
+                    // One counter per key expression (a publisher declared twice on it
+                    // counts its data once).
+                    let mut matching: Vec<(&str, &Arc<Traffic>)> = face
+                        .their_interests
+                        .values()
+                        .filter(|i| i.options.contains(InterestOptions::SUBSCRIBERS))
+                        .filter_map(|i| {
+                            let p = i.key.as_ref()?;
+                            p.as_key_expr()
+                                .intersects(k)
+                                .then_some((p.as_str(), &i.published))
+                        })
+                        .collect();
+                    matching.sort_unstable_by(|a, b| {
+                        a.0.cmp(b.0).then(Arc::as_ptr(a.1).cmp(&Arc::as_ptr(b.1)))
+                    });
+                    matching.dedup_by(|a, b| a.0 == b.0);
+                    matching.into_iter().map(|(_, t)| t.clone()).collect()
+                }
+                Err(_) => Box::default(),
+            }
+        } else {
+            Box::default()
+        };
         // An invalid key (or one over the size limits) has no route: the message is
         // dropped, and said so. Checked where a route is first computed, not per message.
         let routes = Self::inbound_routes_in(self.is_router(), &mut st, &key);
@@ -142,7 +194,7 @@ impl Inner {
                 return None;
             }
         };
-        Some((epoch, routes))
+        Some((epoch, routes, published_by))
     }
 
     /// The routes of data on `key` (a router's forwarding route, and the session's own

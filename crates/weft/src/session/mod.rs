@@ -168,6 +168,9 @@ pub struct FaceInfo {
     /// Router mode: what each of its subscribers' key expressions drew, forwarded to it
     /// by this router, by key expression.
     pub subscriber_traffic: Vec<DeclarationTraffic>,
+    /// Router mode: what it published on each key expression of [`FaceInfo::publishers`]
+    /// (data received from it on keys the expression matches; `dropped` is always 0).
+    pub publisher_traffic: Vec<DeclarationTraffic>,
 }
 
 /// What a router forwarded to a node because of one of its subscribers' key
@@ -661,6 +664,30 @@ impl Session {
             v.dedup();
             v
         };
+        // Per key expression of its publisher interests, their counters summed.
+        let published = |f: &Face| {
+            let mut by_key: std::collections::BTreeMap<String, (u64, u64)> =
+                std::collections::BTreeMap::new();
+            for i in f.their_interests.values() {
+                if let (true, Some(key)) =
+                    (i.options.contains(InterestOptions::SUBSCRIBERS), &i.key)
+                {
+                    let (messages, bytes, _) = i.published.read();
+                    let entry = by_key.entry(key.to_string()).or_default();
+                    entry.0 += messages;
+                    entry.1 += bytes;
+                }
+            }
+            by_key
+                .into_iter()
+                .map(|(key_expr, (messages, bytes))| DeclarationTraffic {
+                    key_expr,
+                    messages,
+                    bytes,
+                    dropped: 0,
+                })
+                .collect()
+        };
         let mut faces: Vec<FaceInfo> = st
             .faces
             .values()
@@ -711,6 +738,7 @@ impl Session {
                             dropped,
                         })
                         .collect(),
+                    publisher_traffic: published(f),
                 }
             })
             .collect();

@@ -552,6 +552,7 @@ impl Inner {
                             options,
                             key: key.clone(),
                             aggregate,
+                            published: Default::default(),
                         },
                     );
                 }
