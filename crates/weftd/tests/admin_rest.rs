@@ -347,17 +347,25 @@ fn weftd_logs_sessions_opening_and_closing() {
     let (mut child, lines, port) = weftd_logging(&[]);
     let client = weft_testkit::weft_client(port).unwrap();
     let zid = client.zid().to_string();
-    let wait_for = |what: &str| loop {
+    let wait_for = |zid: &str, what: &str| loop {
         let line = lines
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("weftd never logged {what}"));
-        if line.contains(&zid) && line.contains(what) {
-            return;
+        if line.contains(zid) && line.contains(what) {
+            return line;
         }
     };
-    wait_for("session open");
+    wait_for(&zid, "session open");
     client.close();
-    wait_for("session closed");
+    // With why: the client closed it.
+    let line = wait_for(&zid, "session closed");
+    assert!(line.contains("closed by the peer"), "{line}");
+    // A node that goes away without a Close.
+    let raw = weft_testkit::raw::RawClient::connect(port, 0xab12).unwrap();
+    wait_for("ab12", "session open");
+    drop(raw);
+    let line = wait_for("ab12", "session closed");
+    assert!(line.contains("its link ended without a Close"), "{line}");
     let _ = child.kill();
     let _ = child.wait();
 
@@ -382,6 +390,9 @@ fn weftd_logs_sessions_opening_and_closing() {
             events.push(entry["fields"]["message"].as_str().unwrap().to_string());
             if events.len() == 1 {
                 client.close();
+            } else {
+                let reason = entry["fields"]["reason"].as_str().unwrap();
+                assert!(reason.starts_with("closed by the peer"), "{entry}");
             }
         }
     }

@@ -241,10 +241,15 @@ impl Inner {
         // Logged for the sessions that were open (the session's own close took them out
         // of the faces already), not for those refused or replaced.
         if was_open || self.is_closing() {
+            let reason = t
+                .transport()
+                .and_then(|t| t.end_reason().map(str::to_owned))
+                .unwrap_or_else(|| "unknown".to_owned());
             tracing::info!(
                 peer = %t.peer_zid(),
                 whatami = t.peer_whatami().as_str(),
                 link = t.describe(),
+                reason = reason.as_str(),
                 "session closed"
             );
         }

@@ -17,6 +17,7 @@ impl Transport {
         if !self.mark_closed() {
             return;
         }
+        self.note_end(|| "closed by this node (its peer took nothing)".to_owned());
         let (discarded, paused) = {
             let mut st = self.lock();
             (
@@ -58,6 +59,7 @@ impl Transport {
         if self.is_closed() {
             return;
         }
+        self.note_end(|| format!("closed by this node ({reason})"));
         // An I/O thread writes only what the socket takes at once.
         let on_io_thread = reactor::on_io_thread();
         let torn = {
@@ -135,6 +137,20 @@ impl Transport {
     }
 
     /// Marks the transport's link as read to its end, waking who waits for it.
+    /// Why this transport ended, once it has: closed by this node or by the peer (with
+    /// the Close's reason), its lease expired, a malformed batch, or its link ended
+    /// without a Close. The first cause known is kept.
+    pub fn end_reason(&self) -> Option<&str> {
+        self.end_reason.get().map(String::as_str)
+    }
+
+    /// Records why the transport ends, unless a cause is known already.
+    pub(super) fn note_end(&self, why: impl FnOnce() -> String) {
+        if self.end_reason.get().is_none() {
+            let _ = self.end_reason.set(why());
+        }
+    }
+
     pub(super) fn set_ended(&self) {
         *self.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
         self.reader_exit.notify_all();

@@ -315,6 +315,7 @@ fn establish(
         access: OnceLock::new(),
         reader_done: Mutex::new(false),
         reader_exit: Condvar::new(),
+        end_reason: OnceLock::new(),
     });
     Ok(Pending {
         transport,

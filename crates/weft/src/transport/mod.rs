@@ -232,6 +232,8 @@ pub struct Transport {
     /// Set when the link has been read to its end (after draining it on a local close).
     reader_done: Mutex<bool>,
     reader_exit: Condvar,
+    /// Why it ended, as first known (see [`Transport::end_reason`]).
+    end_reason: OnceLock<String>,
 }
 
 impl std::fmt::Debug for Transport {

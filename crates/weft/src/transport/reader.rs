@@ -97,9 +97,13 @@ impl LinkRx {
         self.liveness.on_receive(Instant::now());
         match result {
             Ok(Control::Alive) => Flow::Open,
-            Ok(Control::Closed { .. }) => Flow::Closed,
+            Ok(Control::Closed { reason, .. }) => {
+                t.note_end(|| format!("closed by the peer ({reason})"));
+                Flow::Closed
+            }
             Err(e) => {
                 tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
+                t.note_end(|| format!("malformed data: {e}"));
                 t.close(CloseReason::INVALID);
                 Flow::Closed
             }
@@ -119,6 +123,7 @@ impl LinkRx {
             }
             LeaseAction::Expired => {
                 tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
+                t.note_end(|| "its lease expired".to_owned());
                 t.close(CloseReason::EXPIRED);
                 Flow::Closed
             }
@@ -129,6 +134,7 @@ impl LinkRx {
     /// for a link reserved for priorities, detached from its main transport).
     pub(crate) fn finish(self) {
         let t = &self.transport;
+        t.note_end(|| "its link ended without a Close".to_owned());
         let _ = t.mark_closed();
         t.link.shutdown();
         t.set_ended();
