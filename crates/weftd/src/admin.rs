@@ -173,6 +173,7 @@ fn session_json(a: &AdminInfo, f: &FaceInfo) -> Value {
             "dropped": f.dropped,
             "drops": f.drops.iter().map(|(r, n)| (r.to_string(), Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "denied": f.denied,
+            "discarded": f.discarded.iter().map(|(r, n)| (r.to_string(), Value::from(*n))).collect::<serde_json::Map<_, _>>(),
             "subscriptions": f.subscriber_traffic.iter().map(|t| json!({
                 "key_expr": t.key_expr,
                 "messages": t.messages,

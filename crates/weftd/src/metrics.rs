@@ -202,6 +202,22 @@ pub(crate) fn metrics_text(
         per_declaration("weft_publication_bytes", publications, |t| t.bytes),
     );
     family(
+        "weft_session_discarded",
+        "counter",
+        "Messages received from a session and discarded, by reason: too_large (over \
+         transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
+         malformed, no_route (nothing subscribed).",
+        a.faces
+            .iter()
+            .flat_map(|f| {
+                let labels = per_session(f);
+                f.discarded.iter().map(move |(reason, n)| {
+                    format!("weft_session_discarded_total{{{labels},reason=\"{reason}\"}} {n}")
+                })
+            })
+            .collect(),
+    );
+    family(
         "weft_session_denied",
         "counter",
         "Messages from or to a session that access control denied.",

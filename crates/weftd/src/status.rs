@@ -130,6 +130,7 @@ mod tests {
             dropped: 2,
             drops: vec![("congestion", 2), ("closed", 0), ("unqueueable", 0)],
             denied: 0,
+            discarded: Vec::new(),
             subscribers: Vec::new(),
             queryables: Vec::new(),
             tokens: Vec::new(),

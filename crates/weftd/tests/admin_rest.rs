@@ -666,6 +666,22 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(received(&after) - received(&before), 10.0);
+    // Nobody subscribes to metrics/a: weftd discarded all ten, for no route.
+    let discarded = |samples: &[Value], reason: &str| {
+        metric(
+            samples,
+            "weft_session_discarded_total",
+            &[("remote_id", zid.as_str()), ("reason", reason)],
+        )
+        .unwrap_or_else(|| panic!("no {reason} discards for {zid}"))
+    };
+    assert_eq!(
+        discarded(&after, "no_route") - discarded(&before, "no_route"),
+        10.0
+    );
+    for reason in ["too_large", "over_budget", "malformed"] {
+        assert_eq!(discarded(&after, reason), 0.0, "{reason}");
+    }
     let rss = metric(&after, "process_resident_memory_bytes", &[]).unwrap();
     assert!(rss > 1e6 && rss < 1e9, "{rss}");
     let threads = metric(&after, "process_threads", &[]).unwrap();

@@ -511,6 +511,24 @@ fn a_fragment_stream_that_never_ends_is_discarded_past_max_message_size() {
     let (since, within) = (Instant::now(), Duration::from_secs(10));
     let what = "nothing flows after the endless message";
     put_until_received(&publisher, "endless/after", &received, since, within, what);
+    // The admin space tells the hostile session's messages discarded for their size (one
+    // per priority's stream, at least).
+    let replies = publisher
+        .get("@/*/router", &weft::GetOptions::default())
+        .unwrap();
+    let router: serde_json::Value =
+        serde_json::from_slice(&replies.recv().unwrap().result.unwrap().payload).unwrap();
+    let hostile_zid = weft::ZenohId::new(0xe4d1e55).unwrap().to_string();
+    let session = router["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["peer"] == hostile_zid.as_str())
+        .expect("the hostile session");
+    let too_large = session["counters"]["discarded"]["too_large"]
+        .as_u64()
+        .unwrap();
+    assert!(too_large >= 3, "{session}");
 }
 
 #[test]

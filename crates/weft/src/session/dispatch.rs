@@ -234,6 +234,9 @@ impl Inner {
             .forward
             .filter(|f| f.iter().any(|target| target.face.peer_zid() != from));
         if route.is_none() && forward.is_none() {
+            t.stats()
+                .discarded
+                .add(crate::transport::DiscardReason::NoRoute, 1);
             return;
         }
         // A router timestamps values that have none, before anyone sees them.

@@ -150,6 +150,10 @@ pub struct FaceInfo {
     pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
+    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
+    /// `malformed`, `no_route`: see [`DiscardReason`](crate::transport::DiscardReason)),
+    /// every reason listed.
+    pub discarded: Vec<(&'static str, u64)>,
     /// Subscribers it declared.
     pub subscribers: Vec<String>,
     /// Queryables it declared.
@@ -708,6 +712,10 @@ impl Session {
                         .map(|r| (r.as_str(), s.drops.get(*r)))
                         .collect(),
                     denied: f.transport.access_control().map_or(0, |a| a.denied()),
+                    discarded: crate::transport::DiscardReason::ALL
+                        .iter()
+                        .map(|r| (r.as_str(), s.discarded.get(*r)))
+                        .collect(),
                     subscribers: keys(&f.subscribers.by_id),
                     queryables: keys(&f.queryables.by_id),
                     tokens: keys(&f.tokens.by_id),

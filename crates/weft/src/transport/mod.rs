@@ -27,6 +27,7 @@
 
 mod backpressure;
 mod closing;
+mod discards;
 mod drops;
 mod establish;
 mod priority_links;
@@ -35,6 +36,7 @@ mod reader;
 mod send;
 mod writer;
 
+pub use discards::{DiscardCounts, DiscardReason};
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
 pub(crate) use reactor::current_io_thread;
@@ -191,6 +193,8 @@ pub struct TransportStats {
     pub bytes_in: AtomicU64,
     /// Network messages received.
     pub messages_in: AtomicU64,
+    /// Messages received and discarded, by reason.
+    pub discarded: DiscardCounts,
 }
 
 /// An established unicast transport.

@@ -11,7 +11,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{Handler, Transport};
+use super::{DiscardReason, Handler, Transport};
 use crate::link::BatchReader;
 
 /// Whether a transport goes on after what was handled.
@@ -103,6 +103,7 @@ impl LinkRx {
             }
             Err(e) => {
                 tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
+                t.stats.discarded.add(DiscardReason::Malformed, 1);
                 t.note_end(|| format!("malformed data: {e}"));
                 t.close(CloseReason::INVALID);
                 Flow::Closed
@@ -182,10 +183,21 @@ pub(crate) fn run_thread(mut reader: BatchReader, mut rx: LinkRx) {
 struct DiscardLog {
     logged: (u64, u64),
     last: Option<Instant>,
+    /// The totals last published in the transport's counters.
+    published: (u64, u64, u64),
 }
 
 impl DiscardLog {
     fn note(&mut self, t: &Transport, stats: RxStats, max_message: usize) {
+        let totals = (stats.too_large, stats.over_budget, stats.undecodable);
+        if totals != self.published {
+            let counts = &t.stats.discarded;
+            counts.set(DiscardReason::TooLarge, totals.0);
+            counts.set(DiscardReason::OverBudget, totals.1);
+            // A batch that closed the link counts as malformed too (added, not set).
+            counts.add(DiscardReason::Malformed, totals.2 - self.published.2);
+            self.published = totals;
+        }
         let now = (stats.too_large, stats.over_budget);
         if now == self.logged
             || self
