@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::prelude::*;
 
 use crate::dispatch::Dispatcher;
+use crate::error::zerr;
 use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
 use crate::queue::Queue;
 
@@ -63,7 +64,7 @@ impl Entity {
 /// What a subscriber's or queryable's handler becomes: where weft delivers, the queue
 /// closed at the end, the callback's thread, the `handler` object returned, the `drop`
 /// callable, and whether the entity runs in the background (callables).
-pub(crate) type Resolved = (
+type Resolved = (
     Sink,
     Option<Arc<Queue>>,
     Option<Arc<Dispatcher>>,
@@ -73,7 +74,7 @@ pub(crate) type Resolved = (
 );
 
 /// Turns `handler` into what a declaration needs (see [`Resolved`]).
-pub(crate) fn resolve(
+fn resolve(
     py: Python<'_>,
     handler: Option<&Bound<'_, PyAny>>,
     what: &'static str,
@@ -113,3 +114,122 @@ pub(crate) fn resolve(
         }
     })
 }
+
+/// What every handler-read entity's Python object holds: its entity, the `handler`
+/// object returned to Python, and whether it runs in the background (a callable: it is
+/// not undeclared when the object is dropped).
+pub(crate) struct Handled {
+    entity: Arc<Entity>,
+    handler: PyObject,
+    background: bool,
+}
+
+impl Handled {
+    /// Declares with `declare` (GIL released), delivering into what `handler` resolves
+    /// to (items described as `what`); `declare` returns what the caller wants to know
+    /// of the entity and the entity (undeclared when dropped). With `shared`, the
+    /// session keeps the entity, to undeclare it when it closes.
+    pub(crate) fn declare<R: Send, D: Send + 'static>(
+        py: Python<'_>,
+        shared: Option<&crate::session::Shared>,
+        handler: Option<&Bound<'_, PyAny>>,
+        what: &'static str,
+        declare: impl FnOnce(Sink) -> PyResult<(R, D)> + Send,
+    ) -> PyResult<(R, Self)> {
+        let (sink, queue, dispatcher, handler, on_drop, background) = resolve(py, handler, what)?;
+        let (known, declared) = py.allow_threads(move || declare(sink))?;
+        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
+        if let Some(shared) = shared {
+            shared.keep(entity.clone());
+        }
+        Ok((
+            known,
+            Self {
+                entity,
+                handler,
+                background,
+            },
+        ))
+    }
+
+    /// Undeclares the entity (once).
+    pub(crate) fn undeclare(&self, py: Python<'_>) {
+        self.entity.undeclare(py);
+    }
+
+    /// The handler: the channel, or what was given with the callback.
+    pub(crate) fn handler(&self, py: Python<'_>) -> PyObject {
+        self.handler.clone_ref(py)
+    }
+
+    /// Calls `method` on a channel handler, or raises `ZError` for a callback handler.
+    pub(crate) fn on_channel<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let handler = self.handler.bind(py);
+        if !handler.is_instance_of::<Handler>() {
+            return Err(zerr(format!(
+                "`{method}` needs a channel handler; this entity has a callback"
+            )));
+        }
+        handler.call_method0(method)
+    }
+}
+
+impl Drop for Handled {
+    fn drop(&mut self) {
+        if !self.background {
+            Python::with_gil(|py| self.entity.undeclare(py));
+        }
+    }
+}
+
+/// The `#[pymethods]` of a pyclass holding a [`Handled`] in the field `handled`: a
+/// context manager, `handler`, the method that ends it (`undeclare`, or `stop` for a
+/// scout), and `recv()`, `try_recv()` and iteration for a channel handler, with what
+/// the class adds of its own (pyo3 takes one `#[pymethods]` block per class).
+macro_rules! handled_methods {
+    ($class:ident, $end:ident, $item:literal, { $($own:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            fn __enter__(slf: Py<Self>) -> Py<Self> {
+                slf
+            }
+
+            #[pyo3(signature = (*_args))]
+            fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) {
+                self.handled.undeclare(py);
+            }
+
+            /// The handler: the channel, or what was given with the callback.
+            #[getter]
+            fn handler(&self, py: Python<'_>) -> PyObject {
+                self.handled.handler(py)
+            }
+
+            /// Ends it: nothing more is delivered.
+            fn $end(&self, py: Python<'_>) {
+                self.handled.undeclare(py);
+            }
+
+            #[doc = concat!("The next ", $item, ", waiting for it (channel handlers only).")]
+            fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.handled.on_channel(py, "recv")
+            }
+
+            #[doc = concat!("The next ", $item, " if one is there, else `None` (channel handlers only).")]
+            fn try_recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.handled.on_channel(py, "try_recv")
+            }
+
+            fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.handled.on_channel(py, "__iter__")
+            }
+
+            $($own)*
+        }
+    };
+}
+pub(crate) use handled_methods;

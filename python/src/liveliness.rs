@@ -7,8 +7,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use crate::entity::resolve;
-use crate::entity::Entity;
+use crate::entity::Handled;
 use crate::error::zerr;
 use crate::keyexpr::key_text;
 use crate::pubsub::Subscriber;
@@ -49,19 +48,15 @@ impl Liveliness {
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
-            resolve(py, handler, "Sample")?;
-        let watched = key.clone();
-        let declared = py
-            .allow_threads(move || {
-                session.declare_liveliness_subscriber(&watched, history, move |s| {
+        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
+            let s = session
+                .declare_liveliness_subscriber(&key, history, move |s| {
                     sink.deliver(Item::Sample(s.clone()));
                 })
-            })
-            .map_err(zerr)?;
-        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
-        self.0.keep(entity.clone());
-        Ok(Subscriber::new(key.into(), entity, handler_obj, background))
+                .map_err(zerr)?;
+            Ok((weft::SharedKey::from(key.as_str()), s))
+        })?;
+        Ok(Subscriber::new(key, handled))
     }
 
     /// The tokens alive on keys matching `key_expr`, as replies (a channel by default,

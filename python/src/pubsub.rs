@@ -1,112 +1,41 @@
 //! `Subscriber` and `Publisher`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::bytes::to_vec;
 use crate::encoding::Encoding;
-use crate::entity::Entity;
+use crate::entity::{handled_methods, Handled};
 use crate::error::zerr;
-use crate::handlers::Handler;
 use crate::keyexpr::KeyExpr;
 use crate::qos::{CongestionControl, Priority, Reliability};
 use crate::sample::Timestamp;
 use crate::session::PutArgs;
-
-/// Calls `method` on a channel handler, or raises `ZError` for a callback handler.
-pub(crate) fn on_channel<'py>(
-    py: Python<'py>,
-    handler: &PyObject,
-    method: &str,
-) -> PyResult<Bound<'py, PyAny>> {
-    let handler = handler.bind(py);
-    if !handler.is_instance_of::<Handler>() {
-        return Err(zerr(format!(
-            "`{method}` needs a channel handler; this entity has a callback"
-        )));
-    }
-    handler.call_method0(method)
-}
 
 /// A declared subscriber. With a channel handler, `recv()`, `try_recv()` and iteration
 /// read its samples; `undeclare()` (or the end of a `with` block) stops it.
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Subscriber {
     key: weft::SharedKey,
-    entity: Arc<Entity>,
-    handler: PyObject,
-    background: bool,
+    handled: Handled,
 }
 
 impl Subscriber {
-    /// The Python face of `entity`.
-    pub(crate) fn new(
-        key: weft::SharedKey,
-        entity: Arc<Entity>,
-        handler: PyObject,
-        background: bool,
-    ) -> Self {
-        Self {
-            key,
-            entity,
-            handler,
-            background,
-        }
+    /// The Python face of a subscriber on `key`.
+    pub(crate) fn new(key: weft::SharedKey, handled: Handled) -> Self {
+        Self { key, handled }
     }
 }
 
-impl Drop for Subscriber {
-    fn drop(&mut self) {
-        if !self.background {
-            Python::with_gil(|py| self.entity.undeclare(py));
-        }
-    }
-}
-
-#[pymethods]
-impl Subscriber {
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
-        self.entity.undeclare(py);
-    }
-
+handled_methods!(Subscriber, undeclare, "sample", {
     /// The subscribed key expression.
     #[getter]
     fn key_expr(&self) -> KeyExpr {
         KeyExpr(self.key.clone())
     }
-
-    /// The handler: the channel, or what was given with the callback.
-    #[getter]
-    fn handler(&self, py: Python<'_>) -> PyObject {
-        self.handler.clone_ref(py)
-    }
-
-    /// Stops the subscriber.
-    fn undeclare(&self, py: Python<'_>) {
-        self.entity.undeclare(py);
-    }
-
-    /// The next sample, waiting for it (channel handlers only).
-    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "recv")
-    }
-
-    /// The next sample if one is there, else `None` (channel handlers only).
-    fn try_recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "try_recv")
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "__iter__")
-    }
-}
+});
 
 /// The options a publisher was declared with.
 pub(crate) struct Defaults {
@@ -239,15 +168,13 @@ impl Publisher {
             let attachment = crate::bytes::to_vec(attachment.expect("not plain"))?;
             return self.declared(py, |p| p.put_with_attachment(&payload, &attachment));
         }
-        let options = PutArgs {
+        let args = PutArgs {
             encoding,
-            congestion_control: None,
-            priority: None,
-            express: None,
             attachment,
             timestamp,
-        }
-        .apply(self.base_options())?;
+            ..PutArgs::default()
+        };
+        let options = args.apply(self.base_options())?;
         let key = self.key.to_string();
         self.declared(py, |_| self.session.put(&key, &payload, &options))
     }
@@ -263,15 +190,12 @@ impl Publisher {
         if attachment.is_none_or(|a| a.is_none()) && timestamp.is_none() {
             return self.declared(py, weft::Publisher::delete);
         }
-        let options = PutArgs {
-            encoding: None,
-            congestion_control: None,
-            priority: None,
-            express: None,
+        let args = PutArgs {
             attachment,
             timestamp,
-        }
-        .apply(self.base_options())?;
+            ..PutArgs::default()
+        };
+        let options = args.apply(self.base_options())?;
         let key = self.key.to_string();
         self.declared(py, |_| self.session.delete(&key, &options))
     }

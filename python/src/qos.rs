@@ -230,3 +230,40 @@ impl From<ConsolidationMode> for weft::Consolidation {
         }
     }
 }
+
+/// The quality of service an operation may be given (`congestion_control`, `priority`,
+/// `express`); what is not given stays as it was.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Qos {
+    congestion_control: Option<CongestionControl>,
+    priority: Option<Priority>,
+    express: Option<bool>,
+}
+
+impl Qos {
+    /// The options as given.
+    pub(crate) fn new(
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
+    ) -> Self {
+        Self {
+            congestion_control,
+            priority,
+            express,
+        }
+    }
+
+    /// Sets what was given in publication options.
+    pub(crate) fn apply_put(&self, options: &mut weft::PutOptions) {
+        if let Some(c) = self.congestion_control {
+            options.congestion_control = c.into();
+        }
+        if let Some(p) = self.priority {
+            options.priority = p.into();
+        }
+        if let Some(x) = self.express {
+            options.express = x;
+        }
+    }
+}

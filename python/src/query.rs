@@ -1,6 +1,6 @@
 //! What a queryable handles: `Query` (with its replies) and `Queryable`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -8,11 +8,10 @@ use weft_keyexpr::OwnedKeyExpr;
 
 use crate::bytes::{to_vec, ZBytes};
 use crate::encoding::{encoding_text, Encoding};
-use crate::entity::Entity;
+use crate::entity::{handled_methods, Handled};
 use crate::error::zerr;
 use crate::keyexpr::{key_text, KeyExpr};
-use crate::pubsub::on_channel;
-use crate::qos::{CongestionControl, Priority};
+use crate::qos::{CongestionControl, Priority, Qos};
 use crate::sample::Timestamp;
 use crate::selector::{Parameters, Selector};
 use crate::session::PutArgs;
@@ -167,15 +166,13 @@ impl Query {
         let key = key_text(key_expr)?;
         self.check_reply_key(&key)?;
         let payload = to_vec(payload)?;
-        let options = PutArgs {
+        let args = PutArgs {
             encoding,
-            congestion_control,
-            priority,
-            express,
+            qos: Qos::new(congestion_control, priority, express),
             attachment,
             timestamp,
-        }
-        .apply(weft::PutOptions::default())?;
+        };
+        let options = args.apply(weft::PutOptions::default())?;
         self.with_query(py, |q| q.reply(&key, &payload, &options))
     }
 
@@ -224,75 +221,20 @@ impl Query {
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Queryable {
     key: weft::SharedKey,
-    entity: Arc<Entity>,
-    handler: PyObject,
-    background: bool,
+    handled: Handled,
 }
 
 impl Queryable {
-    /// The Python face of `entity`.
-    pub(crate) fn new(
-        key: weft::SharedKey,
-        entity: Arc<Entity>,
-        handler: PyObject,
-        background: bool,
-    ) -> Self {
-        Self {
-            key,
-            entity,
-            handler,
-            background,
-        }
+    /// The Python face of a queryable on `key`.
+    pub(crate) fn new(key: weft::SharedKey, handled: Handled) -> Self {
+        Self { key, handled }
     }
 }
 
-impl Drop for Queryable {
-    fn drop(&mut self) {
-        if !self.background {
-            Python::with_gil(|py| self.entity.undeclare(py));
-        }
-    }
-}
-
-#[pymethods]
-impl Queryable {
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
-        self.entity.undeclare(py);
-    }
-
+handled_methods!(Queryable, undeclare, "query", {
     /// The key expression it answers for.
     #[getter]
     fn key_expr(&self) -> KeyExpr {
         KeyExpr(self.key.clone())
     }
-
-    /// The handler: the channel, or what was given with the callback.
-    #[getter]
-    fn handler(&self, py: Python<'_>) -> PyObject {
-        self.handler.clone_ref(py)
-    }
-
-    /// Stops the queryable.
-    fn undeclare(&self, py: Python<'_>) {
-        self.entity.undeclare(py);
-    }
-
-    /// The next query, waiting for it (channel handlers only).
-    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "recv")
-    }
-
-    /// The next query if one is there, else `None` (channel handlers only).
-    fn try_recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "try_recv")
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        on_channel(py, &self.handler, "__iter__")
-    }
-}
+});

@@ -7,11 +7,11 @@ use pyo3::prelude::*;
 use crate::bytes::{to_opt_vec, to_vec};
 use crate::config::Config;
 use crate::encoding::encoding_text;
-use crate::entity::{resolve, Entity};
+use crate::entity::{Entity, Handled};
 use crate::error::zerr;
 use crate::keyexpr::{key_text, KeyExpr};
 use crate::pubsub::{Publisher, Subscriber};
-use crate::qos::{CongestionControl, Priority, QueryTarget, Reliability};
+use crate::qos::{CongestionControl, Priority, Qos, QueryTarget, Reliability};
 use crate::query::Queryable;
 use crate::queue::Item;
 use crate::reply::{get_options, run_query};
@@ -137,12 +137,11 @@ pub(crate) fn open(py: Python<'_>, config: &Config) -> PyResult<Session> {
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Session(Arc<Shared>);
 
-/// The publication options of `put`, `delete` and publishers.
+/// The publication options of `put`, `delete`, publishers and replies.
+#[derive(Default)]
 pub(crate) struct PutArgs<'a, 'py> {
     pub(crate) encoding: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) congestion_control: Option<CongestionControl>,
-    pub(crate) priority: Option<Priority>,
-    pub(crate) express: Option<bool>,
+    pub(crate) qos: Qos,
     pub(crate) attachment: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timestamp: Option<Timestamp>,
 }
@@ -153,15 +152,7 @@ impl PutArgs<'_, '_> {
         if self.encoding.is_some_and(|e| !e.is_none()) {
             base.encoding = encoding_text(self.encoding)?;
         }
-        if let Some(c) = self.congestion_control {
-            base.congestion_control = c.into();
-        }
-        if let Some(p) = self.priority {
-            base.priority = p.into();
-        }
-        if let Some(x) = self.express {
-            base.express = x;
-        }
+        self.qos.apply_put(&mut base);
         if let Some(a) = to_opt_vec(self.attachment)? {
             base.attachment = Some(a);
         }
@@ -169,6 +160,26 @@ impl PutArgs<'_, '_> {
             base.timestamp = Some(t.0);
         }
         Ok(base)
+    }
+}
+
+impl Session {
+    /// Publishes `payload` on `key_expr`, or its deletion without a payload.
+    fn publish_on(
+        &self,
+        py: Python<'_>,
+        key_expr: &Bound<'_, PyAny>,
+        payload: Option<&Bound<'_, PyAny>>,
+        args: &PutArgs<'_, '_>,
+    ) -> PyResult<()> {
+        let key = key_text(key_expr)?;
+        let payload = payload.map(to_vec).transpose()?;
+        let options = args.apply(weft::PutOptions::default())?;
+        let session = self.0.weft()?;
+        publish(py, options.congestion_control, move || match payload {
+            Some(p) => session.put(&key, &p, &options),
+            None => session.delete(&key, &options),
+        })
     }
 }
 
@@ -264,21 +275,14 @@ impl Session {
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
     ) -> PyResult<()> {
-        let key = key_text(key_expr)?;
-        let payload = to_vec(payload)?;
-        let options = PutArgs {
+        let qos = Qos::new(congestion_control, priority, express);
+        let args = PutArgs {
             encoding,
-            congestion_control,
-            priority,
-            express,
+            qos,
             attachment,
             timestamp,
-        }
-        .apply(weft::PutOptions::default())?;
-        let session = self.0.weft()?;
-        publish(py, options.congestion_control, move || {
-            session.put(&key, &payload, &options)
-        })
+        };
+        self.publish_on(py, key_expr, Some(payload), &args)
     }
 
     /// Publishes the deletion of the key `key_expr`.
@@ -295,20 +299,14 @@ impl Session {
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
     ) -> PyResult<()> {
-        let key = key_text(key_expr)?;
-        let options = PutArgs {
-            encoding: None,
-            congestion_control,
-            priority,
-            express,
+        let qos = Qos::new(congestion_control, priority, express);
+        let args = PutArgs {
+            qos,
             attachment,
             timestamp,
-        }
-        .apply(weft::PutOptions::default())?;
-        let session = self.0.weft()?;
-        publish(py, options.congestion_control, move || {
-            session.delete(&key, &options)
-        })
+            ..PutArgs::default()
+        };
+        self.publish_on(py, key_expr, None, &args)
     }
 
     /// Declares a subscriber on `key_expr`. With a callable (or `handlers.Callback`),
@@ -324,19 +322,15 @@ impl Session {
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
-            resolve(py, handler, "Sample")?;
-        let declared = py
-            .allow_threads(move || {
-                session.declare_subscriber(&key, move |s: &weft::Sample| {
+        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
+            let s = session
+                .declare_subscriber(&key, move |s: &weft::Sample| {
                     sink.deliver(Item::Sample(s.clone()));
                 })
-            })
-            .map_err(zerr)?;
-        let key = weft::SharedKey::from(declared.key_expr());
-        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
-        self.0.keep(entity.clone());
-        Ok(Subscriber::new(key, entity, handler_obj, background))
+                .map_err(zerr)?;
+            Ok((weft::SharedKey::from(s.key_expr()), s))
+        })?;
+        Ok(Subscriber::new(key, handled))
     }
 
     /// Declares a queryable answering queries on `key_expr` (handlers as for
@@ -351,19 +345,15 @@ impl Session {
     ) -> PyResult<Queryable> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (sink, queue, dispatcher, handler_obj, on_drop, background) =
-            resolve(py, handler, "Query")?;
-        let declared = py
-            .allow_threads(move || {
-                session.declare_queryable(&key, complete, move |q: weft::Query| {
+        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
+            let q = session
+                .declare_queryable(&key, complete, move |q: weft::Query| {
                     sink.deliver(Item::Query(q));
                 })
-            })
-            .map_err(zerr)?;
-        let key = weft::SharedKey::from(declared.key_expr());
-        let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
-        self.0.keep(entity.clone());
-        Ok(Queryable::new(key, entity, handler_obj, background))
+                .map_err(zerr)?;
+            Ok((weft::SharedKey::from(q.key_expr()), q))
+        })?;
+        Ok(Queryable::new(key, handled))
     }
 
     /// Declares a publisher on the key `key_expr`, with default options for its
@@ -384,11 +374,8 @@ impl Session {
         let key = key_text(key_expr)?;
         let mut options = PutArgs {
             encoding,
-            congestion_control,
-            priority,
-            express,
-            attachment: None,
-            timestamp: None,
+            qos: Qos::new(congestion_control, priority, express),
+            ..PutArgs::default()
         }
         .apply(weft::PutOptions::default())?;
         if let Some(r) = reliability {

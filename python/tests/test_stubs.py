@@ -12,13 +12,28 @@ import weft.handlers
 STUBS = Path(weft.__file__).parent
 
 
+def base_names(node):
+    """The names of a class's bases (`Base` or `Base[T]`)."""
+    names = []
+    for base in node.bases:
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        if isinstance(base, ast.Name):
+            names.append(base.id)
+    return names
+
+
 def stub_names(path):
-    """{class or function: set of member names} of a stub file."""
+    """{class or function: set of member names} of a stub file; a class has the members
+    of the stub's classes it derives from. Private names (`_Handled`, bases shared by the
+    stubs only) are left out."""
     tree = ast.parse(path.read_text())
     found = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             members = set()
+            for base in base_names(node):
+                members |= found.get(base, set())
             for item in node.body:
                 if isinstance(item, ast.FunctionDef):
                     members.add(item.name)
@@ -29,7 +44,7 @@ def stub_names(path):
             found[node.name] = set()
         elif isinstance(node, ast.ImportFrom) and node.module == "handlers":
             found.update({a.asname or a.name: set() for a in node.names})
-    return found
+    return {name: members for name, members in found.items() if not name.startswith("_")}
 
 
 @pytest.mark.parametrize(
