@@ -42,6 +42,9 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<query::Queryable>()?;
     m.add_class::<querier::Querier>()?;
     m.add_class::<info::SessionInfo>()?;
+    m.add_class::<info::Transport>()?;
+    m.add_class::<info::Link>()?;
+    m.add_class::<info::WhatAmI>()?;
     m.add_class::<liveliness::Liveliness>()?;
     m.add_class::<liveliness::Token>()?;
     m.add_class::<query::Query>()?;
@@ -52,6 +55,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sample::Sample>()?;
     m.add_class::<sample::Timestamp>()?;
     m.add_class::<sample::ZenohId>()?;
+    m.add_class::<sample::EntityGlobalId>()?;
     m.add_class::<bytes::ZBytes>()?;
     m.add_class::<encoding::Encoding>()?;
     m.add_class::<keyexpr::KeyExpr>()?;

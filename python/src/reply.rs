@@ -13,17 +13,20 @@ use crate::error::zerr;
 use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
 use crate::qos::{ConsolidationMode, QueryTarget};
 use crate::queue::{Item, Queue};
-use crate::sample::Sample;
+use crate::sample::{EntityGlobalId, Sample};
 use crate::session::Shared;
 
-/// One answer to a `get`: a sample (`ok`) or an error (`err`).
+/// One answer to a `get`: a sample (`ok`) or an error (`err`), and who answered.
 #[pyclass(frozen, module = "weft")]
-pub(crate) struct Reply(Result<Py<Sample>, Py<ReplyError>>);
+pub(crate) struct Reply {
+    result: Result<Py<Sample>, Py<ReplyError>>,
+    replier_id: Option<weft::EntityGlobalId>,
+}
 
 impl Reply {
     /// The Python face of `reply`.
     pub(crate) fn new(py: Python<'_>, reply: weft::Reply) -> PyResult<Self> {
-        Ok(Self(match reply.result {
+        let result = match reply.result {
             Ok(s) => Ok(Py::new(py, Sample::from(s))?),
             Err(e) => Err(Py::new(
                 py,
@@ -36,7 +39,11 @@ impl Reply {
                     }),
                 },
             )?),
-        }))
+        };
+        Ok(Self {
+            result,
+            replier_id: reply.replier_id,
+        })
     }
 }
 
@@ -45,22 +52,29 @@ impl Reply {
     /// The sample, or `None` for an error reply.
     #[getter]
     fn ok(&self, py: Python<'_>) -> Option<Py<Sample>> {
-        self.0.as_ref().ok().map(|s| s.clone_ref(py))
+        self.result.as_ref().ok().map(|s| s.clone_ref(py))
     }
 
     /// The error, or `None` for a sample.
     #[getter]
     fn err(&self, py: Python<'_>) -> Option<Py<ReplyError>> {
-        self.0.as_ref().err().map(|e| e.clone_ref(py))
+        self.result.as_ref().err().map(|e| e.clone_ref(py))
     }
 
     /// The sample or the error.
     #[getter]
     fn result(&self, py: Python<'_>) -> PyObject {
-        match &self.0 {
+        match &self.result {
             Ok(s) => s.clone_ref(py).into_any(),
             Err(e) => e.clone_ref(py).into_any(),
         }
+    }
+
+    /// The id of the entity that answered (its session's id and its own), when it
+    /// said.
+    #[getter]
+    fn replier_id(&self) -> Option<EntityGlobalId> {
+        self.replier_id.map(EntityGlobalId)
     }
 }
 

@@ -141,6 +141,33 @@ impl Timestamp {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ZenohId(pub(crate) weft::ZenohId);
 
+/// The globally unique id of an entity: its session's id, and its id in that session.
+#[pyclass(frozen, eq, hash, module = "weft")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct EntityGlobalId(pub(crate) weft::EntityGlobalId);
+
+#[pymethods]
+impl EntityGlobalId {
+    /// The id of the entity's session.
+    #[getter]
+    fn zid(&self) -> ZenohId {
+        ZenohId(self.0.zid)
+    }
+
+    /// The entity's id in its session.
+    #[getter]
+    fn eid(&self) -> u32 {
+        self.0.eid
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "EntityGlobalId {{ zid: {}, eid: {} }}",
+            self.0.zid, self.0.eid
+        )
+    }
+}
+
 #[pymethods]
 impl ZenohId {
     fn __str__(&self) -> String {

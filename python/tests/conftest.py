@@ -113,6 +113,7 @@ class Node:
         args = [zenoh_python(), str(NODE), "--zenoh"] if zenoh else [sys.executable, str(NODE)]
         if peer:
             args.append("--peer")
+        self.endpoint = endpoint
         self.proc = subprocess.Popen(
             args + [endpoint],
             stdin=subprocess.PIPE,
@@ -148,6 +149,12 @@ class Node:
                 pytest.fail(f"the node exited ({self.proc.wait()})")
             if match(event):
                 return event
+
+    def info(self):
+        """The node's id, transports and links, as its `info` command reports them."""
+        self.proc.stdin.write(json.dumps({"op": "info"}) + "\n")
+        self.proc.stdin.flush()
+        return self.wait(lambda e: e.get("event") == "info")
 
     def poll(self, timeout):
         """The next event within `timeout` seconds, or None."""

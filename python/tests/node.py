@@ -6,7 +6,7 @@ zenoh-python, so that tests can put either implementation at the other end. Usag
 ``--peer`` a peer connecting to the peer listening there. Commands (one JSON object per line, field ``op``):
 ``sub`` (key), ``ring`` (key, capacity, then ``drain``), ``put`` (key, payload, encoding,
 attachment), ``delete`` (key), ``queryable`` (key, reply), ``get`` (selector, payload),
-``quit``. Every command is answered by ``{"ok": op}``; samples, queries and replies are
+``info`` (the session's id, transports and links), ``quit``. Every command is answered by ``{"ok": op}``; samples, queries and replies are
 reported as they come.
 """
 
@@ -103,10 +103,40 @@ def main():
             replies = []
             for reply in session.get(cmd["selector"], **kwargs):
                 if reply.ok is not None:
-                    replies.append(describe(reply.ok))
+                    described = describe(reply.ok)
                 else:
-                    replies.append({"error": reply.err.payload.to_string()})
+                    described = {"error": reply.err.payload.to_string()}
+                described["replier"] = (
+                    None if reply.replier_id is None else str(reply.replier_id.zid)
+                )
+                replies.append(described)
             emit(event="replies", replies=replies)
+        elif op == "info":
+            emit(
+                event="info",
+                zid=str(session.zid()),
+                transports=[
+                    {
+                        "zid": str(t.zid),
+                        "whatami": str(t.whatami),
+                        "is_qos": t.is_qos,
+                        "is_multicast": t.is_multicast,
+                    }
+                    for t in session.info.transports()
+                ],
+                links=[
+                    {
+                        "zid": str(link.zid),
+                        "src": link.src,
+                        "dst": link.dst,
+                        "group": link.group,
+                        "is_streamed": link.is_streamed,
+                        "priorities": list(link.priorities or []),
+                        "reliable": link.reliability == zenoh.Reliability.RELIABLE,
+                    }
+                    for link in session.info.links()
+                ],
+            )
         elif op == "quit":
             emit(ok=op)
             break

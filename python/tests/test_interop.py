@@ -71,6 +71,7 @@ def test_weft_queries_python_queryable(client, peer):
     assert replies[0].ok.key_expr == "iq/k"
     q = peer.wait(lambda e: e.get("event") == "query")
     assert (q["selector"], q["parameters"], q["payload"]) == ("iq/k?x=1", "x=1", "ask")
+    assert str(replies[0].replier_id.zid) == peer.info()["zid"]
 
 
 def test_python_program_queries_weft_queryable(client, peer):
@@ -92,6 +93,7 @@ def test_python_program_queries_weft_queryable(client, peer):
             "kind": "put",
             "encoding": "zenoh/bytes",
             "attachment": None,
+            "replier": str(a.zid()),
         }
     ]
 

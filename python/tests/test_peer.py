@@ -61,3 +61,27 @@ def test_a_peer_queries_a_weft_queryable(pair):
 
     replies = until(lambda _t: list(found), attempt)
     assert [r["payload"] for r in replies] == ["peer answer"]
+
+
+def test_peers_report_their_transport_and_link_to_each_other(pair):
+    session, node = pair
+    mine = str(session.zid())
+
+    def node_sees_weft(_timeout):
+        info = node.info()
+        return info if [t["zid"] for t in info["transports"]] == [mine] else None
+
+    info = until(node_sees_weft, lambda: None)
+    assert info["transports"] == [
+        {"zid": mine, "whatami": "peer", "is_qos": True, "is_multicast": False}
+    ]
+    (theirs,) = info["links"]
+    assert (theirs["zid"], theirs["dst"], theirs["group"]) == (mine, node.endpoint, None)
+    assert (theirs["is_streamed"], theirs["reliable"]) == (True, True)
+    transports = until(lambda _t: session.info.transports(), lambda: None)
+    assert [(str(t.zid), t.whatami, t.is_qos) for t in transports] == [
+        (info["zid"], weft.WhatAmI.PEER, True)
+    ]
+    (link,) = session.info.links()
+    assert (str(link.zid), link.src, link.dst) == (info["zid"], node.endpoint, theirs["src"])
+

@@ -42,5 +42,5 @@ pub use session::{
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,
 };
-pub use weft_proto::network::QueryTarget;
+pub use weft_proto::network::{EntityGlobalId, QueryTarget};
 pub use weft_proto::zenoh::Consolidation;

@@ -48,7 +48,7 @@ fn weft_peers_query_each_other_and_themselves() {
     let s = replies[0].result.as_ref().unwrap();
     assert_eq!(s.key_expr, "demo/q/x");
     assert_eq!(s.payload, b"answer to demo/q/x [p=1]");
-    assert_eq!(replies[0].replier_id, Some(a.zid()));
+    assert_eq!(replies[0].replier_id.map(|r| r.zid), Some(a.zid()));
 
     let replies = collect(b.get("demo/q/err", &GetOptions::default()).unwrap());
     let err = replies[0].result.as_ref().unwrap_err();

@@ -140,6 +140,8 @@ mod tests {
             priority_links: Vec::new(),
             subscriber_traffic: Vec::new(),
             publisher_traffic: Vec::new(),
+            qos: true,
+            batch_size: u16::MAX,
         }
     }
 

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use weft_proto::core::ZenohId;
-use weft_proto::network::QueryTarget;
+use weft_proto::network::{EntityGlobalId, QueryTarget};
 use weft_proto::zenoh::Consolidation;
 
 use crate::api::{PutOptions, Sample};
@@ -51,8 +50,8 @@ pub struct ReplyError {
 pub struct Reply {
     /// A sample, or an error.
     pub result: Result<Sample, ReplyError>,
-    /// The answering session, when it said.
-    pub replier_id: Option<ZenohId>,
+    /// The answering entity (its session's id and its id there), when it said.
+    pub replier_id: Option<EntityGlobalId>,
 }
 
 /// A query received by a queryable. Answer with [`Query::reply`], [`Query::reply_err`] or

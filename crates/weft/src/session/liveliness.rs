@@ -253,7 +253,10 @@ impl Inner {
                     if g.key.as_key_expr().intersects(key.as_key_expr()) {
                         g.sink.deliver(Reply {
                             result: Ok(token_sample(key.as_str(), SampleKind::Put)),
-                            replier_id: Some(face_zid),
+                            replier_id: Some(weft_proto::network::EntityGlobalId {
+                                zid: face_zid,
+                                eid: 0,
+                            }),
                         });
                     }
                     true

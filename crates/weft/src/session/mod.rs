@@ -175,6 +175,10 @@ pub struct FaceInfo {
     /// Router mode: what it published on each key expression of [`FaceInfo::publishers`]
     /// (data received from it on keys the expression matches; `dropped` is always 0).
     pub publisher_traffic: Vec<DeclarationTraffic>,
+    /// Whether the link carries the 8 priorities (QoS negotiated).
+    pub qos: bool,
+    /// The largest batch either side may send on the main link, as negotiated.
+    pub batch_size: u16,
 }
 
 /// What a router forwarded to a node because of one of its subscribers' key
@@ -697,6 +701,7 @@ impl Session {
             .values()
             .map(|f| {
                 let s = f.transport.stats();
+                let negotiated = f.transport.transport().map(|t| *t.negotiated());
                 FaceInfo {
                     zid: f.transport.peer_zid(),
                     whatami: f.transport.peer_whatami(),
@@ -747,6 +752,8 @@ impl Session {
                         })
                         .collect(),
                     publisher_traffic: published(f),
+                    qos: negotiated.as_ref().is_some_and(|n| n.qos),
+                    batch_size: negotiated.map_or(0, |n| n.batch_size),
                 }
             })
             .collect();

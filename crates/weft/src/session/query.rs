@@ -458,7 +458,7 @@ impl Inner {
         if self.is_router() && self.route_response(t, &key, r) {
             return;
         }
-        let replier_id = r.responder.map(|e| e.zid);
+        let replier_id = r.responder;
         let result = match &r.body {
             ResponseBody::Reply(rep) => Ok(sample_of(key, &rep.body, r.qos)),
             ResponseBody::Err(e) => Err(ReplyError {
@@ -643,7 +643,10 @@ impl Inner {
                     *qid,
                     Reply {
                         result,
-                        replier_id: Some(self.zid),
+                        replier_id: Some(EntityGlobalId {
+                            zid: self.zid,
+                            eid: queryable_id,
+                        }),
                     },
                 );
                 Ok(())
