@@ -233,3 +233,20 @@ macro_rules! handled_methods {
     };
 }
 pub(crate) use handled_methods;
+
+/// Runs `f` on what `slot` holds (a publisher, a querier, a query): `ZError` saying that
+/// `what` is `gone` once it is no longer there.
+pub(crate) fn with_held<T, R>(
+    slot: &Mutex<Option<T>>,
+    what: &str,
+    gone: &str,
+    f: impl FnOnce(&T) -> R,
+) -> PyResult<R> {
+    let guard = slot
+        .lock()
+        .map_err(|_| zerr(format!("the {what} is unusable")))?;
+    let held = guard
+        .as_ref()
+        .ok_or_else(|| zerr(format!("the {what} is {gone}")))?;
+    Ok(f(held))
+}

@@ -204,6 +204,7 @@ pub(crate) fn into_object(py: Python<'_>, item: Item) -> PyResult<PyObject> {
         Item::Sample(s) => Py::new(py, crate::sample::Sample::from(s))?.into_any(),
         Item::Query(q) => Py::new(py, crate::query::Query::from(q))?.into_any(),
         Item::Reply(r) => Py::new(py, crate::reply::Reply::new(py, r)?)?.into_any(),
+        Item::Matching(m) => Py::new(py, crate::matching::MatchingStatus(m))?.into_any(),
     })
 }
 

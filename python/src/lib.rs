@@ -18,6 +18,7 @@ mod info;
 mod keyexpr;
 mod liveliness;
 mod log;
+mod matching;
 mod pubsub;
 mod qos;
 mod querier;
@@ -48,6 +49,8 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<liveliness::Liveliness>()?;
     m.add_class::<liveliness::Token>()?;
     m.add_class::<query::Query>()?;
+    m.add_class::<matching::MatchingStatus>()?;
+    m.add_class::<matching::MatchingListener>()?;
     m.add_class::<reply::Reply>()?;
     m.add_class::<reply::ReplyError>()?;
     m.add_class::<selector::Selector>()?;

@@ -1,18 +1,17 @@
 //! `Subscriber` and `Publisher`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
 use crate::bytes::to_vec;
 use crate::encoding::Encoding;
-use crate::entity::{handled_methods, Handled};
-use crate::error::zerr;
+use crate::entity::{handled_methods, with_held, Handled};
 use crate::keyexpr::KeyExpr;
+use crate::matching::matched_methods;
 use crate::qos::{CongestionControl, Priority, Reliability};
 use crate::sample::Timestamp;
-use crate::session::PutArgs;
+use crate::session::{PutArgs, Shared};
 
 /// A declared subscriber. With a channel handler, `recv()`, `try_recv()` and iteration
 /// read its samples; `undeclare()` (or the end of a `with` block) stops it.
@@ -51,6 +50,7 @@ pub(crate) struct Defaults {
 pub(crate) struct Publisher {
     publisher: Mutex<Option<weft::Publisher>>,
     session: weft::Session,
+    shared: Arc<Shared>,
     key: weft::SharedKey,
     defaults: Defaults,
 }
@@ -60,14 +60,21 @@ impl Publisher {
     pub(crate) fn new(
         publisher: weft::Publisher,
         session: weft::Session,
+        shared: Arc<Shared>,
         defaults: Defaults,
     ) -> Self {
         Self {
             key: publisher.key_expr().into(),
             publisher: Mutex::new(Some(publisher)),
             session,
+            shared,
             defaults,
         }
+    }
+
+    /// Runs `f` on the weft publisher; `ZError` once it is undeclared.
+    fn with_publisher<R>(&self, f: impl FnOnce(&weft::Publisher) -> R) -> PyResult<R> {
+        with_held(&self.publisher, "publisher", "undeclared", f)
     }
 
     fn declared(
@@ -75,15 +82,8 @@ impl Publisher {
         py: Python<'_>,
         f: impl FnOnce(&weft::Publisher) -> Result<(), weft::SessionError> + Send,
     ) -> PyResult<()> {
-        let guard = self
-            .publisher
-            .lock()
-            .map_err(|_| zerr("the publisher is unusable"))?;
-        let publisher = guard
-            .as_ref()
-            .ok_or_else(|| zerr("the publisher is undeclared"))?;
         let congestion = self.defaults.congestion_control.into();
-        crate::session::publish(py, congestion, || f(publisher))
+        self.with_publisher(|p| crate::session::publish(py, congestion, || f(p)))?
     }
 
     fn base_options(&self) -> weft::PutOptions {
@@ -98,32 +98,7 @@ impl Publisher {
     }
 }
 
-impl Drop for Publisher {
-    fn drop(&mut self) {
-        let publisher = self.publisher.get_mut().ok().and_then(Option::take);
-        if publisher.is_some() {
-            Python::with_gil(|py| py.allow_threads(move || drop(publisher)));
-        }
-    }
-}
-
-#[pymethods]
-impl Publisher {
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, PyTuple>) {
-        self.undeclare(py);
-    }
-
-    /// The key it publishes on.
-    #[getter]
-    fn key_expr(&self) -> KeyExpr {
-        KeyExpr(self.key.clone())
-    }
-
+matched_methods!(Publisher, publisher, "publisher", "subscriber", {
     /// The encoding of its publications.
     #[getter]
     fn encoding(&self) -> Encoding {
@@ -199,10 +174,4 @@ impl Publisher {
         let key = self.key.to_string();
         self.declared(py, |_| self.session.delete(&key, &options))
     }
-
-    /// Undeclares the publisher; later publications raise `ZError`.
-    fn undeclare(&self, py: Python<'_>) {
-        let publisher = self.publisher.lock().ok().and_then(|mut p| p.take());
-        py.allow_threads(move || drop(publisher));
-    }
-}
+});

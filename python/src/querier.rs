@@ -1,13 +1,12 @@
-//! `Querier`: repeated queries on one key expression.
+//! `Querier`: repeated queries on one key expression, and whether queryables match it.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
-use crate::error::zerr;
+use crate::entity::with_held;
 use crate::keyexpr::KeyExpr;
+use crate::matching::matched_methods;
 use crate::session::Shared;
 
 /// A declared querier: queries on one key expression with the options it was declared
@@ -15,40 +14,33 @@ use crate::session::Shared;
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Querier {
     shared: Arc<Shared>,
-    key: String,
+    key: weft::SharedKey,
     options: weft::GetOptions,
-    declared: AtomicBool,
+    querier: Mutex<Option<weft::Querier>>,
 }
 
 impl Querier {
-    /// A querier of `key` with `options`, on the session `shared`.
-    pub(crate) fn new(shared: Arc<Shared>, key: String, options: weft::GetOptions) -> Self {
+    /// The Python face of `querier`, on the session `shared`, querying with `options`.
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        querier: weft::Querier,
+        options: weft::GetOptions,
+    ) -> Self {
         Self {
             shared,
-            key,
+            key: querier.key_expr().into(),
             options,
-            declared: AtomicBool::new(true),
+            querier: Mutex::new(Some(querier)),
         }
+    }
+
+    /// Runs `f` on the weft querier; `ZError` once it is undeclared.
+    fn with_querier<R>(&self, f: impl FnOnce(&weft::Querier) -> R) -> PyResult<R> {
+        with_held(&self.querier, "querier", "undeclared", f)
     }
 }
 
-#[pymethods]
-impl Querier {
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
-    }
-
-    #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, PyTuple>) {
-        self.undeclare();
-    }
-
-    /// The key expression it queries.
-    #[getter]
-    fn key_expr(&self) -> KeyExpr {
-        KeyExpr(self.key.as_str().into())
-    }
-
+matched_methods!(Querier, querier, "querier", "queryable", {
     /// Queries its key expression, with `parameters` and a value; handlers as for
     /// `Session.get`.
     #[pyo3(signature = (handler = None, *, parameters = None, payload = None,
@@ -62,15 +54,13 @@ impl Querier {
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
-        if !self.declared.load(Ordering::Acquire) {
-            return Err(zerr("the querier is undeclared"));
-        }
+        self.with_querier(|_| ())?;
         let parameters = match parameters.filter(|p| !p.is_none()) {
             Some(p) => p.str()?.to_cow()?.into_owned(),
             None => String::new(),
         };
         let selector = if parameters.is_empty() {
-            self.key.clone()
+            self.key.to_string()
         } else {
             format!("{}?{parameters}", self.key)
         };
@@ -85,9 +75,4 @@ impl Querier {
             attachment,
         )
     }
-
-    /// Undeclares the querier; later queries raise `ZError`.
-    fn undeclare(&self) {
-        self.declared.store(false, Ordering::Release);
-    }
-}
+});

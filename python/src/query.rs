@@ -8,7 +8,7 @@ use weft_keyexpr::OwnedKeyExpr;
 
 use crate::bytes::{to_vec, ZBytes};
 use crate::encoding::{encoding_text, Encoding};
-use crate::entity::{handled_methods, Handled};
+use crate::entity::{handled_methods, with_held, Handled};
 use crate::error::zerr;
 use crate::keyexpr::{key_text, KeyExpr};
 use crate::qos::{CongestionControl, Priority, Qos};
@@ -57,14 +57,9 @@ impl Query {
         py: Python<'_>,
         f: impl FnOnce(&weft::Query) -> Result<R, weft::SessionError> + Send,
     ) -> PyResult<R> {
-        let guard = self
-            .query
-            .lock()
-            .map_err(|_| zerr("the query is unusable"))?;
-        let query = guard
-            .as_ref()
-            .ok_or_else(|| zerr("the query is finalised (dropped)"))?;
-        py.allow_threads(|| f(query)).map_err(zerr)
+        with_held(&self.query, "query", "finalised (dropped)", |q| {
+            py.allow_threads(|| f(q)).map_err(zerr)
+        })?
     }
 
     /// Checks that a reply on `key` answers this query (its key intersects the query's).

@@ -14,6 +14,8 @@ pub(crate) enum Item {
     Query(weft::Query),
     /// A reply to a `get`.
     Reply(weft::Reply),
+    /// A publisher's or querier's new matching status.
+    Matching(bool),
 }
 
 /// What waiting for an item gave.

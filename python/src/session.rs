@@ -225,16 +225,24 @@ impl Session {
     #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None))]
     fn declare_querier(
         &self,
+        py: Python<'_>,
         key_expr: &Bound<'_, PyAny>,
         target: Option<QueryTarget>,
         consolidation: Option<&Bound<'_, PyAny>>,
         timeout: Option<f64>,
     ) -> PyResult<crate::querier::Querier> {
         let key = key_text(key_expr)?;
-        weft_keyexpr::OwnedKeyExpr::new(key.as_str())
-            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
         let options = get_options(target, consolidation, timeout)?;
-        Ok(crate::querier::Querier::new(self.0.clone(), key, options))
+        let session = self.0.weft()?;
+        let declared_options = options.clone();
+        let querier = py
+            .allow_threads(move || session.declare_querier(&key, declared_options))
+            .map_err(zerr)?;
+        Ok(crate::querier::Querier::new(
+            self.0.clone(),
+            querier,
+            options,
+        ))
     }
 
     /// `key_expr` as a `KeyExpr`, validated: weft sends keys in full, so there is nothing
@@ -389,6 +397,7 @@ impl Session {
         Ok(Publisher::new(
             declared,
             session,
+            self.0.clone(),
             options_of(encoding, congestion_control, priority, express, reliability)?,
         ))
     }

@@ -36,8 +36,8 @@ pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, Scoutin
 pub use scouting::{scout, scout_with, Hello, ScoutError};
 pub use session::{
     open, AdminInfo, DeclarationTraffic, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber,
-    LivelinessToken, MeshInfo, OpenError, PriorityLinkInfo, RouteExplanation, Session,
-    SessionError,
+    LivelinessToken, MatchingKind, MatchingListener, MeshInfo, OpenError, PriorityLinkInfo,
+    RouteExplanation, Session, SessionError,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

@@ -7,7 +7,7 @@ use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp};
 
 use crate::api::SampleKind;
-use crate::session::{Inner, PublisherRoutes, SessionError};
+use crate::session::{Inner, MatchingKind, MatchingListener, PublisherRoutes, SessionError};
 
 /// How a value is published.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +144,25 @@ impl Publisher {
             payload,
             &options,
             Some(&self.routes),
+        )
+    }
+
+    /// Whether any subscriber matches its key, as far as the session knows.
+    pub fn matching_status(&self) -> bool {
+        self.inner.matching(&self.key, MatchingKind::Subscribers)
+    }
+
+    /// Calls `callback` whenever subscribers start or stop matching its key (see
+    /// [`MatchingListener`]).
+    pub fn matching_listener(
+        &self,
+        callback: impl Fn(bool) + Send + 'static,
+    ) -> Result<MatchingListener, SessionError> {
+        MatchingListener::start(
+            &self.inner,
+            self.key.clone(),
+            MatchingKind::Subscribers,
+            callback,
         )
     }
 

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
+use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::network::{EntityGlobalId, QueryTarget};
 use weft_proto::zenoh::Consolidation;
 
 use crate::api::{PutOptions, Sample};
-use crate::session::{Answer, Inner, QueryOrigin, SessionError};
+use crate::session::{Answer, Inner, MatchingKind, MatchingListener, QueryOrigin, SessionError};
 
 /// How a `get` is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,24 +176,54 @@ impl Drop for Queryable {
     }
 }
 
-/// A declared querier: repeated queries on one key expression with fixed options.
+/// A declared querier: repeated queries on one key expression with fixed options; in
+/// client mode, it asks the router which queryables match its key (for its matching
+/// status). Undeclared when dropped.
 pub struct Querier {
     pub(crate) inner: Arc<Inner>,
-    pub(crate) key: String,
+    pub(crate) id: u32,
+    pub(crate) key: OwnedKeyExpr,
     pub(crate) options: GetOptions,
+}
+
+impl Drop for Querier {
+    fn drop(&mut self) {
+        self.inner.undeclare_querier(self.id);
+    }
 }
 
 impl Querier {
     /// The key expression it queries.
     pub fn key_expr(&self) -> &str {
-        &self.key
+        self.key.as_str()
+    }
+
+    /// Whether any queryable its queries would reach matches its key, as far as the
+    /// session knows.
+    pub fn matching_status(&self) -> bool {
+        self.inner
+            .matching(&self.key, MatchingKind::Queryables(self.options.target))
+    }
+
+    /// Calls `callback` whenever queryables start or stop matching its key (see
+    /// [`MatchingListener`]).
+    pub fn matching_listener(
+        &self,
+        callback: impl Fn(bool) + Send + 'static,
+    ) -> Result<MatchingListener, SessionError> {
+        MatchingListener::start(
+            &self.inner,
+            self.key.clone(),
+            MatchingKind::Queryables(self.options.target),
+            callback,
+        )
     }
 
     /// Queries the key expression, with `parameters` (may be empty); replies arrive on
     /// the returned channel, which closes when the query is over.
     pub fn get(&self, parameters: &str) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
         let selector = if parameters.is_empty() {
-            self.key.clone()
+            self.key.to_string()
         } else {
             format!("{}?{parameters}", self.key)
         };

@@ -13,6 +13,7 @@ mod gossip;
 mod gossiping;
 mod inbound;
 mod liveliness;
+mod matching;
 mod mesh;
 mod outbound;
 mod query;
@@ -24,6 +25,7 @@ mod scenario;
 mod state;
 
 pub use explain::{FaceVerdict, RouteExplanation};
+pub use matching::{MatchingKind, MatchingListener};
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -111,6 +113,9 @@ pub enum SessionError {
     /// No connected node has this id.
     #[error("{0}")]
     Unknown(String),
+    /// A thread could not be started.
+    #[error("cannot start a thread: {0}")]
+    Thread(String),
 }
 
 /// Traffic counters of a session's links.
@@ -321,6 +326,8 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
+    /// Wakes the matching listeners at the same changes.
+    matching_signal: Arc<matching::ChangeSignal>,
     /// What this session's queries (and, in a router, the queries it routes) did.
     query_stats: crate::metrics::QueryStats,
     changed: Condvar,
@@ -424,6 +431,7 @@ impl Session {
         let hlc_id =
             uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let route_epoch = Arc::new(AtomicU64::new(0));
+        let matching_signal = Arc::new(matching::ChangeSignal::default());
         let access_control = config
             .access_control
             .enabled
@@ -448,7 +456,7 @@ impl Session {
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
                 queries: state::Queries::default(),
-                routes: routes::RouteCache::new(route_epoch.clone()),
+                routes: routes::RouteCache::new(route_epoch.clone(), matching_signal.clone()),
                 routing: state::Routing {
                     routed_ids: HashMap::new(),
                     mesh: mesh::Mesh::new(zid, mesh_first_sn()),
@@ -458,6 +466,7 @@ impl Session {
                 drops: HashMap::new(),
             }),
             route_epoch,
+            matching_signal,
             query_stats: crate::metrics::QueryStats::default(),
             changed: Condvar::new(),
             closing: AtomicBool::new(false),
@@ -923,7 +932,8 @@ impl Session {
         let key = OwnedKeyExpr::new(key_expr)?;
         Ok(Querier {
             inner: self.inner.clone(),
-            key: key.to_string(),
+            id: self.inner.declare_querier(key.clone())?,
+            key,
             options,
         })
     }
@@ -1041,6 +1051,7 @@ impl Inner {
             t.wait_closed(deadline);
         }
         self.changed.notify_all();
+        self.matching_signal.notify();
     }
 }
 

@@ -424,6 +424,18 @@ impl Inner {
         for (id, key) in &pubs {
             send_control(t, &publisher_interest_msg(*id, key.as_str()));
         }
+        if self.config.mode == WhatAmI::Client {
+            let queriers: Vec<(u32, OwnedKeyExpr)> = self
+                .lock()
+                .own
+                .queriers
+                .iter()
+                .map(|(id, k)| (*id, k.clone()))
+                .collect();
+            for (id, key) in queriers {
+                send_control(t, &super::matching::querier_interest_msg(id, key.as_str()));
+            }
+        }
         if unsolicited && self.is_router() {
             // What the router's other faces declared.
             let all = InterestOptions::SUBSCRIBERS

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use super::declared::Traffic;
 use super::face_transport::FaceTransport;
+use super::matching::ChangeSignal;
 use super::{Callback, FastMap};
 use crate::api::SharedKey;
 
@@ -125,17 +126,20 @@ pub(crate) struct RouteCache {
     /// excepted).
     pub(crate) forward: Bounded<SharedKey, ForwardRoute>,
     epoch: Arc<AtomicU64>,
+    /// Told of every change, for the matching listeners.
+    signal: Arc<ChangeSignal>,
 }
 
 impl RouteCache {
     /// Empty caches counting their changes in `epoch` (shared with whoever checks it
-    /// without the session lock).
-    pub(crate) fn new(epoch: Arc<AtomicU64>) -> Self {
+    /// without the session lock), and telling `signal` of each.
+    pub(crate) fn new(epoch: Arc<AtomicU64>, signal: Arc<ChangeSignal>) -> Self {
         Self {
             local: Bounded::new(),
             remote: Bounded::new(),
             forward: Bounded::new(),
             epoch,
+            signal,
         }
     }
 
@@ -151,6 +155,7 @@ impl RouteCache {
         self.remote.clear();
         self.forward.clear();
         self.epoch.fetch_add(1, Ordering::Release);
+        self.signal.notify();
     }
 }
 
@@ -161,7 +166,7 @@ mod tests {
     #[test]
     fn a_change_forgets_everything() {
         let epoch = Arc::new(AtomicU64::new(0));
-        let mut cache = RouteCache::new(epoch.clone());
+        let mut cache = RouteCache::new(epoch.clone(), Arc::default());
         let empty: FaceRoute = Arc::new([]);
         cache.forward.insert(SharedKey::from("k"), Arc::new([]));
         cache.remote.insert(SharedKey::from("k"), empty);

@@ -17,6 +17,8 @@ pub(crate) struct Own {
     pub(crate) subscribers: HashMap<u32, LocalSubscriber>,
     /// Its publishers' keys.
     pub(crate) publishers: HashMap<u32, OwnedKeyExpr>,
+    /// Its queriers' keys (a client asks its router which queryables match them).
+    pub(crate) queriers: HashMap<u32, OwnedKeyExpr>,
     /// Its queryables.
     pub(crate) queryables: HashMap<u32, query::LocalQueryable>,
     /// Its liveliness tokens' keys.
