@@ -205,6 +205,7 @@ pub(crate) fn into_object(py: Python<'_>, item: Item) -> PyResult<PyObject> {
         Item::Query(q) => Py::new(py, crate::query::Query::from(q))?.into_any(),
         Item::Reply(r) => Py::new(py, crate::reply::Reply::new(py, r)?)?.into_any(),
         Item::Matching(m) => Py::new(py, crate::matching::MatchingStatus(m))?.into_any(),
+        Item::Hello(h) => Py::new(py, crate::scout::Hello(h))?.into_any(),
     })
 }
 

@@ -35,6 +35,16 @@ impl WhatAmI {
     }
 }
 
+impl From<WhatAmI> for weft::WhatAmI {
+    fn from(w: WhatAmI) -> Self {
+        match w {
+            WhatAmI::Router => Self::Router,
+            WhatAmI::Peer => Self::Peer,
+            WhatAmI::Client => Self::Client,
+        }
+    }
+}
+
 impl From<weft::WhatAmI> for WhatAmI {
     fn from(w: weft::WhatAmI) -> Self {
         match w {

@@ -26,6 +26,7 @@ mod query;
 mod queue;
 mod reply;
 mod sample;
+mod scout;
 mod selector;
 mod session;
 
@@ -49,6 +50,8 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<liveliness::Liveliness>()?;
     m.add_class::<liveliness::Token>()?;
     m.add_class::<query::Query>()?;
+    m.add_class::<scout::Scout>()?;
+    m.add_class::<scout::Hello>()?;
     m.add_class::<matching::MatchingStatus>()?;
     m.add_class::<matching::MatchingListener>()?;
     m.add_class::<reply::Reply>()?;
@@ -74,6 +77,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<handlers::Callback>()?;
     m.add_class::<handlers::Handler>()?;
     m.add_function(wrap_pyfunction!(session::open, m)?)?;
+    m.add_function(wrap_pyfunction!(scout::scout, m)?)?;
     m.add_function(wrap_pyfunction!(gil::shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(log::try_init_log_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(log::init_log_from_env_or, m)?)?;

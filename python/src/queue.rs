@@ -16,6 +16,8 @@ pub(crate) enum Item {
     Reply(weft::Reply),
     /// A publisher's or querier's new matching status.
     Matching(bool),
+    /// A node that answered a scout.
+    Hello(weft::Hello),
 }
 
 /// What waiting for an item gave.

@@ -13,6 +13,7 @@ from ._weft import (
     ConsolidationMode,
     Encoding,
     EntityGlobalId,
+    Hello,
     KeyExpr,
     Link,
     Liveliness,
@@ -31,6 +32,7 @@ from ._weft import (
     ReplyError,
     Sample,
     SampleKind,
+    Scout,
     Selector,
     Session,
     SessionInfo,
@@ -43,6 +45,7 @@ from ._weft import (
     ZError,
     init_log_from_env_or,
     open,
+    scout,
     try_init_log_from_env,
 )
 from ._weft import _shutdown
@@ -54,6 +57,7 @@ __all__ = [
     "ConsolidationMode",
     "Encoding",
     "EntityGlobalId",
+    "Hello",
     "Handler",
     "KeyExpr",
     "Link",
@@ -73,6 +77,7 @@ __all__ = [
     "ReplyError",
     "Sample",
     "SampleKind",
+    "Scout",
     "Selector",
     "Session",
     "SessionInfo",
@@ -86,6 +91,7 @@ __all__ = [
     "handlers",
     "init_log_from_env_or",
     "open",
+    "scout",
     "try_init_log_from_env",
 ]
 

@@ -33,7 +33,7 @@ pub use api::{
     Sample, SampleKind, SharedKey, Subscriber,
 };
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
-pub use scouting::{scout, scout_with, Hello, ScoutError};
+pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError};
 pub use session::{
     open, AdminInfo, DeclarationTraffic, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber,
     LivelinessToken, MatchingKind, MatchingListener, MeshInfo, OpenError, PriorityLinkInfo,

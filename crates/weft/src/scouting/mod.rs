@@ -5,10 +5,12 @@
 //! matching role that answers Scouts (`scouting.multicast.listen`) sends back a Hello
 //! with its id, its role and its locators, to the Scout's source address.
 //!
-//! [`scout`] lists the nodes that answer; sessions use the same machinery to answer
+//! [`scout`] lists the nodes that answer, [`scout_background`] tells of them until
+//! stopped; sessions use the same machinery to answer
 //! Scouts and, per `scouting.multicast.autoconnect`, to connect to what they discover.
 //! The decisions (`message`, `locators`) are kept apart from the sockets (`socket`).
 
+mod background;
 pub mod locators;
 pub mod message;
 pub(crate) mod responder;
@@ -24,10 +26,14 @@ use thiserror::Error;
 use weft_proto::core::{WhatAmIMatcher, ZenohId};
 
 use crate::config::{Config, ScoutingConfig};
+pub use background::{scout_background, Scout};
 pub use message::{DatagramError, Hello};
 
 /// Pause between the first Scouts; doubled after each, up to [`SCOUT_PERIOD_MAX`].
 pub(crate) const SCOUT_PERIOD_MIN: Duration = Duration::from_millis(500);
+/// How often a scout running until stopped checks whether it is.
+pub(crate) const STOP_CHECK: Duration = Duration::from_millis(100);
+
 /// Longest pause between two Scouts.
 pub(crate) const SCOUT_PERIOD_MAX: Duration = Duration::from_secs(8);
 
@@ -85,6 +91,41 @@ impl Scouter {
             })
     }
 
+    /// Sends Scouts (at growing intervals) until `end`, or until `stop` says so (asked at
+    /// least every [`STOP_CHECK`]), calling `on_hello` once per node of a role in `what`
+    /// that answers (its first Hello); stops early when `on_hello` breaks.
+    pub(crate) fn run(
+        &mut self,
+        what: WhatAmIMatcher,
+        end: Option<Instant>,
+        stop: &dyn Fn() -> bool,
+        on_hello: &mut dyn FnMut(&Hello) -> ControlFlow<()>,
+    ) -> Result<(), ScoutError> {
+        let mut seen = HashSet::new();
+        let mut period = SCOUT_PERIOD_MIN;
+        while end.is_none_or(|end| Instant::now() < end) && !stop() {
+            self.send()?;
+            let now = Instant::now();
+            let next = end.map_or(now + period, |end| (now + period).min(end));
+            period = (period * 2).min(SCOUT_PERIOD_MAX);
+            while Instant::now() < next {
+                if stop() {
+                    return Ok(());
+                }
+                let Some(hello) = self.recv(next.min(Instant::now() + STOP_CHECK)) else {
+                    continue;
+                };
+                if what.matches(hello.whatami)
+                    && seen.insert(hello.zid)
+                    && on_hello(&hello).is_break()
+                {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The next Hello received before `deadline`, or `None` when the time is up.
     /// Datagrams that are not a valid Hello are skipped (logged at debug level).
     pub(crate) fn recv(&mut self, deadline: Instant) -> Option<Hello> {
@@ -125,21 +166,12 @@ where
         return Err(ScoutError::Disabled);
     }
     let mut scouter = Scouter::open(what, &config.scouting, None)?;
-    let end = Instant::now() + timeout;
-    let mut seen = HashSet::new();
-    let mut period = SCOUT_PERIOD_MIN;
-    while Instant::now() < end {
-        scouter.send()?;
-        let next = (Instant::now() + period).min(end);
-        period = (period * 2).min(SCOUT_PERIOD_MAX);
-        while let Some(hello) = scouter.recv(next) {
-            if what.matches(hello.whatami) && seen.insert(hello.zid) && on_hello(&hello).is_break()
-            {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
+    scouter.run(
+        what,
+        Some(Instant::now() + timeout),
+        &|| false,
+        &mut on_hello,
+    )
 }
 
 /// Scouts for nodes of the roles in `what` for `timeout`, like Zenoh's `scout`; returns
