@@ -254,16 +254,21 @@ impl Qos {
         }
     }
 
-    /// Sets what was given in publication options.
-    pub(crate) fn apply_put(&self, options: &mut weft::PutOptions) {
+    /// Sets what was given in an operation's options (a publication's or a query's).
+    pub(crate) fn apply(
+        &self,
+        congestion_control: &mut weft::CongestionControl,
+        priority: &mut weft::Priority,
+        express: &mut bool,
+    ) {
         if let Some(c) = self.congestion_control {
-            options.congestion_control = c.into();
+            *congestion_control = c.into();
         }
         if let Some(p) = self.priority {
-            options.priority = p.into();
+            *priority = p.into();
         }
         if let Some(x) = self.express {
-            options.express = x;
+            *express = x;
         }
     }
 }

@@ -11,7 +11,7 @@ use crate::bytes::{to_opt_vec, ZBytes};
 use crate::encoding::{encoding_text, Encoding};
 use crate::error::zerr;
 use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
-use crate::qos::{ConsolidationMode, QueryTarget};
+use crate::qos::{ConsolidationMode, Qos, QueryTarget};
 use crate::queue::{Item, Queue};
 use crate::sample::{EntityGlobalId, Sample};
 use crate::session::Shared;
@@ -105,8 +105,14 @@ pub(crate) fn get_options(
     target: Option<QueryTarget>,
     consolidation: Option<&Bound<'_, PyAny>>,
     timeout: Option<f64>,
+    qos: Qos,
 ) -> PyResult<weft::GetOptions> {
     let mut options = weft::GetOptions::default();
+    qos.apply(
+        &mut options.congestion_control,
+        &mut options.priority,
+        &mut options.express,
+    );
     if let Some(t) = target {
         options.target = t.into();
     }

@@ -152,7 +152,11 @@ impl PutArgs<'_, '_> {
         if self.encoding.is_some_and(|e| !e.is_none()) {
             base.encoding = encoding_text(self.encoding)?;
         }
-        self.qos.apply_put(&mut base);
+        self.qos.apply(
+            &mut base.congestion_control,
+            &mut base.priority,
+            &mut base.express,
+        );
         if let Some(a) = to_opt_vec(self.attachment)? {
             base.attachment = Some(a);
         }
@@ -221,8 +225,12 @@ impl Session {
         crate::liveliness::Liveliness(self.0.clone())
     }
 
-    /// Declares a querier: repeated queries on `key_expr` with the options given here.
-    #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None))]
+    /// Declares a querier: repeated queries on `key_expr` with the options given here
+    /// (`congestion_control`, `priority` and `express` are its queries' quality of
+    /// service).
+    #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None,
+        congestion_control = None, priority = None, express = None))]
+    #[allow(clippy::too_many_arguments)]
     fn declare_querier(
         &self,
         py: Python<'_>,
@@ -230,9 +238,13 @@ impl Session {
         target: Option<QueryTarget>,
         consolidation: Option<&Bound<'_, PyAny>>,
         timeout: Option<f64>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
     ) -> PyResult<crate::querier::Querier> {
         let key = key_text(key_expr)?;
-        let options = get_options(target, consolidation, timeout)?;
+        let qos = Qos::new(congestion_control, priority, express);
+        let options = get_options(target, consolidation, timeout, qos)?;
         let session = self.0.weft()?;
         let declared_options = options.clone();
         let querier = py
@@ -405,8 +417,10 @@ impl Session {
     /// Queries `selector` (a key expression, optionally followed by `?parameters`).
     /// Returns the replies' handler (a channel by default: iterate it to get every
     /// reply; it ends when the query is over), or `None` with a callable.
+    /// `congestion_control`, `priority` and `express` are the query's quality of service.
     #[pyo3(signature = (selector, handler = None, *, target = None, consolidation = None,
-        timeout = None, payload = None, encoding = None, attachment = None))]
+        timeout = None, congestion_control = None, priority = None, express = None,
+        payload = None, encoding = None, attachment = None))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -416,12 +430,16 @@ impl Session {
         target: Option<QueryTarget>,
         consolidation: Option<&Bound<'_, PyAny>>,
         timeout: Option<f64>,
+        congestion_control: Option<CongestionControl>,
+        priority: Option<Priority>,
+        express: Option<bool>,
         payload: Option<&Bound<'_, PyAny>>,
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyObject> {
         let selector = selector.str()?.to_cow()?.into_owned();
-        let options = get_options(target, consolidation, timeout)?;
+        let qos = Qos::new(congestion_control, priority, express);
+        let options = get_options(target, consolidation, timeout, qos)?;
         run_query(
             py, &self.0, selector, options, handler, payload, encoding, attachment,
         )

@@ -130,3 +130,22 @@ def _next_on(q, key):
         s = q.get(timeout=TIMEOUT)
         if str(s.key_expr) == key:
             return s
+
+
+def test_weft_queries_with_quality_of_service(client, peer):
+    b = client()
+    peer.send(op="queryable", key="qq/**", reply="answered")
+    qos = dict(
+        congestion_control=weft.CongestionControl.DROP,
+        priority=weft.Priority.INTERACTIVE_HIGH,
+        express=True,
+    )
+    found = []
+
+    def attempt():
+        found[:] = list(b.get("qq/k", timeout=2.0, **qos))
+
+    replies = until(lambda _t: list(found), attempt)
+    assert [r.ok.payload.to_string() for r in replies] == ["answered"]
+    querier = b.declare_querier("qq/q", timeout=2.0, **qos)
+    assert [r.ok.payload.to_string() for r in querier.get()] == ["answered"]

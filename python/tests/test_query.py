@@ -4,6 +4,8 @@ the end of a query."""
 import threading
 import time
 
+import pytest
+
 import weft
 from conftest import TIMEOUT, until
 
@@ -138,3 +140,21 @@ def test_querier_queries_with_its_options(client):
         assert "undeclared" in str(e)
     else:
         raise AssertionError("get on an undeclared querier must raise")
+
+
+def test_get_and_querier_take_quality_of_service_options(client):
+    a, b = client(), client()
+    a.declare_queryable("qos/**", lambda q: q.reply(q.key_expr, "ok"))
+    qos = dict(
+        congestion_control=weft.CongestionControl.BLOCK,
+        priority=weft.Priority.REAL_TIME,
+        express=False,
+    )
+    replies = answered(b, "qos/k", **qos)
+    assert [r.ok.payload.to_string() for r in replies] == ["ok"]
+    querier = b.declare_querier("qos/q", **qos)
+    assert [r.ok.payload.to_string() for r in querier.get()] == ["ok"]
+    with pytest.raises(TypeError):
+        b.get("qos/k", priority=3)
+    with pytest.raises(TypeError):
+        b.declare_querier("qos/k", congestion_control="block")

@@ -483,6 +483,9 @@ class Session:
         target: QueryTarget | None = None,
         consolidation: ConsolidationMode | None = None,
         timeout: float | None = None,
+        congestion_control: CongestionControl | None = None,
+        priority: Priority | None = None,
+        express: bool | None = None,
     ) -> Querier: ...
     def get(
         self,
@@ -492,6 +495,9 @@ class Session:
         target: QueryTarget | None = None,
         consolidation: ConsolidationMode | None = None,
         timeout: float | None = None,
+        congestion_control: CongestionControl | None = None,
+        priority: Priority | None = None,
+        express: bool | None = None,
         payload: _IntoZBytes | None = None,
         encoding: _IntoEncoding | None = None,
         attachment: _IntoZBytes | None = None,

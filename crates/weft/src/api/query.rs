@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
+use weft_proto::core::{CongestionControl, Priority};
 use weft_proto::network::{EntityGlobalId, QueryTarget};
 use weft_proto::zenoh::Consolidation;
 
@@ -23,6 +24,13 @@ pub struct GetOptions {
     pub payload: Option<(Vec<u8>, String)>,
     /// User bytes attached to the query.
     pub attachment: Option<Vec<u8>>,
+    /// The priority of the query (Data by default, as Zenoh).
+    pub priority: Priority,
+    /// What to do with the query when a link is congested (block by default, as
+    /// Zenoh's requests).
+    pub congestion_control: CongestionControl,
+    /// Whether the query is sent at once rather than batched.
+    pub express: bool,
 }
 
 impl Default for GetOptions {
@@ -33,6 +41,9 @@ impl Default for GetOptions {
             timeout: None,
             payload: None,
             attachment: None,
+            priority: Priority::Data,
+            congestion_control: CongestionControl::Block,
+            express: false,
         }
     }
 }

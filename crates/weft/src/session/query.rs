@@ -327,16 +327,20 @@ impl Inner {
             ..WireQuery::default()
         };
         let mut request = Request::new(qid, WireExpr::key(key.as_str()), query);
-        request.qos = NetworkQos::REQUEST;
+        request.qos = NetworkQos::new(
+            options.priority,
+            options.congestion_control,
+            options.express,
+        );
         request.target = options.target;
         request.timeout_ms = Some(timeout.as_millis() as u64);
         let msg = NetworkMessage::Request(request);
         for t in &targets {
             if t.send(
                 &msg,
-                Priority::Data,
+                options.priority,
                 Reliability::Reliable,
-                CongestionControl::Block,
+                options.congestion_control,
             )
             .is_err()
             {

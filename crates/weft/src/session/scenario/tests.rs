@@ -282,3 +282,37 @@ fn oversized_key_expressions_are_refused_without_harming_others() {
     );
     assert_eq!(hostile.closed_for(), None);
 }
+
+#[test]
+fn a_get_is_sent_with_its_quality_of_service() {
+    let peer = Scenario::new(WhatAmI::Peer);
+    let router = peer.attach(1, WhatAmI::Router);
+    peer.receive(&router, &super::queryable(1, "q/**"));
+    let qos_of_request = |options: &crate::api::GetOptions| {
+        drop(peer.session.get("q/k", options).expect("a get"));
+        let sent = router.take_sent();
+        let requests: Vec<NetworkQos> = sent
+            .iter()
+            .filter_map(
+                |b| match NetworkMessage::decode_exact(b).expect("decodes") {
+                    NetworkMessage::Request(r) => Some(r.qos),
+                    _ => None,
+                },
+            )
+            .collect();
+        assert_eq!(requests.len(), 1, "one request");
+        requests[0]
+    };
+    let default = crate::api::GetOptions::default();
+    assert_eq!(qos_of_request(&default), NetworkQos::REQUEST);
+    let urgent = crate::api::GetOptions {
+        priority: Priority::RealTime,
+        congestion_control: CongestionControl::Drop,
+        express: true,
+        ..crate::api::GetOptions::default()
+    };
+    assert_eq!(
+        qos_of_request(&urgent),
+        NetworkQos::new(Priority::RealTime, CongestionControl::Drop, true)
+    );
+}
