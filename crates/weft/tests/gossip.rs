@@ -246,3 +246,128 @@ fn zenoh_routers_of_a_weft_router_connect_to_each_other_as_its_lists_tell() {
     );
     drop(first);
 }
+
+/// A weft peer with ZenohID `zid`, listening on a port of its own and connected to `to`,
+/// gossiping with `multihop`; with `autoconnect`, connecting to the peers it learns of
+/// whose ZenohID is smaller than its own (`greater-zid`), else to none.
+fn multihop_peer(zid: u128, to: &str, autoconnect: bool) -> weft::Session {
+    let mut config = Config {
+        id: Some(ZenohId::new(zid).unwrap()),
+        mode: WhatAmI::Peer,
+        multicast_scouting: false,
+        listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
+        connect: vec![to.parse().unwrap()],
+        ..Config::default()
+    };
+    let gossip = &mut config.scouting.gossip;
+    gossip.multihop = true;
+    gossip.autoconnect = Some(WhatAmIMatcher(if autoconnect {
+        WhatAmI::Peer.bit()
+    } else {
+        0
+    }));
+    gossip.strategy = [weft::AutoconnectStrategy::GreaterZid; 3];
+    weft::open(config).expect("a weft peer")
+}
+
+/// A gossiping Zenoh peer with ZenohID `zid` (hex), listening on `listen`, connected to
+/// `connect` if given, with `multihop`; with `autoconnect`, connecting to the peers it
+/// learns of whose ZenohID is smaller (`greater-zid`), else to none.
+fn zenoh_multihop_peer(
+    zid: &str,
+    listen: &str,
+    connect: Option<&str>,
+    multihop: bool,
+    extra: &[&str],
+) -> ZenohNode {
+    let id = format!("id=\"{zid}\"");
+    let hops = format!("scouting/gossip/multihop={multihop}");
+    let mut args = vec![
+        "--mode",
+        "peer",
+        "--gossip",
+        "--listen",
+        listen,
+        "--insert",
+        &id,
+        "--insert",
+        &hops,
+        "--insert",
+        r#"scouting/gossip/autoconnect_strategy={"peer":{"to_router":"always","to_peer":"greater-zid"}}"#,
+        "--timeout",
+        "30",
+    ];
+    if let Some(c) = connect {
+        args.extend(["--connect", c]);
+    }
+    args.extend(extra);
+    ZenohNode::start(&args).expect("a Zenoh peer")
+}
+
+/// Two weft peers at the ends of a line of two Zenoh peers that connect to no one (w1 —
+/// z1 — z2 — w2): w1 hears of w2 only if z1 relays news of a node two hops away, which
+/// Zenoh's `multihop: true` does; w1 then connects to w2 (the smaller ZenohID).
+#[test]
+fn zenoh_peers_with_multihop_tell_weft_peers_of_nodes_two_hops_away() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let (p1, p2) = (
+        format!("tcp/127.0.0.1:{}", free_port()),
+        format!("tcp/127.0.0.1:{}", free_port()),
+    );
+    let none = [
+        "--insert",
+        r#"scouting/gossip/autoconnect={"router":[],"peer":[]}"#,
+    ];
+    let _z1 = zenoh_multihop_peer("e1", &p1, None, true, &none);
+    let _z2 = zenoh_multihop_peer("e2", &p2, Some(&p1), true, &none);
+    let w2 = multihop_peer(0x11, &p2, true);
+    let w1 = multihop_peer(0x55, &p1, true);
+    wait_face(&w1, w2.zid());
+    assert_eq!(w1.peers().len(), 2, "z1 and w2: {:?}", w1.peers());
+}
+
+/// Two Zenoh peers at the ends of a line of two weft peers that connect to no one (za —
+/// w1 — w2 — zb): za hears of zb only if w1 relays news of a node two hops away, which
+/// weft's `multihop: true` does; za then connects to zb (the smaller ZenohID).
+#[test]
+fn weft_peers_with_multihop_tell_zenoh_peers_of_nodes_two_hops_away() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    let hub = |zid: u128| {
+        let mut config = Config {
+            id: Some(ZenohId::new(zid).unwrap()),
+            mode: WhatAmI::Peer,
+            multicast_scouting: false,
+            listen: vec!["tcp/127.0.0.1:0".parse().unwrap()],
+            ..Config::default()
+        };
+        config.scouting.gossip.multihop = true;
+        config.scouting.gossip.autoconnect = Some(WhatAmIMatcher(0));
+        config
+    };
+    let w1 = weft::open(hub(0xd1)).unwrap();
+    let to_w1 = w1.listen_endpoints()[0].clone();
+    let mut second = hub(0xd2);
+    second.connect = vec![to_w1.parse().unwrap()];
+    let w2 = weft::open(second).unwrap();
+    let to_w2 = w2.listen_endpoints()[0].clone();
+    wait_face(&w2, w1.zid());
+    let (pa, pb) = (
+        format!("tcp/127.0.0.1:{}", free_port()),
+        format!("tcp/127.0.0.1:{}", free_port()),
+    );
+    let _zb = zenoh_multihop_peer("20", &pb, Some(&to_w2), true, &[]);
+    let za = zenoh_multihop_peer("c0", &pa, Some(&to_w1), true, &["--await-peers", "2"]);
+    let line: serde_json::Value = serde_json::from_str(&za.line(40)).unwrap();
+    let mut peers: Vec<String> = line["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    peers.sort();
+    assert_eq!(peers, ["20", w1.zid().to_string().as_str()], "{line}");
+}

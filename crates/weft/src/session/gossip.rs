@@ -32,6 +32,10 @@ pub(crate) struct Entry {
     pub(crate) sn: u64,
     /// Where it can be reached, when known.
     pub(crate) locators: Option<Vec<String>>,
+    /// Its neighbours, as it announced them: with `multihop`, lists carry the whole
+    /// graph (what Zenoh's multihop gossip expects: a node its graph cannot reach from
+    /// itself is dropped); otherwise empty, as Zenoh's single-hop lists.
+    pub(crate) links: Vec<ZenohId>,
 }
 
 /// A neighbour this node gossips with.
@@ -112,12 +116,7 @@ impl Gossip {
         if !self.target.matches(whatami) {
             return None;
         }
-        let own = Entry {
-            zid: self.own,
-            whatami: self.whatami,
-            sn: self.sn,
-            locators: Some(locators.to_vec()),
-        };
+        let own = self.own_entry(locators);
         let known = self
             .nodes
             .values()
@@ -127,10 +126,47 @@ impl Gossip {
         Some(std::iter::once(own).chain(known).collect())
     }
 
+    /// What this node says of itself: its role, sequence number, `locators`, and with
+    /// `multihop` its neighbours.
+    fn own_entry(&self, locators: &[String]) -> Entry {
+        Entry {
+            zid: self.own,
+            whatami: self.whatami,
+            sn: self.sn,
+            locators: Some(locators.to_vec()),
+            links: if self.config.multihop {
+                self.links.keys().copied().collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// With `multihop`, after its neighbours changed: what this node now says of itself
+    /// (`locators` are where it is reached), for each neighbour gossiped to but `except`
+    /// (who got a whole list). Nothing without `multihop`: single-hop lists do not carry
+    /// the graph.
+    pub(crate) fn own_news(
+        &self,
+        except: Option<ZenohId>,
+        locators: &[String],
+    ) -> Vec<(ZenohId, Vec<Entry>)> {
+        if !self.config.multihop {
+            return Vec::new();
+        }
+        let own = self.own_entry(locators);
+        self.links
+            .iter()
+            .filter(|(zid, link)| Some(**zid) != except && self.target.matches(link.whatami))
+            .map(|(zid, _)| (*zid, vec![own.clone()]))
+            .collect()
+    }
+
     /// The neighbour `zid` went away: what it said of itself is forgotten.
     pub(crate) fn link_down(&mut self, zid: ZenohId) {
         if self.links.remove(&zid).is_some() {
             self.nodes.remove(&zid);
+            self.sn += 1;
         }
     }
 
@@ -139,15 +175,19 @@ impl Gossip {
         let Some(link) = self.links.get_mut(&from) else {
             return Outcome::default();
         };
-        let mut named = Vec::new();
+        // Ids first: an entry's links may name nodes the list names later.
         for ls in list {
             if let Some(zid) = ls.zid {
                 link.psids.insert(ls.psid, zid);
             }
+        }
+        let mut named = Vec::new();
+        for ls in list {
             let Some(zid) = link.psids.get(&ls.psid).copied() else {
                 continue;
             };
-            if zid == self.own {
+            // Zero: a node named only as someone's neighbour, nothing said of it.
+            if zid == self.own || ls.sn == 0 {
                 continue;
             }
             named.push(Entry {
@@ -159,6 +199,11 @@ impl Gossip {
                     .locators
                     .as_ref()
                     .map(|l| l.iter().map(ToString::to_string).collect()),
+                links: ls
+                    .links
+                    .iter()
+                    .filter_map(|p| link.psids.get(p).copied())
+                    .collect(),
             });
         }
         let mut outcome = Outcome::default();
@@ -197,6 +242,7 @@ impl Gossip {
             Some(known) if entry.sn > known.sn => {
                 known.sn = entry.sn;
                 known.whatami = entry.whatami;
+                known.links.clone_from(&entry.links);
                 if entry.locators.is_some() && known.locators != entry.locators {
                     known.locators.clone_from(&entry.locators);
                     true
@@ -218,11 +264,21 @@ impl Gossip {
             }
     }
 
-    /// The body of the network OAM carrying `entries`.
+    /// The body of the network OAM carrying `entries`; a node their links name that
+    /// they do not describe is named too (sequence number 0, nothing said of it), so that
+    /// the receiver can resolve the index.
     pub(crate) fn encode(&mut self, entries: &[Entry]) -> Result<Vec<u8>, EncodeError> {
-        for e in entries {
+        let described: Vec<ZenohId> = entries.iter().map(|e| e.zid).collect();
+        let mut only_named: Vec<ZenohId> = entries
+            .iter()
+            .flat_map(|e| e.links.iter().copied())
+            .filter(|z| !described.contains(z))
+            .collect();
+        only_named.sort_unstable();
+        only_named.dedup();
+        for zid in described.iter().chain(&only_named) {
             let next = self.psids.len() as u64;
-            self.psids.entry(e.zid).or_insert(next);
+            self.psids.entry(*zid).or_insert(next);
         }
         let list: Vec<LinkState<'_>> = entries
             .iter()
@@ -235,10 +291,20 @@ impl Gossip {
                     .locators
                     .as_ref()
                     .map(|l| l.iter().map(String::as_str).collect()),
-                links: Vec::new(),
+                links: e.links.iter().map(|z| self.psids[z]).collect(),
                 weights: None,
                 gateway: false,
             })
+            .chain(only_named.iter().map(|z| LinkState {
+                psid: self.psids[z],
+                sn: 0,
+                zid: Some(*z),
+                whatami: None,
+                locators: None,
+                links: Vec::new(),
+                weights: None,
+                gateway: false,
+            }))
             .collect();
         let mut body = Vec::new();
         encode_list(&list, &mut body)?;
@@ -358,6 +424,7 @@ mod tests {
             whatami: WhatAmI::Peer,
             sn: 2,
             locators: Some(locs(7)),
+            links: Vec::new(),
         });
         let body = r.encode(&with_neighbour).unwrap();
         let out = p.apply(z(1), &decode_list(&body).unwrap());
@@ -382,5 +449,59 @@ mod tests {
         assert!(p.link_up(z(1), WhatAmI::Client, &locs(1)).is_none());
         let mut c = node(6, WhatAmI::Client);
         assert!(c.link_up(z(1), WhatAmI::Router, &locs(1)).is_none());
+    }
+
+    #[test]
+    fn multihop_lists_carry_the_graph_and_name_every_node_they_link() {
+        let config = GossipConfig {
+            multihop: true,
+            ..GossipConfig::default()
+        };
+        // 1 - 2 - 3 in a line, 2 in the middle.
+        let mut two = Gossip::new(z(2), WhatAmI::Peer, &config);
+        let mut one = Gossip::new(z(1), WhatAmI::Peer, &config);
+        let mut three = Gossip::new(z(3), WhatAmI::Peer, &config);
+        two.link_up(z(1), WhatAmI::Peer, &locs(7002));
+        one.link_up(z(2), WhatAmI::Peer, &locs(7001));
+        // 3 connects to 2: 2's list to 3 says 2 links 1 and 3, and names 1 for it.
+        three.link_up(z(2), WhatAmI::Peer, &locs(7003));
+        let list = two.link_up(z(3), WhatAmI::Peer, &locs(7002)).unwrap();
+        assert_eq!(list[0].zid, z(2));
+        let mut links = list[0].links.clone();
+        links.sort();
+        assert_eq!(links, [z(1), z(3)]);
+        let decoded = decode_list(&two.encode(&list).unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|l| (l.zid, l.sn))
+            .collect::<Vec<_>>();
+        assert!(
+            decoded.contains(&(Some(z(1)), 0)),
+            "1 is named: {decoded:?}"
+        );
+        // 2's other neighbour, 1, is told of 2's new links.
+        let news = two.own_news(Some(z(3)), &locs(7002));
+        assert_eq!(news.len(), 1);
+        assert_eq!(news[0].0, z(1));
+        assert!(news[0].1[0].links.contains(&z(3)));
+        // 3 tells 2 where it is, with its links; 2 relays it to 1 (a neighbour's news),
+        // and 1 learns 3's links.
+        let from_three = three.link_up(z(9), WhatAmI::Peer, &locs(7003)).unwrap();
+        let out = two.apply(
+            z(3),
+            &decode_list(&three.encode(&from_three).unwrap()).unwrap(),
+        );
+        let (to, relayed) = out.sends.iter().find(|(to, _)| *to == z(1)).unwrap();
+        assert_eq!(*to, z(1));
+        let body = two.encode(relayed).unwrap();
+        one.apply(z(2), &decode_list(&body).unwrap());
+        let mut known = one.nodes[&z(3)].links.clone();
+        known.sort();
+        assert_eq!(known, [z(2), z(9)]);
+        // Without multihop, nothing of the graph travels.
+        let mut single = node(4, WhatAmI::Peer);
+        let list = single.link_up(z(5), WhatAmI::Peer, &locs(7004)).unwrap();
+        assert!(list[0].links.is_empty());
+        assert!(single.own_news(None, &locs(7004)).is_empty());
     }
 }

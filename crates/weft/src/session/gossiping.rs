@@ -55,25 +55,54 @@ impl Inner {
             return;
         }
         let locators = self.own_locators();
-        let body = {
+        let (body, news) = {
             let mut st = self.lock();
-            let Some(list) = st
-                .routing
-                .gossip
-                .link_up(t.peer_zid(), t.peer_whatami(), &locators)
-            else {
-                return;
-            };
-            st.routing.gossip.encode(&list)
+            let gossip = &mut st.routing.gossip;
+            let list = gossip.link_up(t.peer_zid(), t.peer_whatami(), &locators);
+            let news = gossip.own_news(Some(t.peer_zid()), &locators);
+            (
+                list.map(|list| gossip.encode(&list)),
+                self.encoded(&mut st, news),
+            )
         };
-        send_gossip(t, body);
+        if let Some(body) = body {
+            send_gossip(t, body);
+        }
+        for (to, body) in news {
+            send_gossip(&*to, Ok(body));
+        }
     }
 
-    /// The face of `zid` went away.
+    /// The face of `zid` went away: with `multihop`, the other neighbours are told.
     pub(crate) fn gossip_link_down(&self, zid: ZenohId, whatami: WhatAmI) {
-        if self.gossips_with(whatami) {
-            self.lock().routing.gossip.link_down(zid);
+        if !self.gossips_with(whatami) {
+            return;
         }
+        let locators = self.own_locators();
+        let news = {
+            let mut st = self.lock();
+            st.routing.gossip.link_down(zid);
+            let news = st.routing.gossip.own_news(None, &locators);
+            self.encoded(&mut st, news)
+        };
+        for (to, body) in news {
+            send_gossip(&*to, Ok(body));
+        }
+    }
+
+    /// The lists `news` for each neighbour, encoded, with the neighbour's face.
+    fn encoded(
+        &self,
+        st: &mut super::State,
+        news: Vec<(ZenohId, Vec<Entry>)>,
+    ) -> Vec<(Arc<dyn FaceTransport>, Vec<u8>)> {
+        news.into_iter()
+            .filter_map(|(zid, entries)| {
+                let face = st.faces.get(&zid)?.transport.clone();
+                let body = st.routing.gossip.encode(&entries).ok()?;
+                Some((face, body))
+            })
+            .collect()
     }
 
     /// A link-state list from a node this session gossips with: news relayed, nodes
