@@ -4,6 +4,9 @@
 pub mod capture;
 pub mod json;
 pub mod rates;
-pub mod recording;
+/// The MCAP layout of recordings (`weft record`, `weft replay`), from `weft-record`.
+pub mod recording {
+    pub use weft_record::mcap_file::*;
+}
 pub mod top;
 pub mod trace;

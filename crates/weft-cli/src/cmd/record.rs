@@ -1,5 +1,5 @@
 //! `weft record` (samples into an MCAP file) and `weft replay` (an MCAP file published
-//! again, with its original spacing). The file layout is `weft_cli::recording`'s.
+//! again, with its original spacing). The file layout is `weft_record::mcap_file`'s.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
@@ -41,7 +41,28 @@ pub(crate) struct RecordArgs {
     count: Option<u64>,
     /// How the file's chunks are compressed.
     #[arg(long, value_enum, default_value = "zstd")]
-    compression: Compression,
+    compression: CompressionArg,
+}
+
+/// How a recording's chunks are compressed, as `--compression` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CompressionArg {
+    /// zstd (the MCAP tools' default).
+    Zstd,
+    /// LZ4: faster, larger files.
+    Lz4,
+    /// None.
+    None,
+}
+
+impl From<CompressionArg> for Compression {
+    fn from(c: CompressionArg) -> Self {
+        match c {
+            CompressionArg::Zstd => Self::Zstd,
+            CompressionArg::Lz4 => Self::Lz4,
+            CompressionArg::None => Self::None,
+        }
+    }
 }
 
 /// Arguments of `weft replay`.
@@ -107,7 +128,7 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
             )
         }
     };
-    let mut recorder = match Recorder::create(BufWriter::new(file), args.compression) {
+    let mut recorder = match Recorder::create(BufWriter::new(file), args.compression.into()) {
         Ok(r) => r,
         Err(e) => return usage_error("record", &e.to_string()),
     };

@@ -1,5 +1,6 @@
-//! Recordings: samples written to MCAP files (`weft record`) and read back in order
-//! (`weft replay`), in a layout the official MCAP readers and Foxglove read as they are.
+//! The MCAP layout of a recording: samples written to an MCAP file and read back in order,
+//! in a layout the official MCAP readers and Foxglove read as they are (`weft record` and
+//! `weft replay`, and weftd's recorder, use it).
 //!
 //! Layout: one channel per key, encoding and kind. A channel's topic is the key, its
 //! `message_encoding` the Zenoh encoding (`text/plain`, `application/json`,
@@ -42,7 +43,7 @@ pub struct Recorded {
 }
 
 /// How chunks of a recording are compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
     /// zstd (the MCAP tools' default).
     Zstd,
@@ -51,6 +52,36 @@ pub enum Compression {
     /// None.
     None,
 }
+
+impl Compression {
+    /// Every choice, by name.
+    pub const ALL: [Self; 3] = [Self::Zstd, Self::Lz4, Self::None];
+
+    /// `"zstd"`, `"lz4"` or `"none"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Zstd => "zstd",
+            Self::Lz4 => "lz4",
+            Self::None => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = UnknownCompression;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| UnknownCompression(s.to_string()))
+    }
+}
+
+/// A compression name that is not `zstd`, `lz4` or `none`.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown compression {0:?}: expected \"zstd\", \"lz4\" or \"none\"")]
+pub struct UnknownCompression(pub String);
 
 /// What went wrong with a recording.
 #[derive(Debug, Error)]
@@ -66,19 +97,53 @@ pub enum RecordingError {
     LoneAttachment(u32),
 }
 
-/// What makes a channel: samples differing in any of these go on different channels.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct ChannelKey {
-    key: String,
+/// A sample to record, borrowed from wherever it is (a received sample, a [`Recorded`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRef<'a> {
+    /// Its key.
+    pub key: &'a str,
+    /// Its encoding, as text.
+    pub encoding: &'a str,
+    /// Put or delete.
+    pub kind: SampleKind,
+    /// The value (empty for a deletion).
+    pub payload: &'a [u8],
+    /// Bytes attached to it.
+    pub attachment: Option<&'a [u8]>,
+    /// When it was produced (or received), in nanoseconds since the UNIX epoch.
+    pub time_ns: u64,
+}
+
+impl Recorded {
+    /// The sample, borrowed.
+    pub fn as_ref(&self) -> SampleRef<'_> {
+        SampleRef {
+            key: &self.key,
+            encoding: &self.encoding,
+            kind: self.kind,
+            payload: &self.payload,
+            attachment: self.attachment.as_deref(),
+            time_ns: self.time_ns,
+        }
+    }
+}
+
+/// One channel of a key: samples differing in encoding, kind or being an attachment go
+/// on different channels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Channel {
     encoding: String,
     kind: SampleKind,
     attachment: bool,
+    id: u16,
 }
 
 /// Writes samples into an MCAP file.
 pub struct Recorder<W: Write + Seek> {
     writer: mcap::Writer<W>,
-    channels: HashMap<ChannelKey, u16>,
+    /// The channels by key (looked up without allocating: a key has few of them).
+    channels: HashMap<String, Vec<Channel>>,
+    channel_count: usize,
     sequence: u32,
     samples: u64,
 }
@@ -98,6 +163,7 @@ impl<W: Write + Seek> Recorder<W> {
         Ok(Self {
             writer,
             channels: HashMap::new(),
+            channel_count: 0,
             sequence: 0,
             samples: 0,
         })
@@ -105,13 +171,18 @@ impl<W: Write + Seek> Recorder<W> {
 
     /// Writes one sample (and its attachment, if any).
     pub fn write(&mut self, sample: &Recorded) -> Result<(), RecordingError> {
+        self.write_ref(sample.as_ref())
+    }
+
+    /// Writes one borrowed sample (and its attachment, if any).
+    pub fn write_ref(&mut self, sample: SampleRef<'_>) -> Result<(), RecordingError> {
         self.sequence = self.sequence.wrapping_add(1);
-        if let Some(attachment) = &sample.attachment {
-            let channel = self.channel(sample, true)?;
+        if let Some(attachment) = sample.attachment {
+            let channel = self.channel(&sample, true)?;
             self.write_message(channel, sample.time_ns, attachment)?;
         }
-        let channel = self.channel(sample, false)?;
-        self.write_message(channel, sample.time_ns, &sample.payload)?;
+        let channel = self.channel(&sample, false)?;
+        self.write_message(channel, sample.time_ns, sample.payload)?;
         self.samples += 1;
         Ok(())
     }
@@ -145,17 +216,16 @@ impl<W: Write + Seek> Recorder<W> {
     }
 
     /// The channel of `sample`'s payload (or attachment), added on first use.
-    fn channel(&mut self, sample: &Recorded, attachment: bool) -> Result<u16, RecordingError> {
-        let wanted = ChannelKey {
-            key: sample.key.clone(),
-            encoding: sample.encoding.clone(),
-            kind: sample.kind,
-            attachment,
-        };
-        if let Some(id) = self.channels.get(&wanted) {
-            return Ok(*id);
+    fn channel(&mut self, sample: &SampleRef<'_>, attachment: bool) -> Result<u16, RecordingError> {
+        let found = self.channels.get(sample.key).and_then(|list| {
+            list.iter().find(|c| {
+                c.attachment == attachment && c.kind == sample.kind && c.encoding == sample.encoding
+            })
+        });
+        if let Some(c) = found {
+            return Ok(c.id);
         }
-        if self.channels.len() >= usize::from(u16::MAX) {
+        if self.channel_count >= usize::from(u16::MAX) {
             return Err(RecordingError::TooManyChannels);
         }
         let mut metadata = BTreeMap::new();
@@ -166,12 +236,21 @@ impl<W: Write + Seek> Recorder<W> {
             metadata.insert(ATTACHMENT.to_string(), "true".to_string());
             ATTACHMENT_ENCODING
         } else {
-            sample.encoding.as_str()
+            sample.encoding
         };
         let id = self
             .writer
-            .add_channel(0, &sample.key, encoding, &metadata)?;
-        self.channels.insert(wanted, id);
+            .add_channel(0, sample.key, encoding, &metadata)?;
+        self.channels
+            .entry(sample.key.to_string())
+            .or_default()
+            .push(Channel {
+                encoding: sample.encoding.to_string(),
+                kind: sample.kind,
+                attachment,
+                id,
+            });
+        self.channel_count += 1;
         Ok(id)
     }
 }

@@ -1,0 +1,274 @@
+//! The `plugins.recorder` section of weftd's configuration:
+//!
+//! ```json5
+//! plugins: { recorder: { recordings: {
+//!   cam: {
+//!     key_expr: "robot/**",            // what is recorded (required)
+//!     directory: "/var/lib/weft/rec",  // where its files go, created if missing (required)
+//!     rotate: { size_mb: 512, seconds: 3600 }, // a new file past either limit (optional)
+//!     compression: "zstd",             // "zstd" (default), "lz4" or "none"
+//!   },
+//! } } }
+//! ```
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+use weft_keyexpr::OwnedKeyExpr;
+
+use crate::mcap_file::Compression;
+
+/// The dotted path of the section.
+pub const SECTION: &str = "plugins.recorder";
+
+/// A recorder configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("invalid value {value} for `{key}`: expected {expected}")]
+pub struct RecorderConfigError {
+    /// The key, dotted.
+    pub key: String,
+    /// The value as written.
+    pub value: String,
+    /// What is accepted.
+    pub expected: &'static str,
+}
+
+/// When a recording closes its file and starts another.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Rotation {
+    /// Once the file holds this many bytes (`rotate.size_mb`, MiB).
+    pub size_bytes: Option<u64>,
+    /// Once the file is this old (`rotate.seconds`).
+    pub age: Option<Duration>,
+}
+
+/// One configured recording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordingConfig {
+    /// Its name (the key under `recordings`).
+    pub name: String,
+    /// The key expression it records.
+    pub key_expr: OwnedKeyExpr,
+    /// The directory its files are written in.
+    pub directory: PathBuf,
+    /// When it starts a new file.
+    pub rotate: Rotation,
+    /// How its files' chunks are compressed.
+    pub compression: Compression,
+}
+
+fn invalid(key: String, value: &Value, expected: &'static str) -> RecorderConfigError {
+    RecorderConfigError {
+        key,
+        value: value.to_string(),
+        expected,
+    }
+}
+
+/// `map` as an object, or the error naming `key`.
+fn object<'a>(
+    key: &str,
+    value: &'a Value,
+    expected: &'static str,
+) -> Result<&'a Map<String, Value>, RecorderConfigError> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(key.to_string(), value, expected))
+}
+
+/// Refuses the keys of `map` not in `known` (keys starting with `__`, which Zenoh's plugin
+/// loader reads, are allowed).
+fn only_known(
+    at: &str,
+    map: &Map<String, Value>,
+    known: &[&str],
+) -> Result<(), RecorderConfigError> {
+    match map
+        .iter()
+        .find(|(k, _)| !k.starts_with("__") && !known.contains(&k.as_str()))
+    {
+        Some((k, v)) => Err(RecorderConfigError {
+            key: format!("{at}.{k}"),
+            value: v.to_string(),
+            expected: "no such key (unknown)",
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A positive, finite number at `key`.
+fn positive(key: String, value: &Value) -> Result<f64, RecorderConfigError> {
+    value
+        .as_f64()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| invalid(key, value, "a number above 0"))
+}
+
+/// Reads the recordings of a `plugins` section (none if it has no `recorder`).
+pub fn parse(plugins: &Value) -> Result<Vec<RecordingConfig>, RecorderConfigError> {
+    let Some(section) = plugins.get("recorder") else {
+        return Ok(Vec::new());
+    };
+    let section = object(SECTION, section, "an object with `recordings`")?;
+    only_known(SECTION, section, &["recordings"])?;
+    let Some(recordings) = section.get("recordings") else {
+        return Ok(Vec::new());
+    };
+    let base = format!("{SECTION}.recordings");
+    let recordings = object(&base, recordings, "an object of recordings")?;
+    recordings
+        .iter()
+        .map(|(name, r)| recording(&format!("{base}.{name}"), name, r))
+        .collect()
+}
+
+/// One recording, at the dotted path `at`.
+fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, RecorderConfigError> {
+    let r = object(
+        at,
+        value,
+        "an object: { key_expr, directory, rotate?, compression? }",
+    )?;
+    only_known(at, r, &["key_expr", "directory", "rotate", "compression"])?;
+    let null = Value::Null;
+    let key_expr = r
+        .get("key_expr")
+        .and_then(Value::as_str)
+        .and_then(|k| OwnedKeyExpr::new(k).ok())
+        .ok_or_else(|| {
+            invalid(
+                format!("{at}.key_expr"),
+                r.get("key_expr").unwrap_or(&null),
+                "a valid key expression",
+            )
+        })?;
+    let directory = match r.get("directory") {
+        Some(Value::String(d)) if !d.is_empty() => PathBuf::from(d),
+        other => {
+            return Err(invalid(
+                format!("{at}.directory"),
+                other.unwrap_or(&null),
+                "a directory path",
+            ))
+        }
+    };
+    let rotate = match r.get("rotate") {
+        None | Some(Value::Null) => Rotation::default(),
+        Some(v) => rotation(&format!("{at}.rotate"), v)?,
+    };
+    let compression = match r.get("compression") {
+        None | Some(Value::Null) => Compression::Zstd,
+        Some(v) => v.as_str().and_then(|c| c.parse().ok()).ok_or_else(|| {
+            invalid(
+                format!("{at}.compression"),
+                v,
+                "\"zstd\", \"lz4\" or \"none\"",
+            )
+        })?,
+    };
+    Ok(RecordingConfig {
+        name: name.to_string(),
+        key_expr,
+        directory,
+        rotate,
+        compression,
+    })
+}
+
+/// `rotate: { size_mb?, seconds? }`.
+fn rotation(at: &str, value: &Value) -> Result<Rotation, RecorderConfigError> {
+    let r = object(at, value, "an object: { size_mb?, seconds? }")?;
+    only_known(at, r, &["size_mb", "seconds"])?;
+    let mut rotate = Rotation::default();
+    if let Some(v) = r.get("size_mb").filter(|v| !v.is_null()) {
+        let mb = positive(format!("{at}.size_mb"), v)?;
+        // At least one byte: a fraction of a MiB is allowed (small files for tests).
+        rotate.size_bytes = Some(((mb * 1024.0 * 1024.0) as u64).max(1));
+    }
+    if let Some(v) = r.get("seconds").filter(|v| !v.is_null()) {
+        let seconds = positive(format!("{at}.seconds"), v)?;
+        rotate.age = Duration::try_from_secs_f64(seconds).ok();
+        if rotate.age.is_none() {
+            return Err(invalid(
+                format!("{at}.seconds"),
+                v,
+                "a number of seconds above 0",
+            ));
+        }
+    }
+    Ok(rotate)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn reads_recordings_with_their_defaults() {
+        let plugins = json!({ "recorder": { "recordings": {
+            "cam": {
+                "key_expr": "robot/**",
+                "directory": "/var/lib/weft/rec",
+                "rotate": { "size_mb": 512, "seconds": 3600 },
+                "compression": "lz4",
+            },
+            "all": { "key_expr": "**", "directory": "rec" },
+        } } });
+        let r = parse(&plugins).unwrap();
+        assert_eq!(r.len(), 2);
+        let cam = r.iter().find(|c| c.name == "cam").unwrap();
+        assert_eq!(cam.key_expr.as_str(), "robot/**");
+        assert_eq!(cam.directory, PathBuf::from("/var/lib/weft/rec"));
+        assert_eq!(cam.rotate.size_bytes, Some(512 << 20));
+        assert_eq!(cam.rotate.age, Some(Duration::from_secs(3600)));
+        assert_eq!(cam.compression, Compression::Lz4);
+        let all = r.iter().find(|c| c.name == "all").unwrap();
+        assert_eq!(all.rotate, Rotation::default());
+        assert_eq!(all.compression, Compression::Zstd);
+        assert!(parse(&json!({ "rest": {} })).unwrap().is_empty());
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let at = |r: Value| {
+            parse(&json!({ "recorder": { "recordings": { "x": r } } }))
+                .unwrap_err()
+                .key
+        };
+        let base = "plugins.recorder.recordings.x";
+        assert_eq!(
+            at(json!({ "key_expr": "a//b", "directory": "d" })),
+            format!("{base}.key_expr")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**" })),
+            format!("{base}.directory")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "rotate": { "size_mb": -1 } })),
+            format!("{base}.rotate.size_mb")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "rotate": { "seconds": 0 } })),
+            format!("{base}.rotate.seconds")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "rotate": { "bytes": 1 } })),
+            format!("{base}.rotate.bytes")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "compression": "gzip" })),
+            format!("{base}.compression")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "dir": "d" })),
+            format!("{base}.dir")
+        );
+        let e = parse(&json!({ "recorder": { "storages": {} } })).unwrap_err();
+        assert_eq!(e.key, "plugins.recorder.storages");
+    }
+}

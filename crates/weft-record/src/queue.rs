@@ -1,0 +1,155 @@
+//! The queue between a recording's subscriber and its writing thread, bounded in items and
+//! in bytes: a full queue makes the subscriber wait (nothing is dropped), so that the link
+//! is read no faster than the disk takes the data, and memory stays bounded whatever the
+//! samples' sizes.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A bounded queue of items with their sizes, for one producer side and one consumer.
+#[derive(Debug)]
+pub(crate) struct Queue<T> {
+    state: Mutex<State<T>>,
+    /// Signalled when an item is added or the queue is closed.
+    filled: Condvar,
+    /// Signalled when room is made or the queue is closed.
+    emptied: Condvar,
+    max_items: usize,
+    max_bytes: usize,
+}
+
+#[derive(Debug)]
+struct State<T> {
+    items: VecDeque<(T, usize)>,
+    bytes: usize,
+    closed: bool,
+}
+
+/// What `push` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pushed {
+    /// Queued at once.
+    Queued,
+    /// Queued after waiting for room.
+    Waited,
+    /// The queue is closed: the item was dropped.
+    Closed,
+}
+
+impl<T> Queue<T> {
+    /// A queue holding at most `max_items`, and at most `max_bytes` unless it holds a
+    /// single item (one item larger than the bound still passes).
+    pub(crate) fn new(max_items: usize, max_bytes: usize) -> Self {
+        Self {
+            state: Mutex::new(State {
+                items: VecDeque::new(),
+                bytes: 0,
+                closed: false,
+            }),
+            filled: Condvar::new(),
+            emptied: Condvar::new(),
+            max_items: max_items.max(1),
+            max_bytes,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `item` (of `bytes`), waiting for room while the queue is full and open.
+    pub(crate) fn push(&self, item: T, bytes: usize) -> Pushed {
+        let mut state = self.lock();
+        let mut waited = false;
+        while !state.closed
+            && !state.items.is_empty()
+            && (state.items.len() >= self.max_items || state.bytes + bytes > self.max_bytes)
+        {
+            waited = true;
+            state = self.emptied.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.closed {
+            return Pushed::Closed;
+        }
+        state.items.push_back((item, bytes));
+        state.bytes += bytes;
+        drop(state);
+        self.filled.notify_one();
+        if waited {
+            Pushed::Waited
+        } else {
+            Pushed::Queued
+        }
+    }
+
+    /// Moves every queued item into `out` (in order), waiting until `deadline` for one if
+    /// there is none; returns `false` once the queue is closed and empty.
+    pub(crate) fn pop_all(&self, out: &mut Vec<T>, deadline: Instant) -> bool {
+        let mut state = self.lock();
+        while state.items.is_empty() && !state.closed {
+            let now = Instant::now();
+            if now >= deadline {
+                return true;
+            }
+            let wait = deadline - now;
+            state = self
+                .filled
+                .wait_timeout(state, wait.min(Duration::from_secs(1)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let open = !(state.closed && state.items.is_empty());
+        out.extend(state.items.drain(..).map(|(item, _)| item));
+        state.bytes = 0;
+        drop(state);
+        self.emptied.notify_all();
+        open
+    }
+
+    /// Closes the queue: pushes return at once (dropping their item), what is queued stays
+    /// for `pop_all`.
+    pub(crate) fn close(&self) {
+        self.lock().closed = true;
+        self.filled.notify_all();
+        self.emptied.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn a_full_queue_holds_the_producer_until_the_consumer_takes_its_items() {
+        let q = Arc::new(Queue::new(2, 1_000));
+        assert_eq!(q.push(1, 10), Pushed::Queued);
+        assert_eq!(q.push(2, 10), Pushed::Queued);
+        let producer = {
+            let q = q.clone();
+            std::thread::spawn(move || q.push(3, 10))
+        };
+        let mut out = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while out.len() < 3 {
+            assert!(q.pop_all(&mut out, deadline));
+            assert!(Instant::now() < deadline, "the third item never came");
+        }
+        assert_eq!(out, vec![1, 2, 3]);
+        assert_eq!(producer.join().unwrap(), Pushed::Waited);
+    }
+
+    #[test]
+    fn bytes_bound_the_queue_but_one_large_item_passes() {
+        let q = Queue::new(100, 100);
+        assert_eq!(q.push("big", 1_000), Pushed::Queued);
+        q.close();
+        assert_eq!(q.push("late", 1), Pushed::Closed);
+        let mut out = Vec::new();
+        assert!(q.pop_all(&mut out, Instant::now()));
+        assert_eq!(out, vec!["big"]);
+        assert!(!q.pop_all(&mut out, Instant::now()));
+    }
+}
