@@ -159,7 +159,8 @@ impl RotatingFiles {
 }
 
 /// A new file in `directory`, named with the time now (UTC, to the microsecond); a
-/// suffix keeps two files started in the same microsecond apart.
+/// suffix (`_001`...) keeps two files started in the same microsecond apart, and sorts
+/// after the first: the names sort in the order the files were started.
 fn open(directory: &Path, compression: Compression) -> Result<Current, RecordingError> {
     let stamp = utc_stamp(SystemTime::now());
     let mut n = 0u32;
@@ -167,7 +168,7 @@ fn open(directory: &Path, compression: Compression) -> Result<Current, Recording
         let name = if n == 0 {
             format!("{stamp}.mcap")
         } else {
-            format!("{stamp}-{n}.mcap")
+            format!("{stamp}_{n:03}.mcap")
         };
         let path = directory.join(name);
         match OpenOptions::new().write(true).create_new(true).open(&path) {
@@ -186,7 +187,7 @@ fn open(directory: &Path, compression: Compression) -> Result<Current, Recording
                     size,
                 });
             }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 1_000 => n += 1,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 999 => n += 1,
             Err(e) => return Err(RecordingError::Mcap(e.into())),
         }
     }

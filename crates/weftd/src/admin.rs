@@ -17,13 +17,18 @@
 //!   loaded: `@/<zid>/router/plugins/<id>` (application/json, the plugin's state),
 //!   `@/<zid>/router/status/plugins/<id>/__path__` (text/plain) and the plugin's own
 //!   status keys under `@/<zid>/router/status/plugins/<id>/` (application/json): REST's
-//!   `version` and `port`, the storage manager's `version` and `storages/<name>`.
+//!   `version` and `port`, the storage manager's `version` and `storages/<name>`, the
+//!   recorder's `version` and `recordings/<name>` (its configuration as given, with its
+//!   counters now: `messages`, `bytes`, `files`, `file_bytes`, `errors`, `lost`,
+//!   `waited`, `current_file`, `current_file_bytes`, `last_error`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 use weft::{AdminInfo, FaceInfo, PutOptions, Query, Queryable, Session, SessionError, WhatAmI};
 use weft_keyexpr::KeyExpr;
+use weft_record::RecordingStats;
 
 use crate::metrics::parameter;
 
@@ -49,7 +54,43 @@ pub(crate) struct Plugin {
     /// Zenoh's id for it: `rest`, `storage_manager`.
     pub(crate) id: &'static str,
     /// Its status keys under `@/<zid>/router/status/plugins/<id>/`, with their values.
-    pub(crate) status: Vec<(String, Value)>,
+    pub(crate) status: Vec<(String, Status)>,
+}
+
+/// The value of a plugin's status key.
+#[derive(Clone)]
+pub(crate) enum Status {
+    /// The same whenever asked.
+    Fixed(Value),
+    /// A recording: its configuration as given, with its counters when asked.
+    Recording(Value, Arc<RecordingStats>),
+}
+
+impl Status {
+    /// The value now.
+    fn value(&self) -> Value {
+        match self {
+            Self::Fixed(v) => v.clone(),
+            Self::Recording(config, stats) => {
+                let mut value = config.clone();
+                if let (Value::Object(out), Value::Object(counters)) =
+                    (&mut value, stats.status().json())
+                {
+                    out.extend(counters);
+                }
+                value
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Fixed(v) => f.debug_tuple("Fixed").field(v).finish(),
+            Self::Recording(config, _) => f.debug_tuple("Recording").field(config).finish(),
+        }
+    }
 }
 
 impl Plugin {
@@ -58,8 +99,14 @@ impl Plugin {
         Self {
             id: "rest",
             status: vec![
-                ("version".into(), Value::from(plugin_version())),
-                ("port".into(), json!({ "http_port": address.to_string() })),
+                (
+                    "version".into(),
+                    Status::Fixed(Value::from(plugin_version())),
+                ),
+                (
+                    "port".into(),
+                    Status::Fixed(json!({ "http_port": address.to_string() })),
+                ),
             ],
         }
     }
@@ -67,16 +114,45 @@ impl Plugin {
     /// Zenoh's storage manager, with each storage's configuration as given (`storages`:
     /// the `plugins.storage_manager.storages` object).
     pub(crate) fn storage_manager(storages: Option<&Value>) -> Self {
-        let mut status = vec![("version".into(), Value::from(plugin_version()))];
+        let mut status = vec![(
+            "version".into(),
+            Status::Fixed(Value::from(plugin_version())),
+        )];
         if let Some(Value::Object(storages)) = storages {
             status.extend(
-                storages
-                    .iter()
-                    .map(|(name, config)| (format!("storages/{name}"), config.clone())),
+                storages.iter().map(|(name, config)| {
+                    (format!("storages/{name}"), Status::Fixed(config.clone()))
+                }),
             );
         }
         Self {
             id: "storage_manager",
+            status,
+        }
+    }
+
+    /// weft's recorder (`plugins.recorder`), with each recording's configuration as given
+    /// (`recordings`: the `plugins.recorder.recordings` object) and counters.
+    pub(crate) fn recorder(
+        recordings: Option<&Value>,
+        stats: &[(String, Arc<RecordingStats>)],
+    ) -> Self {
+        let mut status = vec![(
+            "version".into(),
+            Status::Fixed(Value::from(plugin_version())),
+        )];
+        status.extend(stats.iter().map(|(name, stats)| {
+            let config = recordings
+                .and_then(|r| r.get(name))
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            (
+                format!("recordings/{name}"),
+                Status::Recording(config, stats.clone()),
+            )
+        }));
+        Self {
+            id: "recorder",
             status,
         }
     }
@@ -509,7 +585,7 @@ fn answer_plugins(context: &Context, base: &str, q: &Query, wanted: &dyn Fn(&str
         for (suffix, value) in &plugin.status {
             let key = format!("{status}/{suffix}");
             if wanted(&key) {
-                let _ = q.reply(&key, value.to_string().as_bytes(), &json_options);
+                let _ = q.reply(&key, value.value().to_string().as_bytes(), &json_options);
             }
         }
     }

@@ -3,7 +3,8 @@
 //! It routes between every client, peer and router that connects: data to matching
 //! subscribers, queries to matching queryables, declarations and liveliness tokens to
 //! whoever must know them. Storages configured under `plugins.storage_manager` keep data at
-//! rest and answer queries on it.
+//! rest and answer queries on it; recordings configured under `plugins.recorder` write what
+//! is published on their key expressions into rotated MCAP files.
 //!
 //! With no arguments at all it runs its built-in example configuration (`weftd.json5`
 //! beside this crate's manifest): listening on `tcp/[::]:7447`, REST on port 8000 of the
@@ -248,6 +249,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let recordings = match config.plugins.as_ref().map(weft_record::config::parse) {
+        None => Vec::new(),
+        Some(Ok(r)) => r,
+        Some(Err(e)) => {
+            eprintln!("weftd: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, stop.clone());
@@ -269,6 +278,12 @@ fn main() -> ExitCode {
         plugins.push(admin::Plugin::storage_manager(manager.get("storages")));
     }
     let metadata = config.metadata.clone().unwrap_or(serde_json::Value::Null);
+    // The recordings as configured, for the admin space.
+    let recordings_given = config
+        .plugins
+        .as_ref()
+        .and_then(|p| p.pointer("/recorder/recordings"))
+        .cloned();
     let listen = std::mem::take(&mut config.listen);
     let session = match weft::open(config) {
         Ok(s) => s,
@@ -285,6 +300,21 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let recordings = match weft_record::start(&session, recordings) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("weftd: {e}");
+            session.close();
+            return ExitCode::from(1);
+        }
+    };
+    if !recordings.is_empty() {
+        let stats: Vec<_> = recordings
+            .iter()
+            .map(|r| (r.config.name.clone(), r.stats()))
+            .collect();
+        plugins.push(admin::Plugin::recorder(recordings_given.as_ref(), &stats));
+    }
     let storage_metrics: Vec<metrics::StorageMetrics> = _storages
         .iter()
         .map(|s| metrics::StorageMetrics {
@@ -333,6 +363,10 @@ fn main() -> ExitCode {
         std::thread::sleep(Duration::from_millis(100));
     }
     tracing::info!("shutting down");
+    // Recordings finish their files (summary and index) before the session goes.
+    for recording in recordings {
+        recording.stop();
+    }
     session.close();
     ExitCode::SUCCESS
 }

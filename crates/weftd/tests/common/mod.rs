@@ -98,6 +98,26 @@ impl Weftd {
         self.child.id()
     }
 
+    /// SIGTERM (weftd shuts down in order), and waits at most 20 s for the process to end;
+    /// returns its exit status.
+    pub(crate) fn terminate(mut self) -> std::process::ExitStatus {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        let pid = Pid::from_raw(i32::try_from(self.child.id()).unwrap());
+        kill(pid, Signal::SIGTERM).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "weftd did not end within 20 s of SIGTERM"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// `kill -9`, and wait for the process to end.
     pub(crate) fn kill(mut self) {
         self.stop();
