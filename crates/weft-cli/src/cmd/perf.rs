@@ -37,6 +37,9 @@ pub(crate) struct PubThrArgs {
     /// Stop after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     duration: f64,
+    /// Publish at most this many messages per second (0: as fast as possible).
+    #[arg(long, default_value_t = 0.0)]
+    rate: f64,
     /// The key published on.
     #[arg(short, long, default_value = THR_KEY)]
     key: String,
@@ -118,7 +121,9 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
         ..PutOptions::default()
     };
     let payload = vec![0xA5u8; args.size];
-    let deadline = Instant::now() + Duration::from_secs_f64(args.duration);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs_f64(args.duration);
+    let pace = Pace::new(args.rate, started);
     let mut sent = 0u64;
     let mut rate = RatePrinter::new(args.print, args.number);
     if args.keys > 1 {
@@ -127,7 +132,8 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
             .collect();
         let mut next = keys.iter().cycle();
         'sending: while !stopped(&stop) && Instant::now() < deadline {
-            for key in next.by_ref().take(1000) {
+            pace.wait(sent);
+            for key in next.by_ref().take(pace.burst) {
                 if let Err(e) = session.put(key, &payload, &options) {
                     eprintln!("weft pub-thr: {key}: {e}");
                     break 'sending;
@@ -145,7 +151,8 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
             }
         };
         while !stopped(&stop) && Instant::now() < deadline {
-            for _ in 0..1000 {
+            pace.wait(sent);
+            for _ in 0..pace.burst {
                 if publisher.put(&payload).is_err() {
                     break;
                 }
@@ -154,9 +161,50 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
             }
         }
     }
-    outln!("sent={sent} payload={}", args.size);
+    outln!(
+        "sent={sent} payload={} seconds={:.3}",
+        args.size,
+        started.elapsed().as_secs_f64()
+    );
     session.close();
     ExitCode::SUCCESS
+}
+
+/// `weft pub-thr --rate`: messages go in bursts of about a millisecond's worth, each once
+/// its time has come.
+struct Pace {
+    /// Messages per second; 0 for as fast as possible.
+    rate: f64,
+    started: Instant,
+    /// Messages sent at a time.
+    burst: usize,
+}
+
+impl Pace {
+    fn new(rate: f64, started: Instant) -> Self {
+        let burst = if rate > 0.0 {
+            ((rate / 1000.0) as usize).clamp(1, 1000)
+        } else {
+            1000
+        };
+        Self {
+            rate: rate.max(0.0),
+            started,
+            burst,
+        }
+    }
+
+    /// Waits until message number `sent` is due.
+    fn wait(&self, sent: u64) {
+        if self.rate == 0.0 {
+            return;
+        }
+        let due = self.started + Duration::from_secs_f64(sent as f64 / self.rate);
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
 }
 
 /// Prints the rate every `every` messages when asked (`weft pub-thr --print`).
