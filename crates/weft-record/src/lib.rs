@@ -5,11 +5,12 @@
 //! - [`config`] and [`recorder`]: recordings that run inside a process (weftd's
 //!   `plugins.recorder`): each subscribes to its key expression and writes MCAP files
 //!   named with their start time into its directory, rotated by size or age, from a thread
-//!   of its own behind a bounded queue; [`RecordingStats`] counts what it wrote.
+//!   of its own behind a bounded [`queue`] (which `weft record` uses too);
+//!   [`RecordingStats`] counts what it wrote.
 
 pub mod config;
 pub mod mcap_file;
-mod queue;
+pub mod queue;
 pub mod recorder;
 mod rotation;
 mod stats;

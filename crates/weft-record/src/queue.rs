@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A bounded queue of items with their sizes, for one producer side and one consumer.
 #[derive(Debug)]
-pub(crate) struct Queue<T> {
+pub struct Queue<T> {
     state: Mutex<State<T>>,
     /// Signalled when an item is added or the queue is closed.
     filled: Condvar,
@@ -24,11 +24,16 @@ struct State<T> {
     items: VecDeque<(T, usize)>,
     bytes: usize,
     closed: bool,
+    /// Whether the consumer waits for an item (a push wakes it only then: waking costs a
+    /// system call, too much for every sample at a million a second).
+    consumer_waiting: bool,
+    /// Producers waiting for room.
+    producers_waiting: usize,
 }
 
 /// What `push` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Pushed {
+pub enum Pushed {
     /// Queued at once.
     Queued,
     /// Queued after waiting for room.
@@ -40,12 +45,14 @@ pub(crate) enum Pushed {
 impl<T> Queue<T> {
     /// A queue holding at most `max_items`, and at most `max_bytes` unless it holds a
     /// single item (one item larger than the bound still passes).
-    pub(crate) fn new(max_items: usize, max_bytes: usize) -> Self {
+    pub fn new(max_items: usize, max_bytes: usize) -> Self {
         Self {
             state: Mutex::new(State {
                 items: VecDeque::new(),
                 bytes: 0,
                 closed: false,
+                consumer_waiting: false,
+                producers_waiting: 0,
             }),
             filled: Condvar::new(),
             emptied: Condvar::new(),
@@ -59,7 +66,7 @@ impl<T> Queue<T> {
     }
 
     /// Adds `item` (of `bytes`), waiting for room while the queue is full and open.
-    pub(crate) fn push(&self, item: T, bytes: usize) -> Pushed {
+    pub fn push(&self, item: T, bytes: usize) -> Pushed {
         let mut state = self.lock();
         let mut waited = false;
         while !state.closed
@@ -67,15 +74,20 @@ impl<T> Queue<T> {
             && (state.items.len() >= self.max_items || state.bytes + bytes > self.max_bytes)
         {
             waited = true;
+            state.producers_waiting += 1;
             state = self.emptied.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.producers_waiting -= 1;
         }
         if state.closed {
             return Pushed::Closed;
         }
         state.items.push_back((item, bytes));
         state.bytes += bytes;
+        let wake = state.consumer_waiting;
         drop(state);
-        self.filled.notify_one();
+        if wake {
+            self.filled.notify_one();
+        }
         if waited {
             Pushed::Waited
         } else {
@@ -85,7 +97,7 @@ impl<T> Queue<T> {
 
     /// Moves every queued item into `out` (in order), waiting until `deadline` for one if
     /// there is none; returns `false` once the queue is closed and empty.
-    pub(crate) fn pop_all(&self, out: &mut Vec<T>, deadline: Instant) -> bool {
+    pub fn pop_all(&self, out: &mut Vec<T>, deadline: Instant) -> bool {
         let mut state = self.lock();
         while state.items.is_empty() && !state.closed {
             let now = Instant::now();
@@ -93,23 +105,28 @@ impl<T> Queue<T> {
                 return true;
             }
             let wait = deadline - now;
+            state.consumer_waiting = true;
             state = self
                 .filled
                 .wait_timeout(state, wait.min(Duration::from_secs(1)))
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            state.consumer_waiting = false;
         }
         let open = !(state.closed && state.items.is_empty());
         out.extend(state.items.drain(..).map(|(item, _)| item));
         state.bytes = 0;
+        let wake = state.producers_waiting > 0;
         drop(state);
-        self.emptied.notify_all();
+        if wake {
+            self.emptied.notify_all();
+        }
         open
     }
 
     /// Closes the queue: pushes return at once (dropping their item), what is queued stays
     /// for `pop_all`.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.lock().closed = true;
         self.filled.notify_all();
         self.emptied.notify_all();
@@ -131,8 +148,12 @@ mod tests {
             let q = q.clone();
             std::thread::spawn(move || q.push(3, 10))
         };
-        let mut out = Vec::new();
         let deadline = Instant::now() + Duration::from_secs(10);
+        while q.lock().producers_waiting == 0 {
+            assert!(Instant::now() < deadline, "the producer never waited");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut out = Vec::new();
         while out.len() < 3 {
             assert!(q.pop_all(&mut out, deadline));
             assert!(Instant::now() < deadline, "the third item never came");

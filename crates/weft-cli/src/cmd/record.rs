@@ -6,17 +6,22 @@ use std::io::{BufReader, BufWriter};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use weft::{CongestionControl, PutOptions, Sample, SampleKind, Session};
-use weft_cli::recording::{ntp64_to_ns, Compression, Playback, Recorded, Recorder};
+use weft_cli::recording::{ntp64_to_ns, Compression, Playback, Recorder, SampleRef};
+use weft_record::queue::{Pushed, Queue};
 
 use super::common::{stop_flag, stopped, usage_error, SessionArgs};
 
 /// Samples waiting for the file at most: beyond, the subscriber's callback waits for the
 /// writer (the link is read no faster than the disk takes it: nothing is dropped here).
-const QUEUE: usize = 16_384;
+const QUEUE_SAMPLES: usize = 16_384;
+/// Bytes (payloads, attachments, keys) waiting for the file at most, likewise.
+const QUEUE_BYTES: usize = 256 << 20;
+/// Bytes buffered before they reach the file.
+const WRITE_BUFFER: usize = 1 << 20;
 
 /// Arguments of `weft record`.
 #[derive(clap::Args, Debug)]
@@ -104,15 +109,16 @@ fn now_ns() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// A received sample as it is recorded.
-fn recorded(s: &Sample) -> Recorded {
-    Recorded {
-        key: s.key_expr.to_string(),
-        encoding: s.encoding.to_string(),
-        kind: s.kind,
-        payload: s.payload.to_vec(),
-        attachment: s.attachment.clone(),
-        time_ns: s.timestamp.map_or_else(now_ns, |t| ntp64_to_ns(t.time)),
+/// `sample` as it is recorded: borrowed from the received sample; `received` is its time
+/// when it has no timestamp.
+fn recorded(sample: &Sample, received: u64) -> SampleRef<'_> {
+    SampleRef {
+        key: &sample.key_expr,
+        encoding: &sample.encoding,
+        kind: sample.kind,
+        payload: &sample.payload,
+        attachment: sample.attachment.as_deref(),
+        time_ns: sample.timestamp.map_or(received, |t| ntp64_to_ns(t.time)),
     }
 }
 
@@ -128,7 +134,8 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
             )
         }
     };
-    let mut recorder = match Recorder::create(BufWriter::new(file), args.compression.into()) {
+    let sink = BufWriter::with_capacity(WRITE_BUFFER, file);
+    let mut recorder = match Recorder::create(sink, args.compression.into()) {
         Ok(r) => r,
         Err(e) => return usage_error("record", &e.to_string()),
     };
@@ -136,17 +143,20 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    let (tx, rx) = mpsc::sync_channel::<Recorded>(QUEUE);
+    // The callback queues the sample itself (its key and payload shared, not copied).
+    let queue = Arc::new(Queue::<(Sample, u64)>::new(QUEUE_SAMPLES, QUEUE_BYTES));
     let waited = Arc::new(AtomicU64::new(0));
-    let full = waited.clone();
-    let subscriber = session.declare_subscriber(&args.key, move |s| {
-        let sample = recorded(s);
-        if let Err(mpsc::TrySendError::Full(sample)) = tx.try_send(sample) {
-            full.fetch_add(1, Ordering::Relaxed);
-            // The recording stops only when the file does: wait for it.
-            let _ = tx.send(sample);
-        }
-    });
+    let subscriber = {
+        let (queue, waited) = (queue.clone(), waited.clone());
+        session.declare_subscriber(&args.key, move |s| {
+            let received = if s.timestamp.is_some() { 0 } else { now_ns() };
+            let bytes = s.payload.len() + s.attachment.as_ref().map_or(0, Vec::len);
+            // The recording stops only when the file does: a full queue waits for it.
+            if queue.push((s.clone(), received), bytes + s.key_expr.len()) == Pushed::Waited {
+                waited.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
     let subscriber = match subscriber {
         Ok(s) => s,
         Err(e) => {
@@ -157,31 +167,36 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
     let deadline = args
         .duration
         .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let wanted = |recorder: &Recorder<_>| args.count.is_none_or(|n| recorder.samples() < n);
     let mut failed = None;
-    while !stopped(&stop)
-        && args.count.is_none_or(|n| recorder.samples() < n)
+    let mut batch = Vec::new();
+    let mut open = true;
+    while open
+        && failed.is_none()
+        && !stopped(&stop)
+        && wanted(&recorder)
         && deadline.is_none_or(|d| Instant::now() < d)
     {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(sample) => {
-                if let Err(e) = recorder.write(&sample) {
-                    failed = Some(e);
-                    break;
-                }
+        open = queue.pop_all(&mut batch, Instant::now() + Duration::from_millis(100));
+        for (sample, received) in batch.drain(..) {
+            if failed.is_some() || !wanted(&recorder) {
+                break;
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            failed = recorder.write_ref(recorded(&sample, received)).err();
         }
     }
-    // What already waits is written too (within --count); then the queue goes first, so
-    // that a callback waiting for room gives up at once, then the subscriber.
-    while failed.is_none() && args.count.is_none_or(|n| recorder.samples() < n) {
-        let Ok(sample) = rx.try_recv() else { break };
-        if let Err(e) = recorder.write(&sample) {
-            failed = Some(e);
+    // What already waits is written too (within --count); then the queue is closed, so
+    // that a callback waiting for room gives up at once, then the subscriber goes.
+    if failed.is_none() && wanted(&recorder) {
+        queue.pop_all(&mut batch, Instant::now());
+        for (sample, received) in batch.drain(..) {
+            if failed.is_some() || !wanted(&recorder) {
+                break;
+            }
+            failed = recorder.write_ref(recorded(&sample, received)).err();
         }
     }
-    drop(rx);
+    queue.close();
     drop(subscriber);
     session.close();
     if let Some(e) = failed {
