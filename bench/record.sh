@@ -12,7 +12,8 @@
 #   BENCH_PORT             first TCP port used on 127.0.0.1 (default 18300)
 #   BENCH_RECORD_SECONDS   publishing time per row, seconds (default 8; at most 15)
 #   BENCH_COMPRESSIONS     compressions measured (default "zstd lz4")
-#   BENCH_RECORDERS        recorders measured (default "cli weftd")
+#   BENCH_RECORDERS        recorders measured (default "none cli weftd"; none: a plain
+#                          subscriber, `weft sub-thr`, for what the path carries without one)
 #   WEFT_BIN_DIR           take weft and weftd from this directory instead of building them
 #   BENCH_NO_WRITE=1       print the table without touching bench/RESULTS.md
 set -euo pipefail
@@ -25,7 +26,7 @@ source "$ROOT/bench/lib.sh"
 PORT=${BENCH_PORT:-18300}
 PUB_SECONDS=${BENCH_RECORD_SECONDS:-8}
 COMPRESSIONS=${BENCH_COMPRESSIONS:-"zstd lz4"}
-RECORDERS=${BENCH_RECORDERS:-"cli weftd"}
+RECORDERS=${BENCH_RECORDERS:-"none cli weftd"}
 ROW_LIMIT=20
 KEY=test/thr
 # size rate: 1 MiB at 1,000/s, 8 B at 1,000,000/s.
@@ -91,10 +92,25 @@ dir_bytes() { du -sb "$1" 2>/dev/null | cut -f1; }
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 log "== measuring (load average $LOAD_BEFORE)"
 ROWS=()
+# The MCAP writer alone, without a network: samples/s per size and compression.
+WRITER_ROWS=()
+if [[ -x "$BIN/examples/write_speed" ]]; then
+    for compression in $COMPRESSIONS; do
+        for load in "8 3000000" "1048576 2000"; do
+            read -r size count <<<"$load"
+            line=$("$BIN/examples/write_speed" "$size" "$count" "$WORK" "$compression")
+            log "  writer alone: $line"
+            WRITER_ROWS+=("$line")
+        done
+    done
+fi
+
 for recorder in $RECORDERS; do
     for load in "${LOADS[@]}"; do
         read -r size rate <<<"$load"
-        for compression in $COMPRESSIONS; do
+        compressions=$COMPRESSIONS
+        [[ $recorder == none ]] && compressions=-
+        for compression in $compressions; do
             PORT=$((PORT + 2))
             rest=$((PORT + 1))
             endpoint="tcp/127.0.0.1:$PORT"
@@ -118,7 +134,14 @@ CFG
             wait_listen "$PORT"
             wait_listen "$rest"
             rec_pid=
-            if [[ $recorder == cli ]]; then
+            if [[ $recorder == none ]]; then
+                start record $((ROW_LIMIT + 15)) "$WEFT" sub-thr -m client -e "$endpoint" \
+                    --no-multicast-scouting --samples "$rate" --rounds 1000 \
+                    --max-seconds "$ROW_LIMIT"
+                rec_pid=$STARTED
+                wait_subscriber "$rest" 10
+                writer=$(child_of "$rec_pid")
+            elif [[ $recorder == cli ]]; then
                 start record $((ROW_LIMIT + 15)) "$WEFT" record -m client -e "$endpoint" \
                     --no-multicast-scouting -k "$KEY" -o "$WORK/rec/run.mcap" \
                     --compression "$compression"
@@ -144,7 +167,8 @@ CFG
             last=-1
             still=0
             t_done=$(date +%s.%N)
-            while awk -v n="$(date +%s.%N)" -v d="$deadline" 'BEGIN { exit !(n < d) }'; do
+            while [[ $recorder != none ]] &&
+                awk -v n="$(date +%s.%N)" -v d="$deadline" 'BEGIN { exit !(n < d) }'; do
                 if [[ $recorder == weftd ]]; then
                     read -r now waited _ <<<"$(rest_status "$rest")" || true
                     now=${now:-0}
@@ -162,7 +186,12 @@ CFG
                 sleep 0.1
             done
             ticks1=$(cpu_ticks "$writer")
-            if [[ $recorder == weftd ]]; then
+            if [[ $recorder == none ]]; then
+                stop "$rec_pid"
+                stop "$weftd_pid"
+                recorded=0
+                waited=-
+            elif [[ $recorder == weftd ]]; then
                 read -r recorded waited _ <<<"$(rest_status "$rest")" || true
                 stop "$weftd_pid"
             else
@@ -210,6 +239,13 @@ table() {
         local name=$rec
         [[ $rec == cli ]] && name="weft record"
         [[ $rec == weftd ]] && name="weftd recorder"
+        if [[ $rec == none ]]; then
+            name="none (\`weft sub-thr\`)"
+            recorded=-
+            rrate=-
+            mbs=-
+            fmb=-
+        fi
         local label="$size B"
         ((size == 1048576)) && label="1 MiB"
         echo "| $name | $label | $rate | $comp | $prate | $sent | $recorded | $rrate | $mbs | $cpu | $waited | $fmb |"
@@ -230,9 +266,29 @@ SECTION=$WORK/section.md
     echo "process's (weft record, or all of weftd) over the same span; *Waits* the times the"
     echo "subscriber found the recorder's queue full. Payloads are \`pub-thr\`'s constant bytes,"
     echo "which compress far better than camera frames or point clouds would."
+    if awk -v l="${LOAD_BEFORE%% *}" 'BEGIN { exit !(l >= 1.0) }'; then
+        echo
+        echo "**Measured under load** (the load average above: other programs were running"
+        echo "beside the benchmark on these cores): the figures are lower, and vary more from"
+        echo "run to run, than a quiet machine's."
+    fi
     echo
     table
     echo
+    if ((${#WRITER_ROWS[@]})); then
+        echo "The MCAP writer alone (weft-record's \`write_speed\` example: samples written"
+        echo "through \`Recorder\` into a file in a loop, no network, no queue):"
+        echo
+        echo "| Sample | Compression | Samples/s | MB/s of payload | File MB |"
+        echo "|---:|---|---:|---:|---:|"
+        for r in "${WRITER_ROWS[@]}"; do
+            awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                   label = (v["size"] == 1048576) ? "1 MiB" : v["size"] " B"
+                   printf "| %s | %s | %.0f | %.1f | %.1f |\n", label, v["compression"],
+                       v["samples_per_s"], v["mb_per_s"], v["file_mb"] }' <<<"$r"
+        done
+        echo
+    fi
 } >"$SECTION"
 cat "$SECTION"
 if [[ "${BENCH_NO_WRITE:-}" != 1 ]]; then
