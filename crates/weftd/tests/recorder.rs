@@ -1,4 +1,5 @@
-//! weftd's recorder (`plugins.recorder`): what clients publish is written into MCAP files
+//! weftd's recorder (`plugins.recorder`): what clients (weft's and Eclipse Zenoh's)
+//! publish is written into MCAP files
 //! that the official MCAP reader (the `mcap` Python package) reads back byte for byte, in
 //! order, across rotated files; its counters show in the admin space; a bad configuration
 //! stops weftd with the key named.
@@ -163,7 +164,25 @@ fn a_recorder_writes_every_sample_byte_for_byte() {
     client
         .put("elsewhere/x", b"not recorded", &block("", None))
         .unwrap();
-    let status = wait_for_messages(&client, "cam", u64::from(n));
+    wait_for_messages(&client, "cam", u64::from(n));
+    // And one from an Eclipse Zenoh client.
+    let zenoh = weftd.zenoh_client(&[
+        "--put",
+        "robot/zenoh",
+        "--payload",
+        "from zenoh",
+        "--encoding",
+        "text/plain",
+    ]);
+    assert!(zenoh.wait());
+    published.push((
+        "robot/zenoh".to_string(),
+        "text/plain".to_string(),
+        b"from zenoh".to_vec(),
+        None,
+        false,
+    ));
+    let status = wait_for_messages(&client, "cam", u64::from(n) + 1);
     assert_eq!(status["key_expr"], "robot/**");
     assert_eq!(status["errors"], 0);
     assert_eq!(status["lost"], 0);
