@@ -1,10 +1,11 @@
 //! Recordings running inside a process: each one a subscriber on its key expression and a
 //! writing thread behind a bounded queue, writing rotated MCAP files into its directory.
 //!
-//! The subscriber's callback only queues the sample (its key and payload are shared, not
-//! copied); the thread writes what is queued, closes a file (summary and index written)
-//! once it reaches its size or age limit, and the next sample opens a new one named with
-//! its start time. When the queue is full the callback waits for room: nothing is
+//! The subscriber's callback only queues a clone of the sample (its key shared, and a
+//! payload that came in fragments shared too; a payload of one batch is copied); the
+//! thread writes what is queued, closes a file (summary and index written) once it
+//! reaches its size or age limit, and the next sample opens a new one named with its
+//! start time. When the queue is full the callback waits for room: nothing is
 //! dropped, the link is read no faster than the disk writes. A write error is logged and
 //! counted; the file it happened in is given up, writing resumes with a new file a second
 //! later, and the samples received meanwhile are counted as lost.

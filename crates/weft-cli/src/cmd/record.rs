@@ -143,7 +143,8 @@ pub(crate) fn record(args: &RecordArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    // The callback queues the sample itself (its key and payload shared, not copied).
+    // The callback queues a clone of the sample: its key is shared, and so is a payload
+    // that came in fragments (reassembled); a small one is copied, as before.
     let queue = Arc::new(Queue::<(Sample, u64)>::new(QUEUE_SAMPLES, QUEUE_BYTES));
     let waited = Arc::new(AtomicU64::new(0));
     let subscriber = {
