@@ -1,6 +1,8 @@
 //! How fast a recording's file is written, without a network: `COUNT` samples of `SIZE`
 //! bytes written through [`weft_record::Recorder`] into a file, per compression; prints
 //! samples/s and MB/s of payload. `bench/record.sh` runs it beside the end-to-end rows.
+//! Payloads are constant bytes (as `weft pub-thr`'s), or pseudo-random bytes that do not
+//! compress with `WRITE_SPEED_RANDOM=1`.
 //!
 //! Usage: `write_speed SIZE COUNT DIR [zstd|lz4|none ...]`
 
@@ -28,7 +30,11 @@ fn main() {
     } else {
         Compression::ALL.to_vec()
     };
-    let payload = vec![0xA5u8; size];
+    let payload = if std::env::var_os("WRITE_SPEED_RANDOM").is_some() {
+        noise(size)
+    } else {
+        vec![0xA5u8; size]
+    };
     for compression in compressions {
         let path = dir.join(format!("write_speed.{}.mcap", compression.as_str()));
         let file = File::create(&path).expect("a file in DIR");
@@ -52,12 +58,26 @@ fn main() {
         let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
         let _ = std::fs::remove_file(&path);
         println!(
-            "compression={} size={size} samples={count} seconds={seconds:.3} \
+            "compression={} size={size} random={} samples={count} seconds={seconds:.3} \
              samples_per_s={:.0} mb_per_s={:.1} file_mb={:.1}",
             compression.as_str(),
+            std::env::var_os("WRITE_SPEED_RANDOM").is_some(),
             count as f64 / seconds,
             count as f64 * size as f64 / seconds / 1e6,
             bytes as f64 / 1e6
         );
     }
+}
+
+/// `len` pseudo-random bytes (xorshift64): data no compressor shrinks.
+fn noise(len: usize) -> Vec<u8> {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 56) as u8
+        })
+        .collect()
 }

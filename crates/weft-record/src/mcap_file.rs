@@ -158,6 +158,11 @@ impl<W: Write + Seek> Recorder<W> {
         };
         let writer = mcap::WriteOptions::new()
             .compression(compression)
+            // zstd on the writing thread itself: mcap's multi-threaded encoder (a worker per
+            // core) takes a lock for every write it is handed, and the writer hands it each
+            // record in pieces; on one thread it writes 15 to 45 % more (bench/RESULTS.md,
+            // "Recording: where it stops").
+            .compression_threads(0)
             .library(format!("weft {}", env!("CARGO_PKG_VERSION")))
             .create(sink)?;
         Ok(Self {
