@@ -70,7 +70,8 @@ fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
             &endpoint,
             "--no-multicast-scouting",
         ])
-        .args(["-k", "rec/**", "--count", "5", "-o"])
+        // Bounded: a lost sample fails the test instead of hanging it.
+        .args(["-k", "rec/**", "--count", "5", "--duration", "60", "-o"])
         .arg(&file)
         .stderr(Stdio::piped())
         .spawn()
@@ -80,17 +81,22 @@ fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
     // Published by a weft client and by an Eclipse Zenoh client.
     let client = weft_testkit::weft_client(port).unwrap();
     let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    // Congestion control `block`: a loaded machine delays the samples, never drops them.
+    let reliable = PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..PutOptions::default()
+    };
     let json = PutOptions {
         encoding: "application/json".into(),
         attachment: Some(b"frame=7".to_vec()),
-        ..PutOptions::default()
+        ..reliable.clone()
     };
     client.put("rec/json", br#"{"x":1}"#, &json).unwrap();
-    client.put("rec/big", &big, &PutOptions::default()).unwrap();
-    client.delete("rec/json", &PutOptions::default()).unwrap();
+    client.put("rec/big", &big, &reliable).unwrap();
+    client.delete("rec/json", &reliable).unwrap();
     let text = PutOptions {
         encoding: "text/plain".into(),
-        ..PutOptions::default()
+        ..reliable.clone()
     };
     client.put("rec/text", b"hello", &text).unwrap();
     let zenoh = ZenohNode::start(&[
@@ -104,6 +110,7 @@ fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
         "from zenoh",
         "--encoding",
         "text/plain",
+        "--block",
     ])
     .expect("an Eclipse Zenoh publisher");
     let out = recorder.wait_with_output().unwrap();

@@ -7,6 +7,7 @@
 //!     directory: "/var/lib/weft/rec",  // where its files go, created if missing (required)
 //!     rotate: { size_mb: 512, seconds: 3600 }, // a new file past either limit (optional)
 //!     compression: "zstd",             // "zstd" (default), "lz4" or "none"
+//!     when_full: "drop",               // "drop" (default) or "block": see `WhenFull`
 //!   },
 //! } } }
 //! ```
@@ -44,6 +45,19 @@ pub struct Rotation {
     pub age: Option<Duration>,
 }
 
+/// What a recording does with a sample when its queue (samples waiting for the disk) is
+/// full.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WhenFull {
+    /// Drops it, counted (`dropped`) and logged: the sessions whose samples it records
+    /// never wait for the disk (the default).
+    #[default]
+    Drop,
+    /// Waits for room: nothing is lost, but the thread that received the sample waits for
+    /// the disk, and with it every session that thread serves.
+    Block,
+}
+
 /// One configured recording.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordingConfig {
@@ -57,6 +71,8 @@ pub struct RecordingConfig {
     pub rotate: Rotation,
     /// How its files' chunks are compressed.
     pub compression: Compression,
+    /// What it does when its queue is full (`when_full`).
+    pub when_full: WhenFull,
 }
 
 fn invalid(key: String, value: &Value, expected: &'static str) -> RecorderConfigError {
@@ -129,9 +145,19 @@ fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, Rec
     let r = object(
         at,
         value,
-        "an object: { key_expr, directory, rotate?, compression? }",
+        "an object: { key_expr, directory, rotate?, compression?, when_full? }",
     )?;
-    only_known(at, r, &["key_expr", "directory", "rotate", "compression"])?;
+    only_known(
+        at,
+        r,
+        &[
+            "key_expr",
+            "directory",
+            "rotate",
+            "compression",
+            "when_full",
+        ],
+    )?;
     let null = Value::Null;
     let key_expr = r
         .get("key_expr")
@@ -168,12 +194,27 @@ fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, Rec
             )
         })?,
     };
+    let when_full = match r.get("when_full") {
+        None | Some(Value::Null) => WhenFull::Drop,
+        Some(v) => match v.as_str() {
+            Some("drop") => WhenFull::Drop,
+            Some("block") => WhenFull::Block,
+            _ => {
+                return Err(invalid(
+                    format!("{at}.when_full"),
+                    v,
+                    "\"drop\" or \"block\"",
+                ))
+            }
+        },
+    };
     Ok(RecordingConfig {
         name: name.to_string(),
         key_expr,
         directory,
         rotate,
         compression,
+        when_full,
     })
 }
 
@@ -229,6 +270,7 @@ mod tests {
         let all = r.iter().find(|c| c.name == "all").unwrap();
         assert_eq!(all.rotate, Rotation::default());
         assert_eq!(all.compression, Compression::Zstd);
+        assert_eq!(all.when_full, WhenFull::Drop);
         assert!(parse(&json!({ "rest": {} })).unwrap().is_empty());
     }
 
@@ -263,6 +305,10 @@ mod tests {
         assert_eq!(
             at(json!({ "key_expr": "a/**", "directory": "d", "compression": "gzip" })),
             format!("{base}.compression")
+        );
+        assert_eq!(
+            at(json!({ "key_expr": "a/**", "directory": "d", "when_full": "wait" })),
+            format!("{base}.when_full")
         );
         assert_eq!(
             at(json!({ "key_expr": "a/**", "directory": "d", "dir": "d" })),

@@ -15,7 +15,7 @@ pub mod recorder;
 mod rotation;
 mod stats;
 
-pub use config::{RecorderConfigError, RecordingConfig, Rotation};
+pub use config::{RecorderConfigError, RecordingConfig, Rotation, WhenFull};
 pub use mcap_file::{
     ntp64_to_ns, Compression, Playback, Recorded, Recorder, RecordingError, SampleRef,
     ATTACHMENT_ENCODING,

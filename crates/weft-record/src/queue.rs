@@ -40,6 +40,8 @@ pub enum Pushed {
     Waited,
     /// The queue is closed: the item was dropped.
     Closed,
+    /// The queue was full (a push that does not wait): the item was dropped.
+    Full,
 }
 
 impl<T> Queue<T> {
@@ -67,12 +69,24 @@ impl<T> Queue<T> {
 
     /// Adds `item` (of `bytes`), waiting for room while the queue is full and open.
     pub fn push(&self, item: T, bytes: usize) -> Pushed {
+        self.push_or(item, bytes, true)
+    }
+
+    /// Adds `item` (of `bytes`) if there is room; drops it otherwise (`Full`): never waits.
+    pub fn try_push(&self, item: T, bytes: usize) -> Pushed {
+        self.push_or(item, bytes, false)
+    }
+
+    fn push_or(&self, item: T, bytes: usize, wait: bool) -> Pushed {
         let mut state = self.lock();
         let mut waited = false;
         while !state.closed
             && !state.items.is_empty()
             && (state.items.len() >= self.max_items || state.bytes + bytes > self.max_bytes)
         {
+            if !wait {
+                return Pushed::Full;
+            }
             waited = true;
             state.producers_waiting += 1;
             state = self.emptied.wait(state).unwrap_or_else(|e| e.into_inner());
@@ -168,6 +182,13 @@ mod tests {
         assert_eq!(q.push("big", 1_000), Pushed::Queued);
         q.close();
         assert_eq!(q.push("late", 1), Pushed::Closed);
+        let full = Queue::new(1, 100);
+        assert_eq!(full.try_push(1, 10), Pushed::Queued);
+        assert_eq!(
+            full.try_push(2, 10),
+            Pushed::Full,
+            "no room: dropped, not waited for"
+        );
         let mut out = Vec::new();
         assert!(q.pop_all(&mut out, Instant::now()));
         assert_eq!(out, vec!["big"]);

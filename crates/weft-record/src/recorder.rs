@@ -19,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 use weft::{Sample, Session, SessionError, Subscriber};
 
-use crate::config::{RecordingConfig, SECTION};
+use crate::config::{RecordingConfig, WhenFull, SECTION};
 use crate::mcap_file::{ntp64_to_ns, SampleRef};
 use crate::queue::{Pushed, Queue};
 use crate::rotation::RotatingFiles;
@@ -171,13 +171,31 @@ fn start_one(session: &Session, config: RecordingConfig) -> Result<Recording, Re
         subscriber: None,
         thread: Some(thread),
     };
+    let when_full = recording.config.when_full;
+    let name = recording.config.name.clone();
     let subscriber = session
         .declare_subscriber(recording.config.key_expr.as_str(), move |s| {
             let received = if s.timestamp.is_some() { 0 } else { now_ns() };
             let bytes =
                 s.payload.len() + s.attachment.as_ref().map_or(0, Vec::len) + s.key_expr.len();
-            if queue.push((s.clone(), received), bytes) == Pushed::Waited {
-                stats.waited();
+            let item = (s.clone(), received);
+            match when_full {
+                WhenFull::Block => {
+                    if queue.push(item, bytes) == Pushed::Waited {
+                        stats.waited();
+                    }
+                }
+                WhenFull::Drop => {
+                    if queue.try_push(item, bytes) == Pushed::Full {
+                        let n = stats.dropped();
+                        if n.is_power_of_two() {
+                            tracing::warn!(
+                                "recording {name} cannot keep up: {n} sample(s) dropped so far \
+                                 (its queue is full; when_full: \"block\" waits instead)"
+                            );
+                        }
+                    }
+                }
             }
         })
         .map_err(|source| RecorderError::Subscribe {

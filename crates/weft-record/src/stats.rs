@@ -17,6 +17,7 @@ pub struct RecordingStats {
     errors: AtomicU64,
     lost: AtomicU64,
     waited: AtomicU64,
+    dropped: AtomicU64,
     current: Mutex<Current>,
 }
 
@@ -43,8 +44,11 @@ pub struct RecordingStatus {
     pub errors: u64,
     /// Samples not written because of an error.
     pub lost: u64,
-    /// Times the subscriber waited for the writer (its queue was full).
+    /// Times the subscriber waited for the writer (its queue was full, `when_full:
+    /// "block"`).
     pub waited: u64,
+    /// Samples dropped because the queue was full (`when_full: "drop"`).
+    pub dropped: u64,
     /// The file being written, if any.
     pub current_file: Option<PathBuf>,
     /// Its size so far.
@@ -83,6 +87,11 @@ impl RecordingStats {
     }
 
     /// Counts a wait of the subscriber for the writer.
+    /// Counts a sample dropped for a full queue; returns how many so far.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     pub(crate) fn waited(&self) {
         self.waited.fetch_add(1, Ordering::Relaxed);
     }
@@ -105,6 +114,7 @@ impl RecordingStats {
             errors: self.errors.load(Ordering::Relaxed),
             lost: self.lost.load(Ordering::Relaxed),
             waited: self.waited.load(Ordering::Relaxed),
+            dropped: self.dropped.load(Ordering::Relaxed),
             current_file: current.file,
             current_file_bytes: current.bytes,
             last_error: current.last_error,
@@ -123,6 +133,7 @@ impl RecordingStatus {
             "errors": self.errors,
             "lost": self.lost,
             "waited": self.waited,
+            "dropped": self.dropped,
             "current_file": self.current_file.as_ref().map(|p| p.display().to_string()),
             "current_file_bytes": self.current_file_bytes,
             "last_error": self.last_error,

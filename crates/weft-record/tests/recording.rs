@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use weft::{Config, PutOptions, Session, WhatAmI};
 use weft_keyexpr::OwnedKeyExpr;
-use weft_record::{Compression, Playback, RecordingConfig, RecordingStatus, Rotation};
+use weft_record::{Compression, Playback, RecordingConfig, RecordingStatus, Rotation, WhenFull};
 
 /// A session alone: no listener, no scouting; what it puts reaches its own subscribers.
 fn lone_session() -> Session {
@@ -32,6 +32,7 @@ fn config(dir: &Path, rotate: Rotation) -> RecordingConfig {
         directory: dir.to_path_buf(),
         rotate,
         compression: Compression::Lz4,
+        when_full: WhenFull::Block,
     }
 }
 
