@@ -77,6 +77,9 @@ impl MemoryTransport {
         }
         if congestion == CongestionControl::Drop && self.congested.load(Ordering::Relaxed) {
             self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .drops
+                .add(crate::transport::DropReason::Congestion, 1);
             return Err(SendError::Dropped);
         }
         let mut bytes = Vec::new();

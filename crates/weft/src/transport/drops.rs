@@ -60,7 +60,7 @@ impl DropCounts {
         self.0[reason.index()].load(Ordering::Relaxed)
     }
 
-    fn add(&self, reason: DropReason, n: u64) {
+    pub(crate) fn add(&self, reason: DropReason, n: u64) {
         self.0[reason.index()].fetch_add(n, Ordering::Relaxed);
     }
 }

@@ -61,6 +61,23 @@ fn a_congested_destination_loses_only_its_own_copies() {
     };
     assert_eq!(traffic(&*slow), [("demo/**".to_owned(), 0, 0, 100)]);
     assert_eq!(traffic(&*normal), [("demo/**".to_owned(), 100, 400, 0)]);
+    // "Why didn't it get it": it would receive the put, and 100 were dropped to it.
+    let explained = router
+        .inner()
+        .explain_put("demo/a", Some(publisher.peer_zid()))
+        .unwrap();
+    let verdict = |t: &dyn FaceTransport| {
+        explained
+            .faces
+            .iter()
+            .find(|f| f.zid == t.peer_zid())
+            .cloned()
+            .unwrap()
+    };
+    let (slow_says, normal_says) = (verdict(&*slow), verdict(&*normal));
+    assert!(slow_says.receives, "{slow_says:?}");
+    assert_eq!(slow_says.congestion_drops, 100);
+    assert_eq!(normal_says.congestion_drops, 0);
     // Nobody was closed for it.
     for t in [&slow, &normal, &publisher] {
         assert_eq!(t.closed_for(), None);
