@@ -43,8 +43,8 @@ pub(crate) struct Context {
     pub(crate) metadata: Value,
     /// The plugins weftd runs built in.
     pub(crate) plugins: Vec<Plugin>,
-    /// The storages, for the metrics.
-    pub(crate) storages: Vec<crate::metrics::StorageMetrics>,
+    /// The storages and recordings, for the metrics.
+    pub(crate) plugin_metrics: crate::metrics::PluginMetrics,
 }
 
 /// A plugin weftd runs built in (Zenoh's REST plugin and storage manager are libraries
@@ -429,7 +429,7 @@ fn answer(session: &Session, context: &Context, base: &str, q: &Query) {
         let (payload, encoding) = crate::metrics::metrics_reply(
             &info,
             session.query_stats(),
-            &context.storages,
+            &context.plugin_metrics,
             q.parameters(),
         );
         let options = PutOptions {

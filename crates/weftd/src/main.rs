@@ -315,18 +315,28 @@ fn main() -> ExitCode {
             .collect();
         plugins.push(admin::Plugin::recorder(recordings_given.as_ref(), &stats));
     }
-    let storage_metrics: Vec<metrics::StorageMetrics> = _storages
-        .iter()
-        .map(|s| metrics::StorageMetrics {
-            name: s.config.name.clone(),
-            key_expr: s.config.key_expr.to_string(),
-            stats: s.stats(),
-        })
-        .collect();
+    let plugin_metrics = metrics::PluginMetrics {
+        storages: _storages
+            .iter()
+            .map(|s| metrics::StorageMetrics {
+                name: s.config.name.clone(),
+                key_expr: s.config.key_expr.to_string(),
+                stats: s.stats(),
+            })
+            .collect(),
+        recordings: recordings
+            .iter()
+            .map(|r| metrics::RecordingMetrics {
+                name: r.config.name.clone(),
+                key_expr: r.config.key_expr.to_string(),
+                stats: r.stats(),
+            })
+            .collect(),
+    };
     let admin_context = admin::Context {
         metadata,
         plugins,
-        storages: storage_metrics.clone(),
+        plugin_metrics: plugin_metrics.clone(),
     };
     let _admin = if admin_readable {
         match admin::declare(&session, admin_context) {
@@ -340,7 +350,7 @@ fn main() -> ExitCode {
         None
     };
     if let Some(address) = rest_http_address {
-        if let Err(e) = rest::serve(session.clone(), address, storage_metrics) {
+        if let Err(e) = rest::serve(session.clone(), address, plugin_metrics) {
             eprintln!("weftd: {e}");
             session.close();
             return ExitCode::from(1);

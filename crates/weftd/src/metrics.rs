@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use weft::metrics::{HistogramSnapshot, QueryStats, DURATION_BUCKETS};
 use weft::{AdminInfo, DeclarationTraffic, FaceInfo};
+use weft_record::RecordingStats;
 use weft_storage::StorageStats;
 
 use crate::admin::version;
@@ -31,6 +32,26 @@ pub(crate) struct StorageMetrics {
     pub(crate) stats: Arc<StorageStats>,
 }
 
+/// A recording as its metrics name it.
+#[derive(Debug, Clone)]
+pub(crate) struct RecordingMetrics {
+    /// Its name in the configuration.
+    pub(crate) name: String,
+    /// Its key expression.
+    pub(crate) key_expr: String,
+    /// Its counters.
+    pub(crate) stats: Arc<RecordingStats>,
+}
+
+/// What weftd's built-in plugins count, for the metrics: its storages and recordings.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PluginMetrics {
+    /// The storages.
+    pub(crate) storages: Vec<StorageMetrics>,
+    /// The recordings.
+    pub(crate) recordings: Vec<RecordingMetrics>,
+}
+
 /// A label value of OpenMetrics text, escaped.
 fn label(value: &str) -> String {
     value
@@ -45,7 +66,7 @@ fn label(value: &str) -> String {
 pub(crate) fn metrics_text(
     a: &AdminInfo,
     queries: &QueryStats,
-    storages: &[StorageMetrics],
+    plugins: &PluginMetrics,
     descriptors: bool,
 ) -> String {
     let mut out = String::new();
@@ -225,7 +246,8 @@ pub(crate) fn metrics_text(
     );
     for (name, kind, help, lines) in query_families(queries)
         .into_iter()
-        .chain(storage_families(storages))
+        .chain(storage_families(&plugins.storages))
+        .chain(recording_families(&plugins.recordings))
     {
         family(name, kind, help, lines);
     }
@@ -293,6 +315,61 @@ type Family = (&'static str, &'static str, &'static str, Vec<String>);
 
 /// The storages' families: keys and bytes held, samples written, stale and failed, and
 /// the histogram of write durations.
+/// Each recording's counters (labels `recording`, `key_expr`).
+fn recording_families(recordings: &[RecordingMetrics]) -> Vec<Family> {
+    let each = |name: &str, get: fn(&weft_record::RecordingStatus) -> u64| -> Vec<String> {
+        recordings
+            .iter()
+            .map(|r| {
+                format!(
+                    "{name}_total{{recording=\"{}\",key_expr=\"{}\"}} {}",
+                    label(&r.name),
+                    label(&r.key_expr),
+                    get(&r.stats.status())
+                )
+            })
+            .collect()
+    };
+    vec![
+        (
+            "weft_recording_messages",
+            "counter",
+            "Samples a recording wrote.",
+            each("weft_recording_messages", |s| s.messages),
+        ),
+        (
+            "weft_recording_bytes",
+            "counter",
+            "Payload and attachment bytes a recording wrote.",
+            each("weft_recording_bytes", |s| s.bytes),
+        ),
+        (
+            "weft_recording_files",
+            "counter",
+            "Files a recording finished (closed with their summary and index).",
+            each("weft_recording_files", |s| s.files),
+        ),
+        (
+            "weft_recording_errors",
+            "counter",
+            "Write errors of a recording.",
+            each("weft_recording_errors", |s| s.errors),
+        ),
+        (
+            "weft_recording_dropped",
+            "counter",
+            "Samples a recording dropped because its queue was full (when_full: drop).",
+            each("weft_recording_dropped", |s| s.dropped),
+        ),
+        (
+            "weft_recording_lost",
+            "counter",
+            "Samples a recording did not write because of a write error.",
+            each("weft_recording_lost", |s| s.lost),
+        ),
+    ]
+}
+
 fn storage_families(storages: &[StorageMetrics]) -> Vec<Family> {
     let labels = |s: &StorageMetrics| {
         format!(
@@ -462,11 +539,11 @@ fn query_families(q: &QueryStats) -> Vec<Family> {
 pub(crate) fn metrics_reply(
     a: &AdminInfo,
     queries: &QueryStats,
-    storages: &[StorageMetrics],
+    plugins: &PluginMetrics,
     parameters: &str,
 ) -> (Vec<u8>, String) {
     let descriptors = parameter(parameters, "descriptors") != Some("false");
-    let text = metrics_text(a, queries, storages, descriptors);
+    let text = metrics_text(a, queries, plugins, descriptors);
     if parameter(parameters, "compression") == Some("false") {
         return (text.into_bytes(), METRICS_ENCODING.to_string());
     }

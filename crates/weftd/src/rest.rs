@@ -60,7 +60,7 @@ const SSE_CHECK: Duration = Duration::from_millis(200);
 pub(crate) fn serve(
     session: Session,
     address: SocketAddr,
-    storages: Vec<crate::metrics::StorageMetrics>,
+    plugins: crate::metrics::PluginMetrics,
 ) -> Result<(), String> {
     let listener = TcpListener::bind(address)
         .or_else(|e| {
@@ -82,7 +82,7 @@ pub(crate) fn serve(
     );
     // The status page's clock starts with the server.
     crate::status::uptime_ms();
-    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, &storages, r));
+    let handler: crate::http::Handler = Arc::new(move |r: &Request| handle(&session, &plugins, r));
     crate::http::serve(listener, Limits::default(), handler, COMMON_HEADERS)
         .map_err(|e| e.to_string())
 }
@@ -338,7 +338,7 @@ fn base64(bytes: &[u8]) -> String {
 
 fn handle(
     session: &Session,
-    storages: &[crate::metrics::StorageMetrics],
+    plugins: &crate::metrics::PluginMetrics,
     request: &Request,
 ) -> Response {
     let target = origin_form(&request.target);
@@ -356,8 +356,11 @@ fn handle(
     }
     if path == "@/status.json" && matches!(method, "GET" | "HEAD") {
         // The status page's snapshot (no ZenohID is `status.json`: no admin key is hidden).
-        let snapshot =
-            crate::status::snapshot(&session.admin(), storages, crate::status::uptime_ms());
+        let snapshot = crate::status::snapshot(
+            &session.admin(),
+            &plugins.storages,
+            crate::status::uptime_ms(),
+        );
         return Response::new(200, "application/json", snapshot.to_string())
             .with_header("Cache-Control", "no-store");
     }
@@ -365,7 +368,7 @@ fn handle(
         // For Prometheus: the admin space's metrics, plain. (A key `metrics` at the top
         // level is not queried through REST.)
         let text =
-            crate::metrics::metrics_text(&session.admin(), session.query_stats(), storages, true);
+            crate::metrics::metrics_text(&session.admin(), session.query_stats(), plugins, true);
         return Response::new(200, crate::metrics::METRICS_ENCODING, text);
     }
     if !matches!(method, "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE") {

@@ -199,6 +199,29 @@ fn a_recorder_writes_every_sample_byte_for_byte() {
         .map(|p| p.2.len() + p.3.as_ref().map_or(0, Vec::len))
         .sum();
     assert_eq!(status["bytes"].as_u64(), Some(total as u64));
+    assert_eq!(status["dropped"], 0);
+    // The metrics say the same (`@/<zid>/router/metrics`, plain).
+    let metrics = client
+        .get(
+            "@/*/router/metrics?compression=false",
+            &weft::GetOptions::default(),
+        )
+        .unwrap()
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the metrics");
+    let text = String::from_utf8(metrics.result.unwrap().payload.to_vec()).unwrap();
+    let line = |name: &str, value: u64| {
+        format!("{name}_total{{recording=\"cam\",key_expr=\"robot/**\"}} {value}")
+    };
+    assert!(
+        text.contains(&line("weft_recording_messages", u64::from(n) + 1)),
+        "{text}"
+    );
+    assert!(
+        text.contains(&line("weft_recording_bytes", total as u64)),
+        "{text}"
+    );
+    assert!(text.contains(&line("weft_recording_dropped", 0)), "{text}");
     client.close();
     // SIGTERM: weftd finishes the file (summary and index) before it ends.
     assert!(weftd.terminate().success());
