@@ -2,9 +2,10 @@
 # How fast weft's recorders keep up: `weft record` (a client of weftd) and weftd's own
 # recorder (`plugins.recorder`), under a `weft pub-thr --rate` load through weftd on TCP
 # loopback: 1 MiB samples offered at 1,000 msg/s (1 GiB/s) and 8 B samples at 1,000,000
-# msg/s, per compression. The publisher uses congestion control `block`, so a recorder that
-# falls behind slows it down (nothing is dropped): "published" below the offered rate is
-# where the recorder stops keeping up. Each row publishes for BENCH_RECORD_SECONDS, then
+# msg/s, per compression. The publisher uses congestion control `block`, and weftd's
+# recorder `when_full: "block"` (its default drops instead), so a recorder that falls
+# behind slows the publisher down (nothing is dropped): "published" below the offered rate
+# is where the recorder stops keeping up. Each row publishes for BENCH_RECORD_SECONDS, then
 # waits for the recorder to write what it received, within 20 s in all.
 # Prints the table and writes the "Recording" section of bench/RESULTS.md.
 #
@@ -126,7 +127,7 @@ CFG
   scouting: { multicast: { enabled: false } },
   plugins: { rest: { http_port: "127.0.0.1:$rest" },
     recorder: { recordings: { bench: { key_expr: "$KEY", directory: "$WORK/rec",
-      rotate: { size_mb: 512 }, compression: "$compression" } } } } }
+      rotate: { size_mb: 512 }, compression: "$compression", when_full: "block" } } } } }
 CFG
             fi
             start weftd $((ROW_LIMIT + 15)) "$WEFTD" -c "$WORK/weftd.json5"
