@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use weft::{PutOptions, SampleKind};
 use weft_cli::recording::{Compression, Recorded, Recorder};
-use weft_testkit::{free_port, repo_root, sha256_hex, weft_router, zenoh_python, ZenohNode};
+use weft_testkit::{
+    free_port, repo_root, sha256_hex, weft_router, zenoh_python_with_mcap, ZenohNode,
+};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -32,27 +34,9 @@ fn wait_for_subscriber(router: &weft::Session, key: &str) {
     }
 }
 
-/// The Python with Eclipse Zenoh (and the `mcap` package the test script installs), or
-/// `None` when interop tests are not required here.
-fn python_with_mcap() -> Option<String> {
-    let python = zenoh_python()?;
-    let found = Command::new(&python)
-        .args(["-c", "import mcap"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_INTEROP").is_none(),
-            "the `mcap` Python package is missing beside Eclipse Zenoh ({python})"
-        );
-        return None;
-    }
-    Some(python)
-}
-
 #[test]
 fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
-    let Some(python) = python_with_mcap() else {
+    let Some(python) = zenoh_python_with_mcap() else {
         return;
     };
     let port = free_port();

@@ -125,6 +125,24 @@ pub fn zenoh_python() -> Option<String> {
     }
 }
 
+/// The Python with Eclipse Zenoh and the `mcap` package (the test command installs both),
+/// or `None` (test skipped) when interop tests are not required here.
+pub fn zenoh_python_with_mcap() -> Option<String> {
+    let python = zenoh_python()?;
+    let found = Command::new(&python)
+        .args(["-c", "import mcap"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var_os("WEFT_REQUIRE_INTEROP").is_none(),
+            "the `mcap` Python package is missing beside Eclipse Zenoh ({python})"
+        );
+        return None;
+    }
+    Some(python)
+}
+
 /// A TCP port free on loopback right now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

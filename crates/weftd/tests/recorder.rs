@@ -10,28 +10,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use weft::{CongestionControl, GetOptions, PutOptions};
-use weft_testkit::{free_port, repo_root, sha256_hex, zenoh_python};
+use weft_testkit::{free_port, repo_root, sha256_hex, zenoh_python_with_mcap};
 
 mod common;
 use common::Weftd;
-
-/// The Python with Eclipse Zenoh and the `mcap` package, or `None` when interop tests are
-/// not required here.
-fn python_with_mcap() -> Option<String> {
-    let python = zenoh_python()?;
-    let found = Command::new(&python)
-        .args(["-c", "import mcap"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_INTEROP").is_none(),
-            "the `mcap` Python package is missing beside Eclipse Zenoh ({python})"
-        );
-        return None;
-    }
-    Some(python)
-}
 
 /// A fresh directory for one test.
 fn scratch(label: &str) -> PathBuf {
@@ -123,7 +105,7 @@ fn block(encoding: &str, attachment: Option<Vec<u8>>) -> PutOptions {
 
 #[test]
 fn a_recorder_writes_every_sample_byte_for_byte() {
-    let Some(python) = python_with_mcap() else {
+    let Some(python) = zenoh_python_with_mcap() else {
         return;
     };
     let dir = scratch("all");
@@ -255,7 +237,7 @@ fn a_recorder_writes_every_sample_byte_for_byte() {
 
 #[test]
 fn rotation_by_size_splits_the_recording_in_order() {
-    let Some(python) = python_with_mcap() else {
+    let Some(python) = zenoh_python_with_mcap() else {
         return;
     };
     let dir = scratch("rotate");
