@@ -78,6 +78,11 @@ impl Inner {
         if !self.gossips_with(whatami) {
             return;
         }
+        if !self.config.scouting.gossip.multihop {
+            // Single-hop lists do not carry the graph: nobody is told.
+            self.lock().routing.gossip.link_down(zid);
+            return;
+        }
         let locators = self.own_locators();
         let news = {
             let mut st = self.lock();
