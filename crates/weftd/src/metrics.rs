@@ -317,15 +317,17 @@ type Family = (&'static str, &'static str, &'static str, Vec<String>);
 /// the histogram of write durations.
 /// Each recording's counters (labels `recording`, `key_expr`).
 fn recording_families(recordings: &[RecordingMetrics]) -> Vec<Family> {
+    // One reading per recording, for all its families.
+    let read: Vec<(&RecordingMetrics, weft_record::RecordingStatus)> =
+        recordings.iter().map(|r| (r, r.stats.status())).collect();
     let each = |name: &str, get: fn(&weft_record::RecordingStatus) -> u64| -> Vec<String> {
-        recordings
-            .iter()
-            .map(|r| {
+        read.iter()
+            .map(|(r, status)| {
                 format!(
                     "{name}_total{{recording=\"{}\",key_expr=\"{}\"}} {}",
                     label(&r.name),
                     label(&r.key_expr),
-                    get(&r.stats.status())
+                    get(status)
                 )
             })
             .collect()
