@@ -195,12 +195,7 @@ pub(crate) fn connect_discovered(
             let Some(inner) = weak.upgrade() else { return };
             if inner.lock().faces.contains_key(&zid) {
                 // It connected to us meanwhile.
-                inner
-                    .autoconnecting
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&zid);
-                inner.changed.notify_all();
+                no_longer_connecting(&inner, zid);
                 return;
             }
             match super::runtime::open_first(&inner, &eps) {
@@ -232,20 +227,22 @@ pub(crate) fn connect_discovered(
                 }
                 Err(e) => tracing::debug!("{how}: cannot connect to {zid}: {e}"),
             }
-            inner
-                .autoconnecting
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&zid);
-            inner.changed.notify_all();
+            no_longer_connecting(&inner, zid);
         });
     if spawned.is_err() {
-        inner
-            .autoconnecting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&zid);
+        no_longer_connecting(inner, zid);
     }
+}
+
+/// `zid` is no longer being connected to (connected, refused, or given up): a later
+/// discovery may try again, and whoever waits for connections looks again.
+fn no_longer_connecting(inner: &Inner, zid: ZenohId) {
+    inner
+        .autoconnecting
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&zid);
+    inner.changed.notify_all();
 }
 
 /// A random duration shorter than `bound` (zero for a zero bound).
