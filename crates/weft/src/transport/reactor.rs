@@ -129,10 +129,14 @@ fn threads() -> Result<&'static [Handle], &'static str> {
 }
 
 /// How many I/O threads this process runs: one per core, at most [`MAX_IO_THREADS`].
+/// Asked once (the standard library reads the cgroup's files each time), then kept.
 pub fn io_thread_count() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .clamp(1, MAX_IO_THREADS)
+    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *COUNT.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, MAX_IO_THREADS)
+    })
 }
 
 fn start_threads() -> Result<Vec<Handle>, String> {
