@@ -56,7 +56,7 @@ def main() -> int:
     p.add_argument("--block", action="store_true",
                    help="publish with congestion control block (nothing dropped on the way)")
     p.add_argument("--repeat", type=int, default=1, help="how many times to publish")
-    p.add_argument("--interval", type=float, default=0.1, help="seconds between publications")
+    p.add_argument("--interval", type=float, default=0.1, help="seconds between publications (paced from the first)")
     p.add_argument("--queryable", help="key expression to answer queries on")
     p.add_argument("--reply", default="", help="payload of the queryable's replies")
     p.add_argument("--reply-err", action="store_true", help="answer with an error instead")
@@ -306,10 +306,13 @@ def publish(session, args) -> None:
     if args.block:
         publisher_options["congestion_control"] = zenoh.CongestionControl.BLOCK
     publisher = session.declare_publisher(args.put, **publisher_options)
+    # Paced by deadlines, not by sleeps after each put: the rate is 1/interval on
+    # average however long a put takes.
+    start = time.monotonic()
     for n in range(args.repeat):
         publisher.put(payload, **options)
         if n + 1 < args.repeat:
-            time.sleep(args.interval)
+            time.sleep(max(0.0, start + (n + 1) * args.interval - time.monotonic()))
     if args.delete:
         publisher.delete()
     print("PUBLISHED", flush=True)

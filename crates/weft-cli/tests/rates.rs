@@ -74,8 +74,8 @@ fn hz_and_bw_report_a_zenoh_publishers_rate_and_size() {
     assert_eq!(hz.len(), 3);
     for r in &hz {
         let rate = r["hz"].as_f64().unwrap();
-        // Python's sleep makes the period a little over 20 ms.
-        assert!((40.0..=51.0).contains(&rate), "{r}");
+        // Within 10 % of the publisher's rate (it keeps it by deadlines).
+        assert!((45.0..=55.0).contains(&rate), "{r}");
         assert_eq!(r["key"], "rates/a");
     }
     let bw = reports(bw);
@@ -86,5 +86,5 @@ fn hz_and_bw_report_a_zenoh_publishers_rate_and_size() {
     }
     // The last report's window spans seconds: 200 bytes × about 50 a second.
     let rate = bw[2]["bytes_per_s"].as_f64().unwrap();
-    assert!((8_000.0..=10_200.0).contains(&rate), "{}", bw[2]);
+    assert!((9_000.0..=11_000.0).contains(&rate), "{}", bw[2]);
 }

@@ -302,19 +302,20 @@ fn weft_top_shows_rates_publishers_and_subscribers_per_key() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(refreshes.len(), 7);
-    // The last refreshes: both keys, the busiest first, at their rates.
+    // The last refreshes: both keys, the busiest first, at their rates within 10 %
+    // (the publishers keep their rates by deadlines).
     let last = &refreshes[6]["keys"];
     assert_eq!(last[0]["key"], "top/fast", "{last}");
     assert_eq!(last[1]["key"], "top/slow", "{last}");
     let rate = |row: &Value| row["msgs_per_s"].as_f64().unwrap();
     let fast: f64 = (4..7).map(|i| rate(&refreshes[i]["keys"][0])).sum::<f64>() / 3.0;
     assert!(
-        (40.0..=52.0).contains(&fast),
+        (45.0..=55.0).contains(&fast),
         "{fast} msg/s where 50 were published"
     );
     let slow: f64 = (4..7).map(|i| rate(&refreshes[i]["keys"][1])).sum::<f64>() / 3.0;
     assert!(
-        (16.0..=21.0).contains(&slow),
+        (18.0..=22.0).contains(&slow),
         "{slow} msg/s where 20 were published"
     );
     assert_eq!(last[0]["mean_bytes"], 100.0);
