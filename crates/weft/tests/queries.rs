@@ -115,6 +115,44 @@ fn a_query_to_a_vanished_queryable_still_ends() {
 }
 
 #[test]
+fn a_reply_after_its_get_timed_out_is_counted_as_expired() {
+    let a = session(WhatAmI::Peer, true, None);
+    let (hold_tx, hold_rx) = std::sync::mpsc::channel();
+    let _qa = a
+        .declare_queryable("late", false, move |q| {
+            let _ = hold_tx.send(q);
+        })
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let options = GetOptions {
+        timeout: Some(Duration::from_millis(200)),
+        ..GetOptions::default()
+    };
+    let rx = b.get("late", &options).unwrap();
+    let held = hold_rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    // The get ends at its timeout, with no reply; then the answer comes.
+    assert!(rx.recv_timeout(Duration::from_secs(10)).is_err());
+    held.reply("late", b"too late", &PutOptions::default())
+        .unwrap();
+    drop(held);
+    let expired = || {
+        let info = b.admin();
+        let face = info.faces.iter().find(|f| f.zid == a.zid()).unwrap();
+        let count = |reason: &str| face.discarded.iter().find(|(r, _)| *r == reason).unwrap().1;
+        (count("expired"), count("no_route"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while expired().0 == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the late reply was never counted"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(expired(), (1, 0));
+}
+
+#[test]
 fn weft_get_and_queryable_with_zenoh_through_a_router() {
     let endpoint = format!("tcp/127.0.0.1:{}", free_port());
     let Some(_router) =

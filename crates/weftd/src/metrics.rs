@@ -227,7 +227,7 @@ pub(crate) fn metrics_text(
         "counter",
         "Messages received from a session and discarded, by reason: too_large (over \
          transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
-         malformed, no_route (nothing subscribed).",
+         malformed, no_route (nothing subscribed), expired (a reply after its query was over).",
         a.faces
             .iter()
             .flat_map(|f| {

@@ -679,7 +679,7 @@ fn prometheus_scrapes_exact_counts_and_the_process_from_metrics() {
         discarded(&after, "no_route") - discarded(&before, "no_route"),
         10.0
     );
-    for reason in ["too_large", "over_budget", "malformed"] {
+    for reason in ["too_large", "over_budget", "malformed", "expired"] {
         assert_eq!(discarded(&after, reason), 0.0, "{reason}");
     }
     let rss = metric(&after, "process_resident_memory_bytes", &[]).unwrap();

@@ -156,7 +156,7 @@ pub struct FaceInfo {
     /// Messages from or to it that access control denied.
     pub denied: u64,
     /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
-    /// `malformed`, `no_route`: see [`DiscardReason`](crate::transport::DiscardReason)),
+    /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::transport::DiscardReason)),
     /// every reason listed.
     pub discarded: Vec<(&'static str, u64)>,
     /// Subscribers it declared.

@@ -436,22 +436,24 @@ impl Inner {
         }
     }
 
-    /// Delivers a reply to a pending `get`.
-    fn deliver_reply(&self, qid: u32, reply: Reply) {
+    /// Delivers a reply to a pending `get`. Returns false if no `get` with that id is
+    /// pending any more (it timed out or finished): the reply is dropped.
+    fn deliver_reply(&self, qid: u32, reply: Reply) -> bool {
         let mut st = self.lock();
         let Some(g) = st.queries.gets.get_mut(&qid) else {
-            return;
+            return false;
         };
         if let Ok(s) = &reply.result {
             let matches =
                 KeyExpr::new(&s.key_expr).is_ok_and(|k| k.intersects(g.key.as_key_expr()));
             if !matches {
-                return;
+                return true;
             }
         }
         if let Some(r) = g.accept(reply) {
             g.sink.deliver(r);
         }
+        true
     }
 
     /// A Response from a face, for one of our `get`s.
@@ -470,7 +472,11 @@ impl Inner {
                 encoding: e.encoding.text().into_owned(),
             }),
         };
-        self.deliver_reply(r.request_id, Reply { result, replier_id });
+        if !self.deliver_reply(r.request_id, Reply { result, replier_id }) {
+            t.stats()
+                .discarded
+                .add(crate::transport::DiscardReason::Expired, 1);
+        }
     }
 
     /// A request from a face: handed to every matching queryable, or finished at once.
@@ -643,6 +649,8 @@ impl Inner {
                         encoding: encoding.to_string(),
                     }),
                 };
+                // A reply to a local get that is over already is dropped: no face to
+                // count it against.
                 self.deliver_reply(
                     *qid,
                     Reply {

@@ -16,15 +16,18 @@ pub enum DiscardReason {
     Malformed,
     /// Data on a key nothing here subscribes to, nor any face a router forwards to.
     NoRoute,
+    /// A reply that came after its query was over: timed out, finished, or unknown.
+    Expired,
 }
 
 impl DiscardReason {
     /// Every reason, in the order of [`DiscardCounts`].
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::TooLarge,
         Self::OverBudget,
         Self::Malformed,
         Self::NoRoute,
+        Self::Expired,
     ];
 
     /// The reason's name, as metrics label it.
@@ -34,6 +37,7 @@ impl DiscardReason {
             Self::OverBudget => "over_budget",
             Self::Malformed => "malformed",
             Self::NoRoute => "no_route",
+            Self::Expired => "expired",
         }
     }
 
@@ -43,6 +47,7 @@ impl DiscardReason {
             Self::OverBudget => 1,
             Self::Malformed => 2,
             Self::NoRoute => 3,
+            Self::Expired => 4,
         }
     }
 }
@@ -55,7 +60,7 @@ impl fmt::Display for DiscardReason {
 
 /// Discards by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub struct DiscardCounts([AtomicU64; 4]);
+pub struct DiscardCounts([AtomicU64; 5]);
 
 impl DiscardCounts {
     /// Discards for `reason` so far.
@@ -83,6 +88,7 @@ mod tests {
         let c = DiscardCounts::default();
         c.add(DiscardReason::NoRoute, 1);
         c.add(DiscardReason::NoRoute, 1);
+        c.add(DiscardReason::Expired, 3);
         c.set(DiscardReason::TooLarge, 7);
         let all: Vec<(&str, u64)> = DiscardReason::ALL
             .iter()
@@ -94,7 +100,8 @@ mod tests {
                 ("too_large", 7),
                 ("over_budget", 0),
                 ("malformed", 0),
-                ("no_route", 2)
+                ("no_route", 2),
+                ("expired", 3)
             ]
         );
     }
