@@ -95,7 +95,7 @@ pyvenv="$root/target/venv-weft-py"
 if [ ! -x "$pyvenv/bin/python" ]; then
   python3 -m venv "$pyvenv"
 fi
-"$pyvenv/bin/pip" install --quiet --disable-pip-version-check maturin==1.9.4 pytest==8.3.5
+"$pyvenv/bin/pip" install --quiet --disable-pip-version-check maturin==1.9.4 pytest==8.3.5 mypy==1.13.0
 PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation \
   --force-reinstall --no-deps ./python
 WEFT_WEFTD="$root/target/debug/weftd" "$pyvenv/bin/python" -m pytest -q python/tests

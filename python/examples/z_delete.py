@@ -1,8 +1,8 @@
 """Deletes a key."""
 
-from common import config, parse, say
+from common import config, parse, say, zenoh
 
-zenoh, args = parse("delete a key", key=("demo/example/put", "the key"))
-with zenoh.open(config(zenoh, args)) as session:
+args = parse("delete a key", key=("demo/example/put", "the key"))
+with zenoh.open(config(args)) as session:
     say(f"delete {args.key}")
     session.delete(args.key)

@@ -2,16 +2,16 @@
 
 import time
 
-from common import config, parse, say
+from common import config, parse, say, zenoh
 
-zenoh, args = parse(
+args = parse(
     "publish values",
     key=("demo/example/pub", "the key"),
     payload=("hello from Python", "the value"),
     count=(0, "stop after this many values (0: never)"),
     period=(1.0, "seconds between two values"),
 )
-with zenoh.open(config(zenoh, args)) as session:
+with zenoh.open(config(args)) as session:
     publisher = session.declare_publisher(args.key)
     i = 0
     while args.count == 0 or i < args.count:

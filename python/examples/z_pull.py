@@ -2,16 +2,16 @@
 
 import time
 
-from common import config, parse, say
+from common import config, parse, say, zenoh
 
-zenoh, args = parse(
+args = parse(
     "pull from a ring channel",
     key=("demo/example/**", "the key expression"),
     size=(3, "how many samples the ring keeps"),
     interval=(1.0, "seconds between two pulls"),
     rounds=(0, "exit after this many pulls (0: never)"),
 )
-with zenoh.open(config(zenoh, args)) as session:
+with zenoh.open(config(args)) as session:
     sub = session.declare_subscriber(args.key, zenoh.handlers.RingChannel(args.size))
     say("Subscribed")
     n = 0

@@ -2,9 +2,9 @@
 
 import threading
 
-from common import config, parse, say
+from common import config, parse, say, zenoh
 
-zenoh, args = parse(
+args = parse(
     "answer queries",
     key=("demo/example/queryable", "the key expression"),
     payload=("answer from Python", "the answer"),
@@ -14,7 +14,7 @@ done = threading.Event()
 answered = 0
 
 
-def on_query(query):
+def on_query(query: zenoh.Query) -> None:
     global answered
     say(f"query {query.selector}")
     query.reply(args.key, args.payload)
@@ -23,7 +23,7 @@ def on_query(query):
         done.set()
 
 
-with zenoh.open(config(zenoh, args)) as session:
+with zenoh.open(config(args)) as session:
     session.declare_queryable(args.key, on_query)
     say("Declared")
     try:

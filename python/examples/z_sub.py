@@ -2,9 +2,9 @@
 
 import threading
 
-from common import config, parse, say
+from common import config, parse, say, zenoh
 
-zenoh, args = parse(
+args = parse(
     "subscribe",
     key=("demo/example/**", "the key expression"),
     count=(0, "exit after this many samples (0: never)"),
@@ -13,7 +13,7 @@ done = threading.Event()
 received = 0
 
 
-def listener(sample):
+def listener(sample: zenoh.Sample) -> None:
     global received
     say(f"{sample.kind} {sample.key_expr} = {sample.payload.to_string()}")
     received += 1
@@ -21,7 +21,7 @@ def listener(sample):
         done.set()
 
 
-with zenoh.open(config(zenoh, args)) as session:
+with zenoh.open(config(args)) as session:
     session.declare_subscriber(args.key, listener)
     say("Subscribed")
     try:
