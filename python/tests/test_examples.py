@@ -15,18 +15,25 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TIMEOUT, zenoh_python
+from conftest import TIMEOUT, free_port, zenoh_python
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def command(name, impl, endpoint, *args):
-    """The command line of an example run by `impl` ("weft" or "zenoh") as a client of
-    `endpoint`."""
+    """The command line of an example run by `impl` ("weft" or "zenoh"): a client of
+    `endpoint` ("tcp/..."), or a peer listening on it ("listen:tcp/...") or connecting to
+    it ("connect:tcp/...")."""
     python = zenoh_python() if impl == "zenoh" else sys.executable
     flags = ["--zenoh"] if impl == "zenoh" else []
-    return [python, str(EXAMPLES / name), "-m", "client", "-e", endpoint,
-            "--no-multicast-scouting", *flags, *args]
+    role, _, address = endpoint.rpartition(":tcp/")
+    if role == "listen":
+        where = ["-m", "peer", "-l", "tcp/" + address]
+    elif role == "connect":
+        where = ["-m", "peer", "-e", "tcp/" + address]
+    else:
+        where = ["-m", "client", "-e", endpoint]
+    return [python, str(EXAMPLES / name), *where, "--no-multicast-scouting", *flags, *args]
 
 
 def interruptible():
@@ -95,6 +102,14 @@ def run_until(name, impl, endpoint, wanted, *args):
 
 
 PAIRS = [("weft", "zenoh"), ("zenoh", "weft"), ("weft", "weft")]
+
+
+@pytest.fixture
+def peers():
+    """(endpoint of the first program, endpoint of the second): the first listens as a
+    peer on a free 127.0.0.1 port, the second connects to it as a peer."""
+    port = free_port()
+    return f"listen:tcp/127.0.0.1:{port}", f"connect:tcp/127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("listener,writer", PAIRS)
@@ -282,3 +297,56 @@ def test_examples_type_check_strictly():
         env=dict(os.environ, MYPY_CACHE_DIR=os.devnull),
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("listener,writer", PAIRS)
+def test_peer_to_peer_put_and_sub(peers, listener, writer):
+    first, second = peers
+    sub = Example("z_sub.py", listener, first, "--key", "ex/**", "--count", "1")
+    try:
+        assert sub.line() == "Subscribed"
+        while True:
+            run_example("z_put.py", writer, second, "--key", "ex/a", "--payload", "v")
+            try:
+                got = sub.lines.get(timeout=0.2)
+                break
+            except queue.Empty:
+                continue
+        assert got == "SampleKind.PUT ex/a = v"
+        assert sub.line() is None and sub.exit_code() == 0
+    finally:
+        sub.stop()
+
+
+@pytest.mark.parametrize("answerer,asker", PAIRS)
+def test_peer_to_peer_storage_answers_a_get(peers, answerer, asker):
+    first, second = peers
+    storage = Example("z_storage.py", answerer, first, "--key", "ex/s/**")
+    try:
+        assert storage.line() == "Storing"
+        while True:
+            run_example("z_put.py", asker, second, "--key", "ex/s/a", "--payload", "one")
+            try:
+                stored = storage.lines.get(timeout=0.2)
+                break
+            except queue.Empty:
+                continue
+        assert stored == "SampleKind.PUT ex/s/a"
+        # A new peer's get may leave before the storage's queryable reaches it.
+        out = run_until("z_get.py", asker, second, "reply ex/s/a = one",
+                        "--selector", "ex/s/**", "--timeout", "2")
+        assert out.splitlines()[1:] == ["reply ex/s/a = one"]
+    finally:
+        storage.stop()
+
+
+@pytest.mark.parametrize("holder,watcher", PAIRS)
+def test_peer_to_peer_liveliness(peers, holder, watcher):
+    first, second = peers
+    token = Example("z_liveliness.py", holder, first, "--key", "group1/p")
+    try:
+        assert token.line() == "token group1/p"
+        run_until("z_get_liveliness.py", watcher, second, "alive group1/p",
+                  "--key", "group1/**", "--timeout", "2")
+    finally:
+        token.stop()
