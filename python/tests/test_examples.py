@@ -353,3 +353,16 @@ def test_peer_to_peer_liveliness(peers, holder, watcher):
                   "--key", "group1/**", "--timeout", "2")
     finally:
         token.stop()
+
+
+def test_bytes_serialises_as_zenoh_python_does():
+    outputs = {}
+    for impl in ("weft", "zenoh"):
+        python = zenoh_python() if impl == "zenoh" else sys.executable
+        flags = ["--zenoh"] if impl == "zenoh" else []
+        done = subprocess.run([python, str(EXAMPLES / "z_bytes.py"), *flags],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        outputs[impl] = done.stdout
+    assert outputs["weft"] == outputs["zenoh"]
+    assert "[1, 2, 3] -> 03010000000200000003000000 -> [1, 2, 3]" in outputs["weft"]

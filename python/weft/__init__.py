@@ -51,6 +51,8 @@ from ._weft import (
 from ._weft import _shutdown
 from .handlers import Handler
 
+from . import ext  # noqa: E402 (ext uses ZBytes from _weft)
+
 __all__ = [
     "Config",
     "CongestionControl",
@@ -88,6 +90,7 @@ __all__ = [
     "ZBytes",
     "ZenohId",
     "ZError",
+    "ext",
     "handlers",
     "init_log_from_env_or",
     "open",

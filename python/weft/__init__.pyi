@@ -5,6 +5,7 @@ from datetime import datetime
 from os import PathLike
 from typing import Any, Generic, TypeVar, final
 
+from . import ext as ext
 from . import handlers as handlers
 from .handlers import Handler as Handler
 
