@@ -113,6 +113,44 @@ fn a_ros_graph_through_weftd_on_rmw_zenohs_router_configuration() {
     assert_eq!(client.line(30), "DONE");
 }
 
+/// zenoh-ext's advanced publisher and subscriber (rmw_zenoh's topics: a publication
+/// cache answering history queries, publisher detection by liveliness, heartbeats and
+/// sequence numbers for miss detection) through weftd on rmw_zenoh's router
+/// configuration: zenoh-python sessions as clients (weftd carries everything) and as
+/// gossiping peers (weftd introduces them). zenohd 1.10.2 gives the same answers.
+#[test]
+fn zenoh_ext_advanced_publisher_and_subscriber_through_weftd() {
+    let Some(python) = zenoh_python() else {
+        return;
+    };
+    let port = free_port();
+    let _weftd = rmw_router(port);
+    let script = weft_testkit::repo_root().join("tests/interop/advanced_pubsub.py");
+    for mode in ["client", "peer"] {
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(format!("tcp/127.0.0.1:{port}"))
+            .args(["--mode", mode, "--timeout", "20"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want = serde_json::json!({
+            "history": ["h0", "h1", "h2", "h3", "h4"],
+            "late": ["l0", "l1", "l2"],
+            "live": ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"],
+            "plain_sns": [0, 1, 2, 3, 4, 5, 6, 7],
+            "plain_source_is_publisher": true,
+            "misses": 0,
+        });
+        assert_eq!(got, want, "{mode}");
+    }
+}
+
 /// weftd takes rmw_zenoh's router configuration: what weft does not implement is told
 /// once, grouped, and the key Zenoh removed with why.
 #[test]
