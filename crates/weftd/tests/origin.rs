@@ -258,6 +258,14 @@ fn zenohd_at_the_end_reads_the_node_ids_of_weftd() {
     }
 }
 
+#[test]
+fn weftd_forwards_for_zenohd_at_the_far_end() {
+    let kinds = [Kind::Weft, Kind::Weft, Kind::Zenohd];
+    if runnable(kinds) {
+        line(kinds);
+    }
+}
+
 /// What zenohd itself does in the same line: the reference the others follow.
 #[test]
 fn three_zenohd_in_a_line_list_declarations_under_their_origin() {
