@@ -5,7 +5,8 @@
 //!   weft's own counters (`counters`, `priority_links`) beside Zenoh's fields.
 //! - `@/<zid>/router/{subscriber,publisher,queryable,querier,token}/<ke>`
 //!   (application/json): `{"routers":[…],"peers":[…],"clients":[…]}`, the nodes that
-//!   declared it as this router knows them.
+//!   declared it as this router knows them (what a router relayed for another router is
+//!   listed under that one, the origin its NodeId named).
 //! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph;
 //!   `…/linkstate/south:0:peer`: the peers connected to it (nodes only, as zenohd).
 //! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
