@@ -5,7 +5,8 @@
 //!   weft's own counters (`counters`, `priority_links`) beside Zenoh's fields.
 //! - `@/<zid>/router/{subscriber,publisher,queryable,querier,token}/<ke>`
 //!   (application/json): `{"routers":[…],"peers":[…],"clients":[…]}`, the nodes that
-//!   declared it as this router knows them.
+//!   declared it as this router knows them (what a router relayed for another router is
+//!   listed under that one, the origin its NodeId named).
 //! - `@/<zid>/router/linkstate/north` (text/plain): the router mesh as a Graphviz graph;
 //!   `…/linkstate/south:0:peer`: the peers connected to it (nodes only, as zenohd).
 //! - `@/<zid>/router/route/successor/src/<zid>/dst/<zid>` (application/json): the router
@@ -319,7 +320,8 @@ impl Sources {
     }
 }
 
-/// Every key expression declared as `kind`, with who declared it. This router counts as
+/// Every key expression declared as `kind`, with who declared it (a router's declaration
+/// made for another router under that one, as its NodeId named it). This router counts as
 /// a source of its own declarations and of what it declares to the mesh for its clients
 /// and peers (subscribers, queryables, tokens), as zenohd does; `skip` is the admin
 /// space's own queryable, which zenohd does not list either.
@@ -347,7 +349,17 @@ fn declarations(a: &AdminInfo, kind: &str, skip: &str) -> BTreeMap<String, Sourc
             "querier" => &f.queriers,
             _ => &f.tokens,
         };
-        for key in list {
+        // What a router declared for another router is listed under that router.
+        let mut own_keys: Vec<&String> = list.iter().collect();
+        for r in f.relayed.iter().filter(|r| r.kind == kind) {
+            if let Some(i) = own_keys.iter().position(|k| **k == r.key_expr) {
+                own_keys.remove(i);
+            }
+            out.entry(r.key_expr.clone())
+                .or_default()
+                .add(WhatAmI::Router, r.origin.to_string());
+        }
+        for key in own_keys {
             let sources = out.entry(key.clone()).or_default();
             sources.add(f.whatami, f.zid.to_string());
             if redeclared && f.whatami != WhatAmI::Router {

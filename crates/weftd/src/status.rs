@@ -136,6 +136,7 @@ mod tests {
             tokens: Vec::new(),
             publishers: Vec::new(),
             queriers: Vec::new(),
+            relayed: Vec::new(),
             local_link: "tcp/127.0.0.1:7447".into(),
             priority_links: Vec::new(),
             subscriber_traffic: Vec::new(),

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
-use weft_proto::core::WhatAmI;
+use weft_proto::core::{WhatAmI, ZenohId};
 use weft_proto::ext::ExtBody;
 use weft_proto::network::{Declaration, Declare, Interest, InterestMode, NetworkMessage, Push};
 use weft_proto::zenoh::PushBody;
@@ -22,36 +22,58 @@ use crate::api::{Sample, SampleKind};
 use crate::transport::{Handler, Transport};
 
 /// The id under which a face's declaration is kept: its own, or, for a router that
-/// declares with id 0 (entities identified by their key), one derived from the key.
+/// declares with id 0 (entities identified by their key and the router they come from,
+/// `origin` when not the face itself), one derived from both.
 /// `None` for id 0 from others: an answer to one of our Current interests.
-fn entity_id(face: &Face, id: u32, key: &OwnedKeyExpr) -> Option<u32> {
+fn entity_id(face: &Face, id: u32, key: &OwnedKeyExpr, origin: Option<ZenohId>) -> Option<u32> {
     if id != 0 {
         Some(id)
     } else if face.transport.peer_whatami() == weft_proto::core::WhatAmI::Router {
-        Some(key_entity_id(key.as_str()))
+        Some(origin_entity_id(key.as_str(), origin))
     } else {
         None
     }
 }
 
 /// The id of an undeclared entity (see [`entity_id`]).
-fn undeclared_id(face: &Face, id: u32, we: Option<&weft_proto::core::WireExpr<'_>>) -> u32 {
+fn undeclared_id(
+    face: &Face,
+    id: u32,
+    we: Option<&weft_proto::core::WireExpr<'_>>,
+    origin: Option<ZenohId>,
+) -> u32 {
     if id != 0 || face.transport.peer_whatami() != weft_proto::core::WhatAmI::Router {
         return id;
     }
     we.and_then(|we| face.resolve(we))
-        .map_or(0, |k| key_entity_id(&k))
+        .map_or(0, |k| origin_entity_id(&k, origin))
 }
 
 /// A stable id for an entity known by its key: FNV-1a, with the top bit set so that it
 /// never collides with ids the face chose itself in practice.
 pub(crate) fn key_entity_id(key: &str) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for b in key.bytes() {
-        h ^= u32::from(b);
+    fnv1a(0x811c_9dc5, key.as_bytes()) | 0x8000_0000
+}
+
+/// As [`key_entity_id`], for an entity a router declared on behalf of the router
+/// `origin` (`None`: its own), so that two routers' entities on one key stay apart.
+pub(crate) fn origin_entity_id(key: &str, origin: Option<ZenohId>) -> u32 {
+    match origin {
+        None => key_entity_id(key),
+        Some(o) => {
+            let h = fnv1a(0x811c_9dc5, key.as_bytes());
+            fnv1a(h, &o.to_u128().to_le_bytes()) | 0x8000_0000
+        }
+    }
+}
+
+/// FNV-1a of `bytes`, from `h`.
+fn fnv1a(mut h: u32, bytes: &[u8]) -> u32 {
+    for b in bytes {
+        h ^= u32::from(*b);
         h = h.wrapping_mul(0x0100_0193);
     }
-    h | 0x8000_0000
+    h
 }
 
 /// What a declaration changed, for what must follow it.
@@ -303,19 +325,39 @@ impl Inner {
         acl.allows(crate::acl::Flow::Ingress, msg, key)
     }
 
+    /// The router a declaration received from `t` comes from, when a router forwarded it
+    /// for another (its NodeId extension names that router in the lists `t` sent);
+    /// `None` for the node's own declarations, and for a node id this router cannot
+    /// resolve (the neighbour then stands for its origin).
+    fn declaration_origin(&self, t: &dyn FaceTransport, node_id: u16) -> Option<ZenohId> {
+        if node_id == 0 || !self.is_router() || t.peer_whatami() != WhatAmI::Router {
+            return None;
+        }
+        let from = t.peer_zid();
+        match self.lock().routing.mesh.origin(from, node_id) {
+            Some(origin) if origin != from && origin != self.zid => Some(origin),
+            Some(_) => None,
+            None => {
+                tracing::debug!("{from} forwarded a declaration for node {node_id}, unknown");
+                None
+            }
+        }
+    }
+
     fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>) {
         let interest_id = d.interest_id;
+        let origin = self.declaration_origin(t, d.node_id);
         match &d.body {
             Declaration::Token(tok) => {
                 let key = self.checked_key(t, &tok.wire_expr, "a token");
                 if let Some(key) = key {
                     let from_router = t.peer_whatami() == weft_proto::core::WhatAmI::Router;
                     let id = if tok.id == 0 && from_router && interest_id.is_none() {
-                        key_entity_id(key.as_str())
+                        origin_entity_id(key.as_str(), origin)
                     } else {
                         tok.id
                     };
-                    self.on_remote_token(t.peer_zid(), id, key, interest_id);
+                    self.on_remote_token(t.peer_zid(), id, key, interest_id, origin);
                 }
                 return;
             }
@@ -326,7 +368,7 @@ impl Inner {
                     .and_then(|we| self.face_resolve(t, we).flatten());
                 let from_router = t.peer_whatami() == weft_proto::core::WhatAmI::Router;
                 let id = match (&key, u.id, from_router) {
-                    (Some(k), 0, true) => key_entity_id(k),
+                    (Some(k), 0, true) => origin_entity_id(k, origin),
                     _ => u.id,
                 };
                 self.on_remote_token_gone(t.peer_zid(), id, key);
@@ -358,23 +400,29 @@ impl Inner {
                 else {
                     return Event::None;
                 };
-                let id = entity_id(face, s.id, &key);
+                let id = entity_id(face, s.id, &key, origin);
                 declared
                     .subscribers
                     .declare(zid, &mut face.subscribers, id, key.clone());
                 match id {
                     None => Event::None,
-                    Some(id) => Event::Declared(EntityKind::Subscriber, id, key, false),
+                    Some(id) => {
+                        face.set_origin(EntityKind::Subscriber, id, origin);
+                        Event::Declared(EntityKind::Subscriber, id, key, false)
+                    }
                 }
             }
             Declaration::UndeclareSubscriber(u) => {
-                let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
+                let id = undeclared_id(face, u.id, u.wire_expr.as_ref(), origin);
                 if id != 0 {
                     match declared
                         .subscribers
                         .undeclare_id(zid, &mut face.subscribers, id)
                     {
-                        Some(key) => Event::Undeclared(EntityKind::Subscriber, id, key),
+                        Some(key) => {
+                            face.set_origin(EntityKind::Subscriber, id, None);
+                            Event::Undeclared(EntityKind::Subscriber, id, key)
+                        }
                         None => Event::None,
                     }
                 } else {
@@ -390,13 +438,14 @@ impl Inner {
                 let Some(key) = self.valid_key(t, face.resolve(&q.wire_expr), "a queryable") else {
                     return Event::None;
                 };
-                let id = entity_id(face, q.id, &key);
+                let id = entity_id(face, q.id, &key, origin);
                 declared
                     .queryables
                     .declare(zid, &mut face.queryables, id, key.clone());
                 match id {
                     None => Event::None,
                     Some(id) => {
+                        face.set_origin(EntityKind::Queryable, id, origin);
                         if q.info.complete {
                             face.complete_queryables.insert(id);
                         } else {
@@ -407,14 +456,17 @@ impl Inner {
                 }
             }
             Declaration::UndeclareQueryable(u) => {
-                let id = undeclared_id(face, u.id, u.wire_expr.as_ref());
+                let id = undeclared_id(face, u.id, u.wire_expr.as_ref(), origin);
                 if id != 0 {
                     face.complete_queryables.remove(&id);
                     match declared
                         .queryables
                         .undeclare_id(zid, &mut face.queryables, id)
                     {
-                        Some(key) => Event::Undeclared(EntityKind::Queryable, id, key),
+                        Some(key) => {
+                            face.set_origin(EntityKind::Queryable, id, None);
+                            Event::Undeclared(EntityKind::Queryable, id, key)
+                        }
                         None => Event::None,
                     }
                 } else {

@@ -111,6 +111,31 @@ pub(crate) fn undeclare_msg(kind: EntityKind, id: u32) -> NetworkMessage<'static
     NetworkMessage::Declare(Declare::new(None, body))
 }
 
+/// `msg` (a declaration or an undeclaration) as a router forwards it to another router:
+/// with the NodeId extension `node_id`, the router it comes from as this router's
+/// link-state lists name it (0, this router, is not written), and for an undeclaration
+/// the key `key` too (a Zenoh router finds a router's entity by its key, not its id).
+pub(crate) fn to_router<'a>(
+    msg: &NetworkMessage<'a>,
+    node_id: u16,
+    key: &'a str,
+) -> NetworkMessage<'a> {
+    let mut msg = msg.clone();
+    if let NetworkMessage::Declare(d) = &mut msg {
+        d.node_id = node_id;
+        let we = match &mut d.body {
+            Declaration::UndeclareSubscriber(u) => Some(&mut u.wire_expr),
+            Declaration::UndeclareQueryable(u) => Some(&mut u.wire_expr),
+            Declaration::UndeclareToken(u) => Some(&mut u.wire_expr),
+            _ => None,
+        };
+        if let Some(we) = we {
+            *we = Some(WireExpr::key(key));
+        }
+    }
+    msg
+}
+
 /// Who must hear of a declaration or its withdrawal: the faces to send it to, and the
 /// aggregated declarations it changes. Found under the session lock, sent after it.
 pub(crate) struct Announcement {
@@ -129,6 +154,16 @@ impl Announcement {
     pub(crate) fn send(self, msg: &NetworkMessage<'_>) {
         for t in &self.targets {
             send_control(&**t, msg);
+        }
+        self.aggregates.iter().for_each(AggregateChange::send);
+    }
+
+    /// As [`Announcement::send`], for what a router forwards: `to_routers` to the
+    /// routers among the targets, `msg` to the others.
+    pub(crate) fn send_split(self, msg: &NetworkMessage<'_>, to_routers: &NetworkMessage<'_>) {
+        for t in &self.targets {
+            let to_router = t.peer_whatami() == WhatAmI::Router;
+            send_control(&**t, if to_router { to_routers } else { msg });
         }
         self.aggregates.iter().for_each(AggregateChange::send);
     }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{Mapping, WireExpr};
+use weft_proto::core::{Mapping, WireExpr, ZenohId};
 use weft_proto::network::{InterestMode, InterestOptions};
 
 use super::aggregate::Aggregate;
@@ -56,6 +56,10 @@ pub(crate) struct Face {
     pub(crate) complete_queryables: HashSet<u32>,
     /// Liveliness tokens the node declared (as `subscribers`).
     pub(crate) tokens: FaceDeclarations,
+    /// A router's declarations made on behalf of another router (the one the NodeId
+    /// extension named): that router, by (kind, entity id). Those not listed are the
+    /// node's own.
+    pub(crate) origins: HashMap<(EntityKind, u32), ZenohId>,
     /// Whether the node finished its initial declarations (DeclareFinal with interest 0
     /// between peers).
     pub(crate) initial_declarations_done: bool,
@@ -86,6 +90,7 @@ impl Face {
             queryables: FaceDeclarations::default(),
             complete_queryables: HashSet::new(),
             tokens: FaceDeclarations::default(),
+            origins: HashMap::new(),
             initial_declarations_done: false,
             gossip_heard: false,
             our_interests: HashMap::new(),
@@ -113,6 +118,23 @@ impl Face {
             .iter()
             .map(|(i, k)| (EntityKind::Token, *i, k.clone(), false));
         subscribers.chain(queryables).chain(tokens).collect()
+    }
+
+    /// Records which router the entity `(kind, id)` comes from (`None`: the node itself).
+    pub(crate) fn set_origin(&mut self, kind: EntityKind, id: u32, origin: Option<ZenohId>) {
+        match origin {
+            Some(o) => self.origins.insert((kind, id), o),
+            None => self.origins.remove(&(kind, id)),
+        };
+    }
+
+    /// The router the entity `(kind, id)` comes from: the one it was declared for, else
+    /// the node itself.
+    pub(crate) fn origin_of(&self, kind: EntityKind, id: u32) -> ZenohId {
+        self.origins
+            .get(&(kind, id))
+            .copied()
+            .unwrap_or_else(|| self.transport.peer_zid())
     }
 
     /// The full key of a wire expression received from this node, if it resolves.

@@ -238,13 +238,14 @@ impl Inner {
         Ok(rx)
     }
 
-    /// A token declared by a face. Returns true if it answered one of our gets.
+    /// A token declared by a face (on behalf of the router `origin`, if not its own).
     pub(crate) fn on_remote_token(
         &self,
         face_zid: ZenohId,
         id: u32,
         key: OwnedKeyExpr,
         interest: Option<u32>,
+        origin: Option<ZenohId>,
     ) {
         let answered_get = {
             let mut st = self.lock();
@@ -270,6 +271,7 @@ impl Inner {
                             Some(id),
                             key.clone(),
                         );
+                        face.set_origin(EntityKind::Token, id, origin);
                     }
                     false
                 }
@@ -302,7 +304,10 @@ impl Inner {
                 .tokens
                 .undeclare_id(face_zid, &mut face.tokens, id)
             {
-                Some(k) => Some(k.to_string()),
+                Some(k) => {
+                    face.set_origin(EntityKind::Token, id, None);
+                    Some(k.to_string())
+                }
                 None => key.filter(|k| !k.is_empty()),
             }
         };

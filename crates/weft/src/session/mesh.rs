@@ -13,6 +13,11 @@
 //! when a router or a link dies, the graph changes, every router computes the new tree,
 //! and the links that joined it start carrying the routes (failover).
 //!
+//! Every router this one names in its lists keeps one index (psid) for as long as it is
+//! named: the lists give the index with the id, and a declaration forwarded to another
+//! router names the router it comes from by that index (the NodeId extension), which the
+//! receiver resolves through the lists it was given on that link.
+//!
 //! This module is pure: no sockets, no clocks. The session feeds it link events and
 //! received lists and asks which neighbours are on the tree.
 
@@ -57,6 +62,11 @@ pub(crate) struct Mesh {
     psids: HashMap<ZenohId, HashMap<u64, ZenohId>>,
     /// Routers whose lists brought news with locators since [`Mesh::take_reachable`].
     reachable: BTreeSet<ZenohId>,
+    /// This router's index (psid) of every other router its lists name (itself is 0).
+    index: HashMap<ZenohId, u16>,
+    /// The index the next newly named router gets (indexes are not reused while there
+    /// are unused ones above: a declaration in flight keeps naming the router it named).
+    next_index: u16,
 }
 
 impl Mesh {
@@ -70,13 +80,85 @@ impl Mesh {
             nodes: BTreeMap::new(),
             psids: HashMap::new(),
             reachable: BTreeSet::new(),
+            index: HashMap::new(),
+            next_index: 1,
         }
+    }
+
+    /// The routers this router's lists name: every router known, its neighbours, and
+    /// every router a known one links to (not itself).
+    fn named(&self) -> BTreeSet<ZenohId> {
+        let mut named: BTreeSet<ZenohId> = self.nodes.keys().copied().collect();
+        named.extend(self.neighbours.iter().copied());
+        for n in self.nodes.values() {
+            named.extend(n.links.iter().copied());
+        }
+        named.remove(&self.own);
+        named
+    }
+
+    /// Gives an index to every router newly named and frees those of routers no longer
+    /// named.
+    fn reindex(&mut self) {
+        let named = self.named();
+        self.index.retain(|z, _| named.contains(z));
+        for zid in named {
+            if self.index.contains_key(&zid) {
+                continue;
+            }
+            let free = if self.next_index == u16::MAX {
+                // Wrapped: the smallest index no named router holds.
+                let used: BTreeSet<u16> = self.index.values().copied().collect();
+                (1..u16::MAX).find(|i| !used.contains(i))
+            } else {
+                let i = self.next_index;
+                self.next_index += 1;
+                Some(i)
+            };
+            match free {
+                Some(i) => {
+                    self.index.insert(zid, i);
+                }
+                None => tracing::warn!("no router index left for {zid}"),
+            }
+        }
+    }
+
+    /// The node id that names `zid` in this router's lists: 0 for itself, `None` for a
+    /// router the lists do not name.
+    pub(crate) fn node_id(&self, zid: ZenohId) -> Option<u16> {
+        if zid == self.own {
+            Some(0)
+        } else {
+            self.index.get(&zid).copied()
+        }
+    }
+
+    /// The router that the neighbour `from` names `node_id` in the lists it sent on its
+    /// link: the router a declaration it forwarded comes from. A neighbour always names
+    /// itself 0, also before its first list.
+    pub(crate) fn origin(&self, from: ZenohId, node_id: u16) -> Option<ZenohId> {
+        match self
+            .psids
+            .get(&from)
+            .and_then(|p| p.get(&u64::from(node_id)))
+        {
+            Some(zid) => Some(*zid),
+            None if node_id == 0 => Some(from),
+            None => None,
+        }
+    }
+
+    /// Whether `zid` is this router or one of its component.
+    pub(crate) fn reaches(&self, zid: ZenohId) -> bool {
+        zid == self.own || self.nodes.contains_key(&zid) || self.neighbours.contains(&zid)
     }
 
     /// A link to the router `zid` came up.
     pub(crate) fn link_up(&mut self, zid: ZenohId) {
         if self.neighbours.insert(zid) {
             self.own_sn += 1;
+            self.reindex();
         }
     }
 
@@ -209,6 +291,7 @@ impl Mesh {
     fn prune(&mut self) {
         let reachable = self.distances(self.own);
         self.nodes.retain(|zid, _| reachable.contains_key(zid));
+        self.reindex();
     }
 
     /// The parent of every node of this router's component on the spanning tree (the
@@ -322,18 +405,9 @@ impl Mesh {
         own_locators: &'a [String],
         shared: SharedLocators,
     ) -> Vec<LinkState<'a>> {
-        // Every node named, including neighbours not yet heard from.
-        let mut named: BTreeSet<ZenohId> = self.nodes.keys().copied().collect();
-        named.extend(self.neighbours.iter().copied());
-        for n in self.nodes.values() {
-            named.extend(n.links.iter().copied());
-        }
-        named.remove(&self.own);
-        let index: HashMap<ZenohId, u64> = std::iter::once(self.own)
-            .chain(named.iter().copied())
-            .enumerate()
-            .map(|(i, z)| (z, i as u64))
-            .collect();
+        // Every node named, including neighbours not yet heard from, by its own index.
+        let named = self.named();
+        let index = |zid: &ZenohId| u64::from(self.node_id(*zid).unwrap_or(0));
         let shares = |zid: ZenohId| match shared {
             SharedLocators::Nobody => false,
             SharedLocators::Neighbours => zid == self.own || self.neighbours.contains(&zid),
@@ -342,14 +416,14 @@ impl Mesh {
         let entry =
             |zid: ZenohId, sn: u64, links: &BTreeSet<ZenohId>, locators: Option<&'a [String]>| {
                 LinkState {
-                    psid: index[&zid],
+                    psid: index(&zid),
                     sn,
                     zid: Some(zid),
                     whatami: Some(WhatAmI::Router),
                     locators: locators
                         .filter(|l| !l.is_empty() && shares(zid))
                         .map(|l| l.iter().map(String::as_str).collect()),
-                    links: links.iter().map(|l| index[l]).collect(),
+                    links: links.iter().map(index).collect(),
                     weights: None,
                     gateway: false,
                 }
@@ -546,6 +620,49 @@ mod tests {
         };
         assert!(a.apply(z(2), &[short]));
         assert_eq!(a.nodes[&z(2)].sn, 6);
+    }
+
+    #[test]
+    fn a_router_keeps_its_index_while_it_is_named() {
+        // 5 - 9 in a line, then 7 joins 9: 9 keeps its index although 7 sorts first.
+        let mut m = converge(&[5, 9], &[(5, 9)]);
+        let nine = m[&5].node_id(z(9)).unwrap();
+        assert_eq!(
+            m[&5].node_id(z(5)),
+            Some(0),
+            "a router is 0 in its own lists"
+        );
+        m.insert(7, Mesh::new(z(7), 1));
+        m.get_mut(&9).unwrap().link_up(z(7));
+        m.get_mut(&7).unwrap().link_up(z(9));
+        flood(&mut m, &[(5, 9), (9, 7)]);
+        assert_eq!(m[&5].node_id(z(9)), Some(nine));
+        let seven = m[&5].node_id(z(7)).unwrap();
+        assert!(seven != nine && seven != 0);
+        // The lists give each router under its index.
+        let list = m[&5].announcement();
+        assert!(list
+            .iter()
+            .any(|l| l.zid == Some(z(9)) && l.psid == u64::from(nine)));
+        // 7 leaves: its index is freed and not given to the next newcomer.
+        m.get_mut(&9).unwrap().link_down(z(7));
+        m.remove(&7);
+        flood(&mut m, &[(5, 9)]);
+        assert_eq!(m[&5].node_id(z(7)), None);
+        m.get_mut(&5).unwrap().link_up(z(3));
+        assert!(m[&5].node_id(z(3)).is_some_and(|i| i != seven));
+    }
+
+    #[test]
+    fn a_node_id_names_a_router_through_the_senders_lists() {
+        // 1 - 2 - 3: 1 resolves 2's index of 3; index 0 is 2 itself, even before any list.
+        let m = converge(&[1, 2, 3], &[(1, 2), (2, 3)]);
+        let three = m[&2].node_id(z(3)).unwrap();
+        assert_eq!(m[&1].origin(z(2), three), Some(z(3)));
+        assert_eq!(m[&1].origin(z(2), 0), Some(z(2)));
+        assert_eq!(m[&1].origin(z(2), 999), None);
+        assert_eq!(Mesh::new(z(1), 1).origin(z(2), 0), Some(z(2)));
+        assert!(m[&1].reaches(z(3)));
     }
 
     #[test]

@@ -46,6 +46,7 @@ use crate::api::{
     Subscriber,
 };
 use crate::config::Config;
+use entity::EntityKind;
 use face::Face;
 
 /// A subscriber's callback.
@@ -170,6 +171,9 @@ pub struct FaceInfo {
     pub publishers: Vec<String>,
     /// Key expressions it queries, as far as its interests in queryables tell.
     pub queriers: Vec<String>,
+    /// A router's declarations among `subscribers`, `queryables` and `tokens` made on
+    /// behalf of another router, with that router (the others are its own).
+    pub relayed: Vec<RelayedDeclaration>,
     /// This end of the main link, e.g. `tcp/127.0.0.1:7447`.
     pub local_link: String,
     /// The links reserved for some priorities beside the main one.
@@ -184,6 +188,18 @@ pub struct FaceInfo {
     pub qos: bool,
     /// The largest batch either side may send on the main link, as negotiated.
     pub batch_size: u16,
+}
+
+/// A declaration a neighbouring router made on behalf of another router: the one that
+/// the declaration's NodeId extension names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayedDeclaration {
+    /// `subscriber`, `queryable` or `token`.
+    pub kind: &'static str,
+    /// The key expression declared.
+    pub key_expr: String,
+    /// The router it comes from.
+    pub origin: ZenohId,
 }
 
 /// What a router forwarded to a node because of one of its subscribers' key
@@ -681,6 +697,26 @@ impl Session {
             v.dedup();
             v
         };
+        let relayed = |f: &Face| {
+            let mut v: Vec<RelayedDeclaration> = f
+                .origins
+                .iter()
+                .filter_map(|((kind, id), origin)| {
+                    let (name, table) = match kind {
+                        EntityKind::Subscriber => ("subscriber", &f.subscribers),
+                        EntityKind::Queryable => ("queryable", &f.queryables),
+                        EntityKind::Token => ("token", &f.tokens),
+                    };
+                    Some(RelayedDeclaration {
+                        kind: name,
+                        key_expr: table.by_id.get(id)?.to_string(),
+                        origin: *origin,
+                    })
+                })
+                .collect();
+            v.sort_by(|a, b| (a.kind, &a.key_expr, a.origin).cmp(&(b.kind, &b.key_expr, b.origin)));
+            v
+        };
         // Per key expression of its publisher interests, their counters summed.
         let published = |f: &Face| {
             let mut by_key: std::collections::BTreeMap<String, (u64, u64)> =
@@ -735,6 +771,7 @@ impl Session {
                     tokens: keys(&f.tokens.by_id),
                     publishers: interests(f, InterestOptions::SUBSCRIBERS),
                     queriers: interests(f, InterestOptions::QUERYABLES),
+                    relayed: relayed(f),
                     local_link: f
                         .transport
                         .transport()

@@ -441,8 +441,14 @@ impl Inner {
             let all = InterestOptions::SUBSCRIBERS
                 .with(InterestOptions::QUERYABLES)
                 .with(InterestOptions::TOKENS);
-            for (kind, id, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
-                send_control(t, &own_declaration(kind, id, &key, complete, None));
+            let to_router = t.peer_whatami() == WhatAmI::Router;
+            for (kind, routed, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
+                let msg = own_declaration(kind, routed.id, &key, complete, None);
+                if to_router {
+                    send_control(t, &super::entity::to_router(&msg, routed.node_id, &key));
+                } else {
+                    send_control(t, &msg);
+                }
             }
         }
         if peer_link {
@@ -584,7 +590,7 @@ impl Inner {
             for (kind, id, k, complete) in
                 self.routed_declarations(t.peer_zid(), routed, key.as_ref())
             {
-                found.push((kind, answer_id(id), k, complete));
+                found.push((kind, answer_id(id.id), k, complete));
             }
         }
         // Tokens first, then subscribers, then queryables.

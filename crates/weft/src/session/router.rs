@@ -27,7 +27,7 @@ use weft_proto::network::{
 use weft_proto::zenoh::PushBody;
 
 pub(crate) use super::entity::EntityKind;
-use super::entity::{declare_msg, undeclare_msg};
+use super::entity::{declare_msg, to_router, undeclare_msg};
 use super::face_transport::FaceTransport;
 use super::gossiping::CONNECT_JITTER;
 use super::mesh::SharedLocators;
@@ -42,6 +42,16 @@ pub(crate) struct ForwardedQuery {
     requester: Arc<dyn FaceTransport>,
     request_id: u32,
     qos: NetworkQos,
+}
+
+/// How a router re-declares one entity of a face: under its own id, naming the router
+/// the entity comes from by node id (see [`Inner::propagate_declaration`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Routed {
+    /// The id the router declares it under.
+    pub(crate) id: u32,
+    /// The node id of the router it comes from, in this router's link-state lists.
+    pub(crate) node_id: u16,
 }
 
 /// Whether a router passes on to a node of role `to` what a node of role `from` sends
@@ -109,14 +119,24 @@ impl Inner {
                 return;
             }
         };
-        let (changed, connect) = {
+        let (changed, connect, lost) = {
             let mut st = self.lock();
+            let before = st.routing.mesh.routers();
             let changed = st.routing.mesh.apply(from.peer_zid(), &list);
+            let lost: Vec<ZenohId> = if changed {
+                before
+                    .into_iter()
+                    .filter(|z| !st.routing.mesh.reaches(*z))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let mut connect = st.routing.mesh.take_reachable();
             connect.retain(|(zid, _)| st.routing.gossip.wants(*zid, WhatAmI::Router));
-            (changed, connect)
+            (changed, connect, lost)
         };
         if changed {
+            self.forget_origins(&lost);
             self.update_tree();
             self.send_link_state();
         }
@@ -125,6 +145,56 @@ impl Inner {
         for (zid, locators) in connect {
             let eps: Vec<Endpoint> = locators.iter().filter_map(|l| l.parse().ok()).collect();
             super::discovery::connect_discovered(self, zid, eps, "gossip", CONNECT_JITTER);
+        }
+    }
+
+    /// Routers left the mesh (`lost`): what neighbouring routers had declared on their
+    /// behalf is forgotten and withdrawn from the other faces, as if undeclared (a Zenoh
+    /// router in between withdraws nothing for a router it lost).
+    pub(crate) fn forget_origins(&self, lost: &[ZenohId]) {
+        if lost.is_empty() {
+            return;
+        }
+        let mut gone = Vec::new();
+        {
+            let mut st = self.lock();
+            let st = &mut *st;
+            for (zid, face) in &mut st.faces {
+                let entities: Vec<(EntityKind, u32)> = face
+                    .origins
+                    .iter()
+                    .filter(|(_, o)| lost.contains(o))
+                    .map(|(e, _)| *e)
+                    .collect();
+                for (kind, id) in entities {
+                    face.origins.remove(&(kind, id));
+                    let (index, decls) = match kind {
+                        EntityKind::Subscriber => {
+                            (&mut st.declared.subscribers, &mut face.subscribers)
+                        }
+                        EntityKind::Queryable => {
+                            (&mut st.declared.queryables, &mut face.queryables)
+                        }
+                        EntityKind::Token => (&mut st.declared.tokens, &mut face.tokens),
+                    };
+                    if kind == EntityKind::Queryable {
+                        face.complete_queryables.remove(&id);
+                    }
+                    if let Some(key) = index.undeclare_id(*zid, decls, id) {
+                        gone.push((*zid, kind, id, key));
+                    }
+                }
+            }
+            if !gone.is_empty() {
+                st.routes_changed();
+            }
+        }
+        for (zid, kind, id, key) in gone {
+            tracing::debug!("{zid} had declared {kind:?} {id} on {key} for a router now gone");
+            if kind == EntityKind::Token {
+                self.notify_token(key.as_str(), crate::api::SampleKind::Delete);
+            }
+            self.propagate_undeclaration(zid, kind, id, &key);
         }
     }
 
@@ -268,20 +338,30 @@ impl Inner {
         }
     }
 
-    /// The id under which the router declares `(face, kind, entity)` to others.
+    /// The id under which the router declares `(face, kind, entity)` to others, and the
+    /// node id that names, in this router's link-state lists, the router it comes from
+    /// (0: this router, for what its clients and peers declared).
     fn routed_id(
         &self,
         st: &mut super::State,
         face: ZenohId,
         kind: EntityKind,
         entity: u32,
-    ) -> u32 {
-        if let Some(id) = st.routing.routed_ids.get(&(face, kind, entity)) {
-            return *id;
+    ) -> Routed {
+        if let Some(routed) = st.routing.routed_ids.get(&(face, kind, entity)) {
+            return *routed;
         }
-        let id = Self::next_id(st);
-        st.routing.routed_ids.insert((face, kind, entity), id);
-        id
+        let origin = st
+            .faces
+            .get(&face)
+            .filter(|f| f.transport.peer_whatami() == WhatAmI::Router)
+            .map_or(self.zid, |f| f.origin_of(kind, entity));
+        let routed = Routed {
+            id: Self::next_id(st),
+            node_id: st.routing.mesh.node_id(origin).unwrap_or(0),
+        };
+        st.routing.routed_ids.insert((face, kind, entity), routed);
+        routed
     }
 
     /// Declares to the other faces an entity a face declared.
@@ -300,17 +380,18 @@ impl Inner {
                 return;
             }
             let role = st.faces.get(&from).map(|f| f.transport.peer_whatami());
-            let id = self.routed_id(&mut st, from, kind, entity);
+            let routed = self.routed_id(&mut st, from, kind, entity);
             let announcement = self
                 .announcement(&mut st, kind, key.as_key_expr(), Some(from))
                 .only_to(|to| role.is_none_or(|r| routes_between(r, to)));
-            (id, announcement)
+            (routed, announcement)
         };
         let info = QueryableInfo {
             complete,
             distance: 1,
         };
-        announcement.send(&declare_msg(kind, id, key.as_str(), info, None));
+        let msg = declare_msg(kind, id.id, key.as_str(), info, None);
+        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()));
     }
 
     /// Withdraws from the other faces an entity a face undeclared (or lost with the face).
@@ -341,25 +422,26 @@ impl Inner {
     ) {
         let (id, announcement) = {
             let mut st = self.lock();
-            let Some(id) = st.routing.routed_ids.remove(&(from, kind, entity)) else {
+            let Some(routed) = st.routing.routed_ids.remove(&(from, kind, entity)) else {
                 return;
             };
             let announcement = self
                 .announcement(&mut st, kind, key.as_key_expr(), Some(from))
                 .only_to(|to| role.is_none_or(|r| routes_between(r, to)));
-            (id, announcement)
+            (routed, announcement)
         };
-        announcement.send(&undeclare_msg(kind, id));
+        let msg = undeclare_msg(kind, id.id);
+        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()));
     }
 
     /// Declarations of the other faces that answer an interest of `to`: (kind, routed
-    /// id, key, complete).
+    /// id and node id, key, complete).
     pub(crate) fn routed_declarations(
         &self,
         to: ZenohId,
         options: InterestOptions,
         key: Option<&OwnedKeyExpr>,
-    ) -> Vec<(EntityKind, u32, String, bool)> {
+    ) -> Vec<(EntityKind, Routed, String, bool)> {
         let mut st = self.lock();
         let mut found = Vec::new();
         let matches =

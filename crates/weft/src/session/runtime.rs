@@ -219,6 +219,7 @@ impl Inner {
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
         let mut reconnect = None;
+        let mut lost = Vec::new();
         if was_open {
             if let Some(mut face) = st.faces.remove(&t.peer_zid()) {
                 entities = face.entities();
@@ -231,7 +232,12 @@ impl Inner {
                 declared.tokens.forget_face(zid, &mut face.tokens);
             }
             if self.is_router() && t.peer_whatami() == WhatAmI::Router {
+                let before = st.routing.mesh.routers();
                 st.routing.mesh.link_down(t.peer_zid());
+                lost = before
+                    .into_iter()
+                    .filter(|z| !st.routing.mesh.reaches(*z))
+                    .collect();
             }
         }
         drop(st);
@@ -261,6 +267,7 @@ impl Inner {
         if self.is_router() {
             self.router_forget_face(t.peer_zid(), t.peer_whatami(), entities);
             if t.peer_whatami() == WhatAmI::Router {
+                self.forget_origins(&lost);
                 self.update_tree();
                 self.send_link_state();
             }

@@ -43,8 +43,9 @@ pub(crate) struct Queries {
 
 /// What a router keeps to route for others.
 pub(crate) struct Routing {
-    /// The ids under which it re-declares its faces' entities, by (face, kind, face's id).
-    pub(crate) routed_ids: HashMap<(ZenohId, router::EntityKind, u32), u32>,
+    /// The ids (and origin node ids) under which it re-declares its faces' entities, by
+    /// (face, kind, face's id).
+    pub(crate) routed_ids: HashMap<(ZenohId, router::EntityKind, u32), router::Routed>,
     /// The graph of the router mesh and its spanning tree.
     pub(crate) mesh: mesh::Mesh,
     /// Gossip scouting: what this node heard of others and tells its neighbours.

@@ -333,3 +333,146 @@ fn a_get_is_sent_with_its_quality_of_service() {
         NetworkQos::new(Priority::RealTime, CongestionControl::Drop, true)
     );
 }
+
+/// A link-state list (network OAM 1) naming, by psid, (zid, sn, links by psid).
+fn link_state(entries: &[(u64, u128, u64, &[u64])]) -> Vec<u8> {
+    use weft_proto::network::linkstate::{encode_list, LinkState};
+    let list: Vec<LinkState<'_>> = entries
+        .iter()
+        .map(|(psid, zid, sn, links)| LinkState {
+            psid: *psid,
+            sn: *sn,
+            zid: Some(weft_proto::core::ZenohId::new(*zid).unwrap()),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links: links.to_vec(),
+            weights: None,
+            gateway: false,
+        })
+        .collect();
+    let mut body = Vec::new();
+    encode_list(&list, &mut body).unwrap();
+    body
+}
+
+fn oam(body: &[u8]) -> weft_proto::network::NetworkMessage<'_> {
+    weft_proto::network::NetworkMessage::Oam(weft_proto::network::NetworkOam {
+        id: weft_proto::network::NetworkOam::LINK_STATE,
+        qos: weft_proto::core::NetworkQos::DECLARE,
+        timestamp: None,
+        unknown: Vec::new(),
+        body: weft_proto::ext::ExtBody::ZBuf(body),
+    })
+}
+
+/// The declarations among what a node was sent: (declared, key if any, node id).
+fn declares(sent: &[Vec<u8>]) -> Vec<(bool, String, u16)> {
+    use weft_proto::network::{Declaration, NetworkMessage};
+    sent.iter()
+        .filter_map(|bytes| match NetworkMessage::decode_exact(bytes).ok()? {
+            NetworkMessage::Declare(d) => {
+                let (declared, key) = match &d.body {
+                    Declaration::Subscriber(s) => (true, s.wire_expr.suffix.to_owned()),
+                    Declaration::UndeclareSubscriber(u) => (
+                        false,
+                        u.wire_expr
+                            .as_ref()
+                            .map_or(String::new(), |w| w.suffix.to_owned()),
+                    ),
+                    _ => return None,
+                };
+                Some((declared, key, d.node_id))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Routers a (1) and b (2) linked to this one; c (3) behind b, which b's list names by
+/// psid 7. What b declares for c (node id 7) is kept under c, forwarded to a naming c by
+/// this router's own index (b's own, naming b), withdrawn by key with the same node id, and forgotten when c
+/// leaves the mesh.
+#[test]
+fn a_declaration_forwarded_between_routers_names_its_origin() {
+    let router = Scenario::new(WhatAmI::Router);
+    let me = router.inner().zid.to_u128();
+    let a = router.attach(1, WhatAmI::Router);
+    let b = router.attach(2, WhatAmI::Router);
+    router.receive(&a, &oam(&link_state(&[(0, 1, 1, &[1]), (1, me, 0, &[])])));
+    let with_c = link_state(&[(0, 2, 1, &[1, 7]), (1, me, 0, &[]), (7, 3, 1, &[0])]);
+    router.receive(&b, &oam(&with_c));
+    let index_here = |zid: u128| {
+        router
+            .inner()
+            .lock()
+            .routing
+            .mesh
+            .node_id(weft_proto::core::ZenohId::new(zid).unwrap())
+            .expect("an index here")
+    };
+    let (b_here, c_here) = (index_here(2), index_here(3));
+    assert!(b_here != 0 && c_here != 0 && b_here != c_here);
+    a.take_sent();
+
+    // b's own subscriber and c's, on one key.
+    let declare = |node_id: u16| {
+        let mut msg = super::subscriber(0, "far/x");
+        if let weft_proto::network::NetworkMessage::Declare(d) = &mut msg {
+            d.node_id = node_id;
+        }
+        msg
+    };
+    router.receive(&b, &declare(0));
+    router.receive(&b, &declare(7));
+    assert_eq!(
+        declares(&a.take_sent()),
+        [
+            (true, "far/x".to_owned(), b_here),
+            (true, "far/x".to_owned(), c_here)
+        ]
+    );
+    let relayed = |router: &Scenario| {
+        let admin = router.session.admin();
+        let face = admin.faces.iter().find(|f| f.zid.to_u128() == 2).unwrap();
+        (
+            face.subscribers.clone(),
+            face.relayed
+                .iter()
+                .map(|r| (r.kind, r.key_expr.clone(), r.origin.to_u128()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    assert_eq!(
+        relayed(&router),
+        (
+            vec!["far/x".to_owned(), "far/x".to_owned()],
+            vec![("subscriber", "far/x".to_owned(), 3)]
+        )
+    );
+
+    // c's goes (by key, as Zenoh routers withdraw): b's stays.
+    let mut undeclare = super::super::entity::undeclare_msg(EntityKind::Subscriber, 0);
+    if let weft_proto::network::NetworkMessage::Declare(d) = &mut undeclare {
+        d.node_id = 7;
+        if let weft_proto::network::Declaration::UndeclareSubscriber(u) = &mut d.body {
+            u.wire_expr = Some(weft_proto::core::WireExpr::key("far/x"));
+        }
+    }
+    router.receive(&b, &undeclare);
+    assert_eq!(
+        declares(&a.take_sent()),
+        [(false, "far/x".to_owned(), c_here)]
+    );
+    assert_eq!(relayed(&router), (vec!["far/x".to_owned()], vec![]));
+
+    // c declares again, then leaves the mesh: what b declared for it is withdrawn.
+    router.receive(&b, &declare(7));
+    a.take_sent();
+    let without_c = link_state(&[(0, 2, 2, &[1]), (1, me, 0, &[])]);
+    router.receive(&b, &oam(&without_c));
+    assert_eq!(
+        declares(&a.take_sent()),
+        [(false, "far/x".to_owned(), c_here)]
+    );
+    assert_eq!(relayed(&router), (vec!["far/x".to_owned()], vec![]));
+}
