@@ -2,8 +2,9 @@
 //! queryable and a token: every router's admin space lists them under c3, the router they
 //! come from, not under the neighbour that forwarded them (routers name the origin of a
 //! declaration they forward with the NodeId extension, its index in the link-state lists
-//! they sent on that link). Mixes of weftd and the zenohd binary (1.10.2, when
-//! `WEFT_ZENOHD` names it): weftd reads zenohd's node ids and zenohd reads weftd's. Data
+//! they sent on that link). Mixes of weftd and Zenoh 1.10.2 routers: the zenohd binary
+//! when `WEFT_ZENOHD` names it, else a zenoh-python session in router mode with its admin
+//! space on (the same router code): weftd reads Zenoh's node ids and Zenoh reads weftd's. Data
 //! from c3's side reaches a1's subscriber exactly once; undeclarations and a router's
 //! death empty the lists again.
 
@@ -11,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use weft_testkit::{free_port, wait_for_port, zenoh_python};
+use weft_testkit::{free_port, wait_for_port, zenoh_python, ZenohNode};
 
 mod common;
 use common::{zenoh_client_at as client, Weftd};
@@ -26,10 +27,12 @@ enum Kind {
     Zenohd,
 }
 
-/// A router of the line: a weftd, or a zenohd process (killed when dropped).
+/// A router of the line: a weftd, a zenohd process (killed when dropped) or a
+/// zenoh-python router (likewise).
 struct Router {
     _weftd: Option<Weftd>,
     zenohd: Option<Child>,
+    _zenoh_python: Option<ZenohNode>,
 }
 
 impl Drop for Router {
@@ -52,7 +55,32 @@ fn router(kind: Kind, id: &str, port: u16, connect: Option<u16>) -> Router {
         Kind::Weft => Router {
             _weftd: Some(Weftd::start(port, &args)),
             zenohd: None,
+            _zenoh_python: None,
         },
+        Kind::Zenohd if std::env::var_os("WEFT_ZENOHD").is_none() => {
+            let listen = format!("tcp/127.0.0.1:{port}");
+            let id = format!("id=\"{id}\"");
+            let mut node_args = vec![
+                "--mode",
+                "router",
+                "--listen",
+                &listen,
+                "--insert",
+                &id,
+                "--insert",
+                "adminspace/enabled=true",
+                "--timeout",
+                "120",
+            ];
+            if let Some(c) = &connect {
+                node_args.extend(["--connect", c.as_str()]);
+            }
+            Router {
+                _weftd: None,
+                zenohd: None,
+                _zenoh_python: Some(ZenohNode::start(&node_args).expect("checked by the caller")),
+            }
+        }
         Kind::Zenohd => {
             let zenohd = std::env::var_os("WEFT_ZENOHD").expect("checked by the caller");
             let child = Command::new(zenohd)
@@ -69,6 +97,7 @@ fn router(kind: Kind, id: &str, port: u16, connect: Option<u16>) -> Router {
             let router = Router {
                 _weftd: None,
                 zenohd: Some(child),
+                _zenoh_python: None,
             };
             wait_for_port(port);
             router
@@ -222,22 +251,16 @@ fn line(kinds: [Kind; 3]) {
     drop((a, b));
 }
 
-/// Whether the test can run: zenoh-python, and for `kinds` with zenohd, the binary.
-fn runnable(kinds: [Kind; 3]) -> bool {
-    if zenoh_python().is_none() {
-        return false;
-    }
-    if kinds.contains(&Kind::Zenohd) && std::env::var_os("WEFT_ZENOHD").is_none() {
-        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
-        return false;
-    }
-    true
+/// Whether the test can run: zenoh-python is at hand (it plays the Zenoh routers when
+/// no zenohd binary is given).
+fn runnable() -> bool {
+    zenoh_python().is_some()
 }
 
 #[test]
 fn three_weftd_in_a_line_list_declarations_under_their_origin() {
     let kinds = [Kind::Weft, Kind::Weft, Kind::Weft];
-    if runnable(kinds) {
+    if runnable() {
         line(kinds);
     }
 }
@@ -245,7 +268,7 @@ fn three_weftd_in_a_line_list_declarations_under_their_origin() {
 #[test]
 fn weftd_reads_the_node_ids_of_zenohd_in_the_middle() {
     let kinds = [Kind::Weft, Kind::Zenohd, Kind::Weft];
-    if runnable(kinds) {
+    if runnable() {
         line(kinds);
     }
 }
@@ -253,7 +276,7 @@ fn weftd_reads_the_node_ids_of_zenohd_in_the_middle() {
 #[test]
 fn zenohd_at_the_end_reads_the_node_ids_of_weftd() {
     let kinds = [Kind::Zenohd, Kind::Weft, Kind::Weft];
-    if runnable(kinds) {
+    if runnable() {
         line(kinds);
     }
 }
@@ -261,7 +284,7 @@ fn zenohd_at_the_end_reads_the_node_ids_of_weftd() {
 #[test]
 fn weftd_forwards_for_zenohd_at_the_far_end() {
     let kinds = [Kind::Weft, Kind::Weft, Kind::Zenohd];
-    if runnable(kinds) {
+    if runnable() {
         line(kinds);
     }
 }
@@ -270,7 +293,7 @@ fn weftd_forwards_for_zenohd_at_the_far_end() {
 #[test]
 fn three_zenohd_in_a_line_list_declarations_under_their_origin() {
     let kinds = [Kind::Zenohd, Kind::Zenohd, Kind::Zenohd];
-    if runnable(kinds) {
+    if runnable() {
         line(kinds);
     }
 }
