@@ -14,19 +14,24 @@
 //! lost or closed by the peer ends weft's socket both ways.
 
 use std::future::{poll_fn, Future};
-use std::io;
+use std::io::{self, IoSlice};
 use std::net::{Shutdown, SocketAddr};
 use std::pin::pin;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use quinn::{Connection, ConnectionError, RecvStream, SendStream, VarInt};
 use tokio::net::UnixStream;
 
-/// Most bytes the bridge moves at once, each way.
+/// Most bytes the bridge reads at once from weft's socket.
 pub(super) const CHUNK: usize = 64 * 1024;
+
+/// Most received pieces of the QUIC stream written to weft's socket in one call. quinn
+/// hands the stream over as it arrived, about a packet (1.2–1.5 kB) per piece: writing
+/// them one by one would cost a system call and a wake-up of weft's reader each.
+const PIECES: usize = 64;
 
 /// How long a closing link waits for the peer to acknowledge the last bytes and to end
 /// its own side, before the connection is closed regardless.
@@ -109,11 +114,13 @@ async fn upstream(mut send: SendStream, far: &UnixStream) -> Upstream {
 
 /// Copies what the QUIC stream delivers to weft, until the peer finishes the stream
 /// (weft's socket is then ended for writing) or the stream fails (ended both ways).
+/// Everything the stream holds (up to [`PIECES`] pieces) goes to weft in one write.
 async fn downstream(mut recv: RecvStream, far: Arc<UnixStream>, peer: SocketAddr) {
+    let mut pieces: [Bytes; PIECES] = std::array::from_fn(|_| Bytes::new());
     loop {
-        match recv.read_chunk(CHUNK, true).await {
-            Ok(Some(chunk)) => {
-                if write_all(&far, &chunk.bytes).await.is_err() {
+        match recv.read_chunks(&mut pieces).await {
+            Ok(Some(n)) => {
+                if write_all_pieces(&far, &mut pieces[..n]).await.is_err() {
                     // weft has closed its socket: nothing more is read.
                     let _ = recv.stop(VarInt::from_u32(0));
                     return;
@@ -132,18 +139,37 @@ async fn downstream(mut recv: RecvStream, far: Arc<UnixStream>, peer: SocketAddr
     }
 }
 
-/// Writes all of `data` into the socket pair, waiting for room.
-async fn write_all(far: &UnixStream, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
+/// Writes all of `pieces` into the socket pair, in order, as few writes as the room
+/// allows, waiting for room; the pieces are emptied as they are written.
+async fn write_all_pieces(far: &UnixStream, mut pieces: &mut [Bytes]) -> io::Result<()> {
+    loop {
+        while pieces.first().is_some_and(Bytes::is_empty) {
+            pieces = &mut pieces[1..];
+        }
+        if pieces.is_empty() {
+            return Ok(());
+        }
         far.writable().await?;
-        match far.try_write(data) {
-            Ok(n) => data = &data[n..],
+        let mut slices = [IoSlice::new(&[]); PIECES];
+        for (slice, piece) in slices.iter_mut().zip(pieces.iter()) {
+            *slice = IoSlice::new(piece);
+        }
+        match far.try_write_vectored(&slices[..pieces.len().min(PIECES)]) {
+            Ok(mut n) => {
+                for piece in pieces.iter_mut() {
+                    let taken = n.min(piece.len());
+                    bytes::Buf::advance(piece, taken);
+                    n -= taken;
+                    if n == 0 {
+                        break;
+                    }
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    Ok(())
 }
 
 fn shutdown(far: &UnixStream, how: Shutdown) {
@@ -159,4 +185,46 @@ async fn first<T>(a: impl Future<Output = T>, b: impl Future<Output = T>) -> T {
         Poll::Pending => b.as_mut().poll(cx),
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    #[test]
+    fn pieces_reach_the_socket_whole_and_in_order_through_partial_writes() {
+        let (near, far) = std::os::unix::net::UnixStream::pair().unwrap();
+        // A small buffer on the writing end: most writes take only part of the pieces.
+        socket2::SockRef::from(&far)
+            .set_send_buffer_size(4096)
+            .unwrap();
+        far.set_nonblocking(true).unwrap();
+        let pieces: Vec<Bytes> = (0..PIECES)
+            .map(|i| {
+                Bytes::from(
+                    (0..(i * 97 % 3000 + 1))
+                        .map(|b| (b + i) as u8)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        let want: Vec<u8> = pieces.iter().flat_map(|p| p.iter().copied()).collect();
+        let reader = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let mut near = near;
+            near.read_to_end(&mut got).unwrap();
+            got
+        });
+        let written = super::super::runtime::run(async move {
+            let far = UnixStream::from_std(far).unwrap();
+            let mut pieces = pieces;
+            let result = write_all_pieces(&far, &mut pieces).await;
+            (result.is_ok(), pieces.iter().all(Bytes::is_empty))
+        })
+        .unwrap();
+        assert_eq!(written, (true, true));
+        assert_eq!(reader.join().unwrap(), want);
+    }
 }
