@@ -101,6 +101,20 @@ def run_until(name, impl, endpoint, wanted, *args):
     pytest.fail(f"{name} never printed {wanted!r}")
 
 
+def run_until_heard(watcher, name, impl, endpoint, *args, wait=0.2):
+    """Runs an example again and again until `watcher` prints a line within `wait`
+    seconds of a run (its declaration takes a moment to reach the other side); returns
+    that line."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        run_example(name, impl, endpoint, *args)
+        try:
+            return watcher.lines.get(timeout=wait)
+        except queue.Empty:
+            continue
+    pytest.fail(f"nothing heard from {name}")
+
+
 PAIRS = [("weft", "zenoh"), ("zenoh", "weft"), ("weft", "weft")]
 
 
@@ -117,14 +131,8 @@ def test_put_delete_sub(weftd, listener, writer):
     sub = Example("z_sub.py", listener, weftd, "--key", "ex/**", "--count", "2")
     try:
         assert sub.line() == "Subscribed"
-        # The subscription reaches the router shortly after: put until it is seen.
-        while True:
-            run_example("z_put.py", writer, weftd, "--key", "ex/a", "--payload", "v")
-            try:
-                first = sub.lines.get(timeout=0.2)
-                break
-            except queue.Empty:
-                continue
+        first = run_until_heard(sub, "z_put.py", writer, weftd, "--key", "ex/a",
+                                "--payload", "v")
         assert first == "SampleKind.PUT ex/a = v"
         run_example("z_delete.py", writer, weftd, "--key", "ex/a")
         assert sub.line() == "SampleKind.DELETE ex/a = "
@@ -169,14 +177,8 @@ def test_pull_reads_a_ring(weftd, impl):
                    "--interval", "0.2")
     try:
         assert pull.line() == "Subscribed"
-        while True:
-            run_example("z_pub.py", "weft", weftd, "--key", "ex/p", "--count", "5",
-                        "--period", "0")
-            try:
-                line = pull.lines.get(timeout=0.5)
-                break
-            except queue.Empty:
-                continue
+        line = run_until_heard(pull, "z_pub.py", "weft", weftd, "--key", "ex/p", "--count", "5",
+                               "--period", "0", wait=0.5)
         assert line.startswith("SampleKind.PUT ex/p = #")
         assert line.endswith("hello from Python")
     finally:
@@ -215,13 +217,8 @@ def test_storage_keeps_and_serves_the_latest_values(weftd, server, client):
     storage = Example("z_storage.py", server, weftd, "--key", "ex/s/**")
     try:
         assert storage.line() == "Storing"
-        while True:
-            run_example("z_put.py", client, weftd, "--key", "ex/s/a", "--payload", "one")
-            try:
-                stored = storage.lines.get(timeout=0.2)
-                break
-            except queue.Empty:
-                continue
+        stored = run_until_heard(storage, "z_put.py", client, weftd, "--key", "ex/s/a",
+                                 "--payload", "one")
         assert stored == "SampleKind.PUT ex/s/a"
         run_example("z_put.py", client, weftd, "--key", "ex/s/b", "--payload", "two")
         assert storage.line() == "SampleKind.PUT ex/s/b"
@@ -308,13 +305,8 @@ def test_peer_to_peer_put_and_sub(peers, listener, writer):
     sub = Example("z_sub.py", listener, first, "--key", "ex/**", "--count", "1")
     try:
         assert sub.line() == "Subscribed"
-        while True:
-            run_example("z_put.py", writer, second, "--key", "ex/a", "--payload", "v")
-            try:
-                got = sub.lines.get(timeout=0.2)
-                break
-            except queue.Empty:
-                continue
+        got = run_until_heard(sub, "z_put.py", writer, second, "--key", "ex/a",
+                              "--payload", "v")
         assert got == "SampleKind.PUT ex/a = v"
         assert sub.line() is None and sub.exit_code() == 0
     finally:
@@ -327,13 +319,8 @@ def test_peer_to_peer_storage_answers_a_get(peers, answerer, asker):
     storage = Example("z_storage.py", answerer, first, "--key", "ex/s/**")
     try:
         assert storage.line() == "Storing"
-        while True:
-            run_example("z_put.py", asker, second, "--key", "ex/s/a", "--payload", "one")
-            try:
-                stored = storage.lines.get(timeout=0.2)
-                break
-            except queue.Empty:
-                continue
+        stored = run_until_heard(storage, "z_put.py", asker, second, "--key", "ex/s/a",
+                                 "--payload", "one")
         assert stored == "SampleKind.PUT ex/s/a"
         # A new peer's get may leave before the storage's queryable reaches it.
         out = run_until("z_get.py", asker, second, "reply ex/s/a = one",
