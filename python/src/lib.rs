@@ -7,6 +7,7 @@
 //! exiting (see the modules `gil` and `dispatch`).
 
 mod bytes;
+mod cancel;
 mod config;
 mod dispatch;
 mod encoding;
@@ -38,6 +39,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("ZError", py.get_type::<error::ZError>())?;
     m.add_class::<config::Config>()?;
+    m.add_class::<cancel::CancellationToken>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<pubsub::Subscriber>()?;
     m.add_class::<pubsub::Publisher>()?;

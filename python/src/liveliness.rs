@@ -80,7 +80,7 @@ impl Liveliness {
         let replies = py
             .allow_threads(move || session.liveliness_get(&key, timeout))
             .map_err(zerr)?;
-        run_get(py, replies, spec)
+        run_get(py, replies, spec).map(|(handler, _)| handler)
     }
 }
 

@@ -44,7 +44,8 @@ matched_methods!(Querier, querier, "querier", "queryable", {
     /// Queries its key expression, with `parameters` and a value; handlers as for
     /// `Session.get`.
     #[pyo3(signature = (handler = None, *, parameters = None, payload = None,
-        encoding = None, attachment = None))]
+        encoding = None, attachment = None, cancellation_token = None))]
+    #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
         py: Python<'_>,
@@ -53,6 +54,7 @@ matched_methods!(Querier, querier, "querier", "queryable", {
         payload: Option<&Bound<'_, PyAny>>,
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
+        cancellation_token: Option<PyRef<'_, crate::cancel::CancellationToken>>,
     ) -> PyResult<PyObject> {
         self.with_querier(|_| ())?;
         let parameters = match parameters.filter(|p| !p.is_none()) {
@@ -73,6 +75,7 @@ matched_methods!(Querier, querier, "querier", "queryable", {
             payload,
             encoding,
             attachment,
+            cancellation_token.as_deref(),
         )
     }
 });

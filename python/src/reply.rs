@@ -3,11 +3,13 @@
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use pyo3::prelude::*;
 
 use crate::bytes::{to_opt_vec, ZBytes};
+use crate::cancel::CancellationToken;
 use crate::encoding::{encoding_text, Encoding};
 use crate::error::zerr;
 use crate::handlers::{call_drop, Handler, Sink, Source, Spec};
@@ -140,51 +142,67 @@ pub(crate) fn run_query(
     payload: Option<&Bound<'_, PyAny>>,
     encoding: Option<&Bound<'_, PyAny>>,
     attachment: Option<&Bound<'_, PyAny>>,
+    cancellation: Option<&CancellationToken>,
 ) -> PyResult<PyObject> {
     if let Some(p) = to_opt_vec(payload)? {
         options.payload = Some((p, encoding_text(encoding)?));
     }
     options.attachment = to_opt_vec(attachment)?;
+    if let Some(token) = cancellation {
+        if token.token().is_cancelled() {
+            // As zenoh-python: a get given a cancelled token is refused.
+            return Err(zerr("the query was cancelled"));
+        }
+    }
+    options.cancellation = cancellation.map(CancellationToken::token);
     let session = shared.weft()?;
     let spec = Spec::parse(py, handler)?;
     let replies = py
         .allow_threads(move || session.get(&selector, &options))
         .map_err(zerr)?;
-    run_get(py, replies, spec)
+    let (handler, pump) = run_get(py, replies, spec)?;
+    if let (Some(token), Some(pump)) = (cancellation, pump) {
+        token.watch(pump);
+    }
+    Ok(handler)
 }
 
-/// Hands the replies of a `get` to its handler; returns what `get` returns.
+/// Hands the replies of a `get` to its handler; returns what `get` returns, and the
+/// thread feeding the handler if it has one.
 pub(crate) fn run_get(
     py: Python<'_>,
     replies: mpsc::Receiver<weft::Reply>,
     spec: Spec,
-) -> PyResult<PyObject> {
-    match spec {
-        Spec::Channel { ring: false, .. } => Ok(Py::new(
-            py,
-            Handler::new(Source::Replies(Mutex::new(replies)), "Reply"),
-        )?
-        .into_any()),
+) -> PyResult<(PyObject, Option<JoinHandle<()>>)> {
+    Ok(match spec {
+        Spec::Channel { ring: false, .. } => (
+            Py::new(
+                py,
+                Handler::new(Source::Replies(Mutex::new(replies)), "Reply"),
+            )?
+            .into_any(),
+            None,
+        ),
         Spec::Channel {
             ring: true,
             capacity,
         } => {
             let queue = Arc::new(Queue::ring(capacity));
             let handler = Py::new(py, Handler::new(Source::Queue(queue.clone()), "Reply"))?;
-            pump(replies, Sink::Queue(queue.clone()), move || queue.close())?;
-            Ok(handler.into_any())
+            let pump = pump(replies, Sink::Queue(queue.clone()), move || queue.close())?;
+            (handler.into_any(), Some(pump))
         }
         Spec::Callback {
             callback,
             drop,
             handler,
         } => {
-            pump(replies, Sink::Python(callback), move || {
+            let pump = pump(replies, Sink::Python(callback), move || {
                 crate::gil::with_python(|py| call_drop(py, drop));
             })?;
-            Ok(handler)
+            (handler, Some(pump))
         }
-    }
+    })
 }
 
 /// Moves the replies into `sink` on a thread of their own, then calls `end`.
@@ -192,7 +210,7 @@ fn pump(
     replies: mpsc::Receiver<weft::Reply>,
     sink: Sink,
     end: impl FnOnce() + Send + 'static,
-) -> PyResult<()> {
+) -> PyResult<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("weft-py-get".into())
         .spawn(move || {
@@ -202,6 +220,5 @@ fn pump(
             drop(sink);
             end();
         })
-        .map(drop)
         .map_err(|e| zerr(format!("cannot start the reply thread: {e}")))
 }

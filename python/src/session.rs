@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, Weak};
 use pyo3::prelude::*;
 
 use crate::bytes::{to_opt_vec, to_vec};
+use crate::cancel::CancellationToken;
 use crate::config::Config;
 use crate::encoding::encoding_text;
 use crate::entity::{Entity, Handled};
@@ -420,7 +421,7 @@ impl Session {
     /// `congestion_control`, `priority` and `express` are the query's quality of service.
     #[pyo3(signature = (selector, handler = None, *, target = None, consolidation = None,
         timeout = None, congestion_control = None, priority = None, express = None,
-        payload = None, encoding = None, attachment = None))]
+        payload = None, encoding = None, attachment = None, cancellation_token = None))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -436,12 +437,21 @@ impl Session {
         payload: Option<&Bound<'_, PyAny>>,
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
+        cancellation_token: Option<PyRef<'_, CancellationToken>>,
     ) -> PyResult<PyObject> {
         let selector = selector.str()?.to_cow()?.into_owned();
         let qos = Qos::new(congestion_control, priority, express);
         let options = get_options(target, consolidation, timeout, qos)?;
         run_query(
-            py, &self.0, selector, options, handler, payload, encoding, attachment,
+            py,
+            &self.0,
+            selector,
+            options,
+            handler,
+            payload,
+            encoding,
+            attachment,
+            cancellation_token.as_deref(),
         )
     }
 }

@@ -8,6 +8,7 @@ import atexit as _atexit
 
 from . import handlers
 from ._weft import (
+    CancellationToken,
     Config,
     CongestionControl,
     ConsolidationMode,
@@ -54,6 +55,7 @@ from .handlers import Handler
 from . import ext  # noqa: E402 (ext uses ZBytes from _weft)
 
 __all__ = [
+    "CancellationToken",
     "Config",
     "CongestionControl",
     "ConsolidationMode",

@@ -28,6 +28,13 @@ class ZError(Exception):
     """Raised when a weft operation fails."""
 
 @final
+class CancellationToken:
+    def __new__(cls) -> CancellationToken: ...
+    def cancel(self) -> None: ...
+    @property
+    def is_cancelled(self) -> bool: ...
+
+@final
 class Config:
     def __new__(cls) -> Config: ...
     @staticmethod
@@ -361,6 +368,7 @@ class Querier(_Matched):
         payload: _IntoZBytes | None = None,
         encoding: _IntoEncoding | None = None,
         attachment: _IntoZBytes | None = None,
+        cancellation_token: CancellationToken | None = None,
     ) -> Any: ...
 
 @final
@@ -502,6 +510,7 @@ class Session:
         payload: _IntoZBytes | None = None,
         encoding: _IntoEncoding | None = None,
         attachment: _IntoZBytes | None = None,
+        cancellation_token: CancellationToken | None = None,
     ) -> Any: ...
 
 @final

@@ -115,6 +115,57 @@ fn a_query_to_a_vanished_queryable_still_ends() {
 }
 
 #[test]
+fn a_cancellation_token_ends_its_gets_at_once_and_later_ones_at_their_start() {
+    let a = session(WhatAmI::Peer, true, None);
+    let (hold_tx, hold_rx) = std::sync::mpsc::channel();
+    let _qa = a
+        .declare_queryable("held/**", false, move |q| {
+            // Answered once, then kept unfinished: the gets wait for the final.
+            q.reply(q.key_expr(), b"first", &PutOptions::default())
+                .unwrap();
+            let _ = hold_tx.send(q);
+        })
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let token = weft::CancellationToken::new();
+    let options = GetOptions {
+        timeout: Some(Duration::from_secs(60)),
+        consolidation: weft::Consolidation::None,
+        cancellation: Some(token.clone()),
+        ..GetOptions::default()
+    };
+    let one = b.get("held/1", &options).unwrap();
+    let two = b.get("held/2", &options).unwrap();
+    let held = [
+        hold_rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        hold_rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+    ];
+    for rx in [&one, &two] {
+        let first = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(first.result.unwrap().payload, b"first");
+    }
+    assert!(!token.is_cancelled());
+    let started = Instant::now();
+    token.cancel();
+    assert!(token.is_cancelled());
+    for rx in [&one, &two] {
+        assert!(matches!(
+            rx.recv_timeout(Duration::from_secs(5)),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+        ));
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // A get given the token once it is cancelled sends nothing and ends at once.
+    let three = b.get("held/3", &options).unwrap();
+    assert!(matches!(
+        three.recv_timeout(Duration::from_secs(5)),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+    ));
+    assert!(hold_rx.try_recv().is_err(), "the cancelled get was sent");
+    drop(held);
+}
+
+#[test]
 fn a_reply_after_its_get_timed_out_is_counted_as_expired() {
     let a = session(WhatAmI::Peer, true, None);
     let (hold_tx, hold_rx) = std::sync::mpsc::channel();

@@ -1,11 +1,13 @@
 //! What applications handle: samples, subscribers, publishers, queries, queryables,
 //! replies, and their options.
 
+mod cancel;
 mod payload;
 mod pubsub;
 mod query;
 mod sample;
 
+pub use cancel::CancellationToken;
 pub use payload::Payload;
 pub use pubsub::{Publisher, PutOptions, Subscriber};
 pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError};

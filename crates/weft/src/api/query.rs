@@ -31,6 +31,8 @@ pub struct GetOptions {
     pub congestion_control: CongestionControl,
     /// Whether the query is sent at once rather than batched.
     pub express: bool,
+    /// A token that ends the `get` when cancelled (none by default).
+    pub cancellation: Option<crate::CancellationToken>,
 }
 
 impl Default for GetOptions {
@@ -44,6 +46,7 @@ impl Default for GetOptions {
             priority: Priority::Data,
             congestion_control: CongestionControl::Block,
             express: false,
+            cancellation: None,
         }
     }
 }

@@ -115,6 +115,8 @@ pub(crate) struct PendingGet {
     held: HashMap<String, Reply>,
     /// When it was sent.
     started: std::time::Instant,
+    /// Dies with the `get`: a cancellation token given the `get` holds it weakly.
+    _alive: Arc<()>,
 }
 
 /// Where a received query came from. When the last reference goes (every [`Query`] handed
@@ -268,6 +270,15 @@ impl Inner {
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
         let (sink, replies) = ReplySink::new();
+        if options
+            .cancellation
+            .as_ref()
+            .is_some_and(crate::CancellationToken::is_cancelled)
+        {
+            // Cancelled before it started: nothing is sent, the channel is closed.
+            return Ok(replies);
+        }
+        let alive = Arc::new(());
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
@@ -305,6 +316,7 @@ impl Inner {
                     waiting,
                     held: HashMap::new(),
                     started: std::time::Instant::now(),
+                    _alive: alive.clone(),
                 },
             );
             self.query_stats
@@ -312,6 +324,13 @@ impl Inner {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             (qid, targets, locals)
         };
+        if let Some(token) = &options.cancellation {
+            if !token.register(Arc::downgrade(self), qid, Arc::downgrade(&alive)) {
+                // Cancelled while it was being set up.
+                self.cancel_get(qid);
+                return Ok(replies);
+            }
+        }
         let (enc_id, schema) = options
             .payload
             .as_ref()
@@ -405,6 +424,13 @@ impl Inner {
         if done {
             self.finish_get(qid);
         }
+    }
+
+    /// Ends a `get` its cancellation token cancelled: its channel closes, the replies it
+    /// held for consolidation are dropped.
+    pub(crate) fn cancel_get(&self, qid: u32) {
+        let pending = self.lock().queries.gets.remove(&qid);
+        drop(pending);
     }
 
     pub(crate) fn finish_get(&self, qid: u32) {
