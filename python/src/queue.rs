@@ -45,6 +45,10 @@ pub(crate) struct Queue {
 struct State {
     items: VecDeque<Item>,
     closed: bool,
+    /// Readers waiting on `readable`, writers on `writable`: a condition variable is
+    /// notified only when somebody waits on it (a notification is a system call).
+    readers_waiting: usize,
+    writers_waiting: usize,
 }
 
 impl Queue {
@@ -63,6 +67,8 @@ impl Queue {
             state: Mutex::new(State {
                 items: VecDeque::with_capacity(capacity.clamp(1, 1024)),
                 closed: false,
+                readers_waiting: 0,
+                writers_waiting: 0,
             }),
             readable: Condvar::new(),
             writable: Condvar::new(),
@@ -98,32 +104,34 @@ impl Queue {
             return;
         }
         st.items.push_back(item);
-        drop(st);
-        self.readable.notify_one();
+        self.wake_reader(st);
     }
 
     fn push_when_room(&self, item: Item) {
         let mut st = self.lock();
         while !st.closed && st.items.len() >= self.capacity {
+            st.writers_waiting += 1;
             st = self.writable.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.writers_waiting -= 1;
         }
         if st.closed {
             return;
         }
         st.items.push_back(item);
-        drop(st);
-        self.readable.notify_one();
+        self.wake_reader(st);
     }
 
     /// The next item, waiting at most `timeout` for one.
     pub(crate) fn recv_timeout(&self, timeout: Duration) -> Recv {
         let mut st = self.lock();
         if st.items.is_empty() && !st.closed {
+            st.readers_waiting += 1;
             st = self
                 .readable
                 .wait_timeout(st, timeout)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.readers_waiting -= 1;
         }
         self.take(st)
     }
@@ -134,15 +142,45 @@ impl Queue {
         self.take(st)
     }
 
+    /// Moves up to `max` of the items queued to the end of `out`, without waiting;
+    /// returns how many.
+    pub(crate) fn drain_into(&self, out: &mut Vec<Item>, max: usize) -> usize {
+        let mut st = self.lock();
+        let n = st.items.len().min(max);
+        out.extend(st.items.drain(..n));
+        if n > 0 {
+            self.wake_writers(st);
+        }
+        n
+    }
+
     fn take(&self, mut st: MutexGuard<'_, State>) -> Recv {
         match st.items.pop_front() {
             Some(item) => {
-                drop(st);
-                self.writable.notify_one();
+                self.wake_writers(st);
                 Recv::Item(item)
             }
             None if st.closed => Recv::Closed,
             None => Recv::Empty,
+        }
+    }
+
+    /// Releases `st`, then wakes a reader if one waits.
+    fn wake_reader(&self, st: MutexGuard<'_, State>) {
+        let waiting = st.readers_waiting > 0;
+        drop(st);
+        if waiting {
+            self.readable.notify_one();
+        }
+    }
+
+    /// Releases `st`, then wakes the writers waiting for room, if any (all of them:
+    /// room may have been made for several).
+    fn wake_writers(&self, st: MutexGuard<'_, State>) {
+        let waiting = st.writers_waiting > 0;
+        drop(st);
+        if waiting {
+            self.writable.notify_all();
         }
     }
 
