@@ -17,6 +17,9 @@ use crate::queue::{Item, Queue, Recv};
 /// How many items wait for a callback before weft's thread waits for room.
 const CAPACITY: usize = 1024;
 
+/// How many payload bytes wait for a callback, at most (but one item, however large).
+const MAX_BYTES: usize = 1 << 20;
+
 /// How many items a callback's thread handles per taking of the GIL.
 const BATCH: usize = 256;
 
@@ -29,7 +32,7 @@ pub(crate) struct Dispatcher {
 impl Dispatcher {
     /// Starts the thread calling `callback` for each item queued.
     pub(crate) fn start(callback: PyObject) -> PyResult<Arc<Self>> {
-        let queue = Arc::new(Queue::fifo(CAPACITY));
+        let queue = Arc::new(Queue::fifo_bytes(CAPACITY, MAX_BYTES));
         let reader = queue.clone();
         let thread = std::thread::Builder::new()
             .name("weft-py-callback".into())
