@@ -30,6 +30,7 @@ cd "$ROOT"
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 
+ZENOHD_GIVEN=${ZENOHD:+1}
 ZENOHD=${ZENOHD:-$ROOT/target/compare/zenohd-1.10.2/bin/zenohd}
 VENV=$ROOT/target/venv-py
 PY=${BENCH_PYTHON:-$VENV/bin/python}
@@ -44,9 +45,12 @@ RESULTS=$WORK/results.tsv
 : >"$RESULTS"
 
 COMMAND="bench/python.sh"
-for v in BENCH_PYTHON BENCH_NO_INSTALL BENCH_PORT BENCH_RUNS BENCH_WINDOWS BENCH_PINGS; do
+for v in BENCH_NO_INSTALL BENCH_PORT BENCH_RUNS BENCH_WINDOWS BENCH_PINGS; do
     [[ -n "${!v:-}" ]] && COMMAND="$v=${!v} $COMMAND"
 done
+# Paths of this machine are not written out, only that they were given.
+[[ -n "${BENCH_PYTHON:-}" ]] && COMMAND="BENCH_PYTHON=<a Python> $COMMAND"
+[[ -n "$ZENOHD_GIVEN" ]] && COMMAND="ZENOHD=<zenohd 1.10.2> $COMMAND"
 
 if [[ ! -x "$ZENOHD" ]]; then
     log "no zenohd at $ZENOHD: run bench/run.sh once (it installs one) or set ZENOHD"
