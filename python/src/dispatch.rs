@@ -76,15 +76,19 @@ fn run(queue: &Queue, callback: &PyObject) {
     // thread keeps one Python thread state, instead of one made (with its frame stack,
     // a mapping of its own) and destroyed at each taking of the GIL.
     with_python(|py| loop {
-        let closed = py.allow_threads(|| match queue.recv_timeout(WAIT) {
-            Recv::Item(item) => {
-                batch.push(item);
-                // What else is queued already goes in the same taking of the GIL.
-                queue.drain_into(&mut batch, BATCH - 1);
-                false
+        // The GIL is taken back only for items, or to end.
+        let closed = py.allow_threads(|| loop {
+            match queue.recv_timeout(WAIT) {
+                Recv::Item(item) => {
+                    batch.push(item);
+                    // What else is queued already goes in the same taking of the GIL.
+                    queue.drain_into(&mut batch, BATCH - 1);
+                    return false;
+                }
+                Recv::Empty if exiting() => return true,
+                Recv::Empty => {}
+                Recv::Closed => return true,
             }
-            Recv::Empty => false,
-            Recv::Closed => true,
         });
         // At exit, what is left goes without being handed to Python.
         if closed || exiting() {
