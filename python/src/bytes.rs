@@ -1,5 +1,6 @@
 //! `ZBytes`: the bytes of a payload or an attachment.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -94,6 +95,20 @@ pub(crate) fn to_vec(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         "expected bytes, bytearray, str or ZBytes, found '{}'",
         obj.get_type().name()?
     )))
+}
+
+/// The bytes of a value to publish, as [`to_vec`] takes them, borrowed where they cannot
+/// change: those of a `bytes` object or of a `ZBytes` are read in place (their object
+/// lives as long as the borrow, and may be read with the GIL released), the others
+/// copied.
+pub(crate) fn bytes_of<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(z) = obj.downcast::<ZBytes>() {
+        return Ok(Cow::Borrowed(z.get().as_slice()));
+    }
+    to_vec(obj).map(Cow::Owned)
 }
 
 /// As [`to_vec`], for an optional value (`None` gives `None`).

@@ -10,12 +10,15 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use crate::error::zerr;
-use crate::gil::{log_callback_error, with_python};
+use crate::gil::{exiting, log_callback_error, with_python};
 use crate::handlers::into_object;
 use crate::queue::{Item, Queue, Recv};
 
 /// How many items wait for a callback before weft's thread waits for room.
 const CAPACITY: usize = 1024;
+
+/// How many payload bytes wait for a callback, at most (but one item, however large).
+const MAX_BYTES: usize = 1 << 20;
 
 /// How many items a callback's thread handles per taking of the GIL.
 const BATCH: usize = 256;
@@ -29,7 +32,7 @@ pub(crate) struct Dispatcher {
 impl Dispatcher {
     /// Starts the thread calling `callback` for each item queued.
     pub(crate) fn start(callback: PyObject) -> PyResult<Arc<Self>> {
-        let queue = Arc::new(Queue::fifo(CAPACITY));
+        let queue = Arc::new(Queue::fifo_bytes(CAPACITY, MAX_BYTES));
         let reader = queue.clone();
         let thread = std::thread::Builder::new()
             .name("weft-py-callback".into())
@@ -62,24 +65,39 @@ impl Dispatcher {
     }
 }
 
+/// How long the callback's thread waits for items, GIL released, before looking whether
+/// the interpreter is exiting.
+const WAIT: Duration = Duration::from_millis(100);
+
 fn run(queue: &Queue, callback: &PyObject) {
     queue.set_reader();
-    loop {
-        let first = match queue.recv_timeout(Duration::from_secs(1)) {
-            Recv::Item(item) => item,
-            Recv::Empty => continue,
-            Recv::Closed => return,
-        };
-        with_python(|py| {
-            call(py, callback, first);
-            for _ in 1..BATCH {
-                match queue.try_recv() {
-                    Recv::Item(item) => call(py, callback, item),
-                    Recv::Empty | Recv::Closed => break,
+    let mut batch = Vec::with_capacity(BATCH);
+    // The GIL is taken once for the thread's life, and released while it waits: the
+    // thread keeps one Python thread state, instead of one made (with its frame stack,
+    // a mapping of its own) and destroyed at each taking of the GIL.
+    with_python(|py| loop {
+        // The GIL is taken back only for items, or to end.
+        let closed = py.allow_threads(|| loop {
+            match queue.recv_timeout(WAIT) {
+                Recv::Item(item) => {
+                    batch.push(item);
+                    // What else is queued already goes in the same taking of the GIL.
+                    queue.drain_into(&mut batch, BATCH - 1);
+                    return false;
                 }
+                Recv::Empty if exiting() => return true,
+                Recv::Empty => {}
+                Recv::Closed => return true,
             }
         });
-    }
+        // At exit, what is left goes without being handed to Python.
+        if closed || exiting() {
+            return;
+        }
+        for item in batch.drain(..) {
+            call(py, callback, item);
+        }
+    });
 }
 
 fn call(py: Python<'_>, callback: &PyObject, item: Item) {

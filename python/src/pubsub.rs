@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 
-use crate::bytes::to_vec;
+use crate::bytes::bytes_of;
 use crate::encoding::Encoding;
 use crate::entity::{handled_methods, with_held, Handled};
 use crate::keyexpr::KeyExpr;
@@ -134,13 +134,13 @@ matched_methods!(Publisher, publisher, "publisher", "subscriber", {
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
     ) -> PyResult<()> {
-        let payload = to_vec(payload)?;
+        let payload = bytes_of(payload)?;
         let plain = |o: Option<&Bound<'_, PyAny>>| o.is_none_or(|o| o.is_none());
         if plain(encoding) && timestamp.is_none() {
             if plain(attachment) {
                 return self.declared(py, |p| p.put(&payload));
             }
-            let attachment = crate::bytes::to_vec(attachment.expect("not plain"))?;
+            let attachment = bytes_of(attachment.expect("not plain"))?;
             return self.declared(py, |p| p.put_with_attachment(&payload, &attachment));
         }
         let args = PutArgs {

@@ -2,9 +2,15 @@
 //! oldest item is dropped for the newest). Pure Rust: pushing never needs the GIL.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::ThreadId;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The longest a reader looks for an item (yielding its core meanwhile) before it goes
+/// to sleep on the condition variable: waking a sleeping thread costs both threads a
+/// few microseconds, more than the gap between the items of a busy stream.
+const MAX_SPIN_NS: u64 = 50_000;
 
 /// What a handler receives.
 pub(crate) enum Item {
@@ -36,21 +42,50 @@ pub(crate) struct Queue {
     readable: Condvar,
     writable: Condvar,
     capacity: usize,
+    /// The most payload bytes queued at once (FIFO queues of callbacks only): a
+    /// subscriber receiving large values keeps a few of them waiting, not `capacity`,
+    /// and the memory they are in stays warm.
+    max_bytes: usize,
     ring: bool,
     /// The thread reading the queue, when one thread does (a callback's dispatcher):
     /// its own pushes never wait, as nobody else would make room.
     reader: OnceLock<ThreadId>,
+    /// How many items are queued, read without the lock by a reader looking for one.
+    queued: AtomicUsize,
+    /// How long, in nanoseconds, a reader looks for an item before sleeping: doubled
+    /// when looking found one, halved when it did not, set from how long a sleep lasted
+    /// when it was short. Items that come far apart bring it to 0 (no looking).
+    spin_ns: AtomicU64,
 }
 
 struct State {
     items: VecDeque<Item>,
+    /// The payload bytes of the samples queued.
+    bytes: usize,
     closed: bool,
+    /// Readers waiting on `readable`, writers on `writable`: a condition variable is
+    /// notified only when somebody waits on it (a notification is a system call).
+    readers_waiting: usize,
+    writers_waiting: usize,
+    /// A reader was notified and has not come back from waiting yet: the pushes
+    /// meanwhile do not notify again (it takes all it finds, or hands on to another
+    /// reader what it leaves).
+    reader_woken: bool,
 }
 
 impl Queue {
     /// A FIFO queue of `capacity` items: a push waits while it is full.
     pub(crate) fn fifo(capacity: usize) -> Self {
         Self::new(capacity, false)
+    }
+
+    /// A FIFO queue of `capacity` items holding at most `max_bytes` of payloads (but
+    /// always at least one item): a push waits while it is full.
+    pub(crate) fn fifo_bytes(capacity: usize, max_bytes: usize) -> Self {
+        Self {
+            max_bytes,
+            ..Self::new(capacity, false)
+        }
     }
 
     /// A ring of `capacity` items: a push onto a full ring drops the oldest item.
@@ -62,19 +97,31 @@ impl Queue {
         Self {
             state: Mutex::new(State {
                 items: VecDeque::with_capacity(capacity.clamp(1, 1024)),
+                bytes: 0,
                 closed: false,
+                readers_waiting: 0,
+                writers_waiting: 0,
+                reader_woken: false,
             }),
             readable: Condvar::new(),
             writable: Condvar::new(),
             capacity: capacity.max(1),
+            max_bytes: usize::MAX,
             ring,
             reader: OnceLock::new(),
+            queued: AtomicUsize::new(0),
+            spin_ns: AtomicU64::new(0),
         }
     }
 
     /// Records the calling thread as the queue's only reader.
     pub(crate) fn set_reader(&self) {
         let _ = self.reader.set(std::thread::current().id());
+    }
+
+    /// Whether a push must wait (FIFO) or drop the oldest item (ring).
+    fn full(&self, st: &State) -> bool {
+        st.items.len() >= self.capacity || (st.bytes >= self.max_bytes && !st.items.is_empty())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -85,9 +132,11 @@ impl Queue {
     /// a full FIFO queue waits for the reader.
     pub(crate) fn push(&self, item: Item) {
         let mut st = self.lock();
-        if !st.closed && st.items.len() >= self.capacity {
+        if !st.closed && self.full(&st) {
             if self.ring {
-                st.items.pop_front();
+                if let Some(old) = st.items.pop_front() {
+                    st.bytes -= weight(&old);
+                }
             } else if self.reader.get() != Some(&std::thread::current().id()) {
                 // The reader may need the GIL, which this thread may hold.
                 drop(st);
@@ -97,35 +146,74 @@ impl Queue {
         if st.closed {
             return;
         }
+        st.bytes += weight(&item);
         st.items.push_back(item);
-        drop(st);
-        self.readable.notify_one();
+        self.queued.store(st.items.len(), Ordering::Relaxed);
+        self.wake_reader(st);
     }
 
     fn push_when_room(&self, item: Item) {
         let mut st = self.lock();
-        while !st.closed && st.items.len() >= self.capacity {
+        while !st.closed && self.full(&st) {
+            st.writers_waiting += 1;
             st = self.writable.wait(st).unwrap_or_else(|e| e.into_inner());
+            st.writers_waiting -= 1;
         }
         if st.closed {
             return;
         }
+        st.bytes += weight(&item);
         st.items.push_back(item);
-        drop(st);
-        self.readable.notify_one();
+        self.queued.store(st.items.len(), Ordering::Relaxed);
+        self.wake_reader(st);
     }
 
     /// The next item, waiting at most `timeout` for one.
     pub(crate) fn recv_timeout(&self, timeout: Duration) -> Recv {
+        let spun = self.look_for_item();
         let mut st = self.lock();
         if st.items.is_empty() && !st.closed {
+            let slept = Instant::now();
+            st.readers_waiting += 1;
             st = self
                 .readable
                 .wait_timeout(st, timeout)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
+            st.readers_waiting -= 1;
+            st.reader_woken = false;
+            if !st.items.is_empty() {
+                // Looking that long (twice, for good measure) would have found it.
+                let gap = spun.saturating_add(nanos(slept.elapsed()));
+                if gap < MAX_SPIN_NS {
+                    self.spin_ns.fetch_max(2 * gap, Ordering::Relaxed);
+                }
+            }
         }
         self.take(st)
+    }
+
+    /// Looks for an item, yielding the core between looks, for at most the current
+    /// spin time; returns how long it looked, in nanoseconds.
+    fn look_for_item(&self) -> u64 {
+        let budget = self.spin_ns.load(Ordering::Relaxed);
+        if budget == 0 || self.queued.load(Ordering::Relaxed) > 0 {
+            return 0;
+        }
+        let start = Instant::now();
+        loop {
+            std::thread::yield_now();
+            let looked = nanos(start.elapsed());
+            if self.queued.load(Ordering::Relaxed) > 0 {
+                self.spin_ns
+                    .store((budget * 2).min(MAX_SPIN_NS), Ordering::Relaxed);
+                return looked;
+            }
+            if looked >= budget {
+                self.spin_ns.store(budget / 2, Ordering::Relaxed);
+                return looked;
+            }
+        }
     }
 
     /// The next item, without waiting.
@@ -134,15 +222,57 @@ impl Queue {
         self.take(st)
     }
 
+    /// Moves up to `max` of the items queued to the end of `out`, without waiting;
+    /// returns how many.
+    pub(crate) fn drain_into(&self, out: &mut Vec<Item>, max: usize) -> usize {
+        let mut st = self.lock();
+        let n = st.items.len().min(max);
+        self.queued.store(st.items.len() - n, Ordering::Relaxed);
+        let start = out.len();
+        out.extend(st.items.drain(..n));
+        st.bytes -= out[start..].iter().map(weight).sum::<usize>();
+        if n > 0 {
+            self.taken(st);
+        }
+        n
+    }
+
     fn take(&self, mut st: MutexGuard<'_, State>) -> Recv {
         match st.items.pop_front() {
             Some(item) => {
-                drop(st);
-                self.writable.notify_one();
+                st.bytes -= weight(&item);
+                self.queued.store(st.items.len(), Ordering::Relaxed);
+                self.taken(st);
                 Recv::Item(item)
             }
             None if st.closed => Recv::Closed,
             None => Recv::Empty,
+        }
+    }
+
+    /// Releases `st`, then wakes a reader if one waits and none was woken already.
+    fn wake_reader(&self, mut st: MutexGuard<'_, State>) {
+        let wake = st.readers_waiting > 0 && !st.reader_woken;
+        st.reader_woken |= wake;
+        drop(st);
+        if wake {
+            self.readable.notify_one();
+        }
+    }
+
+    /// After items were taken: releases `st`, then wakes the writers waiting for room,
+    /// if any (all of them: room may have been made for several), and another reader
+    /// if items are left for one.
+    fn taken(&self, mut st: MutexGuard<'_, State>) {
+        let writers = st.writers_waiting > 0;
+        let reader = !st.items.is_empty() && st.readers_waiting > 0 && !st.reader_woken;
+        st.reader_woken |= reader;
+        drop(st);
+        if writers {
+            self.writable.notify_all();
+        }
+        if reader {
+            self.readable.notify_one();
         }
     }
 
@@ -153,4 +283,17 @@ impl Queue {
         self.readable.notify_all();
         self.writable.notify_all();
     }
+}
+
+/// What `item` counts for against a queue's `max_bytes`: a sample's payload.
+fn weight(item: &Item) -> usize {
+    match item {
+        Item::Sample(s) => s.payload.len(),
+        _ => 0,
+    }
+}
+
+/// `d` in nanoseconds (saturating).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::prelude::*;
 
-use crate::bytes::{to_opt_vec, to_vec};
+use crate::bytes::{bytes_of, to_opt_vec};
 use crate::cancel::CancellationToken;
 use crate::config::Config;
 use crate::encoding::encoding_text;
@@ -178,7 +178,7 @@ impl Session {
         args: &PutArgs<'_, '_>,
     ) -> PyResult<()> {
         let key = key_text(key_expr)?;
-        let payload = payload.map(to_vec).transpose()?;
+        let payload = payload.map(bytes_of).transpose()?;
         let options = args.apply(weft::PutOptions::default())?;
         let session = self.0.weft()?;
         publish(py, options.congestion_control, move || match payload {
