@@ -64,6 +64,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sample::Timestamp>()?;
     m.add_class::<sample::ZenohId>()?;
     m.add_class::<sample::EntityGlobalId>()?;
+    m.add_class::<sample::SourceInfo>()?;
     m.add_class::<bytes::ZBytes>()?;
     m.add_class::<encoding::Encoding>()?;
     m.add_class::<keyexpr::KeyExpr>()?;

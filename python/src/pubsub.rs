@@ -10,7 +10,7 @@ use crate::entity::{handled_methods, with_held, Handled};
 use crate::keyexpr::KeyExpr;
 use crate::matching::matched_methods;
 use crate::qos::{CongestionControl, Priority, Reliability};
-use crate::sample::Timestamp;
+use crate::sample::{EntityGlobalId, SourceInfo, Timestamp};
 use crate::session::{PutArgs, Shared};
 
 /// A declared subscriber. With a channel handler, `recv()`, `try_recv()` and iteration
@@ -99,6 +99,12 @@ impl Publisher {
 }
 
 matched_methods!(Publisher, publisher, "publisher", "subscriber", {
+    /// Its id: its session's and its own within it (what a `SourceInfo` names).
+    #[getter]
+    fn id(&self) -> PyResult<EntityGlobalId> {
+        self.with_publisher(|p| EntityGlobalId(p.id()))
+    }
+
     /// The encoding of its publications.
     #[getter]
     fn encoding(&self) -> Encoding {
@@ -125,7 +131,8 @@ matched_methods!(Publisher, publisher, "publisher", "subscriber", {
 
     /// Publishes `payload`; `encoding`, `attachment` and `timestamp` apply to this
     /// publication only.
-    #[pyo3(signature = (payload, *, encoding = None, attachment = None, timestamp = None))]
+    #[pyo3(signature = (payload, *, encoding = None, attachment = None, timestamp = None,
+        source_info = None))]
     fn put(
         &self,
         py: Python<'_>,
@@ -133,10 +140,11 @@ matched_methods!(Publisher, publisher, "publisher", "subscriber", {
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
         let payload = bytes_of(payload)?;
         let plain = |o: Option<&Bound<'_, PyAny>>| o.is_none_or(|o| o.is_none());
-        if plain(encoding) && timestamp.is_none() {
+        if plain(encoding) && timestamp.is_none() && source_info.is_none() {
             if plain(attachment) {
                 return self.declared(py, |p| p.put(&payload));
             }
@@ -147,6 +155,7 @@ matched_methods!(Publisher, publisher, "publisher", "subscriber", {
             encoding,
             attachment,
             timestamp,
+            source_info,
             ..PutArgs::default()
         };
         let options = args.apply(self.base_options())?;
@@ -155,19 +164,21 @@ matched_methods!(Publisher, publisher, "publisher", "subscriber", {
     }
 
     /// Publishes the deletion of its key.
-    #[pyo3(signature = (*, attachment = None, timestamp = None))]
+    #[pyo3(signature = (*, attachment = None, timestamp = None, source_info = None))]
     fn delete(
         &self,
         py: Python<'_>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
-        if attachment.is_none_or(|a| a.is_none()) && timestamp.is_none() {
+        if attachment.is_none_or(|a| a.is_none()) && timestamp.is_none() && source_info.is_none() {
             return self.declared(py, weft::Publisher::delete);
         }
         let args = PutArgs {
             attachment,
             timestamp,
+            source_info,
             ..PutArgs::default()
         };
         let options = args.apply(self.base_options())?;

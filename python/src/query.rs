@@ -144,7 +144,8 @@ impl Query {
     /// Answers with `payload` on `key_expr`, which must intersect the query's key
     /// expression.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
-        priority = None, express = None, attachment = None, timestamp = None))]
+        priority = None, express = None, attachment = None, timestamp = None,
+        source_info = None))]
     #[allow(clippy::too_many_arguments)]
     fn reply(
         &self,
@@ -157,6 +158,7 @@ impl Query {
         express: Option<bool>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        source_info: Option<crate::sample::SourceInfo>,
     ) -> PyResult<()> {
         let key = key_text(key_expr)?;
         self.check_reply_key(&key)?;
@@ -166,6 +168,7 @@ impl Query {
             qos: Qos::new(congestion_control, priority, express),
             attachment,
             timestamp,
+            source_info,
         };
         let options = args.apply(weft::PutOptions::default())?;
         self.with_query(py, |q| q.reply(&key, &payload, &options))

@@ -19,6 +19,7 @@ pub(crate) struct Sample {
     priority: weft::Priority,
     congestion_control: weft::CongestionControl,
     express: bool,
+    source_info: Option<weft::SourceInfo>,
 }
 
 impl From<weft::Sample> for Sample {
@@ -33,6 +34,7 @@ impl From<weft::Sample> for Sample {
             priority: s.priority,
             congestion_control: s.congestion_control,
             express: s.express,
+            source_info: s.source_info,
         }
     }
 }
@@ -43,6 +45,13 @@ impl Sample {
     #[getter]
     fn key_expr(&self) -> KeyExpr {
         KeyExpr(self.key_expr.clone())
+    }
+
+    /// The entity that published it and its sequence number there, when the publisher
+    /// said so (`None` otherwise).
+    #[getter]
+    fn source_info(&self) -> Option<SourceInfo> {
+        self.source_info.map(SourceInfo)
     }
 
     /// The value (empty for a deletion).
@@ -140,6 +149,47 @@ impl Timestamp {
 #[pyclass(frozen, eq, hash, module = "weft")]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct ZenohId(pub(crate) weft::ZenohId);
+
+/// Where a sample comes from: the publishing entity's id, and the sample's sequence
+/// number from it.
+#[pyclass(frozen, eq, hash, module = "weft")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct SourceInfo(pub(crate) weft::SourceInfo);
+
+#[pymethods]
+impl SourceInfo {
+    /// The source `source_id` (e.g. a publisher's `id`) and sequence number `source_sn`.
+    #[new]
+    fn new(source_id: EntityGlobalId, source_sn: u32) -> Self {
+        Self(weft::SourceInfo {
+            zid: source_id.0.zid,
+            eid: source_id.0.eid,
+            sn: source_sn,
+        })
+    }
+
+    /// The publishing entity.
+    #[getter]
+    fn source_id(&self) -> EntityGlobalId {
+        EntityGlobalId(weft::EntityGlobalId {
+            zid: self.0.zid,
+            eid: self.0.eid,
+        })
+    }
+
+    /// The sample's sequence number from that entity.
+    #[getter]
+    fn source_sn(&self) -> u32 {
+        self.0.sn
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SourceInfo {{ source_id: {}:{}, source_sn: {} }}",
+            self.0.zid, self.0.eid, self.0.sn
+        )
+    }
+}
 
 /// The globally unique id of an entity: its session's id, and its id in that session.
 #[pyclass(frozen, eq, hash, module = "weft")]

@@ -16,7 +16,7 @@ use crate::qos::{CongestionControl, Priority, Qos, QueryTarget, Reliability};
 use crate::query::Queryable;
 use crate::queue::Item;
 use crate::reply::{get_options, run_query};
-use crate::sample::{Timestamp, ZenohId};
+use crate::sample::{SourceInfo, Timestamp, ZenohId};
 
 /// Every session opened and not yet dropped: closed at interpreter exit.
 static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
@@ -145,6 +145,7 @@ pub(crate) struct PutArgs<'a, 'py> {
     pub(crate) qos: Qos,
     pub(crate) attachment: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timestamp: Option<Timestamp>,
+    pub(crate) source_info: Option<SourceInfo>,
 }
 
 impl PutArgs<'_, '_> {
@@ -163,6 +164,9 @@ impl PutArgs<'_, '_> {
         }
         if let Some(t) = &self.timestamp {
             base.timestamp = Some(t.0);
+        }
+        if let Some(s) = &self.source_info {
+            base.source_info = Some(s.0);
         }
         Ok(base)
     }
@@ -282,7 +286,8 @@ impl Session {
     /// Publishes `payload` (`bytes`, `bytearray`, `str` or `ZBytes`) on the key
     /// `key_expr`.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
-        priority = None, express = None, attachment = None, timestamp = None))]
+        priority = None, express = None, attachment = None, timestamp = None,
+        source_info = None))]
     #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
@@ -295,6 +300,7 @@ impl Session {
         express: Option<bool>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
         let qos = Qos::new(congestion_control, priority, express);
         let args = PutArgs {
@@ -302,13 +308,14 @@ impl Session {
             qos,
             attachment,
             timestamp,
+            source_info,
         };
         self.publish_on(py, key_expr, Some(payload), &args)
     }
 
     /// Publishes the deletion of the key `key_expr`.
     #[pyo3(signature = (key_expr, *, congestion_control = None, priority = None,
-        express = None, attachment = None, timestamp = None))]
+        express = None, attachment = None, timestamp = None, source_info = None))]
     #[allow(clippy::too_many_arguments)]
     fn delete(
         &self,
@@ -319,12 +326,14 @@ impl Session {
         express: Option<bool>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
         let qos = Qos::new(congestion_control, priority, express);
         let args = PutArgs {
             qos,
             attachment,
             timestamp,
+            source_info,
             ..PutArgs::default()
         };
         self.publish_on(py, key_expr, None, &args)

@@ -191,6 +191,15 @@ class EntityGlobalId:
     def __hash__(self) -> int: ...
 
 @final
+class SourceInfo:
+    def __new__(cls, source_id: EntityGlobalId, source_sn: int) -> SourceInfo: ...
+    @property
+    def source_id(self) -> EntityGlobalId: ...
+    @property
+    def source_sn(self) -> int: ...
+    def __hash__(self) -> int: ...
+
+@final
 class Timestamp:
     def get_time(self) -> datetime: ...
     def get_id(self) -> ZenohId: ...
@@ -221,6 +230,8 @@ class Sample:
     def congestion_control(self) -> CongestionControl: ...
     @property
     def express(self) -> bool: ...
+    @property
+    def source_info(self) -> SourceInfo | None: ...
 
 @final
 class Parameters:
@@ -267,6 +278,7 @@ class Query:
         express: bool | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        source_info: SourceInfo | None = None,
     ) -> None: ...
     def reply_err(self, payload: _IntoZBytes, *, encoding: _IntoEncoding | None = None) -> None: ...
     def reply_del(self, key_expr: _IntoKeyExpr, **options: Any) -> None: ...
@@ -339,6 +351,8 @@ class _Matched:
 @final
 class Publisher(_Matched):
     @property
+    def id(self) -> EntityGlobalId: ...
+    @property
     def encoding(self) -> Encoding: ...
     @property
     def congestion_control(self) -> CongestionControl: ...
@@ -353,9 +367,14 @@ class Publisher(_Matched):
         encoding: _IntoEncoding | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        source_info: SourceInfo | None = None,
     ) -> None: ...
     def delete(
-        self, *, attachment: _IntoZBytes | None = None, timestamp: Timestamp | None = None
+        self,
+        *,
+        attachment: _IntoZBytes | None = None,
+        timestamp: Timestamp | None = None,
+        source_info: SourceInfo | None = None,
     ) -> None: ...
 
 @final
@@ -460,6 +479,7 @@ class Session:
         express: bool | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        source_info: SourceInfo | None = None,
     ) -> None: ...
     def delete(
         self,
@@ -470,6 +490,7 @@ class Session:
         express: bool | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        source_info: SourceInfo | None = None,
     ) -> None: ...
     def declare_subscriber(self, key_expr: _IntoKeyExpr, handler: _Handler = None) -> Subscriber: ...
     def declare_queryable(

@@ -43,4 +43,4 @@ pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,
 };
 pub use weft_proto::network::{EntityGlobalId, QueryTarget};
-pub use weft_proto::zenoh::Consolidation;
+pub use weft_proto::zenoh::{Consolidation, SourceInfo};

@@ -68,6 +68,36 @@ fn peers_exchange_puts_and_deletes_with_wildcards() {
 }
 
 #[test]
+fn a_publishers_source_info_reaches_the_subscriber() {
+    let a = peer(true, None);
+    let endpoint = a.listen_endpoints()[0].clone();
+    let (_sub, rx) = a.declare_subscriber_channel("source/**", 16).unwrap();
+    let b = peer(false, Some(&endpoint));
+    let publisher = b
+        .declare_publisher("source/x", PutOptions::default())
+        .unwrap();
+    let id = publisher.id();
+    assert_eq!(id.zid, b.zid());
+    let named = PutOptions {
+        source_info: Some(weft::SourceInfo {
+            zid: id.zid,
+            eid: id.eid,
+            sn: 41,
+        }),
+        ..PutOptions::default()
+    };
+    b.put("source/x", b"named", &named).unwrap();
+    b.delete("source/x", &named).unwrap();
+    b.put("source/x", b"plain", &PutOptions::default()).unwrap();
+    let got: Vec<_> = (0..3).map(|_| next_on(&rx, "source/x")).collect();
+    assert_eq!(got[0].payload, b"named");
+    assert_eq!(got[0].source_info, named.source_info);
+    assert_eq!(got[1].kind, SampleKind::Delete);
+    assert_eq!(got[1].source_info, named.source_info);
+    assert_eq!(got[2].source_info, None);
+}
+
+#[test]
 fn a_large_put_is_fragmented_and_arrives_whole() {
     let a = peer(true, None);
     let endpoint = a.listen_endpoints()[0].clone();

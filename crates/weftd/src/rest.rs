@@ -681,6 +681,7 @@ mod tests {
             priority: weft::Priority::default(),
             congestion_control: weft::CongestionControl::default(),
             express: false,
+            source_info: None,
         };
         assert_eq!(
             sse_event(&sample),
@@ -760,6 +761,7 @@ mod tests {
                 priority: weft::Priority::default(),
                 congestion_control: weft::CongestionControl::default(),
                 express: false,
+                source_info: None,
             }),
             replier_id: None,
         };
@@ -788,6 +790,7 @@ mod tests {
             priority: weft::Priority::default(),
             congestion_control: weft::CongestionControl::default(),
             express: false,
+            source_info: None,
         }
     }
 

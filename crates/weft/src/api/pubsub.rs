@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::core::{CongestionControl, Priority, Reliability, Timestamp};
+use weft_proto::network::EntityGlobalId;
 
 use crate::api::SampleKind;
 use crate::session::{Inner, MatchingKind, MatchingListener, PublisherRoutes, SessionError};
@@ -27,6 +28,9 @@ pub struct PutOptions {
     pub reliability: Reliability,
     /// The value's timestamp; when `None`, the session adds one if timestamping is on.
     pub timestamp: Option<Timestamp>,
+    /// The publishing entity and its sequence number, told to the subscribers (none by
+    /// default).
+    pub source_info: Option<weft_proto::zenoh::SourceInfo>,
 }
 
 impl Default for PutOptions {
@@ -39,6 +43,7 @@ impl Default for PutOptions {
             express: false,
             reliability: Reliability::Reliable,
             timestamp: None,
+            source_info: None,
         }
     }
 }
@@ -80,6 +85,14 @@ impl Subscriber {
         self.key.as_str()
     }
 
+    /// The subscriber's id: its session's and its own within it.
+    pub fn id(&self) -> EntityGlobalId {
+        EntityGlobalId {
+            zid: self.inner.session_zid(),
+            eid: self.id,
+        }
+    }
+
     /// Samples dropped because the channel was full (channel subscribers only).
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -117,6 +130,15 @@ impl Publisher {
     /// The key it publishes on.
     pub fn key_expr(&self) -> &str {
         self.key.as_str()
+    }
+
+    /// The publisher's id: its session's and its own within it (what
+    /// [`PutOptions::source_info`] names).
+    pub fn id(&self) -> EntityGlobalId {
+        EntityGlobalId {
+            zid: self.inner.session_zid(),
+            eid: self.id,
+        }
     }
 
     /// Publishes `payload` with the publisher's options.

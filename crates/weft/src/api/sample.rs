@@ -6,6 +6,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use weft_proto::core::{CongestionControl, Priority, Timestamp};
+use weft_proto::zenoh::SourceInfo;
 
 use super::Payload;
 
@@ -50,6 +51,9 @@ pub struct Sample {
     pub congestion_control: CongestionControl,
     /// Whether it was sent express.
     pub express: bool,
+    /// The entity that published it and its sequence number there, when the publisher
+    /// said so.
+    pub source_info: Option<SourceInfo>,
 }
 
 /// A sample's key: text shared with the session's route cache, so that delivering a

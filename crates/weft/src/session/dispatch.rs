@@ -280,6 +280,7 @@ impl Inner {
                     priority: push.qos.priority(),
                     congestion_control: push.qos.congestion_control(),
                     express: push.qos.is_express(),
+                    source_info: p.source_info,
                 },
                 PushBody::Del(d) => Sample {
                     key_expr: key.clone(),
@@ -291,6 +292,7 @@ impl Inner {
                     priority: push.qos.priority(),
                     congestion_control: push.qos.congestion_control(),
                     express: push.qos.is_express(),
+                    source_info: d.source_info,
                 },
             };
             for cb in route.iter() {

@@ -42,6 +42,7 @@ fn token_sample(key: &str, kind: SampleKind) -> Sample {
         priority: Priority::Control,
         congestion_control: CongestionControl::Block,
         express: false,
+        source_info: None,
     }
 }
 

@@ -381,6 +381,11 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The session's id.
+    pub(crate) fn session_zid(&self) -> ZenohId {
+        self.zid
+    }
+
     /// A new timestamp from the session's clock.
     pub(crate) fn new_timestamp(&self) -> weft_proto::core::Timestamp {
         let ts = self.hlc.new_timestamp();

@@ -219,12 +219,14 @@ impl Inner {
             SampleKind::Put => PushBody::Put(Put {
                 timestamp,
                 encoding: Encoding { id: enc_id, schema },
+                source_info: options.source_info,
                 attachment: options.attachment.as_deref(),
                 payload,
                 ..Put::default()
             }),
             SampleKind::Delete => PushBody::Del(Del {
                 timestamp,
+                source_info: options.source_info,
                 attachment: options.attachment.as_deref(),
                 ..Del::default()
             }),
@@ -276,6 +278,7 @@ impl Inner {
                 priority: options.priority,
                 congestion_control: options.congestion_control,
                 express: options.express,
+                source_info: options.source_info,
             };
             for cb in local.iter() {
                 cb(&sample);

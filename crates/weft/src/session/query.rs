@@ -614,6 +614,7 @@ impl Inner {
                             body: PushBody::Put(Put {
                                 timestamp: options.timestamp,
                                 encoding: Encoding { id, schema },
+                                source_info: options.source_info,
                                 attachment: options.attachment.as_deref(),
                                 payload,
                                 ..Put::default()
@@ -664,6 +665,7 @@ impl Inner {
                     priority: Priority::Data,
                     congestion_control: CongestionControl::Block,
                     express: false,
+                    source_info: options.source_info,
                 };
                 let result = match answer {
                     Answer::Value(payload, options) | Answer::ValueOnKeyExpr(payload, options) => {
@@ -738,6 +740,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
             priority: qos.priority(),
             congestion_control: qos.congestion_control(),
             express: qos.is_express(),
+            source_info: p.source_info,
         },
         PushBody::Del(d) => Sample {
             key_expr: key.into(),
@@ -749,6 +752,7 @@ fn sample_of(key: String, body: &PushBody<'_>, qos: NetworkQos) -> Sample {
             priority: qos.priority(),
             congestion_control: qos.congestion_control(),
             express: qos.is_express(),
+            source_info: d.source_info,
         },
     }
 }

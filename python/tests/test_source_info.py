@@ -1,0 +1,78 @@
+"""SourceInfo: a publisher names itself and a sequence number on what it publishes, and
+the subscriber reads them (`Sample.source_info`); weft and zenoh-python, each way,
+through weftd."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import TIMEOUT, zenoh_python
+
+OPEN = """
+import json, sys, time
+if sys.argv[1] == "zenoh":
+    import zenoh
+else:
+    import weft as zenoh
+c = zenoh.Config()
+c.insert_json5("mode", '"client"')
+c.insert_json5("connect/endpoints", json.dumps([sys.argv[2]]))
+c.insert_json5("scouting/multicast/enabled", "false")
+session = zenoh.open(c)
+"""
+
+SUBSCRIBER = OPEN + """
+got = {}
+def on_sample(s):
+    info = s.source_info
+    got[s.payload.to_string()] = None if info is None else [
+        str(info.source_id.zid), info.source_id.eid, info.source_sn]
+sub = session.declare_subscriber("si/**", on_sample)
+print("READY", flush=True)
+deadline = time.monotonic() + 20
+while len(got) < 3 and time.monotonic() < deadline:
+    time.sleep(0.01)
+print(json.dumps(got), flush=True)
+session.close()
+"""
+
+PUBLISHER = OPEN + """
+publisher = session.declare_publisher("si/data")
+me = publisher.id
+print(json.dumps([str(me.zid), me.eid]), flush=True)
+# Until the subscriber has them all (it stops this program), at most 20 s.
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    publisher.put("a", source_info=zenoh.SourceInfo(me, 5))
+    publisher.put("b", source_info=zenoh.SourceInfo(me, 6))
+    session.put("si/plain", "plain")
+    time.sleep(0.05)
+"""
+
+
+def start(impl, code, endpoint):
+    python = zenoh_python() if impl == "zenoh" else sys.executable
+    return subprocess.Popen([python, "-c", textwrap.dedent(code), impl, endpoint],
+                            stdout=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("publisher,subscriber", [("weft", "zenoh"), ("zenoh", "weft"),
+                                                   ("weft", "weft")])
+def test_the_subscriber_reads_the_source_the_publisher_named(weftd, publisher, subscriber):
+    sub = start(subscriber, SUBSCRIBER, weftd)
+    pub = None
+    try:
+        assert sub.stdout.readline().strip() == "READY"
+        pub = start(publisher, PUBLISHER, weftd)
+        zid, eid = json.loads(pub.stdout.readline())
+        got = json.loads(sub.stdout.readline())
+        assert sub.wait(TIMEOUT) == 0
+        assert got == {"a": [zid, eid, 5], "b": [zid, eid, 6], "plain": None}
+    finally:
+        for p in (sub, pub):
+            if p is not None:
+                p.kill()
+                p.wait()
