@@ -206,6 +206,7 @@ pub(crate) fn into_object(py: Python<'_>, item: Item) -> PyResult<PyObject> {
         Item::Reply(r) => Py::new(py, crate::reply::Reply::new(py, r)?)?.into_any(),
         Item::Matching(m) => Py::new(py, crate::matching::MatchingStatus(m))?.into_any(),
         Item::Hello(h) => Py::new(py, crate::scout::Hello(h))?.into_any(),
+        Item::Transport(e) => Py::new(py, crate::info::TransportEvent(e))?.into_any(),
     })
 }
 

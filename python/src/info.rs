@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use crate::qos::Reliability;
+use crate::entity::{handled_methods, Handled};
+use crate::error::zerr;
+use crate::qos::{Reliability, SampleKind};
+use crate::queue::Item;
 use crate::sample::ZenohId;
 use crate::session::Shared;
 
@@ -99,6 +102,45 @@ impl Transport {
         )
     }
 }
+
+/// A transport that opened (`kind` `SampleKind.PUT`) or closed (`SampleKind.DELETE`).
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct TransportEvent(pub(crate) weft::TransportEvent);
+
+#[pymethods]
+impl TransportEvent {
+    /// `SampleKind.PUT` when it opened, `SampleKind.DELETE` when it closed.
+    #[getter]
+    fn kind(&self) -> SampleKind {
+        self.0.kind.into()
+    }
+
+    /// The transport.
+    #[getter]
+    fn transport(&self) -> Transport {
+        Transport {
+            zid: self.0.zid,
+            whatami: self.0.whatami.into(),
+            qos: self.0.qos,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TransportEvent {{ kind: {}, transport: {} }}",
+            self.0.kind.as_str(),
+            self.transport().__repr__()
+        )
+    }
+}
+
+/// Told the transports that open and close (`TransportEvent`s), until undeclared.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct TransportEventsListener {
+    handled: Handled,
+}
+
+handled_methods!(TransportEventsListener, undeclare, "transport event", {});
 
 /// One link of a transport: its main link, or one reserved for some priorities.
 #[pyclass(frozen, eq, module = "weft")]
@@ -216,6 +258,30 @@ impl SessionInfo {
 
 #[pymethods]
 impl SessionInfo {
+    /// Declares a listener told of every transport that opens or closes from now on
+    /// (and, with `history`, first of each one open already); handlers as for
+    /// `Session.declare_subscriber`.
+    #[pyo3(signature = (handler = None, *, history = None))]
+    fn declare_transport_events_listener(
+        &self,
+        py: Python<'_>,
+        handler: Option<&Bound<'_, PyAny>>,
+        history: Option<bool>,
+    ) -> PyResult<TransportEventsListener> {
+        let session = self.0.weft()?;
+        let history = history.unwrap_or(false);
+        let ((), handled) =
+            Handled::declare(py, Some(&self.0), handler, "TransportEvent", move |sink| {
+                let listener = session
+                    .declare_transport_events_listener(history, move |e| {
+                        sink.deliver(Item::Transport(e));
+                    })
+                    .map_err(zerr)?;
+                Ok(((), listener))
+            })?;
+        Ok(TransportEventsListener { handled })
+    }
+
     /// The session's id.
     fn zid(&self) -> ZenohId {
         ZenohId(self.0.zid)

@@ -24,6 +24,8 @@ pub(crate) enum Item {
     Matching(bool),
     /// A node that answered a scout.
     Hello(weft::Hello),
+    /// A transport that opened or closed.
+    Transport(weft::TransportEvent),
 }
 
 /// What waiting for an item gave.

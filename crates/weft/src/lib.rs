@@ -37,7 +37,8 @@ pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError
 pub use session::{
     open, AdminInfo, DeclarationTraffic, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber,
     LivelinessToken, MatchingKind, MatchingListener, MeshInfo, OpenError, PriorityLinkInfo,
-    RelayedDeclaration, RouteExplanation, Session, SessionError,
+    RelayedDeclaration, RouteExplanation, Session, SessionError, TransportEvent,
+    TransportEventsListener,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

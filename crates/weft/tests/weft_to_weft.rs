@@ -98,6 +98,45 @@ fn a_publishers_source_info_reaches_the_subscriber() {
 }
 
 #[test]
+fn transport_events_tell_each_open_and_close_in_order() {
+    let a = peer(true, None);
+    let endpoint = a.listen_endpoints()[0].clone();
+    let (tx, events) = std::sync::mpsc::channel();
+    let listener = a
+        .declare_transport_events_listener(false, move |e| {
+            let _ = tx.send(e);
+        })
+        .unwrap();
+    let b = peer(false, Some(&endpoint));
+    let opened = events.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        (opened.kind, opened.zid, opened.whatami),
+        (SampleKind::Put, b.zid(), WhatAmI::Peer)
+    );
+    // With history, a new listener is told of b at once.
+    let (tx2, history) = std::sync::mpsc::channel();
+    let _with_history = a
+        .declare_transport_events_listener(true, move |e| {
+            let _ = tx2.send(e);
+        })
+        .unwrap();
+    let told = history.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!((told.kind, told.zid), (SampleKind::Put, b.zid()));
+    let b_zid = b.zid();
+    b.close();
+    let closed = events.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!((closed.kind, closed.zid), (SampleKind::Delete, b_zid));
+    let closed = history.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!((closed.kind, closed.zid), (SampleKind::Delete, b_zid));
+    // Dropped: told nothing more.
+    drop(listener);
+    let c = peer(false, Some(&endpoint));
+    let told = history.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!((told.kind, told.zid), (SampleKind::Put, c.zid()));
+    assert!(events.recv_timeout(Duration::from_millis(200)).is_err());
+}
+
+#[test]
 fn a_large_put_is_fragmented_and_arrives_whole() {
     let a = peer(true, None);
     let endpoint = a.listen_endpoints()[0].clone();

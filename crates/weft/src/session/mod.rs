@@ -23,9 +23,11 @@ mod runtime;
 #[cfg(test)]
 mod scenario;
 mod state;
+mod transport_events;
 
 pub use explain::{FaceVerdict, RouteExplanation};
 pub use matching::{MatchingKind, MatchingListener};
+pub use transport_events::{TransportEvent, TransportEventsListener};
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -374,6 +376,8 @@ pub(crate) struct Inner {
     refused_sessions: AtomicU64,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
+    /// Told when transports open and close.
+    transport_listeners: transport_events::Listeners,
 }
 
 impl Inner {
@@ -503,6 +507,7 @@ impl Session {
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
             first_attempts_failed: Mutex::new(Vec::new()),
+            transport_listeners: transport_events::Listeners::default(),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };
@@ -963,6 +968,19 @@ impl Session {
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
         self.inner.get(selector, options)
+    }
+
+    /// Calls `callback` for every transport with another node that opens (a
+    /// [`TransportEvent`] of kind `Put`) or closes (`Delete`) from now on; with
+    /// `history`, first for each transport open already. The calls come from a thread of
+    /// the listener's own, in order; they stop when the returned listener is dropped.
+    pub fn declare_transport_events_listener(
+        &self,
+        history: bool,
+        callback: impl Fn(TransportEvent) + Send + 'static,
+    ) -> Result<TransportEventsListener, SessionError> {
+        self.inner
+            .declare_transport_events_listener(history, Box::new(callback))
     }
 
     /// Declares a querier: repeated `get`s on `key_expr` with `options`.

@@ -13,7 +13,9 @@ use weft_transport::establish::{LocalParams, PriorityRange};
 use super::dispatch::Glue;
 use super::face::Face;
 use super::face_transport::FaceTransport;
+use super::transport_events::TransportEvent;
 use super::{Inner, OpenError};
+use crate::api::SampleKind;
 use crate::endpoint::Endpoint;
 use crate::link::{Link, Listener};
 use crate::transport::{self, Transport};
@@ -157,7 +159,21 @@ impl Inner {
             if let Some(old) = st.faces.get_mut(&t.peer_zid()) {
                 face.reconnect = old.reconnect.take();
             }
-            st.faces.insert(t.peer_zid(), face)
+            let replaced = st.faces.insert(t.peer_zid(), face);
+            // A new transport, or one replacing a transport already closed (its own end
+            // is told here, before the new one): listeners see each close after its open.
+            let was_live = replaced
+                .as_ref()
+                .is_some_and(|old| !old.transport.is_closed());
+            if !was_live {
+                if let Some(old) = &replaced {
+                    let closed = TransportEvent::of(SampleKind::Delete, &*old.transport);
+                    self.transport_listeners.tell(&closed);
+                }
+                self.transport_listeners
+                    .tell(&TransportEvent::of(SampleKind::Put, &*t));
+            }
+            replaced
         };
         if let Some(old) = replaced {
             old.transport
@@ -222,6 +238,8 @@ impl Inner {
         let mut lost = Vec::new();
         if was_open {
             if let Some(mut face) = st.faces.remove(&t.peer_zid()) {
+                self.transport_listeners
+                    .tell(&TransportEvent::of(SampleKind::Delete, t));
                 entities = face.entities();
                 reconnect = face.reconnect.take();
                 let zid = t.peer_zid();
