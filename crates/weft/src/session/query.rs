@@ -115,8 +115,9 @@ pub(crate) struct PendingGet {
     held: HashMap<String, Reply>,
     /// When it was sent.
     started: std::time::Instant,
-    /// Dies with the `get`: a cancellation token given the `get` holds it weakly.
-    _alive: Arc<()>,
+    /// Dies with the `get`: a cancellation token given the `get` holds it weakly (only
+    /// made for a `get` given one).
+    _alive: Option<Arc<()>>,
 }
 
 /// Where a received query came from. When the last reference goes (every [`Query`] handed
@@ -278,7 +279,7 @@ impl Inner {
             // Cancelled before it started: nothing is sent, the channel is closed.
             return Ok(replies);
         }
-        let alive = Arc::new(());
+        let alive = options.cancellation.as_ref().map(|_| Arc::new(()));
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
@@ -324,8 +325,8 @@ impl Inner {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             (qid, targets, locals)
         };
-        if let Some(token) = &options.cancellation {
-            if !token.register(Arc::downgrade(self), qid, Arc::downgrade(&alive)) {
+        if let (Some(token), Some(alive)) = (&options.cancellation, &alive) {
+            if !token.register(Arc::downgrade(self), qid, Arc::downgrade(alive)) {
                 // Cancelled while it was being set up.
                 self.cancel_get(qid);
                 return Ok(replies);
