@@ -129,6 +129,12 @@ impl TxQueue {
         self.tx.is_empty()
     }
 
+    /// Bytes in the pending (not yet full) batches of every priority.
+    #[inline]
+    pub fn pending_bytes(&self) -> usize {
+        self.tx.pending()
+    }
+
     /// Full batches waiting for the writer.
     #[inline]
     pub fn ready_count(&self) -> usize {

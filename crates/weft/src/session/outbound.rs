@@ -79,7 +79,7 @@ struct Routes {
 /// while no declaration, interest or face changed.
 #[derive(Default)]
 pub(crate) struct PublisherRoutes {
-    kept: std::sync::Mutex<Option<Arc<Routes>>>,
+    kept: std::sync::Mutex<Option<Routes>>,
 }
 
 impl Inner {
@@ -181,21 +181,22 @@ impl Inner {
     }
 
     /// A publisher's routes: those it kept, while no route has changed since; otherwise
-    /// computed again and kept.
-    fn publisher_routes(&self, own: &PublisherRoutes, key: &OwnedKeyExpr) -> Arc<Routes> {
+    /// computed again and kept. They are used under the publisher's lock: a put takes no
+    /// reference count (each is an atomic write to a line the I/O threads share).
+    fn publisher_routes<'p>(
+        &self,
+        own: &'p PublisherRoutes,
+        key: &OwnedKeyExpr,
+    ) -> std::sync::MutexGuard<'p, Option<Routes>> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
         let mut kept = own
             .kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match &*kept {
-            Some(r) if r.epoch == epoch => r.clone(),
-            _ => {
-                let r = Arc::new(self.routes_of(key));
-                *kept = Some(r.clone());
-                r
-            }
+        if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
+            *kept = Some(self.routes_of(key));
         }
+        kept
     }
 
     /// Publishes a put or delete: locally, then to every face that wants it. A declared
@@ -238,31 +239,36 @@ impl Inner {
             options.express,
         );
         let msg = NetworkMessage::Push(push);
-        // A declared publisher's kept routes, or this put's own (no allocation for them).
-        let (kept, computed);
-        let routes: &Routes = match own_routes {
-            Some(own) => {
-                kept = self.publisher_routes(own, key);
-                &kept
+        let local = {
+            // A declared publisher's kept routes (held under its lock until the message
+            // is queued for every face), or this put's own (no allocation for them).
+            let (kept, computed);
+            let routes: &Routes = match own_routes {
+                Some(own) => {
+                    kept = self.publisher_routes(own, key);
+                    kept.as_ref().expect("publisher routes were just kept")
+                }
+                None => {
+                    computed = self.routes_of(key);
+                    &computed
+                }
+            };
+            for t in routes.targets.iter() {
+                let sent = t.send(
+                    &msg,
+                    options.priority,
+                    options.reliability,
+                    options.congestion_control,
+                );
+                if sent == Err(crate::transport::SendError::Dropped) {
+                    *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
+                }
             }
-            None => {
-                computed = self.routes_of(key);
-                &computed
-            }
+            // Local subscribers are called without the publisher's lock (one of them may
+            // put with the same publisher).
+            routes.local.as_ref().filter(|r| !r.is_empty()).cloned()
         };
-        let (targets, local) = (&routes.targets, routes.local.clone());
-        for t in targets.iter() {
-            let sent = t.send(
-                &msg,
-                options.priority,
-                options.reliability,
-                options.congestion_control,
-            );
-            if sent == Err(crate::transport::SendError::Dropped) {
-                *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
-            }
-        }
-        if let Some(local) = local.filter(|r| !r.is_empty()) {
+        if let Some(local) = local {
             let encoding = if options.encoding.is_empty() {
                 "zenoh/bytes".into()
             } else {

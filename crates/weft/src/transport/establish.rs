@@ -297,6 +297,7 @@ fn establish(
             pump_again: false,
             partial: None,
             idle_waiters: 0,
+            app_sent: false,
             over_since: None,
             paused_sources: Vec::new(),
         }),

@@ -160,6 +160,9 @@ struct TxState {
     partial: Option<Partial>,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
+    /// An application thread (not an I/O thread) queued a message since the writer last
+    /// looked: the pending batch may still grow while the writer writes.
+    app_sent: bool,
     /// Since when the overflow has held more than [`PAUSE_AT`] bytes, if it does.
     over_since: Option<Instant>,
     /// Links whose reading is paused until this overflow drains (see

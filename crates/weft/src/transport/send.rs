@@ -81,7 +81,10 @@ impl Transport {
                 return Err(SendError::Closed);
             }
             match st.queue.push(msg, priority, reliability)? {
-                Pushed::Appended => break,
+                Pushed::Appended => {
+                    st.app_sent |= !on_io_thread;
+                    break;
+                }
                 Pushed::Full if st.queue.lane_is_empty(priority) && after_batch => {
                     return self.queue_fragmented(st, msg, priority, reliability, congestion);
                 }

@@ -10,6 +10,13 @@ use weft_proto::core::Priority;
 use weft_transport::queue::READY_MAX;
 
 use super::drops::DropReason;
+
+/// How long, at most, a writer streaming an application thread's small messages lets the
+/// pending batch grow before it takes it ([`Transport::let_pending_grow`]).
+const GROW_WAIT: Duration = Duration::from_micros(50);
+
+/// A pending batch this large is taken at once.
+const GROW_ENOUGH: usize = 16 << 10;
 use super::{reactor, Partial, SendError, Transport, TxState};
 
 impl Transport {
@@ -93,6 +100,9 @@ impl Transport {
             let (batch, mut written, progress) = match st.partial.take() {
                 Some(p) => (p.batch, p.written, p.progress),
                 None => {
+                    if wrote && st.queue.ready_count() == 0 {
+                        st = self.let_pending_grow(st);
+                    }
                     let manual = self.manual_batching.load(Ordering::Relaxed);
                     match st.queue.next_batch(manual) {
                         Some(b) => (b, 0, Instant::now()),
@@ -100,6 +110,9 @@ impl Transport {
                     }
                 }
             };
+            // Messages queued while this thread writes are taken by this same loop:
+            // their senders need not wake an I/O thread.
+            st.write_scheduled = true;
             drop(st);
             let before = written;
             let result = {
@@ -114,6 +127,7 @@ impl Transport {
                     wrote = true;
                     if let Err(waited) = self.refill(&mut st) {
                         st.writing = false;
+                        st.write_scheduled = false;
                         drop(st);
                         tracing::warn!(
                             "closing {} ({}): forwarded `block` messages waited {waited:?} for room",
@@ -138,6 +152,7 @@ impl Transport {
                     });
                     // Unless it raced with a writable event another thread gave up on
                     // (then it tries again), the socket's next writable event goes on.
+                    st.write_scheduled = false;
                     if !std::mem::take(&mut st.pump_again) {
                         self.notify_idle(&st, wrote);
                         return;
@@ -146,6 +161,7 @@ impl Transport {
                 Err(_) => {
                     st.queue.recycle(batch);
                     st.writing = false;
+                    st.write_scheduled = false;
                     drop(st);
                     self.fail_link();
                     return;
@@ -153,8 +169,34 @@ impl Transport {
             }
         }
         st.writing = false;
+        st.write_scheduled = false;
         st.pump_again = false;
         self.notify_idle(&st, wrote);
+    }
+
+    /// While an application thread streams small messages, gives it a moment to add to
+    /// the pending batch before the writer takes it, for as long as the batch keeps
+    /// growing (at most [`GROW_WAIT`], until [`GROW_ENOUGH`] bytes): the next write then
+    /// carries thousands of messages instead of a few dozen, and the sender's core is not
+    /// spent on system calls. The writer yields its core meanwhile (on two cores, to the
+    /// sender). Messages from I/O threads (forwarded) and express ones never wait here.
+    fn let_pending_grow<'s>(&'s self, mut st: MutexGuard<'s, TxState>) -> MutexGuard<'s, TxState> {
+        let mut seen = st.queue.pending_bytes();
+        if !std::mem::take(&mut st.app_sent) || seen == 0 || seen >= GROW_ENOUGH {
+            return st;
+        }
+        let start = Instant::now();
+        loop {
+            drop(st);
+            std::thread::yield_now();
+            st = self.lock();
+            let now = st.queue.pending_bytes();
+            let growing = now > seen && now < GROW_ENOUGH && st.queue.ready_count() == 0;
+            if !growing || start.elapsed() > GROW_WAIT {
+                return st;
+            }
+            seen = now;
+        }
     }
 
     /// Whether full batches wait in the queue (bulk traffic).
