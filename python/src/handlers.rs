@@ -207,6 +207,7 @@ pub(crate) fn into_object(py: Python<'_>, item: Item) -> PyResult<PyObject> {
         Item::Matching(m) => Py::new(py, crate::matching::MatchingStatus(m))?.into_any(),
         Item::Hello(h) => Py::new(py, crate::scout::Hello(h))?.into_any(),
         Item::Transport(e) => Py::new(py, crate::info::TransportEvent(e))?.into_any(),
+        Item::Link(e) => Py::new(py, crate::info::LinkEvent(e))?.into_any(),
     })
 }
 

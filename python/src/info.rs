@@ -235,6 +235,47 @@ impl Link {
     }
 }
 
+/// A link that was added (`kind` `SampleKind.PUT`) or removed (`SampleKind.DELETE`).
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct LinkEvent(pub(crate) weft::LinkEvent);
+
+#[pymethods]
+impl LinkEvent {
+    /// `SampleKind.PUT` when it was added, `SampleKind.DELETE` when it was removed.
+    #[getter]
+    fn kind(&self) -> SampleKind {
+        self.0.kind.into()
+    }
+
+    /// The link.
+    #[getter]
+    fn link(&self) -> Link {
+        Link {
+            zid: self.0.zid,
+            src: self.0.src.clone(),
+            dst: self.0.dst.clone(),
+            mtu: self.0.mtu,
+            priorities: self.0.priorities,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "LinkEvent {{ kind: {}, link: {} }}",
+            self.0.kind.as_str(),
+            self.link().__repr__()
+        )
+    }
+}
+
+/// Told the links that are added and removed (`LinkEvent`s), until undeclared.
+#[pyclass(frozen, module = "weft")]
+pub(crate) struct LinkEventsListener {
+    handled: Handled,
+}
+
+handled_methods!(LinkEventsListener, undeclare, "link event", {});
+
 /// What a session knows of the network.
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct SessionInfo(pub(crate) Arc<Shared>);
@@ -280,6 +321,31 @@ impl SessionInfo {
                 Ok(((), listener))
             })?;
         Ok(TransportEventsListener { handled })
+    }
+
+    /// Declares a listener told of every link that is added or removed from now on: a
+    /// transport's main link as the transport opens or closes, and each link reserved
+    /// for some priorities as it comes and goes (with `history`, first of each link
+    /// open already); handlers as for `Session.declare_subscriber`.
+    #[pyo3(signature = (handler = None, *, history = None))]
+    fn declare_link_events_listener(
+        &self,
+        py: Python<'_>,
+        handler: Option<&Bound<'_, PyAny>>,
+        history: Option<bool>,
+    ) -> PyResult<LinkEventsListener> {
+        let session = self.0.weft()?;
+        let history = history.unwrap_or(false);
+        let ((), handled) =
+            Handled::declare(py, Some(&self.0), handler, "LinkEvent", move |sink| {
+                let listener = session
+                    .declare_link_events_listener(history, move |e| {
+                        sink.deliver(Item::Link(e));
+                    })
+                    .map_err(zerr)?;
+                Ok(((), listener))
+            })?;
+        Ok(LinkEventsListener { handled })
     }
 
     /// The session's id.

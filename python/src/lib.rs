@@ -49,6 +49,8 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<info::Transport>()?;
     m.add_class::<info::TransportEvent>()?;
     m.add_class::<info::TransportEventsListener>()?;
+    m.add_class::<info::LinkEvent>()?;
+    m.add_class::<info::LinkEventsListener>()?;
     m.add_class::<info::Link>()?;
     m.add_class::<info::WhatAmI>()?;
     m.add_class::<liveliness::Liveliness>()?;

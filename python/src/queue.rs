@@ -26,6 +26,8 @@ pub(crate) enum Item {
     Hello(weft::Hello),
     /// A transport that opened or closed.
     Transport(weft::TransportEvent),
+    /// A link that was added or removed.
+    Link(weft::LinkEvent),
 }
 
 /// What waiting for an item gave.

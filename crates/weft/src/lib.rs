@@ -35,10 +35,10 @@ pub use api::{
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError};
 pub use session::{
-    open, AdminInfo, DeclarationTraffic, FaceInfo, FaceVerdict, LinkStats, LivelinessSubscriber,
-    LivelinessToken, MatchingKind, MatchingListener, MeshInfo, OpenError, PriorityLinkInfo,
-    RelayedDeclaration, RouteExplanation, Session, SessionError, TransportEvent,
-    TransportEventsListener,
+    open, AdminInfo, DeclarationTraffic, EventsListener, FaceInfo, FaceVerdict, LinkEvent,
+    LinkEventsListener, LinkStats, LivelinessSubscriber, LivelinessToken, MatchingKind,
+    MatchingListener, MeshInfo, OpenError, PriorityLinkInfo, RelayedDeclaration, RouteExplanation,
+    Session, SessionError, TransportEvent, TransportEventsListener,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

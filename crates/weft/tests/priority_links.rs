@@ -306,3 +306,80 @@ fn a_router_forwards_real_time_messages_on_the_priority_links_of_its_clients() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The next link event, within 30 s (a connector waits up to 4 s between attempts).
+fn next_event(events: &Receiver<weft::LinkEvent>) -> weft::LinkEvent {
+    events
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a link event within 30 s")
+}
+
+#[test]
+fn link_events_tell_the_main_link_and_each_priority_link_added_and_removed() {
+    let a = peer(true, &[]);
+    let to_a = a.listen_endpoints()[0].clone();
+    let relay = Relay::start(&to_a);
+    let (tx, events) = std::sync::mpsc::channel();
+    let _listener = a
+        .declare_link_events_listener(false, move |e| {
+            let _ = tx.send(e);
+        })
+        .unwrap();
+    // The priority link only once the main one is up (else it would stand in for it).
+    relay.accept(false);
+    let b = peer(false, &[to_a, format!("{}?prio=1-2", relay.endpoint)]);
+    let main = next_event(&events);
+    relay.accept(true);
+    assert_eq!(
+        (main.kind, main.zid, main.priorities),
+        (weft::SampleKind::Put, b.zid(), Some((0, 7)))
+    );
+    assert!(main.src.starts_with("tcp/127.0.0.1:") && main.dst.starts_with("tcp/127.0.0.1:"));
+    let prio = next_event(&events);
+    assert_eq!(
+        (prio.kind, prio.zid, prio.priorities),
+        (weft::SampleKind::Put, b.zid(), Some((1, 2)))
+    );
+    assert_ne!(prio.dst, main.dst);
+
+    // With history, a new listener is told of both links at once.
+    let (tx2, history) = std::sync::mpsc::channel();
+    let _with_history = a
+        .declare_link_events_listener(true, move |e| {
+            let _ = tx2.send(e);
+        })
+        .unwrap();
+    let mut told = vec![next_event(&history), next_event(&history)];
+    told.sort_by_key(|e| e.priorities);
+    assert_eq!(told, vec![main.clone(), prio.clone()]);
+
+    // The priority link dies: only it is removed.
+    relay.accept(false);
+    relay.cut();
+    let gone = next_event(&events);
+    assert_eq!(
+        (gone.kind, gone.dst.as_str()),
+        (weft::SampleKind::Delete, prio.dst.as_str())
+    );
+    // It comes back, then the whole session ends: the priority link, then the main one.
+    relay.accept(true);
+    let back = next_event(&events);
+    assert_eq!(
+        (back.kind, back.priorities),
+        (weft::SampleKind::Put, Some((1, 2)))
+    );
+    b.close();
+    let first = next_event(&events);
+    let second = next_event(&events);
+    assert_eq!(
+        (first.kind, first.dst.as_str()),
+        (weft::SampleKind::Delete, back.dst.as_str())
+    );
+    assert_eq!(
+        (second.kind, second.dst.as_str()),
+        (weft::SampleKind::Delete, main.dst.as_str())
+    );
+    for e in [&first, &second] {
+        assert_eq!(e.zid, main.zid);
+    }
+}

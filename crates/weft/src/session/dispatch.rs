@@ -101,6 +101,12 @@ impl Handler for Glue {
         }
     }
 
+    fn on_priority_link_closed(&self, main: &Arc<Transport>, link: &Arc<Transport>) {
+        if let Some(inner) = self.0.upgrade() {
+            inner.priority_link_closed(main, link);
+        }
+    }
+
     fn rx_limits(&self) -> crate::transport::RxLimits {
         match self.0.upgrade() {
             Some(inner) => crate::transport::RxLimits {

@@ -79,6 +79,19 @@ pub(crate) struct Face {
     /// Where to connect again when the face ends (set for a node this session connects
     /// to, on a `connect` endpoint or one found by scouting).
     pub(crate) reconnect: Option<Arc<[crate::endpoint::Endpoint]>>,
+    /// The links reserved for some priorities attached beside the main one, as link
+    /// events listeners were (or are about to be) told of them.
+    pub(crate) priority_links: Vec<AttachedLink>,
+}
+
+/// A link reserved for some priorities, attached to a face's main transport.
+pub(crate) struct AttachedLink {
+    /// Which transport it is (its address; it lives while attached).
+    pub(crate) id: usize,
+    /// Its event of kind `Put`.
+    pub(crate) event: super::network_events::LinkEvent,
+    /// Whether listeners were told it was added (it is being attached until then).
+    pub(crate) told: bool,
 }
 
 impl Face {
@@ -98,6 +111,7 @@ impl Face {
             on_tree: true,
             for_priorities: false,
             reconnect: None,
+            priority_links: Vec::new(),
         }
     }
 

@@ -15,6 +15,7 @@ mod inbound;
 mod liveliness;
 mod matching;
 mod mesh;
+mod network_events;
 mod outbound;
 mod query;
 mod router;
@@ -23,11 +24,12 @@ mod runtime;
 #[cfg(test)]
 mod scenario;
 mod state;
-mod transport_events;
 
 pub use explain::{FaceVerdict, RouteExplanation};
 pub use matching::{MatchingKind, MatchingListener};
-pub use transport_events::{TransportEvent, TransportEventsListener};
+pub use network_events::{
+    EventsListener, LinkEvent, LinkEventsListener, TransportEvent, TransportEventsListener,
+};
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -377,7 +379,8 @@ pub(crate) struct Inner {
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
-    transport_listeners: transport_events::Listeners,
+    transport_listeners: network_events::Listeners<TransportEvent>,
+    link_listeners: network_events::Listeners<LinkEvent>,
 }
 
 impl Inner {
@@ -507,7 +510,8 @@ impl Session {
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
             first_attempts_failed: Mutex::new(Vec::new()),
-            transport_listeners: transport_events::Listeners::default(),
+            transport_listeners: network_events::Listeners::default(),
+            link_listeners: network_events::Listeners::default(),
         });
         runtime::start(&inner)?;
         let session = Self { inner, owner: true };
@@ -980,7 +984,22 @@ impl Session {
         callback: impl Fn(TransportEvent) + Send + 'static,
     ) -> Result<TransportEventsListener, SessionError> {
         self.inner
-            .declare_transport_events_listener(history, Box::new(callback))
+            .declare_events_listener(history, Box::new(callback))
+    }
+
+    /// Calls `callback` for every link with another node that is added (a [`LinkEvent`]
+    /// of kind `Put`) or removed (`Delete`) from now on: a transport's main link when
+    /// the transport opens or closes, and each link reserved for some priorities when
+    /// it is attached beside it or ends. With `history`, first for each link open
+    /// already. The calls come from a thread of the listener's own, in order; they stop
+    /// when the returned listener is dropped.
+    pub fn declare_link_events_listener(
+        &self,
+        history: bool,
+        callback: impl Fn(LinkEvent) + Send + 'static,
+    ) -> Result<LinkEventsListener, SessionError> {
+        self.inner
+            .declare_events_listener(history, Box::new(callback))
     }
 
     /// Declares a querier: repeated `get`s on `key_expr` with `options`.

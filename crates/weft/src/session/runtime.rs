@@ -11,9 +11,9 @@ use weft_proto::core::{WhatAmI, ZenohId};
 use weft_transport::establish::{LocalParams, PriorityRange};
 
 use super::dispatch::Glue;
-use super::face::Face;
+use super::face::{AttachedLink, Face};
 use super::face_transport::FaceTransport;
-use super::transport_events::TransportEvent;
+use super::network_events::{LinkEvent, TransportEvent};
 use super::{Inner, OpenError};
 use crate::api::SampleKind;
 use crate::endpoint::Endpoint;
@@ -52,7 +52,11 @@ impl Inner {
                     t.close(weft_proto::transport::CloseReason::GENERIC);
                     return false;
                 }
+                // Recorded before it starts (it may end at once), told once it is kept.
+                let id = link_id(&t);
+                self.record_priority_link(&main, id, LinkEvent::of(SampleKind::Put, &*t));
                 let kept = pending.start_beside(&main);
+                self.confirm_priority_link(&main, id, kept);
                 tracing::debug!(
                     "link {} for priorities {range:?} of {}: {}",
                     t.describe(),
@@ -167,11 +171,12 @@ impl Inner {
                 .is_some_and(|old| !old.transport.is_closed());
             if !was_live {
                 if let Some(old) = &replaced {
-                    let closed = TransportEvent::of(SampleKind::Delete, &*old.transport);
-                    self.transport_listeners.tell(&closed);
+                    self.tell_face_gone(old);
                 }
                 self.transport_listeners
                     .tell(&TransportEvent::of(SampleKind::Put, &*t));
+                self.link_listeners
+                    .tell(&LinkEvent::of(SampleKind::Put, &*t));
             }
             replaced
         };
@@ -224,6 +229,73 @@ impl Inner {
         }
     }
 
+    /// Tells the listeners that `face`'s links and transport are gone: its links reserved
+    /// for priorities, its main link, then its transport (called with the state locked).
+    fn tell_face_gone(&self, face: &Face) {
+        for link in face.priority_links.iter().filter(|l| l.told) {
+            self.link_listeners.tell(&LinkEvent {
+                kind: SampleKind::Delete,
+                ..link.event.clone()
+            });
+        }
+        self.link_listeners
+            .tell(&LinkEvent::of(SampleKind::Delete, &*face.transport));
+        self.transport_listeners
+            .tell(&TransportEvent::of(SampleKind::Delete, &*face.transport));
+    }
+
+    /// Records a link reserved for priorities about to start beside `main` (on the face
+    /// whose transport `main` is), not yet told.
+    fn record_priority_link(&self, main: &Arc<Transport>, id: usize, event: LinkEvent) {
+        let mut st = self.lock();
+        if let Some(face) = face_of_main(&mut st, main) {
+            face.priority_links.push(AttachedLink {
+                id,
+                event,
+                told: false,
+            });
+        }
+    }
+
+    /// Tells the listeners of a link reserved for priorities once it is `kept` (unless it
+    /// ended already); forgets it otherwise.
+    fn confirm_priority_link(&self, main: &Arc<Transport>, id: usize, kept: bool) {
+        let mut st = self.lock();
+        let Some(face) = face_of_main(&mut st, main) else {
+            return;
+        };
+        let Some(i) = face.priority_links.iter().position(|l| l.id == id) else {
+            return;
+        };
+        if kept {
+            let link = &mut face.priority_links[i];
+            link.told = true;
+            self.link_listeners.tell(&link.event);
+        } else {
+            face.priority_links.swap_remove(i);
+        }
+    }
+
+    /// A link reserved for priorities beside `main` ended: forgotten, and its listeners
+    /// told if they were told it was added.
+    pub(crate) fn priority_link_closed(&self, main: &Arc<Transport>, link: &Arc<Transport>) {
+        let id = link_id(link);
+        let mut st = self.lock();
+        let Some(face) = face_of_main(&mut st, main) else {
+            return;
+        };
+        let Some(i) = face.priority_links.iter().position(|l| l.id == id) else {
+            return;
+        };
+        let gone = face.priority_links.remove(i);
+        if gone.told {
+            self.link_listeners.tell(&LinkEvent {
+                kind: SampleKind::Delete,
+                ..gone.event
+            });
+        }
+    }
+
     /// Forgets a closed transport and what its node declared.
     pub(crate) fn remove_face(self: &Arc<Self>, t: &dyn FaceTransport) {
         let mut st = self.lock();
@@ -238,8 +310,7 @@ impl Inner {
         let mut lost = Vec::new();
         if was_open {
             if let Some(mut face) = st.faces.remove(&t.peer_zid()) {
-                self.transport_listeners
-                    .tell(&TransportEvent::of(SampleKind::Delete, t));
+                self.tell_face_gone(&face);
                 entities = face.entities();
                 reconnect = face.reconnect.take();
                 let zid = t.peer_zid();
@@ -292,6 +363,20 @@ impl Inner {
         }
         self.changed.notify_all();
     }
+}
+
+/// Which transport `t` is, while it lives.
+fn link_id(t: &Arc<Transport>) -> usize {
+    Arc::as_ptr(t) as usize
+}
+
+/// The face whose transport is `main`.
+fn face_of_main<'s>(st: &'s mut super::State, main: &Arc<Transport>) -> Option<&'s mut Face> {
+    st.faces.get_mut(&main.peer_zid()).filter(|f| {
+        f.transport
+            .transport()
+            .is_some_and(|t| Arc::ptr_eq(&t, main))
+    })
 }
 
 /// Binds the listeners and starts the listener and connector threads.

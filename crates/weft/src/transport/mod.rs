@@ -89,6 +89,8 @@ pub trait Handler: Send + Sync + 'static {
     fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>);
     /// The transport is closed (by either side, or its lease expired).
     fn on_closed(&self, transport: &Arc<Transport>);
+    /// A link reserved for some priorities of `main`'s node, started beside it, ended.
+    fn on_priority_link_closed(&self, _main: &Arc<Transport>, _link: &Arc<Transport>) {}
     /// The bounds of reassembly: the largest message, and the budget shared with the
     /// other transports, if any.
     fn rx_limits(&self) -> RxLimits {

@@ -140,7 +140,10 @@ impl LinkRx {
         t.link.shutdown();
         t.set_ended();
         match &self.main {
-            Some(main) => main.priority_links.detach(t),
+            Some(main) => {
+                main.priority_links.detach(t);
+                self.handler.on_priority_link_closed(main, t);
+            }
             None => {
                 for link in t.priority_links.take_all() {
                     link.close(CloseReason::GENERIC);
