@@ -2,13 +2,15 @@
 //! replies, and their options.
 
 mod cancel;
+mod locality;
 mod payload;
 mod pubsub;
 mod query;
 mod sample;
 
 pub use cancel::CancellationToken;
+pub use locality::Locality;
 pub use payload::Payload;
 pub use pubsub::{Publisher, PutOptions, Subscriber};
-pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError};
+pub use query::{GetOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr};
 pub use sample::{Sample, SampleKind, SharedKey};

@@ -31,6 +31,9 @@ pub struct PutOptions {
     /// The publishing entity and its sequence number, told to the subscribers (none by
     /// default).
     pub source_info: Option<weft_proto::zenoh::SourceInfo>,
+    /// Where the value may go: this session's subscribers, other nodes', or both (the
+    /// default).
+    pub allowed_destination: crate::api::Locality,
 }
 
 impl Default for PutOptions {
@@ -44,6 +47,7 @@ impl Default for PutOptions {
             reliability: Reliability::Reliable,
             timestamp: None,
             source_info: None,
+            allowed_destination: crate::api::Locality::Any,
         }
     }
 }

@@ -33,6 +33,23 @@ pub struct GetOptions {
     pub express: bool,
     /// A token that ends the `get` when cancelled (none by default).
     pub cancellation: Option<crate::CancellationToken>,
+    /// Where the query may go: this session's queryables, other nodes', or both (the
+    /// default).
+    pub allowed_destination: crate::api::Locality,
+    /// Which replies are accepted: those on keys intersecting the query's (the default),
+    /// or any (the query then carries Zenoh's `_anyke` parameter).
+    pub accept_replies: ReplyKeyExpr,
+}
+
+/// Which replies a `get` accepts (Zenoh's `ReplyKeyExpr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ReplyKeyExpr {
+    /// Replies on keys that intersect the query's key expression (the default): the
+    /// others are dropped and counted (discard reason `key_mismatch`).
+    #[default]
+    MatchingQuery,
+    /// Replies on any key.
+    Any,
 }
 
 impl Default for GetOptions {
@@ -47,6 +64,8 @@ impl Default for GetOptions {
             congestion_control: CongestionControl::Block,
             express: false,
             cancellation: None,
+            allowed_destination: crate::api::Locality::Any,
+            accept_replies: ReplyKeyExpr::MatchingQuery,
         }
     }
 }
@@ -128,6 +147,7 @@ impl Query {
         payload: &[u8],
         options: &PutOptions,
     ) -> Result<(), SessionError> {
+        self.accepts_reply_on(key)?;
         self.inner.reply(
             &self.origin,
             self.queryable_id,
@@ -145,6 +165,7 @@ impl Query {
         payload: &[u8],
         options: &PutOptions,
     ) -> Result<(), SessionError> {
+        self.accepts_reply_on(key_expr)?;
         self.inner.reply(
             &self.origin,
             self.queryable_id,
@@ -155,8 +176,36 @@ impl Query {
 
     /// Answers that `key` was deleted.
     pub fn reply_del(&self, key: &str) -> Result<(), SessionError> {
+        self.accepts_reply_on(key)?;
         self.inner
             .reply(&self.origin, self.queryable_id, key, Answer::Delete)
+    }
+
+    /// Which replies the querier accepts: any key if its selector has the `_anyke`
+    /// parameter, else only keys intersecting the query's.
+    pub fn accepts_replies(&self) -> ReplyKeyExpr {
+        if crate::session::query::accepts_any_key(&self.parameters) {
+            ReplyKeyExpr::Any
+        } else {
+            ReplyKeyExpr::MatchingQuery
+        }
+    }
+
+    /// `Err` if the querier would drop a reply on `key`: it does not intersect the
+    /// query's key expression and the query accepts only replies that do.
+    fn accepts_reply_on(&self, key: &str) -> Result<(), SessionError> {
+        if self.accepts_replies() == ReplyKeyExpr::Any {
+            return Ok(());
+        }
+        let query = weft_keyexpr::KeyExpr::new(&self.key_expr)?;
+        if weft_keyexpr::KeyExpr::new(key)?.intersects(query) {
+            Ok(())
+        } else {
+            Err(SessionError::ReplyKeyMismatch {
+                reply: key.into(),
+                query: self.key_expr.clone(),
+            })
+        }
     }
 
     /// Answers with an error.

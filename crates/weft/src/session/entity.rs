@@ -230,6 +230,33 @@ impl Inner {
         Ok(id)
     }
 
+    /// Declares one of this session's own entities that other nodes are not told of
+    /// (origin `SessionLocal`): `store` keeps it under a new id. Routes change.
+    pub(crate) fn declare_local_only(
+        &self,
+        store: impl FnOnce(&mut State, u32),
+    ) -> Result<u32, SessionError> {
+        if self.is_closing() {
+            return Err(SessionError::Closed);
+        }
+        let mut st = self.lock();
+        st.routes_changed();
+        let id = Self::next_id(&mut st);
+        store(&mut st, id);
+        Ok(id)
+    }
+
+    /// Withdraws an entity declared by [`Inner::declare_local_only`]: `take` removes it
+    /// and says whether it was one. Routes change if it was.
+    pub(crate) fn undeclare_local_only(&self, take: impl FnOnce(&mut State) -> bool) -> bool {
+        let mut st = self.lock();
+        let taken = take(&mut st);
+        if taken {
+            st.routes_changed();
+        }
+        taken
+    }
+
     /// Withdraws this session's own entity `id`: `take` removes it and gives its key
     /// (`None`: there was none, nothing is sent), and the faces that knew it are told.
     pub(crate) fn undeclare_own(

@@ -77,6 +77,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .subscribers
                 .values()
+                .chain(st.own.local_only_subscribers.values())
                 .any(|s| s.key.as_key_expr().intersects(key))
                 || !st.declared.subscribers.faces_intersecting(key).is_empty()
         }
@@ -84,6 +85,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .queryables
                 .values()
+                .chain(st.own.local_only_queryables.values())
                 .any(|q| q.complete && q.key.as_key_expr().includes(key))
                 || st.faces.values().any(|f| {
                     f.queryables.by_id.iter().any(|(id, k)| {
@@ -95,6 +97,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .queryables
                 .values()
+                .chain(st.own.local_only_queryables.values())
                 .any(|q| q.key.as_key_expr().intersects(key))
                 || !st.declared.queryables.faces_intersecting(key).is_empty()
         }

@@ -17,7 +17,7 @@ mod matching;
 mod mesh;
 mod network_events;
 mod outbound;
-mod query;
+pub(crate) mod query;
 mod router;
 mod routes;
 mod runtime;
@@ -46,8 +46,8 @@ use weft_proto::network::InterestOptions;
 use weft_proto::transport::CloseReason;
 
 use crate::api::{
-    GetOptions, Publisher, PutOptions, Querier, Query, Queryable, Reply, Sample, SampleKind,
-    Subscriber,
+    GetOptions, Locality, Publisher, PutOptions, Querier, Query, Queryable, Reply, Sample,
+    SampleKind, Subscriber,
 };
 use crate::config::Config;
 use entity::EntityKind;
@@ -121,6 +121,15 @@ pub enum SessionError {
     /// A thread could not be started.
     #[error("cannot start a thread: {0}")]
     Thread(String),
+    /// A reply on a key that does not intersect its query's key expression, to a query
+    /// that accepts only those that do (no `_anyke` parameter).
+    #[error("a reply on `{reply}` does not intersect the query's `{query}` (the query accepts only replies that do)")]
+    ReplyKeyMismatch {
+        /// The reply's key.
+        reply: String,
+        /// The query's key expression.
+        query: String,
+    },
 }
 
 /// Traffic counters of a session's links.
@@ -297,6 +306,9 @@ pub struct AdminInfo {
 struct LocalSubscriber {
     key: OwnedKeyExpr,
     callback: Callback,
+    /// Where its samples may come from (`SessionLocal` ones are kept apart, undeclared
+    /// to other nodes: `Own::local_only_subscribers`).
+    origin: crate::api::Locality,
 }
 
 /// Mutable state of a session, behind one lock.
@@ -918,10 +930,25 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
+        self.declare_subscriber_from(key_expr, Locality::Any, callback)
+    }
+
+    /// As [`Session::declare_subscriber`], for the samples `origin` allows: this
+    /// session's own publications, other nodes', or both. Other nodes are not told of a
+    /// subscriber whose origin is `SessionLocal`.
+    pub fn declare_subscriber_from<F>(
+        &self,
+        key_expr: &str,
+        origin: Locality,
+        callback: F,
+    ) -> Result<Subscriber, SessionError>
+    where
+        F: Fn(&Sample) + Send + Sync + 'static,
+    {
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self
             .inner
-            .declare_subscriber(key.clone(), Arc::new(callback))?;
+            .declare_subscriber(key.clone(), origin, Arc::new(callback))?;
         Ok(Subscriber::new(self.inner.clone(), id, key))
     }
 
@@ -939,6 +966,7 @@ impl Session {
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self.inner.declare_subscriber(
             key.clone(),
+            Locality::Any,
             Arc::new(move |s: &Sample| {
                 if tx.try_send(s.clone()).is_err() {
                     counter.fetch_add(1, Ordering::Relaxed);
@@ -1028,10 +1056,26 @@ impl Session {
     where
         F: Fn(Query) + Send + Sync + 'static,
     {
+        self.declare_queryable_from(key_expr, complete, Locality::Any, callback)
+    }
+
+    /// As [`Session::declare_queryable`], for the queries `origin` allows: this
+    /// session's own, other nodes', or both. Other nodes are not told of a queryable
+    /// whose origin is `SessionLocal`.
+    pub fn declare_queryable_from<F>(
+        &self,
+        key_expr: &str,
+        complete: bool,
+        origin: Locality,
+        callback: F,
+    ) -> Result<Queryable, SessionError>
+    where
+        F: Fn(Query) + Send + Sync + 'static,
+    {
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self
             .inner
-            .declare_queryable(key.clone(), complete, Arc::new(callback))?;
+            .declare_queryable(key.clone(), complete, origin, Arc::new(callback))?;
         Ok(Queryable {
             inner: self.inner.clone(),
             id,

@@ -258,15 +258,10 @@ impl NetworkEvent for LinkEvent {
         let mut links = Vec::new();
         for f in st.faces.values().filter(|f| !f.transport.is_closed()) {
             links.push(Self::of(SampleKind::Put, &*f.transport));
-            links.extend(
-                f.priority_links
-                    .iter()
-                    .filter(|l| l.told)
-                    .map(|l| Self {
-                        kind: SampleKind::Put,
-                        ..l.event.clone()
-                    }),
-            );
+            links.extend(f.priority_links.iter().filter(|l| l.told).map(|l| Self {
+                kind: SampleKind::Put,
+                ..l.event.clone()
+            }));
         }
         links
     }

@@ -108,10 +108,26 @@ impl Inner {
 
     /// This session's subscribers matching `key` (cached per key; `None` for an invalid
     /// key).
+    /// This session's subscribers that take its own publications on `key` (cached per
+    /// key): those whose origin includes the session.
     pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
-        Self::keyed_local_route_in(st, key)
-            .ok()
-            .map(|(_, route)| route)
+        if let Some((_, r)) = st.routes.own_local.get(key) {
+            return Some(r.clone());
+        }
+        let k = KeyExpr::new(key).ok()?;
+        let own = &st.own;
+        let route: Arc<[Callback]> = own
+            .subscribers
+            .values()
+            .filter(|s| s.origin.includes_session())
+            .chain(own.local_only_subscribers.values())
+            .filter(|s| s.key.as_key_expr().intersects(k))
+            .map(|s| s.callback.clone())
+            .collect();
+        st.routes
+            .own_local
+            .insert(SharedKey::from(key), route.clone());
+        Some(route)
     }
 
     /// As [`Self::local_route_in`], with the cache's shared copy of the key for the
@@ -128,7 +144,7 @@ impl Inner {
             .own
             .subscribers
             .values()
-            .filter(|s| s.key.as_key_expr().intersects(k))
+            .filter(|s| s.origin.includes_remote() && s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
         let key = SharedKey::from(key);
@@ -253,7 +269,8 @@ impl Inner {
                     &computed
                 }
             };
-            for t in routes.targets.iter() {
+            let remote = options.allowed_destination.includes_remote();
+            for t in routes.targets.iter().filter(|_| remote) {
                 let sent = t.send(
                     &msg,
                     options.priority,
@@ -266,7 +283,11 @@ impl Inner {
             }
             // Local subscribers are called without the publisher's lock (one of them may
             // put with the same publisher).
-            routes.local.as_ref().filter(|r| !r.is_empty()).cloned()
+            routes
+                .local
+                .as_ref()
+                .filter(|r| !r.is_empty() && options.allowed_destination.includes_session())
+                .cloned()
         };
         if let Some(local) = local {
             let encoding = if options.encoding.is_empty() {
@@ -293,19 +314,33 @@ impl Inner {
         Ok(())
     }
 
+    /// Declares a subscriber taking the samples `origin` allows: other nodes are told of
+    /// it unless its origin is `SessionLocal`.
     pub(crate) fn declare_subscriber(
         &self,
         key: OwnedKeyExpr,
+        origin: crate::api::Locality,
         callback: Callback,
     ) -> Result<u32, SessionError> {
-        self.declare_own(EntityKind::Subscriber, &key.clone(), false, |st, id| {
-            st.own
-                .subscribers
-                .insert(id, LocalSubscriber { key, callback });
+        let subscriber = LocalSubscriber {
+            key: key.clone(),
+            callback,
+            origin,
+        };
+        if origin == crate::api::Locality::SessionLocal {
+            return self.declare_local_only(|st, id| {
+                st.own.local_only_subscribers.insert(id, subscriber);
+            });
+        }
+        self.declare_own(EntityKind::Subscriber, &key, false, |st, id| {
+            st.own.subscribers.insert(id, subscriber);
         })
     }
 
     pub(crate) fn undeclare_subscriber(&self, id: u32) {
+        if self.undeclare_local_only(|st| st.own.local_only_subscribers.remove(&id).is_some()) {
+            return;
+        }
         self.undeclare_own(EntityKind::Subscriber, id, |st| {
             st.own.subscribers.remove(&id).map(|s| s.key)
         });

@@ -21,7 +21,10 @@ use super::face_transport::FaceTransport;
 use super::outbound::parse_encoding;
 use super::router::EntityKind;
 use super::{Inner, SessionError};
-use crate::api::{GetOptions, Payload, PutOptions, Query, Reply, ReplyError, Sample, SampleKind};
+use crate::api::{
+    GetOptions, Payload, PutOptions, Query, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
+};
+use crate::transport::DiscardReason;
 
 /// What a queryable answers.
 pub(crate) enum Answer<'a> {
@@ -54,6 +57,16 @@ pub(crate) struct ReplySink {
     delivered: usize,
     /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
     over_limit: u64,
+}
+
+/// The selector parameter saying a query accepts replies on any key (Zenoh's).
+pub(crate) const ANY_KEY: &str = "_anyke";
+
+/// Whether selector `parameters` (`a=1;b;c=2`) hold [`ANY_KEY`].
+pub(crate) fn accepts_any_key(parameters: &str) -> bool {
+    parameters
+        .split(';')
+        .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == ANY_KEY)
 }
 
 impl ReplySink {
@@ -101,11 +114,17 @@ pub(crate) struct LocalQueryable {
     pub(crate) key: OwnedKeyExpr,
     pub(crate) complete: bool,
     pub(crate) callback: QueryCallback,
+    /// Where its queries may come from (`SessionLocal` ones are kept apart, undeclared
+    /// to other nodes: `Own::local_only_queryables`).
+    pub(crate) origin: crate::api::Locality,
 }
 
 /// A `get` waiting for its replies.
 pub(crate) struct PendingGet {
     key: OwnedKeyExpr,
+    /// Whether replies on any key are accepted (`_anyke`), not only those intersecting
+    /// `key`.
+    any_key: bool,
     sink: ReplySink,
     consolidation: Consolidation,
     /// Faces (and, with `None`, this session's own queryables) that have not finished.
@@ -280,6 +299,15 @@ impl Inner {
             return Ok(replies);
         }
         let alive = options.cancellation.as_ref().map(|_| Arc::new(()));
+        let any_key = accepts_any_key(parameters);
+        let parameters: std::borrow::Cow<'_, str> =
+            match (options.accept_replies, any_key, parameters.is_empty()) {
+                (ReplyKeyExpr::Any, false, true) => ANY_KEY.into(),
+                (ReplyKeyExpr::Any, false, false) => format!("{parameters};{ANY_KEY}").into(),
+                _ => parameters.into(),
+            };
+        let parameters = &*parameters;
+        let any_key = any_key || options.accept_replies == ReplyKeyExpr::Any;
         let (qid, targets, locals) = {
             let mut st = self.lock();
             let qid = Self::next_id(&mut st);
@@ -287,9 +315,11 @@ impl Inner {
             let has_queryable = |f: &super::face::Face| {
                 f.on_tree && queryable.binary_search(&f.transport.peer_zid()).is_ok()
             };
+            let remote = options.allowed_destination.includes_remote();
             let targets: Vec<Arc<dyn FaceTransport>> = st
                 .faces
                 .values()
+                .filter(|_| remote)
                 .filter(|f| {
                     if f.transport.peer_whatami() == WhatAmI::Client {
                         has_queryable(f)
@@ -301,8 +331,11 @@ impl Inner {
                 })
                 .map(|f| f.transport.clone())
                 .collect();
-            let locals =
-                self.matching_queryables(&st.own.queryables, key.as_key_expr(), options.target);
+            let locals = if options.allowed_destination.includes_session() {
+                Self::matching_queryables(&st.own, true, key.as_key_expr(), options.target)
+            } else {
+                Vec::new()
+            };
             let mut waiting: HashSet<Option<ZenohId>> =
                 targets.iter().map(|t| Some(t.peer_zid())).collect();
             if !locals.is_empty() {
@@ -312,6 +345,7 @@ impl Inner {
                 qid,
                 PendingGet {
                     key: key.clone(),
+                    any_key,
                     sink,
                     consolidation,
                     waiting,
@@ -393,14 +427,25 @@ impl Inner {
         Ok(replies)
     }
 
+    /// This session's queryables that answer a query on `key` with `target` from this
+    /// session (`from_session`) or from another node.
     fn matching_queryables(
-        &self,
-        queryables: &HashMap<u32, LocalQueryable>,
+        own: &super::state::Own,
+        from_session: bool,
         key: KeyExpr<'_>,
         target: QueryTarget,
     ) -> Vec<(u32, QueryCallback)> {
-        queryables
+        let local_only = own.local_only_queryables.iter().filter(|_| from_session);
+        own.queryables
             .iter()
+            .filter(|(_, q)| {
+                if from_session {
+                    q.origin.includes_session()
+                } else {
+                    q.origin.includes_remote()
+                }
+            })
+            .chain(local_only)
             .filter(|(_, q)| q.key.as_key_expr().intersects(key))
             .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
             .map(|(id, q)| (*id, q.callback.clone()))
@@ -463,24 +508,25 @@ impl Inner {
         }
     }
 
-    /// Delivers a reply to a pending `get`. Returns false if no `get` with that id is
-    /// pending any more (it timed out or finished): the reply is dropped.
-    fn deliver_reply(&self, qid: u32, reply: Reply) -> bool {
+    /// Delivers a reply to a pending `get`, or says why it was dropped: no `get` with
+    /// that id is pending any more (it timed out or finished), or its key does not
+    /// intersect the query's and the `get` accepts only replies that do.
+    fn deliver_reply(&self, qid: u32, reply: Reply) -> Result<(), DiscardReason> {
         let mut st = self.lock();
         let Some(g) = st.queries.gets.get_mut(&qid) else {
-            return false;
+            return Err(DiscardReason::Expired);
         };
         if let Ok(s) = &reply.result {
-            let matches =
-                KeyExpr::new(&s.key_expr).is_ok_and(|k| k.intersects(g.key.as_key_expr()));
+            let matches = g.any_key
+                || KeyExpr::new(&s.key_expr).is_ok_and(|k| k.intersects(g.key.as_key_expr()));
             if !matches {
-                return true;
+                return Err(DiscardReason::KeyMismatch);
             }
         }
         if let Some(r) = g.accept(reply) {
             g.sink.deliver(r);
         }
-        true
+        Ok(())
     }
 
     /// A Response from a face, for one of our `get`s.
@@ -499,10 +545,8 @@ impl Inner {
                 encoding: e.encoding.text().into_owned(),
             }),
         };
-        if !self.deliver_reply(r.request_id, Reply { result, replier_id }) {
-            t.stats()
-                .discarded
-                .add(crate::transport::DiscardReason::Expired, 1);
+        if let Err(reason) = self.deliver_reply(r.request_id, Reply { result, replier_id }) {
+            t.stats().discarded.add(reason, 1);
         }
     }
 
@@ -515,7 +559,7 @@ impl Inner {
         let locals = match &key {
             Some(k) => {
                 let st = self.lock();
-                self.matching_queryables(&st.own.queryables, k.as_key_expr(), r.target)
+                Self::matching_queryables(&st.own, false, k.as_key_expr(), r.target)
             }
             None => Vec::new(),
         };
@@ -679,8 +723,9 @@ impl Inner {
                     }),
                 };
                 // A reply to a local get that is over already is dropped: no face to
-                // count it against.
-                self.deliver_reply(
+                // count it against. (One on a key the query does not accept was refused
+                // to the replier already, by `Query::reply`.)
+                let _ = self.deliver_reply(
                     *qid,
                     Reply {
                         result,
@@ -695,23 +740,35 @@ impl Inner {
         }
     }
 
+    /// Declares a queryable answering the queries `origin` allows: other nodes are told
+    /// of it unless its origin is `SessionLocal`.
     pub(crate) fn declare_queryable(
         &self,
         key: OwnedKeyExpr,
         complete: bool,
+        origin: crate::api::Locality,
         callback: QueryCallback,
     ) -> Result<u32, SessionError> {
-        self.declare_own(EntityKind::Queryable, &key.clone(), complete, |st, id| {
-            let queryable = LocalQueryable {
-                key,
-                complete,
-                callback,
-            };
+        let queryable = LocalQueryable {
+            key: key.clone(),
+            complete,
+            callback,
+            origin,
+        };
+        if origin == crate::api::Locality::SessionLocal {
+            return self.declare_local_only(|st, id| {
+                st.own.local_only_queryables.insert(id, queryable);
+            });
+        }
+        self.declare_own(EntityKind::Queryable, &key, complete, |st, id| {
             st.own.queryables.insert(id, queryable);
         })
     }
 
     pub(crate) fn undeclare_queryable(&self, id: u32) {
+        if self.undeclare_local_only(|st| st.own.local_only_queryables.remove(&id).is_some()) {
+            return;
+        }
         self.undeclare_own(EntityKind::Queryable, id, |st| {
             st.own.queryables.remove(&id).map(|q| q.key)
         });

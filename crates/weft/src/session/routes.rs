@@ -118,8 +118,10 @@ impl<K: Hash + Eq + Clone, V: Clone> Bounded<K, V> {
 
 /// The session's route caches and the epoch of their contents.
 pub(crate) struct RouteCache {
-    /// This session's subscribers matching a key.
+    /// This session's subscribers matching a key, for data from other nodes.
     pub(crate) local: Bounded<SharedKey, Arc<[Callback]>>,
+    /// This session's subscribers matching a key, for its own publications.
+    pub(crate) own_local: Bounded<SharedKey, Arc<[Callback]>>,
     /// The faces data published on a key goes to.
     pub(crate) remote: Bounded<SharedKey, FaceRoute>,
     /// Router mode: the faces data received on a key is forwarded to (its source
@@ -136,6 +138,7 @@ impl RouteCache {
     pub(crate) fn new(epoch: Arc<AtomicU64>, signal: Arc<ChangeSignal>) -> Self {
         Self {
             local: Bounded::new(),
+            own_local: Bounded::new(),
             remote: Bounded::new(),
             forward: Bounded::new(),
             epoch,
@@ -152,6 +155,7 @@ impl RouteCache {
     /// epoch.
     pub(crate) fn changed(&mut self) {
         self.local.clear();
+        self.own_local.clear();
         self.remote.clear();
         self.forward.clear();
         self.epoch.fetch_add(1, Ordering::Release);

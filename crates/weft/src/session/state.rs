@@ -13,14 +13,20 @@ use super::{gossip, liveliness, mesh, query, router, LocalSubscriber};
 /// This session's own entities, by id.
 #[derive(Default)]
 pub(crate) struct Own {
-    /// Its subscribers.
+    /// Its subscribers, declared to other nodes.
     pub(crate) subscribers: HashMap<u32, LocalSubscriber>,
+    /// Its subscribers to its own publications only (origin `SessionLocal`), which other
+    /// nodes are not told of.
+    pub(crate) local_only_subscribers: HashMap<u32, LocalSubscriber>,
     /// Its publishers' keys.
     pub(crate) publishers: HashMap<u32, OwnedKeyExpr>,
     /// Its queriers' keys (a client asks its router which queryables match them).
     pub(crate) queriers: HashMap<u32, OwnedKeyExpr>,
-    /// Its queryables.
+    /// Its queryables, declared to other nodes.
     pub(crate) queryables: HashMap<u32, query::LocalQueryable>,
+    /// Its queryables for its own queries only (origin `SessionLocal`), which other nodes
+    /// are not told of.
+    pub(crate) local_only_queryables: HashMap<u32, query::LocalQueryable>,
     /// Its liveliness tokens' keys.
     pub(crate) tokens: HashMap<u32, OwnedKeyExpr>,
     /// Its liveliness subscribers.

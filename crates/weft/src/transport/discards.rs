@@ -18,16 +18,20 @@ pub enum DiscardReason {
     NoRoute,
     /// A reply that came after its query was over: timed out, finished, or unknown.
     Expired,
+    /// A reply on a key that does not intersect its query's, to a query that accepts
+    /// only those that do.
+    KeyMismatch,
 }
 
 impl DiscardReason {
     /// Every reason, in the order of [`DiscardCounts`].
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::TooLarge,
         Self::OverBudget,
         Self::Malformed,
         Self::NoRoute,
         Self::Expired,
+        Self::KeyMismatch,
     ];
 
     /// The reason's name, as metrics label it.
@@ -38,6 +42,7 @@ impl DiscardReason {
             Self::Malformed => "malformed",
             Self::NoRoute => "no_route",
             Self::Expired => "expired",
+            Self::KeyMismatch => "key_mismatch",
         }
     }
 
@@ -48,6 +53,7 @@ impl DiscardReason {
             Self::Malformed => 2,
             Self::NoRoute => 3,
             Self::Expired => 4,
+            Self::KeyMismatch => 5,
         }
     }
 }
@@ -60,7 +66,7 @@ impl fmt::Display for DiscardReason {
 
 /// Discards by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub struct DiscardCounts([AtomicU64; 5]);
+pub struct DiscardCounts([AtomicU64; 6]);
 
 impl DiscardCounts {
     /// Discards for `reason` so far.
@@ -101,7 +107,8 @@ mod tests {
                 ("over_budget", 0),
                 ("malformed", 0),
                 ("no_route", 2),
-                ("expired", 3)
+                ("expired", 3),
+                ("key_mismatch", 0)
             ]
         );
     }
