@@ -78,6 +78,8 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<qos::SampleKind>()?;
     m.add_class::<qos::QueryTarget>()?;
     m.add_class::<qos::ConsolidationMode>()?;
+    m.add_class::<qos::Locality>()?;
+    m.add_class::<qos::ReplyKeyExpr>()?;
     m.add_class::<handlers::DefaultHandler>()?;
     m.add_class::<handlers::FifoChannel>()?;
     m.add_class::<handlers::RingChannel>()?;

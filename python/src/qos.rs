@@ -272,3 +272,75 @@ impl Qos {
         }
     }
 }
+
+/// Where publications and queries may go, and where subscribers' samples and
+/// queryables' queries may come from: this session (`SESSION_LOCAL`), other nodes
+/// (`REMOTE`), or both (`ANY`, the default).
+#[pyclass(eq, eq_int, frozen, module = "weft")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Locality {
+    /// This session only.
+    #[pyo3(name = "SESSION_LOCAL")]
+    SessionLocal,
+    /// Other nodes only.
+    #[pyo3(name = "REMOTE")]
+    Remote,
+    /// Both.
+    #[pyo3(name = "ANY")]
+    Any,
+}
+
+#[pymethods]
+impl Locality {
+    /// The default (`ANY`).
+    #[classattr]
+    const DEFAULT: Self = Self::Any;
+}
+
+impl From<Locality> for weft::Locality {
+    fn from(l: Locality) -> Self {
+        match l {
+            Locality::SessionLocal => Self::SessionLocal,
+            Locality::Remote => Self::Remote,
+            Locality::Any => Self::Any,
+        }
+    }
+}
+
+/// Which replies a query accepts: on keys intersecting its own (`MATCHING_QUERY`, the
+/// default), or on any key (`ANY`).
+#[pyclass(eq, eq_int, frozen, module = "weft")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReplyKeyExpr {
+    /// Replies on any key.
+    #[pyo3(name = "ANY")]
+    Any,
+    /// Replies on keys intersecting the query's.
+    #[pyo3(name = "MATCHING_QUERY")]
+    MatchingQuery,
+}
+
+#[pymethods]
+impl ReplyKeyExpr {
+    /// The default (`MATCHING_QUERY`).
+    #[classattr]
+    const DEFAULT: Self = Self::MatchingQuery;
+}
+
+impl From<ReplyKeyExpr> for weft::ReplyKeyExpr {
+    fn from(r: ReplyKeyExpr) -> Self {
+        match r {
+            ReplyKeyExpr::Any => Self::Any,
+            ReplyKeyExpr::MatchingQuery => Self::MatchingQuery,
+        }
+    }
+}
+
+impl From<weft::ReplyKeyExpr> for ReplyKeyExpr {
+    fn from(r: weft::ReplyKeyExpr) -> Self {
+        match r {
+            weft::ReplyKeyExpr::Any => Self::Any,
+            weft::ReplyKeyExpr::MatchingQuery => Self::MatchingQuery,
+        }
+    }
+}

@@ -41,6 +41,12 @@ impl Querier {
 }
 
 matched_methods!(Querier, querier, "querier", "queryable", {
+    /// Which replies its queries accept.
+    #[getter]
+    fn accept_replies(&self) -> crate::qos::ReplyKeyExpr {
+        self.options.accept_replies.into()
+    }
+
     /// Queries its key expression, with `parameters` and a value; handlers as for
     /// `Session.get`.
     #[pyo3(signature = (handler = None, *, parameters = None, payload = None,

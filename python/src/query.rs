@@ -66,6 +66,9 @@ impl Query {
     fn check_reply_key(&self, key: &str) -> PyResult<()> {
         let reply = OwnedKeyExpr::new(key)
             .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        if weft::ReplyKeyExpr::of_parameters(&self.parameters) == weft::ReplyKeyExpr::Any {
+            return Ok(());
+        }
         let query = OwnedKeyExpr::new(self.key_expr.as_str()).map_err(zerr)?;
         if !query.as_key_expr().intersects(reply.as_key_expr()) {
             return Err(zerr(format!(
@@ -141,6 +144,12 @@ impl Query {
         self.attachment.clone()
     }
 
+    /// Which replies the querier accepts: `ReplyKeyExpr.ANY` (its selector has the
+    /// `_anyke` parameter) or `ReplyKeyExpr.MATCHING_QUERY`.
+    fn accepts_replies(&self) -> crate::qos::ReplyKeyExpr {
+        weft::ReplyKeyExpr::of_parameters(&self.parameters).into()
+    }
+
     /// Answers with `payload` on `key_expr`, which must intersect the query's key
     /// expression.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
@@ -169,6 +178,7 @@ impl Query {
             attachment,
             timestamp,
             source_info,
+            allowed_destination: None,
         };
         let options = args.apply(weft::PutOptions::default())?;
         self.with_query(py, |q| q.reply(&key, &payload, &options))

@@ -108,8 +108,15 @@ pub(crate) fn get_options(
     consolidation: Option<&Bound<'_, PyAny>>,
     timeout: Option<f64>,
     qos: Qos,
+    reach: Reach,
 ) -> PyResult<weft::GetOptions> {
     let mut options = weft::GetOptions::default();
+    if let Some(d) = reach.allowed_destination {
+        options.allowed_destination = d.into();
+    }
+    if let Some(a) = reach.accept_replies {
+        options.accept_replies = a.into();
+    }
     qos.apply(
         &mut options.congestion_control,
         &mut options.priority,
@@ -128,6 +135,15 @@ pub(crate) fn get_options(
         );
     }
     Ok(options)
+}
+
+/// Where a query goes and which replies it accepts (`None`: the defaults).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Reach {
+    /// `allowed_destination`.
+    pub(crate) allowed_destination: Option<crate::qos::Locality>,
+    /// `accept_replies`.
+    pub(crate) accept_replies: Option<crate::qos::ReplyKeyExpr>,
 }
 
 /// Queries `selector` with `options` and the value to send; hands the replies to

@@ -12,10 +12,12 @@ use crate::entity::{Entity, Handled};
 use crate::error::zerr;
 use crate::keyexpr::{key_text, KeyExpr};
 use crate::pubsub::{Publisher, Subscriber};
-use crate::qos::{CongestionControl, Priority, Qos, QueryTarget, Reliability};
+use crate::qos::{
+    CongestionControl, Locality, Priority, Qos, QueryTarget, Reliability, ReplyKeyExpr,
+};
 use crate::query::Queryable;
 use crate::queue::Item;
-use crate::reply::{get_options, run_query};
+use crate::reply::{get_options, run_query, Reach};
 use crate::sample::{SourceInfo, Timestamp, ZenohId};
 
 /// Every session opened and not yet dropped: closed at interpreter exit.
@@ -146,6 +148,7 @@ pub(crate) struct PutArgs<'a, 'py> {
     pub(crate) attachment: Option<&'a Bound<'py, PyAny>>,
     pub(crate) timestamp: Option<Timestamp>,
     pub(crate) source_info: Option<SourceInfo>,
+    pub(crate) allowed_destination: Option<Locality>,
 }
 
 impl PutArgs<'_, '_> {
@@ -167,6 +170,9 @@ impl PutArgs<'_, '_> {
         }
         if let Some(s) = &self.source_info {
             base.source_info = Some(s.0);
+        }
+        if let Some(d) = self.allowed_destination {
+            base.allowed_destination = d.into();
         }
         Ok(base)
     }
@@ -234,7 +240,8 @@ impl Session {
     /// (`congestion_control`, `priority` and `express` are its queries' quality of
     /// service).
     #[pyo3(signature = (key_expr, *, target = None, consolidation = None, timeout = None,
-        congestion_control = None, priority = None, express = None))]
+        congestion_control = None, priority = None, express = None, accept_replies = None,
+        allowed_destination = None))]
     #[allow(clippy::too_many_arguments)]
     fn declare_querier(
         &self,
@@ -246,10 +253,16 @@ impl Session {
         congestion_control: Option<CongestionControl>,
         priority: Option<Priority>,
         express: Option<bool>,
+        accept_replies: Option<ReplyKeyExpr>,
+        allowed_destination: Option<Locality>,
     ) -> PyResult<crate::querier::Querier> {
         let key = key_text(key_expr)?;
         let qos = Qos::new(congestion_control, priority, express);
-        let options = get_options(target, consolidation, timeout, qos)?;
+        let reach = Reach {
+            allowed_destination,
+            accept_replies,
+        };
+        let options = get_options(target, consolidation, timeout, qos, reach)?;
         let session = self.0.weft()?;
         let declared_options = options.clone();
         let querier = py
@@ -287,7 +300,7 @@ impl Session {
     /// `key_expr`.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
         priority = None, express = None, attachment = None, timestamp = None,
-        source_info = None))]
+        allowed_destination = None, source_info = None))]
     #[allow(clippy::too_many_arguments)]
     fn put(
         &self,
@@ -300,6 +313,7 @@ impl Session {
         express: Option<bool>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        allowed_destination: Option<Locality>,
         source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
         let qos = Qos::new(congestion_control, priority, express);
@@ -309,13 +323,15 @@ impl Session {
             attachment,
             timestamp,
             source_info,
+            allowed_destination,
         };
         self.publish_on(py, key_expr, Some(payload), &args)
     }
 
     /// Publishes the deletion of the key `key_expr`.
     #[pyo3(signature = (key_expr, *, congestion_control = None, priority = None,
-        express = None, attachment = None, timestamp = None, source_info = None))]
+        express = None, attachment = None, timestamp = None, allowed_destination = None,
+        source_info = None))]
     #[allow(clippy::too_many_arguments)]
     fn delete(
         &self,
@@ -326,6 +342,7 @@ impl Session {
         express: Option<bool>,
         attachment: Option<&Bound<'_, PyAny>>,
         timestamp: Option<Timestamp>,
+        allowed_destination: Option<Locality>,
         source_info: Option<SourceInfo>,
     ) -> PyResult<()> {
         let qos = Qos::new(congestion_control, priority, express);
@@ -334,6 +351,7 @@ impl Session {
             attachment,
             timestamp,
             source_info,
+            allowed_destination,
             ..PutArgs::default()
         };
         self.publish_on(py, key_expr, None, &args)
@@ -343,18 +361,20 @@ impl Session {
     /// it runs in the background until undeclared or the session closes; with a channel
     /// (the default), read it with `recv()`, `try_recv()` or by iterating, and it is
     /// undeclared when dropped.
-    #[pyo3(signature = (key_expr, handler = None))]
+    #[pyo3(signature = (key_expr, handler = None, *, allowed_origin = None))]
     fn declare_subscriber(
         &self,
         py: Python<'_>,
         key_expr: &Bound<'_, PyAny>,
         handler: Option<&Bound<'_, PyAny>>,
+        allowed_origin: Option<Locality>,
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
+        let origin = allowed_origin.map_or(weft::Locality::Any, Into::into);
         let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
             let s = session
-                .declare_subscriber(&key, move |s: &weft::Sample| {
+                .declare_subscriber_from(&key, origin, move |s: &weft::Sample| {
                     sink.deliver(Item::Sample(s.clone()));
                 })
                 .map_err(zerr)?;
@@ -365,19 +385,21 @@ impl Session {
 
     /// Declares a queryable answering queries on `key_expr` (handlers as for
     /// `declare_subscriber`); `complete` says it answers for every key of it.
-    #[pyo3(signature = (key_expr, handler = None, *, complete = false))]
+    #[pyo3(signature = (key_expr, handler = None, *, complete = false, allowed_origin = None))]
     fn declare_queryable(
         &self,
         py: Python<'_>,
         key_expr: &Bound<'_, PyAny>,
         handler: Option<&Bound<'_, PyAny>>,
         complete: bool,
+        allowed_origin: Option<Locality>,
     ) -> PyResult<Queryable> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
+        let origin = allowed_origin.map_or(weft::Locality::Any, Into::into);
         let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
             let q = session
-                .declare_queryable(&key, complete, move |q: weft::Query| {
+                .declare_queryable_from(&key, complete, origin, move |q: weft::Query| {
                     sink.deliver(Item::Query(q));
                 })
                 .map_err(zerr)?;
@@ -389,7 +411,7 @@ impl Session {
     /// Declares a publisher on the key `key_expr`, with default options for its
     /// publications.
     #[pyo3(signature = (key_expr, *, encoding = None, congestion_control = None,
-        priority = None, express = None, reliability = None))]
+        priority = None, express = None, reliability = None, allowed_destination = None))]
     #[allow(clippy::too_many_arguments)]
     fn declare_publisher(
         &self,
@@ -400,11 +422,13 @@ impl Session {
         priority: Option<Priority>,
         express: Option<bool>,
         reliability: Option<Reliability>,
+        allowed_destination: Option<Locality>,
     ) -> PyResult<Publisher> {
         let key = key_text(key_expr)?;
         let mut options = PutArgs {
             encoding,
             qos: Qos::new(congestion_control, priority, express),
+            allowed_destination,
             ..PutArgs::default()
         }
         .apply(weft::PutOptions::default())?;
@@ -429,8 +453,9 @@ impl Session {
     /// reply; it ends when the query is over), or `None` with a callable.
     /// `congestion_control`, `priority` and `express` are the query's quality of service.
     #[pyo3(signature = (selector, handler = None, *, target = None, consolidation = None,
-        timeout = None, congestion_control = None, priority = None, express = None,
-        payload = None, encoding = None, attachment = None, cancellation_token = None))]
+        accept_replies = None, timeout = None, congestion_control = None, priority = None,
+        express = None, payload = None, encoding = None, attachment = None,
+        allowed_destination = None, cancellation_token = None))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -439,6 +464,7 @@ impl Session {
         handler: Option<&Bound<'_, PyAny>>,
         target: Option<QueryTarget>,
         consolidation: Option<&Bound<'_, PyAny>>,
+        accept_replies: Option<ReplyKeyExpr>,
         timeout: Option<f64>,
         congestion_control: Option<CongestionControl>,
         priority: Option<Priority>,
@@ -446,11 +472,16 @@ impl Session {
         payload: Option<&Bound<'_, PyAny>>,
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
+        allowed_destination: Option<Locality>,
         cancellation_token: Option<PyRef<'_, CancellationToken>>,
     ) -> PyResult<PyObject> {
         let selector = selector.str()?.to_cow()?.into_owned();
         let qos = Qos::new(congestion_control, priority, express);
-        let options = get_options(target, consolidation, timeout, qos)?;
+        let reach = Reach {
+            allowed_destination,
+            accept_replies,
+        };
+        let options = get_options(target, consolidation, timeout, qos, reach)?;
         run_query(
             py,
             &self.0,

@@ -99,6 +99,21 @@ class ConsolidationMode:
     def __int__(self) -> int: ...
 
 @final
+class Locality:
+    SESSION_LOCAL: Locality
+    REMOTE: Locality
+    ANY: Locality
+    DEFAULT: Locality
+    def __int__(self) -> int: ...
+
+@final
+class ReplyKeyExpr:
+    ANY: ReplyKeyExpr
+    MATCHING_QUERY: ReplyKeyExpr
+    DEFAULT: ReplyKeyExpr
+    def __int__(self) -> int: ...
+
+@final
 class ZBytes:
     def __new__(cls, obj: _IntoZBytes) -> ZBytes: ...
     def to_bytes(self) -> bytes: ...
@@ -267,6 +282,7 @@ class Query:
     def encoding(self) -> Encoding | None: ...
     @property
     def attachment(self) -> ZBytes | None: ...
+    def accepts_replies(self) -> ReplyKeyExpr: ...
     def reply(
         self,
         key_expr: _IntoKeyExpr,
@@ -379,6 +395,8 @@ class Publisher(_Matched):
 
 @final
 class Querier(_Matched):
+    @property
+    def accept_replies(self) -> ReplyKeyExpr: ...
     def get(
         self,
         handler: _Handler = None,
@@ -505,6 +523,7 @@ class Session:
         express: bool | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        allowed_destination: Locality | None = None,
         source_info: SourceInfo | None = None,
     ) -> None: ...
     def delete(
@@ -516,11 +535,23 @@ class Session:
         express: bool | None = None,
         attachment: _IntoZBytes | None = None,
         timestamp: Timestamp | None = None,
+        allowed_destination: Locality | None = None,
         source_info: SourceInfo | None = None,
     ) -> None: ...
-    def declare_subscriber(self, key_expr: _IntoKeyExpr, handler: _Handler = None) -> Subscriber: ...
+    def declare_subscriber(
+        self,
+        key_expr: _IntoKeyExpr,
+        handler: _Handler = None,
+        *,
+        allowed_origin: Locality | None = None,
+    ) -> Subscriber: ...
     def declare_queryable(
-        self, key_expr: _IntoKeyExpr, handler: _Handler = None, *, complete: bool = False
+        self,
+        key_expr: _IntoKeyExpr,
+        handler: _Handler = None,
+        *,
+        complete: bool = False,
+        allowed_origin: Locality | None = None,
     ) -> Queryable: ...
     def declare_publisher(
         self,
@@ -531,6 +562,7 @@ class Session:
         priority: Priority | None = None,
         express: bool | None = None,
         reliability: Reliability | None = None,
+        allowed_destination: Locality | None = None,
     ) -> Publisher: ...
     def declare_querier(
         self,
@@ -542,6 +574,8 @@ class Session:
         congestion_control: CongestionControl | None = None,
         priority: Priority | None = None,
         express: bool | None = None,
+        accept_replies: ReplyKeyExpr | None = None,
+        allowed_destination: Locality | None = None,
     ) -> Querier: ...
     def get(
         self,
@@ -550,6 +584,7 @@ class Session:
         *,
         target: QueryTarget | None = None,
         consolidation: ConsolidationMode | None = None,
+        accept_replies: ReplyKeyExpr | None = None,
         timeout: float | None = None,
         congestion_control: CongestionControl | None = None,
         priority: Priority | None = None,
@@ -557,6 +592,7 @@ class Session:
         payload: _IntoZBytes | None = None,
         encoding: _IntoEncoding | None = None,
         attachment: _IntoZBytes | None = None,
+        allowed_destination: Locality | None = None,
         cancellation_token: CancellationToken | None = None,
     ) -> Any: ...
 

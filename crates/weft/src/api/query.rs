@@ -52,6 +52,18 @@ pub enum ReplyKeyExpr {
     Any,
 }
 
+impl ReplyKeyExpr {
+    /// What a query whose selector has `parameters` (`a=1;b;_anyke`) accepts: `Any` if
+    /// they hold Zenoh's `_anyke`.
+    pub fn of_parameters(parameters: &str) -> Self {
+        if crate::session::query::accepts_any_key(parameters) {
+            Self::Any
+        } else {
+            Self::MatchingQuery
+        }
+    }
+}
+
 impl Default for GetOptions {
     fn default() -> Self {
         Self {
@@ -184,11 +196,7 @@ impl Query {
     /// Which replies the querier accepts: any key if its selector has the `_anyke`
     /// parameter, else only keys intersecting the query's.
     pub fn accepts_replies(&self) -> ReplyKeyExpr {
-        if crate::session::query::accepts_any_key(&self.parameters) {
-            ReplyKeyExpr::Any
-        } else {
-            ReplyKeyExpr::MatchingQuery
-        }
+        ReplyKeyExpr::of_parameters(&self.parameters)
     }
 
     /// `Err` if the querier would drop a reply on `key`: it does not intersect the
