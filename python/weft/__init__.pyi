@@ -5,6 +5,8 @@ from datetime import datetime
 from os import PathLike
 from typing import Any, Generic, TypeVar, final
 
+from typing_extensions import Buffer
+
 from . import ext as ext
 from . import handlers as handlers
 from .handlers import Handler as Handler
@@ -13,7 +15,8 @@ _T = TypeVar("_T")
 _Self = TypeVar("_Self")
 _IntoKeyExpr = KeyExpr | str
 _IntoEncoding = Encoding | str
-_IntoZBytes = ZBytes | bytes | bytearray | str
+# Any object with the buffer protocol (`bytes`, `bytearray`, `memoryview`, `ZBytes`, …).
+_IntoZBytes = Buffer | str
 _Handler = (
     handlers.DefaultHandler
     | handlers.FifoChannel
@@ -100,7 +103,10 @@ class ConsolidationMode:
 
 @final
 class ZBytes:
-    def __new__(cls, obj: _IntoZBytes) -> ZBytes: ...
+    def __new__(cls, bytes: _IntoZBytes | None = None) -> ZBytes: ...
+    # The buffer protocol (`memoryview(z)`, read-only, in place), on every Python version;
+    # the method itself is there from Python 3.12.
+    def __buffer__(self, flags: int, /) -> memoryview: ...
     def to_bytes(self) -> bytes: ...
     def to_string(self) -> str: ...
     def __bytes__(self) -> bytes: ...
