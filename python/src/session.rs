@@ -16,7 +16,7 @@ use crate::qos::{CongestionControl, Priority, Qos, QueryTarget, Reliability};
 use crate::query::Queryable;
 use crate::queue::Item;
 use crate::reply::{get_options, run_query};
-use crate::sample::{SourceInfo, Timestamp, ZenohId};
+use crate::sample::{EntityGlobalId, SourceInfo, Timestamp, ZenohId};
 
 /// Every session opened and not yet dropped: closed at interpreter exit.
 static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
@@ -208,6 +208,17 @@ impl Session {
         ZenohId(self.0.zid)
     }
 
+    /// The session's global id: its own id, with entity id 0 (weft numbers the
+    /// entities of a session from 1, and names a node as a whole with 0, as in the
+    /// replies to liveliness queries).
+    #[getter]
+    fn id(&self) -> EntityGlobalId {
+        EntityGlobalId(weft::EntityGlobalId {
+            zid: self.0.zid,
+            eid: 0,
+        })
+    }
+
     /// Closes the session: its subscribers, publishers and queryables are undeclared,
     /// further operations raise `ZError`. Closing twice does nothing.
     fn close(&self, py: Python<'_>) {
@@ -352,15 +363,16 @@ impl Session {
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
-            let s = session
-                .declare_subscriber(&key, move |s: &weft::Sample| {
-                    sink.deliver(Item::Sample(s.clone()));
-                })
-                .map_err(zerr)?;
-            Ok((weft::SharedKey::from(s.key_expr()), s))
-        })?;
-        Ok(Subscriber::new(key, handled))
+        let ((key, id), handled) =
+            Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
+                let s = session
+                    .declare_subscriber(&key, move |s: &weft::Sample| {
+                        sink.deliver(Item::Sample(s.clone()));
+                    })
+                    .map_err(zerr)?;
+                Ok(((weft::SharedKey::from(s.key_expr()), s.id()), s))
+            })?;
+        Ok(Subscriber::new(key, id, handled))
     }
 
     /// Declares a queryable answering queries on `key_expr` (handlers as for
@@ -375,15 +387,15 @@ impl Session {
     ) -> PyResult<Queryable> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
+        let ((key, id), handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
             let q = session
                 .declare_queryable(&key, complete, move |q: weft::Query| {
                     sink.deliver(Item::Query(q));
                 })
                 .map_err(zerr)?;
-            Ok((weft::SharedKey::from(q.key_expr()), q))
+            Ok(((weft::SharedKey::from(q.key_expr()), q.id()), q))
         })?;
-        Ok(Queryable::new(key, handled))
+        Ok(Queryable::new(key, id, handled))
     }
 
     /// Declares a publisher on the key `key_expr`, with default options for its
