@@ -294,8 +294,8 @@ impl Session {
         Ok(Timestamp(self.0.weft()?.new_timestamp()))
     }
 
-    /// Publishes `payload` (`bytes`, `bytearray`, `str` or `ZBytes`) on the key
-    /// `key_expr`.
+    /// Publishes `payload` (`bytes`, `bytearray`, `str`, `ZBytes` or any other object
+    /// with the buffer protocol) on the key `key_expr`.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
         priority = None, express = None, attachment = None, timestamp = None,
         source_info = None))]
