@@ -157,6 +157,20 @@ impl Handled {
         self.entity.undeclare(py);
     }
 
+    /// `id` while the entity is declared; then `ZError` saying that `what` is
+    /// undeclared.
+    pub(crate) fn declared_id(
+        &self,
+        id: weft::EntityGlobalId,
+        what: &str,
+    ) -> PyResult<crate::sample::EntityGlobalId> {
+        if self.entity.is_declared() {
+            Ok(crate::sample::EntityGlobalId(id))
+        } else {
+            Err(zerr(format!("the {what} is undeclared")))
+        }
+    }
+
     /// The handler: the channel, or what was given with the callback.
     pub(crate) fn handler(&self, py: Python<'_>) -> PyObject {
         self.handler.clone_ref(py)

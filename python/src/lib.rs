@@ -6,6 +6,9 @@
 //! run on threads of the binding's, which stop entering Python once the interpreter is
 //! exiting (see the modules `gil` and `dispatch`).
 
+// The only module with unsafe code: CPython's buffer protocol for `ZBytes`.
+#[allow(unsafe_code)]
+mod buffer;
 mod bytes;
 mod cancel;
 mod config;
@@ -69,7 +72,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sample::ZenohId>()?;
     m.add_class::<sample::EntityGlobalId>()?;
     m.add_class::<sample::SourceInfo>()?;
-    m.add_class::<bytes::ZBytes>()?;
+    m.add("ZBytes", buffer::init(py)?)?;
     m.add_class::<encoding::Encoding>()?;
     m.add_class::<keyexpr::KeyExpr>()?;
     m.add_class::<qos::Priority>()?;

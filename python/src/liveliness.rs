@@ -48,15 +48,16 @@ impl Liveliness {
     ) -> PyResult<Subscriber> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
-            let s = session
-                .declare_liveliness_subscriber(&key, history, move |s| {
-                    sink.deliver(Item::Sample(s.clone()));
-                })
-                .map_err(zerr)?;
-            Ok((weft::SharedKey::from(key.as_str()), s))
-        })?;
-        Ok(Subscriber::new(key, handled))
+        let ((key, id), handled) =
+            Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
+                let s = session
+                    .declare_liveliness_subscriber(&key, history, move |s| {
+                        sink.deliver(Item::Sample(s.clone()));
+                    })
+                    .map_err(zerr)?;
+                Ok(((weft::SharedKey::from(key.as_str()), s.id()), s))
+            })?;
+        Ok(Subscriber::new(key, id, handled))
     }
 
     /// The tokens alive on keys matching `key_expr`, as replies (a channel by default,

@@ -18,13 +18,14 @@ use crate::session::{PutArgs, Shared};
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Subscriber {
     key: weft::SharedKey,
+    id: weft::EntityGlobalId,
     handled: Handled,
 }
 
 impl Subscriber {
-    /// The Python face of a subscriber on `key`.
-    pub(crate) fn new(key: weft::SharedKey, handled: Handled) -> Self {
-        Self { key, handled }
+    /// The Python face of the subscriber `id` on `key`.
+    pub(crate) fn new(key: weft::SharedKey, id: weft::EntityGlobalId, handled: Handled) -> Self {
+        Self { key, id, handled }
     }
 }
 
@@ -33,6 +34,13 @@ handled_methods!(Subscriber, undeclare, "sample", {
     #[getter]
     fn key_expr(&self) -> KeyExpr {
         KeyExpr(self.key.clone())
+    }
+
+    /// Its id: its session's and its own within it (the id weft declares it with);
+    /// `ZError` once it is undeclared.
+    #[getter]
+    fn id(&self) -> PyResult<EntityGlobalId> {
+        self.handled.declared_id(self.id, "subscriber")
     }
 });
 

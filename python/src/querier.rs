@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use crate::entity::with_held;
 use crate::keyexpr::KeyExpr;
 use crate::matching::matched_methods;
+use crate::sample::EntityGlobalId;
 use crate::session::Shared;
 
 /// A declared querier: queries on one key expression with the options it was declared
@@ -45,6 +46,13 @@ matched_methods!(Querier, querier, "querier", "queryable", {
     #[getter]
     fn accept_replies(&self) -> crate::qos::ReplyKeyExpr {
         self.options.accept_replies.into()
+    }
+
+    /// Its id: its session's and its own within it (the id weft declares it with);
+    /// `ZError` once it is undeclared.
+    #[getter]
+    fn id(&self) -> PyResult<EntityGlobalId> {
+        self.with_querier(|q| EntityGlobalId(q.id()))
     }
 
     /// Queries its key expression, with `parameters` and a value; handlers as for

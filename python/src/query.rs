@@ -12,7 +12,7 @@ use crate::entity::{handled_methods, with_held, Handled};
 use crate::error::zerr;
 use crate::keyexpr::{key_text, KeyExpr};
 use crate::qos::{CongestionControl, Priority, Qos};
-use crate::sample::Timestamp;
+use crate::sample::{EntityGlobalId, Timestamp};
 use crate::selector::{Parameters, Selector};
 use crate::session::PutArgs;
 
@@ -229,13 +229,14 @@ impl Query {
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Queryable {
     key: weft::SharedKey,
+    id: weft::EntityGlobalId,
     handled: Handled,
 }
 
 impl Queryable {
-    /// The Python face of a queryable on `key`.
-    pub(crate) fn new(key: weft::SharedKey, handled: Handled) -> Self {
-        Self { key, handled }
+    /// The Python face of the queryable `id` on `key`.
+    pub(crate) fn new(key: weft::SharedKey, id: weft::EntityGlobalId, handled: Handled) -> Self {
+        Self { key, id, handled }
     }
 }
 
@@ -244,5 +245,12 @@ handled_methods!(Queryable, undeclare, "query", {
     #[getter]
     fn key_expr(&self) -> KeyExpr {
         KeyExpr(self.key.clone())
+    }
+
+    /// Its id: its session's and its own within it (what its replies name as their
+    /// replier); `ZError` once it is undeclared.
+    #[getter]
+    fn id(&self) -> PyResult<EntityGlobalId> {
+        self.handled.declared_id(self.id, "queryable")
     }
 });

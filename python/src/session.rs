@@ -18,7 +18,7 @@ use crate::qos::{
 use crate::query::Queryable;
 use crate::queue::Item;
 use crate::reply::{get_options, run_query, Reach};
-use crate::sample::{SourceInfo, Timestamp, ZenohId};
+use crate::sample::{EntityGlobalId, SourceInfo, Timestamp, ZenohId};
 
 /// Every session opened and not yet dropped: closed at interpreter exit.
 static OPEN: Mutex<Vec<Weak<Shared>>> = Mutex::new(Vec::new());
@@ -214,6 +214,17 @@ impl Session {
         ZenohId(self.0.zid)
     }
 
+    /// The session's global id: its own id, with entity id 0 (weft numbers the
+    /// entities of a session from 1, and names a node as a whole with 0, as in the
+    /// replies to liveliness queries).
+    #[getter]
+    fn id(&self) -> EntityGlobalId {
+        EntityGlobalId(weft::EntityGlobalId {
+            zid: self.0.zid,
+            eid: 0,
+        })
+    }
+
     /// Closes the session: its subscribers, publishers and queryables are undeclared,
     /// further operations raise `ZError`. Closing twice does nothing.
     fn close(&self, py: Python<'_>) {
@@ -296,8 +307,8 @@ impl Session {
         Ok(Timestamp(self.0.weft()?.new_timestamp()))
     }
 
-    /// Publishes `payload` (`bytes`, `bytearray`, `str` or `ZBytes`) on the key
-    /// `key_expr`.
+    /// Publishes `payload` (`bytes`, `bytearray`, `str`, `ZBytes` or any other object
+    /// with the buffer protocol) on the key `key_expr`.
     #[pyo3(signature = (key_expr, payload, *, encoding = None, congestion_control = None,
         priority = None, express = None, attachment = None, timestamp = None,
         allowed_destination = None, source_info = None))]
@@ -372,15 +383,16 @@ impl Session {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
         let origin = allowed_origin.map_or(weft::Locality::Any, Into::into);
-        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
-            let s = session
-                .declare_subscriber_from(&key, origin, move |s: &weft::Sample| {
-                    sink.deliver(Item::Sample(s.clone()));
-                })
-                .map_err(zerr)?;
-            Ok((weft::SharedKey::from(s.key_expr()), s))
-        })?;
-        Ok(Subscriber::new(key, handled))
+        let ((key, id), handled) =
+            Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
+                let s = session
+                    .declare_subscriber_from(&key, origin, move |s: &weft::Sample| {
+                        sink.deliver(Item::Sample(s.clone()));
+                    })
+                    .map_err(zerr)?;
+                Ok(((weft::SharedKey::from(s.key_expr()), s.id()), s))
+            })?;
+        Ok(Subscriber::new(key, id, handled))
     }
 
     /// Declares a queryable answering queries on `key_expr` (handlers as for
@@ -397,15 +409,15 @@ impl Session {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
         let origin = allowed_origin.map_or(weft::Locality::Any, Into::into);
-        let (key, handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
+        let ((key, id), handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
             let q = session
                 .declare_queryable_from(&key, complete, origin, move |q: weft::Query| {
                     sink.deliver(Item::Query(q));
                 })
                 .map_err(zerr)?;
-            Ok((weft::SharedKey::from(q.key_expr()), q))
+            Ok(((weft::SharedKey::from(q.key_expr()), q.id()), q))
         })?;
-        Ok(Queryable::new(key, handled))
+        Ok(Queryable::new(key, id, handled))
     }
 
     /// Declares a publisher on the key `key_expr`, with default options for its

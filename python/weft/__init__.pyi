@@ -5,6 +5,8 @@ from datetime import datetime
 from os import PathLike
 from typing import Any, Generic, TypeVar, final
 
+from typing_extensions import Buffer
+
 from . import ext as ext
 from . import handlers as handlers
 from .handlers import Handler as Handler
@@ -13,7 +15,8 @@ _T = TypeVar("_T")
 _Self = TypeVar("_Self")
 _IntoKeyExpr = KeyExpr | str
 _IntoEncoding = Encoding | str
-_IntoZBytes = ZBytes | bytes | bytearray | str
+# Any object with the buffer protocol (`bytes`, `bytearray`, `memoryview`, `ZBytes`, …).
+_IntoZBytes = Buffer | str
 _Handler = (
     handlers.DefaultHandler
     | handlers.FifoChannel
@@ -115,7 +118,10 @@ class ReplyKeyExpr:
 
 @final
 class ZBytes:
-    def __new__(cls, obj: _IntoZBytes) -> ZBytes: ...
+    def __new__(cls, bytes: _IntoZBytes | None = None) -> ZBytes: ...
+    # The buffer protocol (`memoryview(z)`, read-only, in place), on every Python version;
+    # the method itself is there from Python 3.12.
+    def __buffer__(self, flags: int, /) -> memoryview: ...
     def to_bytes(self) -> bytes: ...
     def to_string(self) -> str: ...
     def __bytes__(self) -> bytes: ...
@@ -337,10 +343,14 @@ class _Declared(_Handled[_T]):
 @final
 class Subscriber(_Declared[Sample]):
     @property
+    def id(self) -> EntityGlobalId: ...
+    @property
     def key_expr(self) -> KeyExpr: ...
 
 @final
 class Queryable(_Declared[Query]):
+    @property
+    def id(self) -> EntityGlobalId: ...
     @property
     def key_expr(self) -> KeyExpr: ...
 
@@ -397,6 +407,8 @@ class Publisher(_Matched):
 class Querier(_Matched):
     @property
     def accept_replies(self) -> ReplyKeyExpr: ...
+    @property
+    def id(self) -> EntityGlobalId: ...
     def get(
         self,
         handler: _Handler = None,
@@ -503,6 +515,8 @@ class SessionInfo:
 class Session:
     def __enter__(self) -> Session: ...
     def __exit__(self, *args: object) -> None: ...
+    @property
+    def id(self) -> EntityGlobalId: ...
     @property
     def info(self) -> SessionInfo: ...
     def zid(self) -> ZenohId: ...

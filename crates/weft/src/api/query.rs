@@ -239,6 +239,15 @@ impl Queryable {
     pub fn key_expr(&self) -> &str {
         &self.key
     }
+
+    /// The queryable's id: its session's and its own within it (what a reply it sends
+    /// names as its replier).
+    pub fn id(&self) -> EntityGlobalId {
+        EntityGlobalId {
+            zid: self.inner.session_zid(),
+            eid: self.id,
+        }
+    }
 }
 
 impl Drop for Queryable {
@@ -267,6 +276,14 @@ impl Querier {
     /// The key expression it queries.
     pub fn key_expr(&self) -> &str {
         self.key.as_str()
+    }
+
+    /// The querier's id: its session's and its own within it.
+    pub fn id(&self) -> EntityGlobalId {
+        EntityGlobalId {
+            zid: self.inner.session_zid(),
+            eid: self.id,
+        }
     }
 
     /// Whether any queryable its queries would reach matches its key, as far as the

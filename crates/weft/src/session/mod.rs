@@ -1196,6 +1196,16 @@ pub struct LivelinessSubscriber {
     id: u32,
 }
 
+impl LivelinessSubscriber {
+    /// The liveliness subscriber's id: its session's and its own within it.
+    pub fn id(&self) -> weft_proto::network::EntityGlobalId {
+        weft_proto::network::EntityGlobalId {
+            zid: self.inner.session_zid(),
+            eid: self.id,
+        }
+    }
+}
+
 impl Drop for LivelinessSubscriber {
     fn drop(&mut self) {
         self.inner.undeclare_liveliness_subscriber(self.id);
