@@ -61,6 +61,7 @@ fn _weft(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<query::Query>()?;
     m.add_class::<scout::Scout>()?;
     m.add_class::<scout::Hello>()?;
+    m.add_class::<scout::WhatAmIMatcher>()?;
     m.add_class::<matching::MatchingStatus>()?;
     m.add_class::<matching::MatchingListener>()?;
     m.add_class::<reply::Reply>()?;

@@ -58,7 +58,7 @@ matched_methods!(Querier, querier, "querier", "queryable", {
     /// Queries its key expression, with `parameters` and a value; handlers as for
     /// `Session.get`.
     #[pyo3(signature = (handler = None, *, parameters = None, payload = None,
-        encoding = None, attachment = None, cancellation_token = None))]
+        encoding = None, attachment = None, source_info = None, cancellation_token = None))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -68,6 +68,7 @@ matched_methods!(Querier, querier, "querier", "queryable", {
         payload: Option<&Bound<'_, PyAny>>,
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
+        source_info: Option<crate::sample::SourceInfo>,
         cancellation_token: Option<PyRef<'_, crate::cancel::CancellationToken>>,
     ) -> PyResult<PyObject> {
         self.with_querier(|_| ())?;
@@ -84,7 +85,10 @@ matched_methods!(Querier, querier, "querier", "queryable", {
             py,
             &self.shared,
             selector,
-            self.options.clone(),
+            weft::GetOptions {
+                source_info: source_info.map(|s| s.0),
+                ..self.options.clone()
+            },
             handler,
             payload,
             encoding,

@@ -26,6 +26,7 @@ pub(crate) struct Query {
     parameters: String,
     payload: Option<(ZBytes, Encoding)>,
     attachment: Option<ZBytes>,
+    source_info: Option<weft::SourceInfo>,
 }
 
 impl From<weft::Query> for Query {
@@ -46,6 +47,7 @@ impl From<weft::Query> for Query {
             attachment: q
                 .attachment()
                 .map(|a| ZBytes::from_payload(a.to_vec().into())),
+            source_info: q.source_info(),
             query: Mutex::new(Some(q)),
         }
     }
@@ -142,6 +144,13 @@ impl Query {
     #[getter]
     fn attachment(&self) -> Option<ZBytes> {
         self.attachment.clone()
+    }
+
+    /// The querying entity and its sequence number, when the querier said so (`None`
+    /// otherwise).
+    #[getter]
+    fn source_info(&self) -> Option<crate::sample::SourceInfo> {
+        self.source_info.map(crate::sample::SourceInfo)
     }
 
     /// Which replies the querier accepts: `ReplyKeyExpr.ANY` (its selector has the

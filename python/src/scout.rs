@@ -14,6 +14,75 @@ use crate::sample::ZenohId;
 /// The roles scouted when none are given (as zenoh-python): routers and peers.
 const DEFAULT_WHAT: &str = "router|peer";
 
+/// A set of roles to scout for, e.g. `WhatAmIMatcher("peer|router")`, or built with
+/// `WhatAmIMatcher.empty().router().peer()`.
+#[pyclass(frozen, eq, module = "weft")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WhatAmIMatcher(weft::WhatAmIMatcher);
+
+impl WhatAmIMatcher {
+    fn with(self, role: weft::WhatAmI) -> Self {
+        Self(weft::WhatAmIMatcher(self.0 .0 | role.bit()))
+    }
+}
+
+#[pymethods]
+impl WhatAmIMatcher {
+    /// The roles named in `matcher` (`"router"`, `"peer"`, `"client"`, joined by `|`);
+    /// none without it.
+    #[new]
+    #[pyo3(signature = (matcher = None))]
+    fn new(matcher: Option<&str>) -> PyResult<Self> {
+        matcher
+            .map_or(Ok(weft::WhatAmIMatcher(0)), text_roles)
+            .map(Self)
+    }
+
+    /// A matcher of no role.
+    #[classmethod]
+    fn empty(_cls: &Bound<'_, pyo3::types::PyType>) -> Self {
+        Self(weft::WhatAmIMatcher(0))
+    }
+
+    /// This matcher and routers.
+    fn router(&self) -> Self {
+        self.with(weft::WhatAmI::Router)
+    }
+
+    /// This matcher and peers.
+    fn peer(&self) -> Self {
+        self.with(weft::WhatAmI::Peer)
+    }
+
+    /// This matcher and clients.
+    fn client(&self) -> Self {
+        self.with(weft::WhatAmI::Client)
+    }
+
+    /// Whether it matches no role.
+    fn is_empty(&self) -> bool {
+        self.0 .0 == 0
+    }
+
+    /// Whether it matches `whatami`.
+    fn matches(&self, whatami: WhatAmI) -> bool {
+        self.0.matches(whatami.into())
+    }
+
+    fn __str__(&self) -> String {
+        self.0
+            .roles()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .join("|")
+    }
+
+    fn __repr__(&self) -> String {
+        // As zenoh-python shows it: the role bits with the set's marker bit.
+        format!("WhatAmIMatcher({})", self.0 .0 | 0x80)
+    }
+}
+
 /// A node that answered a scout: its id, role and locators.
 #[pyclass(frozen, module = "weft")]
 pub(crate) struct Hello(pub(crate) weft::Hello);
@@ -65,10 +134,13 @@ fn roles(what: Option<&Bound<'_, PyAny>>) -> PyResult<weft::WhatAmIMatcher> {
     if let Ok(role) = what.extract::<WhatAmI>() {
         return Ok(weft::WhatAmIMatcher(weft::WhatAmI::from(role).bit()));
     }
+    if let Ok(matcher) = what.extract::<WhatAmIMatcher>() {
+        return Ok(matcher.0);
+    }
     match what.extract::<String>() {
         Ok(text) => text_roles(&text),
         Err(_) => Err(PyTypeError::new_err(format!(
-            "invalid `what` {}: expected a WhatAmI or text such as \"peer|router\"",
+            "invalid `what` {}: expected a WhatAmI, a WhatAmIMatcher or text such as \"peer|router\"",
             what.repr()?
         ))),
     }

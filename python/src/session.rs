@@ -467,7 +467,7 @@ impl Session {
     #[pyo3(signature = (selector, handler = None, *, target = None, consolidation = None,
         accept_replies = None, timeout = None, congestion_control = None, priority = None,
         express = None, payload = None, encoding = None, attachment = None,
-        allowed_destination = None, cancellation_token = None))]
+        allowed_destination = None, source_info = None, cancellation_token = None))]
     #[allow(clippy::too_many_arguments)]
     fn get(
         &self,
@@ -485,6 +485,7 @@ impl Session {
         encoding: Option<&Bound<'_, PyAny>>,
         attachment: Option<&Bound<'_, PyAny>>,
         allowed_destination: Option<Locality>,
+        source_info: Option<SourceInfo>,
         cancellation_token: Option<PyRef<'_, CancellationToken>>,
     ) -> PyResult<PyObject> {
         let selector = selector.str()?.to_cow()?.into_owned();
@@ -493,7 +494,8 @@ impl Session {
             allowed_destination,
             accept_replies,
         };
-        let options = get_options(target, consolidation, timeout, qos, reach)?;
+        let mut options = get_options(target, consolidation, timeout, qos, reach)?;
+        options.source_info = source_info.map(|s| s.0);
         run_query(
             py,
             &self.0,

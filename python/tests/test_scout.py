@@ -3,11 +3,15 @@ interfaces): with multicast scouting disabled, a scout returns its handler, find
 nothing, and ends cleanly when stopped, as zenoh-python's does. Scouting itself (Scouts
 sent, Hellos told once per node) is tested in weft's library, on loopback."""
 
+import json
 import queue
+import subprocess
+import sys
 
 import pytest
 
 import weft
+from conftest import zenoh_python
 
 
 def no_multicast():
@@ -55,3 +59,38 @@ def test_invalid_roles_are_refused():
         weft.scout(what="routers", config=no_multicast())
     with pytest.raises(TypeError):
         weft.scout(what=3, config=no_multicast())
+
+
+MATCHERS = """
+import json, sys
+if sys.argv[1] == "zenoh":
+    import zenoh
+else:
+    import weft as zenoh
+M, W = zenoh.WhatAmIMatcher, zenoh.WhatAmI
+out = []
+for m in (M("peer|router"), M("client"), M.empty(), M.empty().client().router(),
+          M("router|client").peer()):
+    out.append([str(m), repr(m), m.is_empty(), [m.matches(w) for w in (W.ROUTER, W.PEER, W.CLIENT)]])
+try:
+    M("bad")
+except zenoh.ZError:
+    out.append("refused")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("impl", ["weft", "zenoh"])
+def test_whatami_matchers_as_zenoh_python_has_them(impl):
+    python = zenoh_python() if impl == "zenoh" else sys.executable
+    done = subprocess.run([python, "-c", MATCHERS, impl], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        ["router|peer", "WhatAmIMatcher(131)", False, [True, True, False]],
+        ["client", "WhatAmIMatcher(132)", False, [False, False, True]],
+        ["", "WhatAmIMatcher(128)", True, [False, False, False]],
+        ["router|client", "WhatAmIMatcher(133)", False, [True, False, True]],
+        ["router|peer|client", "WhatAmIMatcher(135)", False, [True, True, True]],
+        "refused",
+    ]

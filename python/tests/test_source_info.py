@@ -76,3 +76,48 @@ def test_the_subscriber_reads_the_source_the_publisher_named(weftd, publisher, s
             if p is not None:
                 p.kill()
                 p.wait()
+
+
+QUERYABLE = OPEN + """
+import queue
+seen = queue.Queue()
+def on_query(q):
+    info = q.source_info
+    q.reply("sq/x", "ok")
+    seen.put(None if info is None else [str(info.source_id.zid), info.source_id.eid,
+                                        info.source_sn])
+queryable = session.declare_queryable("sq/**", on_query)
+print("READY", flush=True)
+print(json.dumps([seen.get(timeout=20), seen.get(timeout=20)]), flush=True)
+session.close()
+"""
+
+QUERIER = OPEN + """
+querier = session.declare_querier("sq/x")
+me = querier.id
+print(json.dumps([str(me.zid), me.eid]), flush=True)
+deadline = time.monotonic() + 20
+while not [r for r in session.get("sq/x", source_info=zenoh.SourceInfo(me, 9)) if r.ok]:
+    assert time.monotonic() < deadline
+    time.sleep(0.05)
+assert [r for r in querier.get() if r.ok]
+session.close()
+"""
+
+
+@pytest.mark.parametrize("querier,queryable", [("weft", "zenoh"), ("zenoh", "weft"),
+                                               ("weft", "weft")])
+def test_the_queryable_reads_the_source_the_querier_named(weftd, querier, queryable):
+    answering = start(queryable, QUERYABLE, weftd)
+    asking = None
+    try:
+        assert answering.stdout.readline().strip() == "READY"
+        asking = start(querier, QUERIER, weftd)
+        zid, eid = json.loads(asking.stdout.readline())
+        assert json.loads(answering.stdout.readline()) == [[zid, eid, 9], None]
+        assert asking.wait(TIMEOUT) == 0
+    finally:
+        for p in (answering, asking):
+            if p is not None:
+                p.kill()
+                p.wait()

@@ -242,3 +242,60 @@ fn a_reply_off_the_query_key_is_refused_unless_the_get_accepts_any() {
         [b"off key".to_vec()]
     );
 }
+
+#[test]
+fn a_gets_source_info_reaches_local_and_remote_queryables() {
+    let (a, b) = pair();
+    let (tx, seen) = std::sync::mpsc::channel();
+    let answer = |s: &Session, tx: std::sync::mpsc::Sender<Option<weft::SourceInfo>>| {
+        s.declare_queryable("src/**", false, move |q| {
+            let _ = tx.send(q.source_info());
+            q.reply("src/x", b"ok", &PutOptions::default()).unwrap();
+        })
+        .unwrap()
+    };
+    let _at_a = answer(&a, tx.clone());
+    let _at_b = answer(&b, tx);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !a.admin().faces[0].queryables.iter().any(|k| k == "src/**") {
+        assert!(Instant::now() < deadline, "queryable never declared");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let info = weft::SourceInfo {
+        zid: a.zid(),
+        eid: 7,
+        sn: 42,
+    };
+    let options = GetOptions {
+        source_info: Some(info),
+        consolidation: weft::Consolidation::None,
+        timeout: Some(Duration::from_secs(5)),
+        ..GetOptions::default()
+    };
+    assert_eq!(
+        replies(&a, "src/x", &options).len(),
+        2,
+        "both queryables answered"
+    );
+    for _ in 0..2 {
+        assert_eq!(
+            seen.recv_timeout(Duration::from_secs(5)).unwrap(),
+            Some(info)
+        );
+    }
+    assert_eq!(
+        replies(
+            &a,
+            "src/x",
+            &GetOptions {
+                source_info: None,
+                ..options
+            }
+        )
+        .len(),
+        2
+    );
+    for _ in 0..2 {
+        assert_eq!(seen.recv_timeout(Duration::from_secs(5)).unwrap(), None);
+    }
+}

@@ -39,6 +39,9 @@ pub struct GetOptions {
     /// Which replies are accepted: those on keys intersecting the query's (the default),
     /// or any (the query then carries Zenoh's `_anyke` parameter).
     pub accept_replies: ReplyKeyExpr,
+    /// The querying entity and its sequence number, told to the queryables (none by
+    /// default).
+    pub source_info: Option<weft_proto::zenoh::SourceInfo>,
 }
 
 /// Which replies a `get` accepts (Zenoh's `ReplyKeyExpr`).
@@ -78,6 +81,7 @@ impl Default for GetOptions {
             cancellation: None,
             allowed_destination: crate::api::Locality::Any,
             accept_replies: ReplyKeyExpr::MatchingQuery,
+            source_info: None,
         }
     }
 }
@@ -110,6 +114,7 @@ pub struct Query {
     pub(crate) parameters: String,
     pub(crate) payload: Option<(Vec<u8>, String)>,
     pub(crate) attachment: Option<Vec<u8>>,
+    pub(crate) source_info: Option<weft_proto::zenoh::SourceInfo>,
     pub(crate) queryable_id: u32,
 }
 
@@ -150,6 +155,11 @@ impl Query {
     /// User bytes attached to the query.
     pub fn attachment(&self) -> Option<&[u8]> {
         self.attachment.as_deref()
+    }
+
+    /// The querying entity and its sequence number, if the querier told them.
+    pub fn source_info(&self) -> Option<weft_proto::zenoh::SourceInfo> {
+        self.source_info
     }
 
     /// Answers with a value on `key` (a concrete key).

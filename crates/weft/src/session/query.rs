@@ -378,6 +378,7 @@ impl Inner {
                 payload: p,
             }),
             attachment: options.attachment.as_deref(),
+            source_info: options.source_info,
             ..WireQuery::default()
         };
         let mut request = Request::new(qid, WireExpr::key(key.as_str()), query);
@@ -414,6 +415,7 @@ impl Inner {
                     parameters: parameters.to_string(),
                     payload: options.payload.clone(),
                     attachment: options.attachment.clone(),
+                    source_info: options.source_info,
                     queryable_id: id,
                 });
             }
@@ -606,6 +608,7 @@ impl Inner {
                 parameters: r.query.parameters.to_string(),
                 payload: payload.clone(),
                 attachment: r.query.attachment.map(<[u8]>::to_vec),
+                source_info: r.query.source_info,
                 queryable_id: id,
             });
         }
