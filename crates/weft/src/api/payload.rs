@@ -5,9 +5,10 @@ use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 /// The bytes of a received value. Values of a few bytes are kept inside the payload
-/// itself (no allocation), others are owned by the sample; a large one, reassembled from
-/// fragments, shares the buffer it was reassembled in, so that receiving it copies
-/// nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
+/// itself (no allocation), others are copied once out of the batch they came in, into
+/// a reference-counted buffer (so that cloning a sample, to queue it for another
+/// thread, copies nothing); a large one, reassembled from fragments, shares the buffer
+/// it was reassembled in, so that receiving it copies nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
 /// vectors, and turns into a `Vec<u8>` with [`Payload::into_vec`].
 #[derive(Clone, Default)]
 pub struct Payload(Repr);
@@ -23,6 +24,8 @@ enum Repr {
         bytes: [u8; INLINE],
     },
     Owned(Vec<u8>),
+    /// Copied from a received batch: cloned by reference.
+    Copied(Arc<[u8]>),
     Shared {
         buf: Arc<Vec<u8>>,
         range: Range<usize>,
@@ -61,7 +64,7 @@ impl Payload {
             let len = part.len() as u8;
             return Self(Repr::Inline { len, bytes });
         }
-        Self(Repr::Owned(part.to_vec()))
+        Self(Repr::Copied(Arc::from(part)))
     }
 
     /// The bytes.
@@ -69,6 +72,7 @@ impl Payload {
         match &self.0 {
             Repr::Inline { len, bytes } => &bytes[..usize::from(*len)],
             Repr::Owned(v) => v,
+            Repr::Copied(c) => c,
             Repr::Shared { buf, range } => &buf[range.clone()],
         }
     }
@@ -79,6 +83,7 @@ impl Payload {
         match self.0 {
             Repr::Inline { len, bytes } => bytes[..usize::from(len)].to_vec(),
             Repr::Owned(v) => v,
+            Repr::Copied(c) => c.to_vec(),
             Repr::Shared { buf, range } => match Arc::try_unwrap(buf) {
                 Ok(v) if range == (0..v.len()) => v,
                 Ok(v) => v[range].to_vec(),
