@@ -298,6 +298,7 @@ fn establish(
             partial: None,
             idle_waiters: 0,
             app_sent: false,
+            last_write: Instant::now(),
             over_since: None,
             paused_sources: Vec::new(),
         }),

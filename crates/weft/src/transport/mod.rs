@@ -165,6 +165,8 @@ struct TxState {
     /// An application thread (not an I/O thread) queued a message since the writer last
     /// looked: the pending batch may still grow while the writer writes.
     app_sent: bool,
+    /// When an I/O thread last wrote a whole batch.
+    last_write: Instant,
     /// Since when the overflow has held more than [`PAUSE_AT`] bytes, if it does.
     over_since: Option<Instant>,
     /// Links whose reading is paused until this overflow drains (see

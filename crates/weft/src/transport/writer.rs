@@ -12,8 +12,11 @@ use weft_transport::queue::READY_MAX;
 use super::drops::DropReason;
 
 /// How long, at most, a writer streaming an application thread's small messages lets the
-/// pending batch grow before it takes it ([`Transport::let_pending_grow`]).
-const GROW_WAIT: Duration = Duration::from_micros(50);
+/// pending batch grow before it takes it ([`Transport::let_pending_grow`]); a fifth of
+/// the time Zenoh lets a batch fill by default (`transport.link.tx.batching.time_limit`,
+/// 1 ms).
+const GROW_WAIT: Duration = Duration::from_micros(GROW_WAIT_US);
+const GROW_WAIT_US: u64 = 200;
 
 /// A pending batch this large is taken at once.
 const GROW_ENOUGH: usize = 16 << 10;
@@ -100,7 +103,8 @@ impl Transport {
             let (batch, mut written, progress) = match st.partial.take() {
                 Some(p) => (p.batch, p.written, p.progress),
                 None => {
-                    if wrote && st.queue.ready_count() == 0 {
+                    let streaming = wrote || st.last_write.elapsed() < GROW_WAIT;
+                    if streaming && st.queue.ready_count() == 0 {
                         st = self.let_pending_grow(st);
                     }
                     let manual = self.manual_batching.load(Ordering::Relaxed);
@@ -124,6 +128,7 @@ impl Transport {
                 Ok(true) => {
                     self.count_written(batch.len());
                     st.queue.batch_written(batch);
+                    st.last_write = Instant::now();
                     wrote = true;
                     if let Err(waited) = self.refill(&mut st) {
                         st.writing = false;
@@ -174,12 +179,15 @@ impl Transport {
         self.notify_idle(&st, wrote);
     }
 
-    /// While an application thread streams small messages, gives it a moment to add to
-    /// the pending batch before the writer takes it, for as long as the batch keeps
-    /// growing (at most [`GROW_WAIT`], until [`GROW_ENOUGH`] bytes): the next write then
-    /// carries thousands of messages instead of a few dozen, and the sender's core is not
-    /// spent on system calls. The writer yields its core meanwhile (on two cores, to the
-    /// sender). Messages from I/O threads (forwarded) and express ones never wait here.
+    /// While an application thread streams small messages (the writer wrote a batch less
+    /// than [`GROW_WAIT`] ago), gives it a moment to add to the pending batch before the
+    /// writer takes it, for as long as the batch keeps growing (at most [`GROW_WAIT`],
+    /// until [`GROW_ENOUGH`] bytes): the next write then carries thousands of messages
+    /// instead of a few dozen, and the sender's core is not spent on system calls (nor a
+    /// slower sender's, such as a Python loop, on waking the writer for each few). The
+    /// writer yields its core meanwhile (on two cores, to the sender). A message that
+    /// comes alone is taken at once (the batch stops growing); forwarded messages (queued
+    /// by I/O threads) and express ones never wait here.
     fn let_pending_grow<'s>(&'s self, mut st: MutexGuard<'s, TxState>) -> MutexGuard<'s, TxState> {
         let mut seen = st.queue.pending_bytes();
         if !std::mem::take(&mut st.app_sent) || seen == 0 || seen >= GROW_ENOUGH {
