@@ -96,6 +96,41 @@ def client(weftd):
         s.close()
 
 
+# The start of a program run by either implementation (`python -c PROGRAM IMPL ...`):
+# `zenoh` is zenoh-python when IMPL is "zenoh", weft otherwise.
+PROGRAM_IMPORT = """
+import json, queue, sys, threading, time
+if sys.argv[1] == "zenoh":
+    import zenoh
+else:
+    import weft as zenoh
+"""
+
+# Then `peer(listen=E)` / `peer(connect=E)` opens a peer session on that endpoint only
+# (no scouting of any kind); `port` is the program's second argument.
+PEER_PROGRAM_HEAD = PROGRAM_IMPORT + """
+port = sys.argv[2]
+
+def peer(**where):
+    c = zenoh.Config()
+    c.insert_json5("mode", '"peer"')
+    c.insert_json5("scouting/multicast/enabled", "false")
+    c.insert_json5("scouting/gossip/enabled", "false")
+    for key, value in where.items():
+        c.insert_json5(key + "/endpoints", json.dumps([value]))
+    return zenoh.open(c)
+"""
+
+# Or `session`, a client session of the router whose endpoint is the second argument.
+CLIENT_PROGRAM_HEAD = PROGRAM_IMPORT + """
+c = zenoh.Config()
+c.insert_json5("mode", '"client"')
+c.insert_json5("connect/endpoints", json.dumps([sys.argv[2]]))
+c.insert_json5("scouting/multicast/enabled", "false")
+session = zenoh.open(c)
+"""
+
+
 def zenoh_python():
     """The Python interpreter that has Eclipse Zenoh's zenoh-python 1.10.2."""
     path = os.environ.get("WEFT_ZENOH_PYTHON")

@@ -8,24 +8,9 @@ import textwrap
 
 import pytest
 
-from conftest import free_port, zenoh_python
+from conftest import PEER_PROGRAM_HEAD, free_port, zenoh_python
 
-PROGRAM = """
-import json, queue, sys
-if sys.argv[1] == "zenoh":
-    import zenoh
-else:
-    import weft as zenoh
-port = sys.argv[2]
-
-def peer(**where):
-    c = zenoh.Config()
-    c.insert_json5("mode", '"peer"')
-    c.insert_json5("scouting/multicast/enabled", "false")
-    c.insert_json5("scouting/gossip/enabled", "false")
-    for key, value in where.items():
-        c.insert_json5(key + "/endpoints", json.dumps([value]))
-    return zenoh.open(c)
+PROGRAM = PEER_PROGRAM_HEAD + """
 
 def describe(e):
     link = e.link

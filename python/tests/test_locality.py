@@ -9,25 +9,10 @@ import sys
 
 import pytest
 
-from conftest import free_port, zenoh_python
+from conftest import PEER_PROGRAM_HEAD, free_port, zenoh_python
 
-PROGRAM = r'''
-import json, queue, sys, threading, time
-if sys.argv[1] == "zenoh":
-    import zenoh
-else:
-    import weft as zenoh
-port = sys.argv[2]
+PROGRAM = PEER_PROGRAM_HEAD + r'''
 L = zenoh.Locality
-
-def peer(**where):
-    c = zenoh.Config()
-    c.insert_json5("mode", '"peer"')
-    c.insert_json5("scouting/multicast/enabled", "false")
-    c.insert_json5("scouting/gossip/enabled", "false")
-    for key, value in where.items():
-        c.insert_json5(key + "/endpoints", json.dumps([value]))
-    return zenoh.open(c)
 
 a = peer(listen=f"tcp/127.0.0.1:{port}")
 b = peer(connect=f"tcp/127.0.0.1:{port}")

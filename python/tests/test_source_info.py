@@ -9,20 +9,9 @@ import textwrap
 
 import pytest
 
-from conftest import TIMEOUT, zenoh_python
+from conftest import CLIENT_PROGRAM_HEAD, TIMEOUT, zenoh_python
 
-OPEN = """
-import json, sys, time
-if sys.argv[1] == "zenoh":
-    import zenoh
-else:
-    import weft as zenoh
-c = zenoh.Config()
-c.insert_json5("mode", '"client"')
-c.insert_json5("connect/endpoints", json.dumps([sys.argv[2]]))
-c.insert_json5("scouting/multicast/enabled", "false")
-session = zenoh.open(c)
-"""
+OPEN = CLIENT_PROGRAM_HEAD
 
 SUBSCRIBER = OPEN + """
 got = {}
