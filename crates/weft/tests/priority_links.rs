@@ -383,3 +383,60 @@ fn link_events_tell_the_main_link_and_each_priority_link_added_and_removed() {
         assert_eq!(e.zid, main.zid);
     }
 }
+
+#[test]
+fn link_events_stay_paired_when_the_main_link_takes_over_from_a_priority_link() {
+    let a = peer(true, &[]);
+    let to_a = a.listen_endpoints()[0].clone();
+    let (tx, events) = std::sync::mpsc::channel();
+    let _listener = a
+        .declare_link_events_listener(false, move |e| {
+            let _ = tx.send(e);
+        })
+        .unwrap();
+    let main_relay = Relay::start(&to_a);
+    main_relay.accept(false);
+    let prio_relay = Relay::start(&to_a);
+    let _b = peer(
+        false,
+        &[
+            main_relay.endpoint.clone(),
+            format!("{}?prio=1-2", prio_relay.endpoint),
+        ],
+    );
+    // The priority link stands in for the session first.
+    let stand_in = next_event(&events);
+    assert_eq!(
+        (stand_in.kind, stand_in.priorities),
+        (weft::SampleKind::Put, Some((1, 2)))
+    );
+    main_relay.accept(true);
+    // Every link told added is told removed before the same link could come again.
+    // Until the main link and then a priority link beside it are told added, every link
+    // told added is told removed at most once, and the stand-in is told removed.
+    let mut live: Vec<String> = vec![stand_in.dst.clone()];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut main_seen, mut beside_seen) = (false, false);
+    while !beside_seen {
+        assert!(Instant::now() < deadline, "links never settled: {live:?}");
+        let e = next_event(&events);
+        match e.kind {
+            weft::SampleKind::Put => {
+                assert!(!live.contains(&e.dst), "added twice: {e:?}");
+                beside_seen = main_seen && e.priorities == Some((1, 2));
+                main_seen |= e.priorities == Some((0, 7));
+                live.push(e.dst);
+            }
+            weft::SampleKind::Delete => {
+                let at = live.iter().position(|d| *d == e.dst);
+                assert!(at.is_some(), "removed but never added: {e:?}");
+                live.remove(at.unwrap());
+            }
+        }
+    }
+    assert!(
+        !live.contains(&stand_in.dst),
+        "the stand-in was never told removed"
+    );
+    assert_eq!(live.len(), 2, "{live:?}");
+}

@@ -386,6 +386,13 @@ impl TxQueue {
         self.flush_requested = true;
     }
 
+    /// Whether a flush of the pending batches was asked for (an express message, or manual
+    /// batching's flush) and not done yet.
+    #[inline]
+    pub fn flush_requested(&self) -> bool {
+        self.flush_requested
+    }
+
     /// Whether pending batches are to be written: always without manual batching, and
     /// under it once a flush was asked for.
     #[inline]

@@ -346,6 +346,43 @@ impl Link {
         write_now(self, &mut bufs, done)
     }
 
+    /// As [`Link::write_batch_from`], for `batches` written one after the other in one
+    /// vectored write (stream links; a datagram link takes exactly one batch): `done`
+    /// counts the bytes of the framed batches laid end to end.
+    pub fn write_batches_from(&self, batches: &[Vec<u8>], done: &mut usize) -> io::Result<bool> {
+        if let [batch] = batches {
+            return self.write_batch_from(batch, done);
+        }
+        if self.is_datagram() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a datagram link writes one batch at a time",
+            ));
+        }
+        const MOST: usize = 8;
+        if batches.len() > MOST {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many batches for one write",
+            ));
+        }
+        let mut prefixes = [[0u8; 2]; MOST];
+        for (prefix, batch) in prefixes.iter_mut().zip(batches) {
+            let len = u16::try_from(batch.len()).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes")
+            })?;
+            *prefix = len.to_le_bytes();
+        }
+        let mut slices: [IoSlice<'_>; 2 * MOST] = [IoSlice::new(&[]); 2 * MOST];
+        for (i, batch) in batches.iter().enumerate() {
+            slices[2 * i] = IoSlice::new(&prefixes[i]);
+            slices[2 * i + 1] = IoSlice::new(batch);
+        }
+        let mut bufs = &mut slices[..2 * batches.len()];
+        IoSlice::advance_slices(&mut bufs, *done);
+        write_now(self, &mut bufs, done)
+    }
+
     /// Whether batches travel one per datagram (no length prefix).
     pub const fn is_datagram(&self) -> bool {
         matches!(self, Self::Udp(_))

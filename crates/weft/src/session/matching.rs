@@ -77,6 +77,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .subscribers
                 .values()
+                .filter(|s| s.origin.includes_session())
                 .chain(st.own.local_only_subscribers.values())
                 .any(|s| s.key.as_key_expr().intersects(key))
                 || !st.declared.subscribers.faces_intersecting(key).is_empty()
@@ -85,6 +86,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .queryables
                 .values()
+                .filter(|q| q.origin.includes_session())
                 .chain(st.own.local_only_queryables.values())
                 .any(|q| q.complete && q.key.as_key_expr().includes(key))
                 || st.faces.values().any(|f| {
@@ -97,6 +99,7 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
             st.own
                 .queryables
                 .values()
+                .filter(|q| q.origin.includes_session())
                 .chain(st.own.local_only_queryables.values())
                 .any(|q| q.key.as_key_expr().intersects(key))
                 || !st.declared.queryables.faces_intersecting(key).is_empty()

@@ -198,21 +198,25 @@ impl Inner {
 
     /// A publisher's routes: those it kept, while no route has changed since; otherwise
     /// computed again and kept. They are used under the publisher's lock: a put takes no
-    /// reference count (each is an atomic write to a line the I/O threads share).
+    /// reference count (each is an atomic write to a line the I/O threads share). `None`
+    /// when another put of the same publisher holds them (it may be waiting for room
+    /// under `block`): this put then looks its routes up on its own rather than wait, so
+    /// that a callback on an I/O thread never waits for another thread's congestion.
     fn publisher_routes<'p>(
         &self,
         own: &'p PublisherRoutes,
         key: &OwnedKeyExpr,
-    ) -> std::sync::MutexGuard<'p, Option<Routes>> {
+    ) -> Option<std::sync::MutexGuard<'p, Option<Routes>>> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
-        let mut kept = own
-            .kept
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut kept = match own.kept.try_lock() {
+            Ok(kept) => kept,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
         if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
             *kept = Some(self.routes_of(key));
         }
-        kept
+        Some(kept)
     }
 
     /// Publishes a put or delete: locally, then to every face that wants it. A declared
@@ -258,12 +262,11 @@ impl Inner {
         let local = {
             // A declared publisher's kept routes (held under its lock until the message
             // is queued for every face), or this put's own (no allocation for them).
-            let (kept, computed);
-            let routes: &Routes = match own_routes {
-                Some(own) => {
-                    kept = self.publisher_routes(own, key);
-                    kept.as_ref().expect("publisher routes were just kept")
-                }
+            let kept;
+            let computed;
+            kept = own_routes.and_then(|own| self.publisher_routes(own, key));
+            let routes: &Routes = match &kept {
+                Some(kept) => kept.as_ref().expect("publisher routes were just kept"),
                 None => {
                     computed = self.routes_of(key);
                     &computed

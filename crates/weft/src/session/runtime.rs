@@ -169,15 +169,21 @@ impl Inner {
             let was_live = replaced
                 .as_ref()
                 .is_some_and(|old| !old.transport.is_closed());
-            if !was_live {
+            if was_live {
+                // The node's transport goes on (its transport listeners are told
+                // nothing); its links change.
+                if let Some(old) = &replaced {
+                    self.tell_links_gone(old);
+                }
+            } else {
                 if let Some(old) = &replaced {
                     self.tell_face_gone(old);
                 }
                 self.transport_listeners
                     .tell(&TransportEvent::of(SampleKind::Put, &*t));
-                self.link_listeners
-                    .tell(&LinkEvent::of(SampleKind::Put, &*t));
             }
+            self.link_listeners
+                .tell(&LinkEvent::of(SampleKind::Put, &*t));
             replaced
         };
         if let Some(old) = replaced {
@@ -232,6 +238,14 @@ impl Inner {
     /// Tells the listeners that `face`'s links and transport are gone: its links reserved
     /// for priorities, its main link, then its transport (called with the state locked).
     fn tell_face_gone(&self, face: &Face) {
+        self.tell_links_gone(face);
+        self.transport_listeners
+            .tell(&TransportEvent::of(SampleKind::Delete, &*face.transport));
+    }
+
+    /// Tells the link listeners that `face`'s links are gone: its links reserved for
+    /// priorities, then its main link (called with the state locked).
+    fn tell_links_gone(&self, face: &Face) {
         for link in face.priority_links.iter().filter(|l| l.told) {
             self.link_listeners.tell(&LinkEvent {
                 kind: SampleKind::Delete,
@@ -240,8 +254,6 @@ impl Inner {
         }
         self.link_listeners
             .tell(&LinkEvent::of(SampleKind::Delete, &*face.transport));
-        self.transport_listeners
-            .tell(&TransportEvent::of(SampleKind::Delete, &*face.transport));
     }
 
     /// Records a link reserved for priorities about to start beside `main` (on the face

@@ -299,6 +299,7 @@ fn establish(
             idle_waiters: 0,
             app_sent: false,
             last_write: Instant::now(),
+            gathered: Vec::new(),
             over_since: None,
             paused_sources: Vec::new(),
         }),

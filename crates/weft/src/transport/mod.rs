@@ -167,6 +167,9 @@ struct TxState {
     app_sent: bool,
     /// When an I/O thread last wrote a whole batch.
     last_write: Instant,
+    /// The list an I/O thread gathers the batches of one write in (kept, not to allocate
+    /// one per write).
+    gathered: Vec<Vec<u8>>,
     /// Since when the overflow has held more than [`PAUSE_AT`] bytes, if it does.
     over_since: Option<Instant>,
     /// Links whose reading is paused until this overflow drains (see
@@ -174,10 +177,10 @@ struct TxState {
     paused_sources: Vec<reactor::PausedSource>,
 }
 
-/// A batch the socket has taken part of.
+/// Batches written together (one vectored write) that the socket has taken part of.
 struct Partial {
-    batch: Vec<u8>,
-    /// Bytes of the framed batch written so far.
+    batches: Vec<Vec<u8>>,
+    /// Bytes of the framed batches, laid end to end, written so far.
     written: usize,
     /// When the socket last took some of it.
     progress: Instant,
