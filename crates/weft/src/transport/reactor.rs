@@ -198,6 +198,15 @@ pub(crate) fn schedule_write(t: Arc<Transport>) {
     }
 }
 
+/// Has `t`'s own I/O thread write what it queued after the events it has to handle (a
+/// writer that ends its turn early, so that the thread's other links are served first).
+pub(crate) fn write_later(t: Arc<Transport>) {
+    match threads() {
+        Ok(handles) => handles[t.io_thread].send(Command::Write(t)),
+        Err(e) => tracing::error!("cannot write {}: {e}", t.describe()),
+    }
+}
+
 /// Writes, or hands to their own I/O thread, the transports this thread was asked to
 /// write during the event it handled.
 fn write_scheduled(me: usize) {

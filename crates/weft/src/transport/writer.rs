@@ -111,6 +111,18 @@ impl Transport {
                 None => {
                     let streaming = wrote || st.last_write.elapsed() < GROW_WAIT;
                     if streaming && st.queue.ready_count() == 0 {
+                        if grow_budget.is_zero() && st.app_sent && !st.queue.flush_requested() {
+                            // This turn has waited its share while the sender streams:
+                            // the I/O thread serves its other links, then comes back.
+                            st.writing = false;
+                            st.pump_again = false;
+                            self.notify_idle(&st, wrote);
+                            drop(st);
+                            if let Some(me) = self.me.upgrade() {
+                                reactor::write_later(me);
+                            }
+                            return;
+                        }
                         st = self.let_pending_grow(st, &mut grow_budget);
                     }
                     let manual = self.manual_batching.load(Ordering::Relaxed);
