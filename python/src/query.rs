@@ -62,10 +62,18 @@ impl Query {
         })?
     }
 
-    /// Checks that a reply on `key` answers this query (its key intersects the query's).
+    /// Checks that a reply on `key` answers this query: its key intersects the query's,
+    /// unless the query takes replies on any key (Zenoh's `_anyke` parameter).
     fn check_reply_key(&self, key: &str) -> PyResult<()> {
         let reply = OwnedKeyExpr::new(key)
             .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
+        let any_key = self
+            .parameters
+            .split(';')
+            .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == "_anyke");
+        if any_key {
+            return Ok(());
+        }
         let query = OwnedKeyExpr::new(self.key_expr.as_str()).map_err(zerr)?;
         if !query.as_key_expr().intersects(reply.as_key_expr()) {
             return Err(zerr(format!(

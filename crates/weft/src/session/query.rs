@@ -106,6 +106,9 @@ pub(crate) struct LocalQueryable {
 /// A `get` waiting for its replies.
 pub(crate) struct PendingGet {
     key: OwnedKeyExpr,
+    /// The selector has Zenoh's `_anyke` parameter: replies on keys outside `key` are
+    /// taken too.
+    any_key: bool,
     sink: ReplySink,
     consolidation: Consolidation,
     /// Faces (and, with `None`, this session's own queryables) that have not finished.
@@ -250,6 +253,13 @@ fn split_selector(selector: &str) -> (&str, &str) {
     selector.split_once('?').unwrap_or((selector, ""))
 }
 
+/// Whether selector parameters (`a=1;b;c=2`) name `name`, with or without a value.
+pub(crate) fn has_parameter(parameters: &str, name: &str) -> bool {
+    parameters
+        .split(';')
+        .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == name)
+}
+
 impl Inner {
     /// Sends a `get`; replies arrive on the returned channel, which closes when the query
     /// is over.
@@ -312,6 +322,7 @@ impl Inner {
                 qid,
                 PendingGet {
                     key: key.clone(),
+                    any_key: has_parameter(parameters, "_anyke"),
                     sink,
                     consolidation,
                     waiting,
@@ -470,7 +481,7 @@ impl Inner {
         let Some(g) = st.queries.gets.get_mut(&qid) else {
             return false;
         };
-        if let Ok(s) = &reply.result {
+        if let (Ok(s), false) = (&reply.result, g.any_key) {
             let matches =
                 KeyExpr::new(&s.key_expr).is_ok_and(|k| k.intersects(g.key.as_key_expr()));
             if !matches {

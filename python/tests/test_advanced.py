@@ -1,0 +1,204 @@
+"""zenoh.ext's advanced publisher and subscriber: weft's facing zenoh-python's (each
+publishing to the other) and weft's facing its own, through weftd (clients) and peer to
+peer. History from the publisher's cache, live samples in order with their sequence
+numbers, late publishers, publisher detection, samples really lost (the subscriber's
+process is stopped while a publisher floods it) reported as misses, or recovered from
+the cache."""
+
+import json
+import signal
+import time
+
+import pytest
+
+from conftest import TIMEOUT, Node, free_port, until, wait_for_port
+
+# (publisher, subscriber): which implementation runs each side.
+SIDES = [("weft", "zenoh"), ("zenoh", "weft"), ("weft", "weft")]
+
+
+@pytest.fixture
+def pair(request, weftd):
+    """start(pub_impl, sub_impl, topology) -> (publishing node, subscribing node), their
+    sessions connected (a probe sample went from one to the other): both clients of
+    weftd, or peers (the publisher's listening, the subscriber's connecting to it). The
+    subscribing node has a plain subscriber to ``adv/**`` too (see ``put_and_settle``)."""
+    nodes = []
+
+    def start(pub_impl, sub_impl, topology):
+        if topology == "client":
+            pub = Node(weftd, pub_impl == "zenoh")
+            nodes.append(pub)
+            sub = Node(weftd, sub_impl == "zenoh")
+            nodes.append(sub)
+        else:
+            port = free_port()
+            endpoint = f"tcp/127.0.0.1:{port}"
+            pub = Node(endpoint, pub_impl == "zenoh", listen=True)
+            nodes.append(pub)
+            wait_for_port(port, pub.proc)
+            sub = Node(endpoint, sub_impl == "zenoh", peer=True)
+            nodes.append(sub)
+        sub.send(op="sub", key="adv/**")
+
+        def probed(timeout):
+            e = sub.poll(timeout)
+            return e if e and e.get("event") == "sample" else None
+
+        until(probed, lambda: pub.send(op="put", key="adv/probe", payload="p"))
+        return pub, sub
+
+    yield start
+    for n in nodes:
+        if n.proc.poll() is None:
+            n.proc.send_signal(signal.SIGCONT)
+        n.close()
+
+
+def take(node, count):
+    """The next `count` adv_sample events of `node`."""
+    return [node.wait(lambda e: e.get("event") == "adv_sample") for _ in range(count)]
+
+
+def quiet(node, seconds=0.5):
+    """Whether the node's advanced subscriber delivers nothing more (no sample, no miss)
+    for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        e = node.poll(left)
+        if e is not None and e.get("event") in ("adv_sample", "miss"):
+            return False
+    return True
+
+
+def put_and_settle(pub, sub, payloads):
+    """Publishes `payloads` with the advanced publisher, and waits until the subscribing
+    node's plain subscriber got them all: they are past the router then, so that an
+    advanced subscriber declared afterwards can only get them from the cache."""
+    pub.send(op="adv_put", payloads=payloads)
+    for p in payloads:
+        sub.wait(lambda e: e.get("event") == "sample" and e["payload"] == p)
+
+
+def declare_publisher(pub, key, **options):
+    """Declares the node's advanced publisher; returns its id."""
+    pub.proc.stdin.write(json.dumps({"op": "adv_pub", "key": key, **options}) + "\n")
+    pub.proc.stdin.flush()
+    return pub.wait(lambda e: e.get("event") == "adv_pub")["id"]
+
+
+@pytest.mark.parametrize("topology", ["client", "peer"])
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
+def test_history_from_the_cache_then_live_samples_in_order(pair, pub_impl, sub_impl, topology):
+    pub, sub = pair(pub_impl, sub_impl, topology)
+    pid = declare_publisher(pub, "adv/h/x", cache=10, heartbeat=0.2)
+    put_and_settle(pub, sub, [f"h{i}" for i in range(5)])
+    # A subscriber declared afterwards gets the history from the publisher's cache.
+    sub.send(op="adv_sub", key="adv/h/**", history=10, recovery="heartbeat")
+    got = take(sub, 5)
+    assert [e["payload"] for e in got] == [f"h{i}" for i in range(5)]
+    assert [e["sn"] for e in got] == list(range(5))
+    assert all(e["source"] == pid and e["key"] == "adv/h/x" for e in got)
+    pub.send(op="adv_put", payloads=[f"h{i}" for i in range(5, 8)])
+    got = take(sub, 3)
+    assert [(e["payload"], e["sn"]) for e in got] == [(f"h{i}", i) for i in range(5, 8)]
+    # Nothing was missed, and no sample came twice.
+    assert quiet(sub)
+
+
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
+def test_history_is_limited_to_max_samples(pair, pub_impl, sub_impl):
+    pub, sub = pair(pub_impl, sub_impl, "client")
+    declare_publisher(pub, "adv/m/x", cache=10, heartbeat=None)
+    put_and_settle(pub, sub, [f"m{i}" for i in range(6)])
+    sub.send(op="adv_sub", key="adv/m/x", history=2)
+    got = take(sub, 2)
+    assert [(e["payload"], e["sn"]) for e in got] == [("m4", 4), ("m5", 5)]
+    pub.send(op="adv_put", payloads=["m6"])
+    assert [(e["payload"], e["sn"]) for e in take(sub, 1)] == [("m6", 6)]
+
+
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
+def test_a_late_publisher_is_detected_and_its_samples_delivered(pair, pub_impl, sub_impl):
+    pub, sub = pair(pub_impl, sub_impl, "client")
+    sub.send(op="adv_sub", key="adv/l/**", history=10, late=True, recovery="heartbeat")
+    sub.send(op="detect")
+    pid = declare_publisher(pub, "adv/l/x", cache=3, heartbeat=0.2, detection=True)
+    token = sub.wait(lambda e: e.get("event") == "publisher")
+    assert token["kind"] == "put"
+    assert token["key"] == f"adv/l/x/@adv/pub/{pid['zid']}/{pid['eid']}/_"
+    pub.send(op="adv_put", payloads=["l0", "l1", "l2"])
+    got = take(sub, 3)
+    assert [(e["payload"], e["sn"]) for e in got] == [("l0", 0), ("l1", 1), ("l2", 2)]
+    assert quiet(sub)
+
+
+# How many samples (of SIZE bytes) a publisher sends while its subscriber's process is
+# stopped: far more than the buffers on the way hold, so that some are dropped.
+FLOOD, SIZE = 400, 64 * 1024
+
+
+def flood_while_stopped(pub, sub):
+    """Stops the subscriber's process, publishes FLOOD samples (congestion control
+    DROP: what does not fit is lost), resumes it, then publishes one more."""
+    sub.proc.send_signal(signal.SIGSTOP)
+    try:
+        pub.send(op="adv_put", count=FLOOD, size=SIZE)
+    finally:
+        sub.proc.send_signal(signal.SIGCONT)
+    pub.send(op="adv_put", payloads=["last"])
+
+
+@pytest.mark.parametrize("topology", ["client"])
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
+def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology):
+    pub, sub = pair(pub_impl, sub_impl, topology)
+    pid = declare_publisher(pub, "adv/miss/x", heartbeat=None)
+    sub.send(op="adv_sub", key="adv/miss/x")
+
+    def first(timeout):
+        e = sub.poll(timeout)
+        return e if e and e.get("event") == "adv_sample" else None
+
+    # Samples put before the subscriber is known to the publisher's side are not lost:
+    # they were never sent. Put until one arrives; its number starts the count.
+    start = until(first, lambda: pub.send(op="adv_put", payloads=["first"]), every=0.2)["sn"]
+    flood_while_stopped(pub, sub)
+    received, misses = [start], []
+    while True:
+        e = sub.wait(lambda e: e.get("event") in ("adv_sample", "miss"))
+        if e["event"] == "miss":
+            misses.append(e)
+            continue
+        received.append(e["sn"])
+        if e["payload"] == "last":
+            break
+    assert received == sorted(set(received)), "in order, each once"
+    lost = received[-1] - received[0] + 1 - len(received)
+    assert lost > 0, "the flood lost nothing: FLOOD is too small for this machine"
+    gaps = [b - a - 1 for a, b in zip(received, received[1:]) if b - a > 1]
+    assert [m["nb"] for m in misses] == gaps
+    assert all(m["source"] == pid for m in misses)
+
+
+@pytest.mark.parametrize("recovery", ["heartbeat", "periodic"])
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
+def test_lost_samples_are_recovered_from_the_cache(pair, pub_impl, sub_impl, recovery):
+    pub, sub = pair(pub_impl, sub_impl, "client")
+    declare_publisher(pub, "adv/rec/x", cache=FLOOD + 50, heartbeat=0.2)
+    sub.send(op="adv_sub", key="adv/rec/x", history=FLOOD + 50, recovery=recovery, period=0.3)
+
+    def first(timeout):
+        e = sub.poll(timeout)
+        return e if e and e.get("event") == "adv_sample" else None
+
+    start = until(first, lambda: pub.send(op="adv_put", payloads=["first"]), every=0.2)["sn"]
+    flood_while_stopped(pub, sub)
+    received = [start]
+    while True:
+        e = sub.wait(lambda e: e.get("event") in ("adv_sample", "miss"), timeout=2 * TIMEOUT)
+        assert e["event"] == "adv_sample", f"a miss despite the cache: {e}"
+        received.append(e["sn"])
+        if e["payload"] == "last":
+            break
+    assert received == list(range(start, start + len(received)))
