@@ -80,10 +80,16 @@ def put_and_settle(pub, sub, payloads):
         sub.wait(lambda e: e.get("event") == "sample" and e["payload"] == p)
 
 
+def command(node, **cmd):
+    """Sends a command without waiting for its acknowledgement (``Node.send`` drops the
+    events before it: a subscriber's first samples may come before)."""
+    node.proc.stdin.write(json.dumps(cmd) + "\n")
+    node.proc.stdin.flush()
+
+
 def declare_publisher(pub, key, **options):
     """Declares the node's advanced publisher; returns its id."""
-    pub.proc.stdin.write(json.dumps({"op": "adv_pub", "key": key, **options}) + "\n")
-    pub.proc.stdin.flush()
+    command(pub, op="adv_pub", key=key, **options)
     return pub.wait(lambda e: e.get("event") == "adv_pub")["id"]
 
 
@@ -91,10 +97,13 @@ def declare_publisher(pub, key, **options):
 @pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
 def test_history_from_the_cache_then_live_samples_in_order(pair, pub_impl, sub_impl, topology):
     pub, sub = pair(pub_impl, sub_impl, topology)
-    pid = declare_publisher(pub, "adv/h/x", cache=10, heartbeat=0.2)
+    # (No late publisher detection here: a subscriber that detects a publisher present
+    # already queries it twice at once, and zenoh-python's may then deliver the replies
+    # of the second query first and drop the first ones as duplicates.)
+    pid = declare_publisher(pub, "adv/h/x", cache=10, heartbeat=0.2, detection=True)
     put_and_settle(pub, sub, [f"h{i}" for i in range(5)])
     # A subscriber declared afterwards gets the history from the publisher's cache.
-    sub.send(op="adv_sub", key="adv/h/**", history=10, recovery="heartbeat")
+    command(sub, op="adv_sub", key="adv/h/**", history=10, recovery="heartbeat")
     got = take(sub, 5)
     assert [e["payload"] for e in got] == [f"h{i}" for i in range(5)]
     assert [e["sn"] for e in got] == list(range(5))
@@ -106,12 +115,25 @@ def test_history_from_the_cache_then_live_samples_in_order(pair, pub_impl, sub_i
     assert quiet(sub)
 
 
+@pytest.mark.parametrize("pub_impl", ["weft", "zenoh"])
+def test_history_with_late_publisher_detection_of_a_present_publisher(pair, pub_impl):
+    # Two queries at once (all publishers, and the one detected): weft's subscriber
+    # delivers the publisher's samples once each, in order, whichever replies come first.
+    pub, sub = pair(pub_impl, "weft", "client")
+    declare_publisher(pub, "adv/p/x", cache=10, heartbeat=0.2, detection=True)
+    put_and_settle(pub, sub, [f"p{i}" for i in range(5)])
+    command(sub, op="adv_sub", key="adv/p/**", history=10, late=True, recovery="heartbeat")
+    got = take(sub, 5)
+    assert [(e["payload"], e["sn"]) for e in got] == [(f"p{i}", i) for i in range(5)]
+    assert quiet(sub)
+
+
 @pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
 def test_history_is_limited_to_max_samples(pair, pub_impl, sub_impl):
     pub, sub = pair(pub_impl, sub_impl, "client")
     declare_publisher(pub, "adv/m/x", cache=10, heartbeat=None)
     put_and_settle(pub, sub, [f"m{i}" for i in range(6)])
-    sub.send(op="adv_sub", key="adv/m/x", history=2)
+    command(sub, op="adv_sub", key="adv/m/x", history=2)
     got = take(sub, 2)
     assert [(e["payload"], e["sn"]) for e in got] == [("m4", 4), ("m5", 5)]
     pub.send(op="adv_put", payloads=["m6"])
@@ -121,8 +143,8 @@ def test_history_is_limited_to_max_samples(pair, pub_impl, sub_impl):
 @pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
 def test_a_late_publisher_is_detected_and_its_samples_delivered(pair, pub_impl, sub_impl):
     pub, sub = pair(pub_impl, sub_impl, "client")
-    sub.send(op="adv_sub", key="adv/l/**", history=10, late=True, recovery="heartbeat")
-    sub.send(op="detect")
+    command(sub, op="adv_sub", key="adv/l/**", history=10, late=True, recovery="heartbeat")
+    command(sub, op="detect")
     pid = declare_publisher(pub, "adv/l/x", cache=3, heartbeat=0.2, detection=True)
     token = sub.wait(lambda e: e.get("event") == "publisher")
     assert token["kind"] == "put"
@@ -149,12 +171,11 @@ def flood_while_stopped(pub, sub):
     pub.send(op="adv_put", payloads=["last"])
 
 
-@pytest.mark.parametrize("topology", ["client"])
 @pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
-def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology):
-    pub, sub = pair(pub_impl, sub_impl, topology)
+def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl):
+    pub, sub = pair(pub_impl, sub_impl, "client")
     pid = declare_publisher(pub, "adv/miss/x", heartbeat=None)
-    sub.send(op="adv_sub", key="adv/miss/x")
+    command(sub, op="adv_sub", key="adv/miss/x")
 
     def first(timeout):
         e = sub.poll(timeout)
@@ -176,8 +197,12 @@ def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology)
     assert received == sorted(set(received)), "in order, each once"
     lost = received[-1] - received[0] + 1 - len(received)
     assert lost > 0, "the flood lost nothing: FLOOD is too small for this machine"
+    # zenoh-python calls the miss listener on a thread of its own: its last reports may
+    # come after the sample that follows the gap.
+    while sum(m["nb"] for m in misses) < lost:
+        misses.append(sub.wait(lambda e: e.get("event") == "miss"))
     gaps = [b - a - 1 for a, b in zip(received, received[1:]) if b - a > 1]
-    assert [m["nb"] for m in misses] == gaps
+    assert sorted(m["nb"] for m in misses) == sorted(gaps)
     assert all(m["source"] == pid for m in misses)
 
 
@@ -186,7 +211,7 @@ def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology)
 def test_lost_samples_are_recovered_from_the_cache(pair, pub_impl, sub_impl, recovery):
     pub, sub = pair(pub_impl, sub_impl, "client")
     declare_publisher(pub, "adv/rec/x", cache=FLOOD + 50, heartbeat=0.2)
-    sub.send(op="adv_sub", key="adv/rec/x", history=FLOOD + 50, recovery=recovery, period=0.3)
+    command(sub, op="adv_sub", key="adv/rec/x", history=FLOOD + 50, recovery=recovery, period=0.3)
 
     def first(timeout):
         e = sub.poll(timeout)

@@ -135,6 +135,11 @@ class _State:
                         self._miss(sample, (sn - source.last - 1) & keys.SN_MASK)
                         self._deliver(sample)
                         source.last = sn
+            elif source.last is None and source.pending:
+                # Samples of this publisher are held already (replies of a query still
+                # under way): this one waits with them, so that they all go in order.
+                source.pending[sn] = sample
+                self._flush_sequenced(source)
             else:
                 self._deliver_in_order(source, sn, sample)
             return new
