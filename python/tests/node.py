@@ -10,7 +10,7 @@ attachment), ``delete`` (key), ``queryable`` (key, reply), ``get`` (selector, pa
 ``info`` (the session's id, transports and links), ``quit``; zenoh.ext's advanced
 publisher and subscriber: ``adv_pub`` (key, cache, heartbeat, detection; reports its
 id), ``adv_put`` (payloads, or count and size), ``adv_sub`` (key, history, late,
-recovery, period; samples reported as ``adv_sample`` with their sequence number, misses
+recovery, period, max_age; samples reported as ``adv_sample`` with their sequence number, misses
 as ``miss``), ``detect`` (key: the publishers' tokens, as ``publisher``). Every command is
 answered by ``{"ok": op}``; samples, queries and replies are reported as they come.
 """
@@ -79,7 +79,9 @@ def advanced(session, cmd, keep):
         history = None
         if cmd.get("history") is not None:
             history = ext.HistoryConfig(
-                detect_late_publishers=cmd.get("late", False), max_samples=cmd["history"]
+                detect_late_publishers=cmd.get("late", False),
+                max_samples=cmd["history"] or None,
+                max_age=cmd.get("max_age"),
             )
         recovery = None
         if cmd.get("recovery") == "heartbeat":

@@ -7,11 +7,13 @@ the cache."""
 
 import json
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
-from conftest import TIMEOUT, Node, free_port, until, wait_for_port
+from conftest import TIMEOUT, Node, free_port, until, wait_for_port, zenoh_python
 
 # (publisher, subscriber): which implementation runs each side.
 SIDES = [("weft", "zenoh"), ("zenoh", "weft"), ("weft", "weft")]
@@ -227,3 +229,91 @@ def test_lost_samples_are_recovered_from_the_cache(pair, pub_impl, sub_impl, rec
         if e["payload"] == "last":
             break
     assert received == list(range(start, start + len(received)))
+
+
+# zenoh-python's publisher stamps samples only when its session's timestamping is on
+# (node.py leaves it off), and its cache filters by age only samples with a timestamp.
+@pytest.mark.parametrize("pub_impl,sub_impl", [("weft", "zenoh"), ("weft", "weft")])
+def test_history_is_limited_to_max_age(pair, pub_impl, sub_impl):
+    pub, sub = pair(pub_impl, sub_impl, "client")
+    declare_publisher(pub, "adv/age/x", cache=10, heartbeat=None)
+    put_and_settle(pub, sub, ["old"])
+    aged = time.monotonic() + 1.0
+    while time.monotonic() < aged:  # the sample must be older than max_age
+        time.sleep(aged - time.monotonic())
+    put_and_settle(pub, sub, ["new"])
+    command(sub, op="adv_sub", key="adv/age/x", history=0, max_age=0.8)
+    assert [(e["payload"], e["sn"]) for e in take(sub, 1)] == [("new", 1)]
+    assert quiet(sub)
+
+
+CONFIGS = """
+import json, sys
+from datetime import timedelta
+if sys.argv[1] == "zenoh":
+    from zenoh import ext
+else:
+    from weft import ext
+def outcome(f):
+    try:
+        f()
+        return "ok"
+    except Exception as e:
+        return type(e).__name__
+cases = [
+    lambda: ext.RecoveryConfig(),
+    lambda: ext.RecoveryConfig(heartbeat=True),
+    lambda: ext.RecoveryConfig(periodic_queries=timedelta(seconds=1)),
+    lambda: ext.RecoveryConfig(periodic_queries=timedelta(seconds=1), heartbeat=True),
+    lambda: ext.MissDetectionConfig(),
+    lambda: ext.MissDetectionConfig(heartbeat=0.5),
+    lambda: ext.MissDetectionConfig(heartbeat="x"),
+    lambda: ext.HistoryConfig(max_samples=-1),
+    lambda: ext.HistoryConfig(max_age=timedelta(seconds=1)),
+    lambda: ext.HistoryConfig(detect_late_publishers=True, max_samples=3, max_age=1.5),
+    lambda: ext.CacheConfig(),
+    lambda: ext.CacheConfig(-1),
+    lambda: ext.CacheConfig(5, replies_config=ext.RepliesConfig(express=True)),
+]
+print(json.dumps([outcome(c) for c in cases]))
+"""
+
+
+def test_settings_are_checked_as_zenoh_python_checks_them():
+    def run(python, impl):
+        done = subprocess.run([python, "-c", CONFIGS, impl], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert run(sys.executable, "weft") == run(zenoh_python(), "zenoh")
+
+
+def test_channel_handlers_context_managers_and_undeclaring(client):
+    import weft
+    from weft import ext
+
+    a, b = client(), client()
+    with ext.declare_advanced_publisher(
+        a, "adv/ch/x", cache=ext.CacheConfig(3), sample_miss_detection=ext.MissDetectionConfig()
+    ) as pub:
+        assert str(pub.id.zid) == str(a.zid()) and str(pub.key_expr) == "adv/ch/x"
+        for i in range(3):
+            pub.put(f"c{i}")
+        with ext.declare_advanced_subscriber(
+            b, "adv/ch/x", weft.handlers.FifoChannel(8), history=ext.HistoryConfig()
+        ) as sub:
+            assert str(sub.key_expr) == "adv/ch/x"
+            misses = sub.sample_miss_listener()
+            assert misses.try_recv() is None
+            got = [sub.recv().payload.to_string() for _ in range(3)]
+            assert got == ["c0", "c1", "c2"]
+            live = until(lambda t: sub.try_recv(), lambda: pub.put("live"))
+            assert live.payload.to_string() == "live"
+            misses.undeclare()
+        with pytest.raises(weft.ZError):
+            sub.recv()
+        with pytest.raises(weft.ZError):
+            sub.undeclare()
+    with pytest.raises(weft.ZError):
+        pub.put("after")

@@ -75,7 +75,9 @@ class _State:
         self.global_pending = 1 if history is not None else 0
         self.sequenced: Dict[tuple[str, int], _Source] = {}
         self.timestamped: Dict[str, _Source] = {}
+        #: Replaced whole under `miss_lock` (never changed in place), read without it.
         self.miss_sinks: Dict[int, Sink[Miss]] = {}
+        self.miss_lock = threading.Lock()
         self.closed = False
         self.stop = threading.Event()
 
@@ -90,7 +92,7 @@ class _State:
         if info is None:
             return
         miss = Miss(info.source_id, nb)
-        for sink in list(self.miss_sinks.values()):
+        for sink in self.miss_sinks.values():
             sink(miss)
 
     def _deliver_in_order(self, source: _Source, sn: int, sample: Sample) -> None:
@@ -369,13 +371,13 @@ class _State:
 
     def close(self) -> None:
         """No more samples nor misses: ends the handlers."""
-        with self.lock:
+        with self.lock, self.miss_lock:
             if self.closed:
                 return
             self.closed = True
             sink, self.sink = self.sink, None
             miss_sinks = list(self.miss_sinks.values())
-            self.miss_sinks.clear()
+            self.miss_sinks = {}
         self.stop.set()
         if sink is not None:
             sink.finish()
@@ -402,11 +404,13 @@ class SampleMissListener:
         self._state = state
         self._sink: Sink[Miss] = Sink(handler)
         self._id = id(self)
-        with state.lock:
+        # Not the subscriber's lock: a delivery may hold it while it waits for this
+        # thread to read a channel.
+        with state.miss_lock:
             if state.closed:
                 self._sink.finish()
             else:
-                state.miss_sinks[self._id] = self._sink
+                state.miss_sinks = {**state.miss_sinks, self._id: self._sink}
 
     @property
     def handler(self) -> Any:
@@ -415,9 +419,13 @@ class SampleMissListener:
 
     def undeclare(self) -> None:
         """Stops telling of misses."""
-        with self._state.lock:
-            self._state.miss_sinks.pop(self._id, None)
+        # The end first: a delivery waiting for room in the channel (holding the
+        # subscriber's lock) gives up.
         self._sink.finish()
+        with self._state.miss_lock:
+            sinks = dict(self._state.miss_sinks)
+            sinks.pop(self._id, None)
+            self._state.miss_sinks = sinks
 
     def _channel(self) -> Any:
         if self._sink.channel is None:
@@ -547,6 +555,10 @@ class AdvancedSubscriber:
         if self._undeclared:
             raise ZError("Undeclared subscriber")
         self._undeclared = True
+        if self._sink.channel is not None:
+            # A delivery waiting for room in the channel (on a thread that undeclaring
+            # waits for) gives up.
+            self._sink.channel.close()
         for entity in (self._token, self._heartbeat, self._liveliness, self._subscriber):
             if entity is not None:
                 try:
