@@ -17,7 +17,6 @@ from .._weft import (
     SampleKind,
     Session,
     Subscriber,
-    Timestamp,
     ZError,
 )
 from ..handlers import Callback
