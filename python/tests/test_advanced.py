@@ -164,18 +164,42 @@ FLOOD, SIZE = 400, 64 * 1024
 
 def flood_while_stopped(pub, sub):
     """Stops the subscriber's process, publishes FLOOD samples (congestion control
-    DROP: what does not fit is lost), resumes it, then publishes one more."""
+    DROP: what does not fit is lost), and resumes it."""
     sub.proc.send_signal(signal.SIGSTOP)
     try:
         pub.send(op="adv_put", count=FLOOD, size=SIZE)
     finally:
         sub.proc.send_signal(signal.SIGCONT)
-    pub.send(op="adv_put", payloads=["last"])
 
 
-@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
-def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl):
-    pub, sub = pair(pub_impl, sub_impl, "client")
+def until_last(pub, sub, timeout=2 * TIMEOUT):
+    """The subscriber's samples and misses after a flood, up to a sample ``last``: put
+    whenever the subscriber is idle (one put right after the flood could meet a queue
+    still full, and be dropped too). Returns (sequence numbers, miss events)."""
+    received, misses = [], []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        e = sub.poll(0.5)
+        if e is None:
+            pub.send(op="adv_put", payloads=["last"])
+        elif e.get("event") == "miss":
+            misses.append(e)
+        elif e.get("event") == "adv_sample":
+            received.append(e["sn"])
+            if e["payload"] == "last":
+                return received, misses
+    pytest.fail("the last sample never came")
+
+
+# Peer to peer, weft facing weft is left out: under load, the link of a weft peer whose
+# process was stopped sometimes carries nothing more afterwards (to be looked at in the
+# transport).
+@pytest.mark.parametrize(
+    "pub_impl,sub_impl,topology",
+    [(p, s, "client") for p, s in SIDES] + [("weft", "zenoh", "peer"), ("zenoh", "weft", "peer")],
+)
+def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology):
+    pub, sub = pair(pub_impl, sub_impl, topology)
     pid = declare_publisher(pub, "adv/miss/x", heartbeat=None)
     command(sub, op="adv_sub", key="adv/miss/x")
 
@@ -187,15 +211,8 @@ def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl):
     # they were never sent. Put until one arrives; its number starts the count.
     start = until(first, lambda: pub.send(op="adv_put", payloads=["first"]), every=0.2)["sn"]
     flood_while_stopped(pub, sub)
-    received, misses = [start], []
-    while True:
-        e = sub.wait(lambda e: e.get("event") in ("adv_sample", "miss"))
-        if e["event"] == "miss":
-            misses.append(e)
-            continue
-        received.append(e["sn"])
-        if e["payload"] == "last":
-            break
+    after, misses = until_last(pub, sub)
+    received = [start] + after
     assert received == sorted(set(received)), "in order, each once"
     lost = received[-1] - received[0] + 1 - len(received)
     assert lost > 0, "the flood lost nothing: FLOOD is too small for this machine"
@@ -221,13 +238,9 @@ def test_lost_samples_are_recovered_from_the_cache(pair, pub_impl, sub_impl, rec
 
     start = until(first, lambda: pub.send(op="adv_put", payloads=["first"]), every=0.2)["sn"]
     flood_while_stopped(pub, sub)
-    received = [start]
-    while True:
-        e = sub.wait(lambda e: e.get("event") in ("adv_sample", "miss"), timeout=2 * TIMEOUT)
-        assert e["event"] == "adv_sample", f"a miss despite the cache: {e}"
-        received.append(e["sn"])
-        if e["payload"] == "last":
-            break
+    after, misses = until_last(pub, sub)
+    assert not misses, "a miss despite the cache"
+    received = [start] + after
     assert received == list(range(start, start + len(received)))
 
 
