@@ -158,7 +158,8 @@ def test_a_late_publisher_is_detected_and_its_samples_delivered(pair, pub_impl, 
 
 
 # How many samples (of SIZE bytes) a publisher sends while its subscriber's process is
-# stopped: far more than the buffers on the way hold, so that some are dropped.
+# stopped: far more than the buffers on the way hold, so that some are dropped. On keys
+# outside `adv/**`, which the subscribing node's plain subscriber would report whole.
 FLOOD, SIZE = 400, 64 * 1024
 
 
@@ -191,17 +192,12 @@ def until_last(pub, sub, timeout=2 * TIMEOUT):
     pytest.fail("the last sample never came")
 
 
-# Peer to peer, weft facing weft is left out: under load, the link of a weft peer whose
-# process was stopped sometimes carries nothing more afterwards (to be looked at in the
-# transport).
-@pytest.mark.parametrize(
-    "pub_impl,sub_impl,topology",
-    [(p, s, "client") for p, s in SIDES] + [("weft", "zenoh", "peer"), ("zenoh", "weft", "peer")],
-)
+@pytest.mark.parametrize("topology", ["client", "peer"])
+@pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
 def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology):
     pub, sub = pair(pub_impl, sub_impl, topology)
-    pid = declare_publisher(pub, "adv/miss/x", heartbeat=None)
-    command(sub, op="adv_sub", key="adv/miss/x")
+    pid = declare_publisher(pub, "flood/miss/x", heartbeat=None)
+    command(sub, op="adv_sub", key="flood/miss/x")
 
     def first(timeout):
         e = sub.poll(timeout)
@@ -229,8 +225,8 @@ def test_lost_samples_are_reported_as_misses(pair, pub_impl, sub_impl, topology)
 @pytest.mark.parametrize("pub_impl,sub_impl", SIDES)
 def test_lost_samples_are_recovered_from_the_cache(pair, pub_impl, sub_impl, recovery):
     pub, sub = pair(pub_impl, sub_impl, "client")
-    declare_publisher(pub, "adv/rec/x", cache=FLOOD + 50, heartbeat=0.2)
-    command(sub, op="adv_sub", key="adv/rec/x", history=FLOOD + 50, recovery=recovery, period=0.3)
+    declare_publisher(pub, "flood/rec/x", cache=FLOOD + 50, heartbeat=0.2)
+    command(sub, op="adv_sub", key="flood/rec/x", history=FLOOD + 50, recovery=recovery, period=0.3)
 
     def first(timeout):
         e = sub.poll(timeout)
