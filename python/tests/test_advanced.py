@@ -326,3 +326,32 @@ def test_channel_handlers_context_managers_and_undeclaring(client):
             sub.undeclare()
     with pytest.raises(weft.ZError):
         pub.put("after")
+
+
+def test_a_dropped_callback_subscriber_runs_on_with_its_detection_token(client):
+    import queue
+
+    from weft import ext
+
+    a, b = client(), client()
+    got = queue.Queue()
+    ext.declare_advanced_subscriber(b, "adv/drop/x", got.put, subscriber_detection=True)
+
+    def token(timeout):
+        replies = list(a.liveliness().get("adv/drop/x/@adv/sub/**", timeout=timeout))
+        return [str(r.ok.key_expr) for r in replies if r.ok is not None]
+
+    keys = until(token, lambda: None)
+    assert keys[0].startswith(f"adv/drop/x/@adv/sub/{b.zid()}/") and keys[0].endswith("/_")
+    pub = ext.declare_advanced_publisher(
+        a, "adv/drop/x", sample_miss_detection=ext.MissDetectionConfig()
+    )
+
+    def arrived(timeout):
+        try:
+            return got.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    sample = until(arrived, lambda: pub.put("v"))
+    assert sample.payload.to_string() == "v" and sample.source_info.source_id == pub.id

@@ -79,6 +79,7 @@ class _State:
         self.miss_lock = threading.Lock()
         self.closed = False
         self.stop = threading.Event()
+        self.token: Optional[LivelinessToken] = None
 
     # -- delivery ---------------------------------------------------------------------
 
@@ -503,6 +504,8 @@ class AdvancedSubscriber:
             if subscriber_detection:
                 suffix = keys.subscriber_suffix(str(session.zid()), next(_token_ids))
                 self._token = session.liveliness().declare_token(f"{key}/{suffix}")
+                # A callback subscriber runs on when dropped: so does its token.
+                state.token = self._token
         except BaseException:
             self.undeclare()
             raise
