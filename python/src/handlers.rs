@@ -45,6 +45,12 @@ impl FifoChannel {
     fn new(capacity: usize) -> Self {
         Self(capacity)
     }
+
+    /// How many items it holds at most.
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.0
+    }
 }
 
 /// A ring channel of `capacity` items: when it is full, the oldest item is dropped for
@@ -58,6 +64,12 @@ impl RingChannel {
     #[new]
     fn new(capacity: usize) -> Self {
         Self(capacity)
+    }
+
+    /// How many items it holds at most.
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.0
     }
 }
 

@@ -64,7 +64,8 @@ impl Query {
         })?
     }
 
-    /// Checks that a reply on `key` answers this query (its key intersects the query's).
+    /// Checks that a reply on `key` answers this query: its key intersects the query's,
+    /// unless the query takes replies on any key (Zenoh's `_anyke` parameter).
     fn check_reply_key(&self, key: &str) -> PyResult<()> {
         let reply = OwnedKeyExpr::new(key)
             .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;

@@ -144,10 +144,12 @@ def zenoh_python():
 class Node:
     """A node.py process: commands go to its stdin, events are read from its stdout."""
 
-    def __init__(self, endpoint, zenoh, peer=False):
+    def __init__(self, endpoint, zenoh, peer=False, listen=False):
         args = [zenoh_python(), str(NODE), "--zenoh"] if zenoh else [sys.executable, str(NODE)]
         if peer:
             args.append("--peer")
+        if listen:
+            args.append("--listen")
         self.endpoint = endpoint
         self.proc = subprocess.Popen(
             args + [endpoint],

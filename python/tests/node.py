@@ -2,17 +2,23 @@
 
 Runs with weft (``import weft as zenoh``) or, with ``--zenoh``, with Eclipse Zenoh's
 zenoh-python, so that tests can put either implementation at the other end. Usage:
-``node.py [--zenoh] [--peer] ENDPOINT``: a client of the router at ENDPOINT, or with
-``--peer`` a peer connecting to the peer listening there. Commands (one JSON object per line, field ``op``):
+``node.py [--zenoh] [--peer | --listen] ENDPOINT``: a client of the router at ENDPOINT, or
+with ``--peer`` a peer connecting to the peer listening there, or with ``--listen`` a
+peer listening there. Commands (one JSON object per line, field ``op``):
 ``sub`` (key), ``ring`` (key, capacity, then ``drain``), ``put`` (key, payload, encoding,
 attachment), ``delete`` (key), ``queryable`` (key, reply), ``get`` (selector, payload),
-``info`` (the session's id, transports and links), ``quit``. Every command is answered by ``{"ok": op}``; samples, queries and replies are
-reported as they come.
+``info`` (the session's id, transports and links), ``quit``; zenoh.ext's advanced
+publisher and subscriber: ``adv_pub`` (key, cache, heartbeat, detection; reports its
+id), ``adv_put`` (payloads, or count and size), ``adv_sub`` (key, history, late,
+recovery, period, max_age; samples reported as ``adv_sample`` with their sequence number, misses
+as ``miss``), ``detect`` (key: the publishers' tokens, as ``publisher``). Every command is
+answered by ``{"ok": op}``; samples, queries and replies are reported as they come.
 """
 
 import json
 import sys
 import threading
+from datetime import timedelta
 
 if "--zenoh" in sys.argv:
     import zenoh
@@ -20,6 +26,8 @@ else:
     import weft as zenoh
 
 _out = threading.Lock()
+publisher = None
+subscriber = None
 
 
 def emit(**event):
@@ -42,11 +50,84 @@ def describe(sample):
     }
 
 
+def entity(gid):
+    """An entity's global id as a JSON-able dict."""
+    return {"zid": str(gid.zid), "eid": gid.eid}
+
+
+def advanced(session, cmd, keep):
+    """The commands of zenoh.ext's advanced publisher and subscriber."""
+    global publisher, subscriber
+    ext = zenoh.ext
+    op = cmd["op"]
+    if op == "adv_pub":
+        heartbeat = cmd.get("heartbeat")
+        publisher = ext.declare_advanced_publisher(
+            session,
+            cmd["key"],
+            cache=ext.CacheConfig(cmd["cache"]) if cmd.get("cache") else None,
+            sample_miss_detection=ext.MissDetectionConfig(heartbeat=heartbeat),
+            publisher_detection=cmd.get("detection", False),
+        )
+        emit(event="adv_pub", id=entity(publisher.id))
+    elif op == "adv_put":
+        for payload in cmd.get("payloads", []):
+            publisher.put(payload)
+        for i in range(cmd.get("count", 0)):
+            publisher.put(f"{i:08d}".encode() + bytes(cmd["size"] - 8))
+    elif op == "adv_sub":
+        history = None
+        if cmd.get("history") is not None:
+            history = ext.HistoryConfig(
+                detect_late_publishers=cmd.get("late", False),
+                max_samples=cmd["history"] or None,
+                max_age=cmd.get("max_age"),
+            )
+        recovery = None
+        if cmd.get("recovery") == "heartbeat":
+            recovery = ext.RecoveryConfig(heartbeat=True)
+        elif cmd.get("recovery") == "periodic":
+            recovery = ext.RecoveryConfig(periodic_queries=timedelta(seconds=cmd["period"]))
+
+        def on_sample(s):
+            info = s.source_info
+            emit(
+                event="adv_sample",
+                key=str(s.key_expr),
+                payload=s.payload.to_bytes()[:8].decode("utf-8", "replace"),
+                sn=None if info is None else info.source_sn,
+                source=None if info is None else entity(info.source_id),
+            )
+
+        subscriber = ext.declare_advanced_subscriber(
+            session, cmd["key"], on_sample, history=history, recovery=recovery
+        )
+        keep.append(subscriber)
+        keep.append(
+            subscriber.sample_miss_listener(
+                lambda m: emit(event="miss", source=entity(m.source), nb=m.nb)
+            )
+        )
+    elif op == "detect":
+        keep.append(
+            subscriber.detect_publishers(
+                lambda s: emit(
+                    event="publisher",
+                    key=str(s.key_expr),
+                    kind="delete" if s.kind == zenoh.SampleKind.DELETE else "put",
+                ),
+                history=True,
+            )
+        )
+
+
 def main():
     endpoint = [a for a in sys.argv[1:] if not a.startswith("--")][0]
     config = zenoh.Config()
-    config.insert_json5("mode", '"peer"' if "--peer" in sys.argv else '"client"')
-    config.insert_json5("connect/endpoints", json.dumps([endpoint]))
+    peer = "--peer" in sys.argv or "--listen" in sys.argv
+    config.insert_json5("mode", '"peer"' if peer else '"client"')
+    where = "listen/endpoints" if "--listen" in sys.argv else "connect/endpoints"
+    config.insert_json5(where, json.dumps([endpoint]))
     config.insert_json5("scouting/multicast/enabled", "false")
     session = zenoh.open(config)
     keep = []
@@ -111,6 +192,8 @@ def main():
                 )
                 replies.append(described)
             emit(event="replies", replies=replies)
+        elif op.startswith("adv_") or op == "detect":
+            advanced(session, cmd, keep)
         elif op == "info":
             emit(
                 event="info",

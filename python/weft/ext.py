@@ -14,8 +14,10 @@ The format, in short (see python/README.md):
 - ``tuple``: its items one after the other, nothing before them.
 
 Reading needs the whole type (``list[int]``, ``dict[str, tuple[int, float]]``), as in
-zenoh-python; bytes left over after the value are ignored, as there. The advanced
-publisher and subscriber of zenoh.ext are not here.
+zenoh-python; bytes left over after the value are ignored, as there.
+
+The advanced publisher and subscriber (``declare_advanced_publisher``,
+``declare_advanced_subscriber`` and their settings) come from ``weft._advanced``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,17 @@ from typing import Any, Callable, ClassVar, TypeVar
 from ._weft import ZBytes
 
 __all__ = [
+    "AdvancedPublisher",
+    "AdvancedSubscriber",
+    "CacheConfig",
+    "HistoryConfig",
+    "Miss",
+    "MissDetectionConfig",
+    "RecoveryConfig",
+    "RepliesConfig",
+    "SampleMissListener",
+    "declare_advanced_publisher",
+    "declare_advanced_subscriber",
     "Float32",
     "Float64",
     "Int8",
@@ -337,3 +350,18 @@ def _collection(build: Callable[[_Reader, int], Any], item_size: int) -> _Read:
         return build(r, n)
 
     return read
+
+
+from ._advanced import (  # noqa: E402 (after the serialisation, which it does not use)
+    AdvancedPublisher,
+    AdvancedSubscriber,
+    CacheConfig,
+    HistoryConfig,
+    Miss,
+    MissDetectionConfig,
+    RecoveryConfig,
+    RepliesConfig,
+    SampleMissListener,
+    declare_advanced_publisher,
+    declare_advanced_subscriber,
+)

@@ -10,10 +10,14 @@ class DefaultHandler:
 @final
 class FifoChannel:
     def __new__(cls, capacity: int) -> FifoChannel: ...
+    @property
+    def capacity(self) -> int: ...
 
 @final
 class RingChannel:
     def __new__(cls, capacity: int) -> RingChannel: ...
+    @property
+    def capacity(self) -> int: ...
 
 @final
 class Callback:

@@ -64,9 +64,7 @@ pub(crate) const ANY_KEY: &str = "_anyke";
 
 /// Whether selector `parameters` (`a=1;b;c=2`) hold [`ANY_KEY`].
 pub(crate) fn accepts_any_key(parameters: &str) -> bool {
-    parameters
-        .split(';')
-        .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == ANY_KEY)
+    has_parameter(parameters, ANY_KEY)
 }
 
 impl ReplySink {
@@ -267,6 +265,13 @@ impl PendingGet {
 
 fn split_selector(selector: &str) -> (&str, &str) {
     selector.split_once('?').unwrap_or((selector, ""))
+}
+
+/// Whether selector parameters (`a=1;b;c=2`) name `name`, with or without a value.
+pub(crate) fn has_parameter(parameters: &str, name: &str) -> bool {
+    parameters
+        .split(';')
+        .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == name)
 }
 
 impl Inner {
