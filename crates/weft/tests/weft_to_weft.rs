@@ -1,7 +1,7 @@
 //! Two weft sessions talking to each other over loopback.
 
 use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod common;
 use common::session;
@@ -554,4 +554,47 @@ fn a_client_to_a_refused_endpoint_fails_at_once_unless_told_to_wait() {
         "the waiting client did not open"
     );
     drop(router);
+}
+
+#[test]
+fn a_large_drop_put_to_a_peer_that_reads_nothing_is_dropped_without_holding_the_publisher() {
+    let publisher = peer(true, None);
+    let port: u16 = publisher.listen_endpoints()[0]
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // A client that subscribes to everything, then never reads its socket.
+    let mut stuck = weft_testkit::raw::RawClient::connect(port, 0x5eed).unwrap();
+    stuck.declare_subscriber(1, "big/**").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while publisher
+        .admin()
+        .faces
+        .first()
+        .is_none_or(|f| f.subscribers.is_empty())
+    {
+        assert!(Instant::now() < deadline, "the subscriber never came");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let payload = vec![7u8; 64 * 1024];
+    let options = PutOptions {
+        congestion_control: weft::CongestionControl::Drop,
+        ..PutOptions::default()
+    };
+    // Its socket buffers fill within a few dozen puts; from then on each put waits at
+    // most wait_before_drop (1 ms) for room, then drops the message whole.
+    let started = Instant::now();
+    for _ in 0..200 {
+        publisher.put("big/x", &payload, &options).unwrap();
+    }
+    let took = started.elapsed();
+    let face = &publisher.admin().faces[0];
+    assert!(face.dropped > 0, "nothing was dropped: {face:?}");
+    assert!(
+        took < Duration::from_secs(4),
+        "200 puts held the publisher {took:?}"
+    );
+    drop(stuck);
 }

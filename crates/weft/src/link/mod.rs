@@ -151,6 +151,22 @@ fn wait_writable(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
     }
 }
 
+impl Link {
+    /// Whether the link can take more bytes now, or does within `wait` (false on a
+    /// thread that never waits, unless it can at once).
+    pub fn writable_within(&self, wait: Duration) -> bool {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        let now = poll(
+            &mut [PollFd::new(self.fd(), PollFlags::POLLOUT)],
+            PollTimeout::ZERO,
+        );
+        if matches!(now, Ok(n) if n > 0) {
+            return true;
+        }
+        wait_writable(self.fd(), Instant::now() + wait).is_ok()
+    }
+}
+
 /// Whether a socket error only says that a read timed out (no data yet).
 pub(crate) fn is_timeout(e: &io::Error) -> bool {
     matches!(

@@ -227,17 +227,37 @@ impl Transport {
         congestion: CongestionControl,
     ) -> Result<(), SendError> {
         let mut drop_deadline = None;
-        // What is already queued on this lane goes first, and one fragmented message at
-        // a time: fragments of a channel must have consecutive sequence numbers.
         loop {
-            if !st.queue.lane_is_empty(priority) && st.queue.has_room() {
-                st.queue.seal_lane(priority);
-                self.wake_writer(&mut st);
+            // What is already queued on this lane goes first, and one fragmented message
+            // at a time: fragments of a channel must have consecutive sequence numbers.
+            loop {
+                if !st.queue.lane_is_empty(priority) && st.queue.has_room() {
+                    st.queue.seal_lane(priority);
+                    self.wake_writer(&mut st);
+                }
+                if st.queue.lane_idle(priority) {
+                    break;
+                }
+                st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
             }
-            if st.queue.lane_idle(priority) {
+            // Under `drop`, a link that takes nothing for `wait_before_drop` drops the
+            // message before its first fragment (after it, the others must follow: a
+            // message goes whole or not at all), instead of holding the sender.
+            if congestion != CongestionControl::Drop || self.link.writable_within(Duration::ZERO) {
                 break;
             }
-            st = self.wait_for_room(st, congestion, &mut drop_deadline)?;
+            let until = *drop_deadline.get_or_insert(Instant::now() + self.limits.wait_before_drop);
+            drop(st);
+            let writable = self
+                .link
+                .writable_within(until.saturating_duration_since(Instant::now()));
+            st = self.lock();
+            if !writable {
+                self.count_drops(DropReason::Congestion, 1);
+                return Err(SendError::Dropped);
+            }
+            // Writable again: the lane is looked at anew (another message may have
+            // started meanwhile).
         }
         // The message is encoded but for its payload, which stays where it is; each
         // fragment is written straight from those parts, its header in front (a vectored
