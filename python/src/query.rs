@@ -4,7 +4,6 @@ use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use weft_keyexpr::OwnedKeyExpr;
 
 use crate::bytes::{to_vec, ZBytes};
 use crate::encoding::{encoding_text, Encoding};
@@ -62,24 +61,6 @@ impl Query {
         with_held(&self.query, "query", "finalised (dropped)", |q| {
             py.allow_threads(|| f(q)).map_err(zerr)
         })?
-    }
-
-    /// Checks that a reply on `key` answers this query: its key intersects the query's,
-    /// unless the query takes replies on any key (Zenoh's `_anyke` parameter).
-    fn check_reply_key(&self, key: &str) -> PyResult<()> {
-        let reply = OwnedKeyExpr::new(key)
-            .map_err(|e| zerr(format!("invalid key expression `{key}`: {e}")))?;
-        if weft::ReplyKeyExpr::of_parameters(&self.parameters) == weft::ReplyKeyExpr::Any {
-            return Ok(());
-        }
-        let query = OwnedKeyExpr::new(self.key_expr.as_str()).map_err(zerr)?;
-        if !query.as_key_expr().intersects(reply.as_key_expr()) {
-            return Err(zerr(format!(
-                "cannot reply on `{key}`: it does not intersect the query's `{}`",
-                self.key_expr
-            )));
-        }
-        Ok(())
     }
 
     fn finalise(&self, py: Python<'_>) {
@@ -180,7 +161,6 @@ impl Query {
         source_info: Option<crate::sample::SourceInfo>,
     ) -> PyResult<()> {
         let key = key_text(key_expr)?;
-        self.check_reply_key(&key)?;
         let payload = to_vec(payload)?;
         let args = PutArgs {
             encoding,
@@ -216,7 +196,6 @@ impl Query {
         _options: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<()> {
         let key = key_text(key_expr)?;
-        self.check_reply_key(&key)?;
         self.with_query(py, |q| q.reply_del(&key))
     }
 
