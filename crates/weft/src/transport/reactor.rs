@@ -12,6 +12,9 @@
 //! expires is closed then (`close_link_on_expiration`), and a link closed locally is read
 //! to its end for [`CLOSE_DRAIN`] at most.
 //!
+//! Callbacks run on the I/O threads, but one that blocks holds only its own link: the
+//! thread's other links are taken over by another OS thread ([`watchdog`]).
+//!
 //! An I/O thread never waits for one link: what it sends goes through the queues
 //! ([`Transport::send_forwarded`]); a destination that takes nothing loses or holds only
 //! its own traffic. Back-pressure: a destination whose overflow of forwarded `block`
@@ -31,6 +34,8 @@ use std::time::{Duration, Instant, SystemTime};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+mod watchdog;
+
 use super::reader::{Flow, LinkRx};
 use super::{Transport, CLOSE_DRAIN, PAUSE_MAX};
 use crate::link::{self, STREAM_BATCH_SIZE};
@@ -47,6 +52,11 @@ const WAKER: Token = Token(usize::MAX);
 thread_local! {
     /// Which I/O thread this is, if it is one.
     static IO_THREAD: Cell<Option<usize>> = const { Cell::new(None) };
+    /// The I/O thread whose counter slot this thread writes (see [`current_io_thread`]).
+    static COUNTER_SLOT: Cell<Option<usize>> = const { Cell::new(None) };
+    /// The read buffer of this I/O thread's links: a whole batch always fits after what
+    /// is left of the previous one.
+    static READ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     /// Transports this I/O thread is to write after the event it is handling.
     static TO_WRITE: RefCell<Vec<Arc<Transport>>> = const { RefCell::new(Vec::new()) };
     /// A destination that asked for the link being read to pause (see
@@ -81,10 +91,12 @@ pub(crate) fn on_io_thread() -> bool {
     IO_THREAD.with(Cell::get).is_some()
 }
 
-/// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one: a counter with
-/// one slot per I/O thread can be written by each without atomic read-modify-writes.
+/// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one and owns that
+/// thread's counter slot: a counter with one slot per I/O thread can be written by each
+/// without atomic read-modify-writes. Only one OS thread owns a slot at a time (a worker
+/// that took over from a blocked one has none until the blocked one has ended).
 pub(crate) fn current_io_thread() -> Option<usize> {
-    IO_THREAD.with(Cell::get)
+    COUNTER_SLOT.with(Cell::get)
 }
 
 /// What other threads hand an I/O thread.
@@ -101,6 +113,19 @@ enum Command {
 struct Handle {
     commands: Mutex<Vec<Command>>,
     waker: Waker,
+    /// The thread's links and timers, held by the worker leading it (see [`watchdog`]).
+    state: Mutex<IoThread>,
+    /// Links handed back by a worker replaced while its callbacks ran.
+    returned: Mutex<Vec<Returned>>,
+    /// Whether a worker writes the thread's counter slot.
+    counter_slot_taken: std::sync::atomic::AtomicBool,
+}
+
+/// A link read by a worker replaced meanwhile, and what reading it came to.
+struct Returned {
+    slot: usize,
+    entry: Entry,
+    outcome: ReadOutcome,
 }
 
 impl Handle {
@@ -148,13 +173,117 @@ fn start_threads() -> Result<Vec<Handle>, String> {
         handles.push(Handle {
             commands: Mutex::new(Vec::new()),
             waker,
+            state: Mutex::new(IoThread::new(index, poll)),
+            returned: Mutex::new(Vec::new()),
+            counter_slot_taken: std::sync::atomic::AtomicBool::new(false),
         });
-        std::thread::Builder::new()
-            .name(format!("weft-io-{index}"))
-            .spawn(move || IoThread::new(index, poll).run())
-            .map_err(|e| format!("cannot start an I/O thread: {e}"))?;
+        start_worker(index)?;
     }
+    std::thread::Builder::new()
+        .name("weft-io-watch".into())
+        .spawn(|| watchdog::watch(io_thread_count(), start_worker))
+        .map_err(|e| format!("cannot start the I/O threads' watchdog: {e}"))?;
     Ok(handles)
+}
+
+/// Starts an OS thread serving the I/O thread `index` (see [`watchdog`]).
+fn start_worker(index: usize) -> Result<(), String> {
+    std::thread::Builder::new()
+        .name(format!("weft-io-{index}"))
+        .spawn(move || serve(index))
+        .map(drop)
+        .map_err(|e| format!("cannot start an I/O thread: {e}"))
+}
+
+/// A worker: leads the I/O thread `index` until it is replaced while its callbacks run.
+fn serve(index: usize) {
+    let Ok(handles) = threads() else {
+        return;
+    };
+    let handle = &handles[index];
+    let worker = watchdog::register(index);
+    IO_THREAD.with(|t| t.set(Some(index)));
+    link::never_wait_on_this_thread();
+    READ_BUF.with(|b| *b.borrow_mut() = vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)]);
+    let mut events = Events::with_capacity(1024);
+    let mut state = lock(&handle.state);
+    loop {
+        claim_counter_slot(handle, index);
+        state.turn(&mut events, handle);
+        while let Some(slot) = state.to_read.pop() {
+            match read_unlocked(state, slot, handle, &worker) {
+                Some(leading) => state = leading,
+                None => {
+                    // Replaced: the new worker leads; this one ends.
+                    write_scheduled(index);
+                    if COUNTER_SLOT.with(|c| c.take()).is_some() {
+                        handle
+                            .counter_slot_taken
+                            .store(false, std::sync::atomic::Ordering::Release);
+                    }
+                    watchdog::unregister(&worker);
+                    return;
+                }
+            }
+        }
+        write_scheduled(index);
+    }
+}
+
+/// Takes the I/O thread's counter slot for this worker if no other has it.
+fn claim_counter_slot(handle: &Handle, index: usize) {
+    if COUNTER_SLOT.with(Cell::get).is_none()
+        && !handle
+            .counter_slot_taken
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    {
+        COUNTER_SLOT.with(|c| c.set(Some(index)));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads the link in `slot` without holding the I/O thread's state (its callbacks may
+/// block), then takes the state back: `None` if this worker was replaced meanwhile, the
+/// link then handed back to the new one.
+fn read_unlocked<'h>(
+    mut state: std::sync::MutexGuard<'h, IoThread>,
+    slot: usize,
+    handle: &'h Handle,
+    worker: &watchdog::Worker,
+) -> Option<std::sync::MutexGuard<'h, IoThread>> {
+    let Some(mut entry) = state.entries.get_mut(slot).and_then(Option::take) else {
+        return Some(state);
+    };
+    entry.to_read = false;
+    if entry.paused_until.is_some() {
+        state.entries[slot] = Some(entry);
+        return Some(state);
+    }
+    let source = PausedSource {
+        thread: state.index,
+        slot,
+        generation: entry.generation,
+    };
+    drop(state);
+    worker.enter_callbacks();
+    let outcome = READ_BUF.with(|buf| read_entry(&mut entry, &mut buf.borrow_mut(), source));
+    if worker.leave_callbacks() {
+        let mut state = lock(&handle.state);
+        state.settle(slot, entry, outcome);
+        return Some(state);
+    }
+    lock(&handle.returned).push(Returned {
+        slot,
+        entry,
+        outcome,
+    });
+    if let Err(e) = handle.waker.wake() {
+        tracing::error!("cannot wake an I/O thread: {e}");
+    }
+    None
 }
 
 /// Which I/O thread serves the next transport (round robin).
@@ -178,6 +307,7 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
                 paused_until: None,
                 closes_at,
                 peer_ended: false,
+                to_read: false,
             })));
             Ok(())
         }
@@ -250,6 +380,8 @@ struct Entry {
     /// The socket said its peer has ended its side: read to the end, short reads
     /// included (no further event will come for the end of the stream).
     peer_ended: bool,
+    /// Waits in the I/O thread's `to_read`.
+    to_read: bool,
 }
 
 /// When `link` is to be closed because its peer's certificate expires, on the clock of
@@ -284,11 +416,10 @@ struct IoThread {
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     /// Links whose turn ended with data left to read.
     again: Vec<usize>,
+    /// Links to read in this turn, once the events, commands and timers are handled.
+    to_read: Vec<usize>,
     /// (until when, slot, generation) of the links paused by back-pressure.
     paused: Vec<(Instant, usize, u64)>,
-    /// The read buffer shared by the thread's links: a whole batch always fits after
-    /// what is left of the previous one.
-    buf: Vec<u8>,
     /// The commands being run, swapped with the thread's queue (kept, not freed).
     commands: Vec<Command>,
 }
@@ -303,62 +434,105 @@ impl IoThread {
             generation: 0,
             timers: BinaryHeap::new(),
             again: Vec::new(),
+            to_read: Vec::new(),
             paused: Vec::new(),
-            buf: vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)],
             commands: Vec::new(),
         }
     }
 
-    fn run(mut self) {
-        IO_THREAD.with(|t| t.set(Some(self.index)));
-        link::never_wait_on_this_thread();
-        let mut events = Events::with_capacity(1024);
-        loop {
-            let timeout = if self.again.is_empty() {
-                let next_timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
-                let next_resume = self.paused.iter().map(|(at, _, _)| *at).min();
-                next_timer
-                    .into_iter()
-                    .chain(next_resume)
-                    .min()
-                    .map(|at| at.saturating_duration_since(Instant::now()))
-            } else {
-                Some(Duration::ZERO)
-            };
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    tracing::error!("I/O thread {}: {e}", self.index);
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+    /// One turn of the I/O thread: waits for events (or the next timer), runs the
+    /// commands, writes and notes what is to be read (in `to_read`), runs the timers.
+    fn turn(&mut self, events: &mut Events, handle: &Handle) {
+        let timeout = if self.again.is_empty() && self.to_read.is_empty() {
+            let next_timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
+            let next_resume = self.paused.iter().map(|(at, _, _)| *at).min();
+            next_timer
+                .into_iter()
+                .chain(next_resume)
+                .min()
+                .map(|at| at.saturating_duration_since(Instant::now()))
+        } else {
+            Some(Duration::ZERO)
+        };
+        if let Err(e) = self.poll.poll(events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                tracing::error!("I/O thread {}: {e}", self.index);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            return;
+        }
+        self.take_returned(handle);
+        self.run_commands();
+        for again in std::mem::take(&mut self.again) {
+            self.read(again);
+        }
+        for event in events.iter() {
+            let slot = event.token().0;
+            if event.token() == WAKER {
                 continue;
             }
-            self.run_commands();
-            for again in std::mem::take(&mut self.again) {
-                self.read(again);
-            }
-            for event in &events {
-                let slot = event.token().0;
-                if event.token() == WAKER {
-                    continue;
-                }
-                if event.is_writable() {
-                    if let Some(e) = self.entries.get(slot).and_then(Option::as_ref) {
-                        e.rx.transport().pump();
-                    }
-                }
-                if event.is_read_closed() || event.is_error() {
-                    if let Some(e) = self.entries.get_mut(slot).and_then(Option::as_mut) {
-                        e.peer_ended = true;
-                    }
-                }
-                if event.is_readable() || event.is_read_closed() || event.is_error() {
-                    self.read(slot);
+            if event.is_writable() {
+                if let Some(e) = self.entries.get(slot).and_then(Option::as_ref) {
+                    e.rx.transport().pump();
                 }
             }
-            write_scheduled(self.index);
-            let now = Instant::now();
-            self.resume_due(now);
-            self.run_timers(now);
+            if event.is_read_closed() || event.is_error() {
+                if let Some(e) = self.entries.get_mut(slot).and_then(Option::as_mut) {
+                    e.peer_ended = true;
+                }
+            }
+            if event.is_readable() || event.is_read_closed() || event.is_error() {
+                self.read(slot);
+            }
+        }
+        write_scheduled(self.index);
+        let now = Instant::now();
+        self.resume_due(now);
+        self.run_timers(now);
+        // Read in the order they came (`to_read` is taken from its end).
+        self.to_read.reverse();
+    }
+
+    /// Takes back the links of workers replaced while their callbacks ran: their events
+    /// and timers meanwhile went unserved, so their readiness is asked anew (registering
+    /// again raises an event for what is ready) and their timer is due now.
+    fn take_returned(&mut self, handle: &Handle) {
+        let returned = std::mem::take(&mut *lock(&handle.returned));
+        for Returned {
+            slot,
+            entry,
+            outcome,
+        } in returned
+        {
+            let fd = entry.rx.transport().link.raw_fd();
+            let generation = entry.generation;
+            let _ = self.poll.registry().reregister(
+                &mut SourceFd(&fd),
+                Token(slot),
+                Interest::READABLE | Interest::WRITABLE,
+            );
+            self.timers
+                .push(Reverse((Instant::now(), slot, generation)));
+            self.settle(slot, entry, outcome);
+        }
+    }
+
+    /// Puts back a link that was read, and acts on what reading it came to.
+    fn settle(&mut self, slot: usize, mut entry: Entry, outcome: ReadOutcome) {
+        let generation = entry.generation;
+        match outcome {
+            ReadOutcome::Drained => {}
+            ReadOutcome::More => self.again.push(slot),
+            ReadOutcome::Ended => {}
+            ReadOutcome::Paused => {
+                let until = Instant::now() + PAUSE_MAX;
+                entry.paused_until = Some(until);
+                self.paused.push((until, slot, generation));
+            }
+        }
+        self.entries[slot] = Some(entry);
+        if let ReadOutcome::Ended = outcome {
+            self.finish(slot);
         }
     }
 
@@ -446,27 +620,13 @@ impl IoThread {
         }
     }
 
-    /// Reads a link, handing every whole batch to its receiver (not while it is paused).
+    /// Has a link read in this turn ([`read_unlocked`]), handing every whole batch to its
+    /// receiver (not while it is paused).
     fn read(&mut self, slot: usize) {
-        let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) else {
-            return;
-        };
-        if entry.paused_until.is_some() {
-            return;
-        }
-        let source = PausedSource {
-            thread: self.index,
-            slot,
-            generation: entry.generation,
-        };
-        match read_entry(entry, &mut self.buf, source) {
-            ReadOutcome::Drained => {}
-            ReadOutcome::More => self.again.push(slot),
-            ReadOutcome::Ended => self.finish(slot),
-            ReadOutcome::Paused => {
-                let until = Instant::now() + PAUSE_MAX;
-                entry.paused_until = Some(until);
-                self.paused.push((until, slot, source.generation));
+        if let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) {
+            if !entry.to_read {
+                entry.to_read = true;
+                self.to_read.push(slot);
             }
         }
     }
@@ -500,6 +660,7 @@ impl IoThread {
         let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
         self.free.push(slot);
         self.again.retain(|s| *s != slot);
+        self.to_read.retain(|s| *s != slot);
         self.paused.retain(|(_, s, _)| *s != slot);
         entry.rx.finish();
         write_scheduled(self.index);
