@@ -6,8 +6,12 @@
 //! The session tells each listener's queue while it holds its state's lock, so that a
 //! listener sees a transport or link open before it sees it close; a thread per listener
 //! takes the events from its queue and calls the listener's callback, so that a slow
-//! callback never holds the session up. A queue keeps at most [`WAITING_MOST`] events: a
-//! listener that falls further behind loses the newest ones, logged.
+//! callback never holds the session up. A listener that falls [`WAITING_MOST`] events
+//! behind is told less, never wrongly: a transport or link that opens and closes before
+//! the listener's callback has seen it open leaves no event at all (its close removes
+//! its waiting open), so every close the callback sees follows the open it saw. What
+//! waits is then bounded by the transports and links open (each leaves at most its open
+//! and the close of the one before it), which `max_sessions` bounds.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +24,8 @@ use super::face_transport::FaceTransport;
 use super::{Inner, SessionError};
 use crate::api::SampleKind;
 
-/// Most events waiting for one listener's callback.
+/// Events waiting for one listener's callback past which a close removes its open
+/// instead of following it.
 pub(crate) const WAITING_MOST: usize = 1024;
 
 /// A node's transport with this session opened (`kind` Put) or closed (Delete).
@@ -95,8 +100,10 @@ impl LinkEvent {
 pub(crate) trait NetworkEvent: Clone + Send + Sized + 'static {
     /// `transport` or `link`.
     const WHAT: &'static str;
-    /// The node it is about.
-    fn zid(&self) -> ZenohId;
+    /// Open (`Put`) or closed (`Delete`).
+    fn kind(&self) -> SampleKind;
+    /// Whether `other` is about the same transport or link.
+    fn same_subject(&self, other: &Self) -> bool;
     /// The session's listeners of this event type.
     fn listeners(session: &Inner) -> &Listeners<Self>;
     /// One event of kind `Put` for each transport or link open now.
@@ -108,6 +115,8 @@ struct Queue<E> {
     events: Mutex<VecDeque<E>>,
     ready: Condvar,
     ended: AtomicBool,
+    /// Whether falling behind was logged since the queue was last emptied.
+    said_behind: AtomicBool,
 }
 
 impl<E: NetworkEvent> Queue<E> {
@@ -116,18 +125,27 @@ impl<E: NetworkEvent> Queue<E> {
             events: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
             ended: AtomicBool::new(false),
+            said_behind: AtomicBool::new(false),
         }
     }
 
     fn push(&self, event: E) {
         let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
-        if events.len() >= WAITING_MOST {
-            tracing::warn!(
-                "a {} events listener is {WAITING_MOST} events behind: the event of {} is lost",
-                E::WHAT,
-                event.zid()
-            );
-            return;
+        if events.len() >= WAITING_MOST && event.kind() == SampleKind::Delete {
+            if !self.said_behind.swap(true, Ordering::Relaxed) {
+                tracing::warn!(
+                    "a {} events listener is {WAITING_MOST} events behind: {}s that open \
+                     and close before it sees them are left out",
+                    E::WHAT,
+                    E::WHAT
+                );
+            }
+            // The latest event about the same subject: its open, not yet seen.
+            let latest = events.iter().rposition(|e| e.same_subject(&event));
+            if let Some(i) = latest.filter(|i| events[*i].kind() == SampleKind::Put) {
+                events.remove(i);
+                return;
+            }
         }
         events.push_back(event);
         self.ready.notify_one();
@@ -141,6 +159,7 @@ impl<E: NetworkEvent> Queue<E> {
                 return None;
             }
             if !events.is_empty() {
+                self.said_behind.store(false, Ordering::Relaxed);
                 return Some(events.drain(..).collect());
             }
             events = self
@@ -226,8 +245,12 @@ impl<E: NetworkEvent> Drop for EventsListener<E> {
 impl NetworkEvent for TransportEvent {
     const WHAT: &'static str = "transport";
 
-    fn zid(&self) -> ZenohId {
-        self.zid
+    fn kind(&self) -> SampleKind {
+        self.kind
+    }
+
+    fn same_subject(&self, other: &Self) -> bool {
+        self.zid == other.zid
     }
 
     fn listeners(session: &Inner) -> &Listeners<Self> {
@@ -246,8 +269,12 @@ impl NetworkEvent for TransportEvent {
 impl NetworkEvent for LinkEvent {
     const WHAT: &'static str = "link";
 
-    fn zid(&self) -> ZenohId {
-        self.zid
+    fn kind(&self) -> SampleKind {
+        self.kind
+    }
+
+    fn same_subject(&self, other: &Self) -> bool {
+        self.zid == other.zid && self.src == other.src && self.dst == other.dst
     }
 
     fn listeners(session: &Inner) -> &Listeners<Self> {
@@ -314,5 +341,71 @@ impl Inner {
                 Err(SessionError::Thread(e.to_string()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: SampleKind, node: u128) -> TransportEvent {
+        TransportEvent {
+            kind,
+            zid: ZenohId::new(node).unwrap(),
+            whatami: WhatAmI::Client,
+            qos: true,
+        }
+    }
+
+    fn waiting(queue: &Queue<TransportEvent>) -> Vec<(SampleKind, u128)> {
+        let events = queue.events.lock().unwrap();
+        events.iter().map(|e| (e.kind, e.zid.to_u128())).collect()
+    }
+
+    #[test]
+    fn a_listener_within_its_bound_is_told_everything() {
+        let queue = Queue::new();
+        queue.push(event(SampleKind::Put, 1));
+        queue.push(event(SampleKind::Delete, 1));
+        assert_eq!(
+            waiting(&queue),
+            [(SampleKind::Put, 1), (SampleKind::Delete, 1)]
+        );
+    }
+
+    #[test]
+    fn a_listener_behind_is_told_less_but_every_close_follows_its_open() {
+        let queue = Queue::new();
+        for node in 1..=WAITING_MOST as u128 {
+            queue.push(event(SampleKind::Put, node));
+        }
+        // Node 5 closes before the listener saw it open: neither is told.
+        queue.push(event(SampleKind::Delete, 5));
+        assert_eq!(queue.events.lock().unwrap().len(), WAITING_MOST - 1);
+        assert!(!waiting(&queue).contains(&(SampleKind::Put, 5)));
+        // Past the bound, opens are kept (bounded by the sessions open)...
+        queue.push(event(SampleKind::Put, 5000));
+        queue.push(event(SampleKind::Put, 5001));
+        // ...and a close whose open was seen already is kept too.
+        let seen = queue.take().unwrap();
+        assert_eq!(seen.len(), WAITING_MOST + 1);
+        for node in 1..=WAITING_MOST as u128 {
+            queue.push(event(SampleKind::Delete, node));
+        }
+        queue.push(event(SampleKind::Delete, 5000));
+        assert_eq!(queue.events.lock().unwrap().len(), WAITING_MOST + 1);
+        // A node that reconnects and closes again: its close removes its second open,
+        // and its first close stays.
+        queue.push(event(SampleKind::Put, 7));
+        queue.push(event(SampleKind::Delete, 7));
+        assert_eq!(queue.events.lock().unwrap().len(), WAITING_MOST + 1);
+        assert_eq!(
+            waiting(&queue)
+                .iter()
+                .filter(|(_, n)| *n == 7)
+                .collect::<Vec<_>>(),
+            [&(SampleKind::Delete, 7)],
+            "its open and close after the bound cancel; its earlier close stays"
+        );
     }
 }
