@@ -593,6 +593,47 @@ impl Link {
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
 pub const MAX_BATCH_PARTS: usize = 4;
 
+/// Most batches one vectored write carries ([`Link::write_batch_group`]).
+pub const MAX_GROUP_BATCHES: usize = 4;
+
+impl Link {
+    /// Writes several batches, each made of [`MAX_BATCH_PARTS`] parts laid end to end
+    /// (empty parts allowed), in one vectored write on a stream (at most
+    /// [`MAX_GROUP_BATCHES`]); one datagram each on UDP. Loopback TCP moves large data
+    /// about twice as fast in writes of 256 KiB as in writes of 64 KiB.
+    pub fn write_batch_group(&self, batches: &[[&[u8]; MAX_BATCH_PARTS]]) -> io::Result<()> {
+        if self.is_datagram() || batches.len() == 1 {
+            for parts in batches {
+                self.write_batch_parts(parts)?;
+            }
+            return Ok(());
+        }
+        if batches.len() > MAX_GROUP_BATCHES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many batches for one write",
+            ));
+        }
+        let mut prefixes = [[0u8; 2]; MAX_GROUP_BATCHES];
+        for (prefix, parts) in prefixes.iter_mut().zip(batches) {
+            let total: usize = parts.iter().map(|p| p.len()).sum();
+            let len = u16::try_from(total).map_err(|_| {
+                io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes")
+            })?;
+            *prefix = len.to_le_bytes();
+        }
+        const PER_BATCH: usize = MAX_BATCH_PARTS + 1;
+        let mut slices = [IoSlice::new(&[]); MAX_GROUP_BATCHES * PER_BATCH];
+        for (i, parts) in batches.iter().enumerate() {
+            slices[i * PER_BATCH] = IoSlice::new(&prefixes[i]);
+            for (slice, part) in slices[i * PER_BATCH + 1..].iter_mut().zip(parts) {
+                *slice = IoSlice::new(part);
+            }
+        }
+        write_all_vectored(self, &mut slices[..batches.len() * PER_BATCH])
+    }
+}
+
 /// Writes what the socket takes of `bufs` now, advancing them and counting the bytes in
 /// `written`: `Ok(true)` once every byte is written, `Ok(false)` when the socket takes
 /// no more for now.
@@ -1081,6 +1122,42 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
         assert!(start.elapsed() < Duration::from_millis(200));
         trickler.join().unwrap();
+    }
+
+    #[test]
+    fn a_group_of_batches_arrives_as_its_batches_each_joined_from_its_parts() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let writer = Link::Unix(ours);
+        let mut reader = BatchReader::new(Link::Unix(theirs));
+        let big = vec![5u8; 60_000];
+        let group = [
+            [&b"h1"[..], &big[..10_000], &big[10_000..], &b""[..]],
+            [&b"h2"[..], &b""[..], &b"tail"[..], &b"!"[..]],
+            [&b"h3"[..], &b""[..], &b""[..], &b""[..]],
+        ];
+        // Larger than the socket takes at once: the write waits for the reader.
+        std::thread::scope(|scope| {
+            let written = scope.spawn(|| writer.write_batch_group(&group));
+            let deadline = Instant::now() + Duration::from_secs(5);
+            let first = reader
+                .next_batch_before(deadline)
+                .unwrap()
+                .unwrap()
+                .to_vec();
+            assert_eq!(first.len(), 2 + 60_000);
+            assert_eq!(&first[..2], b"h1");
+            assert!(first[2..].iter().all(|b| *b == 5));
+            let second = reader.next_batch_before(deadline).unwrap().unwrap();
+            assert_eq!(second, b"h2tail!");
+            let third = reader.next_batch_before(deadline).unwrap().unwrap();
+            assert_eq!(third, b"h3");
+            written.join().unwrap().unwrap();
+        });
+        let too_many = [[&b"x"[..], &b""[..], &b""[..], &b""[..]]; MAX_GROUP_BATCHES + 1];
+        assert_eq!(
+            writer.write_batch_group(&too_many).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
     }
 
     #[test]

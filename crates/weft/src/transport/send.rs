@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 use weft_proto::core::{CongestionControl, Priority, Reliability};
 use weft_proto::network::NetworkMessage;
 use weft_transport::queue::{slice_parts, NoRoom};
-use weft_transport::tx::{Pushed, TxError};
+use weft_transport::tx::{PlannedFragment, Pushed, TxError};
 
 use super::drops::DropReason;
 use super::{reactor, SendError, Transport, TxState};
+use crate::link::{MAX_BATCH_PARTS, MAX_GROUP_BATCHES};
 
 impl Transport {
     /// Sends a network message on the channel (`priority`, `reliability`).
@@ -280,7 +281,18 @@ impl Transport {
         };
         let parts = split.parts(&head);
         let mut result = Ok(());
-        for fragment in fragments {
+        let mut fragments = fragments.peekable();
+        loop {
+            // Up to four fragments in one vectored write (see `write_batch_group`); a
+            // short last fragment goes in a write of its own (measured faster on
+            // loopback than joined to the one before).
+            let group: [Option<PlannedFragment>; MAX_GROUP_BATCHES] = std::array::from_fn(|i| {
+                fragments.next_if(|f| i == 0 || f.range().len() >= SHORT_FRAGMENT)
+            });
+            let count = group.iter().take_while(|f| f.is_some()).count();
+            if count == 0 {
+                break;
+            }
             while st.writing {
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
@@ -294,8 +306,12 @@ impl Transport {
             }
             st.writing = true;
             drop(st);
-            let [a, b, c] = slice_parts(parts, fragment.range());
-            result = self.write_parts(&[fragment.head(), a, b, c]);
+            let mut batches = [[&[][..]; MAX_BATCH_PARTS]; MAX_GROUP_BATCHES];
+            for (batch, fragment) in batches.iter_mut().zip(group.iter().flatten()) {
+                let [a, b, c] = slice_parts(parts, fragment.range());
+                *batch = [fragment.head(), a, b, c];
+            }
+            result = self.write_batch_group(&batches[..count]);
             st = self.lock();
             self.release_link(&mut st);
             if result.is_err() {
@@ -314,6 +330,9 @@ impl Transport {
         result
     }
 }
+
+/// A fragment shorter than this (bytes) is not joined to a write of fragments before it.
+const SHORT_FRAGMENT: usize = 16 * 1024;
 
 /// Whether a message asks to be sent at once (the express bit of its QoS).
 fn msg_is_express(msg: &NetworkMessage<'_>) -> bool {

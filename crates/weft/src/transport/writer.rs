@@ -355,6 +355,29 @@ impl Transport {
         }
     }
 
+    /// Writes several batches, each made of its parts laid end to end, in one vectored
+    /// write ([`crate::link::Link::write_batch_group`]).
+    pub(super) fn write_batch_group(
+        &self,
+        batches: &[[&[u8]; crate::link::MAX_BATCH_PARTS]],
+    ) -> Result<(), SendError> {
+        let writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let written = self.link.write_batch_group(batches);
+        drop(writing);
+        match written {
+            Ok(()) => {
+                for parts in batches {
+                    self.count_written(parts.iter().map(|p| p.len()).sum());
+                }
+                Ok(())
+            }
+            Err(_) => {
+                self.fail_link();
+                Err(SendError::Closed)
+            }
+        }
+    }
+
     /// Manual batching: while on, messages (but express ones) wait in the pending
     /// batches until [`Transport::flush_pending`] or until a batch is full.
     pub fn set_manual_batching(&self, on: bool) {
