@@ -313,6 +313,7 @@ def test_channel_handlers_context_managers_and_undeclaring(client):
             b, "adv/ch/x", weft.handlers.FifoChannel(8), history=ext.HistoryConfig()
         ) as sub:
             assert str(sub.key_expr) == "adv/ch/x"
+            assert str(sub.id.zid) == str(b.zid()) and sub.id != pub.id
             misses = sub.sample_miss_listener()
             assert misses.try_recv() is None
             got = [sub.recv().payload.to_string() for _ in range(3)]

@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, Optional
 
 from .._weft import (
     ConsolidationMode,
+    EntityGlobalId,
     KeyExpr,
     LivelinessToken,
     QueryTarget,
@@ -523,6 +524,12 @@ class AdvancedSubscriber:
                 self.undeclare()
             except Exception:
                 pass
+
+    @property
+    def id(self) -> EntityGlobalId:
+        """The subscriber's id: its session's and the entity id of the subscriber it
+        declared on its key expression."""
+        return self._subscriber.id
 
     @property
     def key_expr(self) -> KeyExpr:
