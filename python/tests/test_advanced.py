@@ -356,3 +356,16 @@ def test_a_dropped_callback_subscriber_runs_on_with_its_detection_token(client):
 
     sample = until(arrived, lambda: pub.put("v"))
     assert sample.payload.to_string() == "v" and sample.source_info.source_id == pub.id
+
+
+def test_subscriber_detection_on_a_key_expression_with_wildcards(client):
+    from weft import ext
+
+    a, b = client(), client()
+    with ext.declare_advanced_subscriber(a, "adv/wild/**", subscriber_detection=True):
+        # Its token is on `adv/wild/**/@adv/sub/...`, seen where that intersects.
+        found = until(
+            lambda t: [str(r.ok.key_expr) for r in b.liveliness().get("adv/wild/x/@adv/sub/**") if r.ok],
+            lambda: None,
+        )
+        assert len(found) == 1 and found[0].startswith("adv/wild/**/@adv/sub/"), found

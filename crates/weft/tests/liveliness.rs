@@ -182,3 +182,45 @@ fn a_liveliness_get_returns_every_one_of_5000_tokens() {
     let replies = a.liveliness_get("many/*", Duration::from_secs(1)).unwrap();
     assert_eq!(keys(replies).len(), 5000);
 }
+
+#[test]
+fn a_token_on_a_key_expression_with_wildcards_is_seen_where_it_intersects() {
+    // As in Zenoh (an advanced subscriber on `demo/**` declares its detection token on
+    // `demo/**/@adv/sub/...`).
+    let a = session(WhatAmI::Peer, true, None);
+    let _wild = a.declare_token("wild/*/w").unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    let (_sub, rx) = channel_subscriber(&b, "wild/x/**", true);
+    assert_eq!(event(&rx), (SampleKind::Put, "wild/*/w".into()));
+    assert_eq!(
+        keys(
+            b.liveliness_get("wild/y/w", Duration::from_secs(1))
+                .unwrap()
+        ),
+        ["wild/*/w"]
+    );
+    assert!(keys(
+        b.liveliness_get("other/**", Duration::from_secs(1))
+            .unwrap()
+    )
+    .is_empty());
+    // And with Zenoh: its liveliness subscriber sees the token too.
+    let endpoint = format!("tcp/127.0.0.1:{}", free_port());
+    let Some(zenoh) = ZenohNode::start(&[
+        "--mode",
+        "peer",
+        "--listen",
+        &endpoint,
+        "--liveliness-sub",
+        "wild/**",
+        "--count",
+        "1",
+        "--timeout",
+        "30",
+    ]) else {
+        return;
+    };
+    let c = session(WhatAmI::Peer, false, Some(&endpoint));
+    let _seen = c.declare_token("wild/**/z").unwrap();
+    assert_eq!(zenoh.sample(10)["key"], "wild/**/z");
+}

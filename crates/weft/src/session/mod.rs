@@ -1083,10 +1083,11 @@ impl Session {
         })
     }
 
-    /// Declares a liveliness token on the concrete key `key`: it exists (for liveliness
-    /// subscribers and gets everywhere) until the handle is dropped or this session dies.
+    /// Declares a liveliness token on the key expression `key` (wildcards allowed, as in
+    /// Zenoh: it is alive for the liveliness subscribers and gets whose key expressions
+    /// intersect it) until the handle is dropped or this session dies.
     pub fn declare_token(&self, key: &str) -> Result<LivelinessToken, SessionError> {
-        let key = concrete(key)?;
+        let key = OwnedKeyExpr::new(key)?;
         let id = self.inner.declare_token(key)?;
         Ok(LivelinessToken {
             inner: self.inner.clone(),
