@@ -8,8 +8,9 @@ use std::sync::Arc;
 /// itself (no allocation), others are copied once out of the batch they came in, into
 /// a reference-counted buffer (so that cloning a sample, to queue it for another
 /// thread, copies nothing); a large one, reassembled from fragments, shares the buffer
-/// it was reassembled in, so that receiving it copies nothing. Reads as a `&[u8]` (`Deref`), compares with byte strings and
-/// vectors, and turns into a `Vec<u8>` with [`Payload::into_vec`].
+/// it was reassembled in, so that receiving it copies nothing. Reads as a `&[u8]`
+/// (`Deref`), compares with byte strings and vectors, and turns into a `Vec<u8>` with
+/// [`Payload::into_vec`].
 #[derive(Clone, Default)]
 pub struct Payload(Repr);
 

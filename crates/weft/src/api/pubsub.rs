@@ -91,10 +91,7 @@ impl Subscriber {
 
     /// The subscriber's id: its session's and its own within it.
     pub fn id(&self) -> EntityGlobalId {
-        EntityGlobalId {
-            zid: self.inner.session_zid(),
-            eid: self.id,
-        }
+        self.inner.entity_id(self.id)
     }
 
     /// Samples dropped because the channel was full (channel subscribers only).
@@ -139,10 +136,7 @@ impl Publisher {
     /// The publisher's id: its session's and its own within it (what
     /// [`PutOptions::source_info`] names).
     pub fn id(&self) -> EntityGlobalId {
-        EntityGlobalId {
-            zid: self.inner.session_zid(),
-            eid: self.id,
-        }
+        self.inner.entity_id(self.id)
     }
 
     /// Publishes `payload` with the publisher's options.

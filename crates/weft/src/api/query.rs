@@ -253,10 +253,7 @@ impl Queryable {
     /// The queryable's id: its session's and its own within it (what a reply it sends
     /// names as its replier).
     pub fn id(&self) -> EntityGlobalId {
-        EntityGlobalId {
-            zid: self.inner.session_zid(),
-            eid: self.id,
-        }
+        self.inner.entity_id(self.id)
     }
 }
 
@@ -290,10 +287,7 @@ impl Querier {
 
     /// The querier's id: its session's and its own within it.
     pub fn id(&self) -> EntityGlobalId {
-        EntityGlobalId {
-            zid: self.inner.session_zid(),
-            eid: self.id,
-        }
+        self.inner.entity_id(self.id)
     }
 
     /// Whether any queryable its queries would reach matches its key, as far as the

@@ -375,19 +375,13 @@ impl Link {
                 "a datagram link writes one batch at a time",
             ));
         }
-        const MOST: usize = 8;
+        const MOST: usize = MAX_GROUP_BATCHES;
         if batches.len() > MOST {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "too many batches for one write",
-            ));
+            return Err(too_many_batches());
         }
         let mut prefixes = [[0u8; 2]; MOST];
         for (prefix, batch) in prefixes.iter_mut().zip(batches) {
-            let len = u16::try_from(batch.len()).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes")
-            })?;
-            *prefix = len.to_le_bytes();
+            *prefix = stream_prefix(batch.len())?;
         }
         let mut slices: [IoSlice<'_>; 2 * MOST] = [IoSlice::new(&[]); 2 * MOST];
         for (i, batch) in batches.iter().enumerate() {
@@ -593,8 +587,23 @@ impl Link {
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
 pub const MAX_BATCH_PARTS: usize = 4;
 
-/// Most batches one vectored write carries ([`Link::write_batch_group`]).
+/// Most batches one vectored write carries ([`Link::write_batch_group`],
+/// [`Link::write_batches_from`]).
 pub const MAX_GROUP_BATCHES: usize = 4;
+
+/// The length prefix of a batch of `len` bytes on a stream link.
+fn stream_prefix(len: usize) -> io::Result<[u8; 2]> {
+    u16::try_from(len)
+        .map(u16::to_le_bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes"))
+}
+
+fn too_many_batches() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many batches for one write",
+    )
+}
 
 impl Link {
     /// Writes several batches, each made of [`MAX_BATCH_PARTS`] parts laid end to end
@@ -609,18 +618,11 @@ impl Link {
             return Ok(());
         }
         if batches.len() > MAX_GROUP_BATCHES {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "too many batches for one write",
-            ));
+            return Err(too_many_batches());
         }
         let mut prefixes = [[0u8; 2]; MAX_GROUP_BATCHES];
         for (prefix, parts) in prefixes.iter_mut().zip(batches) {
-            let total: usize = parts.iter().map(|p| p.len()).sum();
-            let len = u16::try_from(total).map_err(|_| {
-                io::Error::new(io::ErrorKind::InvalidInput, "batch over 65535 bytes")
-            })?;
-            *prefix = len.to_le_bytes();
+            *prefix = stream_prefix(parts.iter().map(|p| p.len()).sum())?;
         }
         const PER_BATCH: usize = MAX_BATCH_PARTS + 1;
         let mut slices = [IoSlice::new(&[]); MAX_GROUP_BATCHES * PER_BATCH];

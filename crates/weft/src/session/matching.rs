@@ -75,20 +75,14 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
     match kind {
         MatchingKind::Subscribers => {
             st.own
-                .subscribers
-                .values()
-                .filter(|s| s.origin.includes_session())
-                .chain(st.own.local_only_subscribers.values())
+                .subscribers_of_session()
                 .any(|s| s.key.as_key_expr().intersects(key))
                 || !st.declared.subscribers.faces_intersecting(key).is_empty()
         }
         MatchingKind::Queryables(QueryTarget::AllComplete) => {
             st.own
-                .queryables
-                .values()
-                .filter(|q| q.origin.includes_session())
-                .chain(st.own.local_only_queryables.values())
-                .any(|q| q.complete && q.key.as_key_expr().includes(key))
+                .queryables_of_session()
+                .any(|(_, q)| q.complete && q.key.as_key_expr().includes(key))
                 || st.faces.values().any(|f| {
                     f.queryables.by_id.iter().any(|(id, k)| {
                         f.complete_queryables.contains(id) && k.as_key_expr().includes(key)
@@ -97,11 +91,8 @@ pub(crate) fn matches(st: &State, key: KeyExpr<'_>, kind: MatchingKind) -> bool 
         }
         MatchingKind::Queryables(_) => {
             st.own
-                .queryables
-                .values()
-                .filter(|q| q.origin.includes_session())
-                .chain(st.own.local_only_queryables.values())
-                .any(|q| q.key.as_key_expr().intersects(key))
+                .queryables_of_session()
+                .any(|(_, q)| q.key.as_key_expr().intersects(key))
                 || !st.declared.queryables.faces_intersecting(key).is_empty()
         }
     }

@@ -392,6 +392,7 @@ pub(crate) struct Inner {
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
     transport_listeners: network_events::Listeners<TransportEvent>,
+    /// Told when links are added and removed.
     link_listeners: network_events::Listeners<LinkEvent>,
 }
 
@@ -400,9 +401,9 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The session's id.
-    pub(crate) fn session_zid(&self) -> ZenohId {
-        self.zid
+    /// The global id of this session's entity `eid`.
+    pub(crate) fn entity_id(&self, eid: u32) -> weft_proto::network::EntityGlobalId {
+        weft_proto::network::EntityGlobalId { zid: self.zid, eid }
     }
 
     /// A new timestamp from the session's clock.
@@ -1200,10 +1201,7 @@ pub struct LivelinessSubscriber {
 impl LivelinessSubscriber {
     /// The liveliness subscriber's id: its session's and its own within it.
     pub fn id(&self) -> weft_proto::network::EntityGlobalId {
-        weft_proto::network::EntityGlobalId {
-            zid: self.inner.session_zid(),
-            eid: self.id,
-        }
+        self.inner.entity_id(self.id)
     }
 }
 

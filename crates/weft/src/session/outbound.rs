@@ -106,21 +106,16 @@ impl Inner {
         self.config.mode != WhatAmI::Client && face.transport.peer_whatami() != WhatAmI::Client
     }
 
-    /// This session's subscribers matching `key` (cached per key; `None` for an invalid
-    /// key).
     /// This session's subscribers that take its own publications on `key` (cached per
-    /// key): those whose origin includes the session.
+    /// key): those whose origin includes the session; `None` for an invalid key.
     pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
         if let Some((_, r)) = st.routes.own_local.get(key) {
             return Some(r.clone());
         }
         let k = KeyExpr::new(key).ok()?;
-        let own = &st.own;
-        let route: Arc<[Callback]> = own
-            .subscribers
-            .values()
-            .filter(|s| s.origin.includes_session())
-            .chain(own.local_only_subscribers.values())
+        let route: Arc<[Callback]> = st
+            .own
+            .subscribers_of_session()
             .filter(|s| s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
@@ -130,8 +125,9 @@ impl Inner {
         Some(route)
     }
 
-    /// As [`Self::local_route_in`], with the cache's shared copy of the key for the
-    /// samples delivered on that route.
+    /// This session's subscribers that take data from other nodes on `key` (cached per
+    /// key), with the cache's shared copy of the key for the samples delivered on that
+    /// route.
     pub(crate) fn keyed_local_route_in(
         st: &mut super::State,
         key: &str,
@@ -262,9 +258,8 @@ impl Inner {
         let local = {
             // A declared publisher's kept routes (held under its lock until the message
             // is queued for every face), or this put's own (no allocation for them).
-            let kept;
+            let kept = own_routes.and_then(|own| self.publisher_routes(own, key));
             let computed;
-            kept = own_routes.and_then(|own| self.publisher_routes(own, key));
             let routes: &Routes = match &kept {
                 Some(kept) => kept.as_ref().expect("publisher routes were just kept"),
                 None => {

@@ -442,17 +442,16 @@ impl Inner {
         key: KeyExpr<'_>,
         target: QueryTarget,
     ) -> Vec<(u32, QueryCallback)> {
-        let local_only = own.local_only_queryables.iter().filter(|_| from_session);
-        own.queryables
-            .iter()
-            .filter(|(_, q)| {
-                if from_session {
-                    q.origin.includes_session()
-                } else {
-                    q.origin.includes_remote()
-                }
-            })
-            .chain(local_only)
+        let of_session = from_session.then(|| own.queryables_of_session());
+        let of_remote = (!from_session).then(|| {
+            own.queryables
+                .iter()
+                .filter(|(_, q)| q.origin.includes_remote())
+        });
+        of_session
+            .into_iter()
+            .flatten()
+            .chain(of_remote.into_iter().flatten())
             .filter(|(_, q)| q.key.as_key_expr().intersects(key))
             .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
             .map(|(id, q)| (*id, q.callback.clone()))

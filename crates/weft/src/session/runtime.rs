@@ -273,10 +273,7 @@ impl Inner {
     /// ended already); forgets it otherwise.
     fn confirm_priority_link(&self, main: &Arc<Transport>, id: usize, kept: bool) {
         let mut st = self.lock();
-        let Some(face) = face_of_main(&mut st, main) else {
-            return;
-        };
-        let Some(i) = face.priority_links.iter().position(|l| l.id == id) else {
+        let Some((face, i)) = attached_link(&mut st, main, id) else {
             return;
         };
         if kept {
@@ -291,12 +288,8 @@ impl Inner {
     /// A link reserved for priorities beside `main` ended: forgotten, and its listeners
     /// told if they were told it was added.
     pub(crate) fn priority_link_closed(&self, main: &Arc<Transport>, link: &Arc<Transport>) {
-        let id = link_id(link);
         let mut st = self.lock();
-        let Some(face) = face_of_main(&mut st, main) else {
-            return;
-        };
-        let Some(i) = face.priority_links.iter().position(|l| l.id == id) else {
+        let Some((face, i)) = attached_link(&mut st, main, link_id(link)) else {
             return;
         };
         let gone = face.priority_links.remove(i);
@@ -380,6 +373,18 @@ impl Inner {
 /// Which transport `t` is, while it lives.
 fn link_id(t: &Arc<Transport>) -> usize {
     Arc::as_ptr(t) as usize
+}
+
+/// The face whose transport is `main`, and where its attached link `id` is in
+/// `priority_links`.
+fn attached_link<'s>(
+    st: &'s mut super::State,
+    main: &Arc<Transport>,
+    id: usize,
+) -> Option<(&'s mut Face, usize)> {
+    let face = face_of_main(st, main)?;
+    let i = face.priority_links.iter().position(|l| l.id == id)?;
+    Some((face, i))
 }
 
 /// The face whose transport is `main`.

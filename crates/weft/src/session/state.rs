@@ -33,6 +33,28 @@ pub(crate) struct Own {
     pub(crate) liveliness_subscribers: HashMap<u32, liveliness::LivelinessSubscriber>,
 }
 
+impl Own {
+    /// Its subscribers that take its own publications (their origin includes the
+    /// session).
+    pub(crate) fn subscribers_of_session(&self) -> impl Iterator<Item = &LocalSubscriber> {
+        self.subscribers
+            .values()
+            .filter(|s| s.origin.includes_session())
+            .chain(self.local_only_subscribers.values())
+    }
+
+    /// Its queryables that answer its own queries (their origin includes the session),
+    /// by id.
+    pub(crate) fn queryables_of_session(
+        &self,
+    ) -> impl Iterator<Item = (&u32, &query::LocalQueryable)> {
+        self.queryables
+            .iter()
+            .filter(|(_, q)| q.origin.includes_session())
+            .chain(self.local_only_queryables.iter())
+    }
+}
+
 /// Queries under way.
 #[derive(Default)]
 pub(crate) struct Queries {

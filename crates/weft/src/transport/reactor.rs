@@ -26,7 +26,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
@@ -210,7 +210,7 @@ fn serve(index: usize) {
     loop {
         claim_counter_slot(handle, index);
         state.turn(&mut events, handle);
-        while let Some(slot) = state.to_read.pop() {
+        while let Some(slot) = state.to_read.pop_front() {
             match read_unlocked(state, slot, handle, &worker) {
                 Some(leading) => state = leading,
                 None => {
@@ -322,10 +322,7 @@ pub(crate) fn schedule_write(t: Arc<Transport>) {
         TO_WRITE.with(|w| w.borrow_mut().push(t));
         return;
     }
-    match threads() {
-        Ok(handles) => handles[t.io_thread].send(Command::Write(t)),
-        Err(e) => tracing::error!("cannot write {}: {e}", t.describe()),
-    }
+    write_later(t);
 }
 
 /// Has `t`'s own I/O thread write what it queued after the events it has to handle (a
@@ -416,8 +413,9 @@ struct IoThread {
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     /// Links whose turn ended with data left to read.
     again: Vec<usize>,
-    /// Links to read in this turn, once the events, commands and timers are handled.
-    to_read: Vec<usize>,
+    /// Links to read in this turn, once the events, commands and timers are handled, in
+    /// the order they were asked for.
+    to_read: VecDeque<usize>,
     /// (until when, slot, generation) of the links paused by back-pressure.
     paused: Vec<(Instant, usize, u64)>,
     /// The commands being run, swapped with the thread's queue (kept, not freed).
@@ -434,7 +432,7 @@ impl IoThread {
             generation: 0,
             timers: BinaryHeap::new(),
             again: Vec::new(),
-            to_read: Vec::new(),
+            to_read: VecDeque::new(),
             paused: Vec::new(),
             commands: Vec::new(),
         }
@@ -489,8 +487,6 @@ impl IoThread {
         let now = Instant::now();
         self.resume_due(now);
         self.run_timers(now);
-        // Read in the order they came (`to_read` is taken from its end).
-        self.to_read.reverse();
     }
 
     /// Takes back the links of workers replaced while their callbacks ran: their events
@@ -626,7 +622,7 @@ impl IoThread {
         if let Some(entry) = self.entries.get_mut(slot).and_then(Option::as_mut) {
             if !entry.to_read {
                 entry.to_read = true;
-                self.to_read.push(slot);
+                self.to_read.push_back(slot);
             }
         }
     }

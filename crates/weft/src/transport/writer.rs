@@ -15,12 +15,11 @@ use super::drops::DropReason;
 /// pending batch grow before it takes it ([`Transport::let_pending_grow`]); a fifth of
 /// the time Zenoh lets a batch fill by default (`transport.link.tx.batching.time_limit`,
 /// 1 ms).
-const GROW_WAIT: Duration = Duration::from_micros(GROW_WAIT_US);
-const GROW_WAIT_US: u64 = 200;
+const GROW_WAIT: Duration = Duration::from_micros(200);
 
 /// Most full batches an I/O thread writes in one (vectored) write: 4 × 64 KiB, where
 /// loopback TCP moves 1 KiB messages a quarter faster than in 64 KiB writes.
-const GATHER_MOST: usize = 4;
+const GATHER_MOST: usize = crate::link::MAX_GROUP_BATCHES;
 
 /// A pending batch this large is taken at once.
 const GROW_ENOUGH: usize = 16 << 10;
@@ -343,16 +342,7 @@ impl Transport {
         let writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let written = self.link.write_batch_parts(parts);
         drop(writing);
-        match written {
-            Ok(()) => {
-                self.count_written(parts.iter().map(|p| p.len()).sum());
-                Ok(())
-            }
-            Err(_) => {
-                self.fail_link();
-                Err(SendError::Closed)
-            }
-        }
+        self.account_written(written, [parts.iter().map(|p| p.len()).sum()])
     }
 
     /// Writes several batches, each made of its parts laid end to end, in one vectored
@@ -364,11 +354,22 @@ impl Transport {
         let writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
         let written = self.link.write_batch_group(batches);
         drop(writing);
+        let lens = batches
+            .iter()
+            .map(|parts| parts.iter().map(|p| p.len()).sum());
+        self.account_written(written, lens)
+    }
+
+    /// Counts the batches of `lens` bytes a sending thread wrote, or, if the write
+    /// failed, shuts the link.
+    fn account_written(
+        &self,
+        written: std::io::Result<()>,
+        lens: impl IntoIterator<Item = usize>,
+    ) -> Result<(), SendError> {
         match written {
             Ok(()) => {
-                for parts in batches {
-                    self.count_written(parts.iter().map(|p| p.len()).sum());
-                }
+                lens.into_iter().for_each(|len| self.count_written(len));
                 Ok(())
             }
             Err(_) => {
