@@ -101,10 +101,10 @@ fn resolve(
             drop,
             handler,
         } => {
-            let dispatcher = Dispatcher::start(callback)?;
+            let dispatcher = Dispatcher::start(py, callback)?;
             let queue = dispatcher.queue();
             (
-                Sink::Queue(queue.clone()),
+                Sink::Callback(dispatcher.clone()),
                 Some(queue),
                 Some(dispatcher),
                 handler,

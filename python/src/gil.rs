@@ -1,11 +1,12 @@
 //! Running Python code from threads Python did not start, without ever blocking
 //! interpreter exit.
 //!
-//! weft's own threads never take the GIL: they queue what arrives. Only the binding's
-//! threads do (a callback's thread, a `get`'s reply thread), through [`with_python`]. At
-//! exit ([`shutdown`]), a flag is raised first, so that none of them starts waiting for
-//! the GIL any more, then the sessions are closed and the calls in flight are waited for,
-//! with the GIL released, for a bounded time.
+//! The binding's threads (a callback's thread, a `get`'s reply thread) take the GIL
+//! through [`with_python`]; weft's I/O threads, which run callbacks once a read is handed
+//! on, through [`with_python_kept`], keeping their Python thread state. weft's threads
+//! never take the GIL anywhere else. At exit ([`shutdown`]), a flag is raised first, so
+//! that none of them starts waiting for the GIL any more, then the sessions are closed
+//! and the calls in flight are waited for, with the GIL released, for a bounded time.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -35,6 +36,7 @@ pub(crate) fn holding_gil<R>(_py: Python<'_>, f: impl FnOnce() -> R) -> R {
 /// Runs `wait`, which blocks, with the GIL released if this thread holds it inside
 /// [`holding_gil`] (and as it is otherwise: weft's threads never take the GIL to wait).
 pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
+    weft::transport::before_blocking();
     if HOLDING.with(Cell::get) {
         Python::with_gil(|py| {
             HOLDING.with(|h| h.set(false));
@@ -54,6 +56,70 @@ pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
         Python::with_gil(f);
     }
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Runs `f` with the GIL, unless the interpreter is exiting (then `f` is skipped), on a
+/// thread that takes the GIL often and was not started by Python (weft's I/O threads):
+/// the thread's Python thread state is made once and kept, instead of made and
+/// destroyed at each taking of the GIL.
+pub(crate) fn with_python_kept<F: FnOnce(Python<'_>)>(f: F) {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    if !EXITING.load(Ordering::SeqCst) {
+        KEPT_STATE.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.is_none() {
+                *kept = Some(KeptState::make());
+            }
+        });
+        Python::with_gil(f);
+    }
+    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+}
+
+thread_local! {
+    /// This thread's kept Python thread state ([`with_python_kept`]).
+    static KEPT_STATE: std::cell::RefCell<Option<KeptState>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A Python thread state kept for the life of the thread: made by
+/// `PyGILState_Ensure`, whose count then stays above zero (so that later takings of the
+/// GIL reuse it), with the GIL released at once. Released when the thread ends, unless
+/// the interpreter is exiting.
+struct KeptState {
+    gil: pyo3::ffi::PyGILState_STATE,
+    thread: *mut pyo3::ffi::PyThreadState,
+}
+
+#[allow(unsafe_code)]
+impl KeptState {
+    fn make() -> Self {
+        // SAFETY: the interpreter is initialised (weft's Python objects exist) and not
+        // exiting, and this thread does not hold the GIL; `PyGILState_Ensure` gives it a
+        // thread state and the GIL, which `PyEval_SaveThread` releases, keeping the
+        // state.
+        unsafe {
+            let gil = pyo3::ffi::PyGILState_Ensure();
+            let thread = pyo3::ffi::PyEval_SaveThread();
+            Self { gil, thread }
+        }
+    }
+}
+
+#[allow(unsafe_code)]
+impl Drop for KeptState {
+    fn drop(&mut self) {
+        if EXITING.load(Ordering::SeqCst) {
+            return;
+        }
+        // SAFETY: the state was made on this thread, which does not hold the GIL (it
+        // is ending): taking the GIL back with the state, then releasing the state,
+        // undoes `make`.
+        unsafe {
+            pyo3::ffi::PyEval_RestoreThread(self.thread);
+            pyo3::ffi::PyGILState_Release(self.gil);
+        }
+    }
 }
 
 /// Whether the interpreter is exiting (after [`shutdown`] started).

@@ -171,6 +171,13 @@ impl Handler {
     /// Waits for an item; `None` once the channel is closed and empty. Interrupted by
     /// signals (Ctrl-C raises `KeyboardInterrupt`).
     fn next_item(&self, py: Python<'_>) -> PyResult<Option<PyObject>> {
+        match self.source.try_recv() {
+            Recv::Item(item) => return into_object(py, item).map(Some),
+            Recv::Closed => return Ok(None),
+            // A callback waiting here on one of weft's I/O threads (for the replies of
+            // a `get`, say) lets another thread serve the links first.
+            Recv::Empty => weft::transport::before_blocking(),
+        }
         loop {
             match py.allow_threads(|| self.source.recv_timeout(SIGNAL_CHECK)) {
                 Recv::Item(item) => return into_object(py, item).map(Some),
@@ -303,11 +310,13 @@ impl Spec {
     }
 }
 
-/// Where what arrives goes: a queue (filled by weft's threads), or a Python callable
-/// (called by a `get`'s reply thread).
+/// Where what arrives goes: a queue (filled by weft's threads), an entity's callback, or
+/// a Python callable (called by a `get`'s reply thread).
 pub(crate) enum Sink {
     /// A channel handler's queue.
     Queue(Arc<Queue>),
+    /// A subscriber's or queryable's callback.
+    Callback(Arc<crate::dispatch::Dispatcher>),
     /// A callable, called with the GIL on the calling thread.
     Python(PyObject),
 }
@@ -317,6 +326,7 @@ impl Sink {
     pub(crate) fn deliver(&self, item: Item) {
         match self {
             Self::Queue(q) => q.push(item),
+            Self::Callback(d) => d.deliver(item),
             Self::Python(callback) => with_python(|py| {
                 let called = into_object(py, item).and_then(|obj| callback.call1(py, (obj,)));
                 if let Err(e) = called {

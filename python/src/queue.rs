@@ -40,6 +40,16 @@ pub(crate) enum Recv {
     Closed,
 }
 
+/// What waiting for an item, without taking it, gave.
+pub(crate) enum Waited {
+    /// Items are queued.
+    Ready,
+    /// Nothing yet.
+    Empty,
+    /// Nothing, and nothing more will come.
+    Closed,
+}
+
 /// A bounded queue of items.
 pub(crate) struct Queue {
     state: Mutex<State>,
@@ -156,6 +166,56 @@ impl Queue {
         self.wake_reader(st);
     }
 
+    /// Adds `item` without waiting for room and without waking a reader (dropped if the
+    /// queue is closed): for an I/O thread that runs the callback reading the queue
+    /// itself, once its read is handed on (the queue may so exceed its capacity by what
+    /// one read brings).
+    pub(crate) fn push_quiet(&self, item: Item) {
+        let mut st = self.lock();
+        if st.closed {
+            return;
+        }
+        st.bytes += weight(&item);
+        st.items.push_back(item);
+    }
+
+    /// Whether a push would have to wait for room (or drop the oldest item).
+    pub(crate) fn is_full(&self) -> bool {
+        let st = self.lock();
+        self.full(&st)
+    }
+
+    /// Whether nothing is queued.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().items.is_empty()
+    }
+
+    /// Waits, at most `timeout`, until the queue has room (or is closed); `true` if it
+    /// has.
+    pub(crate) fn wait_for_room(&self, timeout: Duration) -> bool {
+        let mut st = self.lock();
+        if !st.closed && self.full(&st) {
+            st.writers_waiting += 1;
+            st = self
+                .writable
+                .wait_timeout(st, timeout)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            st.writers_waiting -= 1;
+        }
+        st.closed || !self.full(&st)
+    }
+
+    /// Waits, at most `timeout`, for an item, leaving it queued.
+    pub(crate) fn wait_for_item(&self, timeout: Duration) -> Waited {
+        let st = self.wait_while_empty(timeout);
+        match (st.items.is_empty(), st.closed) {
+            (false, _) => Waited::Ready,
+            (true, true) => Waited::Closed,
+            (true, false) => Waited::Empty,
+        }
+    }
+
     fn push_when_room(&self, item: Item) {
         let mut st = self.lock();
         while !st.closed && self.full(&st) {
@@ -174,6 +234,12 @@ impl Queue {
 
     /// The next item, waiting at most `timeout` for one.
     pub(crate) fn recv_timeout(&self, timeout: Duration) -> Recv {
+        let st = self.wait_while_empty(timeout);
+        self.take(st)
+    }
+
+    /// The queue's state once it has an item, is closed, or `timeout` has passed.
+    fn wait_while_empty(&self, timeout: Duration) -> MutexGuard<'_, State> {
         let spun = self.look_for_item();
         let mut st = self.lock();
         if st.items.is_empty() && !st.closed {
@@ -194,7 +260,7 @@ impl Queue {
                 }
             }
         }
-        self.take(st)
+        st
     }
 
     /// Looks for an item, yielding the core between looks, for at most the current

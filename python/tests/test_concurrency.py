@@ -1,6 +1,7 @@
 """What must never deadlock: a full FIFO channel fed by a put holding the GIL, closing a
 session while its callbacks run, a callback undeclaring its own subscriber, callbacks
-publishing in turn."""
+publishing in turn, a callback waiting for the replies of a `get` its own link brings;
+and a callback never runs on two threads at once."""
 
 import queue
 import threading
@@ -101,3 +102,70 @@ def test_callbacks_publish_in_turn(client):
         b.put("pp/ping", "0")
         time.sleep(0.05)
     assert done.wait(TIMEOUT)
+
+
+def test_a_callback_waits_for_replies_its_own_link_brings(client):
+    # The sample and the replies come over the client's one link to the router: the
+    # callback waiting for them must not hold that link.
+    a, b = client(), client()
+    b.declare_queryable("gl/q", lambda q: q.reply("gl/q", "answer"))
+    answers = queue.Queue()
+
+    def on_sample(_sample):
+        answers.put([r.ok.payload.to_string() for r in a.get("gl/q", timeout=TIMEOUT)])
+
+    a.declare_subscriber("gl/s", on_sample)
+    deadline = time.monotonic() + TIMEOUT
+    while answers.empty() and time.monotonic() < deadline:
+        b.put("gl/s", "go")  # until the subscription is in place at the router
+        time.sleep(0.1)
+    assert answers.get(timeout=TIMEOUT) == ["answer"]
+    while not answers.empty():
+        answers.get()
+    for _ in range(3):
+        b.put("gl/s", "go")
+        assert answers.get(timeout=TIMEOUT) == ["answer"]
+
+
+def test_a_callback_never_runs_on_two_threads_at_once(client):
+    # Samples from the network (run by weft's I/O thread) and from the session's own
+    # puts (run by the callback's thread) reach one callback: one call at a time, each
+    # source in order.
+    a, b = client(), client()
+    state = {"busy": False, "overlaps": 0}
+    seen = {"a": [], "b": []}
+    done = threading.Event()
+    N = 300
+
+    def on_sample(sample):
+        if state["busy"]:
+            state["overlaps"] += 1
+        state["busy"] = True
+        time.sleep(0)  # lets any other thread holding a call in
+        source, n = sample.payload.to_string().split(":")
+        seen[source].append(int(n))
+        state["busy"] = False
+        if len(seen["a"]) == N and len(seen["b"]) >= N:
+            done.set()
+
+    a.declare_subscriber("ov/**", on_sample)
+    probe = b.declare_subscriber("ov/**", weft.handlers.FifoChannel(1024))
+    deadline = time.monotonic() + TIMEOUT
+    while probe.try_recv() is None and time.monotonic() < deadline:
+        a.put("ov/probe", "b:-1")  # until both subscriptions are in place at the router
+        time.sleep(0.05)
+    seen["b"].clear()
+
+    def flood():
+        for i in range(N):
+            b.put("ov/k", f"b:{i}", congestion_control=weft.CongestionControl.BLOCK)
+
+    t = threading.Thread(target=flood)
+    t.start()
+    for i in range(N):
+        a.put("ov/k", f"a:{i}", congestion_control=weft.CongestionControl.BLOCK)
+    t.join(TIMEOUT)
+    assert done.wait(TIMEOUT)
+    assert state["overlaps"] == 0
+    assert seen["a"] == list(range(N))
+    assert [n for n in seen["b"] if n >= 0] == list(range(N))

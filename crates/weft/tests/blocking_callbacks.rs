@@ -1,5 +1,6 @@
 //! A callback that blocks holds only its own link: the other links of the process,
-//! whichever I/O thread serves them, go on being read and written.
+//! whichever I/O thread serves them, go on being read and written. A hook run after the
+//! read (`weft::transport::after_this_read`) holds not even that one.
 
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
@@ -98,5 +99,81 @@ fn a_blocked_callback_holds_no_other_link() {
             rx.recv_timeout(Duration::from_secs(5)).unwrap().payload,
             b"again"
         );
+    }
+}
+
+/// The session the hook below queries from, and where it says what it got.
+static HOOK_SESSION: std::sync::OnceLock<weft::Session> = std::sync::OnceLock::new();
+static HOOK_RESULTS: std::sync::Mutex<Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>> =
+    std::sync::Mutex::new(None);
+
+/// A hook (run after the read that brought a sample) that waits for the replies of a
+/// query: they come over the link that brought the sample.
+fn query_from_the_hook() {
+    let session = HOOK_SESSION.get().expect("the session is set");
+    let options = weft::GetOptions {
+        timeout: Some(Duration::from_secs(10)),
+        ..weft::GetOptions::default()
+    };
+    let replies = session.get("hook/q", &options).unwrap();
+    let payloads = replies
+        .iter()
+        .filter_map(|r| r.result.ok().map(|s| s.payload.to_vec()))
+        .collect();
+    if let Some(tx) = HOOK_RESULTS.lock().unwrap().as_ref() {
+        let _ = tx.send(payloads);
+    }
+}
+
+#[test]
+fn a_hook_after_the_read_may_wait_for_what_its_own_link_brings() {
+    let listener = session(WhatAmI::Peer, true, None);
+    let (tx, results) = channel();
+    *HOOK_RESULTS.lock().unwrap() = Some(tx);
+    let _sub = listener
+        .declare_subscriber("hook/s", |_: &Sample| {
+            assert!(
+                weft::transport::after_this_read(query_from_the_hook),
+                "a sample from the network is handed on by an I/O thread"
+            );
+        })
+        .unwrap();
+    let connected = session(
+        WhatAmI::Peer,
+        false,
+        Some(&listener.listen_endpoints()[0].clone()),
+    );
+    let _q = connected
+        .declare_queryable("hook/q", false, |q| {
+            q.reply("hook/q", b"answer", &PutOptions::default())
+                .unwrap();
+        })
+        .unwrap();
+    assert!(HOOK_SESSION.set(listener).is_ok());
+    // Outside a batch being handed on, nothing is deferred.
+    assert!(!weft::transport::after_this_read(query_from_the_hook));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        // Until both declarations have crossed the link.
+        connected
+            .put("hook/s", b"go", &PutOptions::default())
+            .unwrap();
+        if let Ok(r) = results.recv_timeout(Duration::from_millis(200)) {
+            if !r.is_empty() || Instant::now() > deadline {
+                break r;
+            }
+        }
+        assert!(Instant::now() < deadline, "the hook never ran");
+    };
+    assert_eq!(first, vec![b"answer".to_vec()]);
+    // Each sample's hook gets its answer (a hook holding the link would see the query
+    // time out without one).
+    while results.try_recv().is_ok() {}
+    for _ in 0..3 {
+        connected
+            .put("hook/s", b"go", &PutOptions::default())
+            .unwrap();
+        let got = results.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_eq!(got, vec![b"answer".to_vec()]);
     }
 }

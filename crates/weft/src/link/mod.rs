@@ -118,10 +118,11 @@ thread_local! {
     static NEVER_WAIT: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Marks this thread as one that must never wait for a socket to take a write: a write
-/// the socket does not take at once fails (`WouldBlock`) instead.
-pub(crate) fn never_wait_on_this_thread() {
-    NEVER_WAIT.with(|n| n.set(true));
+/// Marks this thread as one that must never wait for a socket to take a write (`true`:
+/// a write the socket does not take at once fails with `WouldBlock` instead), or as one
+/// that may again (`false`).
+pub(crate) fn never_wait_on_this_thread(never: bool) {
+    NEVER_WAIT.with(|n| n.set(never));
 }
 
 /// Waits until `fd` can take more bytes, or `deadline`; `WouldBlock` on a thread that

@@ -110,6 +110,7 @@ impl Transport {
         {
             return;
         }
+        reactor::before_blocking();
         let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
         while !*done {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -127,6 +128,7 @@ impl Transport {
     /// Waits until the transport has ended: closed, and its link read to its end (or
     /// never served).
     pub fn wait_ended(&self) {
+        reactor::before_blocking();
         let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
         while !*done {
             done = self

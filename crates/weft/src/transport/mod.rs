@@ -40,7 +40,9 @@ pub use discards::{DiscardCounts, DiscardReason};
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
 pub(crate) use reactor::current_io_thread;
-pub use reactor::{io_thread_count, MAX_IO_THREADS};
+pub use reactor::{
+    after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,
+};
 pub use weft_transport::queue::OverflowBudget;
 
 use std::io;

@@ -63,6 +63,84 @@ thread_local! {
     /// [`request_pause`]).
     static PAUSE_REQUEST: RefCell<Option<std::sync::Weak<Transport>>> =
         const { RefCell::new(None) };
+    /// Whether this I/O thread is handing a batch to its link's receiver.
+    static IN_BATCH: Cell<bool> = const { Cell::new(false) };
+    /// What runs once the read being handed on is done (see [`after_this_read`]).
+    static AFTER_READ: RefCell<Vec<fn()>> = const { RefCell::new(Vec::new()) };
+    /// Whether the link read is to wait for [`AFTER_READ`] (see [`hold_this_link`]).
+    static HOLD_LINK: Cell<bool> = const { Cell::new(false) };
+    /// Whether this I/O thread runs the hooks of [`after_this_read`].
+    static IN_HOOKS: Cell<bool> = const { Cell::new(false) };
+    /// The worker this OS thread is (an I/O thread's).
+    static WORKER: RefCell<Option<Arc<watchdog::Worker>>> = const { RefCell::new(None) };
+}
+
+/// Says that this thread is about to wait (for a reply, a channel, room): on an I/O
+/// thread running the hooks of [`after_this_read`], another thread serves its links
+/// from now on, without waiting for the watchdog to see it blocked. Nothing elsewhere.
+pub fn before_blocking() {
+    if !IN_HOOKS.with(Cell::get) {
+        return;
+    }
+    WORKER.with(|w| {
+        if let Some(worker) = w.borrow().as_ref() {
+            watchdog::replace_now(worker, io_thread_count(), start_worker);
+        }
+    });
+}
+
+/// Asks that `hook` run on this thread once what it read is handed on (once, however
+/// often it is asked): `false`, and nothing is asked, when this thread is
+/// not an I/O thread handing on a batch.
+///
+/// A callback can so leave work to after the read, such as handing what it received to
+/// an interpreter whose lock is best taken once for many messages. The read then ends
+/// the link's turn, and the hook runs with the link put back: should the hook block (on
+/// data the same link brings, say), the link is served by another thread meanwhile, as
+/// for any callback that blocks (see [`watchdog`]). The hook runs where the thread holds
+/// no lock of weft's.
+pub fn after_this_read(hook: fn()) -> bool {
+    if !IN_BATCH.with(Cell::get) {
+        return false;
+    }
+    AFTER_READ.with(|hooks| {
+        let mut hooks = hooks.borrow_mut();
+        if !hooks.iter().any(|h| std::ptr::fn_addr_eq(*h, hook)) {
+            hooks.push(hook);
+        }
+    });
+    true
+}
+
+/// Has the link being read (whose batch this I/O thread is handing on) wait, unread,
+/// until the hooks asked for by [`after_this_read`] have run: back-pressure from a
+/// consumer that cannot take more yet. Nothing when this thread is not handing on a
+/// batch.
+pub fn hold_this_link() {
+    if IN_BATCH.with(Cell::get) {
+        HOLD_LINK.with(|h| h.set(true));
+    }
+}
+
+/// Whether hooks wait to run after the read.
+fn hooks_pending() -> bool {
+    AFTER_READ.with(|h| !h.borrow().is_empty())
+}
+
+/// Runs the hooks asked for by [`after_this_read`].
+fn run_after_read() {
+    HOLD_LINK.with(|h| h.set(false));
+    let mut hooks = AFTER_READ.with(|h| std::mem::take(&mut *h.borrow_mut()));
+    // Hooks act as application threads: they may wait for a socket, or for room.
+    IN_HOOKS.with(|h| h.set(true));
+    link::never_wait_on_this_thread(false);
+    for hook in hooks.drain(..) {
+        hook();
+    }
+    link::never_wait_on_this_thread(true);
+    IN_HOOKS.with(|h| h.set(false));
+    // The list is kept for the next read (no allocation per read).
+    AFTER_READ.with(|h| *h.borrow_mut() = hooks);
 }
 
 /// A link paused by back-pressure: which I/O thread serves it, and where.
@@ -86,9 +164,10 @@ pub(crate) fn resume(source: PausedSource) {
     }
 }
 
-/// Whether this thread is one of the I/O threads.
+/// Whether this thread is one of the I/O threads, serving links (in the hooks of
+/// [`after_this_read`], it acts as an application thread: it may wait).
 pub(crate) fn on_io_thread() -> bool {
-    IO_THREAD.with(Cell::get).is_some()
+    IO_THREAD.with(Cell::get).is_some() && !IN_HOOKS.with(Cell::get)
 }
 
 /// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one and owns that
@@ -202,8 +281,9 @@ fn serve(index: usize) {
     };
     let handle = &handles[index];
     let worker = watchdog::register(index);
+    WORKER.with(|w| *w.borrow_mut() = Some(worker.clone()));
     IO_THREAD.with(|t| t.set(Some(index)));
-    link::never_wait_on_this_thread();
+    link::never_wait_on_this_thread(true);
     READ_BUF.with(|b| *b.borrow_mut() = vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)]);
     let mut events = Events::with_capacity(1024);
     let mut state = lock(&handle.state);
@@ -270,18 +350,37 @@ fn read_unlocked<'h>(
     drop(state);
     worker.enter_callbacks();
     let outcome = READ_BUF.with(|buf| read_entry(&mut entry, &mut buf.borrow_mut(), source));
-    if worker.leave_callbacks() {
+    if hooks_pending() && HOLD_LINK.with(Cell::get) {
+        // Back-pressure: the link waits for the hooks.
+        run_after_read();
+    }
+    let leading = worker.leave_callbacks();
+    if leading {
         let mut state = lock(&handle.state);
         state.settle(slot, entry, outcome);
-        return Some(state);
+        if !hooks_pending() {
+            return Some(state);
+        }
+    } else {
+        lock(&handle.returned).push(Returned {
+            slot,
+            entry,
+            outcome,
+        });
+        if let Err(e) = handle.waker.wake() {
+            tracing::error!("cannot wake an I/O thread: {e}");
+        }
     }
-    lock(&handle.returned).push(Returned {
-        slot,
-        entry,
-        outcome,
-    });
-    if let Err(e) = handle.waker.wake() {
-        tracing::error!("cannot wake an I/O thread: {e}");
+    // The hooks run with the link put back: should they block, another worker reads it.
+    // (A worker replaced already runs them, then ends.)
+    if leading {
+        worker.enter_callbacks();
+        run_after_read();
+        if worker.leave_callbacks() {
+            return Some(lock(&handle.state));
+        }
+    } else {
+        run_after_read();
     }
     None
 }
@@ -757,6 +856,11 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
             if let ReadOutcome::Drained = outcome {
                 break;
             }
+            if hooks_pending() {
+                // What was read goes to the hooks before the link is read again.
+                outcome = ReadOutcome::More;
+                break;
+            }
         }
     }
     if end > 0 {
@@ -792,7 +896,9 @@ fn hand_on(
             continue;
         }
         PAUSE_REQUEST.with(|p| p.borrow_mut().take());
+        IN_BATCH.with(|b| b.set(true));
         let flow = entry.rx.on_batch(batch);
+        IN_BATCH.with(|b| b.set(false));
         // What this batch forwarded leaves now, not after the whole read.
         write_scheduled(me.thread);
         if let Flow::Closed = flow {

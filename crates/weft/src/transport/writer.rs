@@ -33,6 +33,9 @@ impl Transport {
         mut st: MutexGuard<'s, TxState>,
         timeout: Option<Duration>,
     ) -> MutexGuard<'s, TxState> {
+        // Waiting in a hook of an I/O thread: another thread serves its links (this
+        // one's writer among them) meanwhile.
+        reactor::before_blocking();
         st.idle_waiters += 1;
         let mut st = match timeout {
             None => self.idle.wait(st).unwrap_or_else(|e| e.into_inner()),

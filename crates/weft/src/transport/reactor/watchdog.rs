@@ -83,6 +83,39 @@ impl Worker {
     }
 }
 
+/// Replaces `worker` at once, if it is inside callbacks and leads its I/O thread (a
+/// callback about to block says so rather than wait for the watchdog), through
+/// `start_worker`, within the bound of [`MAX_REPLACEMENTS`]; `true` if it was.
+pub(super) fn replace_now(
+    worker: &Worker,
+    io_threads: usize,
+    start_worker: impl Fn(usize) -> Result<(), String>,
+) -> bool {
+    let mark = worker.mark.load(Ordering::Acquire);
+    if mark == LEADING || mark == REPLACED {
+        return false;
+    }
+    {
+        let workers = lock_workers();
+        if workers.len() >= io_threads + MAX_REPLACEMENTS {
+            return false;
+        }
+        if worker
+            .mark
+            .compare_exchange(mark, REPLACED, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return false;
+        }
+    }
+    if let Err(e) = start_worker(worker.index) {
+        tracing::warn!("I/O thread {}: {e}", worker.index);
+        worker.keep(mark - 1);
+        return false;
+    }
+    true
+}
+
 /// Registers a new worker for the I/O thread `index`.
 pub(super) fn register(index: usize) -> Arc<Worker> {
     let worker = Arc::new(Worker {
@@ -180,6 +213,26 @@ mod tests {
         w.mark.store(5 + 1, Ordering::Relaxed);
         assert!(w.leave_callbacks());
         assert!(!w.replace_if_stuck(9));
+    }
+
+    #[test]
+    fn a_worker_about_to_block_is_replaced_at_once_only_inside_callbacks() {
+        let w = worker();
+        let started = std::cell::Cell::new(0);
+        let start = |_| {
+            started.set(started.get() + 1);
+            Ok(())
+        };
+        assert!(!replace_now(&w, 1, start), "outside callbacks: nothing");
+        w.enter_callbacks();
+        assert!(replace_now(&w, 1, start));
+        assert!(!replace_now(&w, 1, start), "replaced once");
+        assert_eq!(started.get(), 1);
+        assert!(!w.leave_callbacks(), "a replaced worker ends");
+        let w = worker();
+        w.enter_callbacks();
+        assert!(!replace_now(&w, 1, |_| Err("no thread".into())));
+        assert!(w.leave_callbacks(), "no thread started: it leads on");
     }
 
     #[test]
