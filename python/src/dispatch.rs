@@ -87,12 +87,8 @@ impl Dispatcher {
     /// Hands `item` to the callback (called without the GIL): run by this I/O thread
     /// once its read is handed on, or by the callback's thread.
     pub(crate) fn deliver(self: &Arc<Self>, item: Item) {
-        if self.calls.held_here() {
-            // From the callback itself: this thread hands it over before it lets go.
-            self.queue.push_quiet(item);
-        } else if !exiting() && weft::transport::after_this_read(run_pending) {
-            self.queue.push_quiet(item);
-            if self.queue.is_full() {
+        if !exiting() && weft::transport::after_this_read(run_pending) {
+            if self.queue.push_quiet(item) {
                 weft::transport::hold_this_link();
             }
             PENDING.with(|p| {
@@ -101,6 +97,9 @@ impl Dispatcher {
                     p.push(self.clone());
                 }
             });
+        } else if self.calls.held_here() {
+            // From the callback itself: this thread hands it over before it lets go.
+            self.queue.push_quiet(item);
         } else {
             self.queue.push(item);
         }

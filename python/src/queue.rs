@@ -169,14 +169,15 @@ impl Queue {
     /// Adds `item` without waiting for room and without waking a reader (dropped if the
     /// queue is closed): for an I/O thread that runs the callback reading the queue
     /// itself, once its read is handed on (the queue may so exceed its capacity by what
-    /// one read brings).
-    pub(crate) fn push_quiet(&self, item: Item) {
+    /// one read brings). Returns whether the queue is full.
+    pub(crate) fn push_quiet(&self, item: Item) -> bool {
         let mut st = self.lock();
         if st.closed {
-            return;
+            return false;
         }
         st.bytes += weight(&item);
         st.items.push_back(item);
+        self.full(&st)
     }
 
     /// Whether a push would have to wait for room (or drop the oldest item).
