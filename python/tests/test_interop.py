@@ -58,6 +58,26 @@ def test_weft_publishes_to_python_program(client, peer):
     assert d["kind"] == "delete"
 
 
+def test_a_put_with_wildcards_reaches_intersecting_subscribers(client, peer):
+    # As zenoh-python does: the sample keeps its key expression.
+    b = client()
+    peer.send(op="sub", key="wc/x/one")
+
+    def arrived(timeout):
+        e = peer.poll(timeout)
+        return e if e and e.get("event") == "sample" else None
+
+    s = until(arrived, lambda: b.put("wc/*/one", "wild"))
+    assert (s["key"], s["payload"]) == ("wc/*/one", "wild")
+    b.delete("wc/**")
+    d = peer.wait(lambda e: e.get("event") == "sample" and e["key"] == "wc/**")
+    assert d["kind"] == "delete"
+    with b.declare_publisher("wc/x/*") as p:
+        p.put("declared")
+        s = peer.wait(lambda e: e.get("event") == "sample" and e["key"] == "wc/x/*")
+        assert s["payload"] == "declared"
+
+
 def test_weft_queries_python_queryable(client, peer):
     b = client()
     peer.send(op="queryable", key="iq/**", reply="from the program")

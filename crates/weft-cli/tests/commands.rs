@@ -138,7 +138,7 @@ fn put_sub_get_queryable_and_liveliness_between_weft_processes() {
 #[test]
 fn bad_flags_and_values_exit_2_with_a_message() {
     for args in [
-        vec!["put", "-k", "demo/*", "-p", "x"],
+        vec!["put", "-k", "demo//a", "-p", "x"],
         vec!["put", "-m", "server", "-k", "a"],
         vec!["put", "-e", "localhost:7447", "-k", "a"],
         vec!["sub", "-k", "a//b"],

@@ -2,7 +2,10 @@
 //!
 //! A storage subscribes to its key expression, keeps the latest value of every key (last
 //! writer wins by timestamp; a deletion is remembered, so that an older put arriving late
-//! does not bring the key back), and answers queries on its keys, wildcards included.
+//! does not bring the key back), and answers queries on its keys, wildcards included. A
+//! put or delete on a key expression with wildcards updates every stored key it
+//! includes, each by the same rule (Zenoh's storages also apply it to keys stored later
+//! with older timestamps; weft's do not keep it).
 //! Values live in a [`volume::Volume`]: `memory`, or `sqlite` (persistent, survives a
 //! crash of the process).
 //!

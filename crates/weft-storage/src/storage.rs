@@ -119,11 +119,27 @@ struct Shared {
 }
 
 impl Shared {
-    /// Last writer wins: the sample is stored unless the volume holds a newer entry.
+    /// Last writer wins: the sample is stored unless the volume holds a newer entry. A
+    /// sample on a key expression with wildcards updates every stored key it includes
+    /// (as Zenoh's storages do), each by the same rule.
     fn on_sample(&self, s: &Sample) {
-        let Some(key) = self.keys.stored(&s.key_expr) else {
-            return;
-        };
+        let entry = self.entry_of(s);
+        match KeyExpr::new(&s.key_expr) {
+            Ok(expr) if expr.is_wild() => {
+                for stored in self.stored_keys_within(expr) {
+                    self.apply(&stored, &entry, &s.key_expr);
+                }
+            }
+            _ => {
+                if let Some(key) = self.keys.stored(&s.key_expr) {
+                    self.apply(key, &entry, &s.key_expr);
+                }
+            }
+        }
+    }
+
+    /// What the volume keeps of `s`.
+    fn entry_of(&self, s: &Sample) -> Entry {
         let (time, clock) = match s.timestamp {
             Some(ts) => (ts.time, ts.id.to_u128()),
             None => {
@@ -134,7 +150,7 @@ impl Shared {
                 )
             }
         };
-        let entry = Entry {
+        Entry {
             payload: if s.kind == SampleKind::Put {
                 s.payload.to_vec()
             } else {
@@ -144,12 +160,45 @@ impl Shared {
             time,
             clock,
             deleted: s.kind == SampleKind::Delete,
-        };
+        }
+    }
+
+    /// The stored keys (deleted ones included) that `expr` includes.
+    fn stored_keys_within(&self, expr: KeyExpr<'_>) -> Vec<String> {
+        match self.volume.scan(self.scan_prefix(expr)) {
+            Ok(entries) => entries
+                .into_iter()
+                .map(|(stored, _)| stored)
+                .filter(|stored| {
+                    KeyExpr::new(&self.keys.full(stored)).is_ok_and(|k| expr.includes(k))
+                })
+                .collect(),
+            Err(e) => {
+                self.stats.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::error!("storage `{}`: cannot update {expr}: {e}", self.name);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The stored-key prefix of every key `expr` can match: its wildcard-free start.
+    fn scan_prefix<'k>(&self, expr: KeyExpr<'k>) -> &'k str {
+        let prefix = expr.nonwild_prefix().map(KeyExpr::as_str).unwrap_or("");
+        if self.keys.strip.is_some() {
+            self.keys.stored(prefix).unwrap_or("")
+        } else {
+            prefix
+        }
+    }
+
+    /// Stores `entry` at the stored key `key` unless the volume holds a newer entry
+    /// there (`what` names the sample in a log line).
+    fn apply(&self, key: &str, entry: &Entry, what: &str) {
         let began = Instant::now();
         let outcome = self.volume.load(key).and_then(|old| match old {
             // Last writer wins: an older sample is not stored.
             Some(old) if old.order() >= entry.order() => Ok(None),
-            old => self.volume.store(key, &entry).map(|()| Some(old)),
+            old => self.volume.store(key, entry).map(|()| Some(old)),
         });
         // The duration first: whoever sees a write counted sees its duration too.
         self.stats.write_durations.record(began.elapsed());
@@ -158,12 +207,12 @@ impl Shared {
                 self.stats.stale.fetch_add(1, Ordering::Relaxed);
             }
             Ok(Some(old)) => {
-                self.stats.count_change(old.as_ref(), &entry);
+                self.stats.count_change(old.as_ref(), entry);
                 self.stats.writes.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!("storage `{}`: cannot store {}: {e}", self.name, s.key_expr);
+                tracing::error!("storage `{}`: cannot store {what}: {e}", self.name);
             }
         }
     }
@@ -173,13 +222,7 @@ impl Shared {
             return;
         };
         // Scan what starts with the query's wildcard-free prefix (in stored-key space).
-        let prefix = asked.nonwild_prefix().map(KeyExpr::as_str).unwrap_or("");
-        let scan_prefix = if self.keys.strip.is_some() {
-            self.keys.stored(prefix).unwrap_or("")
-        } else {
-            prefix
-        };
-        let entries = match self.volume.scan(scan_prefix) {
+        let entries = match self.volume.scan(self.scan_prefix(asked)) {
             Ok(e) => e,
             Err(e) => {
                 let _ = q.reply_err(format!("storage error: {e}").as_bytes(), "text/plain");

@@ -331,6 +331,54 @@ fn a_sender_blocked_by_a_stalled_peer_returns_when_the_peer_goes() {
 }
 
 #[test]
+fn a_put_on_a_key_expression_with_wildcards_reaches_every_intersecting_subscriber() {
+    // As in Zenoh: the sample keeps its key expression; subscribers whose expressions
+    // intersect it get it, here and through a router, and the others do not.
+    let router = session(WhatAmI::Router, true, None);
+    let endpoint = router.listen_endpoints()[0].clone();
+    let a = session(WhatAmI::Client, false, Some(&endpoint));
+    let b = session(WhatAmI::Client, false, Some(&endpoint));
+    let (_own, at_a) = a.declare_subscriber_channel("w/x/one", 16).unwrap();
+    let (_far, at_b) = b.declare_subscriber_channel("w/*/one", 16).unwrap();
+    let (_none, elsewhere) = b.declare_subscriber_channel("w/x/two", 16).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let s = loop {
+        // Until b's subscribers are known at the router.
+        a.put("w/**/one", b"wild", &PutOptions::default()).unwrap();
+        if let Ok(s) = at_b.recv_timeout(Duration::from_millis(100)) {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the wildcard put never reached b"
+        );
+    };
+    assert_eq!(
+        (s.key_expr.as_str(), s.payload.as_slice()),
+        ("w/**/one", &b"wild"[..])
+    );
+    assert_eq!(
+        next(&at_a).key_expr,
+        "w/**/one",
+        "a's own subscriber gets it too"
+    );
+    a.delete("w/*/one", &PutOptions::default()).unwrap();
+    let d = next_on(&at_b, "w/*/one");
+    assert_eq!(d.kind, SampleKind::Delete);
+    let publisher = a
+        .declare_publisher("w/*/one", PutOptions::default())
+        .unwrap();
+    publisher.put(b"declared").unwrap();
+    assert_eq!(next_on(&at_b, "w/*/one").payload, b"declared");
+    assert!(
+        elsewhere.try_recv().is_err(),
+        "w/x/two intersects none of them"
+    );
+    // A key expression that is not one is still refused.
+    assert!(a.put("w//x", b"", &PutOptions::default()).is_err());
+}
+
+#[test]
 fn peers_over_udp_and_unix_sockets() {
     for listen in ["udp/127.0.0.1:0", "unixsock-stream/"] {
         let listen = if listen.starts_with("unixsock") {

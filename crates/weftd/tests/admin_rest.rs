@@ -77,8 +77,11 @@ fn rest_round_trip_and_admin_space() {
     let (_, body) = http(rest, "GET", "/demo/text", "", "text/plain");
     assert_eq!(body, "[]");
     // Bad input: a clear 400, the router keeps serving.
-    let (status, body) = http(rest, "PUT", "/demo/*", "x", "text/plain");
+    let (status, body) = http(rest, "PUT", "/demo//x", "x", "text/plain");
     assert_eq!(status, 400, "{body}");
+    // A key expression with wildcards publishes, as in Zenoh.
+    let (status, body) = http(rest, "PUT", "/demo/*", "x", "text/plain");
+    assert_eq!(status, 200, "{body}");
     // The admin space, over REST.
     let (status, body) = http(rest, "GET", "/@/*/router", "", "text/plain");
     assert_eq!(status, 200);

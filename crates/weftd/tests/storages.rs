@@ -1,5 +1,5 @@
-//! Storages in weftd: last writer wins, deletions remembered, wildcard queries, several
-//! storages answering, and an SQLite volume surviving `kill -9`.
+//! Storages in weftd: last writer wins, deletions remembered, wildcard queries and
+//! updates, several storages answering, and an SQLite volume surviving `kill -9`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -103,6 +103,53 @@ fn memory_storages_keep_the_latest_and_remember_deletions() {
     assert!(get(&c, "demo/b").is_empty());
     put_at(&c, "demo/b", "back", t4);
     eventually(&c, "demo/b", &[("demo/b", "back")]);
+}
+
+#[test]
+fn a_put_or_delete_with_wildcards_updates_every_stored_key_it_includes() {
+    // As in Zenoh's storages: the expression itself is not a key; each stored key it
+    // includes is updated, last writer wins, in a stripped storage too.
+    let weftd = Weftd::with_config(
+        free_port(),
+        r#"{ plugins: { storage_manager: { storages: {
+            all: { key_expr: "wild/**", volume: "memory" },
+            stripped: { key_expr: "wild/s/**", strip_prefix: "wild/s", volume: "memory" },
+        } } } }"#,
+        &[],
+    );
+    let c = weftd.weft_client();
+    let (t1, t2, t3) = (c.new_timestamp(), c.new_timestamp(), c.new_timestamp());
+    put_at(&c, "wild/a/x", "ax", t2);
+    put_at(&c, "wild/b/x", "bx", t2);
+    put_at(&c, "wild/b/y", "by", t2);
+    put_at(&c, "wild/s/k", "sk", t2);
+    eventually(
+        &c,
+        "wild/**",
+        &[
+            ("wild/a/x", "ax"),
+            ("wild/b/x", "bx"),
+            ("wild/b/y", "by"),
+            ("wild/s/k", "sk"),
+        ],
+    );
+    // Older than what is stored: nothing changes.
+    put_at(&c, "wild/*/x", "old", t1);
+    // Newer: every stored key it includes, and only those.
+    put_at(&c, "wild/*/x", "new", t3);
+    put_at(&c, "wild/s/*", "s-new", t3);
+    eventually(
+        &c,
+        "wild/**",
+        &[
+            ("wild/a/x", "new"),
+            ("wild/b/x", "new"),
+            ("wild/b/y", "by"),
+            ("wild/s/k", "s-new"),
+        ],
+    );
+    c.delete("wild/b/**", &PutOptions::default()).unwrap();
+    eventually(&c, "wild/**", &[("wild/a/x", "new"), ("wild/s/k", "s-new")]);
 }
 
 #[test]

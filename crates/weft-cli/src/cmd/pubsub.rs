@@ -41,7 +41,7 @@ pub(crate) struct PutArgs {
 pub(crate) struct DeleteArgs {
     #[command(flatten)]
     session: SessionArgs,
-    /// The key to delete.
+    /// The key to delete (with wildcards, every key it includes, in storages).
     #[arg(short, long, value_parser = super::common::key_expr_arg)]
     key: String,
 }

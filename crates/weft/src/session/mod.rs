@@ -907,16 +907,18 @@ impl Session {
         v
     }
 
-    /// Publishes `payload` on the concrete key `key`.
+    /// Publishes `payload` on `key`: a key expression, which may hold wildcards (every
+    /// subscriber whose expression intersects it receives the sample, as in Zenoh).
     pub fn put(&self, key: &str, payload: &[u8], options: &PutOptions) -> Result<(), SessionError> {
-        let key = concrete(key)?;
+        let key = OwnedKeyExpr::new(key)?;
         self.inner
             .publish(&key, SampleKind::Put, payload, options, None)
     }
 
-    /// Deletes the concrete key `key`.
+    /// Deletes `key` (a key expression, which may hold wildcards, as for
+    /// [`Session::put`]).
     pub fn delete(&self, key: &str, options: &PutOptions) -> Result<(), SessionError> {
-        let key = concrete(key)?;
+        let key = OwnedKeyExpr::new(key)?;
         self.inner
             .publish(&key, SampleKind::Delete, &[], options, None)
     }
@@ -980,14 +982,15 @@ impl Session {
         ))
     }
 
-    /// Declares a publisher on the concrete key `key`: in client mode, it asks the router
-    /// which subscribers match, and sends nothing while none does.
+    /// Declares a publisher on `key` (a key expression, which may hold wildcards, as for
+    /// [`Session::put`]): in client mode, it asks the router which subscribers match, and
+    /// sends nothing while none does.
     pub fn declare_publisher(
         &self,
         key: &str,
         options: PutOptions,
     ) -> Result<Publisher, SessionError> {
-        let key = concrete(key)?;
+        let key = OwnedKeyExpr::new(key)?;
         let id = self.inner.declare_publisher(key.clone())?;
         Ok(Publisher::new(self.inner.clone(), id, key, options))
     }
