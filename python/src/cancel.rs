@@ -45,7 +45,7 @@ impl CancellationToken {
     /// once their callbacks have finished and their `drop` returned (except a callback
     /// cancelling its own `get`, which cannot wait for itself).
     fn cancel(&self, py: Python<'_>) {
-        py.allow_threads(|| {
+        crate::gil::released(py, || {
             self.token.cancel();
             let pumps =
                 std::mem::take(&mut *self.pumps.lock().unwrap_or_else(PoisonError::into_inner));

@@ -44,6 +44,19 @@ const BATCH: usize = 256;
 thread_local! {
     /// The callbacks with items queued by the read an I/O thread is handing on.
     static PENDING: RefCell<Vec<Arc<Dispatcher>>> = const { RefCell::new(Vec::new()) };
+    /// Those this I/O thread has yet to run, while it runs one of them.
+    static TO_RUN: RefCell<Vec<Arc<Dispatcher>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Says that this thread is about to wait: on an I/O thread running callbacks, another
+/// thread serves its links from now on, and the callbacks it was yet to run go to their
+/// own threads (so that none waits behind this one).
+pub(crate) fn before_blocking() {
+    weft::transport::before_blocking();
+    let left = TO_RUN.with(|t| std::mem::take(&mut *t.borrow_mut()));
+    for dispatcher in left {
+        dispatcher.queue.notify_reader();
+    }
 }
 
 /// A callback, its queue, and its thread.
@@ -105,10 +118,10 @@ impl Dispatcher {
         }
     }
 
-    /// Stops delivering: what is queued is still handed to the callback by its thread,
-    /// and this waits (GIL released) until it is, and until a call running on another
-    /// thread returns; called from the callback itself (undeclaring its own entity), it
-    /// does not wait.
+    /// Stops delivering: once this returns, the callback is not called again (what is
+    /// queued is dropped). It waits (GIL released) for the callback's thread to end and
+    /// for a call running on another thread to return; called from the callback itself
+    /// (undeclaring its own entity), it does not wait, and that call is the last.
     pub(crate) fn stop(&self, py: Python<'_>) {
         self.stopped.store(true, Ordering::SeqCst);
         self.queue.close();
@@ -116,7 +129,7 @@ impl Dispatcher {
         if self.calls.held_here() {
             return;
         }
-        py.allow_threads(move || {
+        crate::gil::released(py, move || {
             if let Some(t) = thread {
                 let _ = t.join();
             }
@@ -132,10 +145,9 @@ impl Dispatcher {
         while !self.stopped.load(Ordering::SeqCst) && self.calls.try_acquire() {
             while self.queue.drain_into(batch, BATCH) > 0 {
                 for item in batch.drain(..) {
-                    call(py, &self.callback, item);
-                }
-                if exiting() {
-                    break;
+                    if !self.stopped.load(Ordering::SeqCst) && !exiting() {
+                        call(py, &self.callback, item);
+                    }
                 }
             }
             self.calls.release();
@@ -161,15 +173,20 @@ fn run_pending() {
         return;
     }
     let mut batch = Vec::new();
+    // Run in order; what a callback that waits leaves goes to the entities' own threads
+    // (`before_blocking`).
+    pending.reverse();
+    TO_RUN.with(|t| std::mem::swap(&mut *t.borrow_mut(), &mut pending));
     with_python_kept(|py| {
-        for dispatcher in &pending {
+        while let Some(dispatcher) = TO_RUN.with(|t| t.borrow_mut().pop()) {
             dispatcher.run_queued(py, &mut batch);
             if dispatcher.queue.is_full() {
-                py.allow_threads(|| dispatcher.wait_for_room());
+                crate::gil::released(py, || dispatcher.wait_for_room());
             }
         }
     });
-    // The list is kept for the next read.
+    // Both lists are kept for the next read (what exiting left is dropped).
+    TO_RUN.with(|t| std::mem::swap(&mut *t.borrow_mut(), &mut pending));
     pending.clear();
     PENDING.with(|p| *p.borrow_mut() = pending);
 }
@@ -188,7 +205,7 @@ fn run(dispatcher: &Dispatcher) {
     with_python(|py| loop {
         // The GIL is taken back only for items, or to end. The lock is taken before the
         // items, so that none is handed over after one queued later.
-        let closed = py.allow_threads(|| loop {
+        let closed = crate::gil::released(py, || loop {
             match queue.wait_for_item(WAIT) {
                 Waited::Ready => {
                     dispatcher.calls.acquire();
@@ -211,7 +228,9 @@ fn run(dispatcher: &Dispatcher) {
             return;
         }
         for item in batch.drain(..) {
-            call(py, &dispatcher.callback, item);
+            if !dispatcher.stopped.load(Ordering::SeqCst) {
+                call(py, &dispatcher.callback, item);
+            }
         }
         dispatcher.calls.release();
     });

@@ -43,14 +43,14 @@ impl Entity {
     }
 
     /// Undeclares it (once): closes its channel (releasing a delivery waiting for room),
-    /// drops the weft entity with the GIL released, lets the callback finish what was
-    /// queued for it, then calls `drop`.
+    /// drops the weft entity with the GIL released, waits for a callback call in
+    /// progress (what was queued for it is dropped), then calls `drop`.
     pub(crate) fn undeclare(&self, py: Python<'_>) {
         if let Some(q) = &self.queue {
             q.close();
         }
         let declared = self.declared.lock().ok().and_then(|mut d| d.take());
-        py.allow_threads(move || drop(declared));
+        crate::gil::released(py, move || drop(declared));
         if let Some(d) = &self.dispatcher {
             d.stop(py);
         }
@@ -137,7 +137,7 @@ impl Handled {
         declare: impl FnOnce(Sink) -> PyResult<(R, D)> + Send,
     ) -> PyResult<(R, Self)> {
         let (sink, queue, dispatcher, handler, on_drop, background) = resolve(py, handler, what)?;
-        let (known, declared) = py.allow_threads(move || declare(sink))?;
+        let (known, declared) = crate::gil::released(py, move || declare(sink))?;
         let entity = Entity::new(Box::new(declared), queue, dispatcher, on_drop);
         if let Some(shared) = shared {
             shared.keep(entity.clone());

@@ -20,6 +20,40 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 thread_local! {
     /// Whether this thread holds the GIL inside a weft call ([`holding_gil`]).
     static HOLDING: Cell<bool> = const { Cell::new(false) };
+    /// How many calls of [`with_python`] (or its kept form) this thread is inside.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The thread that runs [`shutdown`].
+static SHUTTING_DOWN: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+/// Runs `f` with the GIL released (as `allow_threads`). Should the interpreter have
+/// started exiting meanwhile, a thread other than the one exiting never takes the GIL
+/// back: Python ends such threads when they do, by unwinding them through frames that
+/// cannot be unwound (the process would abort); it waits here until the process ends.
+pub(crate) fn released<T, F>(py: Python<'_>, f: F) -> T
+where
+    F: Send + FnOnce() -> T,
+    T: Send,
+{
+    py.allow_threads(|| {
+        let r = f();
+        if EXITING.load(Ordering::SeqCst)
+            && SHUTTING_DOWN.get() != Some(&std::thread::current().id())
+        {
+            park_until_the_end();
+        }
+        r
+    })
+}
+
+/// Never returns: the thread is no longer counted among the calls in flight at exit.
+fn park_until_the_end() -> ! {
+    let depth = DEPTH.with(|d| d.replace(0));
+    IN_FLIGHT.fetch_sub(depth, Ordering::SeqCst);
+    loop {
+        std::thread::park();
+    }
 }
 
 /// Runs `f`, a weft call that does not block (a put with congestion control `drop`),
@@ -36,11 +70,11 @@ pub(crate) fn holding_gil<R>(_py: Python<'_>, f: impl FnOnce() -> R) -> R {
 /// Runs `wait`, which blocks, with the GIL released if this thread holds it inside
 /// [`holding_gil`] (and as it is otherwise: weft's threads never take the GIL to wait).
 pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
-    weft::transport::before_blocking();
+    crate::dispatch::before_blocking();
     if HOLDING.with(Cell::get) {
         Python::with_gil(|py| {
             HOLDING.with(|h| h.set(false));
-            let r = py.allow_threads(wait);
+            let r = released(py, wait);
             HOLDING.with(|h| h.set(true));
             r
         })
@@ -51,10 +85,22 @@ pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
 
 /// Runs `f` with the GIL, unless the interpreter is exiting (then `f` is skipped).
 pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
-    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    enter();
     if !EXITING.load(Ordering::SeqCst) {
         Python::with_gil(f);
     }
+    leave();
+}
+
+/// Counts a call with the GIL in flight.
+fn enter() {
+    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    DEPTH.with(|d| d.set(d.get() + 1));
+}
+
+/// The call counted by [`enter`] is over.
+fn leave() {
+    DEPTH.with(|d| d.set(d.get() - 1));
     IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
 }
 
@@ -63,7 +109,7 @@ pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
 /// the thread's Python thread state is made once and kept, instead of made and
 /// destroyed at each taking of the GIL.
 pub(crate) fn with_python_kept<F: FnOnce(Python<'_>)>(f: F) {
-    IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+    enter();
     if !EXITING.load(Ordering::SeqCst) {
         KEPT_STATE.with(|kept| {
             let mut kept = kept.borrow_mut();
@@ -73,7 +119,7 @@ pub(crate) fn with_python_kept<F: FnOnce(Python<'_>)>(f: F) {
         });
         Python::with_gil(f);
     }
-    IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    leave();
 }
 
 thread_local! {
@@ -150,6 +196,7 @@ pub(crate) fn log_callback_error(py: Python<'_>, err: PyErr) {
 #[pyfunction]
 #[pyo3(name = "_shutdown")]
 pub(crate) fn shutdown(py: Python<'_>) {
+    let _ = SHUTTING_DOWN.set(std::thread::current().id());
     EXITING.store(true, Ordering::SeqCst);
     let sessions = crate::session::all_open();
     py.allow_threads(move || {

@@ -179,7 +179,7 @@ impl Handler {
             Recv::Empty => weft::transport::before_blocking(),
         }
         loop {
-            match py.allow_threads(|| self.source.recv_timeout(SIGNAL_CHECK)) {
+            match crate::gil::released(py, || self.source.recv_timeout(SIGNAL_CHECK)) {
                 Recv::Item(item) => return into_object(py, item).map(Some),
                 Recv::Closed => return Ok(None),
                 Recv::Empty => py.check_signals()?,

@@ -284,7 +284,7 @@ impl SessionInfo {
     /// The nodes connected, as weft's admin information describes them.
     fn faces(&self, py: Python<'_>) -> PyResult<Vec<weft::FaceInfo>> {
         let session = self.0.weft()?;
-        Ok(py.allow_threads(move || session.admin()).faces)
+        Ok(crate::gil::released(py, move || session.admin()).faces)
     }
 
     fn connected(&self, py: Python<'_>, role: weft::WhatAmI) -> PyResult<Vec<ZenohId>> {

@@ -29,9 +29,7 @@ impl Liveliness {
     fn declare_token(&self, py: Python<'_>, key_expr: &Bound<'_, PyAny>) -> PyResult<Token> {
         let key = key_text(key_expr)?;
         let session = self.0.weft()?;
-        let token = py
-            .allow_threads(move || session.declare_token(&key))
-            .map_err(zerr)?;
+        let token = crate::gil::released(py, move || session.declare_token(&key)).map_err(zerr)?;
         Ok(Token(Mutex::new(Some(token))))
     }
 
@@ -78,8 +76,7 @@ impl Liveliness {
         };
         let session = self.0.weft()?;
         let spec = crate::handlers::Spec::parse(py, handler)?;
-        let replies = py
-            .allow_threads(move || session.liveliness_get(&key, timeout))
+        let replies = crate::gil::released(py, move || session.liveliness_get(&key, timeout))
             .map_err(zerr)?;
         run_get(py, replies, spec).map(|(handler, _)| handler)
     }
@@ -93,7 +90,7 @@ pub(crate) struct Token(Mutex<Option<weft::LivelinessToken>>);
 impl Token {
     fn withdraw(&self, py: Python<'_>) {
         let token = self.0.lock().ok().and_then(|mut t| t.take());
-        py.allow_threads(move || drop(token));
+        crate::gil::released(py, move || drop(token));
     }
 }
 
@@ -101,7 +98,7 @@ impl Drop for Token {
     fn drop(&mut self) {
         let token = self.0.get_mut().ok().and_then(Option::take);
         if token.is_some() {
-            Python::with_gil(|py| py.allow_threads(move || drop(token)));
+            Python::with_gil(|py| crate::gil::released(py, move || drop(token)));
         }
     }
 }

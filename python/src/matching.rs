@@ -104,7 +104,7 @@ macro_rules! matched_methods {
             fn drop(&mut self) {
                 let held = self.$field.get_mut().ok().and_then(Option::take);
                 if held.is_some() {
-                    Python::with_gil(|py| py.allow_threads(move || drop(held)));
+                    Python::with_gil(|py| crate::gil::released(py, move || drop(held)));
                 }
             }
         }
@@ -145,7 +145,7 @@ macro_rules! matched_methods {
             #[doc = concat!("Undeclares the ", $what, "; later operations raise `ZError`.")]
             fn undeclare(&self, py: Python<'_>) {
                 let held = self.$field.lock().ok().and_then(|mut h| h.take());
-                py.allow_threads(move || drop(held));
+                crate::gil::released(py, move || drop(held));
             }
 
             $($own)*

@@ -59,13 +59,13 @@ impl Query {
         f: impl FnOnce(&weft::Query) -> Result<R, weft::SessionError> + Send,
     ) -> PyResult<R> {
         with_held(&self.query, "query", "finalised (dropped)", |q| {
-            py.allow_threads(|| f(q)).map_err(zerr)
+            crate::gil::released(py, || f(q)).map_err(zerr)
         })?
     }
 
     fn finalise(&self, py: Python<'_>) {
         let query = self.query.lock().ok().and_then(|mut q| q.take());
-        py.allow_threads(move || drop(query));
+        crate::gil::released(py, move || drop(query));
     }
 }
 
@@ -73,7 +73,7 @@ impl Drop for Query {
     fn drop(&mut self) {
         let query = self.query.get_mut().ok().and_then(Option::take);
         if query.is_some() {
-            Python::with_gil(|py| py.allow_threads(move || drop(query)));
+            Python::with_gil(|py| crate::gil::released(py, move || drop(query)));
         }
     }
 }

@@ -180,6 +180,15 @@ impl Queue {
         self.full(&st)
     }
 
+    /// Wakes a reader waiting for an item, if one waits and items are queued (pushed
+    /// quietly, say).
+    pub(crate) fn notify_reader(&self) {
+        let st = self.lock();
+        if !st.items.is_empty() {
+            self.wake_reader(st);
+        }
+    }
+
     /// Whether a push would have to wait for room (or drop the oldest item).
     pub(crate) fn is_full(&self) -> bool {
         let st = self.lock();

@@ -173,9 +173,8 @@ pub(crate) fn run_query(
     options.cancellation = cancellation.map(CancellationToken::token);
     let session = shared.weft()?;
     let spec = Spec::parse(py, handler)?;
-    let replies = py
-        .allow_threads(move || session.get(&selector, &options))
-        .map_err(zerr)?;
+    let replies =
+        crate::gil::released(py, move || session.get(&selector, &options)).map_err(zerr)?;
     let (handler, pump) = run_get(py, replies, spec)?;
     if let (Some(token), Some(pump)) = (cancellation, pump) {
         token.watch(pump);

@@ -52,7 +52,7 @@ impl Shared {
     fn close(&self, py: Python<'_>) {
         let session = self.session.lock().ok().and_then(|mut s| s.take());
         if let Some(s) = session {
-            py.allow_threads(move || {
+            crate::gil::released(py, move || {
                 s.close();
                 drop(s);
             });
@@ -81,7 +81,7 @@ impl Drop for Shared {
         }
         Python::with_gil(|py| {
             if let Some(s) = session {
-                py.allow_threads(move || s.close());
+                crate::gil::released(py, move || s.close());
             }
             for e in entities {
                 e.undeclare(py);
@@ -121,7 +121,7 @@ pub(crate) fn open(py: Python<'_>, config: &Config) -> PyResult<Session> {
             logger.call_method1("warning", ("%s", w))?;
         }
     }
-    let session = py.allow_threads(move || weft::open(config)).map_err(zerr)?;
+    let session = crate::gil::released(py, move || weft::open(config)).map_err(zerr)?;
     let shared = Arc::new(Shared {
         zid: session.zid(),
         session: Mutex::new(Some(session)),
@@ -276,9 +276,9 @@ impl Session {
         let options = get_options(target, consolidation, timeout, qos, reach)?;
         let session = self.0.weft()?;
         let declared_options = options.clone();
-        let querier = py
-            .allow_threads(move || session.declare_querier(&key, declared_options))
-            .map_err(zerr)?;
+        let querier =
+            crate::gil::released(py, move || session.declare_querier(&key, declared_options))
+                .map_err(zerr)?;
         Ok(crate::querier::Querier::new(
             self.0.clone(),
             querier,
@@ -449,9 +449,10 @@ impl Session {
         }
         let session = self.0.weft()?;
         let for_publisher = session.clone();
-        let declared = py
-            .allow_threads(move || for_publisher.declare_publisher(&key, options.clone()))
-            .map_err(zerr)?;
+        let declared = crate::gil::released(py, move || {
+            for_publisher.declare_publisher(&key, options.clone())
+        })
+        .map_err(zerr)?;
         Ok(Publisher::new(
             declared,
             session,
@@ -519,7 +520,7 @@ pub(crate) fn publish(
 ) -> PyResult<()> {
     match congestion {
         weft::CongestionControl::Drop => crate::gil::holding_gil(py, send),
-        _ => py.allow_threads(send),
+        _ => crate::gil::released(py, send),
     }
     .map_err(zerr)
 }

@@ -3,12 +3,13 @@ session while its callbacks run, a callback undeclaring its own subscriber, call
 publishing in turn, a callback waiting for the replies of a `get` its own link brings;
 and a callback never runs on two threads at once."""
 
+import json
 import queue
 import threading
 import time
 
 import weft
-from conftest import TIMEOUT
+from conftest import TIMEOUT, free_port
 
 
 def test_a_full_fifo_channel_makes_a_local_put_wait_for_the_reader(client):
@@ -169,3 +170,76 @@ def test_a_callback_never_runs_on_two_threads_at_once(client):
     assert state["overlaps"] == 0
     assert seen["a"] == list(range(N))
     assert [n for n in seen["b"] if n >= 0] == list(range(N))
+
+
+def test_more_callbacks_wait_at_once_than_weft_has_spare_threads(client):
+    # 80 sessions, each with a callback that waits for a sample of another subscriber
+    # of its own session: every one of them completes (weft's I/O threads keep reading).
+    K = 80
+    sender = client()
+    done = queue.Queue()
+    held = []
+    for i in range(K):
+        s = client()
+        fifo = s.declare_subscriber(f"mw/b/{i}", weft.handlers.FifoChannel(4))
+
+        def wait_for_b(_sample, fifo=fifo, i=i):
+            fifo.recv()
+            done.put(i)
+
+        s.declare_subscriber(f"mw/a/{i}", wait_for_b)
+        probe = s.declare_subscriber(f"mw/p/{i}", weft.handlers.FifoChannel(4))
+        held.append((s, fifo, probe))
+    deadline = time.monotonic() + TIMEOUT
+    for i, (_, _, probe) in enumerate(held):
+        while probe.try_recv() is None:  # until the session's subscriptions are known
+            assert time.monotonic() < deadline
+            sender.put(f"mw/p/{i}", "?")
+            time.sleep(0.01)
+    for i in range(K):
+        sender.put(f"mw/a/{i}", "wait")
+    for i in range(K):
+        sender.put(f"mw/b/{i}", "go")
+    assert sorted(done.get(timeout=TIMEOUT) for _ in range(K)) == list(range(K))
+
+
+def test_no_call_after_a_callback_undeclares_its_own_subscriber():
+    # Two peers, so that a burst comes in few reads: the first sample's call undeclares
+    # the subscriber while the others already wait for it; none of them is handed over.
+    endpoint = f"tcp/127.0.0.1:{free_port()}"
+
+    def peer(role):
+        c = weft.Config()
+        c.insert_json5("mode", '"peer"')
+        c.insert_json5("scouting/multicast/enabled", "false")
+        c.insert_json5(f"{role}/endpoints", json.dumps([endpoint]))
+        return weft.open(c)
+
+    a = peer("listen")
+    b = peer("connect")
+    try:
+        calls = []
+        holder = {}
+        dropped = threading.Event()
+
+        def once(sample):
+            calls.append(sample)
+            holder["sub"].undeclare()
+
+        holder["sub"] = a.declare_subscriber("nc/k/*", weft.handlers.Callback(once, dropped.set))
+        everything = a.declare_subscriber("nc/**", weft.handlers.FifoChannel(4096))
+        deadline = time.monotonic() + TIMEOUT
+        while everything.try_recv() is None:  # until b knows a's subscribers
+            assert time.monotonic() < deadline
+            b.put("nc/probe", "?")
+            time.sleep(0.05)
+        for i in range(2000):
+            b.put("nc/k/x", str(i), congestion_control=weft.CongestionControl.BLOCK)
+        last = None
+        while last != "1999":
+            last = everything.recv().payload.to_string()
+        assert dropped.wait(TIMEOUT)
+        assert len(calls) == 1
+    finally:
+        b.close()
+        a.close()

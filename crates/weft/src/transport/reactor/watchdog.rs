@@ -14,7 +14,7 @@
 //! Workers beyond one per I/O thread are bounded ([`MAX_REPLACEMENTS`]): past that, a
 //! blocked callback holds its thread's links again, and it is said once.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -116,19 +116,32 @@ pub(super) fn replace_now(
     true
 }
 
+/// How many workers are alive (read without the lock).
+static ALIVE: AtomicUsize = AtomicUsize::new(0);
+
 /// Registers a new worker for the I/O thread `index`.
 pub(super) fn register(index: usize) -> Arc<Worker> {
     let worker = Arc::new(Worker {
         index,
         mark: AtomicU64::new(LEADING),
     });
-    lock_workers().push(worker.clone());
+    let mut workers = lock_workers();
+    workers.push(worker.clone());
+    ALIVE.store(workers.len(), Ordering::Relaxed);
     worker
 }
 
 /// The worker ends.
 pub(super) fn unregister(worker: &Arc<Worker>) {
-    lock_workers().retain(|w| !Arc::ptr_eq(w, worker));
+    let mut workers = lock_workers();
+    workers.retain(|w| !Arc::ptr_eq(w, worker));
+    ALIVE.store(workers.len(), Ordering::Relaxed);
+}
+
+/// Whether at least half of [`MAX_REPLACEMENTS`] are left: work that may block (and so
+/// take a replacement) is best left to other threads otherwise.
+pub(super) fn replacements_to_spare(io_threads: usize) -> bool {
+    ALIVE.load(Ordering::Relaxed) < io_threads + MAX_REPLACEMENTS / 2
 }
 
 fn lock_workers() -> std::sync::MutexGuard<'static, Vec<Arc<Worker>>> {
