@@ -846,7 +846,10 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
                 }
                 Err(_) => return ReadOutcome::Ended,
             }
-            match hand_on(entry, buf, &mut end, draining, me) {
+            let handed = hand_on(entry, buf, &mut end, draining, me);
+            // What this read forwarded leaves now, not after the whole turn.
+            write_scheduled(me.thread);
+            match handed {
                 Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
                 Some(paused) => {
                     outcome = paused;
@@ -900,8 +903,6 @@ fn hand_on(
         IN_BATCH.with(|b| b.set(true));
         let flow = entry.rx.on_batch(batch);
         IN_BATCH.with(|b| b.set(false));
-        // What this batch forwarded leaves now, not after the whole read.
-        write_scheduled(me.thread);
         if let Flow::Closed = flow {
             return Some(ReadOutcome::Ended);
         }
