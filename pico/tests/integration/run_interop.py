@@ -145,7 +145,7 @@ class StallProxy:
     small receive buffer), as a congested link would. It also counts the
     batches the client sent (the stream's 2-byte length prefixes)."""
 
-    def __init__(self, listen_port, router_port):
+    def __init__(self, router_port):
         self.router_port = router_port
         self.stalled = False
         self.done = False
@@ -154,7 +154,9 @@ class StallProxy:
         self.ls = socket.socket()
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-        self.ls.bind(("127.0.0.1", listen_port))
+        # A port the system chooses: a fixed one could be taken by another test's socket.
+        self.ls.bind(("127.0.0.1", 0))
+        self.port = self.ls.getsockname()[1]
         self.ls.listen(1)
         self.ls.settimeout(0.2)
         threading.Thread(target=self._run, daemon=True).start()
@@ -422,9 +424,9 @@ def congestion(s, port):
     s.router(port)
     zsub = s.zenoh("zsub", "sub", port, "demo/drop/block", 1, 30000)
     s.ready(zsub)
-    proxy = StallProxy(port + 40, port)
+    proxy = StallProxy(port)
     try:
-        p = s.pico("pdrop", "drop", f"tcp/127.0.0.1:{port + 40}", "demo/drop", 10000)
+        p = s.pico("pdrop", "drop", f"tcp/127.0.0.1:{proxy.port}", "demo/drop", 10000)
         s.ready(p)
         proxy.stalled = True
         line = p.wait_line("DROPPED", 20)
@@ -449,9 +451,9 @@ def auto_batching(s, port, count=2000):
     for express in (0, 1):
         zsub = s.zenoh(f"zcount{express}", "count", port, "demo/burst/**", count, 30000)
         s.ready(zsub)
-        proxy = StallProxy(port + 40 + express, port)
+        proxy = StallProxy(port)
         try:
-            p = s.pico(f"pburst{express}", "burst", f"tcp/127.0.0.1:{port + 40 + express}", "demo/burst/x",
+            p = s.pico(f"pburst{express}", "burst", f"tcp/127.0.0.1:{proxy.port}", "demo/burst/x",
                        count, express)
             s.finish(p, 60, f"pico burst of {count} puts, express={express}")
             s.finish(zsub, 40, f"Zenoh got the {count} puts intact and in order (express={express})")
