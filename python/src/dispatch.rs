@@ -46,6 +46,8 @@ thread_local! {
     static PENDING: RefCell<Vec<Arc<Dispatcher>>> = const { RefCell::new(Vec::new()) };
     /// Those this I/O thread has yet to run, while it runs one of them.
     static TO_RUN: RefCell<Vec<Arc<Dispatcher>>> = const { RefCell::new(Vec::new()) };
+    /// The items an I/O thread takes from a queue at a time (kept between reads).
+    static ITEMS: RefCell<Vec<Item>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Says that this thread is about to wait: on an I/O thread running callbacks, another
@@ -66,8 +68,7 @@ pub(crate) struct Dispatcher {
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Held while the callback runs, by whichever thread runs it.
     calls: CallLock,
-    /// Set once the entity is undeclared: only its own thread hands what is left to the
-    /// callback.
+    /// Set once the entity is undeclared: the callback is not called again.
     stopped: AtomicBool,
 }
 
@@ -172,7 +173,7 @@ fn run_pending() {
     if pending.is_empty() {
         return;
     }
-    let mut batch = Vec::new();
+    let mut batch = ITEMS.with(|i| std::mem::take(&mut *i.borrow_mut()));
     // Run in order; what a callback that waits leaves goes to the entities' own threads
     // (`before_blocking`).
     pending.reverse();
@@ -185,10 +186,12 @@ fn run_pending() {
             }
         }
     });
-    // Both lists are kept for the next read (what exiting left is dropped).
+    // The lists are kept for the next read (what exiting left is dropped).
     TO_RUN.with(|t| std::mem::swap(&mut *t.borrow_mut(), &mut pending));
     pending.clear();
     PENDING.with(|p| *p.borrow_mut() = pending);
+    batch.clear();
+    ITEMS.with(|i| *i.borrow_mut() = batch);
 }
 
 /// How long the callback's thread waits for items, GIL released, before looking whether
@@ -197,7 +200,6 @@ const WAIT: Duration = Duration::from_millis(100);
 
 fn run(dispatcher: &Dispatcher) {
     let queue = &dispatcher.queue;
-    queue.set_reader();
     let mut batch = Vec::with_capacity(BATCH);
     // The GIL is taken once for the thread's life, and released while it waits: the
     // thread keeps one Python thread state, instead of one made (with its frame stack,

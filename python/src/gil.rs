@@ -109,7 +109,6 @@ fn leave() {
 /// the thread's Python thread state is made once and kept, instead of made and
 /// destroyed at each taking of the GIL.
 pub(crate) fn with_python_kept<F: FnOnce(Python<'_>)>(f: F) {
-    enter();
     if !EXITING.load(Ordering::SeqCst) {
         KEPT_STATE.with(|kept| {
             let mut kept = kept.borrow_mut();
@@ -117,9 +116,8 @@ pub(crate) fn with_python_kept<F: FnOnce(Python<'_>)>(f: F) {
                 *kept = Some(KeptState::make());
             }
         });
-        Python::with_gil(f);
     }
-    leave();
+    with_python(f);
 }
 
 thread_local! {

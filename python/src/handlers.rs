@@ -176,7 +176,7 @@ impl Handler {
             Recv::Closed => return Ok(None),
             // A callback waiting here on one of weft's I/O threads (for the replies of
             // a `get`, say) lets another thread serve the links first.
-            Recv::Empty => weft::transport::before_blocking(),
+            Recv::Empty => crate::dispatch::before_blocking(),
         }
         loop {
             match crate::gil::released(py, || self.source.recv_timeout(SIGNAL_CHECK)) {

@@ -3,8 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
-use std::thread::ThreadId;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// The longest a reader looks for an item (yielding its core meanwhile) before it goes
@@ -61,9 +60,6 @@ pub(crate) struct Queue {
     /// and the memory they are in stays warm.
     max_bytes: usize,
     ring: bool,
-    /// The thread reading the queue, when one thread does (a callback's dispatcher):
-    /// its own pushes never wait, as nobody else would make room.
-    reader: OnceLock<ThreadId>,
     /// How many items are queued, read without the lock by a reader looking for one.
     queued: AtomicUsize,
     /// How long, in nanoseconds, a reader looks for an item before sleeping: doubled
@@ -122,15 +118,9 @@ impl Queue {
             capacity: capacity.max(1),
             max_bytes: usize::MAX,
             ring,
-            reader: OnceLock::new(),
             queued: AtomicUsize::new(0),
             spin_ns: AtomicU64::new(0),
         }
-    }
-
-    /// Records the calling thread as the queue's only reader.
-    pub(crate) fn set_reader(&self) {
-        let _ = self.reader.set(std::thread::current().id());
     }
 
     /// Whether a push must wait (FIFO) or drop the oldest item (ring).
@@ -151,12 +141,17 @@ impl Queue {
                 if let Some(old) = st.items.pop_front() {
                     st.bytes -= weight(&old);
                 }
-            } else if self.reader.get() != Some(&std::thread::current().id()) {
+            } else {
                 // The reader may need the GIL, which this thread may hold.
                 drop(st);
                 return crate::gil::blocking(move || self.push_when_room(item));
             }
         }
+        self.append(st, item);
+    }
+
+    /// Adds `item` at the end (unless the queue is closed) and wakes a reader.
+    fn append(&self, mut st: MutexGuard<'_, State>, item: Item) {
         if st.closed {
             return;
         }
@@ -164,6 +159,32 @@ impl Queue {
         st.items.push_back(item);
         self.queued.store(st.items.len(), Ordering::Relaxed);
         self.wake_reader(st);
+    }
+
+    /// Waits, as a writer, until the queue is not full or is closed, or `timeout` (if
+    /// any) has passed.
+    fn wait_for_room_in<'q>(
+        &'q self,
+        mut st: MutexGuard<'q, State>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'q, State> {
+        while !st.closed && self.full(&st) {
+            st.writers_waiting += 1;
+            st = match timeout {
+                None => self.writable.wait(st).unwrap_or_else(|e| e.into_inner()),
+                Some(t) => {
+                    self.writable
+                        .wait_timeout(st, t)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+            st.writers_waiting -= 1;
+            if timeout.is_some() {
+                break;
+            }
+        }
+        st
     }
 
     /// Adds `item` without waiting for room and without waking a reader (dropped if the
@@ -203,16 +224,7 @@ impl Queue {
     /// Waits, at most `timeout`, until the queue has room (or is closed); `true` if it
     /// has.
     pub(crate) fn wait_for_room(&self, timeout: Duration) -> bool {
-        let mut st = self.lock();
-        if !st.closed && self.full(&st) {
-            st.writers_waiting += 1;
-            st = self
-                .writable
-                .wait_timeout(st, timeout)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-            st.writers_waiting -= 1;
-        }
+        let st = self.wait_for_room_in(self.lock(), Some(timeout));
         st.closed || !self.full(&st)
     }
 
@@ -227,19 +239,8 @@ impl Queue {
     }
 
     fn push_when_room(&self, item: Item) {
-        let mut st = self.lock();
-        while !st.closed && self.full(&st) {
-            st.writers_waiting += 1;
-            st = self.writable.wait(st).unwrap_or_else(|e| e.into_inner());
-            st.writers_waiting -= 1;
-        }
-        if st.closed {
-            return;
-        }
-        st.bytes += weight(&item);
-        st.items.push_back(item);
-        self.queued.store(st.items.len(), Ordering::Relaxed);
-        self.wake_reader(st);
+        let st = self.wait_for_room_in(self.lock(), None);
+        self.append(st, item);
     }
 
     /// The next item, waiting at most `timeout` for one.

@@ -846,10 +846,7 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
                 }
                 Err(_) => return ReadOutcome::Ended,
             }
-            let handed = hand_on(entry, buf, &mut end, draining, me);
-            // What this read forwarded leaves now, not after the whole turn.
-            write_scheduled(me.thread);
-            match handed {
+            match hand_on(entry, buf, &mut end, draining, me) {
                 Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
                 Some(paused) => {
                     outcome = paused;
@@ -877,9 +874,9 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
 }
 
 /// Hands every whole batch of `buf[..end]` to the link's receiver (or discards it while
-/// the link drains after a local close), then moves what is left to the front. Stops
-/// early with `Ended` (the link is done) or `Paused` (a destination asked for
-/// back-pressure and the link, `me`, is registered with it).
+/// the link drains after a local close), writes what they forwarded, then moves what is
+/// left to the front. Stops early with `Ended` (the link is done) or `Paused` (a
+/// destination asked for back-pressure and the link, `me`, is registered with it).
 fn hand_on(
     entry: &mut Entry,
     buf: &mut [u8],
@@ -904,7 +901,8 @@ fn hand_on(
         let flow = entry.rx.on_batch(batch);
         IN_BATCH.with(|b| b.set(false));
         if let Flow::Closed = flow {
-            return Some(ReadOutcome::Ended);
+            stopped = Some(ReadOutcome::Ended);
+            break;
         }
         let pause = PAUSE_REQUEST.with(|p| p.borrow_mut().take());
         if pause
@@ -915,6 +913,8 @@ fn hand_on(
             break;
         }
     }
+    // What these batches forwarded leaves now, not after the whole turn.
+    write_scheduled(me.thread);
     buf.copy_within(start..*end, 0);
     *end -= start;
     stopped
