@@ -10,6 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export WEFT_SPEC_DIR=${WEFT_SPEC_DIR:-$root/tests}
 fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
+# One build from scratch: incremental state would only take disk.
+export CARGO_INCREMENTAL=${CARGO_INCREMENTAL:-0}
 
 step() { printf '\n==> %s\n' "$*"; }
 
