@@ -172,7 +172,7 @@ struct TxState {
     /// The list an I/O thread gathers the batches of one write in (kept, not to allocate
     /// one per write).
     gathered: Vec<Vec<u8>>,
-    /// Since when the overflow has held more than [`PAUSE_AT`] bytes, if it does.
+    /// Since when the overflow has held messages, if it does.
     over_since: Option<Instant>,
     /// Links whose reading is paused until this overflow drains (see
     /// [`Transport::overflow`]).
