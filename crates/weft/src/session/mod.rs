@@ -353,7 +353,7 @@ impl State {
 /// What sessions share with their handles and threads.
 pub(crate) struct Inner {
     zid: ZenohId,
-    hlc: uhlc::HLC,
+    hlc: crate::clock::Hlc,
     config: Config,
     state: Mutex<State>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
@@ -408,9 +408,8 @@ impl Inner {
 
     /// A new timestamp from the session's clock.
     pub(crate) fn new_timestamp(&self) -> weft_proto::core::Timestamp {
-        let ts = self.hlc.new_timestamp();
         weft_proto::core::Timestamp {
-            time: ts.get_time().as_u64(),
+            time: self.hlc.new_time(),
             id: self.zid,
         }
     }
@@ -469,8 +468,6 @@ impl Session {
         } else {
             Vec::new()
         };
-        let hlc_id =
-            uhlc::ID::try_from(zid.to_u128()).map_err(|e| OpenError::Random(e.to_string()))?;
         let route_epoch = Arc::new(AtomicU64::new(0));
         let matching_signal = Arc::new(matching::ChangeSignal::default());
         let access_control = config
@@ -486,10 +483,7 @@ impl Session {
         let gossip = gossip::Gossip::new(zid, config.mode, &config.scouting.gossip);
         let inner = Arc::new(Inner {
             zid,
-            hlc: uhlc::HLCBuilder::new()
-                .with_id(hlc_id)
-                .with_clock(crate::clock::physical_now)
-                .build(),
+            hlc: crate::clock::Hlc::default(),
             config,
             state: Mutex::new(State {
                 next_id: 0,
