@@ -238,7 +238,12 @@ fn run(dispatcher: &Dispatcher) {
     });
 }
 
+/// Calls `callback` with `item`, logging what it raises; not once exit has begun (a
+/// callback interrupted at exit does not go on with the items queued behind it).
 fn call(py: Python<'_>, callback: &PyObject, item: Item) {
+    if crate::gil::exiting() {
+        return;
+    }
     let called = into_object(py, item).and_then(|obj| callback.call1(py, (obj,)));
     if let Err(e) = called {
         log_callback_error(py, e);

@@ -6,7 +6,10 @@
 //! on, through [`with_python_kept`], keeping their Python thread state. weft's threads
 //! never take the GIL anywhere else. At exit ([`shutdown`]), a flag is raised first, so
 //! that none of them starts waiting for the GIL any more, then the sessions are closed
-//! and the calls in flight are waited for, with the GIL released, for a bounded time.
+//! and the calls in flight are waited for, with the GIL released, for a bounded time;
+//! a callback still computing in Python after a second is interrupted with
+//! `SystemExit` (Python would otherwise end its thread in a way the process does not
+//! survive).
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -87,9 +90,79 @@ pub(crate) fn blocking<R: Send>(wait: impl FnOnce() -> R + Send) -> R {
 pub(crate) fn with_python<F: FnOnce(Python<'_>)>(f: F) {
     enter();
     if !EXITING.load(Ordering::SeqCst) {
-        Python::with_gil(f);
+        Python::with_gil(|py| {
+            // Exit may have begun while this thread waited for the GIL.
+            if EXITING.load(Ordering::SeqCst) {
+                return;
+            }
+            let _calling = Calling::begin(py);
+            f(py);
+        });
     }
     leave();
+}
+
+/// The Python thread ids of weft's threads running Python code (callbacks) now, one
+/// entry per call: at exit, those still running after a while are interrupted.
+static CALLING: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+thread_local! {
+    /// This thread's Python thread id, once asked.
+    static PYTHON_ID: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// One call of Python code by a weft thread, listed in [`CALLING`] until dropped.
+struct Calling(Option<u64>);
+
+impl Calling {
+    fn begin(py: Python<'_>) -> Self {
+        let id = PYTHON_ID.with(|cached| {
+            cached.get().or_else(|| {
+                let id = py
+                    .import("_thread")
+                    .and_then(|t| t.call_method0("get_ident"))
+                    .and_then(|id| id.extract::<u64>())
+                    .ok();
+                cached.set(id);
+                id
+            })
+        });
+        if let Some(id) = id {
+            calling().push(id);
+        }
+        Self(id)
+    }
+}
+
+impl Drop for Calling {
+    fn drop(&mut self) {
+        if let Some(id) = self.0 {
+            let mut calling = calling();
+            if let Some(i) = calling.iter().position(|c| *c == id) {
+                calling.swap_remove(i);
+            }
+        }
+    }
+}
+
+fn calling() -> std::sync::MutexGuard<'static, Vec<u64>> {
+    CALLING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Raises `SystemExit` in every weft thread still running Python code (a callback that
+/// computes on, at exit): it then returns at its next bytecode instead of being ended
+/// by Python's finalisation, which the process would not survive.
+#[allow(unsafe_code)]
+fn interrupt_calls(py: Python<'_>) {
+    let ids = calling().clone();
+    let exit = py.get_type::<pyo3::exceptions::PySystemExit>();
+    for id in ids {
+        // SAFETY: the GIL is held; `exit` is a live exception type; an id that no
+        // longer names a thread is ignored (the call returns 0).
+        unsafe {
+            pyo3::ffi::PyThreadState_SetAsyncExc(id as std::os::raw::c_long, exit.as_ptr());
+        }
+    }
 }
 
 /// Counts a call with the GIL in flight.
@@ -173,6 +246,10 @@ pub(crate) fn exiting() -> bool {
 
 /// Logs `err`, raised by a user callback, on the `weft` logger (with its traceback).
 pub(crate) fn log_callback_error(py: Python<'_>, err: PyErr) {
+    if exiting() && err.is_instance_of::<pyo3::exceptions::PySystemExit>(py) {
+        // Exit interrupted the callback ([`shutdown`]): nothing went wrong.
+        return;
+    }
     let logged = (|| -> PyResult<()> {
         let logger = py.import("logging")?.call_method1("getLogger", ("weft",))?;
         let kwargs = pyo3::types::PyDict::new(py);
@@ -190,18 +267,53 @@ pub(crate) fn log_callback_error(py: Python<'_>, err: PyErr) {
 }
 
 /// Called once at interpreter exit: stops callbacks from entering Python, closes every
-/// open session, and waits (at most two seconds) for the callbacks already running.
+/// open session (on a thread of its own, so that a callback the closing would wait for
+/// cannot hold it), and waits (at most one second) for the callbacks already running;
+/// those still running Python code then are interrupted with `SystemExit` and waited
+/// for (at most two more seconds), and the closing too (at most two more seconds).
 #[pyfunction]
 #[pyo3(name = "_shutdown")]
 pub(crate) fn shutdown(py: Python<'_>) {
     let _ = SHUTTING_DOWN.set(std::thread::current().id());
     EXITING.store(true, Ordering::SeqCst);
     let sessions = crate::session::all_open();
-    py.allow_threads(move || {
-        crate::session::close_all(sessions);
+    let (closed_tx, closed) = std::sync::mpsc::channel();
+    let closing = std::thread::Builder::new()
+        .name("weft-py-exit".into())
+        .spawn(move || {
+            crate::session::close_all(sessions);
+            let _ = closed_tx.send(());
+        });
+    if let Err(e) = closing {
+        // The process ends all the same; its peers see its links end.
+        tracing::warn!("cannot start a thread to close the sessions at exit: {e}");
+    }
+    let returned = py.allow_threads(|| wait_in_flight(Duration::from_secs(1)));
+    if !returned {
+        // Interrupted again as they come: a callback waiting for the GIL meanwhile may
+        // have begun before it saw that exit had begun.
         let deadline = Instant::now() + Duration::from_secs(2);
-        while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
+        loop {
+            interrupt_calls(py);
+            let returned = py.allow_threads(|| wait_in_flight(Duration::from_millis(100)));
+            if returned || Instant::now() >= deadline {
+                break;
+            }
         }
+    }
+    py.allow_threads(move || {
+        let _ = closed.recv_timeout(Duration::from_secs(2));
     });
+}
+
+/// Waits, at most `limit`, for the calls in flight to end; whether they all did.
+fn wait_in_flight(limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while IN_FLIGHT.load(Ordering::SeqCst) > 0 {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
 }

@@ -328,6 +328,7 @@ impl Sink {
             Self::Queue(q) => q.push(item),
             Self::Callback(d) => d.deliver(item),
             Self::Python(callback) => with_python(|py| {
+                // `with_python` runs nothing once exit has begun.
                 let called = into_object(py, item).and_then(|obj| callback.call1(py, (obj,)));
                 if let Err(e) = called {
                     log_callback_error(py, e);

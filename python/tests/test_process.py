@@ -51,6 +51,39 @@ def test_exit_with_200_open_sessions_does_not_hang(weftd):
     assert time.monotonic() - started < 60
 
 
+def test_exit_while_a_callback_computes_in_python_does_not_abort(weftd):
+    # The callback keeps the interpreter busy when the program ends. Python ends a thread
+    # that wants the GIL back once finalisation has begun by unwinding it, which a weft
+    # I/O thread cannot survive (the process aborted): exit interrupts such a callback
+    # with SystemExit first.
+    code = """
+        import sys, threading, time, weft
+        c = weft.Config()
+        c.insert_json5("mode", '"client"')
+        c.insert_json5("connect/endpoints", '["%s"]' % sys.argv[1])
+        c.insert_json5("scouting/multicast/enabled", "false")
+        s = weft.open(c)
+        running = threading.Event()
+        def busy(sample):
+            running.set()
+            t = time.monotonic()
+            while time.monotonic() - t < 30:
+                pass
+        sub = s.declare_subscriber("x/busy", busy)
+        pub = weft.open(c)
+        while not running.is_set():
+            pub.put("x/busy", "go")
+            running.wait(0.1)
+        print("running", flush=True)
+    """
+    started = time.monotonic()
+    done = run_script(code, weftd, timeout=60)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert done.stdout.strip() == "running"
+    assert "callback error" not in done.stderr, done.stderr
+    assert time.monotonic() - started < 20
+
+
 def test_ctrl_c_interrupts_a_blocking_recv(weftd):
     code = """
         import os, signal, sys, threading, weft
