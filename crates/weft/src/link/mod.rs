@@ -116,6 +116,26 @@ pub const BLOCKED_WRITE_LIMIT: Duration = Duration::from_secs(5);
 thread_local! {
     /// This thread must never wait for a socket (an I/O thread serving many links).
     static NEVER_WAIT: Cell<bool> = const { Cell::new(false) };
+    /// A time past which this thread waits for no socket (see [`waiting_ends_by`]).
+    static WAIT_ENDS_BY: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f`, in which this thread waits for no socket past `deadline`, however many
+/// writes it makes: closing every transport of a session, one peer that takes nothing
+/// cannot make the others wait their turn (each would else wait its own
+/// [`BLOCKED_WRITE_LIMIT`]).
+pub(crate) fn waiting_ends_by<R>(deadline: Instant, f: impl FnOnce() -> R) -> R {
+    let before = WAIT_ENDS_BY.with(|d| d.replace(Some(deadline)));
+    let r = f();
+    WAIT_ENDS_BY.with(|d| d.set(before));
+    r
+}
+
+/// The earlier of `deadline` and the time set by [`waiting_ends_by`], if any.
+pub(crate) fn wait_deadline(deadline: Instant) -> Instant {
+    WAIT_ENDS_BY
+        .with(Cell::get)
+        .map_or(deadline, |by| by.min(deadline))
 }
 
 /// Marks this thread as one that must never wait for a socket to take a write (`true`:
@@ -667,7 +687,8 @@ fn write_all_vectored(link: &Link, mut bufs: &mut [IoSlice<'_>]) -> io::Result<(
     let mut written = 0;
     let mut deadline = None;
     while !write_now(link, &mut bufs, &mut written)? {
-        let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
+        let d =
+            *deadline.get_or_insert_with(|| wait_deadline(Instant::now() + BLOCKED_WRITE_LIMIT));
         wait_writable(link.fd(), d)?;
     }
     Ok(())

@@ -1164,10 +1164,17 @@ impl Inner {
             .drain()
             .map(|(_, f)| f.transport)
             .collect();
-        // All at once, then one wait for every peer to close its side.
-        for t in &faces {
-            t.start_close(CloseReason::GENERIC);
-        }
+        // All at once, then one wait for every peer to close its side. Writing what is
+        // pending ends for all of them at one deadline: faces that take nothing do not
+        // each add their own wait.
+        crate::link::waiting_ends_by(
+            std::time::Instant::now() + crate::transport::FLUSH_ON_CLOSE,
+            || {
+                for t in &faces {
+                    t.start_close(CloseReason::GENERIC);
+                }
+            },
+        );
         let deadline = std::time::Instant::now() + crate::transport::CLOSE_DRAIN;
         for t in &faces {
             t.wait_closed(deadline);

@@ -64,7 +64,7 @@ impl Transport {
         let on_io_thread = reactor::on_io_thread();
         let torn = {
             let mut st = self.lock();
-            let deadline = Instant::now() + FLUSH_ON_CLOSE;
+            let deadline = crate::link::wait_deadline(Instant::now() + FLUSH_ON_CLOSE);
             while st.writing && !on_io_thread && Instant::now() < deadline {
                 st = self.wait_idle(st, Some(Duration::from_millis(10)));
             }
@@ -160,4 +160,4 @@ impl Transport {
 }
 
 /// How long a close waits for a write in progress before giving up on pending data.
-const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);
+pub(crate) const FLUSH_ON_CLOSE: Duration = Duration::from_secs(5);

@@ -36,6 +36,7 @@ mod reader;
 mod send;
 mod writer;
 
+pub(crate) use closing::FLUSH_ON_CLOSE;
 pub use discards::{DiscardCounts, DiscardReason};
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
