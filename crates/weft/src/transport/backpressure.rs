@@ -1,20 +1,22 @@
 //! Forwarded `block` messages that find no room: they wait in the destination's
 //! overflow, and a destination with anything in its overflow pauses the link they come
-//! from (back-pressure) until it is empty again. Bounds: `PAUSE_MAX`, the overflow's own
+//! from (back-pressure) until it is empty again and half of the destination's queue of
+//! ready batches is written. Bounds: `PAUSE_MAX`, the overflow's own
 //! limits and `wait_before_close`.
 //!
 //! Why at once: the destination's queue of ready batches is the buffer. While anything
 //! waits in the overflow, every later message must wait behind it (encoded once more,
 //! then copied into a batch), so a source kept flowing into an overflow pays that extra
 //! copy for every message (routed 1 KiB: 5 % of the rate). The paused source resumes
-//! when the overflow is empty, with the queue's batches still to write meanwhile.
+//! when the overflow is empty and half the queue's batches are written, the other half
+//! still to write meanwhile.
 
 use std::sync::MutexGuard;
 use std::time::Instant;
 
 use weft_proto::core::{CongestionControl, Priority, Reliability};
 use weft_proto::network::NetworkMessage;
-use weft_transport::queue::Full;
+use weft_transport::queue::{Full, READY_MAX};
 use weft_transport::tx::TxError;
 
 use super::drops::DropReason;
@@ -49,10 +51,12 @@ impl Transport {
         true
     }
 
-    /// The overflow drained: the links paused on it, to read again (the caller wakes them
-    /// once it has released the lock).
+    /// The overflow drained, and the queue down to half: the links paused on it, to read
+    /// again (the caller wakes them once it has released the lock). Half the queue still
+    /// to write keeps the destination busy until they bring more, and spaces the pauses
+    /// of a source faster than its destination.
     pub(super) fn drained(st: &mut TxState) -> Vec<reactor::PausedSource> {
-        if !st.queue.overflow_is_empty() {
+        if !st.queue.overflow_is_empty() || st.queue.ready_count() > READY_MAX / 2 {
             return Vec::new();
         }
         st.over_since = None;
