@@ -146,7 +146,7 @@ impl Dispatcher {
         while !self.stopped.load(Ordering::SeqCst) && self.calls.try_acquire() {
             while self.queue.drain_into(batch, BATCH) > 0 {
                 for item in batch.drain(..) {
-                    if !self.stopped.load(Ordering::SeqCst) && !exiting() {
+                    if !self.stopped.load(Ordering::SeqCst) {
                         call(py, &self.callback, item);
                     }
                 }

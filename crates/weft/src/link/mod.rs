@@ -125,10 +125,15 @@ thread_local! {
 /// cannot make the others wait their turn (each would else wait its own
 /// [`BLOCKED_WRITE_LIMIT`]).
 pub(crate) fn waiting_ends_by<R>(deadline: Instant, f: impl FnOnce() -> R) -> R {
-    let before = WAIT_ENDS_BY.with(|d| d.replace(Some(deadline)));
-    let r = f();
-    WAIT_ENDS_BY.with(|d| d.set(before));
-    r
+    /// Puts back the deadline before, even if `f` panics.
+    struct Restore(Option<Instant>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WAIT_ENDS_BY.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(WAIT_ENDS_BY.with(|d| d.replace(Some(deadline))));
+    f()
 }
 
 /// The earlier of `deadline` and the time set by [`waiting_ends_by`], if any.
