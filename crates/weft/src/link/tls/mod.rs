@@ -1,23 +1,27 @@
-//! TLS links (`tls/HOST:PORT`): a TCP socket carrying a rustls session, inside which the
-//! batches are framed exactly as on TCP (2-byte little-endian length, then the batch).
+//! TLS links (`tls/HOST:PORT`): a TCP socket carrying TLS 1.3, inside which the batches
+//! are framed exactly as on TCP (2-byte little-endian length, then the batch).
 //!
-//! The TLS handshake runs first, on the blocking socket, within the deadline of the
-//! transport's handshake (`TlsLink::handshake`). Then the link serves weft's I/O model
-//! unchanged: the I/O thread reading it gets plaintext, and a read returns less than it
-//! asked for only once the socket has nothing more (what the edge-triggered reader
-//! expects); a write hands plaintext to rustls, which encrypts it into its own buffer
-//! (bounded by [`OUTPUT_LIMIT`]), and reports the batch written only once the socket has
-//! taken all of its ciphertext, so that the writer keeps the batch (and where it
-//! stopped) until then and nothing is lost or sent twice. The socket is read up to
-//! 64 KiB at a time into the link's inbox (`inbox`), from which rustls takes its
-//! records (rustls alone would read a few KiB per system call). Reader and writers share the
-//! rustls session under a lock held for one non-blocking step at a time, never while
-//! waiting.
+//! rustls runs the handshake on the blocking socket, within the deadline of the
+//! transport's handshake (`TlsLink::handshake`, module `handshake`), then hands its
+//! traffic keys to weft's record layer (`record`), which encrypts and decrypts in
+//! weft's own buffers: one copy per byte each way (module `traffic`), where rustls's
+//! buffered connection makes three on the way in and allocates for every record.
+//!
+//! Then the link serves weft's I/O model unchanged: the I/O thread reading it gets
+//! plaintext, and a read returns less than it asked for only once the socket has nothing
+//! more (what the edge-triggered reader expects); a write seals plaintext into the link's
+//! output (bounded by [`OUTPUT_LIMIT`]) and reports the batch written only once the socket
+//! has taken all of it, so that the writer keeps the batch (and where it stopped) until
+//! then and nothing is lost or sent twice. The receiving and the sending direction have a
+//! lock each, held for one non-blocking step at a time: the thread reading a link never
+//! waits for the threads writing it.
 
 pub(crate) mod common_name;
 pub(crate) mod expiry;
-mod inbox;
+mod handshake;
+mod record;
 mod settings;
+mod traffic;
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -25,19 +29,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
+use rustls::client::UnbufferedClientConnection;
 use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection, Connection, ServerConfig, ServerConnection};
+use rustls::server::UnbufferedServerConnection;
+use rustls::{ClientConfig, ServerConfig};
 use thiserror::Error;
 
-use inbox::{Filled, Inbox};
+use handshake::Setup;
+use record::{Opener, Sealer};
+use traffic::{Rx, Shared, Tx};
 
 pub(crate) use settings::is_endpoint_key;
 pub use settings::{BadSetting, PemSource, TlsSettings};
-
-/// Most ciphertext rustls keeps for a link that the socket has not taken yet (bytes):
-/// a whole batch of the largest size with its records' overhead, so that a batch leaves
-/// in one write.
-pub const OUTPUT_LIMIT: usize = 128 * 1024;
+pub use traffic::OUTPUT_LIMIT;
 
 /// What went wrong with TLS: a configuration that cannot be used, or a handshake or
 /// session the peer and weft could not agree on.
@@ -120,10 +124,10 @@ pub(crate) struct LinkOptions {
 pub struct TlsLink {
     tcp: TcpStream,
     peer: SocketAddr,
-    session: Mutex<Connection>,
-    /// Ciphertext read and not yet taken by rustls (locked before `session`, by the one
-    /// thread reading the link).
-    inbox: Mutex<Inbox>,
+    /// rustls's connection, until the handshake is done.
+    setup: Option<Setup>,
+    /// The two directions, once it is.
+    traffic: Option<Traffic>,
     nonblocking: AtomicBool,
     options: LinkOptions,
     /// When the peer's certificate chain expires, once known (with
@@ -132,6 +136,13 @@ pub struct TlsLink {
     /// The common name of the peer's certificate, once the handshake is done (a
     /// listener sees its clients' only with mTLS).
     peer_common_name: Option<String>,
+}
+
+/// A link's directions after the handshake, each behind its own lock.
+struct Traffic {
+    rx: Mutex<Rx>,
+    tx: Mutex<Tx>,
+    shared: Shared,
 }
 
 impl std::fmt::Debug for TlsLink {
@@ -152,6 +163,11 @@ pub(crate) fn host_of(address: &str) -> &str {
         .unwrap_or(host)
 }
 
+/// Takes a lock, whether or not a thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl TlsLink {
     /// The connecting side over a connected socket: `address` (`HOST:PORT`) names the
     /// server the certificate must be for. No byte is exchanged until
@@ -165,8 +181,8 @@ impl TlsLink {
         let host = host_of(address);
         let name = ServerName::try_from(host.to_string())
             .map_err(|_| TlsError::ServerName(host.to_string()))?;
-        let session = ClientConnection::new(config, name).map_err(TlsError::from)?;
-        Self::new(tcp, session.into(), options)
+        let session = UnbufferedClientConnection::new(config, name).map_err(TlsError::from)?;
+        Self::new(tcp, Setup::Client(session), options)
     }
 
     /// The listening side over an accepted socket.
@@ -175,33 +191,24 @@ impl TlsLink {
         config: Arc<ServerConfig>,
         options: LinkOptions,
     ) -> Result<Self, TlsError> {
-        let session = ServerConnection::new(config).map_err(TlsError::from)?;
-        Self::new(tcp, session.into(), options)
+        let session = UnbufferedServerConnection::new(config).map_err(TlsError::from)?;
+        Self::new(tcp, Setup::Server(session), options)
     }
 
-    fn new(
-        tcp: TcpStream,
-        mut session: Connection,
-        options: LinkOptions,
-    ) -> Result<Self, TlsError> {
-        session.set_buffer_limit(Some(OUTPUT_LIMIT));
+    fn new(tcp: TcpStream, setup: Setup, options: LinkOptions) -> Result<Self, TlsError> {
         let peer = tcp
             .peer_addr()
             .map_err(|e| TlsError::Config(format!("a socket without a peer: {e}")))?;
         Ok(Self {
             tcp,
             peer,
-            session: Mutex::new(session),
-            inbox: Mutex::new(Inbox::default()),
+            setup: Some(setup),
+            traffic: None,
             nonblocking: AtomicBool::new(false),
             options,
             expires: None,
             peer_common_name: None,
         })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.session.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The TCP socket.
@@ -226,14 +233,6 @@ impl TlsLink {
         self.peer_common_name.as_deref()
     }
 
-    fn session_error(&self, reason: rustls::Error) -> io::Error {
-        TlsError::Session {
-            peer: self.peer.to_string(),
-            reason,
-        }
-        .into()
-    }
-
     /// Runs the TLS handshake on the blocking socket, to be done before `deadline` (and
     /// the endpoint's own `tls_handshake_timeout_ms`, if shorter). A peer refused (its
     /// certificate, or none when one is required) is an error naming why, after the
@@ -244,49 +243,16 @@ impl TlsLink {
             None => deadline,
         };
         let peer = self.peer.to_string();
-        let session = self.session.get_mut().unwrap_or_else(|e| e.into_inner());
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(TlsError::Timeout(peer).into());
-            }
-            self.tcp.set_write_timeout(Some(left))?;
-            while session.wants_write() {
-                match session.write_tls(&mut &self.tcp) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if crate::link::is_timeout(&e) => {
-                        return Err(TlsError::Timeout(peer).into())
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            if !session.is_handshaking() {
-                break;
-            }
-            self.tcp.set_read_timeout(Some(left))?;
-            match session.read_tls(&mut &self.tcp) {
-                Ok(0) => return Err(TlsError::Closed(peer).into()),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if crate::link::is_timeout(&e) => return Err(TlsError::Timeout(peer).into()),
-                Err(e) => return Err(e),
-            }
-            if let Err(reason) = session.process_new_packets() {
-                // The alert saying why goes out, if the socket takes it.
-                let _ = session.write_tls(&mut &self.tcp);
-                return Err(TlsError::Session { peer, reason }.into());
-            }
-        }
-        self.tcp.set_write_timeout(None)?;
-        self.peer_common_name = session
-            .peer_certificates()
-            .and_then(|chain| chain.first())
+        let Some(setup) = self.setup.take() else {
+            return Ok(());
+        };
+        let done = handshake::run(setup, &self.tcp, &peer, deadline)?;
+        let chain = done.peer_certificates.as_deref().unwrap_or_default();
+        self.peer_common_name = chain
+            .first()
             .and_then(|cert| common_name::common_name(cert.as_ref()));
         if self.options.close_on_expiration {
-            self.expires = session
-                .peer_certificates()
-                .and_then(|chain| expiry::chain_not_after(chain.iter().map(|c| c.as_ref())));
+            self.expires = expiry::chain_not_after(chain.iter().map(|c| c.as_ref()));
             if self.expires.is_none() {
                 tracing::warn!(
                     "TLS link with {peer}: no certificate to watch for expiration \
@@ -294,7 +260,28 @@ impl TlsLink {
                 );
             }
         }
+        let shared = Shared::new(done.kernel);
+        let (tx_seq, tx_secrets) = &done.secrets.tx;
+        let (rx_seq, rx_secrets) = &done.secrets.rx;
+        let sealer = Sealer::new(tx_secrets, *tx_seq, shared.seal_limit())
+            .map_err(|e| self.session_failed(e))?;
+        let opener = Opener::new(rx_secrets, *rx_seq).map_err(|e| self.session_failed(e))?;
+        self.traffic = Some(Traffic {
+            rx: Mutex::new(Rx::new(opener, done.ciphertext, done.plaintext)),
+            tx: Mutex::new(Tx::new(sealer)),
+            shared,
+        });
         Ok(())
+    }
+
+    fn session_failed(&self, e: impl std::fmt::Display) -> io::Error {
+        TlsError::Config(format!("TLS with {}: {e}", self.peer)).into()
+    }
+
+    fn traffic(&self) -> io::Result<&Traffic> {
+        self.traffic
+            .as_ref()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "TLS handshake not done"))
     }
 
     /// Makes reads and writes return `WouldBlock` instead of waiting.
@@ -310,72 +297,28 @@ impl TlsLink {
     /// `Ok(0)` at the end of the stream (the peer's close_notify, or its TCP end between
     /// records, which Zenoh's links send without a close_notify).
     pub(crate) fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
+        let traffic = self.traffic()?;
         let nonblocking = self.nonblocking.load(Ordering::Acquire);
-        let mut inbox = self.inbox.lock().unwrap_or_else(|e| e.into_inner());
-        let mut session = self.lock();
-        let mut n = 0;
-        loop {
-            match session.reader().read(&mut buf[n..]) {
-                Ok(0) => return Ok(n),
-                Ok(k) => {
-                    n += k;
-                    if n == buf.len() {
-                        return Ok(n);
-                    }
-                    continue;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(n),
-                Err(e) => return Err(e),
-            }
-            if n > 0 && !nonblocking {
-                return Ok(n);
-            }
-            match inbox.fill(&mut &self.tcp) {
-                Ok(Filled::Bytes(_)) => {
-                    inbox.feed(|ciphertext| session.read_tls(ciphertext))?;
-                }
-                // The end of the stream: what it completed is read on the next turn,
-                // then the reader says so.
-                Ok(Filled::End) => {
-                    session.read_tls(&mut io::empty())?;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if n > 0 && is_would_block(&e) => return Ok(n),
-                Err(e) => return Err(e),
-            }
-            if let Err(reason) = session.process_new_packets() {
-                let _ = session.write_tls(&mut &self.tcp);
-                return Err(self.session_error(reason));
-            }
-            // What the session answers by itself (a key update) leaves now if it can;
-            // else with the next write.
-            if nonblocking && session.wants_write() {
-                let _ = flush(&mut session, &self.tcp);
-            }
-        }
+        lock(&traffic.rx).read(&mut &self.tcp, buf, nonblocking, &traffic.shared)
     }
 
-    /// Hands what the socket can take of `bufs` to rustls, advancing `bufs` and counting
-    /// the bytes in `written`, and writes the ciphertext without waiting. `Ok(true)` once
-    /// every byte is taken and all of its ciphertext is in the socket; `Ok(false)` when
-    /// the socket takes no more for now (call again, with the same `bufs`, when it is
-    /// writable).
+    /// Seals what the link's output takes of `bufs`, advancing `bufs` and counting the
+    /// bytes in `written`, and writes it without waiting. `Ok(true)` once every byte is
+    /// taken and all of it is in the socket; `Ok(false)` when the socket takes no more for
+    /// now (call again, with the same `bufs`, when it is writable).
     pub(crate) fn write_now(
         &self,
         bufs: &mut &mut [IoSlice<'_>],
         written: &mut usize,
     ) -> io::Result<bool> {
-        let mut session = self.lock();
+        let traffic = self.traffic()?;
+        let mut tx = lock(&traffic.tx);
         loop {
-            let blocked = flush(&mut session, &self.tcp)?;
+            let blocked = tx.flush(&mut &self.tcp)?;
             if bufs.is_empty() {
                 return Ok(!blocked);
             }
-            let n = session.writer().write_vectored(bufs)?;
+            let n = tx.seal(bufs, &traffic.shared)?;
             if n > 0 {
                 IoSlice::advance_slices(bufs, n);
                 *written += n;
@@ -385,10 +328,11 @@ impl TlsLink {
         }
     }
 
-    /// Writes the ciphertext rustls holds, without waiting; `Ok(true)` once it is all
+    /// Writes what the link's output holds, without waiting; `Ok(true)` once it is all
     /// in the socket.
     pub(crate) fn flush_now(&self) -> io::Result<bool> {
-        Ok(!flush(&mut self.lock(), &self.tcp)?)
+        let traffic = self.traffic()?;
+        Ok(!lock(&traffic.tx).flush(&mut &self.tcp)?)
     }
 
     /// Closes both directions at once.
@@ -399,33 +343,14 @@ impl TlsLink {
     /// Ends the sending side: a close_notify after what is written (if the socket takes
     /// it now), then the TCP end.
     pub(crate) fn shutdown_write(&self) {
-        {
-            let mut session = self.lock();
-            session.send_close_notify();
-            let _ = flush(&mut session, &self.tcp);
+        if let Some(traffic) = &self.traffic {
+            let mut tx = lock(&traffic.tx);
+            if tx.close_notify().is_ok() {
+                let _ = tx.flush(&mut &self.tcp);
+            }
         }
         let _ = self.tcp.shutdown(Shutdown::Write);
     }
-}
-
-/// Whether a socket error only says "not now".
-fn is_would_block(e: &io::Error) -> bool {
-    crate::link::is_timeout(e)
-}
-
-/// Writes what ciphertext the session holds, as far as the socket takes it; `Ok(true)`
-/// when some is left because the socket is full.
-fn flush(session: &mut Connection, tcp: &TcpStream) -> io::Result<bool> {
-    while session.wants_write() {
-        match session.write_tls(&mut &*tcp) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(false)
 }
 
 impl Read for &TlsLink {
@@ -439,15 +364,16 @@ impl Write for &TlsLink {
         self.write_vectored(&[IoSlice::new(buf)])
     }
 
-    /// Takes what rustls takes now; `WouldBlock` when it takes nothing.
+    /// Takes what the link's output takes now; `WouldBlock` when it takes nothing.
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        let mut session = self.lock();
-        let blocked = flush(&mut session, &self.tcp)?;
-        let n = session.writer().write_vectored(bufs)?;
+        let traffic = self.traffic()?;
+        let mut tx = lock(&traffic.tx);
+        let blocked = tx.flush(&mut &self.tcp)?;
+        let n = tx.seal(bufs, &traffic.shared)?;
         if n == 0 && blocked && bufs.iter().any(|b| !b.is_empty()) {
             return Err(io::ErrorKind::WouldBlock.into());
         }
-        let _ = flush(&mut session, &self.tcp)?;
+        let _ = tx.flush(&mut &self.tcp)?;
         Ok(n)
     }
 

@@ -22,6 +22,10 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, S
 
 use super::TlsError;
 use crate::endpoint::parse_buffer_size;
+
+/// The one TLS version weft speaks (Zenoh's links negotiate it too): its record layer
+/// (`record`) is TLS 1.3's.
+const TLS13: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
 use crate::link::TcpBuffers;
 
 /// Where a PEM document comes from.
@@ -285,7 +289,7 @@ impl TlsSettings {
     }
 
     /// The configuration of a TLS listener: its certificate and key, and with mTLS the
-    /// verifier of client certificates (TLS 1.3 only, as in Zenoh).
+    /// verifier of client certificates. TLS 1.3 only.
     pub fn server_config(&self) -> Result<Arc<ServerConfig>, TlsError> {
         let (Some(cert), Some(key)) = (&self.listen_certificate, &self.listen_private_key) else {
             return Err(TlsError::Missing(
@@ -295,29 +299,28 @@ impl TlsSettings {
         let chain = certificates(&cert.load("listen_certificate")?, "listen_certificate")?;
         let key = private_key(&key.load("listen_private_key")?, "listen_private_key")?;
         let provider = provider();
-        let config = if self.enable_mtls {
+        let builder =
+            ServerConfig::builder_with_provider(provider.clone()).with_protocol_versions(TLS13)?;
+        let mut config = if self.enable_mtls {
             let roots = self.roots()?.ok_or(TlsError::Missing(
                 "enable_mtls needs root_ca_certificate (the CA of the clients' certificates)",
             ))?;
-            let verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
-                    .build()
-                    .map_err(|e| TlsError::Config(e.to_string()))?;
-            ServerConfig::builder_with_provider(provider)
-                .with_protocol_versions(&[&rustls::version::TLS13])?
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .map_err(|e| TlsError::Config(e.to_string()))?;
+            builder
                 .with_client_cert_verifier(verifier)
                 .with_single_cert(chain, key)?
         } else {
-            ServerConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()?
-                .with_no_client_auth()
-                .with_single_cert(chain, key)?
+            builder.with_no_client_auth().with_single_cert(chain, key)?
         };
+        // weft's record layer takes the traffic keys once the handshake is done.
+        config.enable_secret_extraction = true;
         Ok(Arc::new(config))
     }
 
     /// The configuration of a TLS connection: the Web PKI roots and
-    /// `root_ca_certificate`, and with mTLS the certificate to present (TLS 1.3 only).
+    /// `root_ca_certificate`, and with mTLS the certificate to present. TLS 1.3 only.
     pub fn client_config(&self) -> Result<Arc<ClientConfig>, TlsError> {
         let mut roots = RootCertStore {
             roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
@@ -326,13 +329,8 @@ impl TlsSettings {
             roots.roots.extend(ca.roots);
         }
         let provider = provider();
-        let versions: &[&rustls::SupportedProtocolVersion] = if self.enable_mtls {
-            &[&rustls::version::TLS13]
-        } else {
-            rustls::DEFAULT_VERSIONS
-        };
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(versions)?;
+        let builder =
+            ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(TLS13)?;
         let builder = if self.verify_name_on_connect {
             builder.with_root_certificates(roots)
         } else {
@@ -341,7 +339,7 @@ impl TlsSettings {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AnyNameVerifier::new(roots, &provider)?))
         };
-        let config = if self.enable_mtls {
+        let mut config = if self.enable_mtls {
             let (Some(cert), Some(key)) = (&self.connect_certificate, &self.connect_private_key)
             else {
                 return Err(TlsError::Missing(
@@ -354,6 +352,7 @@ impl TlsSettings {
         } else {
             builder.with_no_client_auth()
         };
+        config.enable_secret_extraction = true;
         Ok(Arc::new(config))
     }
 

@@ -1,0 +1,279 @@
+//! The TLS handshake, run by rustls's unbuffered connection over the blocking socket, and
+//! the hand-over of its traffic keys to weft's own record layer (`record`).
+//!
+//! rustls negotiates, verifies certificates and derives keys; once the handshake is over
+//! it gives up the keys ([`Established`]) and keeps only what computes their updates
+//! ([`Kernel`]). What the peer sent after its last handshake message and rustls has not
+//! taken yet (part of a record) is handed over as well, and any data it already
+//! decrypted.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::ops::Deref;
+use std::time::Instant;
+
+use rustls::client::{ClientConnectionData, UnbufferedClientConnection};
+use rustls::kernel::KernelConnection;
+use rustls::pki_types::CertificateDer;
+use rustls::server::{ServerConnectionData, UnbufferedServerConnection};
+use rustls::unbuffered::{ConnectionState, EncodeError, UnbufferedStatus};
+use rustls::{
+    CommonState, ConnectionTrafficSecrets, ExtractedSecrets, ProtocolVersion, SupportedCipherSuite,
+};
+
+use super::record::MAX_RECORD;
+use super::TlsError;
+
+/// A connection rustls drives through the handshake: a client's or a server's.
+pub(crate) enum Setup {
+    /// The connecting side.
+    Client(UnbufferedClientConnection),
+    /// The listening side.
+    Server(UnbufferedServerConnection),
+}
+
+/// What computes the next traffic keys when a direction's keys are updated.
+pub(crate) enum Kernel {
+    /// The connecting side's.
+    Client(KernelConnection<ClientConnectionData>),
+    /// The listening side's.
+    Server(KernelConnection<ServerConnectionData>),
+}
+
+impl Kernel {
+    /// The next keys for what weft sends.
+    pub(crate) fn update_tx(&mut self) -> Result<ConnectionTrafficSecrets, rustls::Error> {
+        match self {
+            Self::Client(k) => k.update_tx_secret(),
+            Self::Server(k) => k.update_tx_secret(),
+        }
+        .map(|(_, s)| s)
+    }
+
+    /// The next keys for what the peer sends.
+    pub(crate) fn update_rx(&mut self) -> Result<ConnectionTrafficSecrets, rustls::Error> {
+        match self {
+            Self::Client(k) => k.update_rx_secret(),
+            Self::Server(k) => k.update_rx_secret(),
+        }
+        .map(|(_, s)| s)
+    }
+
+    /// How many records one key may seal (the negotiated suite's confidentiality limit).
+    pub(crate) fn confidentiality_limit(&self) -> u64 {
+        let suite = match self {
+            Self::Client(k) => k.negotiated_cipher_suite(),
+            Self::Server(k) => k.negotiated_cipher_suite(),
+        };
+        match suite {
+            SupportedCipherSuite::Tls13(s) => s.common.confidentiality_limit,
+            // `run` refuses any other version.
+            #[allow(unreachable_patterns)]
+            _ => 0,
+        }
+    }
+}
+
+/// A finished handshake.
+pub(crate) struct Established {
+    /// The traffic keys of both directions with their next sequence numbers.
+    pub(crate) secrets: ExtractedSecrets,
+    /// What updates them.
+    pub(crate) kernel: Kernel,
+    /// Ciphertext read after the handshake and not yet opened.
+    pub(crate) ciphertext: Vec<u8>,
+    /// Data rustls already decrypted.
+    pub(crate) plaintext: Vec<u8>,
+    /// The certificates the peer presented, its own first.
+    pub(crate) peer_certificates: Option<Vec<CertificateDer<'static>>>,
+}
+
+/// One step of the handshake, whichever the side.
+enum Step {
+    /// Bytes to send (appended to the output).
+    Send,
+    /// The output is to go out now.
+    Transmit,
+    /// More bytes from the peer are needed.
+    Receive,
+    /// rustls may send data: the handshake is over when it no longer handshakes.
+    Traffic,
+    /// The peer closed.
+    Closed,
+}
+
+/// Runs `f` on whichever side `setup` is.
+macro_rules! on_side {
+    ($setup:expr, $conn:ident => $body:expr) => {
+        match $setup {
+            Setup::Client($conn) => $body,
+            Setup::Server($conn) => $body,
+        }
+    };
+}
+
+impl Setup {
+    fn common(&self) -> &CommonState {
+        on_side!(self, c => c.deref().deref())
+    }
+
+    /// Processes what `incoming` holds until rustls needs something: returns the step, how
+    /// many bytes of `incoming` it took, and appends what it has to send to `outgoing` and
+    /// what it decrypted to `plaintext`.
+    fn step(
+        &mut self,
+        incoming: &mut [u8],
+        outgoing: &mut Vec<u8>,
+        plaintext: &mut Vec<u8>,
+    ) -> (usize, Result<Step, rustls::Error>) {
+        on_side!(self, c => {
+            let UnbufferedStatus { discard, state } = c.process_tls_records(incoming);
+            (discard, state.and_then(|s| drive(s, outgoing, plaintext)))
+        })
+    }
+
+    fn into_kernel(self) -> Result<(ExtractedSecrets, Kernel), rustls::Error> {
+        match self {
+            Self::Client(c) => c
+                .dangerous_into_kernel_connection()
+                .map(|(s, k)| (s, Kernel::Client(k))),
+            Self::Server(c) => c
+                .dangerous_into_kernel_connection()
+                .map(|(s, k)| (s, Kernel::Server(k))),
+        }
+    }
+}
+
+/// What to do in `state`.
+fn drive<Data>(
+    state: ConnectionState<'_, '_, Data>,
+    outgoing: &mut Vec<u8>,
+    plaintext: &mut Vec<u8>,
+) -> Result<Step, rustls::Error> {
+    Ok(match state {
+        ConnectionState::EncodeTlsData(mut e) => {
+            let start = outgoing.len();
+            let mut room = MAX_RECORD;
+            loop {
+                outgoing.resize(start + room, 0);
+                match e.encode(&mut outgoing[start..]) {
+                    Ok(n) => {
+                        outgoing.truncate(start + n);
+                        break;
+                    }
+                    Err(EncodeError::InsufficientSize(s)) => room = s.required_size,
+                    Err(EncodeError::AlreadyEncoded) => {
+                        outgoing.truncate(start);
+                        break;
+                    }
+                }
+            }
+            Step::Send
+        }
+        ConnectionState::TransmitTlsData(t) => {
+            t.done();
+            Step::Transmit
+        }
+        ConnectionState::BlockedHandshake => Step::Receive,
+        ConnectionState::ReadTraffic(mut r) => {
+            while let Some(record) = r.next_record() {
+                plaintext.extend_from_slice(record?.payload);
+            }
+            Step::Send
+        }
+        // weft's listeners accept no early data (rustls's default).
+        ConnectionState::ReadEarlyData(_) => {
+            return Err(rustls::Error::General("unexpected early data".into()))
+        }
+        ConnectionState::WriteTraffic(_) => Step::Traffic,
+        ConnectionState::PeerClosed | ConnectionState::Closed => Step::Closed,
+        _ => Step::Closed,
+    })
+}
+
+/// Runs the handshake of `setup` over the blocking `tcp`, to be done by `deadline`. A
+/// peer refused (its certificate, or none when one is required) is an error naming why,
+/// after the alert telling the peer is sent.
+pub(crate) fn run(
+    mut setup: Setup,
+    tcp: &TcpStream,
+    peer: &str,
+    deadline: Instant,
+) -> io::Result<Established> {
+    let io_error = |e: io::Error| -> io::Error {
+        if crate::link::is_timeout(&e) {
+            TlsError::Timeout(peer.to_string()).into()
+        } else {
+            e
+        }
+    };
+    let mut incoming = vec![0; MAX_RECORD];
+    let mut filled = 0;
+    let mut outgoing = Vec::new();
+    let mut plaintext = Vec::new();
+    loop {
+        let (taken, step) = setup.step(&mut incoming[..filled], &mut outgoing, &mut plaintext);
+        incoming.copy_within(taken..filled, 0);
+        filled -= taken;
+        let step = match step {
+            Ok(s) => s,
+            Err(reason) => {
+                // The alert saying why goes out, if the socket takes it.
+                let _ = setup.step(&mut [], &mut outgoing, &mut plaintext);
+                let _ = (&mut &*tcp).write_all(&outgoing);
+                return Err(TlsError::Session {
+                    peer: peer.to_string(),
+                    reason,
+                }
+                .into());
+            }
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(TlsError::Timeout(peer.to_string()).into());
+        }
+        match step {
+            Step::Send => {}
+            Step::Transmit => {
+                tcp.set_write_timeout(Some(left)).map_err(io_error)?;
+                (&mut &*tcp).write_all(&outgoing).map_err(io_error)?;
+                outgoing.clear();
+            }
+            Step::Traffic if !setup.common().is_handshaking() => break,
+            Step::Receive | Step::Traffic => {
+                if filled == incoming.len() {
+                    incoming.resize(filled + MAX_RECORD, 0);
+                }
+                tcp.set_read_timeout(Some(left)).map_err(io_error)?;
+                match (&mut &*tcp).read(&mut incoming[filled..]) {
+                    Ok(0) => return Err(TlsError::Closed(peer.to_string()).into()),
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_error(e)),
+                }
+            }
+            Step::Closed => return Err(TlsError::Closed(peer.to_string()).into()),
+        }
+    }
+    tcp.set_write_timeout(None).map_err(io_error)?;
+    tcp.set_read_timeout(None).map_err(io_error)?;
+    let peer_certificates = setup
+        .common()
+        .peer_certificates()
+        .map(|chain| chain.iter().map(|c| c.clone().into_owned()).collect());
+    if setup.common().protocol_version() != Some(ProtocolVersion::TLSv1_3) {
+        return Err(TlsError::Config(format!("{peer} negotiated a TLS version before 1.3")).into());
+    }
+    let (secrets, kernel) = setup.into_kernel().map_err(|reason| TlsError::Session {
+        peer: peer.to_string(),
+        reason,
+    })?;
+    incoming.truncate(filled);
+    Ok(Established {
+        secrets,
+        kernel,
+        ciphertext: incoming,
+        plaintext,
+        peer_certificates,
+    })
+}

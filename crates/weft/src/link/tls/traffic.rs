@@ -1,0 +1,331 @@
+//! A TLS link's two directions after the handshake: [`Rx`] reads records from the socket
+//! into one buffer, opens them there and hands out their plaintext; [`Tx`] seals
+//! plaintext into records in its own buffer and writes them out. Each has its own lock in
+//! the link, so that the thread reading a link and the threads writing it never wait for
+//! each other; they meet only on a key update ([`Shared`]).
+//!
+//! Copies, per byte: received, one (from the buffer it was decrypted in to the reader's);
+//! sent, one (into the buffer it is encrypted in). Both buffers are freed when the link
+//! has nothing in flight, so an idle link keeps none.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::handshake::Kernel;
+use super::record::{Content, Opener, RecordError, Sealer, MAX_PLAINTEXT, MAX_RECORD, OVERHEAD};
+
+/// The most ciphertext read from the socket at once (rustls alone would read a few KiB
+/// per system call).
+pub(crate) const READ_SIZE: usize = 64 * 1024;
+
+/// Most sealed bytes a link keeps that the socket has not taken yet: a gathered write
+/// of full batches with its records' overhead, so that it leaves in one system call.
+pub const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
+
+/// The longest handshake message accepted after the handshake (a session ticket is a
+/// few hundred bytes).
+const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
+
+/// Handshake message types that may come after the handshake.
+const NEW_SESSION_TICKET: u8 = 4;
+const KEY_UPDATE: u8 = 24;
+
+/// Alerts.
+const CLOSE_NOTIFY: u8 = 0;
+const USER_CANCELED: u8 = 90;
+
+/// What the two directions share: rustls's key schedule, and the peer's request that
+/// weft update its sending keys.
+pub(crate) struct Shared {
+    kernel: Mutex<Kernel>,
+    update_asked: AtomicBool,
+}
+
+impl Shared {
+    /// Around the key schedule of a finished handshake.
+    pub(crate) fn new(kernel: Kernel) -> Self {
+        Self {
+            kernel: Mutex::new(kernel),
+            update_asked: AtomicBool::new(false),
+        }
+    }
+
+    fn kernel(&self) -> std::sync::MutexGuard<'_, Kernel> {
+        self.kernel.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many records one key may seal before it is updated: the suite's limit, less
+    /// what one turn of [`Tx::seal`] may seal past it.
+    pub(crate) fn seal_limit(&self) -> u64 {
+        let per_turn = (OUTPUT_LIMIT / MAX_PLAINTEXT + 2) as u64;
+        self.kernel()
+            .confidentiality_limit()
+            .saturating_sub(per_turn)
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
+impl From<RecordError> for io::Error {
+    fn from(e: RecordError) -> Self {
+        invalid(e)
+    }
+}
+
+/// The receiving direction.
+pub(crate) struct Rx {
+    opener: Opener,
+    /// Empty when idle; else read ciphertext (`start..end` is not opened yet) and, before
+    /// it, the plaintext of the last record opened (`plain` is not read yet).
+    buf: Vec<u8>,
+    plain: Range<usize>,
+    start: usize,
+    end: usize,
+    /// Data rustls decrypted during the handshake, read first.
+    early: Vec<u8>,
+    /// A handshake message begun in a record and continued in the next.
+    handshake: Vec<u8>,
+    /// The peer's close_notify or the end of its stream.
+    ended: bool,
+}
+
+impl Rx {
+    /// After the handshake: `ciphertext` and `plaintext` are what the handshake read
+    /// beyond its own messages.
+    pub(crate) fn new(opener: Opener, ciphertext: Vec<u8>, plaintext: Vec<u8>) -> Self {
+        let end = ciphertext.len();
+        Self {
+            opener,
+            buf: ciphertext,
+            plain: 0..0,
+            start: 0,
+            end,
+            early: plaintext,
+            handshake: Vec::new(),
+            ended: false,
+        }
+    }
+
+    /// Reads plaintext into `out` from what is buffered and then from `socket`. Fills
+    /// `out` unless the socket has nothing more (`nonblocking`: until it would block;
+    /// else until one read gave something). `Ok(0)` at the end of the stream: the peer's
+    /// close_notify or its TCP end (which Zenoh's links send without a close_notify).
+    pub(crate) fn read(
+        &mut self,
+        socket: &mut impl Read,
+        out: &mut [u8],
+        nonblocking: bool,
+        shared: &Shared,
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        while n < out.len() {
+            if !self.early.is_empty() {
+                let k = self.early.len().min(out.len() - n);
+                out[n..n + k].copy_from_slice(&self.early[..k]);
+                self.early.drain(..k);
+                n += k;
+                continue;
+            }
+            if !self.plain.is_empty() {
+                let k = self.plain.len().min(out.len() - n);
+                out[n..n + k].copy_from_slice(&self.buf[self.plain.start..self.plain.start + k]);
+                self.plain.start += k;
+                n += k;
+                continue;
+            }
+            if let Some(opened) = self.opener.open(&mut self.buf[self.start..self.end])? {
+                let at = self.start;
+                self.start += opened.len;
+                let plaintext = at + opened.plaintext.start..at + opened.plaintext.end;
+                match opened.content {
+                    Content::Data => self.plain = plaintext,
+                    Content::Handshake => self.on_handshake(plaintext, shared)?,
+                    Content::Alert => self.on_alert(plaintext)?,
+                }
+                continue;
+            }
+            if self.ended || (n > 0 && !nonblocking) {
+                break;
+            }
+            self.make_room()?;
+            match socket.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.ended = true,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if crate::link::is_timeout(&e) {
+                        self.release_if_idle();
+                        if n > 0 {
+                            break;
+                        }
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    /// Makes room after `end` for a read: the buffer is allocated if freed, and the
+    /// unopened bytes move to its start when the record they begin would not fit.
+    fn make_room(&mut self) -> io::Result<()> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+        }
+        let size = READ_SIZE + MAX_RECORD;
+        if self.buf.len() < size {
+            self.buf.resize(size, 0);
+        }
+        let needed = Opener::record_len(&self.buf[self.start..self.end])?.unwrap_or(MAX_RECORD);
+        if self.start > 0 && (self.start + needed > self.buf.len() || self.end == self.buf.len()) {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        Ok(())
+    }
+
+    /// Frees the buffer once everything read is handed out.
+    fn release_if_idle(&mut self) {
+        if self.start == self.end && self.plain.is_empty() {
+            self.buf = Vec::new();
+            (self.start, self.end) = (0, 0);
+        }
+    }
+
+    /// Handles the handshake messages of a record: session tickets are ignored (weft does
+    /// not resume sessions); a key update replaces the peer's keys, and asks for weft's
+    /// own update when the peer requests it.
+    fn on_handshake(&mut self, plaintext: Range<usize>, shared: &Shared) -> io::Result<()> {
+        self.handshake.extend_from_slice(&self.buf[plaintext]);
+        loop {
+            let Some(&[kind, a, b, c]) = self.handshake.get(..4) else {
+                return Ok(());
+            };
+            let len = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+            if len > MAX_HANDSHAKE_MESSAGE {
+                return Err(invalid(format!(
+                    "a handshake message of {len} bytes after the handshake"
+                )));
+            }
+            if self.handshake.len() < 4 + len {
+                return Ok(());
+            }
+            match kind {
+                NEW_SESSION_TICKET => {}
+                KEY_UPDATE => {
+                    let [request @ (0 | 1)] = self.handshake[4..] else {
+                        return Err(invalid(
+                            "a malformed key update, or one not at the end of its record",
+                        ));
+                    };
+                    let secrets = shared.kernel().update_rx().map_err(invalid)?;
+                    self.opener.rekey(&secrets)?;
+                    if request == 1 {
+                        shared.update_asked.store(true, Ordering::Release);
+                    }
+                }
+                other => {
+                    return Err(invalid(format!(
+                        "a handshake message of type {other} after the handshake"
+                    )))
+                }
+            }
+            self.handshake.drain(..4 + len);
+        }
+    }
+
+    /// Handles an alert: close_notify ends the stream, user_canceled is ignored, any
+    /// other closes the link naming it.
+    fn on_alert(&mut self, plaintext: Range<usize>) -> io::Result<()> {
+        match self.buf[plaintext] {
+            [_, CLOSE_NOTIFY] => {
+                self.ended = true;
+                Ok(())
+            }
+            [_, USER_CANCELED] => Ok(()),
+            [_, description] => Err(invalid(format!("the peer sent TLS alert {description}"))),
+            _ => Err(invalid("a malformed TLS alert")),
+        }
+    }
+}
+
+/// The sending direction.
+pub(crate) struct Tx {
+    sealer: Sealer,
+    /// Sealed records; `out[sent..]` is not in the socket yet. Empty when idle.
+    out: Vec<u8>,
+    sent: usize,
+}
+
+impl Tx {
+    /// After the handshake.
+    pub(crate) fn new(sealer: Sealer) -> Self {
+        Self {
+            sealer,
+            out: Vec::new(),
+            sent: 0,
+        }
+    }
+
+    /// Seals what fits under [`OUTPUT_LIMIT`] of `bufs`; returns how many plaintext
+    /// bytes it took. A key update goes first when the peer asked for one or these keys
+    /// are spent.
+    pub(crate) fn seal(&mut self, bufs: &[IoSlice<'_>], shared: &Shared) -> io::Result<usize> {
+        if shared.update_asked.swap(false, Ordering::AcqRel) || self.sealer.spent() {
+            self.update_keys(shared)?;
+        }
+        let pending = self.out.len() - self.sent;
+        let room = OUTPUT_LIMIT.saturating_sub(pending);
+        if room <= OVERHEAD {
+            return Ok(0);
+        }
+        if self.out.capacity() == 0 {
+            self.out.reserve(OUTPUT_LIMIT + MAX_RECORD);
+        }
+        // At most as much plaintext as leaves room for its records' overhead.
+        let most = room - room.div_ceil(MAX_PLAINTEXT) * OVERHEAD;
+        Ok(self.sealer.seal_data(bufs, most, &mut self.out)?)
+    }
+
+    /// Seals a key update with the current keys (not asking the peer for its own) and
+    /// moves to the next.
+    fn update_keys(&mut self, shared: &Shared) -> io::Result<()> {
+        self.sealer
+            .seal(Content::Handshake, &[KEY_UPDATE, 0, 0, 1, 0], &mut self.out)?;
+        let secrets = shared.kernel().update_tx().map_err(invalid)?;
+        self.sealer.rekey(&secrets)?;
+        Ok(())
+    }
+
+    /// Seals a close_notify alert.
+    pub(crate) fn close_notify(&mut self) -> io::Result<()> {
+        Ok(self
+            .sealer
+            .seal(Content::Alert, &[1, CLOSE_NOTIFY], &mut self.out)?)
+    }
+
+    /// Writes what is sealed, as far as `socket` takes it; `Ok(true)` when some is left
+    /// because it would block. Once all is written the buffer is freed.
+    pub(crate) fn flush(&mut self, socket: &mut impl Write) -> io::Result<bool> {
+        while self.sent < self.out.len() {
+            match socket.write(&self.out[self.sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(k) => self.sent += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                Err(e) => return Err(e),
+            }
+        }
+        self.out = Vec::new();
+        self.sent = 0;
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests;

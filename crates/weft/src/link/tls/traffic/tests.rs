@@ -1,0 +1,173 @@
+//! A weft TLS link against a rustls client on loopback: data both ways, key updates
+//! asked by either side, and the ends of the stream.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::{ClientConnection, StreamOwned};
+use weft_testkit::certs::Pki;
+
+use crate::link::tls::{LinkOptions, PemSource, TlsLink, TlsSettings};
+
+type RustlsClient = StreamOwned<ClientConnection, TcpStream>;
+
+/// A weft listener's link and a rustls client connected to it, handshakes done.
+fn connected() -> (TlsLink, RustlsClient) {
+    let pki = Pki::new("traffic");
+    let file = |p: &str| Some(PemSource::File(p.into()));
+    let server = TlsSettings {
+        listen_certificate: file(&pki.server_cert),
+        listen_private_key: file(&pki.server_key),
+        ..TlsSettings::default()
+    };
+    let client = TlsSettings {
+        root_ca_certificate: file(&pki.ca),
+        ..TlsSettings::default()
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let client_config = client.client_config().unwrap();
+    let connecting = std::thread::spawn(move || {
+        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let name = "localhost".try_into().unwrap();
+        let mut conn = ClientConnection::new(client_config, name).unwrap();
+        let mut tcp = tcp;
+        while conn.is_handshaking() {
+            conn.complete_io(&mut tcp).unwrap();
+        }
+        StreamOwned::new(conn, tcp)
+    });
+    let (tcp, _) = listener.accept().unwrap();
+    let mut link =
+        TlsLink::server(tcp, server.server_config().unwrap(), LinkOptions::default()).unwrap();
+    link.handshake(Instant::now() + Duration::from_secs(10))
+        .unwrap();
+    (link, connecting.join().unwrap())
+}
+
+fn pattern(len: usize, seed: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i * 31 + seed) % 253) as u8).collect()
+}
+
+/// Reads exactly `len` bytes from the weft link.
+fn weft_reads(link: &TlsLink, len: usize) -> Vec<u8> {
+    let mut got = vec![0; len];
+    let mut at = 0;
+    while at < len {
+        let n = link.read(&mut got[at..]).unwrap();
+        assert!(n > 0, "the link ended after {at} of {len} bytes");
+        at += n;
+    }
+    got
+}
+
+#[test]
+fn data_crosses_both_ways_in_records_of_every_size() {
+    let (link, mut client) = connected();
+    let link = Arc::new(link);
+    let sent_by_client = pattern(3 << 20, 1);
+    let sent_by_weft = pattern(3 << 20, 2);
+    let writer = {
+        let link = link.clone();
+        let data = sent_by_weft.clone();
+        std::thread::spawn(move || {
+            // Writes of many sizes, one byte to several records.
+            let mut at = 0;
+            for size in [1, 5, 16_384, 16_385, 70_000, 300_000].iter().cycle() {
+                if at == data.len() {
+                    break;
+                }
+                let end = (at + size).min(data.len());
+                (&*link).write_all(&data[at..end]).unwrap();
+                at = end;
+            }
+        })
+    };
+    let reader = {
+        let link = link.clone();
+        std::thread::spawn(move || weft_reads(&link, 3 << 20))
+    };
+    client.write_all(&sent_by_client).unwrap();
+    client.flush().unwrap();
+    let mut got = vec![0; sent_by_weft.len()];
+    client.read_exact(&mut got).unwrap();
+    assert!(got == sent_by_weft, "what weft sent arrived altered");
+    writer.join().unwrap();
+    assert!(
+        reader.join().unwrap() == sent_by_client,
+        "what rustls sent arrived altered"
+    );
+}
+
+#[test]
+fn a_key_update_the_peer_asks_for_is_followed_and_answered() {
+    let (link, mut client) = connected();
+    client.write_all(b"old keys").unwrap();
+    // rustls moves to new keys and asks weft to do the same.
+    client.conn.refresh_traffic_keys().unwrap();
+    client.write_all(b"new keys").unwrap();
+    client.flush().unwrap();
+    assert_eq!(weft_reads(&link, 16), b"old keysnew keys");
+    let traffic = link.traffic.as_ref().unwrap();
+    assert!(traffic.shared.update_asked.load(Ordering::Acquire));
+    // weft's next write carries its own key update first.
+    (&link).write_all(b"answer").unwrap();
+    assert!(!traffic.shared.update_asked.load(Ordering::Acquire));
+    let mut got = [0; 6];
+    client.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"answer");
+}
+
+#[test]
+fn weft_updates_its_keys_before_they_are_spent() {
+    let (link, mut client) = connected();
+    let traffic = link.traffic.as_ref().unwrap();
+    traffic.tx.lock().unwrap().sealer.set_limit(3);
+    // 40 records: a key update after every 3.
+    let data = pattern(40 * 16_384, 3);
+    let link = Arc::new(link);
+    let writer = {
+        let (data, link) = (data.clone(), link.clone());
+        std::thread::spawn(move || {
+            for chunk in data.chunks(16_384) {
+                (&*link).write_all(chunk).unwrap();
+            }
+        })
+    };
+    let mut got = vec![0; data.len()];
+    client.read_exact(&mut got).unwrap();
+    writer.join().unwrap();
+    assert!(
+        got == data,
+        "rustls read other bytes across weft's key updates"
+    );
+}
+
+#[test]
+fn both_ends_of_the_stream_are_seen_with_and_without_close_notify() {
+    // weft closes with a close_notify: rustls sees a clean end.
+    let (link, mut client) = connected();
+    (&link).write_all(b"last words").unwrap();
+    link.shutdown_write();
+    let mut got = Vec::new();
+    client.read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"last words");
+    // rustls closes with a close_notify: weft reads the data, then the end.
+    client.write_all(b"bye").unwrap();
+    client.conn.send_close_notify();
+    client.flush().unwrap();
+    assert_eq!(weft_reads(&link, 3), b"bye");
+    assert_eq!(link.read(&mut [0; 10]).unwrap(), 0);
+
+    // A TCP end without close_notify (as Zenoh's links close) ends the stream too.
+    let (link, mut client) = connected();
+    client.write_all(b"abrupt").unwrap();
+    client.flush().unwrap();
+    client.sock.shutdown(std::net::Shutdown::Both).unwrap();
+    assert_eq!(weft_reads(&link, 6), b"abrupt");
+    assert_eq!(link.read(&mut [0; 10]).unwrap(), 0);
+}
