@@ -12,8 +12,9 @@
 //!
 //! A [`Sealer`] appends records to a buffer the caller writes from: the plaintext is copied
 //! once, into that buffer, and encrypted where it lies. An [`Opener`] decrypts a record
-//! where it was read and says where its plaintext is: nothing is copied. Neither does
-//! I/O; both are tested against rustls's own record layer.
+//! where it was read, moving its plaintext over the header (and the tags of the records
+//! before it) in the same pass. Neither does I/O; both are tested against rustls's own
+//! record layer.
 
 use std::io::IoSlice;
 use std::ops::Range;
@@ -254,7 +255,7 @@ impl Sealer {
 pub(crate) struct Opened {
     /// What it holds.
     pub(crate) content: Content,
-    /// Where its plaintext is, in the buffer given to [`Opener::open`].
+    /// Where its plaintext is: at the start of the buffer it was opened in.
     pub(crate) plaintext: Range<usize>,
     /// The record's whole length (header included): where the next one starts.
     pub(crate) len: usize,
@@ -294,7 +295,8 @@ impl Opener {
         Ok(Some(HEADER + len))
     }
 
-    /// Opens the record at the start of `buf` in place; `None` while it is not all there.
+    /// Opens the record at the start of `buf`, its plaintext moved to the start of `buf`
+    /// (over the header); `None` while the record is not all there.
     pub(crate) fn open(&mut self, buf: &mut [u8]) -> Result<Option<Opened>, RecordError> {
         let Some(len) = Self::record_len(buf)? else {
             return Ok(None);
@@ -302,13 +304,22 @@ impl Opener {
         if buf.len() < len {
             return Ok(None);
         }
+        self.open_into(&mut buf[..len], 0).map(Some)
+    }
+
+    /// Opens the record that is the end of `buf` from `at` on, decrypting its plaintext
+    /// to the start of `buf` in the same pass (the bytes before `at` are overwritten):
+    /// records read one after another are turned into contiguous plaintext without a
+    /// copy of their own. `buf` must end where the record ends ([`Opener::record_len`]).
+    pub(crate) fn open_into(&mut self, buf: &mut [u8], at: usize) -> Result<Opened, RecordError> {
         let mut header = [0; HEADER];
-        header.copy_from_slice(&buf[..HEADER]);
+        header.copy_from_slice(&buf[at..at + HEADER]);
+        let len = buf.len() - at;
         let nonce = self.keys.next_nonce()?;
         let plaintext = self
             .keys
             .key
-            .open_in_place(nonce, Aad::from(header), &mut buf[HEADER..len])
+            .open_within(nonce, Aad::from(header), buf, at + HEADER..)
             .map_err(|_| RecordError::BadMac)?;
         // The content type is the last byte that is not padding.
         let Some(last) = plaintext.iter().rposition(|&b| b != 0) else {
@@ -323,11 +334,11 @@ impl Opener {
         if last > MAX_PLAINTEXT {
             return Err(RecordError::Overflow(last));
         }
-        Ok(Some(Opened {
+        Ok(Opened {
             content,
-            plaintext: HEADER..HEADER + last,
+            plaintext: 0..last,
             len,
-        }))
+        })
     }
 }
 

@@ -4,8 +4,10 @@
 //! the link, so that the thread reading a link and the threads writing it never wait for
 //! each other; they meet only on a key update ([`Shared`]).
 //!
-//! Copies, per byte: received, one (from the buffer it was decrypted in to the reader's);
-//! sent, one (into the buffer it is encrypted in). Both buffers are freed when the link
+//! Copies, per byte: received, none of its own when the reader's buffer has room for a
+//! whole record (the socket is read into it, and each record's plaintext is decrypted
+//! to follow the last: only the start of a record a read ends in is carried over to the
+//! next), else one; sent, one (into the buffer it is encrypted in). Both buffers are freed when the link
 //! has nothing in flight, so an idle link keeps none.
 
 use std::io::{self, IoSlice, Read, Write};
@@ -143,17 +145,37 @@ impl Rx {
                 let plaintext = at + opened.plaintext.start..at + opened.plaintext.end;
                 match opened.content {
                     Content::Data => self.plain = plaintext,
-                    Content::Handshake => self.on_handshake(plaintext, shared)?,
-                    Content::Alert => self.on_alert(plaintext)?,
+                    Content::Handshake => {
+                        let message = self.buf[plaintext].to_vec();
+                        self.on_handshake(&message, shared)?;
+                    }
+                    Content::Alert => {
+                        let alert = self.buf[plaintext].to_vec();
+                        self.on_alert(&alert)?;
+                    }
                 }
                 continue;
             }
             if self.ended || (n > 0 && !nonblocking) {
                 break;
             }
-            self.make_room()?;
-            match socket.read(&mut self.buf[self.end..]) {
+            // With room for a whole record, the socket is read straight into `out`, after
+            // the start of a record left from the last read.
+            let pending = self.end - self.start;
+            let direct = out.len() - n >= pending + MAX_RECORD;
+            let read = if direct {
+                socket.read(&mut out[n + pending..])
+            } else {
+                self.make_room()?;
+                socket.read(&mut self.buf[self.end..])
+            };
+            match read {
                 Ok(0) => self.ended = true,
+                Ok(k) if direct => {
+                    out[n..n + pending].copy_from_slice(&self.buf[self.start..self.end]);
+                    (self.start, self.end) = (0, 0);
+                    n = self.open_in(out, n, n + pending + k, shared)?;
+                }
                 Ok(k) => self.end += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -166,6 +188,45 @@ impl Rx {
                     return Err(e);
                 }
             }
+        }
+        Ok(n)
+    }
+
+    /// Opens the whole records in `out[n..filled]`, the data of each decrypted to follow
+    /// the data before it from `n` on; keeps the start of a record the read ended in.
+    /// Returns where the data ends.
+    fn open_in(
+        &mut self,
+        out: &mut [u8],
+        mut n: usize,
+        filled: usize,
+        shared: &Shared,
+    ) -> io::Result<usize> {
+        let mut at = n;
+        while !self.ended {
+            let Some(len) = Opener::record_len(&out[at..filled])? else {
+                break;
+            };
+            if at + len > filled {
+                break;
+            }
+            let opened = self.opener.open_into(&mut out[n..at + len], at - n)?;
+            let plaintext = n..n + opened.plaintext.end;
+            at += len;
+            match opened.content {
+                Content::Data => n = plaintext.end,
+                Content::Handshake => self.on_handshake(&out[plaintext], shared)?,
+                Content::Alert => self.on_alert(&out[plaintext])?,
+            }
+        }
+        // Nothing the peer sent after its close_notify is read.
+        let rest = if self.ended { 0 } else { filled - at };
+        if rest > 0 {
+            if self.buf.len() < rest {
+                self.buf.resize(MAX_RECORD, 0);
+            }
+            self.buf[..rest].copy_from_slice(&out[at..filled]);
+            (self.start, self.end) = (0, rest);
         }
         Ok(n)
     }
@@ -200,8 +261,8 @@ impl Rx {
     /// Handles the handshake messages of a record: session tickets are ignored (weft does
     /// not resume sessions); a key update replaces the peer's keys, and asks for weft's
     /// own update when the peer requests it.
-    fn on_handshake(&mut self, plaintext: Range<usize>, shared: &Shared) -> io::Result<()> {
-        self.handshake.extend_from_slice(&self.buf[plaintext]);
+    fn on_handshake(&mut self, plaintext: &[u8], shared: &Shared) -> io::Result<()> {
+        self.handshake.extend_from_slice(plaintext);
         loop {
             let Some(&[kind, a, b, c]) = self.handshake.get(..4) else {
                 return Ok(());
@@ -241,8 +302,8 @@ impl Rx {
 
     /// Handles an alert: close_notify ends the stream, user_canceled is ignored, any
     /// other closes the link naming it.
-    fn on_alert(&mut self, plaintext: Range<usize>) -> io::Result<()> {
-        match self.buf[plaintext] {
+    fn on_alert(&mut self, plaintext: &[u8]) -> io::Result<()> {
+        match *plaintext {
             [_, CLOSE_NOTIFY] => {
                 self.ended = true;
                 Ok(())
