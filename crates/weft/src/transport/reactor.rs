@@ -844,7 +844,14 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
                     outcome = ReadOutcome::Drained;
                     break;
                 }
-                Err(_) => return ReadOutcome::Ended,
+                Err(e) => {
+                    // Bytes the link could not read (a TLS record that does not decrypt,
+                    // an alert) close it, saying why; a reset says enough by itself.
+                    if e.kind() == io::ErrorKind::InvalidData {
+                        tracing::warn!("closing {} ({}): {e}", t.describe(), t.peer_zid());
+                    }
+                    return ReadOutcome::Ended;
+                }
             }
             match hand_on(entry, buf, &mut end, draining, me) {
                 Some(ReadOutcome::Ended) => return ReadOutcome::Ended,

@@ -205,3 +205,25 @@ fn reads_of_every_size_see_the_same_bytes_decrypted_in_place_or_buffered() {
     writer.join().unwrap();
     assert!(got == data, "the bytes differ");
 }
+
+#[test]
+fn bytes_that_are_not_a_record_of_the_session_close_the_link_with_a_reason() {
+    // Plain bytes where a record should be.
+    let (link, mut client) = connected();
+    client.sock.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    let e = link.read(&mut [0; 100]).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("type 71"), "{e}");
+    // A record whose ciphertext was altered on the way.
+    let (link, client) = connected();
+    let mut conn = client.conn;
+    let mut sock = client.sock;
+    conn.writer().write_all(b"payload").unwrap();
+    let mut wire = Vec::new();
+    conn.write_tls(&mut wire).unwrap();
+    let last = wire.len() - 1;
+    wire[last] ^= 0x40;
+    sock.write_all(&wire).unwrap();
+    let e = link.read(&mut [0; 100]).unwrap_err();
+    assert!(e.to_string().contains("bad_record_mac"), "{e}");
+}
