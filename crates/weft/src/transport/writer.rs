@@ -64,9 +64,13 @@ impl Transport {
     }
 
     /// Asks an I/O thread to write what is queued (once until it starts): the one that
-    /// serves this link, or this thread after the event it is handling if it is one.
+    /// serves this link, or this thread after the event it is handling if it is one. Not
+    /// while a batch waits for the socket to take the rest of it: the socket's writable
+    /// event has the writer write it and go on with the queue (a sender streaming into a
+    /// full socket would otherwise wake the writer for each few messages, to find the
+    /// socket still full).
     pub(super) fn wake_writer(&self, st: &mut TxState) {
-        if st.write_scheduled {
+        if st.write_scheduled || st.partial.is_some() {
             return;
         }
         if let Some(me) = self.me.upgrade() {
