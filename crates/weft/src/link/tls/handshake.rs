@@ -3,9 +3,9 @@
 //!
 //! rustls negotiates, verifies certificates and derives keys; once the handshake is over
 //! it gives up the keys ([`Established`]) and keeps only what computes their updates
-//! ([`Kernel`]). What the peer sent after its last handshake message and rustls has not
-//! taken yet (part of a record) is handed over as well, and any data it already
-//! decrypted.
+//! ([`Kernel`]). rustls is given the peer's records one at a time and none after the one
+//! that ends the handshake: what follows it (read with it, say) is handed over to the
+//! record layer unopened.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -21,7 +21,7 @@ use rustls::{
     CommonState, ConnectionTrafficSecrets, ExtractedSecrets, ProtocolVersion, SupportedCipherSuite,
 };
 
-use super::record::MAX_RECORD;
+use super::record::{HEADER, MAX_RECORD};
 use super::TlsError;
 
 /// A connection rustls drives through the handshake: a client's or a server's.
@@ -191,6 +191,13 @@ fn drive<Data>(
     })
 }
 
+/// The length of the whole record at the start of `buf`, if it is all there.
+fn whole_record(buf: &[u8]) -> Option<usize> {
+    let header = buf.get(..HEADER)?;
+    let len = HEADER + usize::from(u16::from_be_bytes([header[3], header[4]]));
+    (buf.len() >= len).then_some(len)
+}
+
 /// Runs the handshake of `setup` over the blocking `tcp`, to be done by `deadline`. A
 /// peer refused (its certificate, or none when one is required) is an error naming why,
 /// after the alert telling the peer is sent.
@@ -209,12 +216,17 @@ pub(crate) fn run(
     };
     let mut incoming = vec![0; MAX_RECORD];
     let mut filled = 0;
+    // rustls is given whole records, one more each time it needs more: it never sees a
+    // record after the one that ends the handshake. Those are the record layer's (a key
+    // update rustls took there would be lost, and its answer with it).
+    let mut fed = 0;
     let mut outgoing = Vec::new();
     let mut plaintext = Vec::new();
     loop {
-        let (taken, step) = setup.step(&mut incoming[..filled], &mut outgoing, &mut plaintext);
+        let (taken, step) = setup.step(&mut incoming[..fed], &mut outgoing, &mut plaintext);
         incoming.copy_within(taken..filled, 0);
         filled -= taken;
+        fed -= taken;
         let step = match step {
             Ok(s) => s,
             Err(reason) => {
@@ -241,6 +253,10 @@ pub(crate) fn run(
             }
             Step::Traffic if !setup.common().is_handshaking() => break,
             Step::Receive | Step::Traffic => {
+                if let Some(len) = whole_record(&incoming[fed..filled]) {
+                    fed += len;
+                    continue;
+                }
                 if filled == incoming.len() {
                     incoming.resize(filled + MAX_RECORD, 0);
                 }
@@ -254,6 +270,12 @@ pub(crate) fn run(
             }
             Step::Closed => return Err(TlsError::Closed(peer.to_string()).into()),
         }
+    }
+    if fed > 0 {
+        return Err(TlsError::Config(format!(
+            "TLS with {peer}: {fed} bytes of the handshake left unread by rustls"
+        ))
+        .into());
     }
     tcp.set_write_timeout(None).map_err(io_error)?;
     tcp.set_read_timeout(None).map_err(io_error)?;

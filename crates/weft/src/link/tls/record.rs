@@ -71,6 +71,9 @@ pub(crate) enum RecordError {
     /// The length in the header is beyond what TLS 1.3 allows.
     #[error("a record of {0} bytes (at most {MAX_CIPHERTEXT})")]
     Overflow(usize),
+    /// A record decrypted to more plaintext than TLS 1.3 allows.
+    #[error("a record of {0} bytes of plaintext (at most {MAX_PLAINTEXT})")]
+    PlaintextOverflow(usize),
     /// The AEAD refused the record (altered, or sealed with other keys).
     #[error("a record that does not decrypt (bad_record_mac)")]
     BadMac,
@@ -332,7 +335,7 @@ impl Opener {
             other => return Err(RecordError::BadInnerType(Some(other))),
         };
         if last > MAX_PLAINTEXT {
-            return Err(RecordError::Overflow(last));
+            return Err(RecordError::PlaintextOverflow(last));
         }
         Ok(Opened {
             content,

@@ -170,6 +170,9 @@ impl Rx {
                 socket.read(&mut self.buf[self.end..])
             };
             match read {
+                Ok(0) if self.start < self.end => {
+                    return Err(invalid("the peer's stream ended inside a TLS record"))
+                }
                 Ok(0) => self.ended = true,
                 Ok(k) if direct => {
                     out[n..n + pending].copy_from_slice(&self.buf[self.start..self.end]);
@@ -309,7 +312,11 @@ impl Rx {
                 Ok(())
             }
             [_, USER_CANCELED] => Ok(()),
-            [_, description] => Err(invalid(format!("the peer sent TLS alert {description}"))),
+            [level, description] => Err(invalid(format!(
+                "received {} alert: {:?}",
+                if level == 1 { "warning" } else { "fatal" },
+                rustls::AlertDescription::from(description)
+            ))),
             _ => Err(invalid("a malformed TLS alert")),
         }
     }

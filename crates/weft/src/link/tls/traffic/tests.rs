@@ -227,3 +227,85 @@ fn bytes_that_are_not_a_record_of_the_session_close_the_link_with_a_reason() {
     let e = link.read(&mut [0; 100]).unwrap_err();
     assert!(e.to_string().contains("bad_record_mac"), "{e}");
 }
+
+#[test]
+fn a_key_update_sent_with_the_peers_finished_is_the_record_layers_to_answer() {
+    // The rustls client sends its Finished, a key update asking weft for its own, and
+    // data in one write: weft's handshake must leave what follows the Finished to the
+    // record layer (rustls would take the key update and drop its answer).
+    let pki = Pki::new("finished-and-update");
+    let file = |p: &str| Some(PemSource::File(p.into()));
+    let server = TlsSettings {
+        listen_certificate: file(&pki.server_cert),
+        listen_private_key: file(&pki.server_key),
+        ..TlsSettings::default()
+    };
+    let client = TlsSettings {
+        root_ca_certificate: file(&pki.ca),
+        ..TlsSettings::default()
+    };
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let client_config = client.client_config().unwrap();
+    let connecting = std::thread::spawn(move || {
+        let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let name = "localhost".try_into().unwrap();
+        let mut conn = ClientConnection::new(client_config, name).unwrap();
+        // Until the server's Finished: the client's own stays queued.
+        while conn.is_handshaking() {
+            while conn.wants_write() {
+                conn.write_tls(&mut tcp).unwrap();
+            }
+            conn.read_tls(&mut tcp).unwrap();
+            conn.process_new_packets().unwrap();
+        }
+        conn.refresh_traffic_keys().unwrap();
+        conn.writer().write_all(b"after the update").unwrap();
+        let mut wire = Vec::new();
+        while conn.wants_write() {
+            conn.write_tls(&mut wire).unwrap();
+        }
+        tcp.write_all(&wire).unwrap();
+        StreamOwned::new(conn, tcp)
+    });
+    let (tcp, _) = listener.accept().unwrap();
+    let mut link =
+        TlsLink::server(tcp, server.server_config().unwrap(), LinkOptions::default()).unwrap();
+    link.handshake(Instant::now() + Duration::from_secs(10))
+        .unwrap();
+    let mut client = connecting.join().unwrap();
+    assert_eq!(weft_reads(&link, 16), b"after the update");
+    (&link).write_all(b"answer").unwrap();
+    let mut got = [0; 6];
+    client.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"answer");
+}
+
+#[test]
+fn an_alert_is_named_and_a_stream_cut_inside_a_record_is_an_error() {
+    use crate::link::tls::record::{Content, Sealer};
+    // A fatal alert, sealed with the client's own keys: weft names it.
+    let (link, client) = connected();
+    let mut sock = client.sock;
+    let secrets = client.conn.dangerous_extract_secrets().unwrap();
+    let mut sealer = Sealer::new(&secrets.tx.1, secrets.tx.0, u64::MAX).unwrap();
+    let mut wire = Vec::new();
+    sealer.seal(Content::Alert, &[2, 116], &mut wire).unwrap();
+    sock.write_all(&wire).unwrap();
+    let e = link.read(&mut [0; 100]).unwrap_err();
+    assert!(
+        e.to_string().contains("fatal alert: CertificateRequired"),
+        "{e}"
+    );
+    // A record cut short by the end of the stream: an error, not a clean end.
+    let (link, client) = connected();
+    let (mut conn, mut sock) = (client.conn, client.sock);
+    conn.writer().write_all(&[7; 1000]).unwrap();
+    let mut wire = Vec::new();
+    conn.write_tls(&mut wire).unwrap();
+    sock.write_all(&wire[..wire.len() / 2]).unwrap();
+    sock.shutdown(std::net::Shutdown::Write).unwrap();
+    let e = link.read(&mut [0; 100]).unwrap_err();
+    assert!(e.to_string().contains("ended inside a TLS record"), "{e}");
+}
