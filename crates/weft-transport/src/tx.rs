@@ -92,6 +92,16 @@ impl Transmitter {
         self.lanes.iter().all(|l| l.len == 0)
     }
 
+    /// Frees the buffers of the lanes with nothing pending and the buffer fragmented
+    /// messages are encoded in; returns the bytes freed.
+    pub fn release_idle_buffers(&mut self) -> usize {
+        let mut freed = std::mem::take(&mut self.scratch).capacity();
+        for lane in self.lanes.iter_mut().filter(|l| l.len == 0) {
+            freed += std::mem::take(&mut lane.buf).capacity();
+        }
+        freed
+    }
+
     /// Bytes pending in every lane.
     pub fn pending(&self) -> usize {
         self.lanes.iter().map(|l| l.len).sum()

@@ -14,7 +14,9 @@
 //! The driver (`weft`'s transport) holds it under its lock, writes the batches it hands
 //! out and gives their buffers back ([`TxQueue::batch_written`]); time is passed in
 //! (overflow deadlines, congestion-control waits). Buffers are pooled: in the steady state
-//! nothing is allocated per message or per batch.
+//! nothing is allocated per message or per batch. A queue left idle gives its buffers
+//! back ([`TxQueue::release_idle_buffers`]), so a burst does not leave each destination
+//! holding a megabyte.
 
 mod overflow;
 #[cfg(test)]
@@ -369,6 +371,23 @@ impl TxQueue {
     pub fn batch_written(&mut self, batch: Vec<u8>) {
         self.recycle(batch);
         self.congested = false;
+    }
+
+    /// Frees what an idle queue keeps beyond `spare` pooled buffers: the rest of the
+    /// pool (a burst's batches) and the buffers of the empty pending batches, which the
+    /// next message allocates again. Does nothing while anything is queued. Returns the
+    /// bytes freed.
+    pub fn release_idle_buffers(&mut self, spare: usize) -> usize {
+        if self.ready_count > 0
+            || !self.tx.is_empty()
+            || self.fragmenting.is_some()
+            || !self.overflow.is_empty()
+        {
+            return 0;
+        }
+        let pooled: usize = self.pool.iter().skip(spare).map(Vec::capacity).sum();
+        self.pool.truncate(spare);
+        pooled + self.tx.release_idle_buffers()
     }
 
     /// Gives a batch's buffer back to the pool without counting it written (the write

@@ -313,3 +313,34 @@ fn a_range_of_three_parts_is_cut_from_each() {
     }
     assert_eq!(slice_parts(parts, 2..6), [&b"ad"[..], b"PA", b""]);
 }
+
+#[test]
+fn an_idle_queue_frees_what_a_burst_left_and_works_on() {
+    let (mut q, mut rx) = queue_and_receiver();
+    let payload = [7u8; 300];
+    let mut pushed = 0;
+    while push_sealing(
+        &mut q,
+        &put(&format!("k/{pushed}"), &payload),
+        Priority::Data,
+    ) {
+        pushed += 1;
+    }
+    // While batches wait, nothing is freed.
+    assert_eq!(q.release_idle_buffers(1), 0);
+    let mut keys = Vec::new();
+    while let Some(batch) = q.next_batch(false) {
+        keys.extend(keys_in(&mut rx, &batch));
+        q.batch_written(batch);
+    }
+    assert_eq!(keys.len(), pushed);
+    assert!(q.pool.len() > 1, "the burst's buffers are pooled");
+    let freed = q.release_idle_buffers(1);
+    assert!(freed >= (READY_MAX - 1) * 1000, "freed {freed} bytes");
+    assert_eq!(q.pool.len(), 1);
+    assert_eq!(q.release_idle_buffers(1), 0, "nothing more to free");
+    // The next message finds buffers again.
+    assert!(push_sealing(&mut q, &put("k/after", b"x"), Priority::Data));
+    let batch = q.next_batch(false).unwrap();
+    assert_eq!(keys_in(&mut rx, &batch), ["k/after"]);
+}

@@ -795,6 +795,7 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
     }
     match entry.rx.on_tick(now) {
         Flow::Open => {
+            t.release_idle_buffers(entry.rx.tick());
             let mut next = now + entry.rx.tick();
             if t.write_stalled_since().is_some() {
                 next = next.min(now + limit / 4);

@@ -21,6 +21,9 @@ const GROW_WAIT: Duration = Duration::from_micros(200);
 /// loopback TCP moves 1 KiB messages a quarter faster than in 64 KiB writes.
 const GATHER_MOST: usize = crate::link::MAX_GROUP_BATCHES;
 
+/// Pooled batch buffers an idle link keeps ([`Transport::release_idle_buffers`]).
+const SPARE_BATCHES: usize = 1;
+
 /// A pending batch this large is taken at once.
 const GROW_ENOUGH: usize = 16 << 10;
 use super::{reactor, Partial, SendError, Transport, TxState};
@@ -268,6 +271,17 @@ impl Transport {
             }
             seen = now;
         }
+    }
+
+    /// Frees the transmit buffers of a link that has written nothing for `idle` (all
+    /// but [`SPARE_BATCHES`] pooled batches, and its empty pending batches'): a burst
+    /// toward a destination does not leave it a megabyte for good.
+    pub(crate) fn release_idle_buffers(&self, idle: Duration) {
+        let mut st = self.lock();
+        if st.writing || st.partial.is_some() || st.last_write.elapsed() < idle {
+            return;
+        }
+        st.queue.release_idle_buffers(SPARE_BATCHES);
     }
 
     /// Whether full batches wait in the queue (bulk traffic).
