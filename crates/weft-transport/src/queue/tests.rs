@@ -78,6 +78,17 @@ fn push_sealing(q: &mut TxQueue, msg: &NetworkMessage<'_>, p: Priority) -> bool 
     }
 }
 
+/// Pushes 300-byte messages `k/0`, `k/1`... until the queue is full; how many it took.
+fn fill(q: &mut TxQueue) -> usize {
+    let payload = [7u8; 300];
+    let mut pushed = 0;
+    while push_sealing(q, &put(&format!("k/{pushed}"), &payload), Priority::Data) {
+        pushed += 1;
+        assert!(pushed < 1000, "the queue never filled");
+    }
+    pushed
+}
+
 #[test]
 fn small_messages_share_a_batch_and_manual_batching_holds_it_until_a_flush() {
     let (mut q, mut rx) = queue_and_receiver();
@@ -108,16 +119,7 @@ fn small_messages_share_a_batch_and_manual_batching_holds_it_until_a_flush() {
 #[test]
 fn at_most_ready_max_full_batches_wait_and_they_come_out_in_order() {
     let (mut q, mut rx) = queue_and_receiver();
-    let payload = [7u8; 300];
-    let mut pushed = 0;
-    while push_sealing(
-        &mut q,
-        &put(&format!("k/{pushed}"), &payload),
-        Priority::Data,
-    ) {
-        pushed += 1;
-        assert!(pushed < 1000, "the queue never filled");
-    }
+    let pushed = fill(&mut q);
     assert_eq!(q.ready_count(), READY_MAX);
     assert!(!q.has_room());
     let mut keys = Vec::new();
@@ -317,15 +319,7 @@ fn a_range_of_three_parts_is_cut_from_each() {
 #[test]
 fn an_idle_queue_frees_what_a_burst_left_and_works_on() {
     let (mut q, mut rx) = queue_and_receiver();
-    let payload = [7u8; 300];
-    let mut pushed = 0;
-    while push_sealing(
-        &mut q,
-        &put(&format!("k/{pushed}"), &payload),
-        Priority::Data,
-    ) {
-        pushed += 1;
-    }
+    let pushed = fill(&mut q);
     // While batches wait, nothing is freed.
     assert_eq!(q.release_idle_buffers(1), 0);
     let mut keys = Vec::new();

@@ -13,7 +13,7 @@ fn file(path: &str) -> Option<PemSource> {
     Some(PemSource::File(path.into()))
 }
 
-fn server_settings(pki: &Pki, mtls: bool) -> TlsSettings {
+pub(super) fn server_settings(pki: &Pki, mtls: bool) -> TlsSettings {
     TlsSettings {
         root_ca_certificate: file(&pki.ca),
         listen_certificate: file(&pki.server_cert),
@@ -23,7 +23,7 @@ fn server_settings(pki: &Pki, mtls: bool) -> TlsSettings {
     }
 }
 
-fn client_settings(pki: &Pki, mtls: bool) -> TlsSettings {
+pub(super) fn client_settings(pki: &Pki, mtls: bool) -> TlsSettings {
     TlsSettings {
         root_ca_certificate: file(&pki.ca),
         connect_certificate: file(&pki.client_cert),

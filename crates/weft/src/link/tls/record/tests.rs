@@ -8,21 +8,12 @@ use rustls::{ClientConnection, ServerConnection};
 use weft_testkit::certs::Pki;
 
 use super::*;
-use crate::link::tls::{PemSource, TlsSettings};
+use crate::link::tls::tests::{client_settings, server_settings};
 
 /// A rustls client and server after their handshake, in memory.
 fn handshake_pair() -> (ClientConnection, ServerConnection) {
     let pki = Pki::new("records");
-    let file = |p: &str| Some(PemSource::File(p.into()));
-    let server = TlsSettings {
-        listen_certificate: file(&pki.server_cert),
-        listen_private_key: file(&pki.server_key),
-        ..TlsSettings::default()
-    };
-    let client = TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        ..TlsSettings::default()
-    };
+    let (server, client) = (server_settings(&pki, false), client_settings(&pki, false));
     let mut server = ServerConnection::new(server.server_config().unwrap()).unwrap();
     let name = "localhost".try_into().unwrap();
     let mut client = ClientConnection::new(client.client_config().unwrap(), name).unwrap();

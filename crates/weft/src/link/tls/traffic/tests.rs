@@ -10,40 +10,39 @@ use std::time::{Duration, Instant};
 use rustls::{ClientConnection, StreamOwned};
 use weft_testkit::certs::Pki;
 
-use crate::link::tls::{LinkOptions, PemSource, TlsLink, TlsSettings};
+use crate::link::tls::tests::{client_settings, server_settings};
+use crate::link::tls::{LinkOptions, TlsLink};
 
 type RustlsClient = StreamOwned<ClientConnection, TcpStream>;
 
 /// A weft listener's link and a rustls client connected to it, handshakes done.
 fn connected() -> (TlsLink, RustlsClient) {
+    connected_with(|conn, tcp| {
+        while conn.is_handshaking() {
+            conn.complete_io(tcp).unwrap();
+        }
+    })
+}
+
+/// A weft listener's link and a rustls client whose side of the handshake `drive` runs.
+fn connected_with(
+    drive: impl FnOnce(&mut ClientConnection, &mut TcpStream) + Send + 'static,
+) -> (TlsLink, RustlsClient) {
     let pki = Pki::new("traffic");
-    let file = |p: &str| Some(PemSource::File(p.into()));
-    let server = TlsSettings {
-        listen_certificate: file(&pki.server_cert),
-        listen_private_key: file(&pki.server_key),
-        ..TlsSettings::default()
-    };
-    let client = TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        ..TlsSettings::default()
-    };
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    let client_config = client.client_config().unwrap();
+    let client_config = client_settings(&pki, false).client_config().unwrap();
     let connecting = std::thread::spawn(move || {
-        let tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
         tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
         let name = "localhost".try_into().unwrap();
         let mut conn = ClientConnection::new(client_config, name).unwrap();
-        let mut tcp = tcp;
-        while conn.is_handshaking() {
-            conn.complete_io(&mut tcp).unwrap();
-        }
+        drive(&mut conn, &mut tcp);
         StreamOwned::new(conn, tcp)
     });
     let (tcp, _) = listener.accept().unwrap();
-    let mut link =
-        TlsLink::server(tcp, server.server_config().unwrap(), LinkOptions::default()).unwrap();
+    let config = server_settings(&pki, false).server_config().unwrap();
+    let mut link = TlsLink::server(tcp, config, LinkOptions::default()).unwrap();
     link.handshake(Instant::now() + Duration::from_secs(10))
         .unwrap();
     (link, connecting.join().unwrap())
@@ -233,31 +232,13 @@ fn a_key_update_sent_with_the_peers_finished_is_the_record_layers_to_answer() {
     // The rustls client sends its Finished, a key update asking weft for its own, and
     // data in one write: weft's handshake must leave what follows the Finished to the
     // record layer (rustls would take the key update and drop its answer).
-    let pki = Pki::new("finished-and-update");
-    let file = |p: &str| Some(PemSource::File(p.into()));
-    let server = TlsSettings {
-        listen_certificate: file(&pki.server_cert),
-        listen_private_key: file(&pki.server_key),
-        ..TlsSettings::default()
-    };
-    let client = TlsSettings {
-        root_ca_certificate: file(&pki.ca),
-        ..TlsSettings::default()
-    };
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let client_config = client.client_config().unwrap();
-    let connecting = std::thread::spawn(move || {
-        let mut tcp = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        let name = "localhost".try_into().unwrap();
-        let mut conn = ClientConnection::new(client_config, name).unwrap();
+    let (link, mut client) = connected_with(|conn, tcp| {
         // Until the server's Finished: the client's own stays queued.
         while conn.is_handshaking() {
             while conn.wants_write() {
-                conn.write_tls(&mut tcp).unwrap();
+                conn.write_tls(tcp).unwrap();
             }
-            conn.read_tls(&mut tcp).unwrap();
+            conn.read_tls(tcp).unwrap();
             conn.process_new_packets().unwrap();
         }
         conn.refresh_traffic_keys().unwrap();
@@ -267,14 +248,7 @@ fn a_key_update_sent_with_the_peers_finished_is_the_record_layers_to_answer() {
             conn.write_tls(&mut wire).unwrap();
         }
         tcp.write_all(&wire).unwrap();
-        StreamOwned::new(conn, tcp)
     });
-    let (tcp, _) = listener.accept().unwrap();
-    let mut link =
-        TlsLink::server(tcp, server.server_config().unwrap(), LinkOptions::default()).unwrap();
-    link.handshake(Instant::now() + Duration::from_secs(10))
-        .unwrap();
-    let mut client = connecting.join().unwrap();
     assert_eq!(weft_reads(&link, 16), b"after the update");
     (&link).write_all(b"answer").unwrap();
     let mut got = [0; 6];
