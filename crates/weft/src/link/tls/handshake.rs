@@ -82,8 +82,6 @@ pub(crate) struct Established {
     pub(crate) kernel: Kernel,
     /// Ciphertext read after the handshake and not yet opened.
     pub(crate) ciphertext: Vec<u8>,
-    /// Data rustls already decrypted.
-    pub(crate) plaintext: Vec<u8>,
     /// The certificates the peer presented, its own first.
     pub(crate) peer_certificates: Option<Vec<CertificateDer<'static>>>,
 }
@@ -117,18 +115,17 @@ impl Setup {
         on_side!(self, c => c.deref().deref())
     }
 
-    /// Processes what `incoming` holds until rustls needs something: returns the step, how
-    /// many bytes of `incoming` it took, and appends what it has to send to `outgoing` and
-    /// what it decrypted to `plaintext`.
+    /// Processes what `incoming` holds until rustls needs something: returns the step and
+    /// how many bytes of `incoming` it took, and appends what it has to send to
+    /// `outgoing`.
     fn step(
         &mut self,
         incoming: &mut [u8],
         outgoing: &mut Vec<u8>,
-        plaintext: &mut Vec<u8>,
     ) -> (usize, Result<Step, rustls::Error>) {
         on_side!(self, c => {
             let UnbufferedStatus { discard, state } = c.process_tls_records(incoming);
-            (discard, state.and_then(|s| drive(s, outgoing, plaintext)))
+            (discard, state.and_then(|s| drive(s, outgoing)))
         })
     }
 
@@ -148,7 +145,6 @@ impl Setup {
 fn drive<Data>(
     state: ConnectionState<'_, '_, Data>,
     outgoing: &mut Vec<u8>,
-    plaintext: &mut Vec<u8>,
 ) -> Result<Step, rustls::Error> {
     Ok(match state {
         ConnectionState::EncodeTlsData(mut e) => {
@@ -175,15 +171,12 @@ fn drive<Data>(
             Step::Transmit
         }
         ConnectionState::BlockedHandshake => Step::Receive,
-        ConnectionState::ReadTraffic(mut r) => {
-            while let Some(record) = r.next_record() {
-                plaintext.extend_from_slice(record?.payload);
-            }
-            Step::Send
-        }
-        // weft's listeners accept no early data (rustls's default).
-        ConnectionState::ReadEarlyData(_) => {
-            return Err(rustls::Error::General("unexpected early data".into()))
+        // rustls sees no record after the one that ends the handshake (`run`), and data
+        // cannot come before it; weft's listeners accept no early data (rustls's default).
+        ConnectionState::ReadTraffic(_) | ConnectionState::ReadEarlyData(_) => {
+            return Err(rustls::Error::General(
+                "application data before the end of the handshake".into(),
+            ))
         }
         ConnectionState::WriteTraffic(_) => Step::Traffic,
         ConnectionState::PeerClosed | ConnectionState::Closed => Step::Closed,
@@ -221,9 +214,8 @@ pub(crate) fn run(
     // update rustls took there would be lost, and its answer with it).
     let mut fed = 0;
     let mut outgoing = Vec::new();
-    let mut plaintext = Vec::new();
     loop {
-        let (taken, step) = setup.step(&mut incoming[..fed], &mut outgoing, &mut plaintext);
+        let (taken, step) = setup.step(&mut incoming[..fed], &mut outgoing);
         incoming.copy_within(taken..filled, 0);
         filled -= taken;
         fed -= taken;
@@ -231,7 +223,7 @@ pub(crate) fn run(
             Ok(s) => s,
             Err(reason) => {
                 // The alert saying why goes out, if the socket takes it.
-                let _ = setup.step(&mut [], &mut outgoing, &mut plaintext);
+                let _ = setup.step(&mut [], &mut outgoing);
                 let _ = (&mut &*tcp).write_all(&outgoing);
                 return Err(TlsError::Session {
                     peer: peer.to_string(),
@@ -295,7 +287,6 @@ pub(crate) fn run(
         secrets,
         kernel,
         ciphertext: incoming,
-        plaintext,
         peer_certificates,
     })
 }

@@ -267,7 +267,7 @@ impl TlsLink {
             .map_err(|e| self.session_failed(e))?;
         let opener = Opener::new(rx_secrets, *rx_seq).map_err(|e| self.session_failed(e))?;
         self.traffic = Some(Traffic {
-            rx: Mutex::new(Rx::new(opener, done.ciphertext, done.plaintext)),
+            rx: Mutex::new(Rx::new(opener, done.ciphertext)),
             tx: Mutex::new(Tx::new(sealer)),
             shared,
         });

@@ -17,7 +17,6 @@
 //! record layer.
 
 use std::io::IoSlice;
-use std::ops::Range;
 
 use ring::aead::{Aad, LessSafeKey, Nonce, UnboundKey, NONCE_LEN};
 use rustls::ConnectionTrafficSecrets;
@@ -258,8 +257,8 @@ impl Sealer {
 pub(crate) struct Opened {
     /// What it holds.
     pub(crate) content: Content,
-    /// Where its plaintext is: at the start of the buffer it was opened in.
-    pub(crate) plaintext: Range<usize>,
+    /// How long its plaintext is (at the start of the buffer it was opened in).
+    pub(crate) plaintext_len: usize,
     /// The record's whole length (header included): where the next one starts.
     pub(crate) len: usize,
 }
@@ -339,7 +338,7 @@ impl Opener {
         }
         Ok(Opened {
             content,
-            plaintext: 0..last,
+            plaintext_len: last,
             len,
         })
     }

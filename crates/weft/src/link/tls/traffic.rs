@@ -7,8 +7,8 @@
 //! Copies, per byte: received, none of its own when the reader's buffer has room for a
 //! whole record (the socket is read into it, and each record's plaintext is decrypted
 //! to follow the last: only the start of a record a read ends in is carried over to the
-//! next), else one; sent, one (into the buffer it is encrypted in). Both buffers are freed when the link
-//! has nothing in flight, so an idle link keeps none.
+//! next), else one; sent, one (into the buffer it is encrypted in). Both buffers are
+//! freed when the link has nothing in flight, so an idle link keeps none.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::ops::Range;
@@ -87,8 +87,6 @@ pub(crate) struct Rx {
     plain: Range<usize>,
     start: usize,
     end: usize,
-    /// Data rustls decrypted during the handshake, read first.
-    early: Vec<u8>,
     /// A handshake message begun in a record and continued in the next.
     handshake: Vec<u8>,
     /// The peer's close_notify or the end of its stream.
@@ -96,9 +94,9 @@ pub(crate) struct Rx {
 }
 
 impl Rx {
-    /// After the handshake: `ciphertext` and `plaintext` are what the handshake read
-    /// beyond its own messages.
-    pub(crate) fn new(opener: Opener, ciphertext: Vec<u8>, plaintext: Vec<u8>) -> Self {
+    /// After the handshake: `ciphertext` is what the handshake read beyond its own
+    /// records.
+    pub(crate) fn new(opener: Opener, ciphertext: Vec<u8>) -> Self {
         let end = ciphertext.len();
         Self {
             opener,
@@ -106,7 +104,6 @@ impl Rx {
             plain: 0..0,
             start: 0,
             end,
-            early: plaintext,
             handshake: Vec::new(),
             ended: false,
         }
@@ -125,13 +122,6 @@ impl Rx {
     ) -> io::Result<usize> {
         let mut n = 0;
         while n < out.len() {
-            if !self.early.is_empty() {
-                let k = self.early.len().min(out.len() - n);
-                out[n..n + k].copy_from_slice(&self.early[..k]);
-                self.early.drain(..k);
-                n += k;
-                continue;
-            }
             if !self.plain.is_empty() {
                 let k = self.plain.len().min(out.len() - n);
                 out[n..n + k].copy_from_slice(&self.buf[self.plain.start..self.plain.start + k]);
@@ -142,7 +132,7 @@ impl Rx {
             if let Some(opened) = self.opener.open(&mut self.buf[self.start..self.end])? {
                 let at = self.start;
                 self.start += opened.len;
-                let plaintext = at + opened.plaintext.start..at + opened.plaintext.end;
+                let plaintext = at..at + opened.plaintext_len;
                 match opened.content {
                     Content::Data => self.plain = plaintext,
                     Content::Handshake => {
@@ -214,7 +204,7 @@ impl Rx {
                 break;
             }
             let opened = self.opener.open_into(&mut out[n..at + len], at - n)?;
-            let plaintext = n..n + opened.plaintext.end;
+            let plaintext = n..n + opened.plaintext_len;
             at += len;
             match opened.content {
                 Content::Data => n = plaintext.end,

@@ -72,10 +72,7 @@ fn open_all(opener: &mut Opener, mut wire: Vec<u8>) -> Vec<(Content, Vec<u8>)> {
             .open(&mut wire[at..])
             .unwrap()
             .expect("a whole record");
-        got.push((
-            opened.content,
-            wire[at + opened.plaintext.start..at + opened.plaintext.end].to_vec(),
-        ));
+        got.push((opened.content, wire[at..at + opened.plaintext_len].to_vec()));
         at += opened.len;
     }
     got
@@ -184,7 +181,7 @@ fn altered_foreign_oversized_and_partial_records_are_told_apart() {
     let mut whole = wire.clone();
     let opened = fresh_opener().open(&mut whole).unwrap().unwrap();
     assert_eq!(opened.content, Content::Data);
-    assert_eq!(&whole[opened.plaintext], &[5; 300][..]);
+    assert_eq!(&whole[..opened.plaintext_len], &[5; 300][..]);
     assert_eq!(opened.len, wire.len());
     // Foreign: a handshake record, unprotected.
     let mut foreign = wire.clone();
