@@ -85,7 +85,7 @@ impl OneWay {
 /// echoes). Waits for the last messages to arrive.
 fn pings(
     b: &weft::Session,
-    echoes: Option<&std::sync::mpsc::Receiver<weft::Sample>>,
+    echoes: Option<&weft::FifoReceiver<weft::Sample>>,
     one_way: &OneWay,
     n: usize,
 ) -> (Vec<f64>, Vec<f64>) {

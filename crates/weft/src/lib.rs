@@ -29,8 +29,9 @@ mod session;
 pub mod transport;
 
 pub use api::{
-    CancellationToken, GetOptions, Locality, Payload, Publisher, PutOptions, Querier, Query,
-    Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind, SharedKey, Subscriber,
+    CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Payload, Publisher,
+    PutOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
+    SharedKey, Subscriber,
 };
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError};

@@ -2,7 +2,7 @@
 //! whichever I/O thread serves them, go on being read and written. A hook run after the
 //! read (`weft::transport::after_this_read`) holds not even that one.
 
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -10,7 +10,7 @@ use common::session;
 use weft::{PutOptions, Sample, WhatAmI};
 
 /// A listening peer with a channel subscriber on `key`, and a peer connected to it.
-fn pair(key: &str) -> (weft::Session, weft::Session, Receiver<Sample>) {
+fn pair(key: &str) -> (weft::Session, weft::Session, weft::FifoReceiver<Sample>) {
     let listener = session(WhatAmI::Peer, true, None);
     let (sub, rx) = listener.declare_subscriber_channel(key, 64).unwrap();
     std::mem::forget(sub);

@@ -8,7 +8,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use weft::{FaceInfo, Priority, PutOptions, Sample, WhatAmI};
+use weft::{FaceInfo, FifoReceiver, Priority, PutOptions, Sample, WhatAmI};
 
 mod common;
 use common::session_to as node;
@@ -45,7 +45,7 @@ fn face_when(s: &weft::Session, ready: impl Fn(&FaceInfo) -> bool) -> FaceInfo {
     }
 }
 
-fn receive(rx: &Receiver<Sample>, n: usize) -> Vec<Vec<u8>> {
+fn receive(rx: &FifoReceiver<Sample>, n: usize) -> Vec<Vec<u8>> {
     (0..n)
         .map(|_| {
             rx.recv_timeout(Duration::from_secs(5))

@@ -3,11 +3,10 @@
 //! mutual TLS, with certificates made by each test.
 
 use std::net::UdpSocket;
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant, SystemTime};
 
 use weft::link::tls::{PemSource, TlsSettings};
-use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
+use weft::{Config, FifoReceiver, GetOptions, PutOptions, Sample, WhatAmI};
 use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::ZenohNode;
 
@@ -54,7 +53,7 @@ fn free_udp_port() -> u16 {
 
 /// Puts on `key` from `from` until `rx` has a sample (the subscriber's declaration has to
 /// reach the publisher first), within 10 s.
-fn put_until_received(from: &weft::Session, key: &str, rx: &Receiver<Sample>) -> Sample {
+fn put_until_received(from: &weft::Session, key: &str, rx: &FifoReceiver<Sample>) -> Sample {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         from.put(key, b"over quic", &PutOptions::default()).unwrap();

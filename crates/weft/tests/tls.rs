@@ -1,11 +1,10 @@
 //! TLS and mutual TLS links: between weft sessions, and with Eclipse Zenoh 1.10.2, with
 //! certificates made by each test.
 
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant, SystemTime};
 
 use weft::link::tls::{PemSource, TlsSettings};
-use weft::{Config, GetOptions, PutOptions, Sample, WhatAmI};
+use weft::{Config, FifoReceiver, GetOptions, PutOptions, Sample, WhatAmI};
 use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::{free_port, ZenohNode};
 
@@ -43,7 +42,7 @@ fn tls_router(tls: TlsSettings) -> (weft::Session, u16) {
 
 /// Puts on `key` from `from` until `rx` has a sample (the subscriber's declaration has to
 /// reach the publisher first), within 10 s.
-fn put_until_received(from: &weft::Session, key: &str, rx: &Receiver<Sample>) -> Sample {
+fn put_until_received(from: &weft::Session, key: &str, rx: &FifoReceiver<Sample>) -> Sample {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         from.put(key, b"over tls", &PutOptions::default()).unwrap();

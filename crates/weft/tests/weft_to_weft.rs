@@ -1,23 +1,22 @@
 //! Two weft sessions talking to each other over loopback.
 
-use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 mod common;
 use common::session;
-use weft::{Config, PutOptions, Sample, SampleKind, WhatAmI};
+use weft::{Config, FifoReceiver, PutOptions, Sample, SampleKind, WhatAmI};
 
 fn peer(listen: bool, connect: Option<&str>) -> weft::Session {
     session(WhatAmI::Peer, listen, connect)
 }
 
-fn next(rx: &Receiver<Sample>) -> Sample {
+fn next(rx: &FifoReceiver<Sample>) -> Sample {
     rx.recv_timeout(Duration::from_secs(5))
         .expect("a sample within 5 s")
 }
 
 /// The next sample on `key`, skipping others.
-fn next_on(rx: &Receiver<Sample>, key: &str) -> Sample {
+fn next_on(rx: &FifoReceiver<Sample>, key: &str) -> Sample {
     loop {
         let s = next(rx);
         if s.key_expr == key {
@@ -487,7 +486,7 @@ fn a_real_time_message_overtakes_a_large_low_priority_sample_in_flight() {
 }
 
 /// Receives on `rx` until a sample arrives, at most 5 s; `None` if none did.
-fn first_within_5s(rx: &Receiver<Sample>) -> Option<Sample> {
+fn first_within_5s(rx: &FifoReceiver<Sample>) -> Option<Sample> {
     rx.recv_timeout(Duration::from_secs(5)).ok()
 }
 

@@ -753,7 +753,7 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
         put("traffic/b/y", b"abc");
     }
     // What each subscriber received in all, warming up included: (messages, bytes).
-    let drain = |rx: &std::sync::mpsc::Receiver<weft::Sample>, last: &[u8], n: usize| {
+    let drain = |rx: &weft::FifoReceiver<weft::Sample>, last: &[u8], n: usize| {
         let (mut messages, mut bytes, mut lasts) = (0u64, 0u64, 0);
         while lasts < n {
             let s = rx

@@ -2,6 +2,7 @@
 //! replies, and their options.
 
 mod cancel;
+mod fifo;
 mod locality;
 mod payload;
 mod pubsub;
@@ -9,6 +10,8 @@ mod query;
 mod sample;
 
 pub use cancel::CancellationToken;
+pub(crate) use fifo::fifo_channel;
+pub use fifo::{FifoIter, FifoReceiver};
 pub use locality::Locality;
 pub use payload::Payload;
 pub use pubsub::{Publisher, PutOptions, Subscriber};

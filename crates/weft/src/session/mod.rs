@@ -951,13 +951,15 @@ impl Session {
 
     /// Declares a subscriber whose samples are queued in a bounded channel of `capacity`
     /// samples. When the channel is full, new samples are dropped (counted by
-    /// [`Subscriber::dropped`]): a slow reader never blocks the session.
+    /// [`Subscriber::dropped`]): a slow reader never blocks the session. A reader waiting
+    /// for samples that come close together looks for the next one before it sleeps
+    /// ([`FifoReceiver`]).
     pub fn declare_subscriber_channel(
         &self,
         key_expr: &str,
         capacity: usize,
-    ) -> Result<(Subscriber, std::sync::mpsc::Receiver<Sample>), SessionError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(capacity.max(1));
+    ) -> Result<(Subscriber, crate::FifoReceiver<Sample>), SessionError> {
+        let (tx, rx) = crate::api::fifo_channel(capacity);
         let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counter = dropped.clone();
         let key = OwnedKeyExpr::new(key_expr)?;

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use weft::{GetOptions, PutOptions, Reply, Sample, SampleKind, Session};
+use weft::{FifoReceiver, GetOptions, PutOptions, Reply, Sample, SampleKind, Session};
 
 /// The longest any single step may take.
 const WAIT: Duration = Duration::from_secs(10);
@@ -67,9 +67,9 @@ pub(crate) struct Pair<'a> {
     actor: &'a Client,
     observer: &'a Client,
     /// What the actor receives on `acl/sync/NAME/a`.
-    to_actor: Receiver<Sample>,
+    to_actor: FifoReceiver<Sample>,
     /// What the observer receives on `acl/sync/NAME/o`.
-    to_observer: Receiver<Sample>,
+    to_observer: FifoReceiver<Sample>,
     _subs: Vec<weft::Subscriber>,
 }
 
@@ -111,7 +111,7 @@ impl<'a> Pair<'a> {
     /// Puts on `key` from `from` until `rx` sees it: everything `from` sent before has
     /// been processed by the router, and whatever the router sent the receiver before
     /// forwarding this put has been processed by the receiver.
-    fn through(from: &Session, key: &str, rx: &Receiver<Sample>) {
+    fn through(from: &Session, key: &str, rx: &FifoReceiver<Sample>) {
         let deadline = Instant::now() + WAIT;
         loop {
             let n = nonce();
