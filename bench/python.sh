@@ -250,10 +250,8 @@ one way = half the round trip. Each figure is the median of $RUNS runs with fres
 processes, the implementations in turn in the same run; the ratios are those of the
 medians. Publisher, subscriber (and router) share the $(nproc) cores. ${BENCH_NOTE:-}
 The binding's reader of a queue (a callback's thread, \`recv()\`) looks for the next item
-for up to 50 µs, yielding its core, before it sleeps, when items have been coming that
-close together; the Rust tools' threads sleep in the kernel between messages, and a
-loaded machine is slow to wake them: there, the binding's latency can be below its Rust
-core's.
+for up to 100 µs, yielding its core, before it sleeps, when items have been coming that
+close together, as \`weft ping\`'s channel does (\`weft::FifoReceiver\`).
 TEXT
     echo
     echo "$TABLES"

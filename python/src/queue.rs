@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 
 /// The longest a reader looks for an item (yielding its core meanwhile) before it goes
 /// to sleep on the condition variable: waking a sleeping thread costs both threads a
-/// few microseconds, more than the gap between the items of a busy stream.
-const MAX_SPIN_NS: u64 = 50_000;
+/// few microseconds, more than the gap between the items of a busy stream, and on a
+/// virtual machine whose idle CPU halts, about as much as a loopback round trip (40 to
+/// 100 µs: shorter limits are never reached by a ping-pong, which then always sleeps).
+/// weft's own subscriber channels look for as long (`weft::FifoReceiver`).
+const MAX_SPIN_NS: u64 = 100_000;
 
 /// What a handler receives.
 pub(crate) enum Item {
