@@ -2,9 +2,9 @@
 //! a bounded FIFO whose reader, while items come close together, looks for the next one
 //! instead of going to sleep.
 //!
-//! Why: a thread that sleeps until an I/O thread wakes it pays for the wake-up twice on a
-//! virtual machine (the sleeper's CPU halts, and restarting it costs some 10 µs), which is
-//! most of a request/response round trip on loopback. While the gaps between items stay
+//! Why: on a virtual machine, the CPU of a thread that sleeps halts, and waking the thread
+//! then costs some 10 µs; a request/response round trip on loopback wakes three sleeping
+//! threads, and those wake-ups are most of it. While the gaps between items stay
 //! under [`MAX_LOOK`], the reader looks (yielding its core between looks) for up to twice
 //! the last gap; items that come further apart bring the look to nothing, so a quiet or
 //! slow stream costs no CPU. [`Look`] is that rule, without clocks.
@@ -16,7 +16,8 @@ use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SyncSender, TryRecvErro
 use std::time::{Duration, Instant};
 
 /// The longest a reader looks for an item before it sleeps: gaps longer than this are
-/// slept through. A loopback round trip through weft is 40–70 µs.
+/// slept through. A loopback round trip through weft is 40 to 100 µs when its threads
+/// sleep: a shorter limit would never be reached by a ping-pong.
 pub(crate) const MAX_LOOK: Duration = Duration::from_micros(100);
 
 /// A bounded channel of `capacity` items (at least 1): the sender is std's
@@ -73,6 +74,7 @@ impl Look {
     }
 }
 
+/// [`MAX_LOOK`] in nanoseconds.
 fn max_look_ns() -> u64 {
     MAX_LOOK.as_nanos() as u64
 }
@@ -80,7 +82,8 @@ fn max_look_ns() -> u64 {
 /// The receiving end of a bounded FIFO channel, with the methods of std's
 /// [`mpsc::Receiver`]. Waiting (`recv`, `recv_timeout`, `iter`) looks for the next item
 /// (yielding its core between looks) before it sleeps, for up to twice the last gap
-/// between items while gaps stay under 100 µs, and not at all once they are longer. Like std's receiver, it can move to another thread but not be shared.
+/// between items while gaps stay under 100 µs, and not at all once they are longer. Like
+/// std's receiver, it can move to another thread but not be shared.
 pub struct FifoReceiver<T> {
     rx: mpsc::Receiver<T>,
     look: Cell<Look>,

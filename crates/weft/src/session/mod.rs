@@ -953,7 +953,7 @@ impl Session {
     /// samples. When the channel is full, new samples are dropped (counted by
     /// [`Subscriber::dropped`]): a slow reader never blocks the session. A reader waiting
     /// for samples that come close together looks for the next one before it sleeps
-    /// ([`FifoReceiver`]).
+    /// ([`FifoReceiver`](crate::FifoReceiver)).
     pub fn declare_subscriber_channel(
         &self,
         key_expr: &str,
