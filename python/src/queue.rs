@@ -6,13 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The longest a reader looks for an item (yielding its core meanwhile) before it goes
-/// to sleep on the condition variable: waking a sleeping thread costs both threads a
-/// few microseconds, more than the gap between the items of a busy stream, and on a
-/// virtual machine whose idle CPU halts, about as much as a loopback round trip (40 to
-/// 100 µs: shorter limits are never reached by a ping-pong, which then always sleeps).
-/// weft's own subscriber channels look for as long (`weft::FifoReceiver`).
-const MAX_SPIN_NS: u64 = 100_000;
+use weft::Look;
 
 /// What a handler receives.
 pub(crate) enum Item {
@@ -67,7 +61,8 @@ pub(crate) struct Queue {
     queued: AtomicUsize,
     /// How long, in nanoseconds, a reader looks for an item before sleeping: doubled
     /// when looking found one, halved when it did not, set from how long a sleep lasted
-    /// when it was short. Items that come far apart bring it to 0 (no looking).
+    /// when it was short, at most 100 µs (`weft::Look`, the rule weft's subscriber
+    /// channels follow). Items that come far apart bring it to 0 (no looking).
     spin_ns: AtomicU64,
 }
 
@@ -268,10 +263,9 @@ impl Queue {
             st.reader_woken = false;
             if !st.items.is_empty() {
                 // Looking that long (twice, for good measure) would have found it.
-                let gap = spun.saturating_add(nanos(slept.elapsed()));
-                if gap < MAX_SPIN_NS {
-                    self.spin_ns.fetch_max(2 * gap, Ordering::Relaxed);
-                }
+                let gap = Duration::from_nanos(spun) + slept.elapsed();
+                let learnt = Look::default().slept(gap).nanos();
+                self.spin_ns.fetch_max(learnt, Ordering::Relaxed);
             }
         }
         st
@@ -280,7 +274,8 @@ impl Queue {
     /// Looks for an item, yielding the core between looks, for at most the current
     /// spin time; returns how long it looked, in nanoseconds.
     fn look_for_item(&self) -> u64 {
-        let budget = self.spin_ns.load(Ordering::Relaxed);
+        let look = Look::from_nanos(self.spin_ns.load(Ordering::Relaxed));
+        let budget = look.nanos();
         if budget == 0 || self.queued.load(Ordering::Relaxed) > 0 {
             return 0;
         }
@@ -289,12 +284,11 @@ impl Queue {
             std::thread::yield_now();
             let looked = nanos(start.elapsed());
             if self.queued.load(Ordering::Relaxed) > 0 {
-                self.spin_ns
-                    .store((budget * 2).min(MAX_SPIN_NS), Ordering::Relaxed);
+                self.spin_ns.store(look.found().nanos(), Ordering::Relaxed);
                 return looked;
             }
             if looked >= budget {
-                self.spin_ns.store(budget / 2, Ordering::Relaxed);
+                self.spin_ns.store(look.missed().nanos(), Ordering::Relaxed);
                 return looked;
             }
         }

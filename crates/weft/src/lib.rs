@@ -29,7 +29,7 @@ mod session;
 pub mod transport;
 
 pub use api::{
-    CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Payload, Publisher,
+    CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Look, Payload, Publisher,
     PutOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
     SharedKey, Subscriber,
 };

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 /// The longest a reader looks for an item before it sleeps: gaps longer than this are
 /// slept through. A loopback round trip through weft is 40 to 100 µs when its threads
 /// sleep: a shorter limit would never be reached by a ping-pong.
-pub(crate) const MAX_LOOK: Duration = Duration::from_micros(100);
+pub const MAX_LOOK: Duration = Duration::from_micros(100);
 
 /// A bounded channel of `capacity` items (at least 1): the sender is std's
 /// [`SyncSender`], the receiver a [`FifoReceiver`].
@@ -34,27 +34,41 @@ pub(crate) fn fifo_channel<T>(capacity: usize) -> (SyncSender<T>, FifoReceiver<T
 }
 
 /// How long a reader looks for the next item before it sleeps, learnt from the gaps
-/// between items (nanoseconds; no clock of its own).
+/// between items (nanoseconds; no clock of its own). [`FifoReceiver`] follows it, and so
+/// does any other queue whose reader should look the same way.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Look {
+pub struct Look {
     budget_ns: u64,
 }
 
 impl Look {
+    /// A look of `budget_ns` nanoseconds (as kept in an atomic by a queue shared by
+    /// several readers), at most [`MAX_LOOK`].
+    pub fn from_nanos(budget_ns: u64) -> Self {
+        Self {
+            budget_ns: budget_ns.min(max_look_ns()),
+        }
+    }
+
+    /// How long to look before sleeping, in nanoseconds.
+    pub fn nanos(self) -> u64 {
+        self.budget_ns
+    }
+
     /// How long to look before sleeping.
-    pub(crate) fn budget(self) -> Duration {
+    pub fn budget(self) -> Duration {
         Duration::from_nanos(self.budget_ns)
     }
 
     /// Looking found an item: look as long again, twice (up to [`MAX_LOOK`]).
-    pub(crate) fn found(self) -> Self {
+    pub fn found(self) -> Self {
         Self {
             budget_ns: (self.budget_ns * 2).min(max_look_ns()),
         }
     }
 
     /// Looking for the whole budget found nothing: look half as long next time.
-    pub(crate) fn missed(self) -> Self {
+    pub fn missed(self) -> Self {
         Self {
             budget_ns: self.budget_ns / 2,
         }
@@ -63,7 +77,7 @@ impl Look {
     /// An item came `gap` after the reader began to wait (looking, then sleeping): a gap
     /// under [`MAX_LOOK`] would have been found by looking, so the budget grows to twice
     /// it (up to [`MAX_LOOK`]).
-    pub(crate) fn slept(self, gap: Duration) -> Self {
+    pub fn slept(self, gap: Duration) -> Self {
         let gap = u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX);
         if gap >= max_look_ns() {
             return self;
@@ -228,6 +242,13 @@ mod tests {
         }
         // 100 µs halved down to 0 ns: about 17 looks in vain.
         assert!((15..=18).contains(&misses), "{misses}");
+    }
+
+    #[test]
+    fn a_look_kept_in_nanoseconds_comes_back_the_same_and_never_past_the_limit() {
+        let look = Look::default().slept(30 * US);
+        assert_eq!(Look::from_nanos(look.nanos()), look);
+        assert_eq!(Look::from_nanos(u64::MAX).budget(), MAX_LOOK);
     }
 
     #[test]

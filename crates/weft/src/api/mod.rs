@@ -11,7 +11,7 @@ mod sample;
 
 pub use cancel::CancellationToken;
 pub(crate) use fifo::fifo_channel;
-pub use fifo::{FifoIter, FifoReceiver};
+pub use fifo::{FifoIter, FifoReceiver, Look, MAX_LOOK};
 pub use locality::Locality;
 pub use payload::Payload;
 pub use pubsub::{Publisher, PutOptions, Subscriber};
