@@ -31,7 +31,7 @@ pub mod transport;
 pub use api::{
     CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Look, Payload, Publisher,
     PutOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
-    SharedKey, Subscriber,
+    SharedKey, Subscriber, MAX_LOOK,
 };
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError};
