@@ -5,8 +5,8 @@ Usage:
   thr.py pub --size N [--listen E | --connect E] [--client] [--zenoh [--no-shm]] [--seconds S]
 
 `sub` counts what its callback receives on bench/thr and, from the first sample on, prints
-the rate over each window of --window seconds (K of them), then the median as
-`median_msgs_per_s=R`; it gives up after --timeout seconds without a sample. `pub` puts
+the rate over each window of --window seconds (K of them) and the subscriber process's CPU
+time per message in it, then the medians as `median_msgs_per_s=R median_cpu_ns_per_msg=C`; it gives up after --timeout seconds without a sample. `pub` puts
 payloads of --size bytes on bench/thr (congestion control block) for --seconds, then exits.
 Peer sessions by default (multicast scouting off); --client opens client sessions.
 --no-shm turns Zenoh's shared memory off (with --zenoh: zenoh-python moves large values
@@ -70,15 +70,20 @@ if args.role == "sub":
     if count == 0:
         print("no sample received", file=sys.stderr)
         sys.exit(1)
-    rates = []
-    before, t0 = count, time.perf_counter()
+    rates, costs = [], []
+    before, t0, c0 = count, time.perf_counter(), time.process_time()
     for _ in range(args.windows):
         time.sleep(args.window)
-        now, t1 = count, time.perf_counter()
+        now, t1, c1 = count, time.perf_counter(), time.process_time()
         rates.append((now - before) / (t1 - t0))
-        print(f"rate_msgs_per_s={rates[-1]:.0f}", flush=True)
-        before, t0 = now, t1
-    print(f"median_msgs_per_s={statistics.median(rates):.0f}", flush=True)
+        costs.append((c1 - c0) * 1e9 / max(now - before, 1))
+        print(f"rate_msgs_per_s={rates[-1]:.0f} cpu_ns_per_msg={costs[-1]:.0f}", flush=True)
+        before, t0, c0 = now, t1, c1
+    print(
+        f"median_msgs_per_s={statistics.median(rates):.0f}"
+        f" median_cpu_ns_per_msg={statistics.median(costs):.0f}",
+        flush=True,
+    )
     sub.undeclare()
 else:
     pub = session.declare_publisher(KEY, congestion_control=zenoh.CongestionControl.BLOCK)

@@ -1,8 +1,8 @@
 //! Recordings running inside a process: each one a subscriber on its key expression and a
 //! writing thread behind a bounded queue, writing rotated MCAP files into its directory.
 //!
-//! The subscriber's callback only queues a clone of the sample (its key shared, and a
-//! payload that came in fragments shared too; a payload of one batch is copied); the
+//! The subscriber's callback only queues a clone of the sample (its key and its payload
+//! shared: the payload left its batch when it was received); the
 //! thread writes what is queued, closes a file (summary and index written) once it
 //! reaches its size or age limit, and the next sample opens a new one named with its
 //! start time. When the queue is full the callback waits for room: nothing is

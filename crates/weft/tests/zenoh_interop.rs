@@ -370,6 +370,7 @@ impl weft::transport::Handler for Ignore {
         &self,
         _: &std::sync::Arc<weft::transport::Transport>,
         _: &weft_transport::rx::Incoming<'_, '_>,
+        _: &weft::transport::ReceivedBatch<'_>,
     ) {
     }
     fn on_closed(&self, _: &std::sync::Arc<weft::transport::Transport>) {}

@@ -4,11 +4,15 @@ use std::fmt;
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
+use crate::transport::{ReceivedBatch, SharedBatch};
+
 /// The bytes of a received value. Values of a few bytes are kept inside the payload
 /// itself (no allocation), others are copied once out of the batch they came in, into
 /// a reference-counted buffer (so that cloning a sample, to queue it for another
-/// thread, copies nothing); a large one, reassembled from fragments, shares the buffer
-/// it was reassembled in, so that receiving it copies nothing. Reads as a `&[u8]`
+/// thread, copies nothing): the payloads of a batch dense with kept values share one
+/// copy of the whole batch (`transport::ReceivedBatch`), others are copied one by
+/// one. A large one, reassembled from fragments, shares the buffer it was reassembled
+/// in, so that receiving it copies nothing. Reads as a `&[u8]`
 /// (`Deref`), compares with byte strings and vectors, and turns into a `Vec<u8>` with
 /// [`Payload::into_vec`].
 #[derive(Clone, Default)]
@@ -29,6 +33,12 @@ enum Repr {
     Copied(Arc<[u8]>),
     Shared {
         buf: Arc<Vec<u8>>,
+        range: Range<usize>,
+    },
+    /// Part of a copy of the batch it was received in, shared with the batch's other
+    /// payloads.
+    Batch {
+        buf: Arc<SharedBatch>,
         range: Range<usize>,
     },
 }
@@ -56,6 +66,26 @@ impl Payload {
         }
     }
 
+    /// `part`, a value received in `batch` or, when `reassembled`, in that buffer:
+    /// inside the payload when small, else sharing the buffer it was reassembled in, or
+    /// the copy of the batch its payloads share, or copied by itself.
+    pub(crate) fn received(
+        reassembled: Option<&Arc<Vec<u8>>>,
+        batch: &ReceivedBatch<'_>,
+        part: &[u8],
+    ) -> Self {
+        if reassembled.is_some() {
+            return Self::within(reassembled, part);
+        }
+        if part.len() <= INLINE {
+            return Self::copied(part);
+        }
+        match batch.keep(part) {
+            Some((buf, range)) => Self(Repr::Batch { buf, range }),
+            None => Self::copied(part),
+        }
+    }
+
     /// A copy of `part`: inside the payload when it is small enough.
     fn copied(part: &[u8]) -> Self {
         if part.len() <= INLINE {
@@ -75,6 +105,7 @@ impl Payload {
             Repr::Owned(v) => v,
             Repr::Copied(c) => c,
             Repr::Shared { buf, range } => &buf[range.clone()],
+            Repr::Batch { buf, range } => &buf[range.clone()],
         }
     }
 
@@ -90,6 +121,7 @@ impl Payload {
                 Ok(v) => v[range].to_vec(),
                 Err(buf) => buf[range].to_vec(),
             },
+            Repr::Batch { buf, range } => buf[range].to_vec(),
         }
     }
 }

@@ -19,7 +19,7 @@ use super::face_transport::FaceTransport;
 use super::router::EntityKind;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
-use crate::transport::{Handler, Transport};
+use crate::transport::{Handler, ReceivedBatch, Transport};
 
 /// The id under which a face's declaration is kept: its own, or, for a router that
 /// declares with id 0 (entities identified by their key and the router they come from,
@@ -89,9 +89,14 @@ enum Event {
 pub(crate) struct Glue(pub(crate) std::sync::Weak<Inner>);
 
 impl Handler for Glue {
-    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>) {
+    fn on_message(
+        &self,
+        transport: &Arc<Transport>,
+        incoming: &Incoming<'_, '_>,
+        batch: &ReceivedBatch<'_>,
+    ) {
         if let Some(inner) = self.0.upgrade() {
-            inner.dispatch(&**transport, incoming);
+            inner.dispatch(&**transport, incoming, batch);
         }
     }
 
@@ -176,14 +181,19 @@ impl Inner {
             .ok()
     }
 
-    pub(crate) fn dispatch(self: &Arc<Self>, t: &dyn FaceTransport, incoming: &Incoming<'_, '_>) {
+    pub(crate) fn dispatch(
+        self: &Arc<Self>,
+        t: &dyn FaceTransport,
+        incoming: &Incoming<'_, '_>,
+        batch: &ReceivedBatch<'_>,
+    ) {
         if let Some(acl) = t.access_control() {
             if !self.ingress_allowed(t, acl, incoming.message) {
                 return;
             }
         }
         match &incoming.message {
-            NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled),
+            NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled, batch),
             NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
             NetworkMessage::Interest(i) => self.on_interest(t, i),
             NetworkMessage::Request(r) => self.on_request(t, r),
@@ -244,6 +254,7 @@ impl Inner {
         t: &dyn FaceTransport,
         push: &Push<'_>,
         reassembled: Option<&Arc<Vec<u8>>>,
+        batch: &ReceivedBatch<'_>,
     ) {
         let router = self.is_router();
         let Some(routes) = self.inbound_routes(t, &push.wire_expr) else {
@@ -279,7 +290,7 @@ impl Inner {
                 PushBody::Put(p) => Sample {
                     key_expr: key.clone(),
                     kind: SampleKind::Put,
-                    payload: Payload::within(reassembled, p.payload),
+                    payload: Payload::received(reassembled, batch, p.payload),
                     encoding: p.encoding.text(),
                     timestamp: p.timestamp.or(added),
                     attachment: p.attachment.map(<[u8]>::to_vec),

@@ -22,7 +22,7 @@ use super::entity::{own_declaration, EntityKind};
 use super::face_transport::FaceTransport;
 use super::{Inner, Session};
 use crate::config::Config;
-use crate::transport::{SendError, Transport, TransportStats};
+use crate::transport::{ReceivedBatch, SendError, Transport, TransportStats};
 
 /// A transport kept in memory: what the session sends it is recorded, encoded.
 pub(crate) struct MemoryTransport {
@@ -201,7 +201,8 @@ impl Scenario {
             message: msg,
             reassembled: None,
         };
-        self.inner().dispatch(&**from, &incoming);
+        self.inner()
+            .dispatch(&**from, &incoming, &ReceivedBatch::unshared());
     }
 }
 

@@ -16,6 +16,7 @@
 //! - `establish`: the handshake, and a transport's start;
 //! - `reactor`: the I/O threads;
 //! - `reader`: the receiving side;
+//! - `received`: the batch a message came in, for the payloads kept from it;
 //! - `send`: a message into the queue, and what a sender does without room;
 //! - `backpressure`: forwarded `block` messages waiting for room, and pausing their source;
 //! - `writer`: who writes the queue to the socket, and when;
@@ -33,6 +34,7 @@ mod establish;
 mod priority_links;
 mod reactor;
 mod reader;
+mod received;
 mod send;
 mod writer;
 
@@ -44,6 +46,7 @@ pub(crate) use reactor::current_io_thread;
 pub use reactor::{
     after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,
 };
+pub use received::{shared_batch_bytes, ReceivedBatch, SharedBatch, SHARED_BATCH_BUDGET};
 pub use weft_transport::queue::OverflowBudget;
 
 use std::io;
@@ -88,8 +91,13 @@ pub enum OpenError {
 
 /// What the session does with a transport's traffic. Called from its reader thread.
 pub trait Handler: Send + Sync + 'static {
-    /// A network message arrived.
-    fn on_message(&self, transport: &Arc<Transport>, incoming: &Incoming<'_, '_>);
+    /// A network message arrived, in `batch` (from which its payloads may be kept).
+    fn on_message(
+        &self,
+        transport: &Arc<Transport>,
+        incoming: &Incoming<'_, '_>,
+        batch: &ReceivedBatch<'_>,
+    );
     /// The transport is closed (by either side, or its lease expired).
     fn on_closed(&self, transport: &Arc<Transport>);
     /// A link reserved for some priorities of `main`'s node, started beside it, ended.

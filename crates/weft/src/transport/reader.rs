@@ -11,7 +11,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{DiscardReason, Handler, Transport};
+use super::{DiscardReason, Handler, ReceivedBatch, Transport};
 use crate::link::BatchReader;
 
 /// Whether a transport goes on after what was handled.
@@ -36,6 +36,9 @@ pub(crate) struct LinkRx {
     liveness: Liveness,
     tick: Duration,
     discards: DiscardLog,
+    /// Whether the next batch's kept payloads share one copy of it (the last batch was
+    /// dense with them: `received`).
+    copy_whole: bool,
 }
 
 impl LinkRx {
@@ -63,6 +66,7 @@ impl LinkRx {
             liveness: Liveness::new(own_lease, peer_lease, now),
             tick,
             discards: DiscardLog::default(),
+            copy_whole: false,
         }
     }
 
@@ -87,10 +91,12 @@ impl LinkRx {
         let face = self.main.as_ref().unwrap_or(t);
         let handler = &*self.handler;
         let mut messages = 0;
+        let received = ReceivedBatch::new(batch, self.copy_whole);
         let result = self.rx.on_batch(batch, |m| {
             messages += 1;
-            handler.on_message(face, m);
+            handler.on_message(face, m, &received);
         });
+        self.copy_whole = received.dense();
         t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
         self.discards.note(t, self.rx.stats(), self.max_message);
         // Time spent handling the batch is not the peer's silence.

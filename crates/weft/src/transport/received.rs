@@ -1,0 +1,162 @@
+//! The batch a message was received in, for the payloads kept from it.
+//!
+//! A payload kept past its batch (a subscriber's sample) must leave the reader's buffer,
+//! which the next read overwrites. Copied one by one, each payload is an allocation of
+//! its own. Instead, the first payload kept from a batch copies the whole batch once, and
+//! every later one shares that copy: one allocation per batch, and the copy is one pass
+//! over memory.
+//!
+//! Two bounds keep this from costing memory or time where it does not pay:
+//! - **density**: a link's batch is copied whole only when at least a quarter of its
+//!   previous batch's bytes were kept payloads, so a subscriber of one key among many
+//!   on a link copies only its own payloads, one by one;
+//! - **budget**: the whole-batch copies alive at once, process-wide, hold at most
+//!   [`SHARED_BATCH_BUDGET`] bytes (a payload kept keeps its batch's copy: a slow reader
+//!   of a channel keeps those of the samples it has not read). Past the budget, payloads
+//!   are copied one by one again, until copies are released.
+
+use std::cell::{Cell, OnceCell};
+use std::ops::{Deref, Range};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The most bytes that whole-batch copies held by kept payloads may take, process-wide.
+pub const SHARED_BATCH_BUDGET: usize = 32 << 20;
+
+/// The process's budget for whole-batch copies.
+static BUDGET: Budget = Budget::new(SHARED_BATCH_BUDGET);
+
+/// Bytes that whole-batch copies may take, and those they take.
+pub(crate) struct Budget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub(crate) const fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            used: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes `len` bytes, unless that would pass the limit.
+    fn take(&self, len: usize) -> bool {
+        let before = self.used.fetch_add(len, Ordering::Relaxed);
+        if before + len > self.limit {
+            self.used.fetch_sub(len, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn give_back(&self, len: usize) {
+        self.used.fetch_sub(len, Ordering::Relaxed);
+    }
+
+    /// Bytes taken.
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// A received batch being handed on, from which payloads may be kept.
+pub struct ReceivedBatch<'b> {
+    bytes: &'b [u8],
+    budget: &'static Budget,
+    /// Whether the batch may be copied whole (the link's last batch was dense).
+    whole: bool,
+    /// The whole-batch copy, made by the first payload kept (`None` inside: over the
+    /// budget, or not to be copied whole).
+    copy: OnceCell<Option<Arc<SharedBatch>>>,
+    /// Bytes of the payloads kept from this batch.
+    kept: Cell<usize>,
+}
+
+impl<'b> ReceivedBatch<'b> {
+    /// `bytes`, which may be copied whole when `whole` (see the module's doc).
+    pub fn new(bytes: &'b [u8], whole: bool) -> Self {
+        Self::with_budget(bytes, whole, &BUDGET)
+    }
+
+    /// The same, with copies counted against `budget` instead of the process's.
+    pub(crate) fn with_budget(bytes: &'b [u8], whole: bool, budget: &'static Budget) -> Self {
+        Self {
+            bytes,
+            budget,
+            whole,
+            copy: OnceCell::new(),
+            kept: Cell::new(0),
+        }
+    }
+
+    /// A batch that is never copied whole: each payload kept is copied by itself.
+    pub fn unshared() -> ReceivedBatch<'static> {
+        ReceivedBatch::new(&[], false)
+    }
+
+    /// Notes that `part`, a slice of this batch, is kept; returns the copy of the whole
+    /// batch to keep it from and where in that copy `part` lies, or `None` when `part`
+    /// is to be copied by itself.
+    pub fn keep(&self, part: &[u8]) -> Option<(Arc<SharedBatch>, Range<usize>)> {
+        let start = (part.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        let end = start.checked_add(part.len())?;
+        if start > self.bytes.len() || end > self.bytes.len() {
+            return None;
+        }
+        self.kept.set(self.kept.get() + part.len());
+        let copy = self.copy.get_or_init(|| {
+            self.whole
+                .then(|| SharedBatch::copy(self.bytes, self.budget))
+                .flatten()
+        });
+        copy.as_ref().map(|c| (c.clone(), start..end))
+    }
+
+    /// Whether the link's next batch may be copied whole: a quarter of this one's bytes
+    /// at least were kept.
+    pub fn dense(&self) -> bool {
+        !self.bytes.is_empty() && self.kept.get() * 4 >= self.bytes.len()
+    }
+}
+
+/// A copy of a received batch, shared by the payloads kept from it; counted against
+/// [`SHARED_BATCH_BUDGET`] while it lives.
+pub struct SharedBatch {
+    bytes: Vec<u8>,
+    budget: &'static Budget,
+}
+
+impl SharedBatch {
+    /// A copy of `bytes`, or `None` if it would take the copies alive past `budget`.
+    fn copy(bytes: &[u8], budget: &'static Budget) -> Option<Arc<Self>> {
+        budget.take(bytes.len()).then(|| {
+            Arc::new(Self {
+                bytes: bytes.to_vec(),
+                budget,
+            })
+        })
+    }
+}
+
+impl Deref for SharedBatch {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for SharedBatch {
+    fn drop(&mut self) {
+        self.budget.give_back(self.bytes.len());
+    }
+}
+
+/// Bytes held by whole-batch copies alive, process-wide.
+pub fn shared_batch_bytes() -> usize {
+    BUDGET.used()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,80 @@
+use super::*;
+
+#[test]
+fn payloads_of_a_batch_copied_whole_share_one_copy() {
+    static B: Budget = Budget::new(1 << 20);
+    let bytes: Vec<u8> = (0..=255).collect();
+    let batch = ReceivedBatch::with_budget(&bytes, true, &B);
+    let (first, r1) = batch.keep(&bytes[10..50]).expect("copied whole");
+    let (second, r2) = batch.keep(&bytes[100..200]).expect("copied whole");
+    assert!(Arc::ptr_eq(&first, &second), "one copy for the batch");
+    assert_eq!(&first[r1], &bytes[10..50]);
+    assert_eq!(&second[r2], &bytes[100..200]);
+    assert_eq!(B.used(), bytes.len());
+    drop((first, second, batch));
+    assert_eq!(
+        B.used(),
+        0,
+        "the copy gives its bytes back when the last payload goes"
+    );
+}
+
+#[test]
+fn a_batch_not_to_be_copied_whole_leaves_each_payload_to_copy_itself() {
+    static B: Budget = Budget::new(1 << 20);
+    let bytes = vec![1u8; 1000];
+    let batch = ReceivedBatch::with_budget(&bytes, false, &B);
+    assert!(batch.keep(&bytes[..500]).is_none());
+    assert_eq!(B.used(), 0);
+    assert!(
+        batch.dense(),
+        "half of it was kept: the next batch may be copied whole"
+    );
+}
+
+#[test]
+fn the_next_batch_is_copied_whole_only_after_a_quarter_was_kept() {
+    let bytes = vec![0u8; 1000];
+    let batch = ReceivedBatch::unshared();
+    assert!(!batch.dense(), "an empty batch says nothing");
+    let batch = ReceivedBatch::new(&bytes, false);
+    assert!(!batch.dense());
+    batch.keep(&bytes[..249]);
+    assert!(!batch.dense());
+    batch.keep(&bytes[300..301]);
+    assert!(batch.dense());
+}
+
+#[test]
+fn bytes_from_elsewhere_are_neither_shared_nor_counted() {
+    static B: Budget = Budget::new(1 << 20);
+    let bytes = vec![0u8; 100];
+    let other = vec![0u8; 100];
+    let batch = ReceivedBatch::with_budget(&bytes, true, &B);
+    assert!(batch.keep(&other).is_none());
+    assert!(!batch.dense());
+    assert_eq!(B.used(), 0);
+}
+
+#[test]
+fn past_the_budget_payloads_are_copied_one_by_one_until_copies_are_released() {
+    static B: Budget = Budget::new(150);
+    let first_bytes = vec![1u8; 100];
+    let second_bytes = vec![2u8; 100];
+    let first = ReceivedBatch::with_budget(&first_bytes, true, &B);
+    let (kept, _) = first.keep(&first_bytes[..50]).expect("within the budget");
+    let second = ReceivedBatch::with_budget(&second_bytes, true, &B);
+    assert!(
+        second.keep(&second_bytes[..50]).is_none(),
+        "over the budget"
+    );
+    assert!(
+        second.keep(&second_bytes[50..]).is_none(),
+        "decided once per batch"
+    );
+    assert_eq!(B.used(), 100);
+    drop((kept, first));
+    assert_eq!(B.used(), 0);
+    let third = ReceivedBatch::with_budget(&second_bytes, true, &B);
+    assert!(third.keep(&second_bytes[..50]).is_some(), "room again");
+}
