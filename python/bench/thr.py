@@ -81,7 +81,7 @@ if args.role == "sub":
         before, t0, c0 = now, t1, c1
     print(
         f"median_msgs_per_s={statistics.median(rates):.0f}"
-        f" median_cpu_ns_per_msg={statistics.median(costs):.0f}",
+        f" median_cpu_ns_per_msg={statistics.median(costs):.0f} received={count}",
         flush=True,
     )
     sub.undeclare()

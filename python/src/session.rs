@@ -386,8 +386,8 @@ impl Session {
         let ((key, id), handled) =
             Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
                 let s = session
-                    .declare_subscriber_from(&key, origin, move |s: &weft::Sample| {
-                        sink.deliver(Item::Sample(s.clone()));
+                    .declare_subscriber_owned(&key, origin, move |s: weft::Sample| {
+                        sink.deliver(Item::Sample(s));
                     })
                     .map_err(zerr)?;
                 Ok(((weft::SharedKey::from(s.key_expr()), s.id()), s))

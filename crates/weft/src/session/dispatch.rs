@@ -312,9 +312,7 @@ impl Inner {
                     source_info: d.source_info,
                 },
             };
-            for cb in route.iter() {
-                cb(&sample);
-            }
+            super::deliver(&route, sample);
         }
         if let Some(targets) = forward {
             self.route_push(t, &key, push, added, &targets);

@@ -64,10 +64,7 @@ impl Inner {
             .filter(|s| s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
-        let sample = token_sample(key, kind);
-        for cb in callbacks {
-            cb(&sample);
-        }
+        super::deliver(&callbacks, token_sample(key, kind));
     }
 
     pub(crate) fn declare_token(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
@@ -146,7 +143,7 @@ impl Inner {
             send_control(&*t, &msg);
         }
         for k in known {
-            callback(&token_sample(&k, SampleKind::Put));
+            callback.call_with(token_sample(&k, SampleKind::Put));
         }
         Ok(id)
     }

@@ -1,6 +1,7 @@
 //! The session: what an application opens to publish, subscribe, query and declare.
 
 mod aggregate;
+mod callback;
 mod deadlines;
 mod declared;
 mod discovery;
@@ -53,8 +54,7 @@ use crate::config::Config;
 use entity::EntityKind;
 use face::Face;
 
-/// A subscriber's callback.
-pub(crate) type Callback = Arc<dyn Fn(&Sample) + Send + Sync>;
+pub(crate) use callback::{deliver, Callback};
 
 /// Why a session could not be opened.
 #[derive(Debug, Error)]
@@ -943,9 +943,33 @@ impl Session {
         F: Fn(&Sample) + Send + Sync + 'static,
     {
         let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self
-            .inner
-            .declare_subscriber(key.clone(), origin, Arc::new(callback))?;
+        let id = self.inner.declare_subscriber(
+            key.clone(),
+            origin,
+            Callback::Borrowing(Arc::new(callback)),
+        )?;
+        Ok(Subscriber::new(self.inner.clone(), id, key))
+    }
+
+    /// As [`Session::declare_subscriber_from`], with a callback that takes each sample
+    /// rather than borrowing it: one that keeps its samples (queues them for another
+    /// thread, say) gets them without a clone when it is the sample's last callback in
+    /// this session, as it is when it is the only one.
+    pub fn declare_subscriber_owned<F>(
+        &self,
+        key_expr: &str,
+        origin: Locality,
+        callback: F,
+    ) -> Result<Subscriber, SessionError>
+    where
+        F: Fn(Sample) + Send + Sync + 'static,
+    {
+        let key = OwnedKeyExpr::new(key_expr)?;
+        let id = self.inner.declare_subscriber(
+            key.clone(),
+            origin,
+            Callback::Taking(Arc::new(callback)),
+        )?;
         Ok(Subscriber::new(self.inner.clone(), id, key))
     }
 
@@ -966,11 +990,11 @@ impl Session {
         let id = self.inner.declare_subscriber(
             key.clone(),
             Locality::Any,
-            Arc::new(move |s: &Sample| {
-                if tx.try_send(s.clone()).is_err() {
+            Callback::Taking(Arc::new(move |s: Sample| {
+                if tx.try_send(s).is_err() {
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
-            }),
+            })),
         )?;
         Ok((
             Subscriber::with_drops(self.inner.clone(), id, key, dropped),
@@ -1108,9 +1132,11 @@ impl Session {
         F: Fn(&Sample) + Send + Sync + 'static,
     {
         let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self
-            .inner
-            .declare_liveliness_subscriber(key, history, Arc::new(callback))?;
+        let id = self.inner.declare_liveliness_subscriber(
+            key,
+            history,
+            Callback::Borrowing(Arc::new(callback)),
+        )?;
         Ok(LivelinessSubscriber {
             inner: self.inner.clone(),
             id,

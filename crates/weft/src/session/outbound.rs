@@ -305,9 +305,7 @@ impl Inner {
                 express: options.express,
                 source_info: options.source_info,
             };
-            for cb in local.iter() {
-                cb(&sample);
-            }
+            super::deliver(&local, sample);
         }
         Ok(())
     }
