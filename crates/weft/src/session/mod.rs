@@ -942,13 +942,7 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
-        let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self.inner.declare_subscriber(
-            key.clone(),
-            origin,
-            Callback::Borrowing(Arc::new(callback)),
-        )?;
-        Ok(Subscriber::new(self.inner.clone(), id, key))
+        self.subscribe(key_expr, origin, Callback::Borrowing(Arc::new(callback)))
     }
 
     /// As [`Session::declare_subscriber_from`], with a callback that takes each sample
@@ -964,12 +958,20 @@ impl Session {
     where
         F: Fn(Sample) + Send + Sync + 'static,
     {
+        self.subscribe(key_expr, origin, Callback::Taking(Arc::new(callback)))
+    }
+
+    /// Declares a subscriber on `key_expr` calling `callback`.
+    fn subscribe(
+        &self,
+        key_expr: &str,
+        origin: Locality,
+        callback: Callback,
+    ) -> Result<Subscriber, SessionError> {
         let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self.inner.declare_subscriber(
-            key.clone(),
-            origin,
-            Callback::Taking(Arc::new(callback)),
-        )?;
+        let id = self
+            .inner
+            .declare_subscriber(key.clone(), origin, callback)?;
         Ok(Subscriber::new(self.inner.clone(), id, key))
     }
 
