@@ -6,7 +6,9 @@ Usage:
 
 `sub` counts what its callback receives on bench/thr and, from the first sample on, prints
 the rate over each window of --window seconds (K of them) and the subscriber process's CPU
-time per message in it, then the medians as `median_msgs_per_s=R median_cpu_ns_per_msg=C`; it gives up after --timeout seconds without a sample. `pub` puts
+time per message in it, then the medians and the count of samples received, as
+`median_msgs_per_s=R median_cpu_ns_per_msg=C received=N`; it gives up after --timeout
+seconds without a sample. `pub` puts
 payloads of --size bytes on bench/thr (congestion control block) for --seconds, then exits.
 Peer sessions by default (multicast scouting off); --client opens client sessions.
 --no-shm turns Zenoh's shared memory off (with --zenoh: zenoh-python moves large values

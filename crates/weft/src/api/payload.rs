@@ -12,9 +12,8 @@ use crate::transport::{ReceivedBatch, SharedBatch};
 /// thread, copies nothing): the payloads of a batch dense with kept values share one
 /// copy of the whole batch (`transport::ReceivedBatch`), others are copied one by
 /// one. A large one, reassembled from fragments, shares the buffer it was reassembled
-/// in, so that receiving it copies nothing. Reads as a `&[u8]`
-/// (`Deref`), compares with byte strings and vectors, and turns into a `Vec<u8>` with
-/// [`Payload::into_vec`].
+/// in, so that receiving it copies nothing. Reads as a `&[u8]` (`Deref`), compares with
+/// byte strings and vectors, and turns into a `Vec<u8>` with [`Payload::into_vec`].
 #[derive(Clone, Default)]
 pub struct Payload(Repr);
 

@@ -51,6 +51,7 @@ impl Budget {
         true
     }
 
+    /// Gives back `len` bytes taken.
     fn give_back(&self, len: usize) {
         self.used.fetch_sub(len, Ordering::Relaxed);
     }
