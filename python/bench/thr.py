@@ -16,6 +16,7 @@ between processes of one host through shared memory by default).
 """
 
 import argparse
+import os
 import json
 import statistics
 import sys
@@ -55,7 +56,7 @@ def open_session():
 
 
 session = open_session()
-KEY = "bench/thr"
+KEY = os.environ.get("THR_KEY", "bench/thr")
 
 if args.role == "sub":
     count = 0

@@ -18,6 +18,7 @@
 //! thread, which takes the GIL once for all the items waiting (up to a batch).
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{JoinHandle, ThreadId};
@@ -47,7 +48,7 @@ thread_local! {
     /// Those this I/O thread has yet to run, while it runs one of them.
     static TO_RUN: RefCell<Vec<Arc<Dispatcher>>> = const { RefCell::new(Vec::new()) };
     /// The items an I/O thread takes from a queue at a time (kept between reads).
-    static ITEMS: RefCell<Vec<Item>> = const { RefCell::new(Vec::new()) };
+    static ITEMS: RefCell<VecDeque<Item>> = const { RefCell::new(VecDeque::new()) };
 }
 
 /// Says that this thread is about to wait: on an I/O thread running callbacks, another
@@ -142,10 +143,10 @@ impl Dispatcher {
 
     /// Hands what is queued to the callback, with the GIL, unless another thread runs
     /// it (which hands it over before it lets go) or the entity is undeclared.
-    fn run_queued(&self, py: Python<'_>, batch: &mut Vec<Item>) {
+    fn run_queued(&self, py: Python<'_>, batch: &mut VecDeque<Item>) {
         while !self.stopped.load(Ordering::SeqCst) && self.calls.try_acquire() {
             while self.queue.drain_into(batch, BATCH) > 0 {
-                for item in batch.drain(..) {
+                while let Some(item) = batch.pop_front() {
                     if !self.stopped.load(Ordering::SeqCst) {
                         call(py, &self.callback, item);
                     }
@@ -200,7 +201,7 @@ const WAIT: Duration = Duration::from_millis(100);
 
 fn run(dispatcher: &Dispatcher) {
     let queue = &dispatcher.queue;
-    let mut batch = Vec::with_capacity(BATCH);
+    let mut batch = VecDeque::with_capacity(BATCH);
     // The GIL is taken once for the thread's life, and released while it waits: the
     // thread keeps one Python thread state, instead of one made (with its frame stack,
     // a mapping of its own) and destroyed at each taking of the GIL.
@@ -229,7 +230,7 @@ fn run(dispatcher: &Dispatcher) {
             }
             return;
         }
-        for item in batch.drain(..) {
+        while let Some(item) = batch.pop_front() {
             if !dispatcher.stopped.load(Ordering::SeqCst) {
                 call(py, &dispatcher.callback, item);
             }

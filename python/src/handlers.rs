@@ -129,7 +129,7 @@ impl Source {
             Self::Queue(q) => q.recv_timeout(timeout),
             Self::Replies(rx) => match rx.lock() {
                 Ok(rx) => match rx.recv_timeout(timeout) {
-                    Ok(r) => Recv::Item(Item::Reply(r)),
+                    Ok(r) => Recv::Item(Item::Reply(Box::new(r))),
                     Err(mpsc::RecvTimeoutError::Timeout) => Recv::Empty,
                     Err(mpsc::RecvTimeoutError::Disconnected) => Recv::Closed,
                 },
@@ -143,7 +143,7 @@ impl Source {
             Self::Queue(q) => q.try_recv(),
             Self::Replies(rx) => match rx.lock() {
                 Ok(rx) => match rx.try_recv() {
-                    Ok(r) => Recv::Item(Item::Reply(r)),
+                    Ok(r) => Recv::Item(Item::Reply(Box::new(r))),
                     Err(mpsc::TryRecvError::Empty) => Recv::Empty,
                     Err(mpsc::TryRecvError::Disconnected) => Recv::Closed,
                 },
@@ -220,13 +220,18 @@ impl Handler {
 /// An item as the Python object handed to the application.
 pub(crate) fn into_object(py: Python<'_>, item: Item) -> PyResult<PyObject> {
     Ok(match item {
-        Item::Sample(s) => Py::new(py, crate::sample::Sample::from(s))?.into_any(),
-        Item::Query(q) => Py::new(py, crate::query::Query::from(q))?.into_any(),
-        Item::Reply(r) => Py::new(py, crate::reply::Reply::new(py, r)?)?.into_any(),
+        Item::Sample(s) => {
+            let s = s
+                .into_inner()
+                .ok_or_else(|| ZError::new_err("an empty sample box was queued"))?;
+            Py::new(py, crate::sample::Sample::from(s))?.into_any()
+        }
+        Item::Query(q) => Py::new(py, crate::query::Query::from(*q))?.into_any(),
+        Item::Reply(r) => Py::new(py, crate::reply::Reply::new(py, *r)?)?.into_any(),
         Item::Matching(m) => Py::new(py, crate::matching::MatchingStatus(m))?.into_any(),
-        Item::Hello(h) => Py::new(py, crate::scout::Hello(h))?.into_any(),
-        Item::Transport(e) => Py::new(py, crate::info::TransportEvent(e))?.into_any(),
-        Item::Link(e) => Py::new(py, crate::info::LinkEvent(e))?.into_any(),
+        Item::Hello(h) => Py::new(py, crate::scout::Hello(*h))?.into_any(),
+        Item::Transport(e) => Py::new(py, crate::info::TransportEvent(*e))?.into_any(),
+        Item::Link(e) => Py::new(py, crate::info::LinkEvent(*e))?.into_any(),
     })
 }
 

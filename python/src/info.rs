@@ -315,7 +315,7 @@ impl SessionInfo {
             Handled::declare(py, Some(&self.0), handler, "TransportEvent", move |sink| {
                 let listener = session
                     .declare_transport_events_listener(history, move |e| {
-                        sink.deliver(Item::Transport(e));
+                        sink.deliver(Item::Transport(Box::new(e)));
                     })
                     .map_err(zerr)?;
                 Ok(((), listener))
@@ -340,7 +340,7 @@ impl SessionInfo {
             Handled::declare(py, Some(&self.0), handler, "LinkEvent", move |sink| {
                 let listener = session
                     .declare_link_events_listener(history, move |e| {
-                        sink.deliver(Item::Link(e));
+                        sink.deliver(Item::Link(Box::new(e)));
                     })
                     .map_err(zerr)?;
                 Ok(((), listener))

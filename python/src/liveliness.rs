@@ -11,7 +11,7 @@ use crate::entity::Handled;
 use crate::error::zerr;
 use crate::keyexpr::key_text;
 use crate::pubsub::Subscriber;
-use crate::queue::Item;
+use crate::queue::{Item, SampleBox};
 use crate::reply::run_get;
 use crate::session::Shared;
 
@@ -50,7 +50,7 @@ impl Liveliness {
             Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
                 let s = session
                     .declare_liveliness_subscriber(&key, history, move |s| {
-                        sink.deliver(Item::Sample(s.clone()));
+                        sink.deliver(Item::Sample(SampleBox::new(s.clone())));
                     })
                     .map_err(zerr)?;
                 Ok(((weft::SharedKey::from(key.as_str()), s.id()), s))

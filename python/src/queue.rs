@@ -1,6 +1,7 @@
 //! The queues behind channel handlers: FIFO (the pusher waits for room) or ring (the
 //! oldest item is dropped for the newest). Pure Rust: pushing never needs the GIL.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -8,22 +9,68 @@ use std::time::{Duration, Instant};
 
 use weft::Look;
 
-/// What a handler receives.
+/// What a handler receives: a sample (the most frequent) in a recycled allocation, the
+/// rarer items in allocations of their own, so that queueing moves a pointer.
 pub(crate) enum Item {
     /// A subscriber's sample.
-    Sample(weft::Sample),
+    Sample(SampleBox),
     /// A queryable's query.
-    Query(weft::Query),
+    Query(Box<weft::Query>),
     /// A reply to a `get`.
-    Reply(weft::Reply),
+    Reply(Box<weft::Reply>),
     /// A publisher's or querier's new matching status.
     Matching(bool),
     /// A node that answered a scout.
-    Hello(weft::Hello),
+    Hello(Box<weft::Hello>),
     /// A transport that opened or closed.
-    Transport(weft::TransportEvent),
+    Transport(Box<weft::TransportEvent>),
     /// A link that was added or removed.
-    Link(weft::LinkEvent),
+    Link(Box<weft::LinkEvent>),
+}
+
+/// The empty sample boxes a thread keeps for the samples it queues next.
+const SPARE_BOXES: usize = 1024;
+
+thread_local! {
+    /// This thread's empty sample boxes: the samples an I/O thread queues for a callback
+    /// it then runs itself take no allocation at steady state.
+    #[allow(clippy::vec_box, reason = "the boxes are what is kept, for their allocations")]
+    static SPARE: RefCell<Vec<Box<Option<weft::Sample>>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A sample on the heap, in an allocation taken from (and given back to) the spare boxes
+/// of the thread at hand: a sample is written once on the way in and once on the way out,
+/// and queued as a pointer.
+pub(crate) struct SampleBox(Box<Option<weft::Sample>>);
+
+impl SampleBox {
+    /// `sample` in a box.
+    pub(crate) fn new(sample: weft::Sample) -> Self {
+        match SPARE.with(|s| s.borrow_mut().pop()) {
+            Some(mut spare) => {
+                *spare = Some(sample);
+                Self(spare)
+            }
+            None => Self(Box::new(Some(sample))),
+        }
+    }
+
+    /// The sample; the box goes to this thread's spare boxes (if they are not full).
+    pub(crate) fn into_inner(mut self) -> Option<weft::Sample> {
+        let sample = self.0.take();
+        SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.len() < SPARE_BOXES {
+                s.push(self.0);
+            }
+        });
+        sample
+    }
+
+    /// The payload's length.
+    fn payload_len(&self) -> usize {
+        self.0.as_ref().as_ref().map_or(0, |s| s.payload.len())
+    }
 }
 
 /// What waiting for an item gave.
@@ -301,17 +348,24 @@ impl Queue {
     }
 
     /// Moves up to `max` of the items queued to the end of `out`, without waiting;
-    /// returns how many.
-    pub(crate) fn drain_into(&self, out: &mut Vec<Item>, max: usize) -> usize {
+    /// returns how many. When `out` is empty and all the items queued fit, the two
+    /// queues are swapped: no item is moved.
+    pub(crate) fn drain_into(&self, out: &mut VecDeque<Item>, max: usize) -> usize {
         let mut st = self.lock();
         let n = st.items.len().min(max);
-        self.queued.store(st.items.len() - n, Ordering::Relaxed);
-        let start = out.len();
-        out.extend(st.items.drain(..n));
-        st.bytes -= out[start..].iter().map(weight).sum::<usize>();
-        if n > 0 {
-            self.taken(st);
+        if n == 0 {
+            return 0;
         }
+        if out.is_empty() && n == st.items.len() {
+            std::mem::swap(&mut st.items, out);
+            st.bytes = 0;
+        } else {
+            let start = out.len();
+            out.extend(st.items.drain(..n));
+            st.bytes -= out.range(start..).map(weight).sum::<usize>();
+        }
+        self.queued.store(st.items.len(), Ordering::Relaxed);
+        self.taken(st);
         n
     }
 
@@ -366,7 +420,7 @@ impl Queue {
 /// What `item` counts for against a queue's `max_bytes`: a sample's payload.
 fn weight(item: &Item) -> usize {
     match item {
-        Item::Sample(s) => s.payload.len(),
+        Item::Sample(s) => s.payload_len(),
         _ => 0,
     }
 }
@@ -374,4 +428,63 @@ fn weight(item: &Item) -> usize {
 /// `d` in nanoseconds (saturating).
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(payload: &[u8]) -> weft::Sample {
+        weft::Sample {
+            key_expr: "a/b".into(),
+            kind: weft::SampleKind::Put,
+            payload: payload.into(),
+            encoding: "zenoh/bytes".into(),
+            timestamp: None,
+            attachment: None,
+            priority: weft::Priority::Data,
+            congestion_control: weft::CongestionControl::Block,
+            express: false,
+            source_info: None,
+        }
+    }
+
+    #[test]
+    fn a_sample_taken_out_gives_its_box_to_the_next_sample_of_the_thread() {
+        let first = SampleBox::new(sample(b"one"));
+        let allocation: *const Option<weft::Sample> = &*first.0;
+        let taken = first.into_inner().expect("the sample put in");
+        assert_eq!(taken.payload.to_vec(), b"one");
+        let second = SampleBox::new(sample(b"two"));
+        assert!(std::ptr::eq(&*second.0, allocation), "the box is reused");
+        assert_eq!(second.payload_len(), 3);
+        assert_eq!(
+            second
+                .into_inner()
+                .expect("the sample put in")
+                .payload
+                .to_vec(),
+            b"two"
+        );
+    }
+
+    #[test]
+    fn samples_queued_in_boxes_come_out_in_order_and_are_weighed() {
+        let queue = Queue::fifo_bytes(8, 1 << 20);
+        for text in [&b"x"[..], b"yy", b"zzz"] {
+            queue.push(Item::Sample(SampleBox::new(sample(text))));
+        }
+        let mut out = VecDeque::new();
+        assert_eq!(queue.drain_into(&mut out, 2), 2, "at most what was asked");
+        assert_eq!(queue.drain_into(&mut out, 8), 1);
+        let payloads: Vec<Vec<u8>> = out
+            .into_iter()
+            .map(|item| match item {
+                Item::Sample(s) => s.into_inner().expect("a sample").payload.to_vec(),
+                _ => Vec::new(),
+            })
+            .collect();
+        assert_eq!(payloads, [b"x".to_vec(), b"yy".to_vec(), b"zzz".to_vec()]);
+        assert!(queue.is_empty());
+    }
 }

@@ -230,7 +230,7 @@ fn pump(
         .name("weft-py-get".into())
         .spawn(move || {
             for r in replies {
-                sink.deliver(Item::Reply(r));
+                sink.deliver(Item::Reply(Box::new(r)));
             }
             drop(sink);
             end();

@@ -179,7 +179,7 @@ pub(crate) fn scout(
     };
     let ((), handled) = Handled::declare(py, None, handler, "Hello", |sink| {
         let scout = weft::scout_background(what, &config, move |h| {
-            sink.deliver(Item::Hello(h.clone()));
+            sink.deliver(Item::Hello(Box::new(h.clone())));
         })
         .map_err(zerr)?;
         Ok(((), scout))

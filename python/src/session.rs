@@ -16,7 +16,7 @@ use crate::qos::{
     CongestionControl, Locality, Priority, Qos, QueryTarget, Reliability, ReplyKeyExpr,
 };
 use crate::query::Queryable;
-use crate::queue::Item;
+use crate::queue::{Item, SampleBox};
 use crate::reply::{get_options, run_query, Reach};
 use crate::sample::{EntityGlobalId, SourceInfo, Timestamp, ZenohId};
 
@@ -387,7 +387,7 @@ impl Session {
             Handled::declare(py, Some(&self.0), handler, "Sample", |sink| {
                 let s = session
                     .declare_subscriber_owned(&key, origin, move |s: weft::Sample| {
-                        sink.deliver(Item::Sample(s));
+                        sink.deliver(Item::Sample(SampleBox::new(s)));
                     })
                     .map_err(zerr)?;
                 Ok(((weft::SharedKey::from(s.key_expr()), s.id()), s))
@@ -412,7 +412,7 @@ impl Session {
         let ((key, id), handled) = Handled::declare(py, Some(&self.0), handler, "Query", |sink| {
             let q = session
                 .declare_queryable_from(&key, complete, origin, move |q: weft::Query| {
-                    sink.deliver(Item::Query(q));
+                    sink.deliver(Item::Query(Box::new(q)));
                 })
                 .map_err(zerr)?;
             Ok(((weft::SharedKey::from(q.key_expr()), q.id()), q))

@@ -78,3 +78,35 @@ fn past_the_budget_payloads_are_copied_one_by_one_until_copies_are_released() {
     let third = ReceivedBatch::with_budget(&second_bytes, true, &B);
     assert!(third.keep(&second_bytes[..50]).is_some(), "room again");
 }
+
+#[test]
+fn a_thread_writes_its_next_copy_into_the_buffer_of_one_it_released() {
+    static B: Budget = Budget::new(1 << 20);
+    let first = vec![1u8; 3000];
+    let copy = SharedBatch::copy(&first, &B).expect("within the budget");
+    let buffer = copy.as_ptr();
+    drop(copy);
+    let second = vec![2u8; 2000];
+    let copy = SharedBatch::copy(&second, &B).expect("within the budget");
+    assert_eq!(
+        copy.as_ptr(),
+        buffer,
+        "the released buffer is written again"
+    );
+    assert_eq!(&copy[..], &second[..]);
+    assert_eq!(B.used(), second.len());
+}
+
+#[test]
+fn a_copy_released_on_a_thread_that_makes_none_is_not_kept_there() {
+    static B: Budget = Budget::new(1 << 20);
+    let copy = SharedBatch::copy(&[7u8; 100], &B).expect("within the budget");
+    let kept_there = std::thread::spawn(move || {
+        drop(copy);
+        SPARE.with(|s| s.borrow().as_ref().map_or(0, Vec::len))
+    })
+    .join()
+    .expect("the thread ends");
+    assert_eq!(kept_there, 0);
+    assert_eq!(B.used(), 0);
+}
