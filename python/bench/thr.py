@@ -11,6 +11,7 @@ time per message in it, then the medians and the count of samples received, as
 seconds without a sample. `pub` puts
 payloads of --size bytes on bench/thr (congestion control block) for --seconds, then exits.
 Peer sessions by default (multicast scouting off); --client opens client sessions.
+THR_KEY in the environment replaces the key (test/thr meets weft's pub-thr and sub-thr).
 --no-shm turns Zenoh's shared memory off (with --zenoh: zenoh-python moves large values
 between processes of one host through shared memory by default).
 """
