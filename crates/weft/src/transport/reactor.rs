@@ -46,6 +46,13 @@ pub const MAX_IO_THREADS: usize = 8;
 /// Reads of one link per turn before the thread serves the others.
 const READS_PER_TURN: usize = 8;
 
+/// Largest batches an I/O thread's read buffer holds: eight, 512 KiB, what a TCP link's
+/// receive buffer holds by default (`TcpBuffers`), so that one read takes what the socket
+/// has. With two, a subscriber at routed 1 KiB made three times the reads for the same
+/// bytes, and ran an eighth slower (bench/RESULTS.md, "One read takes what the socket
+/// holds").
+const READ_BUF_BATCHES: usize = 8;
+
 /// The token of a thread's waker.
 const WAKER: Token = Token(usize::MAX);
 
@@ -285,7 +292,9 @@ fn serve(index: usize) {
     WORKER.with(|w| *w.borrow_mut() = Some(worker.clone()));
     IO_THREAD.with(|t| t.set(Some(index)));
     link::never_wait_on_this_thread(true);
-    READ_BUF.with(|b| *b.borrow_mut() = vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)]);
+    READ_BUF.with(|b| {
+        *b.borrow_mut() = vec![0; READ_BUF_BATCHES * (usize::from(STREAM_BATCH_SIZE) + 2)];
+    });
     let mut events = Events::with_capacity(1024);
     let mut state = lock(&handle.state);
     loop {
