@@ -43,8 +43,9 @@ use crate::link::{self, STREAM_BATCH_SIZE};
 /// Most I/O threads a process runs.
 pub const MAX_IO_THREADS: usize = 8;
 
-/// Reads of one link per turn before the thread serves the others.
-const READS_PER_TURN: usize = 8;
+/// Reads of one link per turn before the thread serves the others: at most 1 MiB (two
+/// reads of [`READ_BUF_BATCHES`] batches).
+const READS_PER_TURN: usize = 2;
 
 /// Largest batches an I/O thread's read buffer holds: eight, 512 KiB, what a TCP link's
 /// receive buffer holds by default (`TcpBuffers`), so that one read takes what the socket
