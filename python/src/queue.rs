@@ -46,7 +46,7 @@ pub(crate) struct SampleBox(Box<Option<weft::Sample>>);
 impl SampleBox {
     /// `sample` in a box.
     pub(crate) fn new(sample: weft::Sample) -> Self {
-        match SPARE.with(|s| s.borrow_mut().pop()) {
+        match SPARE.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
             Some(mut spare) => {
                 *spare = Some(sample);
                 Self(spare)
@@ -58,7 +58,8 @@ impl SampleBox {
     /// The sample; the box goes to this thread's spare boxes (if they are not full).
     pub(crate) fn into_inner(mut self) -> Option<weft::Sample> {
         let sample = self.0.take();
-        SPARE.with(|s| {
+        // Not kept once the thread's spare boxes are gone (at its end).
+        let _ = SPARE.try_with(|s| {
             let mut s = s.borrow_mut();
             if s.len() < SPARE_BOXES {
                 s.push(self.0);
