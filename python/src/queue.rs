@@ -31,11 +31,18 @@ pub(crate) enum Item {
 /// The empty sample boxes a thread keeps for the samples it queues next.
 const SPARE_BOXES: usize = 1024;
 
+/// Empty sample boxes kept for reuse.
+#[allow(
+    clippy::vec_box,
+    reason = "the boxes are what is kept, for their allocations"
+)]
+type SpareBoxes = Vec<Box<Option<weft::Sample>>>;
+
 thread_local! {
     /// This thread's empty sample boxes: the samples an I/O thread queues for a callback
-    /// it then runs itself take no allocation at steady state.
-    #[allow(clippy::vec_box, reason = "the boxes are what is kept, for their allocations")]
-    static SPARE: RefCell<Vec<Box<Option<weft::Sample>>>> = const { RefCell::new(Vec::new()) };
+    /// it then runs itself take no allocation at steady state. `None` until the thread
+    /// boxes a sample (a thread that only takes samples out keeps no boxes).
+    static SPARE: RefCell<Option<SpareBoxes>> = const { RefCell::new(None) };
 }
 
 /// A sample on the heap, in an allocation taken from (and given back to) the spare boxes
@@ -46,7 +53,8 @@ pub(crate) struct SampleBox(Box<Option<weft::Sample>>);
 impl SampleBox {
     /// `sample` in a box.
     pub(crate) fn new(sample: weft::Sample) -> Self {
-        match SPARE.try_with(|s| s.borrow_mut().pop()).ok().flatten() {
+        let spare = SPARE.try_with(|s| s.borrow_mut().get_or_insert_with(Vec::new).pop());
+        match spare.ok().flatten() {
             Some(mut spare) => {
                 *spare = Some(sample);
                 Self(spare)
@@ -55,14 +63,15 @@ impl SampleBox {
         }
     }
 
-    /// The sample; the box goes to this thread's spare boxes (if they are not full).
+    /// The sample; the box goes to this thread's spare boxes if the thread boxes samples
+    /// and they are not full (not once they are gone, at the thread's end).
     pub(crate) fn into_inner(mut self) -> Option<weft::Sample> {
         let sample = self.0.take();
-        // Not kept once the thread's spare boxes are gone (at its end).
         let _ = SPARE.try_with(|s| {
-            let mut s = s.borrow_mut();
-            if s.len() < SPARE_BOXES {
-                s.push(self.0);
+            if let Some(spare) = s.borrow_mut().as_mut() {
+                if spare.len() < SPARE_BOXES {
+                    spare.push(self.0);
+                }
             }
         });
         sample
@@ -450,14 +459,31 @@ mod tests {
         }
     }
 
+    /// This thread's spare boxes (`None`: it has boxed no sample).
+    fn spare_boxes() -> Option<usize> {
+        SPARE.with(|s| s.borrow().as_ref().map(Vec::len))
+    }
+
+    fn payloads(out: &mut VecDeque<Item>) -> Vec<Vec<u8>> {
+        out.drain(..)
+            .map(|item| match item {
+                Item::Sample(s) => s.into_inner().expect("a sample").payload.to_vec(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
     #[test]
     fn a_sample_taken_out_gives_its_box_to_the_next_sample_of_the_thread() {
         let first = SampleBox::new(sample(b"one"));
         let allocation: *const Option<weft::Sample> = &*first.0;
+        assert_eq!(spare_boxes(), Some(0));
         let taken = first.into_inner().expect("the sample put in");
         assert_eq!(taken.payload.to_vec(), b"one");
+        assert_eq!(spare_boxes(), Some(1), "the box is kept");
         let second = SampleBox::new(sample(b"two"));
-        assert!(std::ptr::eq(&*second.0, allocation), "the box is reused");
+        assert_eq!(spare_boxes(), Some(0), "and taken again");
+        assert!(std::ptr::eq(&*second.0, allocation));
         assert_eq!(second.payload_len(), 3);
         assert_eq!(
             second
@@ -470,22 +496,55 @@ mod tests {
     }
 
     #[test]
-    fn samples_queued_in_boxes_come_out_in_order_and_are_weighed() {
-        let queue = Queue::fifo_bytes(8, 1 << 20);
-        for text in [&b"x"[..], b"yy", b"zzz"] {
+    fn a_thread_that_only_takes_samples_out_keeps_no_boxes() {
+        let boxed = SampleBox::new(sample(b"x"));
+        let kept = std::thread::spawn(move || {
+            let _ = boxed.into_inner();
+            spare_boxes()
+        })
+        .join()
+        .expect("the thread ends");
+        assert_eq!(kept, None);
+    }
+
+    #[test]
+    fn samples_queued_in_boxes_come_out_in_order_and_weighed() {
+        // Full at 6 payload bytes.
+        let queue = Queue::fifo_bytes(8, 6);
+        for text in [&b"ab"[..], b"cd", b"ef"] {
             queue.push(Item::Sample(SampleBox::new(sample(text))));
         }
+        assert!(queue.is_full(), "6 bytes queued");
         let mut out = VecDeque::new();
-        assert_eq!(queue.drain_into(&mut out, 2), 2, "at most what was asked");
-        assert_eq!(queue.drain_into(&mut out, 8), 1);
-        let payloads: Vec<Vec<u8>> = out
-            .into_iter()
-            .map(|item| match item {
-                Item::Sample(s) => s.into_inner().expect("a sample").payload.to_vec(),
-                _ => Vec::new(),
-            })
-            .collect();
-        assert_eq!(payloads, [b"x".to_vec(), b"yy".to_vec(), b"zzz".to_vec()]);
-        assert!(queue.is_empty());
+        assert_eq!(queue.drain_into(&mut out, 8), 3, "all, the queues swapped");
+        assert!(!queue.is_full() && queue.is_empty());
+        assert_eq!(
+            payloads(&mut out),
+            [b"ab".to_vec(), b"cd".to_vec(), b"ef".to_vec()]
+        );
+        for text in [&b"gh"[..], b"ij", b"kl"] {
+            queue.push(Item::Sample(SampleBox::new(sample(text))));
+        }
+        assert_eq!(queue.drain_into(&mut out, 1), 1, "one, moved");
+        assert!(!queue.is_full(), "4 bytes left");
+        queue.push(Item::Sample(SampleBox::new(sample(b"m"))));
+        assert!(!queue.is_full(), "5 bytes");
+        queue.push(Item::Sample(SampleBox::new(sample(b"n"))));
+        assert!(queue.is_full(), "6 bytes again");
+        assert_eq!(
+            queue.drain_into(&mut out, 8),
+            4,
+            "behind the one taken before"
+        );
+        assert_eq!(
+            payloads(&mut out),
+            [
+                b"gh".to_vec(),
+                b"ij".to_vec(),
+                b"kl".to_vec(),
+                b"m".to_vec(),
+                b"n".to_vec()
+            ]
+        );
     }
 }

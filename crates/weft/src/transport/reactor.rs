@@ -54,6 +54,9 @@ const READS_PER_TURN: usize = 2;
 /// holds").
 const READ_BUF_BATCHES: usize = 8;
 
+/// The room a batch takes in the read buffer: its length prefix and the largest batch.
+const BATCH_ROOM: usize = STREAM_BATCH_SIZE as usize + 2;
+
 /// The token of a thread's waker.
 const WAKER: Token = Token(usize::MAX);
 
@@ -294,7 +297,7 @@ fn serve(index: usize) {
     IO_THREAD.with(|t| t.set(Some(index)));
     link::never_wait_on_this_thread(true);
     READ_BUF.with(|b| {
-        *b.borrow_mut() = vec![0; READ_BUF_BATCHES * (usize::from(STREAM_BATCH_SIZE) + 2)];
+        *b.borrow_mut() = vec![0; READ_BUF_BATCHES * BATCH_ROOM];
     });
     let mut events = Events::with_capacity(1024);
     let mut state = lock(&handle.state);
@@ -883,6 +886,11 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
         }
     }
     if end > 0 {
+        // Between turns a link keeps at most about a batch's room (what a paused turn
+        // left may have been the whole read buffer).
+        if end <= BATCH_ROOM && entry.rest.capacity() > 2 * BATCH_ROOM {
+            entry.rest = Vec::new();
+        }
         entry.rest.extend_from_slice(&buf[..end]);
     } else if entry.rest.capacity() > 4096 {
         // A large batch's tail is not kept for the idle link.

@@ -17,7 +17,8 @@
 //!
 //! A thread that copies batches keeps the buffers of its copies once they are released
 //! (at most `SPARE_COPIES` of them, outside the budget) and writes its next copies into
-//! them: an I/O thread that hands its samples to callbacks itself writes each copy into
+//! them (a buffer goes to a batch that fills at least half of it; a copy counts its
+//! buffer's whole capacity against the budget): an I/O thread that hands its samples to callbacks itself writes each copy into
 //! memory it wrote just before, still in cache, rather than wherever the allocator finds
 //! room (which made the copy several times slower).
 
@@ -140,28 +141,67 @@ impl<'b> ReceivedBatch<'b> {
     }
 }
 
-/// A copy of a received batch, shared by the payloads kept from it; counted against
-/// [`SHARED_BATCH_BUDGET`] while it lives.
+/// A copy of a received batch, shared by the payloads kept from it; its buffer counted
+/// against [`SHARED_BATCH_BUDGET`] while it lives.
 pub struct SharedBatch {
     bytes: Vec<u8>,
+    /// What it counts for against the budget: its buffer's capacity.
+    charged: usize,
     budget: &'static Budget,
 }
 
 impl SharedBatch {
-    /// A copy of `bytes`, or `None` if it would take the copies alive past `budget`.
+    /// A copy of `bytes`, or `None` if its buffer would take the copies alive past
+    /// `budget`.
     fn copy(bytes: &[u8], budget: &'static Budget) -> Option<Arc<Self>> {
-        budget.take(bytes.len()).then(|| {
-            let mut copy = SPARE
-                .with(|s| s.borrow_mut().get_or_insert_with(Vec::new).pop())
-                .unwrap_or_default();
-            copy.clear();
-            copy.extend_from_slice(bytes);
-            Arc::new(Self {
-                bytes: copy,
-                budget,
-            })
-        })
+        let mut copy = buffer_for(bytes.len());
+        copy.reserve_exact(bytes.len());
+        let charged = copy.capacity();
+        if !budget.take(charged) {
+            keep_spare(copy);
+            return None;
+        }
+        copy.extend_from_slice(bytes);
+        Some(Arc::new(Self {
+            bytes: copy,
+            charged,
+            budget,
+        }))
     }
+}
+
+/// An empty buffer for a copy of `len` bytes: one this thread released that holds `len`
+/// bytes and at most twice that (a small batch does not take a large buffer), or a new
+/// one. The thread becomes one that keeps its released buffers.
+fn buffer_for(len: usize) -> Vec<u8> {
+    SPARE
+        .try_with(|s| {
+            let mut s = s.borrow_mut();
+            let spare = s.get_or_insert_with(Vec::new);
+            let fit = spare
+                .iter()
+                .position(|b| b.capacity() >= len && b.capacity() <= len.saturating_mul(2))?;
+            Some(spare.swap_remove(fit))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps `buffer` among this thread's released buffers, if it is one that copies batches
+/// and has room (not once its spares are gone, at its end).
+fn keep_spare(mut buffer: Vec<u8>) {
+    if buffer.capacity() > SPARE_COPY_MAX {
+        return;
+    }
+    buffer.clear();
+    let _ = SPARE.try_with(|s| {
+        if let Some(spare) = s.borrow_mut().as_mut() {
+            if spare.len() < SPARE_COPIES {
+                spare.push(buffer);
+            }
+        }
+    });
 }
 
 impl Deref for SharedBatch {
@@ -173,18 +213,8 @@ impl Deref for SharedBatch {
 
 impl Drop for SharedBatch {
     fn drop(&mut self) {
-        self.budget.give_back(self.bytes.len());
-        if self.bytes.capacity() > SPARE_COPY_MAX {
-            return;
-        }
-        // Kept by a thread that makes copies (not once its spares are gone, at its end).
-        let _ = SPARE.try_with(|s| {
-            if let Some(spare) = s.borrow_mut().as_mut() {
-                if spare.len() < SPARE_COPIES {
-                    spare.push(std::mem::take(&mut self.bytes));
-                }
-            }
-        });
+        self.budget.give_back(self.charged);
+        keep_spare(std::mem::take(&mut self.bytes));
     }
 }
 

@@ -85,6 +85,7 @@ fn a_thread_writes_its_next_copy_into_the_buffer_of_one_it_released() {
     let first = vec![1u8; 3000];
     let copy = SharedBatch::copy(&first, &B).expect("within the budget");
     let buffer = copy.as_ptr();
+    let capacity = copy.bytes.capacity();
     drop(copy);
     let second = vec![2u8; 2000];
     let copy = SharedBatch::copy(&second, &B).expect("within the budget");
@@ -93,8 +94,30 @@ fn a_thread_writes_its_next_copy_into_the_buffer_of_one_it_released() {
         buffer,
         "the released buffer is written again"
     );
+    assert_eq!(
+        copy.bytes.capacity(),
+        capacity,
+        "not a new buffer of its own size"
+    );
     assert_eq!(&copy[..], &second[..]);
-    assert_eq!(B.used(), second.len());
+    assert_eq!(
+        B.used(),
+        capacity,
+        "a copy counts the whole buffer it holds"
+    );
+}
+
+#[test]
+fn a_small_batch_does_not_take_a_large_released_buffer() {
+    static B: Budget = Budget::new(1 << 20);
+    let large = SharedBatch::copy(&[1u8; 60_000], &B).expect("within the budget");
+    let kept = SharedBatch::copy(&[1u8; 60_000], &B).expect("within the budget");
+    drop(large);
+    let small = SharedBatch::copy(&[2u8; 100], &B).expect("within the budget");
+    assert!(small.bytes.capacity() < 200, "a buffer of its own size");
+    assert_eq!(B.used(), kept.bytes.capacity() + small.bytes.capacity());
+    drop((kept, small));
+    assert_eq!(B.used(), 0);
 }
 
 #[test]
