@@ -17,8 +17,8 @@ between processes of one host through shared memory by default).
 """
 
 import argparse
-import os
 import json
+import os
 import statistics
 import sys
 import threading

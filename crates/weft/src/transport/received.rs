@@ -18,9 +18,10 @@
 //! A thread that copies batches keeps the buffers of its copies once they are released
 //! (at most `SPARE_COPIES` of them, outside the budget) and writes its next copies into
 //! them (a buffer goes to a batch that fills at least half of it; a copy counts its
-//! buffer's whole capacity against the budget): an I/O thread that hands its samples to callbacks itself writes each copy into
-//! memory it wrote just before, still in cache, rather than wherever the allocator finds
-//! room (which made the copy several times slower).
+//! buffer's whole capacity against the budget): an I/O thread that hands its samples to
+//! callbacks itself writes each copy into memory it wrote just before, still in cache,
+//! rather than wherever the allocator finds room (which made the copy several times
+//! slower).
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::ops::{Deref, Range};
