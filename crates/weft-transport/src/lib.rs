@@ -14,6 +14,7 @@
 //! - [`queue`]: the transmit queue around it: batches waiting per priority, bounded,
 //!   forwarded messages waiting for room, congestion control's decisions.
 
+pub mod connection;
 pub mod establish;
 pub mod lease;
 pub mod queue;

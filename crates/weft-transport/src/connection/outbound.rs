@@ -1,0 +1,677 @@
+//! The sending half of a connection: messages into the transmit queue, congestion
+//! control's answer when there is no room, who writes the link and when, keep-alives,
+//! and the Close that ends it.
+//!
+//! Who writes is decided here and nowhere else: [`Outbound::poll_transmit`] hands out at
+//! most one [`Transmit`] at a time, and whoever holds it writes the link. A sender learns
+//! from [`Outbound::send`]'s [`WriteHint`] whether it should write itself (an express
+//! message on an idle link: no hand-over on its way), wake the link's driver, or do
+//! nothing because a writer is already on its way.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use weft_proto::core::{CongestionControl, Priority, Reliability};
+use weft_proto::network::NetworkMessage;
+use weft_proto::transport::CloseReason;
+
+use super::transmit::{Framing, Transmit, GATHER_MAX};
+use super::{EndReason, Event, Limits};
+use crate::establish::{close_batch, Negotiated};
+use crate::queue::{NoRoom, TxQueue};
+use crate::tx::{Pushed, TxError};
+
+/// A pending batch this large is written without waiting for more.
+pub const HOLD_ENOUGH: usize = 16 << 10;
+
+/// A sender whose messages come closer together than this is streaming: its pending batch
+/// may wait for the next one (see [`Limits::batching_time_limit`]).
+pub const STREAMING_GAP: Duration = Duration::from_micros(20);
+
+/// How a message is to be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Its priority (Data when QoS was not negotiated).
+    pub priority: Priority,
+    /// Its reliability.
+    pub reliability: Reliability,
+    /// What happens when the queue has no room.
+    pub congestion: CongestionControl,
+    /// Sent on behalf of another node (a router forwarding, a callback replying): it
+    /// never waits for this destination; a `block` one waits in the overflow instead.
+    pub forwarded: bool,
+    /// When the sender first tried to send it: congestion control's deadlines count
+    /// from there across retries.
+    pub since: Instant,
+}
+
+/// Whether the sender should write the link, after queuing a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteHint {
+    /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express message
+    /// on an idle link).
+    WriteNow,
+    /// Wake the link's driver: nobody is writing and nobody was asked to.
+    Wake,
+    /// Nothing: a writer is on its way, the link waits to be writable, a batch is held
+    /// for more, or manual batching keeps the message until a flush.
+    None,
+}
+
+/// Where a sent message went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// In the transmit queue.
+    Queued(WriteHint),
+    /// A forwarded `block` message with no room: it waits in this destination's overflow.
+    /// Its source should stop reading until [`Event::OverflowDrained`].
+    Overflowed,
+}
+
+/// Why a message was not sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The connection is closed or closing.
+    #[error("the connection is closed")]
+    Closed,
+    /// Congestion control `drop`: the message was dropped whole.
+    #[error("dropped: the transmit queue is full")]
+    Dropped,
+    /// No room yet: wait for [`Event::Room`] (or `until`), then send again with the same
+    /// [`SendOptions::since`].
+    #[error("no room in the transmit queue yet")]
+    NoRoom {
+        /// When to ask again at the latest.
+        until: Instant,
+    },
+    /// The message cannot be encoded.
+    #[error("{0}")]
+    Tx(#[from] TxError),
+}
+
+/// Counters of the sending half.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OutboundStats {
+    /// Batches written whole.
+    pub batches: u64,
+    /// Bytes of batches written whole (without framing).
+    pub bytes: u64,
+    /// Messages dropped by congestion control `drop`.
+    pub dropped_congestion: u64,
+    /// Forwarded messages dropped because the overflow was full.
+    pub dropped_overflow: u64,
+    /// Forwarded messages waiting in the overflow discarded when the connection ended.
+    pub dropped_closed: u64,
+    /// Keep-alives queued.
+    pub keep_alives: u64,
+}
+
+/// Who writes the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    /// Nobody, and nobody was asked.
+    Idle,
+    /// The driver was asked to write ([`WriteHint::Wake`]) and has not polled yet.
+    Scheduled,
+    /// A [`Transmit`] is out.
+    Writing,
+    /// The link took part of a transmit; the rest waits for it to be writable.
+    Blocked,
+}
+
+/// How the connection ends, on the sending side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    Open,
+    /// Close asked: what is queued is written, then the Close message.
+    Flushing(CloseReason),
+    /// The Close message is queued or out.
+    CloseQueued,
+    /// Done: nothing more is written.
+    Ended,
+}
+
+/// A sender streaming small messages: when its last two came, for holding a pending batch.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stream {
+    last_push: Option<Instant>,
+    gap: Option<Duration>,
+    /// When the oldest message in the pending batches was queued by a sender.
+    pending_since: Option<Instant>,
+}
+
+/// The sending half of a connection.
+pub struct Outbound {
+    queue: TxQueue,
+    framing: Framing,
+    qos: bool,
+    limits: Limits,
+    writer: Writer,
+    /// The rest of a transmit the link took part of.
+    partial: Option<Transmit>,
+    /// When the link last took bytes (or the connection started).
+    last_progress: Instant,
+    /// When a batch was last written whole (for keep-alives).
+    last_tx: Instant,
+    keep_alive: Duration,
+    manual: bool,
+    stream: Stream,
+    /// A pending batch is held for more until then.
+    hold_until: Option<Instant>,
+    /// Senders were told there is no room: tell them when there is.
+    room_wanted: bool,
+    /// Forwarded messages wait in the overflow: tell when it drains.
+    overflowing: bool,
+    ending: Ending,
+    /// Why the connection ends once its Close is out, when not closed by this side's
+    /// choice (a lease expired, malformed input).
+    end_reason: Option<EndReason>,
+    events: VecDeque<Event>,
+    stats: OutboundStats,
+}
+
+impl Outbound {
+    /// The sending half of a transport established with `n`, starting `now`.
+    pub fn new(n: &Negotiated, framing: Framing, limits: Limits, now: Instant) -> Self {
+        let max_batch = match framing {
+            Framing::Stream(width) => usize::from(n.batch_size).saturating_sub(width.len()),
+            Framing::Datagram => usize::from(n.batch_size),
+        };
+        let own_lease = Duration::from_millis(n.own_lease_ms.max(1));
+        Self {
+            queue: TxQueue::new(n, max_batch, limits.overflow_budget.clone()),
+            framing,
+            qos: n.qos,
+            limits,
+            writer: Writer::Idle,
+            partial: None,
+            last_progress: now,
+            last_tx: now,
+            keep_alive: own_lease / crate::lease::KEEP_ALIVES_PER_LEASE,
+            manual: false,
+            stream: Stream::default(),
+            hold_until: None,
+            room_wanted: false,
+            overflowing: false,
+            ending: Ending::Open,
+            end_reason: None,
+            events: VecDeque::new(),
+            stats: OutboundStats::default(),
+        }
+    }
+
+    /// Counters.
+    pub const fn stats(&self) -> OutboundStats {
+        self.stats
+    }
+
+    /// Whether nothing more can be sent.
+    pub fn is_closed(&self) -> bool {
+        self.ending != Ending::Open
+    }
+
+    /// Whether the connection has ended on this side (the Close written, or it failed).
+    pub fn is_ended(&self) -> bool {
+        self.ending == Ending::Ended
+    }
+
+    /// Full batches waiting to be written.
+    pub fn queued_batches(&self) -> usize {
+        self.queue.ready_count() + usize::from(!self.queue.pending_is_empty())
+    }
+
+    /// Bytes of forwarded messages waiting in the overflow.
+    pub fn overflow_bytes(&self) -> usize {
+        self.queue.overflow_bytes()
+    }
+
+    /// Queues a message. See [`SendOptions`] for what `forwarded` and `since` change.
+    pub fn send(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        opts: SendOptions,
+        now: Instant,
+    ) -> Result<Sent, SendError> {
+        if self.is_closed() {
+            return Err(SendError::Closed);
+        }
+        let priority = if self.qos {
+            opts.priority
+        } else {
+            Priority::Data
+        };
+        let reliability = opts.reliability;
+        // Behind forwarded messages already waiting, to keep their order.
+        if opts.forwarded && !self.queue.overflow_is_empty() {
+            return self.overflow(msg, priority, reliability, opts.congestion, now);
+        }
+        loop {
+            match self.queue.push(msg, priority, reliability)? {
+                Pushed::Appended => break,
+                Pushed::Full if self.queue.lane_is_empty(priority) => {
+                    self.queue_fragments(msg, priority, reliability, opts, now)?;
+                    break;
+                }
+                Pushed::Full if self.queue.has_room() => self.queue.seal_lane(priority),
+                Pushed::Full if opts.forwarded => {
+                    return self.overflow(msg, priority, reliability, opts.congestion, now);
+                }
+                Pushed::Full => return Err(self.no_room(opts, now)),
+            }
+        }
+        let express = is_express(msg);
+        if express {
+            // Under manual batching too: an express message waits for no flush.
+            self.queue.request_flush();
+        }
+        if !opts.forwarded {
+            self.note_push(now);
+        }
+        Ok(Sent::Queued(self.hint(express && !opts.forwarded, now)))
+    }
+
+    /// A message larger than a batch, as fragment batches behind what its lane holds
+    /// (copied): room for all of them or none (a message goes whole or not at all).
+    fn queue_fragments(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        opts: SendOptions,
+        now: Instant,
+    ) -> Result<(), SendError> {
+        let mut head = self.queue.take_fragment_buf();
+        let split = match msg.encode_split(&mut head) {
+            Ok(split) => split,
+            Err(e) => {
+                self.queue.keep_fragment_buf(head);
+                return Err(SendError::Tx(TxError::Encode(e)));
+            }
+        };
+        let len = head.len() + split.bulk.len();
+        let count = self.queue.fragment_count(len);
+        if !self.queue.room_for_fragments(priority, count) {
+            self.queue.keep_fragment_buf(head);
+            if opts.forwarded {
+                return match self.overflow(msg, priority, reliability, opts.congestion, now)? {
+                    Sent::Overflowed => Ok(()),
+                    Sent::Queued(_) => Ok(()),
+                };
+            }
+            return Err(self.no_room(opts, now));
+        }
+        let queued = self
+            .queue
+            .queue_fragments(split.parts(&head), len, priority, reliability);
+        self.queue.keep_fragment_buf(head);
+        queued.map_err(SendError::from)
+    }
+
+    /// Congestion control's answer to a sender that found no room.
+    fn no_room(&mut self, opts: SendOptions, now: Instant) -> SendError {
+        let wait = match opts.congestion {
+            CongestionControl::Drop => self.limits.wait_before_drop,
+            _ => self.limits.wait_before_close,
+        };
+        match self.queue.no_room(opts.congestion, opts.since + wait, now) {
+            NoRoom::Wait(left) => {
+                self.room_wanted = true;
+                SendError::NoRoom { until: now + left }
+            }
+            NoRoom::Drop => {
+                self.stats.dropped_congestion += 1;
+                SendError::Dropped
+            }
+            NoRoom::Close => {
+                self.fail(EndReason::Congested {
+                    waited: self.limits.wait_before_close,
+                });
+                SendError::Closed
+            }
+        }
+    }
+
+    /// A forwarded message with no room never waits: under `block` it waits in the
+    /// overflow (encoded); under `drop`, or past the overflow's bounds, it is dropped.
+    fn overflow(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+        congestion: CongestionControl,
+        now: Instant,
+    ) -> Result<Sent, SendError> {
+        if congestion == CongestionControl::Drop {
+            self.queue.dropped_forwarded();
+            self.stats.dropped_congestion += 1;
+            return Err(SendError::Dropped);
+        }
+        let mut encoded = Vec::new();
+        msg.encode(&mut encoded)
+            .map_err(|e| SendError::Tx(TxError::Encode(e)))?;
+        match self
+            .queue
+            .push_overflow(encoded, priority, reliability, now)
+        {
+            Ok(()) => {
+                self.overflowing = true;
+                Ok(Sent::Overflowed)
+            }
+            Err(_) => {
+                self.stats.dropped_overflow += 1;
+                Err(SendError::Dropped)
+            }
+        }
+    }
+
+    /// A sender queued a message at `now`: how fast it streams.
+    fn note_push(&mut self, now: Instant) {
+        let s = &mut self.stream;
+        s.gap = s.last_push.map(|last| now.saturating_duration_since(last));
+        s.last_push = Some(now);
+        s.pending_since.get_or_insert(now);
+    }
+
+    /// What the sender of a message just queued should do about writing it.
+    fn hint(&mut self, write_now: bool, now: Instant) -> WriteHint {
+        match self.writer {
+            Writer::Writing | Writer::Blocked => return WriteHint::None,
+            // The driver was asked and has not begun: an express sender does not wait
+            // for it (the driver then finds less to write, or nothing).
+            Writer::Scheduled if write_now => return WriteHint::WriteNow,
+            Writer::Scheduled => return WriteHint::None,
+            Writer::Idle => {}
+        }
+        if !self.queue.has_work(self.manual) {
+            return WriteHint::None;
+        }
+        if write_now {
+            return WriteHint::WriteNow;
+        }
+        if self.hold_deadline(now).is_some() {
+            // The driver comes back at the hold's end (its timeout).
+            return WriteHint::None;
+        }
+        self.writer = Writer::Scheduled;
+        WriteHint::Wake
+    }
+
+    /// Until when the pending batches wait for more, if they do: only while nothing
+    /// else is to be written, a sender streams (its messages come less than
+    /// [`STREAMING_GAP`] apart), nothing asked for a flush, and the batch is small; at
+    /// most twice the sender's gap after its last message (so a message that comes alone
+    /// never waits), and at most [`Limits::batching_time_limit`] after the oldest.
+    fn hold_deadline(&self, now: Instant) -> Option<Instant> {
+        let limit = self.limits.batching_time_limit?;
+        let s = &self.stream;
+        let (last, gap, since) = (s.last_push?, s.gap?, s.pending_since?);
+        if gap >= STREAMING_GAP
+            || self.queue.ready_count() > 0
+            || self.queue.flush_requested()
+            || self.queue.pending_bytes() >= HOLD_ENOUGH
+            || self.room_wanted
+            || self.ending != Ending::Open
+        {
+            return None;
+        }
+        let until = (last + gap * 2).min(since + limit);
+        (now < until).then_some(until)
+    }
+
+    /// The next batches to write, and the right to write them: `None` while another
+    /// [`Transmit`] is out, when nothing is to be written, or while the pending batch is
+    /// held for more (then [`Outbound::poll_timeout`] says until when).
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        self.hold_until = None;
+        match self.writer {
+            Writer::Writing => return None,
+            Writer::Blocked => {
+                self.writer = Writer::Writing;
+                return self.partial.take();
+            }
+            Writer::Idle | Writer::Scheduled => {}
+        }
+        if self.ending == Ending::Ended {
+            self.writer = Writer::Idle;
+            return None;
+        }
+        if let Some(until) = self.hold_deadline(now) {
+            self.hold_until = Some(until);
+            self.writer = Writer::Idle;
+            return None;
+        }
+        let Some(first) = self.queue.next_batch(self.manual) else {
+            self.writer = Writer::Idle;
+            return self.close_if_flushed();
+        };
+        let mut batches = Vec::with_capacity(GATHER_MAX);
+        batches.push(first);
+        // Full batches waiting behind it go in the same write on a stream link.
+        while batches.len() < GATHER_MAX && matches!(self.framing, Framing::Stream(_)) {
+            match self.queue.next_batch_above(None, false) {
+                Some(b) => batches.push(b),
+                None => break,
+            }
+        }
+        if self.queue.pending_is_empty() {
+            self.stream.pending_since = None;
+        }
+        self.writer = Writer::Writing;
+        Some(Transmit::new(batches, self.framing))
+    }
+
+    /// Once everything queued is out while closing: the Close message, last.
+    fn close_if_flushed(&mut self) -> Option<Transmit> {
+        let Ending::Flushing(reason) = self.ending else {
+            return None;
+        };
+        self.ending = Ending::CloseQueued;
+        let mut batch = Vec::new();
+        if close_batch(reason, &mut batch).is_err() {
+            self.ending = Ending::Ended;
+            return None;
+        }
+        self.writer = Writer::Writing;
+        Some(Transmit::new(vec![batch], self.framing))
+    }
+
+    /// The link took `n` bytes of `transmit` (a stream link may take part of it; a
+    /// datagram link reports whole datagrams). A transmit written whole gives its buffers
+    /// back; the rest of one written in part waits for the link to be writable (the
+    /// driver polls again then; senders are not told to wake it meanwhile).
+    pub fn transmitted(&mut self, mut transmit: Transmit, n: usize, now: Instant) {
+        if n > 0 {
+            self.last_progress = now;
+        }
+        if !transmit.advance(n) {
+            self.partial = Some(transmit);
+            self.writer = Writer::Blocked;
+            return;
+        }
+        self.writer = Writer::Idle;
+        self.last_tx = now;
+        for batch in transmit.batches {
+            self.stats.batches += 1;
+            self.stats.bytes += batch.len() as u64;
+            self.queue.batch_written(batch);
+        }
+        if self.ending == Ending::CloseQueued {
+            self.ending = Ending::Ended;
+            let reason = self.end_reason.take().unwrap_or(EndReason::Closed);
+            self.events.push_back(Event::Ended(reason));
+            return;
+        }
+        match self.queue.refill(now, self.limits.wait_before_close) {
+            Ok(dropped) => self.stats.dropped_overflow += dropped,
+            Err(waited) => {
+                self.fail(EndReason::Congested { waited });
+                return;
+            }
+        }
+        if self.overflowing && self.queue.overflow_is_empty() {
+            self.overflowing = false;
+            self.events.push_back(Event::OverflowDrained);
+        }
+        if self.room_wanted && self.queue.has_room() {
+            self.room_wanted = false;
+            self.events.push_back(Event::Room);
+        }
+    }
+
+    /// The link failed while writing `transmit`: the connection ends.
+    pub fn link_failed(&mut self, transmit: Transmit) {
+        for batch in transmit.batches {
+            self.queue.recycle(batch);
+        }
+        self.writer = Writer::Idle;
+        self.fail(EndReason::LinkFailed);
+    }
+
+    /// Ends the connection at once, without a Close (the link is gone or useless).
+    pub(super) fn fail(&mut self, reason: EndReason) {
+        if self.ending == Ending::Ended {
+            return;
+        }
+        self.ending = Ending::Ended;
+        self.stats.dropped_closed += self.queue.discard_overflow();
+        self.partial = None;
+        if self.overflowing {
+            self.overflowing = false;
+            self.events.push_back(Event::OverflowDrained);
+        }
+        if self.room_wanted {
+            self.room_wanted = false;
+            self.events.push_back(Event::Room);
+        }
+        self.events.push_back(Event::Ended(reason));
+    }
+
+    /// Closes the connection: what is queued is written, forwarded messages still in the
+    /// overflow are discarded (counted), then the Close message goes out with `reason`.
+    /// Returns what the caller should do about writing.
+    pub fn close(&mut self, reason: CloseReason) -> WriteHint {
+        if self.ending != Ending::Open {
+            return WriteHint::None;
+        }
+        self.ending = Ending::Flushing(reason);
+        self.stats.dropped_closed += self.queue.discard_overflow();
+        if self.overflowing {
+            self.overflowing = false;
+            self.events.push_back(Event::OverflowDrained);
+        }
+        self.queue.request_flush();
+        match self.writer {
+            Writer::Idle => {
+                self.writer = Writer::Scheduled;
+                WriteHint::Wake
+            }
+            _ => WriteHint::None,
+        }
+    }
+
+    /// The Close queued by [`Outbound::close`] ends the connection for `reason` rather
+    /// than as this side's own choice.
+    pub(super) fn end_after_close(&mut self, reason: EndReason) {
+        if self.ending != Ending::Ended {
+            self.end_reason.get_or_insert(reason);
+        }
+    }
+
+    /// Manual batching: while on, messages (but express ones) wait in the pending batches
+    /// until [`Outbound::flush`] or until a batch is full.
+    pub fn set_manual_batching(&mut self, on: bool) -> WriteHint {
+        self.manual = on;
+        if on {
+            WriteHint::None
+        } else {
+            self.flush()
+        }
+    }
+
+    /// Asks for the pending batches to be written.
+    pub fn flush(&mut self) -> WriteHint {
+        self.queue.request_flush();
+        self.hint(false, self.last_progress)
+    }
+
+    /// Keep-alives and overflow deadlines at `now`. Returns what the driver should do
+    /// about writing.
+    pub fn handle_timeout(&mut self, now: Instant) -> WriteHint {
+        if self.ending == Ending::Ended {
+            return WriteHint::None;
+        }
+        if let Some(oldest) = self.queue.overflow_oldest() {
+            let waited = now.saturating_duration_since(oldest);
+            if waited > self.limits.wait_before_close {
+                self.fail(EndReason::Congested { waited });
+                return WriteHint::None;
+            }
+        }
+        if self.writer == Writer::Blocked {
+            let stalled = now.saturating_duration_since(self.last_progress);
+            if self.room_wanted && stalled > self.limits.wait_before_close {
+                self.fail(EndReason::Congested { waited: stalled });
+            }
+            return WriteHint::None;
+        }
+        if self.ending == Ending::Open
+            && now.saturating_duration_since(self.last_tx) >= self.keep_alive
+            && self.writer == Writer::Idle
+            && self.queue.push_keep_alive()
+        {
+            self.stats.keep_alives += 1;
+        }
+        if self.writer == Writer::Idle
+            && (self.queue.has_work(self.manual) || self.hold_until.is_some_and(|t| now >= t))
+        {
+            self.writer = Writer::Scheduled;
+            return WriteHint::Wake;
+        }
+        WriteHint::None
+    }
+
+    /// When [`Outbound::handle_timeout`] is due next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.ending == Ending::Ended {
+            return None;
+        }
+        let mut next = self.last_tx + self.keep_alive;
+        if let Some(hold) = self.hold_until {
+            next = next.min(hold);
+        }
+        if let Some(oldest) = self.queue.overflow_oldest() {
+            next = next.min(oldest + self.limits.wait_before_close);
+        }
+        if self.writer == Writer::Blocked && self.room_wanted {
+            next = next.min(self.last_progress + self.limits.wait_before_close);
+        }
+        Some(next)
+    }
+
+    /// The next event of the sending half.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Frees what an idle queue keeps beyond one pooled batch; returns the bytes freed.
+    pub fn release_idle_buffers(&mut self) -> usize {
+        if self.writer != Writer::Idle {
+            return 0;
+        }
+        self.queue.release_idle_buffers(1)
+    }
+}
+
+/// Whether a message asks to be sent at once (the express bit of its QoS).
+fn is_express(msg: &NetworkMessage<'_>) -> bool {
+    let qos = match msg {
+        NetworkMessage::Push(m) => m.qos,
+        NetworkMessage::Request(m) => m.qos,
+        NetworkMessage::Response(m) => m.qos,
+        NetworkMessage::ResponseFinal(m) => m.qos,
+        NetworkMessage::Interest(m) => m.qos,
+        NetworkMessage::Declare(m) => m.qos,
+        NetworkMessage::Oam(m) => m.qos,
+    };
+    qos.is_express()
+}

@@ -1,0 +1,436 @@
+//! Connections over the simulated network (`sim`): what arrives, in what order, what
+//! waits, what is dropped and counted, and how a connection ends.
+
+use std::time::{Duration, Instant};
+
+use weft_proto::core::{CongestionControl, Priority, Reliability};
+use weft_proto::transport::CloseReason;
+
+use super::sim::{negotiated, put, Net};
+use super::*;
+
+const US: Duration = Duration::from_micros(1);
+const MS: Duration = Duration::from_millis(1);
+
+fn opts(priority: Priority, congestion: CongestionControl, since: Instant) -> SendOptions {
+    SendOptions {
+        priority,
+        reliability: Reliability::Reliable,
+        congestion,
+        forwarded: false,
+        since,
+    }
+}
+
+/// A payload of `len` bytes that says which message it is.
+fn payload(i: usize, len: usize) -> Vec<u8> {
+    (0..len).map(|j| (i * 31 + j) as u8).collect()
+}
+
+#[test]
+fn every_message_arrives_whole_and_in_order_through_partial_writes() {
+    // 4 KiB of link buffer for batches of 2 KiB: most writes are taken in part.
+    let mut net = Net::stream(2048, 10_000, 4096, Limits::default());
+    let sizes = [8, 300, 1500, 5000, 64, 20_000, 1];
+    let mut sent = Vec::new();
+    for i in 0..300 {
+        let len = sizes[i % sizes.len()];
+        let p = payload(i, len);
+        let msg = put("k", &p, Priority::Data, false);
+        let since = net.now;
+        loop {
+            match net.a.conn.send(
+                &msg,
+                opts(Priority::Data, CongestionControl::Block, since),
+                net.now,
+            ) {
+                Ok(_) => break,
+                Err(SendError::NoRoom { .. }) => net.step(10 * US),
+                Err(e) => panic!("send failed: {e}"),
+            }
+        }
+        sent.push(p);
+        net.step(10 * US);
+    }
+    assert!(net.run_until(10 * US, 100_000, |n| n.b.received.len() == sent.len()));
+    let got: Vec<Vec<u8>> = net.b.received.iter().map(|r| r.2.clone()).collect();
+    assert_eq!(got, sent);
+    assert_eq!(net.a.conn.outbound().stats().dropped_congestion, 0);
+}
+
+#[test]
+fn a_slow_reader_makes_block_senders_wait_and_drop_senders_drop_counted() {
+    let mut net = Net::stream(2048, 10_000, 4096, Limits::default());
+    net.b.read_rate = 512;
+    let msg = put("k", &[7; 1000], Priority::Data, false);
+    // Fill the queue: the sender is told to wait, never queues without bound.
+    let mut no_room = 0;
+    for _ in 0..200 {
+        match net.a.conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Block, net.now),
+            net.now,
+        ) {
+            Ok(_) => {}
+            Err(SendError::NoRoom { until }) => {
+                assert!(until > net.now);
+                no_room += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(no_room > 0, "a full queue must refuse more");
+    assert!(net.a.conn.outbound().queued_batches() <= crate::queue::READY_MAX + 1);
+    // As the reader drains, room comes back and the sender is told.
+    assert!(net.run_until(10 * US, 10_000, |n| n.a.events.contains(&Event::Room)));
+    // A `drop` sender whose deadline has passed drops at once, counted.
+    let start = net.now;
+    loop {
+        match net.a.conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Drop, start),
+            net.now + 2 * MS,
+        ) {
+            Ok(_) => {}
+            Err(SendError::Dropped) => break,
+            Err(SendError::NoRoom { .. }) => {
+                panic!("past its deadline a drop message does not wait")
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(net.a.conn.outbound().stats().dropped_congestion, 1);
+}
+
+#[test]
+fn a_block_sender_to_a_peer_that_takes_nothing_closes_it_after_wait_before_close() {
+    let limits = Limits {
+        wait_before_close: 50 * MS,
+        ..Limits::default()
+    };
+    let mut net = Net::stream(2048, 10_000, 4096, limits);
+    net.b.read_rate = 0;
+    let msg = put("k", &[7; 1000], Priority::Data, false);
+    let since = net.now;
+    let mut result = Ok(Sent::Queued(WriteHint::None));
+    for _ in 0..100_000 {
+        result = net.a.conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Block, since),
+            net.now,
+        );
+        match result {
+            Err(SendError::NoRoom { .. }) => net.step(MS),
+            Err(_) => break,
+            Ok(_) => net.step(US),
+        }
+    }
+    assert_eq!(result, Err(SendError::Closed));
+    assert!(net.now.duration_since(since) >= 50 * MS);
+    net.step(US);
+    assert!(net
+        .a
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Ended(EndReason::Congested { .. }))));
+}
+
+#[test]
+fn a_dead_peer_is_found_by_its_lease_and_keep_alives_keep_a_quiet_one_alive() {
+    let mut net = Net::stream(2048, 1000, 1 << 16, Limits::default());
+    // Quiet but alive: 3 leases pass, keep-alives flow both ways, nobody ends.
+    net.run_until(MS, 3000, |_| false);
+    assert!(
+        net.a.events.is_empty() && net.b.events.is_empty(),
+        "{:?}",
+        net.a.events
+    );
+    assert!(net.a.conn.outbound().stats().keep_alives >= 3 * 4 - 1);
+    // b dies: a ends it within one lease (plus a tick), for its lease.
+    net.b.dead = true;
+    let died = net.now;
+    assert!(net.run_until(MS, 2000, |n| !n.a.events.is_empty()));
+    let waited = net.now.duration_since(died);
+    assert!(
+        waited >= 1000 * MS - 300 * MS && waited <= 1000 * MS + 2 * MS,
+        "{waited:?}"
+    );
+    assert!(matches!(
+        net.a.events[0],
+        Event::Ended(EndReason::LeaseExpired { .. })
+    ));
+    assert!(net.a.conn.poll_timeout().is_none());
+}
+
+#[test]
+fn close_writes_what_is_queued_then_the_close_and_the_peer_learns_it() {
+    let mut net = Net::stream(2048, 10_000, 1 << 16, Limits::default());
+    for i in 0..50 {
+        let msg = put("k", &payload(i, 100), Priority::Data, false);
+        net.a
+            .conn
+            .send(
+                &msg,
+                opts(Priority::Data, CongestionControl::Block, net.now),
+                net.now,
+            )
+            .unwrap();
+    }
+    net.a.conn.close(CloseReason::GENERIC);
+    let msg = put("k", &[1], Priority::Data, false);
+    assert_eq!(
+        net.a.conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Block, net.now),
+            net.now
+        ),
+        Err(SendError::Closed)
+    );
+    assert!(net.run_until(US, 1000, |n| !n.b.events.is_empty()
+        && !n.a.events.is_empty()));
+    assert_eq!(net.b.received.len(), 50);
+    assert_eq!(net.a.events, vec![Event::Ended(EndReason::Closed)]);
+    assert_eq!(net.b.events, vec![Event::Ended(EndReason::ClosedByPeer)]);
+}
+
+#[test]
+fn malformed_bytes_end_the_connection_with_a_close_invalid() {
+    let (_, na) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
+    let mut conn = Connection::new(&na, framing, Limits::default(), now);
+    let input = conn.handle_stream(&[3, 0, 0xff, 0xff, 0xff], now, |_, _| {
+        panic!("nothing to deliver")
+    });
+    assert_eq!(input.consumed, 5);
+    let t = conn.poll_transmit(now).expect("a Close is written");
+    let mut slices = Vec::new();
+    t.io_slices(&mut slices);
+    let bytes: Vec<u8> = slices.iter().flat_map(|s| s.to_vec()).collect();
+    let mut close = Vec::new();
+    crate::establish::close_batch(CloseReason::INVALID, &mut close).unwrap();
+    assert_eq!(&bytes[2..], &close[..]);
+    let n = t.remaining();
+    conn.transmitted(t, n, now);
+    assert!(matches!(
+        conn.poll_event(),
+        Some(Event::Ended(EndReason::Malformed(_)))
+    ));
+    // Later bytes are not read.
+    let input = conn.handle_stream(&[1, 0, 0], now, |_, _| panic!("ended"));
+    assert_eq!(input.batches, 0);
+}
+
+#[test]
+fn realtime_goes_before_bulk_queued_earlier() {
+    let mut net = Net::stream(u16::MAX, 10_000, 1 << 20, Limits::default());
+    for i in 0..40 {
+        let msg = put("bulk", &payload(i, 1000), Priority::Data, false);
+        net.a
+            .conn
+            .send(
+                &msg,
+                opts(Priority::Data, CongestionControl::Block, net.now),
+                net.now,
+            )
+            .unwrap();
+    }
+    let event = put("event", &[1; 64], Priority::RealTime, true);
+    let sent = net
+        .a
+        .conn
+        .send(
+            &event,
+            opts(Priority::RealTime, CongestionControl::Drop, net.now),
+            net.now,
+        )
+        .unwrap();
+    // Nobody writes yet: the express sender writes itself.
+    assert_eq!(sent, Sent::Queued(WriteHint::WriteNow));
+    assert!(net.run_until(US, 1000, |n| n.b.received.len() == 41));
+    assert_eq!(net.b.received[0].1, "event");
+    assert_eq!(net.b.received[0].0, Priority::RealTime);
+}
+
+#[test]
+fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
+    let (ni, _) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
+    let mut conn = Connection::new(&ni, framing, Limits::default(), now);
+    let msg = put("k", &[1; 10], Priority::Data, false);
+    let o = opts(Priority::Data, CongestionControl::Block, now);
+    assert_eq!(conn.send(&msg, o, now), Ok(Sent::Queued(WriteHint::Wake)));
+    // Asked once: the next sender need not wake anyone.
+    assert_eq!(
+        conn.send(&msg, o, now + 100 * US),
+        Ok(Sent::Queued(WriteHint::None))
+    );
+    let t = conn
+        .poll_transmit(now + 100 * US)
+        .expect("something to write");
+    assert!(
+        conn.poll_transmit(now + 100 * US).is_none(),
+        "a second writer"
+    );
+    // While it writes, senders leave their messages to it.
+    assert_eq!(
+        conn.send(&msg, o, now + 200 * US),
+        Ok(Sent::Queued(WriteHint::None))
+    );
+    // The link takes part: the rest waits for the link, senders still wake nobody.
+    let half = t.remaining() / 2;
+    conn.transmitted(t, half, now + 200 * US);
+    assert_eq!(
+        conn.send(&msg, o, now + 300 * US),
+        Ok(Sent::Queued(WriteHint::None))
+    );
+    let t = conn.poll_transmit(now + 300 * US).expect("the rest");
+    let n = t.remaining();
+    conn.transmitted(t, n, now + 300 * US);
+    // Written whole: the driver writes what came meanwhile, then nobody writes.
+    let t = conn
+        .poll_transmit(now + 300 * US)
+        .expect("what came meanwhile");
+    let n = t.remaining();
+    conn.transmitted(t, n, now + 300 * US);
+    assert!(conn.poll_transmit(now + 300 * US).is_none());
+    assert_eq!(
+        conn.send(&msg, o, now + 1000 * US),
+        Ok(Sent::Queued(WriteHint::Wake))
+    );
+}
+
+#[test]
+fn a_streaming_sender_fills_batches_and_a_lone_message_never_waits() {
+    let (ni, _) = negotiated(u16::MAX, 10_000);
+    let t0 = Instant::now();
+    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
+    let mut conn = Connection::new(&ni, framing, Limits::default(), t0);
+    let msg = put("k", &[1; 8], Priority::Data, false);
+    // A lone message: written at once.
+    conn.send(&msg, opts(Priority::Data, CongestionControl::Block, t0), t0)
+        .unwrap();
+    let t = conn.poll_transmit(t0).expect("a lone message goes at once");
+    let n = t.remaining();
+    conn.transmitted(t, n, t0);
+    // 1,000 messages 1 µs apart: the writer polling meanwhile is held while they come...
+    let mut now = t0 + MS;
+    let mut transmits = 0;
+    for _ in 0..1000 {
+        conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Block, now),
+            now,
+        )
+        .unwrap();
+        if let Some(t) = conn.poll_transmit(now) {
+            transmits += 1;
+            let n = t.remaining();
+            conn.transmitted(t, n, now);
+        }
+        now += US;
+    }
+    // ...and at most every time limit (200 µs) or 16 KiB.
+    assert!(
+        transmits <= 1000 / 200 + 2,
+        "{transmits} writes for 1,000 messages"
+    );
+    // Once the sender stops, the hold ends within twice its gap.
+    let until = conn.poll_timeout().unwrap();
+    assert!(until <= now + 2 * US, "{:?}", until.duration_since(now));
+    let t = conn.poll_transmit(now + 2 * US).expect("the hold is over");
+    let n = t.remaining();
+    conn.transmitted(t, n, now + 2 * US);
+    // A sender 100 µs apart (10 kHz) is not streaming: nothing waits.
+    let mut now = now + MS;
+    for _ in 0..10 {
+        conn.send(
+            &msg,
+            opts(Priority::Data, CongestionControl::Block, now),
+            now,
+        )
+        .unwrap();
+        let t = conn.poll_transmit(now).expect("10 kHz is never held");
+        let n = t.remaining();
+        conn.transmitted(t, n, now);
+        now += 100 * US;
+    }
+}
+
+#[test]
+fn forwarded_block_messages_wait_in_the_overflow_and_the_source_is_told_when_it_drains() {
+    let mut net = Net::stream(2048, 10_000, 4096, Limits::default());
+    net.b.read_rate = 0;
+    let msg = put("k", &[7; 1000], Priority::Data, false);
+    let fwd = SendOptions {
+        forwarded: true,
+        ..opts(Priority::Data, CongestionControl::Block, net.now)
+    };
+    let mut overflowed = 0;
+    for _ in 0..100 {
+        match net.a.conn.send(&msg, fwd, net.now).unwrap() {
+            Sent::Overflowed => overflowed += 1,
+            Sent::Queued(_) => {}
+        }
+        net.step(US);
+    }
+    assert!(overflowed > 0);
+    assert!(net.a.conn.outbound().overflow_bytes() > 0);
+    net.b.read_rate = usize::MAX;
+    assert!(net.run_until(US, 10_000, |n| n.a.events.contains(&Event::OverflowDrained)));
+    assert!(net.run_until(US, 10_000, |n| n.b.received.len() == 100));
+    // A forwarded `drop` message never waits: dropped and counted.
+    net.b.read_rate = 0;
+    let fwd_drop = SendOptions {
+        congestion: CongestionControl::Drop,
+        ..fwd
+    };
+    let mut dropped = false;
+    for _ in 0..100 {
+        if net.a.conn.send(&msg, fwd_drop, net.now) == Err(SendError::Dropped) {
+            dropped = true;
+            break;
+        }
+        net.step(US);
+    }
+    assert!(dropped);
+}
+
+#[test]
+fn best_effort_datagrams_lost_and_reordered_are_delivered_in_order_without_duplicates() {
+    // Every 7th datagram lost, every 5th swapped with the one before it.
+    let mut net = Net::datagrams(1024, 7, 5);
+    for i in 0..500u32 {
+        let msg = put("k", &i.to_le_bytes(), Priority::Data, false);
+        let o = SendOptions {
+            reliability: Reliability::BestEffort,
+            ..opts(Priority::Data, CongestionControl::Drop, net.now)
+        };
+        net.a.conn.send(&msg, o, net.now).unwrap();
+        // One message per datagram: written before the next comes; read ten at a time.
+        net.write_a();
+        if i % 10 == 9 {
+            net.step(100 * US);
+        }
+    }
+    net.run_until(US, 100, |_| false);
+    let seen: Vec<u32> = net
+        .b
+        .received
+        .iter()
+        .map(|r| u32::from_le_bytes(r.2[..4].try_into().unwrap()))
+        .collect();
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "out of order or repeated"
+    );
+    assert!(
+        seen.len() >= 500 * 6 / 7 - 100 && seen.len() < 500,
+        "{}",
+        seen.len()
+    );
+    let stats = net.b.conn.inbound().stats();
+    assert!(stats.gaps > 0 && stats.stale > 0, "{stats:?}");
+    assert!(net.b.events.is_empty(), "loss does not end a datagram link");
+}
