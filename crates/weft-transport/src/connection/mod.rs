@@ -102,6 +102,14 @@ pub enum EndReason {
         /// How long they waited.
         waited: Duration,
     },
+    /// A forwarded `block` message could not wait: this destination's overflow, or the
+    /// budget shared with the other destinations, is full.
+    OverflowFull {
+        /// Which bound.
+        full: crate::queue::Full,
+        /// The message's encoded length.
+        len: usize,
+    },
     /// Bytes that break the protocol; a Close (INVALID) was queued for the peer.
     Malformed(InputError),
     /// The link failed.
@@ -211,9 +219,10 @@ impl Connection {
         self.outbound.poll_transmit(now)
     }
 
-    /// The link took `n` bytes of `transmit` (see [`Outbound::transmitted`]).
-    pub fn transmitted(&mut self, transmit: Transmit, n: usize, now: Instant) {
-        self.outbound.transmitted(transmit, n, now);
+    /// The link took `n` bytes of `transmit`; whether to poll again now (see
+    /// [`Outbound::transmitted`]).
+    pub fn transmitted(&mut self, transmit: Transmit, n: usize, now: Instant) -> bool {
+        self.outbound.transmitted(transmit, n, now)
     }
 
     /// Closes the connection: what is queued goes out, then the Close message.

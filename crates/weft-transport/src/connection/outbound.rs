@@ -117,6 +117,9 @@ enum Writer {
     Writing,
     /// The link took part of a transmit; the rest waits for it to be writable.
     Blocked,
+    /// The driver found the pending batch held for more ([`Outbound::held_until`]) and
+    /// comes back at the hold's end.
+    Held,
 }
 
 /// How the connection ends, on the sending side.
@@ -160,6 +163,8 @@ pub struct Outbound {
     hold_until: Option<Instant>,
     /// Senders were told there is no room: tell them when there is.
     room_wanted: bool,
+    /// The driver polled while a transmit was out (see [`Outbound::transmitted`]).
+    polled_while_writing: bool,
     /// Forwarded messages wait in the overflow: tell when it drains.
     overflowing: bool,
     ending: Ending,
@@ -192,6 +197,7 @@ impl Outbound {
             stream: Stream::default(),
             hold_until: None,
             room_wanted: false,
+            polled_while_writing: false,
             overflowing: false,
             ending: Ending::Open,
             end_reason: None,
@@ -349,6 +355,14 @@ impl Outbound {
         let mut encoded = Vec::new();
         msg.encode(&mut encoded)
             .map_err(|e| SendError::Tx(TxError::Encode(e)))?;
+        if let Some(oldest) = self.queue.overflow_oldest() {
+            let waited = now.saturating_duration_since(oldest);
+            if waited > self.limits.wait_before_close {
+                self.fail(EndReason::Congested { waited });
+                return Err(SendError::Closed);
+            }
+        }
+        let len = encoded.len();
         match self
             .queue
             .push_overflow(encoded, priority, reliability, now)
@@ -357,9 +371,11 @@ impl Outbound {
                 self.overflowing = true;
                 Ok(Sent::Overflowed)
             }
-            Err(_) => {
+            // A destination that takes too little is closed, never the sender.
+            Err(full) => {
                 self.stats.dropped_overflow += 1;
-                Err(SendError::Dropped)
+                self.fail(EndReason::OverflowFull { full, len });
+                Err(SendError::Closed)
             }
         }
     }
@@ -380,17 +396,17 @@ impl Outbound {
             // for it (the driver then finds less to write, or nothing).
             Writer::Scheduled if write_now => return WriteHint::WriteNow,
             Writer::Scheduled => return WriteHint::None,
-            Writer::Idle => {}
+            Writer::Held if write_now => return WriteHint::WriteNow,
+            // The driver comes back at the hold's end, unless the hold is over (the
+            // batch is big enough, a lane is full).
+            Writer::Held if self.hold_deadline(now).is_some() => return WriteHint::None,
+            Writer::Held | Writer::Idle => {}
         }
         if !self.queue.has_work(self.manual) {
             return WriteHint::None;
         }
         if write_now {
             return WriteHint::WriteNow;
-        }
-        if self.hold_deadline(now).is_some() {
-            // The driver comes back at the hold's end (its timeout).
-            return WriteHint::None;
         }
         self.writer = Writer::Scheduled;
         WriteHint::Wake
@@ -424,12 +440,18 @@ impl Outbound {
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
         self.hold_until = None;
         match self.writer {
-            Writer::Writing => return None,
+            Writer::Writing => {
+                // Whoever holds the transmit tries once more before it stops, if the
+                // link turns out full: this poll may come from a writable event it
+                // raced with.
+                self.polled_while_writing = true;
+                return None;
+            }
             Writer::Blocked => {
                 self.writer = Writer::Writing;
                 return self.partial.take();
             }
-            Writer::Idle | Writer::Scheduled => {}
+            Writer::Idle | Writer::Scheduled | Writer::Held => {}
         }
         if self.ending == Ending::Ended {
             self.writer = Writer::Idle;
@@ -437,10 +459,10 @@ impl Outbound {
         }
         if let Some(until) = self.hold_deadline(now) {
             self.hold_until = Some(until);
-            self.writer = Writer::Idle;
+            self.writer = Writer::Held;
             return None;
         }
-        let Some(first) = self.queue.next_batch(self.manual) else {
+        let Some(first) = self.next_batch(now) else {
             self.writer = Writer::Idle;
             return self.close_if_flushed();
         };
@@ -460,11 +482,33 @@ impl Outbound {
         Some(Transmit::new(batches, self.framing))
     }
 
+    /// The next batch to write; while closing, forwarded messages still in the overflow
+    /// follow what was queued (those that waited past `wait_before_close` are discarded,
+    /// counted).
+    fn next_batch(&mut self, now: Instant) -> Option<Vec<u8>> {
+        if let Some(batch) = self.queue.next_batch(self.manual) {
+            return Some(batch);
+        }
+        if !matches!(self.ending, Ending::Flushing(_)) || self.queue.overflow_is_empty() {
+            return None;
+        }
+        match self.queue.refill(now, self.limits.wait_before_close) {
+            Ok(dropped) => self.stats.dropped_overflow += dropped,
+            Err(_) => self.stats.dropped_closed += self.queue.discard_overflow(),
+        }
+        self.queue.request_flush();
+        self.queue.next_batch(self.manual)
+    }
+
     /// Once everything queued is out while closing: the Close message, last.
     fn close_if_flushed(&mut self) -> Option<Transmit> {
         let Ending::Flushing(reason) = self.ending else {
             return None;
         };
+        if self.overflowing {
+            self.overflowing = false;
+            self.events.push_back(Event::OverflowDrained);
+        }
         self.ending = Ending::CloseQueued;
         let mut batch = Vec::new();
         if close_batch(reason, &mut batch).is_err() {
@@ -479,15 +523,25 @@ impl Outbound {
     /// datagram link reports whole datagrams). A transmit written whole gives its buffers
     /// back; the rest of one written in part waits for the link to be writable (the
     /// driver polls again then; senders are not told to wake it meanwhile).
-    pub fn transmitted(&mut self, mut transmit: Transmit, n: usize, now: Instant) {
+    ///
+    /// Returns whether the driver should poll again now: after a transmit written whole,
+    /// or when a writable event came while it wrote (the link may have room again).
+    pub fn transmitted(&mut self, mut transmit: Transmit, n: usize, now: Instant) -> bool {
         if n > 0 {
             self.last_progress = now;
         }
+        let missed = std::mem::take(&mut self.polled_while_writing);
         if !transmit.advance(n) {
             self.partial = Some(transmit);
             self.writer = Writer::Blocked;
-            return;
+            return missed;
         }
+        self.finish_transmit(transmit, now);
+        true
+    }
+
+    /// A transmit written whole: its buffers back, and what that changes.
+    fn finish_transmit(&mut self, transmit: Transmit, now: Instant) {
         self.writer = Writer::Idle;
         self.last_tx = now;
         for batch in transmit.batches {
@@ -508,11 +562,18 @@ impl Outbound {
                 return;
             }
         }
-        if self.overflowing && self.queue.overflow_is_empty() {
+        // Half the queue still to write keeps the destination busy until the sources
+        // paused on it bring more, and spaces the pauses of a source faster than it.
+        if self.overflowing
+            && self.queue.overflow_is_empty()
+            && self.queue.ready_count() <= crate::queue::READY_MAX / 2
+        {
             self.overflowing = false;
             self.events.push_back(Event::OverflowDrained);
         }
-        if self.room_wanted && self.queue.has_room() {
+        // Senders waiting for room are told once the queue is down to half: each then
+        // fills several batches per wake-up instead of one.
+        if self.room_wanted && self.queue.ready_count() <= crate::queue::READY_MAX / 2 {
             self.room_wanted = false;
             self.events.push_back(Event::Room);
         }
@@ -525,6 +586,69 @@ impl Outbound {
         }
         self.writer = Writer::Idle;
         self.fail(EndReason::LinkFailed);
+    }
+
+    /// Since when the link has taken nothing of a transmit it took part of, if it has
+    /// one waiting.
+    pub fn stalled_since(&self) -> Option<Instant> {
+        (self.writer == Writer::Blocked).then_some(self.last_progress)
+    }
+
+    /// Until when the pending batch is held for more, if the driver found it held (it
+    /// polls again then: [`Outbound::poll_timeout`] includes it).
+    pub fn held_until(&self) -> Option<Instant> {
+        if self.writer == Writer::Held {
+            self.hold_until
+        } else {
+            None
+        }
+    }
+
+    /// Asks for a writer if something is to be written and nobody writes or was asked
+    /// (a sender about to wait for room).
+    pub fn kick(&mut self) -> WriteHint {
+        match self.writer {
+            Writer::Idle | Writer::Held if self.queue.has_work(self.manual) => {
+                self.writer = Writer::Scheduled;
+                WriteHint::Wake
+            }
+            _ => WriteHint::None,
+        }
+    }
+
+    /// Whether full batches wait to be written (bulk traffic).
+    pub fn has_full_batches(&self) -> bool {
+        self.queue.ready_count() > 0
+    }
+
+    /// When a batch was last written whole (or the connection started).
+    pub const fn last_tx(&self) -> Instant {
+        self.last_tx
+    }
+
+    /// Whether forwarded messages wait in the overflow.
+    pub fn is_overflowing(&self) -> bool {
+        !self.queue.overflow_is_empty()
+    }
+
+    /// Queues a KeepAlive if nothing is being written or waits to be; returns what the
+    /// caller should do about writing it.
+    pub fn keep_alive(&mut self) -> WriteHint {
+        if self.ending != Ending::Open || !matches!(self.writer, Writer::Idle | Writer::Held) {
+            return WriteHint::None;
+        }
+        if !self.queue.push_keep_alive() {
+            return WriteHint::None;
+        }
+        self.stats.keep_alives += 1;
+        self.writer = Writer::Scheduled;
+        WriteHint::Wake
+    }
+
+    /// Ends the connection at once, without a Close (the link is gone or useless);
+    /// forwarded messages in the overflow are discarded (counted).
+    pub fn abort(&mut self, reason: EndReason) {
+        self.fail(reason);
     }
 
     /// Ends the connection at once, without a Close (the link is gone or useless).
@@ -546,22 +670,17 @@ impl Outbound {
         self.events.push_back(Event::Ended(reason));
     }
 
-    /// Closes the connection: what is queued is written, forwarded messages still in the
-    /// overflow are discarded (counted), then the Close message goes out with `reason`.
+    /// Closes the connection: what is queued is written, and the forwarded messages in
+    /// the overflow, then the Close message goes out with `reason`.
     /// Returns what the caller should do about writing.
     pub fn close(&mut self, reason: CloseReason) -> WriteHint {
         if self.ending != Ending::Open {
             return WriteHint::None;
         }
         self.ending = Ending::Flushing(reason);
-        self.stats.dropped_closed += self.queue.discard_overflow();
-        if self.overflowing {
-            self.overflowing = false;
-            self.events.push_back(Event::OverflowDrained);
-        }
         self.queue.request_flush();
         match self.writer {
-            Writer::Idle => {
+            Writer::Idle | Writer::Held => {
                 self.writer = Writer::Scheduled;
                 WriteHint::Wake
             }
@@ -616,14 +735,13 @@ impl Outbound {
         }
         if self.ending == Ending::Open
             && now.saturating_duration_since(self.last_tx) >= self.keep_alive
-            && self.writer == Writer::Idle
+            && matches!(self.writer, Writer::Idle | Writer::Held)
             && self.queue.push_keep_alive()
         {
             self.stats.keep_alives += 1;
         }
-        if self.writer == Writer::Idle
-            && (self.queue.has_work(self.manual) || self.hold_until.is_some_and(|t| now >= t))
-        {
+        let hold_over = self.writer == Writer::Held && self.hold_until.is_none_or(|t| now >= t);
+        if hold_over || (self.writer == Writer::Idle && self.queue.has_work(self.manual)) {
             self.writer = Writer::Scheduled;
             return WriteHint::Wake;
         }
@@ -655,7 +773,7 @@ impl Outbound {
 
     /// Frees what an idle queue keeps beyond one pooled batch; returns the bytes freed.
     pub fn release_idle_buffers(&mut self) -> usize {
-        if self.writer != Writer::Idle {
+        if self.writer != Writer::Idle || self.partial.is_some() {
             return 0;
         }
         self.queue.release_idle_buffers(1)

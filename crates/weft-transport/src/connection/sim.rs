@@ -97,9 +97,7 @@ impl End {
     fn write(&mut self, link: &mut Link, now: Instant) {
         while let Some(t) = self.conn.poll_transmit(now) {
             let n = link.push(&t);
-            let whole = n == t.remaining();
-            self.conn.transmitted(t, n, now);
-            if !whole {
+            if !self.conn.transmitted(t, n, now) {
                 break;
             }
         }
@@ -172,10 +170,10 @@ impl Link {
     fn push(&mut self, t: &Transmit) -> usize {
         match self {
             Self::Stream { bytes, capacity } => {
-                let mut slices = Vec::new();
-                t.io_slices(&mut slices);
+                let mut slices = [std::io::IoSlice::new(&[]); 2 * super::GATHER_MAX];
+                let count = t.io_slices(&mut slices);
                 let mut n = 0;
-                for s in slices {
+                for s in &slices[..count] {
                     let room = capacity.saturating_sub(bytes.len());
                     let take = room.min(s.len());
                     bytes.extend(&s[..take]);

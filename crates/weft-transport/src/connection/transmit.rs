@@ -82,19 +82,26 @@ impl Transmit {
     }
 
     /// What remains to be written on a stream link, as slices for one vectored write
-    /// (prefix, batch, prefix, batch...), appended to `out`.
-    pub fn io_slices<'a>(&'a self, out: &mut Vec<IoSlice<'a>>) {
+    /// (prefix, batch, prefix, batch...), in `out`; returns how many slices were set.
+    /// `out` needs `2 * GATHER_MAX` places to take everything.
+    pub fn io_slices<'a>(&'a self, out: &mut [IoSlice<'a>]) -> usize {
         let mut skip = self.written;
+        let mut n = 0;
         for (i, batch) in self.batches.iter().enumerate() {
             for part in [self.prefix(i), batch.as_slice()] {
                 if skip >= part.len() {
                     skip -= part.len();
                     continue;
                 }
-                out.push(IoSlice::new(&part[skip..]));
+                let Some(slot) = out.get_mut(n) else {
+                    return n;
+                };
+                *slot = IoSlice::new(&part[skip..]);
+                n += 1;
                 skip = 0;
             }
         }
+        n
     }
 
     /// The batches not yet written, one datagram each, on a datagram link.
@@ -130,9 +137,9 @@ mod tests {
         assert_eq!(t0.len(), 2 + 3 + 2 + 2);
         let mut t = t0;
         let flat = |t: &Transmit| {
-            let mut v = Vec::new();
-            t.io_slices(&mut v);
-            v.iter().flat_map(|s| s.to_vec()).collect::<Vec<u8>>()
+            let mut v = [IoSlice::new(&[]); 2 * GATHER_MAX];
+            let n = t.io_slices(&mut v);
+            v[..n].iter().flat_map(|s| s.to_vec()).collect::<Vec<u8>>()
         };
         assert_eq!(flat(&t), vec![3, 0, 1, 2, 3, 2, 0, 4, 5]);
         assert!(!t.advance(1));

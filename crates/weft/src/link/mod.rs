@@ -17,6 +17,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use weft_transport::connection::{Transmit, GATHER_MAX};
 
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
@@ -417,6 +418,25 @@ impl Link {
         let mut bufs = &mut slices[..2 * batches.len()];
         IoSlice::advance_slices(&mut bufs, *done);
         write_now(self, &mut bufs, done)
+    }
+
+    /// Writes what the socket takes of `t` now, without waiting: the bytes taken (a
+    /// stream link may take part; a datagram link sends the transmit's datagrams whole).
+    pub fn write_transmit(&self, t: &Transmit) -> io::Result<usize> {
+        if self.is_datagram() {
+            let mut n = 0;
+            for datagram in t.datagrams() {
+                self.write_batch(datagram)?;
+                n += datagram.len();
+            }
+            return Ok(n);
+        }
+        let mut slices = [IoSlice::new(&[]); 2 * GATHER_MAX];
+        let count = t.io_slices(&mut slices);
+        let mut bufs = &mut slices[..count];
+        let mut written = 0;
+        write_now(self, &mut bufs, &mut written)?;
+        Ok(written)
     }
 
     /// Whether batches travel one per datagram (no length prefix).

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use weft_proto::transport::CloseReason;
-use weft_transport::establish::close_batch;
+use weft_transport::connection::EndReason;
 
 use super::drops::DropReason;
 use super::{reactor, Transport, CLOSE_DRAIN};
@@ -18,14 +18,15 @@ impl Transport {
             return;
         }
         self.note_end(|| "closed by this node (its peer took nothing)".to_owned());
-        let (discarded, paused) = {
+        let (closed, unqueueable, paused) = {
             let mut st = self.lock();
-            (
-                st.queue.discard_overflow(),
-                std::mem::take(&mut st.paused_sources),
-            )
+            st.out.abort(EndReason::LinkFailed);
+            while st.out.poll_event().is_some() {}
+            let (closed, unqueueable) = st.take_drops();
+            (closed, unqueueable, std::mem::take(&mut st.paused_sources))
         };
-        self.count_drops(DropReason::Closed, discarded);
+        self.count_drops(DropReason::Closed, closed);
+        self.count_drops(DropReason::Unqueueable, unqueueable);
         paused.into_iter().for_each(reactor::resume);
         // A thread waiting for the socket to take a write sees the shutdown at once.
         self.link.shutdown();
@@ -62,39 +63,34 @@ impl Transport {
         self.note_end(|| format!("closed by this node ({reason})"));
         // An I/O thread writes only what the socket takes at once.
         let on_io_thread = reactor::on_io_thread();
-        let torn = {
-            let mut st = self.lock();
-            let deadline = crate::link::wait_deadline(Instant::now() + FLUSH_ON_CLOSE);
-            while st.writing && !on_io_thread && Instant::now() < deadline {
-                st = self.wait_idle(st, Some(Duration::from_millis(10)));
+        let mut st = self.lock();
+        st.out.close(reason);
+        let deadline = crate::link::wait_deadline(Instant::now() + FLUSH_ON_CLOSE);
+        loop {
+            let result;
+            (st, result) = self.write_loop(st);
+            let now = Instant::now();
+            if result.is_err() || st.out.is_ended() || on_io_thread || now >= deadline {
+                break;
             }
-            if !st.writing {
-                // Forwarded messages waiting in the overflow go out too, as room comes.
-                loop {
-                    let result;
-                    (st, result) = self.drain(st, None, true);
-                    if result.is_err()
-                        || st.queue.overflow_is_empty()
-                        || self.refill(&mut st).is_err()
-                    {
-                        break;
-                    }
-                }
+            let wait = deadline
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(10));
+            if st.out.stalled_since().is_some() {
+                // The socket is full: wait for room, then write on.
+                drop(st);
+                self.link.writable_within(wait);
+                st = self.lock();
+            } else {
+                // Another thread writes: it wakes this one when it is done.
+                st = self.wait_idle(st, Some(wait));
             }
-            let discarded = st.queue.discard_overflow();
-            self.count_drops(DropReason::Closed, discarded);
-            // A batch begun and not finished: nothing more can follow it.
-            st.partial.is_some()
-        };
+        }
+        self.after_events(st);
         if !self.mark_closed() {
             return;
         }
-        let mut batch = Vec::new();
-        let _ = close_batch(reason, &mut batch);
         let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-        if !torn {
-            let _ = self.link.write_batch(&batch);
-        }
         // Only the sending side: closing a socket whose peer's bytes are still unread
         // makes the kernel reset the connection, and the peer's kernel then discards
         // what it had received but not yet read — the last messages sent. The reader

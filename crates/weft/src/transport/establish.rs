@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::transport::CloseReason;
+use weft_transport::connection::{Framing, Outbound, OutboundStats};
 use weft_transport::establish::{
     close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress, UsrPwd,
 };
-use weft_transport::queue::TxQueue;
 
 use super::priority_links::PriorityLinks;
 use super::reader::{self, LinkRx};
@@ -275,14 +276,13 @@ fn establish(
         let (link, rest) = reader.into_parts();
         (link, Receiving::Stream { rest })
     };
-    // On streams the 2-byte length prefix counts in the batch size.
-    let max_batch = if link.is_datagram() {
-        usize::from(negotiated.batch_size)
-    } else {
-        usize::from(negotiated.batch_size) - 2
-    };
     let limits = handler.tx_limits();
-    let queue = TxQueue::new(&negotiated, max_batch, limits.overflow_budget.clone());
+    let framing = if link.is_datagram() {
+        Framing::Datagram
+    } else {
+        Framing::Stream(PrefixWidth::U16)
+    };
+    let out = Outbound::new(&negotiated, framing, limits.connection(), Instant::now());
     let transport = Arc::new_cyclic(|me| Transport {
         me: me.clone(),
         io_thread: reactor::assign(),
@@ -291,15 +291,9 @@ fn establish(
         user,
         limits,
         state: Mutex::new(TxState {
-            queue,
-            writing: false,
-            write_scheduled: false,
-            pump_again: false,
-            partial: None,
+            out,
+            counted: OutboundStats::default(),
             idle_waiters: 0,
-            app_sent: false,
-            last_write: Instant::now(),
-            gathered: Vec::new(),
             over_since: None,
             paused_sources: Vec::new(),
         }),

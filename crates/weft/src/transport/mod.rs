@@ -56,8 +56,8 @@ use std::time::{Duration, Instant};
 
 use thiserror::Error;
 use weft_proto::core::{WhatAmI, ZenohId};
+use weft_transport::connection::Outbound;
 use weft_transport::establish::{EstablishError, Negotiated};
-use weft_transport::queue::TxQueue;
 use weft_transport::rx::{Incoming, ReassemblyBudget};
 use weft_transport::tx::TxError;
 
@@ -128,6 +128,23 @@ pub struct TxLimits {
     pub overflow_budget: Option<Arc<OverflowBudget>>,
 }
 
+impl TxLimits {
+    /// The sending half's bounds (a streaming sender's batch waits at most 200 µs, a
+    /// fifth of Zenoh's `transport.link.tx.batching.time_limit` default).
+    fn connection(&self) -> weft_transport::connection::Limits {
+        weft_transport::connection::Limits {
+            wait_before_drop: self.wait_before_drop,
+            wait_before_close: self.wait_before_close,
+            overflow_budget: self.overflow_budget.clone(),
+            batching_time_limit: Some(BATCH_HOLD),
+            ..weft_transport::connection::Limits::default()
+        }
+    }
+}
+
+/// How long at most a streaming sender's pending batch waits for more.
+const BATCH_HOLD: Duration = Duration::from_micros(200);
+
 impl Default for TxLimits {
     fn default() -> Self {
         Self {
@@ -157,44 +174,19 @@ impl Default for RxLimits {
     }
 }
 
-/// A transport's sending state, behind its lock: the queue, and who writes.
+/// A transport's sending state, behind its lock: the sans-I/O sending half, which decides
+/// what is written and who writes it, and what the shell keeps beside it.
 struct TxState {
-    queue: TxQueue,
-    /// Someone (an I/O thread, or an application thread sending an express or a
-    /// fragmented message) holds the link for writing.
-    writing: bool,
-    /// An I/O thread was asked to write what is queued and has not started yet.
-    write_scheduled: bool,
-    /// An I/O thread found the link held by another writer: that writer tries once more
-    /// before it stops (so that a writable event it raced with is not lost).
-    pump_again: bool,
-    /// The batch an I/O thread has begun writing and the socket has not taken whole
-    /// yet; the link stays held (`writing`) until it is out.
-    partial: Option<Partial>,
+    out: Outbound,
+    /// The sending half's counters when its drops were last counted here.
+    counted: weft_transport::connection::OutboundStats,
     /// Threads waiting on `idle` (for room in the queue, or for the link).
     idle_waiters: usize,
-    /// An application thread (not an I/O thread) queued a message since the writer last
-    /// looked: the pending batch may still grow while the writer writes.
-    app_sent: bool,
-    /// When an I/O thread last wrote a whole batch.
-    last_write: Instant,
-    /// The list an I/O thread gathers the batches of one write in (kept, not to allocate
-    /// one per write).
-    gathered: Vec<Vec<u8>>,
     /// Since when the overflow has held messages, if it does.
     over_since: Option<Instant>,
     /// Links whose reading is paused until this overflow drains (see
-    /// [`Transport::overflow`]).
+    /// `Transport::hold_source`).
     paused_sources: Vec<reactor::PausedSource>,
-}
-
-/// Batches written together (one vectored write) that the socket has taken part of.
-struct Partial {
-    batches: Vec<Vec<u8>>,
-    /// Bytes of the framed batches, laid end to end, written so far.
-    written: usize,
-    /// When the socket last took some of it.
-    progress: Instant,
 }
 
 /// Drops counted by a transport.

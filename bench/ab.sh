@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Alternated before/after runs of two weft builds on TCP loopback: throughput (peer to peer
+# and routed) at a few sizes and 64 B ping-pong latency, each point run by both builds in
+# turn, BENCH_RUNS times. For a change of the data path: a build's speed moves with the
+# machine's, so two builds are compared only in alternated runs.
+#
+# Usage: bench/ab.sh BEFORE_BIN_DIR AFTER_BIN_DIR
+#   each directory holds release `weft` and `weftd` binaries (target/release of a checkout).
+# Environment: BENCH_RUNS (default 3), BENCH_SIZES (default "8 1024 65536 1048576"),
+#   BENCH_SECONDS (seconds per throughput run, default 4), BENCH_PORT (default 18700),
+#   BENCH_TOPOLOGIES (default "peer routed").
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
+
+if (($# != 2)); then
+    echo "usage: bench/ab.sh BEFORE_BIN_DIR AFTER_BIN_DIR" >&2
+    exit 2
+fi
+BUILDS=("$1" "$2")
+NAMES=(before after)
+for b in "${BUILDS[@]}"; do
+    for bin in weft weftd; do
+        if [[ ! -x "$b/$bin" ]]; then
+            echo "error: $b/$bin is not an executable" >&2
+            exit 2
+        fi
+    done
+done
+RUNS=${BENCH_RUNS:-3}
+read -r -a SIZES <<<"${BENCH_SIZES:-8 1024 65536 1048576}"
+read -r -a TOPOLOGIES <<<"${BENCH_TOPOLOGIES:-peer routed}"
+SECONDS_PER_RUN=${BENCH_SECONDS:-4}
+PORT=${BENCH_PORT:-18700}
+OUT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-ab.XXXXXX")
+RESULTS=$OUT_DIR/results.tsv
+: >"$RESULTS"
+
+next_port() { PORT=$((PORT + 1)); }
+
+# ends BIN TOPOLOGY: sets SERVER_END and CLIENT_END, starting a router for `routed`.
+ends() {
+    next_port
+    if [[ $2 == peer ]]; then
+        SERVER_END=(-l "tcp/127.0.0.1:$PORT")
+        CLIENT_END=(-e "tcp/127.0.0.1:$PORT")
+        ROUTER=
+    else
+        start router 600 "$1/weftd" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting
+        ROUTER=$STARTED
+        wait_listen "$PORT" || true
+        SERVER_END=(-m client -e "tcp/127.0.0.1:$PORT")
+        CLIENT_END=(-m client -e "tcp/127.0.0.1:$PORT")
+    fi
+}
+
+# thr BIN TOPOLOGY SIZE: sets RATE to the subscriber's median msgs/s.
+thr() {
+    ends "$1" "$2"
+    start sub $((SECONDS_PER_RUN * 3 + 20)) "$1/weft" sub-thr "${SERVER_END[@]}" \
+        --no-multicast-scouting --samples 50000 --rounds 3 --max-seconds "$SECONDS_PER_RUN"
+    local sub=$STARTED
+    if [[ $2 == peer ]]; then wait_listen "$PORT" || true; else sleep 0.5; fi
+    start pub $((SECONDS_PER_RUN * 3 + 25)) "$1/weft" pub-thr "$3" "${CLIENT_END[@]}" \
+        --no-multicast-scouting --duration $((SECONDS_PER_RUN * 3 + 15))
+    thr_collect "$sub" "$STARTED" "$2 $3 B"
+    RATE=$THR_RATE
+    if [[ -n $ROUTER ]]; then stop "$ROUTER"; fi
+}
+
+# lat BIN TOPOLOGY: sets P50 and P99 (µs) of a 64 B ping-pong.
+lat() {
+    ends "$1" "$2"
+    start pong 60 "$1/weft" pong "${SERVER_END[@]}" --no-multicast-scouting
+    local pong=$STARTED
+    if [[ $2 == peer ]]; then wait_listen "$PORT" || true; else sleep 0.5; fi
+    start ping 60 "$1/weft" ping 64 "${CLIENT_END[@]}" --no-multicast-scouting --samples 5000
+    wait "$STARTED" 2>/dev/null || true
+    stop "$pong"
+    P50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT_DIR/ping.out" | tail -1)
+    P99=$(sed -n 's/.*p99_us=\([0-9.]*\).*/\1/p' "$OUT_DIR/ping.out" | tail -1)
+    if [[ -n $ROUTER ]]; then stop "$ROUTER"; fi
+}
+
+for run in $(seq "$RUNS"); do
+    for topo in "${TOPOLOGIES[@]}"; do
+        for size in "${SIZES[@]}"; do
+            for i in 0 1; do
+                thr "${BUILDS[$i]}" "$topo" "$size"
+                log "run $run $topo thr $size B ${NAMES[$i]}: $RATE msgs/s"
+                printf '%s\t%s\tthr\t%s\t%s\n' "${NAMES[$i]}" "$topo" "$size" "$RATE" >>"$RESULTS"
+            done
+        done
+        for i in 0 1; do
+            lat "${BUILDS[$i]}" "$topo"
+            log "run $run $topo lat 64 B ${NAMES[$i]}: p50 ${P50:-?} p99 ${P99:-?} us"
+            printf '%s\t%s\tlat_p50\t64\t%s\n%s\t%s\tlat_p99\t64\t%s\n' "${NAMES[$i]}" "$topo" \
+                "${P50:--}" "${NAMES[$i]}" "$topo" "${P99:--}" >>"$RESULTS"
+        done
+    done
+done
+
+echo
+echo "| topology | test | size | before (median, min-max) | after (median, min-max) | after/before |"
+echo "|---|---|---|---|---|---|"
+python3 - "$RESULTS" <<'PY'
+import sys, statistics
+rows = {}
+for line in open(sys.argv[1]):
+    name, topo, test, size, value = line.rstrip("\n").split("\t")
+    if value in ("-", ""):
+        continue
+    rows.setdefault((topo, test, int(size)), {}).setdefault(name, []).append(float(value))
+for (topo, test, size), by in sorted(rows.items()):
+    def fmt(v):
+        if not v:
+            return "-"
+        return f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})" if test == "thr" else \
+            f"{statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f})"
+    b, a = by.get("before", []), by.get("after", [])
+    ratio = f"{statistics.median(a) / statistics.median(b):.2f}" if a and b else "-"
+    print(f"| {topo} | {test} | {size} | {fmt(b)} | {fmt(a)} | {ratio} |")
+PY
