@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of weft: formatting, lints, unit/golden/property tests, the
-# key-expression check against the real Eclipse Zenoh, the Python binding's suite, short
-# fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
+# Runs every test of weft: documentation links, formatting, lints, unit/golden/property
+# tests, the key-expression check against the real Eclipse Zenoh, the Python binding's
+# suite, short fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
 # Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
 # the repository's tests/), WEFT_FUZZ_SECONDS (default 60).
 set -euo pipefail
@@ -34,6 +34,13 @@ if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --inc
   exit 1
 fi
 
+step "links in the documentation (every relative link and #anchor resolves)"
+if ! command -v python3 >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 >/dev/null
+fi
+scripts/check-links.sh
+
 step "Eclipse Zenoh 1.10.2 (the interop peer, from PyPI)"
 venv="$root/target/venv-zenoh"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import zenoh' 2>/dev/null; then
@@ -52,8 +59,8 @@ if ! "$venv/bin/python" -c 'import mcap, prometheus_client' 2>/dev/null; then
 fi
 export WEFT_ZENOH_PYTHON="$venv/bin/python"
 export WEFT_REQUIRE_INTEROP=1
-# The README's "Securing weftd" example (crates/weft-cli/tests/secure_example.rs) makes
-# its certificates with openssl.
+# The "Securing weftd" walk-through of docs/security.md
+# (crates/weft-cli/tests/secure_example.rs) makes its certificates with openssl.
 if ! command -v openssl >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssl >/dev/null

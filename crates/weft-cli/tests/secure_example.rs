@@ -1,10 +1,10 @@
-//! The README's "Securing weftd" example, run as written: its commands (each must appear
-//! in the README verbatim) run through `sh` in a scratch directory holding a copy of
-//! `crates/weftd/secure/`, with `weft` and `weftd` on the `PATH`. The only change: the
-//! copied files use a free port on 127.0.0.1 instead of 7447. What the subscriber prints
-//! and what `weft acl check` answers must be what the README says, and the same clients
-//! through Eclipse Zenoh's router started from the same `router.json5` must print the
-//! same.
+//! The "Securing weftd" walk-through of docs/security.md, run as written: its commands
+//! (each must appear in that page verbatim) run through `sh` in a scratch directory
+//! holding a copy of `crates/weftd/secure/`, with `weft` and `weftd` on the `PATH`. The
+//! only change: the copied files use a free port on 127.0.0.1 instead of 7447. What the
+//! subscriber prints and what `weft acl check` answers must be what the page says, and
+//! the same clients through Eclipse Zenoh's router started from the same `router.json5`
+//! must print the same.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -13,7 +13,11 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const README: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
+/// The page that shows the walk-through.
+const SECURITY_DOC: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../docs/security.md"
+));
 
 const MAKE_CERTS: &str = "crates/weftd/secure/make-certs.sh secure";
 const ROUTER: &str = "weftd -c crates/weftd/secure/router.json5";
@@ -84,11 +88,11 @@ impl Scratch {
         Self { dir, path }
     }
 
-    /// `command`, as the README writes it, to run in the scratch directory.
+    /// `command`, as docs/security.md writes it, to run in the scratch directory.
     fn command(&self, command: &str) -> Command {
         assert!(
-            README.contains(command),
-            "the README does not show `{command}`"
+            SECURITY_DOC.contains(command),
+            "docs/security.md does not show `{command}`"
         );
         let mut sh = Command::new("sh");
         sh.arg("-c")
@@ -233,7 +237,7 @@ fn clients_through(scratch: &Scratch, port: u16) -> Vec<String> {
 }
 
 #[test]
-fn the_readme_securing_example_runs_as_written() {
+fn the_securing_walkthrough_runs_as_written() {
     let port = free_port();
     let scratch = Scratch::new(port);
     let (made, _) = scratch.run(MAKE_CERTS);
@@ -243,15 +247,15 @@ fn the_readme_securing_example_runs_as_written() {
     let printed = clients_through(&scratch, port);
     let shown = format!("```text\n{}\n```", printed.join("\n"));
     assert!(
-        README.contains(&shown),
-        "the subscriber printed {printed:?}, not what the README shows"
+        SECURITY_DOC.contains(&shown),
+        "the subscriber printed {printed:?}, not what docs/security.md shows"
     );
-    // `weft acl check` says what the README says.
+    // `weft acl check` says what the page says.
     let (_, answer) = scratch.run(CHECK);
     let comment = format!("# {}", answer.trim());
     assert!(
-        README.contains(&comment),
-        "weft acl check answered `{}`, not what the README shows",
+        SECURITY_DOC.contains(&comment),
+        "weft acl check answered `{}`, not what docs/security.md shows",
         answer.trim()
     );
     drop(router);

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Makes the certificates of weftd's secured example (README, "Securing weftd") with
-# openssl, into DIR (default: secure):
+# Makes the certificates of weftd's secured example (docs/security.md, "Securing
+# weftd") with openssl, into DIR (default: secure):
 #   ca.pem, ca-key.pem            the certificate authority: it signs the others, and the
 #                                 router and the clients trust it
 #   router.pem, router-key.pem    the router's, for localhost, 127.0.0.1 and every NAME given
