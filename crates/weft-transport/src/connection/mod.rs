@@ -29,6 +29,8 @@ mod outbound;
 mod transmit;
 
 #[cfg(test)]
+mod handoffs;
+#[cfg(test)]
 mod sim;
 #[cfg(test)]
 mod tests;

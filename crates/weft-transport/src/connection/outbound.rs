@@ -165,6 +165,8 @@ pub struct Outbound {
     room_wanted: bool,
     /// The driver polled while a transmit was out (see [`Outbound::transmitted`]).
     polled_while_writing: bool,
+    /// The list of the last transmit's batches, emptied, for the next one.
+    spare_list: Vec<Vec<u8>>,
     /// Forwarded messages wait in the overflow: tell when it drains.
     overflowing: bool,
     ending: Ending,
@@ -198,6 +200,7 @@ impl Outbound {
             hold_until: None,
             room_wanted: false,
             polled_while_writing: false,
+            spare_list: Vec::with_capacity(GATHER_MAX),
             overflowing: false,
             ending: Ending::Open,
             end_reason: None,
@@ -466,7 +469,7 @@ impl Outbound {
             self.writer = Writer::Idle;
             return self.close_if_flushed();
         };
-        let mut batches = Vec::with_capacity(GATHER_MAX);
+        let mut batches = std::mem::take(&mut self.spare_list);
         batches.push(first);
         // Full batches waiting behind it go in the same write on a stream link.
         while batches.len() < GATHER_MAX && matches!(self.framing, Framing::Stream(_)) {
@@ -480,6 +483,15 @@ impl Outbound {
         }
         self.writer = Writer::Writing;
         Some(Transmit::new(batches, self.framing))
+    }
+
+    /// Keeps an emptied transmit's list of batches for the next transmit (no allocation
+    /// per write).
+    fn keep_list(&mut self, transmit: Transmit) {
+        let list = transmit.into_list();
+        if list.capacity() >= GATHER_MAX {
+            self.spare_list = list;
+        }
     }
 
     /// The next batch to write; while closing, forwarded messages still in the overflow
@@ -541,14 +553,15 @@ impl Outbound {
     }
 
     /// A transmit written whole: its buffers back, and what that changes.
-    fn finish_transmit(&mut self, transmit: Transmit, now: Instant) {
+    fn finish_transmit(&mut self, mut transmit: Transmit, now: Instant) {
         self.writer = Writer::Idle;
         self.last_tx = now;
-        for batch in transmit.batches {
+        for batch in transmit.take_batches() {
             self.stats.batches += 1;
             self.stats.bytes += batch.len() as u64;
             self.queue.batch_written(batch);
         }
+        self.keep_list(transmit);
         if self.ending == Ending::CloseQueued {
             self.ending = Ending::Ended;
             let reason = self.end_reason.take().unwrap_or(EndReason::Closed);
@@ -580,10 +593,11 @@ impl Outbound {
     }
 
     /// The link failed while writing `transmit`: the connection ends.
-    pub fn link_failed(&mut self, transmit: Transmit) {
-        for batch in transmit.batches {
+    pub fn link_failed(&mut self, mut transmit: Transmit) {
+        for batch in transmit.take_batches() {
             self.queue.recycle(batch);
         }
+        self.keep_list(transmit);
         self.writer = Writer::Idle;
         self.fail(EndReason::LinkFailed);
     }

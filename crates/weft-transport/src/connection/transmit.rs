@@ -38,10 +38,15 @@ impl Transmit {
         let mut prefixes = [[0; 4]; GATHER_MAX];
         if let Framing::Stream(width) = framing {
             for (prefix, batch) in prefixes.iter_mut().zip(&batches) {
-                let mut out = Vec::with_capacity(4);
-                // A batch never exceeds the negotiated size, which its prefix can carry.
-                let _ = width.write(batch.len(), &mut out);
-                prefix[..out.len()].copy_from_slice(&out);
+                // A batch never exceeds the negotiated size, which its prefix carries.
+                match width {
+                    PrefixWidth::U16 => {
+                        prefix[..2].copy_from_slice(&(batch.len() as u16).to_le_bytes());
+                    }
+                    PrefixWidth::U32 => {
+                        prefix.copy_from_slice(&(batch.len() as u32).to_le_bytes());
+                    }
+                }
             }
         }
         Self {
@@ -115,6 +120,16 @@ impl Transmit {
                 Some(b.as_slice())
             }
         })
+    }
+
+    /// Takes the batches out, leaving the list empty (to be reused).
+    pub(super) fn take_batches(&mut self) -> std::vec::Drain<'_, Vec<u8>> {
+        self.batches.drain(..)
+    }
+
+    /// The emptied list of batches, to be reused.
+    pub(super) fn into_list(self) -> Vec<Vec<u8>> {
+        self.batches
     }
 
     /// Marks `n` more bytes as taken by the link; whether everything is out.
