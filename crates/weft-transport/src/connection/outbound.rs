@@ -48,8 +48,8 @@ pub struct SendOptions {
 /// Whether the sender should write the link, after queuing a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteHint {
-    /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express message
-    /// on an idle link).
+    /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express
+    /// message, or a message that came alone, from the application, on an idle link).
     WriteNow,
     /// Wake the link's driver: nobody is writing and nobody was asked to.
     Wake,
@@ -273,10 +273,19 @@ impl Outbound {
             // Under manual batching too: an express message waits for no flush.
             self.queue.request_flush();
         }
-        if !opts.forwarded {
-            self.note_push(now);
+        if opts.forwarded {
+            return Ok(Sent::Queued(self.hint(false, now)));
         }
-        Ok(Sent::Queued(self.hint(express && !opts.forwarded, now)))
+        self.note_push(now);
+        // A sender's own message that comes alone (not streaming), or an express one, is
+        // written by its sender when nobody writes: no hand-over on its way.
+        let alone = !self.manual && !self.streaming();
+        Ok(Sent::Queued(self.hint(express || alone, now)))
+    }
+
+    /// Whether the application's messages come less than [`STREAMING_GAP`] apart.
+    fn streaming(&self) -> bool {
+        self.stream.gap.is_some_and(|gap| gap < STREAMING_GAP)
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds
@@ -425,6 +434,7 @@ impl Outbound {
         let s = &self.stream;
         let (last, gap, since) = (s.last_push?, s.gap?, s.pending_since?);
         if gap >= STREAMING_GAP
+            || self.manual
             || self.queue.ready_count() > 0
             || self.queue.flush_requested()
             || self.queue.pending_bytes() >= HOLD_ENOUGH

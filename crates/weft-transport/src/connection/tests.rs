@@ -260,10 +260,18 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
     let mut conn = Connection::new(&ni, framing, Limits::default(), now);
     let msg = put("k", &[1; 10], Priority::Data, false);
     let o = opts(Priority::Data, CongestionControl::Block, now);
-    assert_eq!(conn.send(&msg, o, now), Ok(Sent::Queued(WriteHint::Wake)));
-    // Asked once: the next sender need not wake anyone.
+    // A message that comes alone from the application: its sender writes it.
     assert_eq!(
-        conn.send(&msg, o, now + 100 * US),
+        conn.send(&msg, o, now),
+        Ok(Sent::Queued(WriteHint::WriteNow))
+    );
+    // One right behind it (a streaming sender): the driver is asked, once.
+    assert_eq!(
+        conn.send(&msg, o, now + US),
+        Ok(Sent::Queued(WriteHint::Wake))
+    );
+    assert_eq!(
+        conn.send(&msg, o, now + 2 * US),
         Ok(Sent::Queued(WriteHint::None))
     );
     let t = conn
@@ -302,8 +310,13 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
     let n = t.remaining();
     conn.transmitted(t, n, now + 300 * US);
     assert!(conn.poll_transmit(now + 300 * US).is_none());
+    // A forwarded message never has its sender write: the driver is asked.
+    let forwarded = SendOptions {
+        forwarded: true,
+        ..o
+    };
     assert_eq!(
-        conn.send(&msg, o, now + 1000 * US),
+        conn.send(&msg, forwarded, now + 1000 * US),
         Ok(Sent::Queued(WriteHint::Wake))
     );
 }
