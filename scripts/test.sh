@@ -3,7 +3,8 @@
 # tests, the key-expression check against the real Eclipse Zenoh, the Python binding's
 # suite, short fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
 # Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
-# the repository's tests/), WEFT_FUZZ_SECONDS (default 60).
+# the repository's tests/), WEFT_FUZZ_SECONDS (default 60), WEFT_ZENOHD (a zenohd 1.10.2
+# binary; default: built once into WEFT_TOOLS_DIR, default ~/.cache/weft/tools).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,12 +72,41 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 export WEFT_REQUIRE_BROWSER=1
-# The weftd-next-to-zenohd test runs when a zenohd 1.10.2 binary is at hand.
-if [ -z "${WEFT_ZENOHD:-}" ] && command -v zenohd >/dev/null 2>&1; then
-  export WEFT_ZENOHD=$(command -v zenohd)
+
+step "zenohd 1.10.2 (Eclipse Zenoh's router binary, from crates.io)"
+# For the tests beside the real router (crates/weftd/tests: mesh, gossip, origin,
+# admin_space), which start it on tcp/127.0.0.1 only: a debug build with the TCP link
+# alone is enough, and the cheapest to build (about half the compile time of the default
+# features); its debug assertions also check what zenohd receives more strictly than a
+# release build does. Built once into WEFT_TOOLS_DIR (default ~/.cache/weft/tools);
+# later runs find it there. WEFT_ZENOHD names another binary.
+zenohd_version=1.10.2
+is_zenohd() { "$1" --version 2>/dev/null | grep -qw "v$zenohd_version"; }
+if [ -z "${WEFT_ZENOHD:-}" ]; then
+  tools=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}
+  if ! is_zenohd "$tools/bin/zenohd"; then
+    CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} cargo install zenohd --version "$zenohd_version" \
+      --locked --debug --no-default-features --features zenoh/transport_tcp --root "$tools"
+  fi
+  export WEFT_ZENOHD="$tools/bin/zenohd"
 fi
+if ! is_zenohd "$WEFT_ZENOHD"; then
+  echo "error: $WEFT_ZENOHD is not zenohd $zenohd_version" >&2
+  exit 1
+fi
+echo "$WEFT_ZENOHD"
+
+# Every test that needs something from outside the repository fails, rather than skips,
+# when it is missing (crates/weft-testkit/src/prerequisite.rs).
+export WEFT_REQUIRE_ZENOHD=1
+# weftd's example configuration as shipped, on its own ports 7447 and 8000.
+export WEFT_REQUIRE_DEFAULT_PORTS=1
 # CI runs as root: the multicast scouting tests create their own network namespaces.
-if [ "$(id -u)" = 0 ]; then export WEFT_REQUIRE_NETNS=1; fi
+if [ "$(id -u)" = 0 ]; then
+  export WEFT_REQUIRE_NETNS=1
+else
+  echo "note: not root: the network namespace tests will say they are skipped" >&2
+fi
 
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
@@ -107,7 +137,7 @@ fi
 "$pyvenv/bin/pip" install --quiet --disable-pip-version-check maturin==1.9.4 pytest==8.3.5 mypy==1.13.0
 PATH="$pyvenv/bin:$PATH" "$pyvenv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation \
   --force-reinstall --no-deps ./python
-WEFT_WEFTD="$root/target/debug/weftd" "$pyvenv/bin/python" -m pytest -q python/tests
+WEFT_WEFTD="$root/target/debug/weftd" "$pyvenv/bin/python" -m pytest -q -rs python/tests
 
 if [ -x scripts/fuzz.sh ]; then
   step "fuzzing (${fuzz_seconds} s per target)"

@@ -64,7 +64,14 @@ WEFTD=$PICO/../target/debug/weftd
 if [ ! -x "$WEFTD" ] && command -v cargo >/dev/null 2>&1; then
   (cd "$PICO/.." && cargo build --quiet -p weftd) || true
 fi
-[ -x "$WEFTD" ] && CONFIG="$CONFIG -DWEFT_WEFTD=$WEFTD"
+if [ -x "$WEFTD" ]; then
+  CONFIG="$CONFIG -DWEFT_WEFTD=$WEFTD"
+elif [ -n "${WEFT_REQUIRE_INTEROP:-}" ] && [ "$WEFT_REQUIRE_INTEROP" != 0 ]; then
+  echo "error: no weftd at $WEFTD for the tests through weftd, but WEFT_REQUIRE_INTEROP is set" >&2
+  exit 1
+else
+  echo "skipped: the tests through weftd (no weftd at $WEFTD)" >&2
+fi
 
 build() { # build DIR [cmake args...]
     dir=$1

@@ -16,6 +16,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use weft_testkit::Prerequisite;
 
 /// One scenario at a time: the machine is small and the timings matter.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -55,10 +56,9 @@ impl NetPair {
             Ok(()) => Some(pair),
             Err(reason) => {
                 drop(pair);
-                if std::env::var("WEFT_REQUIRE_NETNS").as_deref() == Ok("1") {
-                    panic!("network namespaces are required but unavailable: {reason}");
-                }
-                eprintln!("skipped: network namespaces unavailable (needs root): {reason}");
+                Prerequisite::Netns.missing(format!(
+                    "network namespaces unavailable (needs root and iproute2): {reason}"
+                ));
                 None
             }
         }

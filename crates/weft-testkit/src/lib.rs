@@ -1,9 +1,15 @@
 //! Test support for weft: running Eclipse Zenoh nodes (Python,
 //! `tests/interop/zenoh_node.py`) next to weft, on loopback, and raw clients that send
-//! exactly the messages a test chooses ([`raw`]).
+//! exactly the messages a test chooses ([`raw`]), the zenohd binary ([`zenohd`]), and
+//! what a test does when something it needs from outside the repository is missing
+//! ([`prerequisite`]).
 
 pub mod certs;
+pub mod prerequisite;
 pub mod raw;
+pub mod zenohd;
+
+pub use prerequisite::{skipped, Prerequisite};
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -111,22 +117,22 @@ pub fn sha256_hex(data: &[u8]) -> String {
     String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
-/// The Python with eclipse-zenoh, or `None` (test skipped) when not configured.
+/// The Python with eclipse-zenoh (`WEFT_ZENOH_PYTHON`), or `None` when it is not set:
+/// the test is skipped, saying so, unless `WEFT_REQUIRE_INTEROP` makes that a failure.
 pub fn zenoh_python() -> Option<String> {
     match std::env::var("WEFT_ZENOH_PYTHON") {
-        Ok(p) => Some(p),
-        Err(_) if std::env::var("WEFT_REQUIRE_INTEROP").as_deref() == Ok("1") => {
-            panic!("WEFT_ZENOH_PYTHON is not set but interop tests are required")
-        }
-        Err(_) => {
-            eprintln!("skipped: set WEFT_ZENOH_PYTHON to a Python with eclipse-zenoh==1.10.2");
+        Ok(p) if !p.is_empty() => Some(p),
+        _ => {
+            Prerequisite::ZenohPython
+                .missing("WEFT_ZENOH_PYTHON does not name a Python with eclipse-zenoh==1.10.2");
             None
         }
     }
 }
 
 /// The Python with Eclipse Zenoh and the `mcap` package (the test command installs both),
-/// or `None` (test skipped) when interop tests are not required here.
+/// or `None` when either is missing: the test is skipped, saying so, unless
+/// `WEFT_REQUIRE_INTEROP` makes that a failure.
 pub fn zenoh_python_with_mcap() -> Option<String> {
     let python = zenoh_python()?;
     let found = Command::new(&python)
@@ -134,10 +140,9 @@ pub fn zenoh_python_with_mcap() -> Option<String> {
         .status()
         .is_ok_and(|s| s.success());
     if !found {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_INTEROP").is_none(),
+        Prerequisite::ZenohPython.missing(format!(
             "the `mcap` Python package is missing beside Eclipse Zenoh ({python})"
-        );
+        ));
         return None;
     }
     Some(python)

@@ -9,7 +9,7 @@
 //! failure.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -20,6 +20,7 @@ use weft_proto::core::{Encoding, Priority, Reliability, WhatAmI, WireExpr, Zenoh
 use weft_proto::network::{NetworkMessage, Push};
 use weft_proto::transport::CloseReason;
 use weft_proto::zenoh::{PushBody, Put};
+use weft_testkit::{free_port, sha256_hex, zenoh_python};
 use weft_transport::establish::{close_batch, Initiator, LocalParams, Progress};
 use weft_transport::tx::{Pushed, Transmitter};
 
@@ -30,40 +31,6 @@ impl Drop for Node {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn zenoh_python() -> Option<String> {
-    match std::env::var("WEFT_ZENOH_PYTHON") {
-        Ok(p) => Some(p),
-        Err(_) if std::env::var("WEFT_REQUIRE_INTEROP").as_deref() == Ok("1") => {
-            panic!("WEFT_ZENOH_PYTHON is not set but interop tests are required")
-        }
-        Err(_) => {
-            eprintln!("skipped: set WEFT_ZENOH_PYTHON to a Python with eclipse-zenoh==1.10.2");
-            None
-        }
-    }
-}
-
-/// SHA-256 of `data`, in hex, computed by the system's `sha256sum` (no crypto dependency
-/// for one test).
-fn sha256_hex(data: &[u8]) -> String {
-    let mut child = Command::new("sha256sum")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sha256sum");
-    child.stdin.take().unwrap().write_all(data).unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn send_batch(stream: &mut TcpStream, batch: &[u8]) {

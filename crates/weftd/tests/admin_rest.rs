@@ -158,7 +158,8 @@ fn the_example_configuration_serves_rest_and_keeps_demo_data() {
     if TcpStream::connect(("127.0.0.1", 7447)).is_ok()
         || TcpStream::connect(("127.0.0.1", 8000)).is_ok()
     {
-        eprintln!("skipped: port 7447 or 8000 is already in use on this machine");
+        weft_testkit::Prerequisite::DefaultPorts
+            .missing("port 7447 or 8000 is already in use on this machine");
         return;
     }
     let dir = std::env::temp_dir().join(format!("weftd-bare-{}", std::process::id()));

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use weft_testkit::zenohd::Zenohd;
 use weft_testkit::{free_port, repo_root, zenoh_python, ZenohNode};
 
 mod common;
@@ -282,32 +283,13 @@ fn weftd_answers_what_zenohs_router_answers_on_its_admin_space() {
 /// The same against the `zenohd` binary (1.10.2) when `WEFT_ZENOHD` names it.
 #[test]
 fn weftd_answers_what_the_zenohd_binary_answers_on_its_admin_space() {
-    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
-        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
-        return;
-    };
     if zenoh_python().is_none() {
         return;
     }
-    let port = free_port();
-    let mut child = Command::new(zenohd)
-        .args([
-            "-l",
-            &format!("tcp/127.0.0.1:{port}"),
-            "--no-multicast-scouting",
-        ])
-        .args(["--cfg", "metadata:{name:\"zenohd\"}"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start zenohd");
-    common::wait_for_port(port);
-    let result = std::panic::catch_unwind(|| compare_with_zenoh(port));
-    let _ = child.kill();
-    let _ = child.wait();
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    let Some(zenohd) = Zenohd::start(free_port(), &["--cfg", "metadata:{name:\"zenohd\"}"]) else {
+        return;
+    };
+    compare_with_zenoh(zenohd.port());
 }
 
 /// Reads weftd's admin space and that of the Zenoh router on `zenoh_port` as a Zenoh

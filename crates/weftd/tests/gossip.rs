@@ -3,10 +3,10 @@
 //! zenohd; weftd, like zenohd, passes nothing from one peer to another, so that what the
 //! peers exchange directly arrives once.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use weft::{Config, WhatAmI};
+use weft_testkit::zenohd::Zenohd;
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
@@ -210,50 +210,19 @@ fn peers_stay_apart_through(port: u16) {
     assert_eq!(keys(&client), ["lv/a"]);
 }
 
-/// zenohd (the binary named by `WEFT_ZENOHD`) on a free port, with `args`; killed when
-/// dropped.
-struct Zenohd(std::process::Child, u16);
-
-impl Zenohd {
-    fn start(binary: &std::ffi::OsStr, args: &[&str]) -> Self {
-        let port = free_port();
-        let child = Command::new(binary)
-            .args([
-                "-l",
-                &format!("tcp/127.0.0.1:{port}"),
-                "--no-multicast-scouting",
-            ])
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start zenohd");
-        common::wait_for_port(port);
-        Self(child, port)
-    }
-}
-
-impl Drop for Zenohd {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The same peers through the `zenohd` binary (1.10.2) when `WEFT_ZENOHD` names it:
 /// weftd and zenohd treat their peers alike.
 #[test]
 fn zenohd_binary_treats_the_same_peers_alike() {
-    let Some(binary) = std::env::var_os("WEFT_ZENOHD") else {
-        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
-        return;
-    };
     if zenoh_python().is_none() {
         return;
     }
-    let zenohd = Zenohd::start(&binary, &[]);
-    zenoh_peers_mesh_through(zenohd.1);
-    weft_and_zenoh_peers_mesh_through(zenohd.1);
-    let without = Zenohd::start(&binary, &["--cfg", "scouting/gossip/enabled:false"]);
-    peers_stay_apart_through(without.1);
+    let Some(zenohd) = Zenohd::start(free_port(), &[]) else {
+        return;
+    };
+    zenoh_peers_mesh_through(zenohd.port());
+    weft_and_zenoh_peers_mesh_through(zenohd.port());
+    let without = Zenohd::start(free_port(), &["--cfg", "scouting/gossip/enabled:false"])
+        .expect("zenohd, found above");
+    peers_stay_apart_through(without.port());
 }

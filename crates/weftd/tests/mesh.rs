@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use weft_testkit::zenohd::Zenohd;
 use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
@@ -124,35 +125,17 @@ fn weftd_next_to_a_zenoh_router() {
 }
 
 /// The same against the `zenohd` binary (1.10.2, built from crates.io), when `WEFT_ZENOHD`
-/// names it: `cargo install zenohd --version 1.10.2 --locked`, then
-/// `WEFT_ZENOHD=~/.cargo/bin/zenohd scripts/test.sh` (or `cargo test -p weftd --test mesh`).
+/// names it (`scripts/test.sh` installs it; by hand: `cargo install zenohd --version
+/// 1.10.2 --locked`, then `WEFT_ZENOHD=<root>/bin/zenohd cargo test -p weftd --test mesh`).
 #[test]
 fn weftd_next_to_the_zenohd_binary() {
-    let Some(zenohd) = std::env::var_os("WEFT_ZENOHD") else {
-        eprintln!("skipped: set WEFT_ZENOHD to a zenohd 1.10.2 binary");
-        return;
-    };
     if zenoh_python().is_none() {
         return;
     }
-    let z = free_port();
-    let mut child = std::process::Command::new(zenohd)
-        .args([
-            "-l",
-            &format!("tcp/127.0.0.1:{z}"),
-            "--no-multicast-scouting",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start zenohd");
-    common::wait_for_port(z);
-    let result = std::panic::catch_unwind(|| check_next_to_zenoh(z));
-    let _ = child.kill();
-    let _ = child.wait();
-    if let Err(e) = result {
-        std::panic::resume_unwind(e);
-    }
+    let Some(zenohd) = Zenohd::start(free_port(), &[]) else {
+        return;
+    };
+    check_next_to_zenoh(zenohd.port());
 }
 
 /// A weftd linked to the Zenoh router at `z`, with Zenoh clients on both: pub/sub exactly

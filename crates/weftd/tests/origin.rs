@@ -3,16 +3,16 @@
 //! come from, not under the neighbour that forwarded them (routers name the origin of a
 //! declaration they forward with the NodeId extension, its index in the link-state lists
 //! they sent on that link). Mixes of weftd and Zenoh 1.10.2 routers: the zenohd binary
-//! when `WEFT_ZENOHD` names it, else a zenoh-python session in router mode with its admin
-//! space on (the same router code): weftd reads Zenoh's node ids and Zenoh reads weftd's. Data
-//! from c3's side reaches a1's subscriber exactly once; undeclarations and a router's
-//! death empty the lists again.
+//! when `WEFT_ZENOHD` names it, else (unless `WEFT_REQUIRE_ZENOHD` is set) a zenoh-python
+//! session in router mode with its admin space on (the same router code): weftd reads
+//! Zenoh's node ids and Zenoh reads weftd's. Data from c3's side reaches a1's subscriber
+//! exactly once; undeclarations and a router's death empty the lists again.
 
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use weft_testkit::{free_port, wait_for_port, zenoh_python, ZenohNode};
+use weft_testkit::zenohd::{self, Zenohd};
+use weft_testkit::{free_port, zenoh_python, ZenohNode};
 
 mod common;
 use common::{zenoh_client_at as client, Weftd};
@@ -27,21 +27,12 @@ enum Kind {
     Zenohd,
 }
 
-/// A router of the line: a weftd, a zenohd process (killed when dropped) or a
-/// zenoh-python router (likewise).
+/// A router of the line: a weftd, a zenohd process or a zenoh-python router, each
+/// stopped when dropped.
 struct Router {
     _weftd: Option<Weftd>,
-    zenohd: Option<Child>,
+    _zenohd: Option<Zenohd>,
     _zenoh_python: Option<ZenohNode>,
-}
-
-impl Drop for Router {
-    fn drop(&mut self) {
-        if let Some(child) = &mut self.zenohd {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// Starts a router of `kind` with id `id` listening on `port`, connected to `connect`.
@@ -54,10 +45,14 @@ fn router(kind: Kind, id: &str, port: u16, connect: Option<u16>) -> Router {
     match kind {
         Kind::Weft => Router {
             _weftd: Some(Weftd::start(port, &args)),
-            zenohd: None,
+            _zenohd: None,
             _zenoh_python: None,
         },
-        Kind::Zenohd if std::env::var_os("WEFT_ZENOHD").is_none() => {
+        Kind::Zenohd if zenohd::binary().is_none() => {
+            eprintln!(
+                "WEFT_ZENOHD is not set: a zenoh-python router stands in for zenohd {}",
+                zenohd::VERSION
+            );
             let listen = format!("tcp/127.0.0.1:{port}");
             let id = format!("id=\"{id}\"");
             let mut node_args = vec![
@@ -77,31 +72,15 @@ fn router(kind: Kind, id: &str, port: u16, connect: Option<u16>) -> Router {
             }
             Router {
                 _weftd: None,
-                zenohd: None,
+                _zenohd: None,
                 _zenoh_python: Some(ZenohNode::start(&node_args).expect("checked by the caller")),
             }
         }
-        Kind::Zenohd => {
-            let zenohd = std::env::var_os("WEFT_ZENOHD").expect("checked by the caller");
-            let child = Command::new(zenohd)
-                .args([
-                    "-l",
-                    &format!("tcp/127.0.0.1:{port}"),
-                    "--no-multicast-scouting",
-                ])
-                .args(&args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start zenohd");
-            let router = Router {
-                _weftd: None,
-                zenohd: Some(child),
-                _zenoh_python: None,
-            };
-            wait_for_port(port);
-            router
-        }
+        Kind::Zenohd => Router {
+            _weftd: None,
+            _zenohd: Some(Zenohd::start(port, &args).expect("zenohd, found above")),
+            _zenoh_python: None,
+        },
     }
 }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use weft::PutOptions;
-use weft_testkit::{free_port, wait_for_port};
+use weft_testkit::{free_port, wait_for_port, Prerequisite};
 
 mod common;
 use common::Weftd;
@@ -54,11 +54,7 @@ fn chromium() -> Option<PathBuf> {
 fn browser_or_skip() -> Option<PathBuf> {
     let found = chromium();
     if found.is_none() {
-        assert!(
-            std::env::var_os("WEFT_REQUIRE_BROWSER").is_none(),
-            "WEFT_REQUIRE_BROWSER is set, but no chromium is on the PATH (nor WEFT_CHROMIUM)"
-        );
-        eprintln!("status_page: no chromium on the PATH: the browser test is skipped");
+        Prerequisite::Browser.missing("no chromium on the PATH (nor WEFT_CHROMIUM)");
     }
     found
 }
