@@ -491,7 +491,11 @@ impl Inner {
                 }
             }
         }
-        if peer_link {
+        // A peer ends its initial declarations with a DeclareFinal; a router does not
+        // towards another router (Zenoh's routers never do, and a Zenoh router built with
+        // debug assertions stops reading a router link that sends one).
+        let router_to_router = self.is_router() && t.peer_whatami() == WhatAmI::Router;
+        if peer_link && !router_to_router {
             send_control(t, &declare_final_msg(0));
         }
     }
