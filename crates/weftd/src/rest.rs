@@ -52,8 +52,9 @@ const SSE_QUEUE_BYTES: usize = 16 << 20;
 
 /// Serves REST on `address` until the process ends, within the default [`Limits`]:
 /// request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing stored), 10 s
-/// idle, 64 connections at once, one thread for all (module `http`). Every interface (`[::]`)
-/// falls back to every IPv4 interface where IPv6 is off.
+/// idle, 64 connections at once, served by one thread with the handlers on a bounded
+/// pool (module `http`). Every interface (`[::]`) falls back to every IPv4 interface
+/// where IPv6 is off.
 pub(crate) fn serve(
     session: Session,
     address: SocketAddr,

@@ -30,6 +30,9 @@ use super::Limits;
 /// Headers one request may have, at most (431 beyond, as hyper counts them).
 pub(super) const MAX_HEADERS: usize = 100;
 
+/// Bytes of empty lines (CR, LF) taken before a request line, at most.
+const MAX_EMPTY_LINES: usize = 8;
+
 /// What hyper reads in place of a refused head: a request it serves with the refusal.
 const STAND_IN: &[u8] = b"GET / HTTP/1.1\r\n\r\n";
 
@@ -452,11 +455,15 @@ impl AsyncWrite for Guarded {
 /// Checks the head at the start of `bytes`, `searched` of which are known to hold no
 /// head end; also returns how far `bytes` were searched.
 fn check_head(bytes: &[u8], searched: usize, limits: &Limits) -> (Head, usize) {
-    // Empty lines before a request line are skipped (as hyper skips them).
+    // Empty lines before a request line are skipped (as hyper skips them), a few.
     let start = bytes
         .iter()
-        .position(|b| !matches!(b, b'\r' | b'\n'))
-        .unwrap_or(bytes.len());
+        .take(MAX_EMPTY_LINES + 1)
+        .position(|b| !matches!(b, b'\r' | b'\n'));
+    let Some(start) = start.or((bytes.len() <= MAX_EMPTY_LINES).then_some(bytes.len())) else {
+        let why = "empty lines where a request line belongs";
+        return (Head::Refused(Refusal::new(400, why)), 0);
+    };
     let line_len = bytes[start..].iter().position(|b| *b == b'\n');
     if line_len.unwrap_or(bytes.len() - start) > limits.request_line + 1 {
         let why = format!("the request line is over {} bytes", limits.request_line);
@@ -638,6 +645,7 @@ mod tests {
             b"PUT / HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n",
         );
         refused(400, b"GET / HTTP/1.1\r\nno colon\r\n\r\n");
+        refused(400, &[b'\n'; MAX_EMPTY_LINES + 1]);
     }
 
     #[test]
