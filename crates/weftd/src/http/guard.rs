@@ -21,6 +21,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{ready, Context, Poll, Waker};
 
+use hyper::rt::ReadBufCursor;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
@@ -368,11 +369,11 @@ impl Guarded {
     }
 }
 
-impl AsyncRead for Guarded {
+impl hyper::rt::Read for Guarded {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
+        mut buf: ReadBufCursor<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
@@ -408,7 +409,7 @@ impl AsyncRead for Guarded {
     }
 }
 
-impl AsyncWrite for Guarded {
+impl hyper::rt::Write for Guarded {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

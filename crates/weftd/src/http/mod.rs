@@ -27,9 +27,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::{Body as _, Frame, Incoming, SizeHint};
+use hyper::body::{Body as _, Bytes, Frame, Incoming, SizeHint};
 use hyper::header::{HeaderName, HeaderValue};
 use tokio::io::AsyncWriteExt;
 
@@ -255,7 +253,7 @@ async fn connection(stream: tokio::net::TcpStream, server: Arc<Server>, _place: 
     // A response's head and body go out at once: no waiting for an ACK between writes.
     let _ = stream.set_nodelay(true);
     let exchange = Arc::new(Exchange::default());
-    let io = hyper_util::rt::TokioIo::new(Guarded::new(stream, server.limits, exchange.clone()));
+    let io = Guarded::new(stream, server.limits, exchange.clone());
     let service = hyper::service::service_fn(move |request| {
         answer(request, server.clone(), exchange.clone())
     });
@@ -329,7 +327,8 @@ async fn read_request(
     }
     let mut body = Vec::new();
     loop {
-        let frame = match tokio::time::timeout(limits.idle, incoming.frame()).await {
+        let next = std::future::poll_fn(|cx| Pin::new(&mut incoming).poll_frame(cx));
+        let frame = match tokio::time::timeout(limits.idle, next).await {
             Err(_) => return Err(Refusal::new(408, "the request did not arrive in time")),
             Ok(None) => break,
             Ok(Some(Err(e))) => return Err(Refusal::new(400, format!("malformed body: {e}"))),
