@@ -16,8 +16,13 @@ fn server(limits: Limits) -> std::net::SocketAddr {
     let addr = listener.local_addr().unwrap();
     let handler: Handler = Arc::new(|r: &Request| {
         assert_ne!(r.target, "/panic", "a handler that panics");
-        if r.target == "/stream" {
-            return Response::stream(200, "text/event-stream", Box::new(TwoParts(0)));
+        let ended = match r.target.as_str() {
+            "/stream" => Some(&STREAM_ENDED),
+            "/stream-1.0" => Some(&STREAM_10_ENDED),
+            _ => None,
+        };
+        if let Some(ended) = ended {
+            return Response::stream(200, "text/event-stream", Box::new(TwoParts(0, ended)));
         }
         Response::new(200, "text/plain", r.body.clone())
     });
@@ -26,9 +31,10 @@ fn server(limits: Limits) -> std::net::SocketAddr {
 }
 
 static STREAM_ENDED: AtomicBool = AtomicBool::new(false);
+static STREAM_10_ENDED: AtomicBool = AtomicBool::new(false);
 
-/// `one\n`, `two\n`, then nothing until dropped.
-struct TwoParts(u8);
+/// `one\n`, `two\n`, then nothing until dropped (then the flag is set).
+struct TwoParts(u8, &'static AtomicBool);
 
 impl Stream for TwoParts {
     fn poll_part(&mut self, _: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
@@ -43,7 +49,7 @@ impl Stream for TwoParts {
 
 impl Drop for TwoParts {
     fn drop(&mut self) {
-        STREAM_ENDED.store(true, Ordering::SeqCst);
+        self.1.store(true, Ordering::SeqCst);
     }
 }
 
@@ -218,6 +224,36 @@ fn a_streamed_body_is_chunked_and_ends_when_the_client_goes() {
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
     while !STREAM_ENDED.load(Ordering::SeqCst) {
+        assert!(
+            Instant::now() < deadline,
+            "the stream never saw its client go"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_streamed_body_to_an_http10_client_ends_with_the_connection() {
+    let addr = server(Limits::default());
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .write_all(b"GET /stream-1.0 HTTP/1.0\r\n\r\n")
+        .unwrap();
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.ends_with(b"one\ntwo\n") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0, "{:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    let got = String::from_utf8_lossy(&got);
+    assert!(got.starts_with("HTTP/1.0 200 OK\r\n"), "{got:?}");
+    assert!(!got.contains("Transfer-Encoding"), "{got:?}");
+    assert!(got.ends_with("\r\n\r\none\ntwo\n"), "{got:?}");
+    drop(stream);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !STREAM_10_ENDED.load(Ordering::SeqCst) {
         assert!(
             Instant::now() < deadline,
             "the stream never saw its client go"
