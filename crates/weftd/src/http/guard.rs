@@ -505,6 +505,15 @@ fn check_head(bytes: &[u8], searched: usize, limits: &Limits) -> (Head, usize) {
     if len - line_end > limits.headers + 2 {
         return (too_large(), 0);
     }
+    // What hyper would refuse itself (without the headers every answer carries).
+    let target = request.path.and_then(|p| hyper::Uri::try_from(p).ok());
+    let method = request
+        .method
+        .map(|m| hyper::Method::from_bytes(m.as_bytes()));
+    if target.is_none() || !matches!(method, Some(Ok(_))) {
+        let why = "malformed request line";
+        return (Head::Refused(Refusal::new(400, why)), 0);
+    }
     let head = match framing(&request) {
         Ok(next) => Head::Whole { len, next },
         Err(why) => Head::Refused(Refusal::new(400, why)),
@@ -613,6 +622,19 @@ mod tests {
             }
         );
         assert_eq!(check(b"GET /a HTTP/1.1\r\nHost: x\r\n"), Head::Partial);
+        // Selectors as Zenoh's REST users send them.
+        for target in ["/demo/**?_time=[now(-1h)..]", "/@/local/%7B%7D|^\"{}", "*"] {
+            let head = format!("GET {target} HTTP/1.1\r\n\r\n");
+            let len = head.len();
+            assert_eq!(
+                check_head(head.as_bytes(), 0, &Limits::default()).0,
+                Head::Whole {
+                    len,
+                    next: State::Head
+                },
+                "{target}"
+            );
+        }
     }
 
     #[test]
@@ -650,6 +672,7 @@ mod tests {
         );
         refused(400, b"GET / HTTP/1.1\r\nno colon\r\n\r\n");
         refused(400, &[b'\n'; MAX_EMPTY_LINES + 1]);
+        refused(400, b"GET /a<b HTTP/1.1\r\n\r\n");
     }
 
     #[test]

@@ -288,6 +288,9 @@ fn every_part_over_its_limit_is_refused_with_its_status() {
     assert_eq!(statuses(&text), ["413"], "{text:?}");
     let text = exchange(addr, b"GET / HTTP/1.1\r\nX: \xff\r\n\r\n");
     assert_eq!(statuses(&text), ["400"], "{text:?}");
+    let text = exchange(addr, b"GET /a<b HTTP/1.1\r\n\r\n");
+    assert_eq!(statuses(&text), ["400"], "{text:?}");
+    assert!(text.contains("\r\nX-Every: 1\r\n"), "{text:?}");
 }
 
 #[test]
