@@ -18,8 +18,8 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
 
 use serde_json::{json, Value};
 use weft::{
@@ -27,7 +27,7 @@ use weft::{
     Timestamp,
 };
 
-use crate::http::{CommonHeaders, Limits, Request, Response, StreamWriter};
+use crate::http::{CommonHeaders, Limits, Request, Response};
 
 /// Headers on every response, as the plugin's CORS layer sends them: any web page may
 /// read the answers, and caches know that a preflight's answer depends on what it asked.
@@ -50,13 +50,11 @@ const SSE_QUEUE: usize = 256;
 /// always taken when none waits, whatever its size).
 const SSE_QUEUE_BYTES: usize = 16 << 20;
 
-/// How often an idle Server-Sent Events stream checks that its client is still there.
-const SSE_CHECK: Duration = Duration::from_millis(200);
-
 /// Serves REST on `address` until the process ends, within the default [`Limits`]:
 /// request line 8 KiB, headers 64 KiB, body 64 MiB (413 beyond, nothing stored), 10 s
-/// idle, 64 connections at once, each served on its own thread. Every interface (`[::]`)
-/// falls back to every IPv4 interface where IPv6 is off.
+/// idle, 64 connections at once, served by one thread with the handlers on a bounded
+/// pool (module `http`). Every interface (`[::]`) falls back to every IPv4 interface
+/// where IPv6 is off.
 pub(crate) fn serve(
     session: Session,
     address: SocketAddr,
@@ -496,41 +494,91 @@ fn query(
 /// client that reads slowly never makes weftd hold more, nor delays the router.
 #[derive(Default)]
 struct EventQueue {
-    waiting: Mutex<(VecDeque<Sample>, usize)>,
-    ready: Condvar,
+    waiting: Mutex<Waiting>,
     dropped: AtomicU64,
 }
 
+/// The samples queued, their payload bytes, and the stream to wake for the next one.
+#[derive(Default)]
+struct Waiting {
+    samples: VecDeque<Sample>,
+    bytes: usize,
+    reader: Option<Waker>,
+}
+
 impl EventQueue {
-    /// Queues `sample`, or drops it when the queue is full.
+    /// Queues `sample`, or drops it when the queue is full. Never waits.
     fn push(&self, sample: &Sample) {
         let Ok(mut waiting) = self.waiting.lock() else {
             return;
         };
-        let (queue, bytes) = &mut *waiting;
         let size = sample.payload.len();
-        let fits =
-            queue.is_empty() || (queue.len() < SSE_QUEUE && *bytes + size <= SSE_QUEUE_BYTES);
-        if fits {
-            queue.push_back(sample.clone());
-            *bytes += size;
-            self.ready.notify_one();
-        } else {
+        let fits = waiting.samples.is_empty()
+            || (waiting.samples.len() < SSE_QUEUE && waiting.bytes + size <= SSE_QUEUE_BYTES);
+        if !fits {
             self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        waiting.samples.push_back(sample.clone());
+        waiting.bytes += size;
+        let reader = waiting.reader.take();
+        drop(waiting);
+        if let Some(reader) = reader {
+            reader.wake();
         }
     }
 
-    /// The next sample, waiting at most `wait` for one.
-    fn pop(&self, wait: Duration) -> Option<Sample> {
-        let waiting = self.waiting.lock().ok()?;
-        let (mut waiting, _) = self
-            .ready
-            .wait_timeout_while(waiting, wait, |(queue, _)| queue.is_empty())
-            .ok()?;
-        let (queue, bytes) = &mut *waiting;
-        let sample = queue.pop_front()?;
-        *bytes -= sample.payload.len();
-        Some(sample)
+    /// The next sample; when none waits, `cx` is woken when one comes.
+    fn poll_pop(&self, cx: &mut Context<'_>) -> Poll<Sample> {
+        let Ok(mut waiting) = self.waiting.lock() else {
+            return Poll::Pending;
+        };
+        match waiting.samples.pop_front() {
+            Some(sample) => {
+                waiting.bytes -= sample.payload.len();
+                Poll::Ready(sample)
+            }
+            None => {
+                waiting.reader = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// A subscription's samples as Server-Sent Events, for as long as its client stays (the
+/// subscriber goes with it).
+struct Events {
+    queue: Arc<EventQueue>,
+    subscriber: Option<weft::Subscriber>,
+    key: String,
+}
+
+impl crate::http::Stream for Events {
+    fn poll_part(&mut self, cx: &mut Context<'_>) -> Poll<Option<Vec<u8>>> {
+        self.queue
+            .poll_pop(cx)
+            .map(|sample| Some(sse_event(&sample).into_bytes()))
+    }
+}
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        let dropped = self.queue.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            tracing::warn!(
+                "REST: {dropped} sample(s) on {} dropped for an event-stream client that did \
+                 not keep up",
+                self.key
+            );
+        }
+        // Undeclaring talks to the session: not on the HTTP thread.
+        if let (Some(subscriber), Ok(runtime)) = (
+            self.subscriber.take(),
+            tokio::runtime::Handle::try_current(),
+        ) {
+            runtime.spawn_blocking(move || drop(subscriber));
+        }
     }
 }
 
@@ -542,42 +590,13 @@ fn subscribe(session: &Session, key: &str) -> Response {
         Ok(s) => s,
         Err(e) => return RestError::Session(e).response(),
     };
-    let key = key.to_owned();
-    Response::stream(
-        200,
-        "text/event-stream",
-        Box::new(move |w: &mut StreamWriter<'_>| {
-            stream_events(&queue, w);
-            drop(subscriber);
-            let dropped = queue.dropped.load(Ordering::Relaxed);
-            if dropped > 0 {
-                tracing::warn!(
-                    "REST: {dropped} sample(s) on {key} dropped for an event-stream client \
-                     that did not keep up"
-                );
-            }
-        }),
-    )
-    .with_header("Cache-Control", "no-cache")
-}
-
-/// Sends the samples as they come until the client goes or cannot keep up for the idle
-/// limit (its socket buffers full, a write times out).
-fn stream_events(queue: &EventQueue, w: &mut StreamWriter<'_>) {
-    loop {
-        match queue.pop(SSE_CHECK) {
-            Some(sample) => {
-                if w.send(sse_event(&sample).as_bytes()).is_err() {
-                    return;
-                }
-            }
-            None => {
-                if w.client_gone() {
-                    return;
-                }
-            }
-        }
-    }
+    let events = Events {
+        queue,
+        subscriber: Some(subscriber),
+        key: key.to_owned(),
+    };
+    Response::stream(200, "text/event-stream", Box::new(events))
+        .with_header("Cache-Control", "no-cache")
 }
 
 fn escape(s: &str) -> String {
@@ -797,26 +816,45 @@ mod tests {
     #[test]
     fn an_event_queue_holds_a_bounded_count_and_size_and_counts_the_rest() {
         let q = EventQueue::default();
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut pop = || match q.poll_pop(&mut cx) {
+            Poll::Ready(sample) => Some(sample),
+            Poll::Pending => None,
+        };
         for _ in 0..SSE_QUEUE + 10 {
             q.push(&sample(1));
         }
         assert_eq!(q.dropped.load(Ordering::Relaxed), 10);
         for _ in 0..SSE_QUEUE {
-            assert!(q.pop(Duration::ZERO).is_some());
+            assert!(pop().is_some());
         }
-        assert!(q.pop(Duration::from_millis(1)).is_none());
+        assert!(pop().is_none());
         // One sample over the byte bound is taken when nothing waits, not a second.
         q.push(&sample(SSE_QUEUE_BYTES + 1));
         q.push(&sample(1));
         assert_eq!(q.dropped.load(Ordering::Relaxed), 11);
-        assert_eq!(
-            q.pop(Duration::ZERO).unwrap().payload.len(),
-            SSE_QUEUE_BYTES + 1
-        );
+        assert_eq!(pop().unwrap().payload.len(), SSE_QUEUE_BYTES + 1);
         q.push(&sample(SSE_QUEUE_BYTES / 2));
         q.push(&sample(SSE_QUEUE_BYTES / 2));
         q.push(&sample(1));
         assert_eq!(q.dropped.load(Ordering::Relaxed), 12);
+    }
+
+    #[test]
+    fn a_waiting_event_stream_is_woken_by_the_next_sample() {
+        struct Flag(std::sync::atomic::AtomicBool);
+        impl std::task::Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let flag = Arc::new(Flag(false.into()));
+        let waker = Waker::from(flag.clone());
+        let q = EventQueue::default();
+        assert!(q.poll_pop(&mut Context::from_waker(&waker)).is_pending());
+        q.push(&sample(3));
+        assert!(flag.0.load(Ordering::SeqCst));
+        assert!(q.poll_pop(&mut Context::from_waker(&waker)).is_ready());
     }
 
     #[test]

@@ -262,6 +262,69 @@ fn rest_refuses_what_is_over_its_limits() {
     );
 }
 
+/// Sends `bytes` on a new connection and reads to its close: the status of each answer.
+fn raw_statuses(port: u16, bytes: &[u8]) -> Vec<u16> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    let _ = s.write_all(bytes);
+    let mut response = Vec::new();
+    let _ = s.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response);
+    text.match_indices("HTTP/1.")
+        .filter_map(|(i, _)| text.get(i + 9..i + 12)?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn rest_refuses_ambiguous_request_framing() {
+    let (rest, port) = (free_port(), free_port());
+    let _weftd = start(
+        rest,
+        port,
+        r#"{ plugins: { storage_manager: { storages: { demo: { key_expr: "demo/**", volume: "memory" } } } } }"#,
+    );
+    // Each request hides a second one where a server reading its framing another way
+    // would find it: a put on demo/smuggled.
+    let smuggled = "PUT /demo/smuggled HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx";
+    for framing in [
+        "Transfer-Encoding: gzip, chunked",
+        "Content-Length: 5\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: chunked\r\nContent-Length: 5",
+        "Content-Length: 5\r\nContent-Length: 0",
+    ] {
+        let request =
+            format!("PUT /demo/a HTTP/1.1\r\nHost: x\r\n{framing}\r\n\r\n0\r\n\r\n{smuggled}");
+        assert_eq!(raw_statuses(rest, request.as_bytes()), [400], "{framing}");
+    }
+    // Chunks badly framed: no CRLF after a chunk's data; a size that is not hexadecimal.
+    for chunks in ["1\r\nxX0\r\n\r\n", "g\r\nx\r\n0\r\n\r\n"] {
+        let request = format!(
+            "PUT /demo/a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}{smuggled}"
+        );
+        assert_eq!(raw_statuses(rest, request.as_bytes()), [400], "{chunks:?}");
+    }
+    // HTTP/1.0 without keep-alive: the connection closes after the answer, and what
+    // follows is not read.
+    let request = format!(
+        "PUT /demo/a HTTP/1.0\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok{smuggled}"
+    );
+    assert_eq!(raw_statuses(rest, request.as_bytes()), [200]);
+    // Once the put that was served is stored, the one after it would be too, had it been
+    // read.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !http(rest, "GET", "/demo/a", "", "text/plain")
+        .1
+        .contains("\"ok\"")
+    {
+        assert!(Instant::now() < deadline, "demo/a never stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        http(rest, "GET", "/demo/smuggled", "", "text/plain").1,
+        "[]"
+    );
+}
+
 #[test]
 fn rest_serves_requests_concurrently() {
     use std::sync::{Arc, Mutex};
