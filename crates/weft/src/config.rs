@@ -1,13 +1,24 @@
 //! Configuration, with Zenoh's key names so that a Zenoh configuration file works
 //! unchanged for everything weft implements.
 //!
-//! Files are JSON5. Keys weft does not know are reported as warnings; a known key with an
-//! invalid value is an error naming the key and the value. Security settings fail closed:
-//! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
-//! something weft does not do is an error, never a warning (see [`security_setting`]).
-//! User/password authentication (`transport.auth.usrpwd.*`) is read by `config::usrpwd`.
-//! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`], which
-//! `tls/` and `quic/` endpoints use.
+//! Files are JSON5, parsed into a document that `--cfg KEY:VALUE` settings may edit
+//! ([`Config::apply_setting`]) before it is read ([`Config::from_value`]). Reading is
+//! strict, as Zenoh's own:
+//!
+//! - `config::schema` declares the key tree once: every key of Eclipse Zenoh 1.10's
+//!   configuration, and weft's own (`transport.link.rx.reassembly_budget`,
+//!   `transport.link.tx.overflow_budget`). A key it does not declare is an error naming
+//!   its full path ([`ConfigError::UnknownKey`]), checked before anything is read.
+//! - The readers here turn the values into [`Config`]; a known key with an invalid value
+//!   is an error naming the key and the value. A Zenoh key weft does not implement is
+//!   reported once, in a warning grouping such keys by section.
+//! - Security settings fail closed: a key under `access_control`, `transport.auth` or
+//!   `transport.link.tls` that asks for something weft does not do is an error, never a
+//!   warning (see [`security_setting`]). `access_control` is read by `crate::acl`,
+//!   `transport.auth.usrpwd.*` by `config::usrpwd`, `scouting.gossip.*` with
+//!   `config::gossip`, and TLS (`transport.link.tls`) into [`Config::tls`], which `tls/`
+//!   and `quic/` endpoints use.
+//! - `plugins` is kept as written: each plugin reads and checks its own section.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,6 +30,7 @@ use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_transport::establish::UsrPwd;
 
 mod gossip;
+mod schema;
 mod usrpwd;
 
 pub use gossip::{AutoconnectStrategy, GossipConfig};
@@ -33,6 +45,26 @@ pub enum ConfigError {
     /// The file is not JSON5.
     #[error("configuration is not valid JSON5: {0}")]
     Syntax(String),
+    /// A key that Eclipse Zenoh 1.10's configuration does not have (nor weft's own keys):
+    /// a misspelling, most often, that would otherwise leave a setting silently undone.
+    #[error(
+        "unknown configuration key `{key}`: neither Eclipse Zenoh 1.10 nor weft has it, and \
+         weft refuses to run with a setting it would not apply (expected one of: {expected})"
+    )]
+    UnknownKey {
+        /// The key, dotted (`transport.unicast.acept_timeout`).
+        key: String,
+        /// The keys its section has.
+        expected: String,
+    },
+    /// A section that is not an object of keys (`transport: 5`).
+    #[error("invalid `{key}`: {reason}")]
+    InvalidSection {
+        /// The section, dotted.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A known key with a value of the wrong kind or out of range.
     #[error("invalid value {value} for `{key}`: expected {expected}")]
     InvalidValue {
@@ -354,11 +386,18 @@ const KNOWN: &[&str] = &[
 
 /// Keys of earlier Zenoh configurations that Zenoh itself no longer has, with why they
 /// are not needed (ROS 2's rmw_zenoh still sets some of them).
-const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[(
-    "routing.router.peers_failover_brokering",
-    "removed from Zenoh's configuration in 1.9, where routers route between their peers \
-     by region",
-)];
+const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[
+    (
+        "routing.router.peers_failover_brokering",
+        "removed from Zenoh's configuration in 1.9, where routers route between their peers \
+         by region",
+    ),
+    (
+        "transport.link.tx.queue.backoff",
+        "removed from Zenoh's configuration in 1.0, where `transport.link.tx.queue.batching` \
+         took its place",
+    ),
+];
 
 /// The warnings for configuration keys weft does not implement: one per key Zenoh
 /// itself removed (with why), then one listing the others, grouped by the section they
@@ -577,6 +616,7 @@ impl Config {
                 "the top level must be an object".into(),
             ));
         }
+        schema::check(root)?;
         leaves("", root, &mut flat);
         let mut config = Self::default();
         let mut warnings = Vec::new();
@@ -819,7 +859,7 @@ mod tests {
             listen: { endpoints: { router: ["tcp/[::]:7447"], peer: ["tcp/[::]:0"] } },
             scouting: { multicast: { enabled: false } },
             transport: { link: { tx: { lease: 3000, batch_size: 8192 } } },
-            frobnicate: 1,
+            open: { return_conditions: { declares: false } },
         }"#;
         let (c, warnings) = Config::from_json5(text).unwrap();
         assert_eq!(c.mode, WhatAmI::Client);
@@ -829,7 +869,47 @@ mod tests {
         assert_eq!(c.lease, Duration::from_millis(3000));
         assert_eq!(c.batch_size, 8192);
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("frobnicate"));
+        assert!(
+            warnings[0].contains("open.return_conditions.declares"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_key_zenoh_does_not_have_is_refused_naming_its_full_path() {
+        for (text, key) in [
+            ("{ acess_control: { enabled: true } }", "acess_control"),
+            (
+                "{ transport: { unicast: { acept_timeout: 1000 } } }",
+                "transport.unicast.acept_timeout",
+            ),
+            (
+                r#"{ transport: { auth: { usrpwd: { passwrd: "p" } } } }"#,
+                "transport.auth.usrpwd.passwrd",
+            ),
+            (
+                r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
+                "transport.link.tls.certificate_revocation_list",
+            ),
+            (
+                "{ transport: { link: { tls: { ocsp_stapling: true } } } }",
+                "transport.link.tls.ocsp_stapling",
+            ),
+            ("{ frobnicate: 1 }", "frobnicate"),
+        ] {
+            match Config::from_json5(text) {
+                Err(ConfigError::UnknownKey { key: k, .. }) => assert_eq!(k, key, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        let mut root = json5::from_str("{}").unwrap();
+        Config::apply_setting(&mut root, "transport/unicast/acept_timeout:5").unwrap();
+        let e = Config::from_value(&root).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("unknown configuration key `transport.unicast.acept_timeout`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1071,17 +1151,10 @@ mod tests {
                 "{ transport: { auth: { pubkey: { key_size: 2048 } } } }",
                 "transport.auth.pubkey.key_size",
             ),
+            // An older Zenoh's name, accepted only when it asks for nothing.
             (
-                r#"{ transport: { auth: { usrpwd: { passwrd: "p" } } } }"#,
-                "transport.auth.usrpwd.passwrd",
-            ),
-            (
-                r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
-                "transport.link.tls.certificate_revocation_list",
-            ),
-            (
-                "{ transport: { link: { tls: { ocsp_stapling: true } } } }",
-                "transport.link.tls.ocsp_stapling",
+                r#"{ transport: { link: { tls: { server_private_key: "k.pem" } } } }"#,
+                "transport.link.tls.server_private_key",
             ),
         ];
         for (text, key) in refused {

@@ -22,6 +22,7 @@ use weft::{Config, WhatAmI};
 mod admin;
 mod http;
 mod metrics;
+mod plugins;
 mod rest;
 mod status;
 
@@ -136,6 +137,9 @@ fn config(args: &Args, built_in: bool) -> Result<Config, String> {
         }
         None => Config::default(),
     };
+    for w in plugins::check(config.plugins.as_ref())? {
+        eprintln!("weftd: warning: {w}");
+    }
     config.mode = WhatAmI::Router;
     for e in &args.listen {
         config
