@@ -386,18 +386,11 @@ const KNOWN: &[&str] = &[
 
 /// Keys of earlier Zenoh configurations that Zenoh itself no longer has, with why they
 /// are not needed (ROS 2's rmw_zenoh still sets some of them).
-const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[
-    (
-        "routing.router.peers_failover_brokering",
-        "removed from Zenoh's configuration in 1.9, where routers route between their peers \
-         by region",
-    ),
-    (
-        "transport.link.tx.queue.backoff",
-        "removed from Zenoh's configuration in 1.0, where `transport.link.tx.queue.batching` \
-         took its place",
-    ),
-];
+const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[(
+    "routing.router.peers_failover_brokering",
+    "removed from Zenoh's configuration in 1.9, where routers route between their peers \
+     by region",
+)];
 
 /// The warnings for configuration keys weft does not implement: one per key Zenoh
 /// itself removed (with why), then one listing the others, grouped by the section they

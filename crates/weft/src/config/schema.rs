@@ -255,7 +255,8 @@ struct Queue {
     congestion_control: CongestionControl,
     batching: Batching,
     allocation: Allocation,
-    /// Zenoh's before 1.0 (replaced by `batching`); ROS 2's rmw_zenoh still sets it.
+    /// Zenoh's before 1.0 (replaced by `batching`); ROS 2's rmw_zenoh still sets it:
+    /// reported with the keys weft does not implement.
     backoff: Leaf,
 }
 
