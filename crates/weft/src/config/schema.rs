@@ -1,27 +1,35 @@
 //! The key tree of a configuration file: every key of Eclipse Zenoh 1.10's configuration,
-//! and weft's own few, declared once each as a field of a section below.
+//! and weft's own few, declared once each as a field of a section below, with the kind of
+//! value it takes.
 //!
 //! Each section refuses keys it does not declare (`deny_unknown_fields`), so a misspelled
-//! key is an error naming its full path ([`check`]) instead of a setting that silently
-//! does nothing: Zenoh's own configuration refuses unknown keys the same way. A field of
-//! type [`Leaf`] accepts any value: its value is read and checked by the readers of
-//! `config` (or, for keys weft does not implement, reported as such).
+//! key is an error naming its full path instead of a setting that silently does nothing:
+//! Zenoh's own configuration refuses unknown keys the same way. The type of a field says
+//! what weft does with the key:
 //!
-//! Sections whose entries belong to someone else are leaves here and checked by their
-//! owner: `access_control` (its rules, subjects and policies; `crate::acl`), `plugins`
-//! (each plugin its own section), `metadata` (free-form).
-
-// The fields are declared to be checked, not read: the readers of `config` read the values.
-#![allow(dead_code)]
+//! - [`Setting<T>`] or [`Checked<T>`]: read and checked as a `T` (`config::values`); any
+//!   [`Setting`] may also be given per mode (`{ router: .., peer: .., client: .. }`).
+//! - [`Leaf`]: a Zenoh key weft does not implement: any value, reported in a warning
+//!   (the keys are collected by [`read`]).
+//! - [`FailClosed`]: a security setting weft does not implement: refused unless it asks
+//!   for nothing.
+//! - [`Value`]: kept as written, for its own reader (`access_control`, `plugins`,
+//!   `metadata`, `transport.link.tls`), or accepted silently where weft has nothing to do
+//!   (`adminspace.enabled`, forced on as zenohd forces it; `connect.retry`, ...).
 
 use serde::de::IgnoredAny;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::setting::{Checked, FailClosed, OrNull, Refusal, Setting, Why};
+use super::values::{
+    BatchSize, BufferSize, Count, Endpoints as EndpointList, Flag, GossipTarget, Id, Interface,
+    Micros, Millis, Mode, MulticastAddress, PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
+};
 use super::ConfigError;
 
-/// A key whose value is checked by its reader, not here: any value (null included).
-type Leaf = IgnoredAny;
+/// A Zenoh key weft does not implement: any value, reported.
+pub(super) type Leaf = IgnoredAny;
 
 /// The top level of a configuration.
 #[derive(Deserialize, Default)]
@@ -30,30 +38,30 @@ type Leaf = IgnoredAny;
     deny_unknown_fields,
     expecting = "an object of configuration sections"
 )]
-struct Root {
-    id: Leaf,
-    metadata: Leaf,
-    mode: Leaf,
+pub(super) struct Root {
+    pub(super) id: Setting<Id>,
+    pub(super) metadata: Option<Value>,
+    pub(super) mode: Option<Checked<Mode>>,
     region_name: Leaf,
     gateway: Gateway,
-    connect: Endpoints,
-    listen: Endpoints,
+    pub(super) connect: Connect,
+    pub(super) listen: Listen,
     open: Open,
-    scouting: Scouting,
-    timestamping: Timestamping,
-    queries_default_timeout: Leaf,
+    pub(super) scouting: Scouting,
+    pub(super) timestamping: Timestamping,
+    pub(super) queries_default_timeout: Setting<Millis>,
     routing: Routing,
     aggregation: Aggregation,
     qos: Qos,
-    transport: Transport,
-    adminspace: AdminSpace,
+    pub(super) transport: Transport,
+    pub(super) adminspace: AdminSpace,
     namespace: Leaf,
     downsampling: Leaf,
-    access_control: AccessControl,
+    pub(super) access_control: Option<Value>,
     low_pass_filter: Leaf,
     stats: Stats,
     plugins_loading: PluginsLoading,
-    plugins: Leaf,
+    pub(super) plugins: Option<Value>,
 }
 
 /// `gateway`: how a router splits its regions.
@@ -63,14 +71,28 @@ struct Gateway {
     south: Leaf,
 }
 
-/// `connect` and `listen`: endpoints and how hard to try them.
+/// `connect`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Endpoints {
-    timeout_ms: Leaf,
-    endpoints: Leaf,
-    exit_on_failure: Leaf,
-    retry: Leaf,
+pub(super) struct Connect {
+    pub(super) timeout_ms: Setting<OrNull<TimeoutMs>>,
+    pub(super) endpoints: Setting<EndpointList>,
+    pub(super) exit_on_failure: Setting<OrNull<Flag>>,
+    /// weft retries on its own schedule.
+    retry: Value,
+}
+
+/// `listen`.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+pub(super) struct Listen {
+    /// weft listens at once, or fails.
+    timeout_ms: Value,
+    pub(super) endpoints: Setting<EndpointList>,
+    /// weft listens at once, or fails.
+    exit_on_failure: Value,
+    /// weft listens at once, or fails.
+    retry: Value,
 }
 
 /// `open`: when opening a session returns.
@@ -91,42 +113,42 @@ struct ReturnConditions {
 /// `scouting`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Scouting {
-    timeout: Leaf,
-    delay: Leaf,
-    multicast: Multicast,
-    gossip: Gossip,
+pub(super) struct Scouting {
+    pub(super) timeout: Setting<Millis>,
+    pub(super) delay: Setting<Millis>,
+    pub(super) multicast: Multicast,
+    pub(super) gossip: Gossip,
 }
 
 /// `scouting.multicast`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Multicast {
-    enabled: Leaf,
-    address: Leaf,
-    interface: Leaf,
-    ttl: Leaf,
-    autoconnect: Leaf,
+pub(super) struct Multicast {
+    pub(super) enabled: Setting<Flag>,
+    pub(super) address: Setting<MulticastAddress>,
+    pub(super) interface: Setting<Interface>,
+    pub(super) ttl: Setting<Ttl>,
+    pub(super) autoconnect: Setting<OrNull<Roles>>,
     autoconnect_strategy: Leaf,
-    listen: Leaf,
+    pub(super) listen: Setting<OrNull<Flag>>,
 }
 
 /// `scouting.gossip`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Gossip {
-    enabled: Leaf,
-    multihop: Leaf,
-    target: Leaf,
-    autoconnect: Leaf,
-    autoconnect_strategy: Leaf,
+pub(super) struct Gossip {
+    pub(super) enabled: Setting<Flag>,
+    pub(super) multihop: Setting<Flag>,
+    pub(super) target: Setting<OrNull<GossipTarget>>,
+    pub(super) autoconnect: Setting<OrNull<Roles>>,
+    pub(super) autoconnect_strategy: Setting<OrNull<Strategy>>,
 }
 
 /// `timestamping`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Timestamping {
-    enabled: Leaf,
+pub(super) struct Timestamping {
+    pub(super) enabled: Setting<Flag>,
     drop_future_timestamp: Leaf,
 }
 
@@ -182,26 +204,40 @@ struct Qos {
 /// `transport`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Transport {
-    unicast: Unicast,
+pub(super) struct Transport {
+    pub(super) unicast: Unicast,
     multicast: MulticastTransport,
-    link: Link,
+    pub(super) link: Link,
     shared_memory: SharedMemory,
-    auth: Auth,
+    pub(super) auth: Auth,
 }
 
 /// `transport.unicast`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Unicast {
-    open_timeout: Leaf,
-    accept_timeout: Leaf,
-    accept_pending: Leaf,
-    max_sessions: Leaf,
+pub(super) struct Unicast {
+    pub(super) open_timeout: Setting<Millis>,
+    pub(super) accept_timeout: Setting<Millis>,
+    pub(super) accept_pending: Setting<Count>,
+    pub(super) max_sessions: Setting<Count>,
     max_links: Leaf,
     lowlatency: Leaf,
-    qos: Enabled,
-    compression: Enabled,
+    pub(super) qos: QosEnabled,
+    compression: Unimplemented,
+}
+
+/// `transport.unicast.qos`.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+pub(super) struct QosEnabled {
+    pub(super) enabled: Setting<Flag>,
+}
+
+/// A section with an `enabled` switch weft does not implement.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+struct Unimplemented {
+    enabled: Leaf,
 }
 
 /// `transport.multicast`.
@@ -210,49 +246,43 @@ struct Unicast {
 struct MulticastTransport {
     join_interval: Leaf,
     max_sessions: Leaf,
-    qos: Enabled,
-    compression: Enabled,
-}
-
-/// A section with an `enabled` switch only (`transport.unicast.qos`, ...).
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Enabled {
-    enabled: Leaf,
+    qos: Unimplemented,
+    compression: Unimplemented,
 }
 
 /// `transport.link`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Link {
+pub(super) struct Link {
     protocols: Leaf,
-    tx: Tx,
-    rx: Rx,
-    tls: Tls,
-    tcp: Tcp,
+    pub(super) tx: Tx,
+    pub(super) rx: Rx,
+    pub(super) tls: Tls,
+    pub(super) tcp: Tcp,
     unixpipe: UnixPipe,
 }
 
 /// `transport.link.tx`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Tx {
+pub(super) struct Tx {
     sequence_number_resolution: Leaf,
-    lease: Leaf,
-    keep_alive: Leaf,
-    batch_size: Leaf,
-    queue: Queue,
+    pub(super) lease: Setting<Millis>,
+    /// weft keeps links alive at a fixed fraction of the lease.
+    keep_alive: Value,
+    pub(super) batch_size: Setting<BatchSize>,
+    pub(super) queue: Queue,
     threads: Leaf,
-    /// weft's own key.
-    overflow_budget: Leaf,
+    /// weft's own: memory that forwarded `block` messages waiting for room may hold.
+    pub(super) overflow_budget: Setting<Count>,
 }
 
 /// `transport.link.tx.queue`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Queue {
+pub(super) struct Queue {
     size: QueueSize,
-    congestion_control: CongestionControl,
+    pub(super) congestion_control: CongestionControl,
     batching: Batching,
     allocation: Allocation,
     /// Zenoh's before 1.0 (replaced by `batching`); ROS 2's rmw_zenoh still sets it:
@@ -277,24 +307,26 @@ struct QueueSize {
 /// `transport.link.tx.queue.congestion_control`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct CongestionControl {
-    drop: DropWait,
-    block: Block,
+pub(super) struct CongestionControl {
+    pub(super) drop: DropWait,
+    pub(super) block: Block,
 }
 
 /// `transport.link.tx.queue.congestion_control.drop`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct DropWait {
-    wait_before_drop: Leaf,
+pub(super) struct DropWait {
+    /// Microseconds.
+    pub(super) wait_before_drop: Setting<Micros>,
     max_wait_before_drop_fragments: Leaf,
 }
 
 /// `transport.link.tx.queue.congestion_control.block`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Block {
-    wait_before_close: Leaf,
+pub(super) struct Block {
+    /// Microseconds.
+    pub(super) wait_before_close: Setting<PositiveMicros>,
 }
 
 /// `transport.link.tx.queue.batching`.
@@ -315,53 +347,91 @@ struct Allocation {
 /// `transport.link.rx`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Rx {
+pub(super) struct Rx {
     buffer_size: Leaf,
-    max_message_size: Leaf,
-    /// weft's own key.
-    reassembly_budget: Leaf,
+    pub(super) max_message_size: Setting<Count>,
+    /// weft's own: memory that partially reassembled messages may hold.
+    pub(super) reassembly_budget: Setting<Count>,
 }
 
-/// `transport.link.tls`.
-#[derive(Deserialize, Default)]
+/// `transport.link.tls`: its keys are read by `crate::link::tls` ([`Tls::settings`]).
+#[derive(Deserialize, Serialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Tls {
-    root_ca_certificate: Leaf,
-    root_ca_certificate_base64: Leaf,
-    listen_private_key: Leaf,
-    listen_private_key_base64: Leaf,
-    listen_certificate: Leaf,
-    listen_certificate_base64: Leaf,
-    enable_mtls: Leaf,
-    connect_private_key: Leaf,
-    connect_private_key_base64: Leaf,
-    connect_certificate: Leaf,
-    connect_certificate_base64: Leaf,
-    verify_name_on_connect: Leaf,
-    close_link_on_expiration: Leaf,
-    so_sndbuf: Leaf,
-    so_rcvbuf: Leaf,
-    /// Zenoh's names before 0.11, which ROS 2's rmw_zenoh still sets (to null or false):
-    /// accepted only when they ask for nothing (see `config::security_setting`).
-    server_private_key: Leaf,
+pub(super) struct Tls {
+    #[serde(skip_serializing_if = "Value::is_null")]
+    root_ca_certificate: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    root_ca_certificate_base64: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    listen_private_key: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    listen_private_key_base64: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    listen_certificate: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    listen_certificate_base64: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    enable_mtls: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    connect_private_key: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    connect_private_key_base64: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    connect_certificate: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    connect_certificate_base64: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    verify_name_on_connect: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    close_link_on_expiration: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    so_sndbuf: Value,
+    #[serde(skip_serializing_if = "Value::is_null")]
+    so_rcvbuf: Value,
+    /// Zenoh's names before 0.11, which ROS 2's rmw_zenoh still sets (to null or false).
+    #[serde(skip_serializing)]
+    server_private_key: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    server_certificate: Leaf,
+    #[serde(skip_serializing)]
+    server_certificate: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    server_name_verification: Leaf,
+    #[serde(skip_serializing)]
+    server_name_verification: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    client_auth: Leaf,
+    #[serde(skip_serializing)]
+    client_auth: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    client_private_key: Leaf,
+    #[serde(skip_serializing)]
+    client_private_key: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    client_certificate: Leaf,
+    #[serde(skip_serializing)]
+    client_certificate: FailClosed<OldTlsName>,
+}
+
+impl Tls {
+    /// The keys set (not null), by name, in the order declared.
+    pub(super) fn settings(&self) -> serde_json::Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        }
+    }
+}
+
+/// A TLS key of an older Zenoh.
+#[derive(Debug)]
+struct OldTlsName;
+
+impl Why for OldTlsName {
+    const REASON: &'static str = "a TLS setting of an older Zenoh is configured";
 }
 
 /// `transport.link.tcp`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Tcp {
-    so_sndbuf: Leaf,
-    so_rcvbuf: Leaf,
+pub(super) struct Tcp {
+    pub(super) so_sndbuf: Setting<OrNull<BufferSize>>,
+    pub(super) so_rcvbuf: Setting<OrNull<BufferSize>>,
 }
 
 /// `transport.link.unixpipe`.
@@ -393,57 +463,55 @@ struct TransportOptimization {
 /// `transport.auth`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Auth {
-    usrpwd: UsrPwd,
+pub(super) struct Auth {
+    pub(super) usrpwd: UsrPwd,
     pubkey: PubKey,
 }
 
-/// `transport.auth.usrpwd`.
+/// `transport.auth.usrpwd`: read by `config::usrpwd`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct UsrPwd {
-    user: Leaf,
-    password: Leaf,
-    dictionary_file: Leaf,
+pub(super) struct UsrPwd {
+    pub(super) user: Setting<OrNull<Text>>,
+    pub(super) password: Setting<OrNull<Text>>,
+    pub(super) dictionary_file: Setting<OrNull<Text>>,
 }
 
-/// `transport.auth.pubkey`.
+/// `transport.auth.pubkey`: public-key authentication, which weft does not implement.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
 struct PubKey {
-    public_key_pem: Leaf,
-    private_key_pem: Leaf,
-    public_key_file: Leaf,
-    private_key_file: Leaf,
-    key_size: Leaf,
-    known_keys_file: Leaf,
+    public_key_pem: FailClosed<PubKeyAuth>,
+    private_key_pem: FailClosed<PubKeyAuth>,
+    public_key_file: FailClosed<PubKeyAuth>,
+    private_key_file: FailClosed<PubKeyAuth>,
+    key_size: FailClosed<PubKeyAuth>,
+    known_keys_file: FailClosed<PubKeyAuth>,
+}
+
+/// Public-key authentication.
+#[derive(Debug)]
+struct PubKeyAuth;
+
+impl Why for PubKeyAuth {
+    const REASON: &'static str = "public-key authentication is configured";
 }
 
 /// `adminspace`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct AdminSpace {
-    enabled: Leaf,
-    permissions: Permissions,
+pub(super) struct AdminSpace {
+    /// Forced on, as zenohd forces it: only the permissions matter.
+    enabled: Value,
+    pub(super) permissions: Permissions,
 }
 
 /// `adminspace.permissions`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct Permissions {
-    read: Leaf,
-    write: Leaf,
-}
-
-/// `access_control`: its lists are checked by `crate::acl`.
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields, expecting = "an object")]
-struct AccessControl {
-    enabled: Leaf,
-    default_permission: Leaf,
-    rules: Leaf,
-    subjects: Leaf,
-    policies: Leaf,
+pub(super) struct Permissions {
+    pub(super) read: Setting<Flag>,
+    pub(super) write: Setting<Flag>,
 }
 
 /// `stats`.
@@ -461,19 +529,27 @@ struct PluginsLoading {
     search_dirs: Leaf,
 }
 
-/// Checks that every key of `root` is one of the tree's: the first one that is not is an
-/// error naming its full path (`transport.unicast.acept_timeout`).
-pub(super) fn check(root: &Value) -> Result<(), ConfigError> {
-    serde_path_to_error::deserialize::<_, Root>(root)
-        .map(|_| ())
-        .map_err(|e| from_serde(&e))
+/// Reads the document `root` into the key tree; returns it with the paths of the
+/// [`Leaf`] keys it sets (Zenoh keys weft does not implement), in document order. The
+/// first key that is not one of the tree's, or value that does not pass, is an error
+/// naming its full path (`transport.unicast.acept_timeout`).
+pub(super) fn read(root: &Value) -> Result<(Root, Vec<String>), ConfigError> {
+    let mut unimplemented = Vec::new();
+    let mut track = serde_path_to_error::Track::new();
+    let de = serde_path_to_error::Deserializer::new(root, &mut track);
+    let tree = serde_ignored::deserialize(de, |path| unimplemented.push(path.to_string()))
+        .map_err(|e: serde_json::Error| from_serde(&track.path(), &e))?;
+    Ok((tree, unimplemented))
 }
 
-/// The error of a failed check, with the key's full path.
-fn from_serde(e: &serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
+/// The error of a failed read, with the key's full path.
+fn from_serde(path: &serde_path_to_error::Path, e: &serde_json::Error) -> ConfigError {
     // The path ends with the offending key itself when a key is unknown.
-    let key = e.path().to_string();
-    let message = e.inner().to_string();
+    let key = path.to_string();
+    let message = e.to_string();
+    if let Some(refusal) = Refusal::decode(&message) {
+        return refusal.at(key);
+    }
     match unknown_field(&message) {
         Some((name, expected)) => ConfigError::UnknownKey {
             key: if key == "." { name.to_owned() } else { key },
@@ -503,7 +579,7 @@ mod tests {
     use super::*;
 
     fn check_text(text: &str) -> Result<(), ConfigError> {
-        check(&json5::from_str::<Value>(text).unwrap())
+        read(&json5::from_str::<Value>(text).unwrap()).map(|_| ())
     }
 
     #[test]
@@ -517,10 +593,6 @@ mod tests {
             (
                 "{ transport: { link: { tx: { queue: { size: { ctrl: 1 } } } } } }",
                 "transport.link.tx.queue.size.ctrl",
-            ),
-            (
-                "{ access_control: { enable: true } }",
-                "access_control.enable",
             ),
             (
                 "{ transport: { auth: { usrpwd: { passwrd: \"p\" } } } }",
