@@ -48,6 +48,7 @@ pub use gossip::{AutoconnectStrategy, GossipConfig};
 use crate::endpoint::Endpoint;
 use crate::link::tls::TlsSettings;
 use crate::link::{LinkSettings, TcpBuffers};
+use setting::{OrNull, Setting};
 
 /// An invalid configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -618,19 +619,75 @@ impl Config {
         if let Some(v) = t.link.tcp.so_rcvbuf.get(mode).and_then(|v| v.0.as_ref()) {
             self.tcp_buffers.recv = v.0;
         }
-        for (name, value) in t.link.tls.settings() {
-            let v = setting::for_mode(&value, mode);
-            self.tls
-                .set_config_key(&name, v)
-                .map_err(|bad| ConfigError::InvalidValue {
-                    key: format!("transport.link.tls.{name}"),
-                    value: if name.contains("private_key") {
-                        "(secret)".into()
-                    } else {
-                        v.to_string()
-                    },
-                    expected: bad.expected.into(),
-                })?;
+        self.read_tls(&t.link.tls)
+    }
+
+    /// Sets what `transport.link.tls.*` gives.
+    fn read_tls(&mut self, t: &schema::Tls) -> Result<(), ConfigError> {
+        let mode = self.mode;
+        let out = &mut self.tls;
+        let flag =
+            |f: &Setting<OrNull<values::Flag>>| f.get(mode).and_then(|f| f.0.as_ref().map(|f| f.0));
+        if let Some(f) = flag(&t.enable_mtls) {
+            out.enable_mtls = f;
+        }
+        if let Some(f) = flag(&t.verify_name_on_connect) {
+            out.verify_name_on_connect = f;
+        }
+        if let Some(f) = flag(&t.close_link_on_expiration) {
+            out.close_link_on_expiration = f;
+        }
+        if let Some(v) = t.so_sndbuf.get(mode).and_then(|v| v.0.as_ref()) {
+            out.buffers.send = v.0;
+        }
+        if let Some(v) = t.so_rcvbuf.get(mode).and_then(|v| v.0.as_ref()) {
+            out.buffers.recv = v.0;
+        }
+        let documents = [
+            (
+                &mut out.root_ca_certificate,
+                document(&t.root_ca_certificate, mode),
+                document(&t.root_ca_certificate_base64, mode),
+                "root_ca_certificate_base64",
+            ),
+            (
+                &mut out.listen_private_key,
+                document(&t.listen_private_key, mode),
+                document(&t.listen_private_key_base64, mode),
+                "listen_private_key_base64",
+            ),
+            (
+                &mut out.listen_certificate,
+                document(&t.listen_certificate, mode),
+                document(&t.listen_certificate_base64, mode),
+                "listen_certificate_base64",
+            ),
+            (
+                &mut out.connect_private_key,
+                document(&t.connect_private_key, mode),
+                document(&t.connect_private_key_base64, mode),
+                "connect_private_key_base64",
+            ),
+            (
+                &mut out.connect_certificate,
+                document(&t.connect_certificate, mode),
+                document(&t.connect_certificate_base64, mode),
+                "connect_certificate_base64",
+            ),
+        ];
+        for (slot, file, base64, base64_key) in documents {
+            *slot = match (file, base64) {
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::InvalidValue {
+                        key: format!("transport.link.tls.{base64_key}"),
+                        value: "(secret)".into(),
+                        expected: "only one of the file and the _base64 forms of a \
+                                   certificate or key"
+                            .into(),
+                    })
+                }
+                (file, base64) => file.or(base64),
+            };
         }
         Ok(())
     }
@@ -652,6 +709,17 @@ impl Config {
         })?;
         Self::from_json5(&text)
     }
+}
+
+/// The certificate or key a TLS setting gives a node of `mode`.
+fn document<const BASE64: bool, const SECRET: bool>(
+    setting: &Setting<OrNull<values::Pem<BASE64, SECRET>>>,
+    mode: WhatAmI,
+) -> Option<crate::link::tls::PemSource> {
+    setting
+        .get(mode)
+        .and_then(|d| d.0.as_ref())
+        .and_then(|d| d.0.clone())
 }
 
 #[cfg(test)]
@@ -1024,6 +1092,72 @@ mod tests {
                 "a key is never printed: {e}"
             );
         }
+    }
+
+    #[test]
+    fn config_keys_set_their_slot_once() {
+        use crate::link::tls::PemSource;
+        let text = r#"{ transport: { link: { tls: {
+            root_ca_certificate: "/ca.pem", listen_private_key_base64: "QUJD",
+            enable_mtls: true, connect_certificate: null, connect_private_key: "",
+        } } } }"#;
+        let (c, _) = Config::from_json5(text).unwrap();
+        let s = c.tls;
+        assert_eq!(
+            s.root_ca_certificate,
+            Some(PemSource::File("/ca.pem".into()))
+        );
+        assert_eq!(
+            s.listen_private_key,
+            Some(PemSource::Inline(b"ABC"[..].into()))
+        );
+        assert!(s.enable_mtls && s.verify_name_on_connect);
+        assert!(s.connect_certificate.is_none() && s.connect_private_key.is_none());
+        assert_eq!(
+            format!("{:?}", s.listen_private_key),
+            "Some(Inline(3 bytes))"
+        );
+        // Per mode, as every key.
+        let text = r#"{ mode: "client", transport: { link: { tls: {
+            verify_name_on_connect: { client: false, router: true } } } } }"#;
+        assert!(
+            !Config::from_json5(text)
+                .unwrap()
+                .0
+                .tls
+                .verify_name_on_connect
+        );
+        for (bad, key) in [
+            (
+                r#"{ transport: { link: { tls: { listen_certificate: "/a",
+                     listen_certificate_base64: "QUJD" } } } }"#,
+                "transport.link.tls.listen_certificate_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { listen_certificate_base64: "*" } } } }"#,
+                "transport.link.tls.listen_certificate_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { listen_private_key: 7 } } } }"#,
+                "transport.link.tls.listen_private_key",
+            ),
+        ] {
+            match Config::from_json5(bad) {
+                Err(ConfigError::InvalidValue { key: k, value, .. }) => {
+                    assert_eq!(k, key, "{bad}");
+                    if k.contains("private_key") {
+                        assert_eq!(value, "(secret)");
+                    }
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // An endpoint's forms are not the configuration's.
+        let e = Config::from_json5(
+            r#"{ transport: { link: { tls: { listen_certificate_file: "/x" } } } }"#,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
     }
 
     #[test]

@@ -14,17 +14,18 @@
 //! - [`FailClosed`]: a security setting weft does not implement: refused unless it asks
 //!   for nothing.
 //! - [`Value`]: kept as written, for its own reader (`access_control`, `plugins`,
-//!   `metadata`, `transport.link.tls`), or accepted silently where weft has nothing to do
+//!   `metadata`), or accepted silently where weft has nothing to do
 //!   (`adminspace.enabled`, forced on as zenohd forces it; `connect.retry`, ...).
 
 use serde::de::IgnoredAny;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::setting::{Checked, FailClosed, OrNull, Refusal, Setting, Why};
 use super::values::{
-    BatchSize, BufferSize, Count, Endpoints as EndpointList, Flag, GossipTarget, Id, Interface,
-    Micros, Millis, Mode, MulticastAddress, PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
+    BatchSize, BufferSize, CertificateBase64, CertificateFile, Count, Endpoints as EndpointList,
+    Flag, GossipTarget, Id, Interface, KeyBase64, KeyFile, Micros, Millis, Mode, MulticastAddress,
+    PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
 };
 use super::ConfigError;
 
@@ -354,68 +355,38 @@ pub(super) struct Rx {
     pub(super) reassembly_budget: Setting<Count>,
 }
 
-/// `transport.link.tls`: its keys are read by `crate::link::tls` ([`Tls::settings`]).
-#[derive(Deserialize, Serialize, Default)]
+/// `transport.link.tls`: certificates and keys (a path, or `*_base64`: the PEM document
+/// in base64; one form per document), and options.
+#[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
 pub(super) struct Tls {
-    #[serde(skip_serializing_if = "Value::is_null")]
-    root_ca_certificate: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    root_ca_certificate_base64: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    listen_private_key: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    listen_private_key_base64: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    listen_certificate: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    listen_certificate_base64: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    enable_mtls: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    connect_private_key: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    connect_private_key_base64: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    connect_certificate: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    connect_certificate_base64: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    verify_name_on_connect: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    close_link_on_expiration: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    so_sndbuf: Value,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    so_rcvbuf: Value,
+    pub(super) root_ca_certificate: Setting<OrNull<CertificateFile>>,
+    pub(super) root_ca_certificate_base64: Setting<OrNull<CertificateBase64>>,
+    pub(super) listen_private_key: Setting<OrNull<KeyFile>>,
+    pub(super) listen_private_key_base64: Setting<OrNull<KeyBase64>>,
+    pub(super) listen_certificate: Setting<OrNull<CertificateFile>>,
+    pub(super) listen_certificate_base64: Setting<OrNull<CertificateBase64>>,
+    pub(super) enable_mtls: Setting<OrNull<Flag>>,
+    pub(super) connect_private_key: Setting<OrNull<KeyFile>>,
+    pub(super) connect_private_key_base64: Setting<OrNull<KeyBase64>>,
+    pub(super) connect_certificate: Setting<OrNull<CertificateFile>>,
+    pub(super) connect_certificate_base64: Setting<OrNull<CertificateBase64>>,
+    pub(super) verify_name_on_connect: Setting<OrNull<Flag>>,
+    pub(super) close_link_on_expiration: Setting<OrNull<Flag>>,
+    pub(super) so_sndbuf: Setting<OrNull<BufferSize>>,
+    pub(super) so_rcvbuf: Setting<OrNull<BufferSize>>,
     /// Zenoh's names before 0.11, which ROS 2's rmw_zenoh still sets (to null or false).
-    #[serde(skip_serializing)]
     server_private_key: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    #[serde(skip_serializing)]
     server_certificate: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    #[serde(skip_serializing)]
     server_name_verification: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    #[serde(skip_serializing)]
     client_auth: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    #[serde(skip_serializing)]
     client_private_key: FailClosed<OldTlsName>,
     /// See `server_private_key`.
-    #[serde(skip_serializing)]
     client_certificate: FailClosed<OldTlsName>,
-}
-
-impl Tls {
-    /// The keys set (not null), by name, in the order declared.
-    pub(super) fn settings(&self) -> serde_json::Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => serde_json::Map::new(),
-        }
-    }
 }
 
 /// A TLS key of an older Zenoh.

@@ -145,16 +145,6 @@ pub(super) fn is_per_mode(v: &Value) -> bool {
     })
 }
 
-/// The value of `v` for a node of `mode`: its entry (null when absent) if `v` is a
-/// per-mode value, else `v`.
-pub(super) fn for_mode(v: &Value, mode: WhatAmI) -> &Value {
-    static NULL: Value = Value::Null;
-    match v.as_object() {
-        Some(per_mode) if is_per_mode(v) => per_mode.get(mode.as_str()).unwrap_or(&NULL),
-        _ => v,
-    }
-}
-
 impl<'de, T: Read> Deserialize<'de> for Setting<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = Value::deserialize(d)?;

@@ -11,6 +11,7 @@ use super::gossip::{parse_strategy, AutoconnectStrategy};
 use super::parse_matcher;
 use super::setting::{Read, Refusal};
 use crate::endpoint::{parse_buffer_size, Endpoint};
+use crate::link::tls::PemSource;
 
 /// `mode`: client, peer or router.
 #[derive(Debug)]
@@ -266,3 +267,46 @@ impl Read for Text {
             .ok_or_else(|| Refusal::invalid(v, "a non-empty string, or null"))
     }
 }
+
+/// A TLS certificate or key (`transport.link.tls`): a path, or with `BASE64` the PEM
+/// document in base64; an empty string sets nothing. A `SECRET` one (a private key) is
+/// never shown in an error.
+#[derive(Debug)]
+pub(super) struct Pem<const BASE64: bool, const SECRET: bool>(pub(super) Option<PemSource>);
+
+impl<const BASE64: bool, const SECRET: bool> Read for Pem<BASE64, SECRET> {
+    fn read(v: &Value) -> Result<Self, Refusal> {
+        let refuse = |expected: &str| {
+            if SECRET {
+                Refusal::Invalid {
+                    value: "(secret)".into(),
+                    expected: expected.into(),
+                }
+            } else {
+                Refusal::invalid(v, expected)
+            }
+        };
+        let text = v
+            .as_str()
+            .ok_or_else(|| refuse("a string (a path, or base64 for *_base64)"))?;
+        if text.is_empty() {
+            return Ok(Self(None));
+        }
+        if BASE64 {
+            PemSource::from_base64(text)
+                .map(|pem| Self(Some(pem)))
+                .ok_or_else(|| refuse("base64 of a PEM document"))
+        } else {
+            Ok(Self(Some(PemSource::File(text.into()))))
+        }
+    }
+}
+
+/// A certificate's path.
+pub(super) type CertificateFile = Pem<false, false>;
+/// A certificate, in base64.
+pub(super) type CertificateBase64 = Pem<true, false>;
+/// A private key's path.
+pub(super) type KeyFile = Pem<false, true>;
+/// A private key, in base64.
+pub(super) type KeyBase64 = Pem<true, true>;
