@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Each object of the section is declared once, as a serde struct that refuses keys it
-//! does not declare ([`Section`], [`Entry`], [`Rotate`]): an unknown key is an error
+//! does not declare (`Section`, `Entry`, `Rotate`): an unknown key is an error
 //! naming its full path. Their values are checked as they are read.
 
 use std::path::PathBuf;

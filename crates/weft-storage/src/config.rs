@@ -1,7 +1,7 @@
 //! The `plugins.storage_manager` section of the configuration.
 //!
 //! A storage's entry (`plugins.storage_manager.storages.<name>`) is declared once, as
-//! [`Entry`]: a key it does not declare is an error naming its full path, so a misspelled
+//! `Entry`: a key it does not declare is an error naming its full path, so a misspelled
 //! setting never goes unnoticed. Zenoh's keys that weft's storages do not implement are
 //! accepted and reported in the log.
 

@@ -780,6 +780,15 @@ mod tests {
         // Inside access_control, its reader names the key.
         let e = Config::from_json5("{ access_control: { enable: true } }").unwrap_err();
         assert!(e.to_string().contains("access_control.enable"), "{e}");
+        let e =
+            Config::from_json5(r#"{ access_control: { rules: [{ id: "r", mesages: ["put"] }] } }"#)
+                .unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "`access_control.rules[0].mesages`: unknown field (known: id, messages, flows"
+            ),
+            "{e}"
+        );
         let mut root = json5::from_str("{}").unwrap();
         Config::apply_setting(&mut root, "transport/unicast/acept_timeout:5").unwrap();
         let e = Config::from_value(&root).unwrap_err();
