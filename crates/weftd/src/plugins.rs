@@ -4,7 +4,12 @@
 //! in. Any other entry names a plugin zenohd would load from a library: weftd has none to
 //! load, so an entry with `__required__: true` stops it (as zenohd stops when a required
 //! plugin cannot be loaded), and one without is reported and ignored.
+//!
+//! The REST plugin's section is declared here, with Zenoh's REST plugin's keys (`Rest`):
+//! another key in it is an error naming its path, as Zenoh's plugin refuses it.
 
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The plugins weftd provides, by their configuration names.
@@ -49,6 +54,53 @@ pub(crate) fn check(plugins: Option<&Value>) -> Result<Vec<String>, String> {
     Ok(warnings)
 }
 
+/// `plugins.rest`, as Zenoh's REST plugin takes it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rest {
+    /// `PORT` or `"ADDRESS:PORT"`: read by weftd's `rest_address`.
+    #[serde(default)]
+    http_port: Value,
+    /// Zenoh's REST plugin's worker threads; weft's REST serves with its own.
+    #[serde(rename = "work_thread_num", default)]
+    _work_thread_num: IgnoredAny,
+    /// Zenoh's REST plugin's blocking threads; weft's REST serves with its own.
+    #[serde(rename = "max_block_thread_num", default)]
+    _max_block_thread_num: IgnoredAny,
+    /// Zenoh's plugin loader's: where the plugin's library is (weft's is built in).
+    #[serde(rename = "__path__", default)]
+    _path: IgnoredAny,
+    /// Zenoh's plugin loader's: whether the plugin must load ([`check`] reads it).
+    #[serde(rename = "__required__", default)]
+    _required: IgnoredAny,
+    /// Zenoh's plugin loader's: a file the plugin's configuration is in.
+    #[serde(rename = "__config__", default)]
+    _config: IgnoredAny,
+    /// Zenoh's plugin loader's: the plugin's library name.
+    #[serde(rename = "__plugin__", default)]
+    _plugin: IgnoredAny,
+}
+
+/// `plugins.rest.http_port`, if the REST plugin is configured; a key Zenoh's REST plugin
+/// does not have is an error naming its path.
+pub(crate) fn rest_http_port(plugins: Option<&Value>) -> Result<Option<Value>, String> {
+    let Some(section) = plugins.and_then(|p| p.get("rest")) else {
+        return Ok(None);
+    };
+    let rest: Rest = serde_path_to_error::deserialize(section).map_err(|e| {
+        let message = e.inner().to_string();
+        if message.starts_with("unknown field") {
+            format!(
+                "unknown key `plugins.rest.{}`: Zenoh's REST plugin has no such key ({message})",
+                e.path()
+            )
+        } else {
+            format!("invalid `plugins.rest`: {message}")
+        }
+    })?;
+    Ok(Some(rest.http_port).filter(|p| !p.is_null()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +129,16 @@ mod tests {
         });
         assert_eq!(check(Some(&plugins)), Ok(Vec::new()));
         assert_eq!(check(None), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn the_rest_section_takes_zenohs_rest_plugin_keys_only() {
+        let plugins = json!({ "rest": { "http_port": 8000, "__required__": true,
+                                        "work_thread_num": 2 } });
+        assert_eq!(rest_http_port(Some(&plugins)), Ok(Some(json!(8000))));
+        assert_eq!(rest_http_port(Some(&json!({ "rest": {} }))), Ok(None));
+        assert_eq!(rest_http_port(None), Ok(None));
+        let e = rest_http_port(Some(&json!({ "rest": { "http_prt": 8000 } }))).unwrap_err();
+        assert!(e.starts_with("unknown key `plugins.rest.http_prt`"), "{e}");
     }
 }
