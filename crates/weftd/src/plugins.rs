@@ -70,7 +70,7 @@ struct Rest {
     /// Zenoh's plugin loader's: where the plugin's library is (weft's is built in).
     #[serde(rename = "__path__", default)]
     _path: IgnoredAny,
-    /// Zenoh's plugin loader's: whether the plugin must load ([`check`] reads it).
+    /// Zenoh's plugin loader's: whether the plugin must load (`check` reads it).
     #[serde(rename = "__required__", default)]
     _required: IgnoredAny,
     /// Zenoh's plugin loader's: a file the plugin's configuration is in.
