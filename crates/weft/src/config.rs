@@ -749,6 +749,14 @@ mod tests {
                 "{ transport: { auth: { pubkey: { key_size: 2048 } } } }",
                 "transport.auth.pubkey.key_size",
             ),
+            (
+                r#"{ transport: { link: { protocols: ["tls"] } } }"#,
+                "transport.link.protocols",
+            ),
+            (
+                r#"{ low_pass_filter: [{ messages: ["put"], key_exprs: ["**"], size_limit: 1024 }] }"#,
+                "low_pass_filter",
+            ),
             // An older Zenoh's name, accepted only when it asks for nothing.
             (
                 r#"{ transport: { link: { tls: { server_private_key: "k.pem" } } } }"#,

@@ -59,7 +59,8 @@ pub(super) struct Root {
     namespace: Leaf,
     downsampling: Leaf,
     pub(super) access_control: Option<Value>,
-    low_pass_filter: Leaf,
+    /// Messages dropped past a size: weft would let them through.
+    low_pass_filter: FailClosed<LowPassFilter>,
     stats: Stats,
     plugins_loading: PluginsLoading,
     pub(super) plugins: Option<Value>,
@@ -255,7 +256,8 @@ struct MulticastTransport {
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
 pub(super) struct Link {
-    protocols: Leaf,
+    /// The protocols sessions may be accepted and opened on: weft would not restrict them.
+    protocols: FailClosed<ProtocolWhitelist>,
     pub(super) tx: Tx,
     pub(super) rx: Rx,
     pub(super) tls: Tls,
@@ -387,6 +389,22 @@ pub(super) struct Tls {
     client_private_key: FailClosed<OldTlsName>,
     /// See `server_private_key`.
     client_certificate: FailClosed<OldTlsName>,
+}
+
+/// `transport.link.protocols`.
+#[derive(Debug)]
+struct ProtocolWhitelist;
+
+impl Why for ProtocolWhitelist {
+    const REASON: &'static str = "a whitelist of link protocols is configured";
+}
+
+/// `low_pass_filter`.
+#[derive(Debug)]
+struct LowPassFilter;
+
+impl Why for LowPassFilter {
+    const REASON: &'static str = "a filter of messages by size is configured";
 }
 
 /// A TLS key of an older Zenoh.
