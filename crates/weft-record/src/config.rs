@@ -11,10 +11,16 @@
 //!   },
 //! } } }
 //! ```
+//!
+//! Each object of the section is declared once, as a serde struct that refuses keys it
+//! does not declare (`Section`, `Entry`, `Rotate`): an unknown key is an error
+//! naming its full path. Their values are checked as they are read.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use thiserror::Error;
 use weft_keyexpr::OwnedKeyExpr;
@@ -83,35 +89,76 @@ fn invalid(key: String, value: &Value, expected: &'static str) -> RecorderConfig
     }
 }
 
-/// `map` as an object, or the error naming `key`.
-fn object<'a>(
-    key: &str,
-    value: &'a Value,
-    expected: &'static str,
-) -> Result<&'a Map<String, Value>, RecorderConfigError> {
-    value
-        .as_object()
-        .ok_or_else(|| invalid(key.to_string(), value, expected))
+/// `plugins.recorder`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    /// The recordings, by name.
+    #[serde(default)]
+    recordings: Option<Map<String, Value>>,
+    /// Zenoh's plugin loader's: whether the plugin must load (weftd checks it).
+    #[serde(rename = "__required__", default)]
+    _required: IgnoredAny,
+    /// Zenoh's plugin loader's: where the plugin's library is (weft's is built in).
+    #[serde(rename = "__path__", default)]
+    _path: IgnoredAny,
+    /// Zenoh's plugin loader's: a file the plugin's configuration is in.
+    #[serde(rename = "__config__", default)]
+    _config: IgnoredAny,
 }
 
-/// Refuses the keys of `map` not in `known` (keys starting with `__`, which Zenoh's plugin
-/// loader reads, are allowed).
-fn only_known(
+/// One recording, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    /// What is recorded.
+    #[serde(default)]
+    key_expr: Value,
+    /// Where its files go.
+    #[serde(default)]
+    directory: Value,
+    /// `{ size_mb?, seconds? }`.
+    #[serde(default)]
+    rotate: Value,
+    /// `"zstd"`, `"lz4"` or `"none"`.
+    #[serde(default)]
+    compression: Value,
+    /// `"drop"` or `"block"`.
+    #[serde(default)]
+    when_full: Value,
+}
+
+/// `rotate`, as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rotate {
+    /// MiB.
+    #[serde(default)]
+    size_mb: Value,
+    /// Seconds.
+    #[serde(default)]
+    seconds: Value,
+}
+
+/// Reads `value`, at the dotted path `at`, as a `T`: a key `T` does not declare is an
+/// error naming its path; a value of another shape is an error expecting `expected`.
+fn read<T: DeserializeOwned>(
     at: &str,
-    map: &Map<String, Value>,
-    known: &[&str],
-) -> Result<(), RecorderConfigError> {
-    match map
-        .iter()
-        .find(|(k, _)| !k.starts_with("__") && !known.contains(&k.as_str()))
-    {
-        Some((k, v)) => Err(RecorderConfigError {
-            key: format!("{at}.{k}"),
-            value: v.to_string(),
+    value: &Value,
+    expected: &'static str,
+) -> Result<T, RecorderConfigError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if !e.inner().to_string().starts_with("unknown field") {
+            return invalid(at.to_string(), value, expected);
+        }
+        let pointer = format!("/{}", path.replace('.', "/"));
+        RecorderConfigError {
+            key: format!("{at}.{path}"),
+            value: value.pointer(&pointer).unwrap_or(&Value::Null).to_string(),
             expected: "no such key (unknown)",
-        }),
-        None => Ok(()),
-    }
+        }
+    })
 }
 
 /// A positive, finite number at `key`.
@@ -127,13 +174,11 @@ pub fn parse(plugins: &Value) -> Result<Vec<RecordingConfig>, RecorderConfigErro
     let Some(section) = plugins.get("recorder") else {
         return Ok(Vec::new());
     };
-    let section = object(SECTION, section, "an object with `recordings`")?;
-    only_known(SECTION, section, &["recordings"])?;
-    let Some(recordings) = section.get("recordings") else {
+    let section: Section = read(SECTION, section, "an object with `recordings`")?;
+    let Some(recordings) = section.recordings else {
         return Ok(Vec::new());
     };
     let base = format!("{SECTION}.recordings");
-    let recordings = object(&base, recordings, "an object of recordings")?;
     recordings
         .iter()
         .map(|(name, r)| recording(&format!("{base}.{name}"), name, r))
@@ -142,51 +187,39 @@ pub fn parse(plugins: &Value) -> Result<Vec<RecordingConfig>, RecorderConfigErro
 
 /// One recording, at the dotted path `at`.
 fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, RecorderConfigError> {
-    let r = object(
+    let r: Entry = read(
         at,
         value,
         "an object: { key_expr, directory, rotate?, compression?, when_full? }",
     )?;
-    only_known(
-        at,
-        r,
-        &[
-            "key_expr",
-            "directory",
-            "rotate",
-            "compression",
-            "when_full",
-        ],
-    )?;
-    let null = Value::Null;
     let key_expr = r
-        .get("key_expr")
-        .and_then(Value::as_str)
+        .key_expr
+        .as_str()
         .and_then(|k| OwnedKeyExpr::new(k).ok())
         .ok_or_else(|| {
             invalid(
                 format!("{at}.key_expr"),
-                r.get("key_expr").unwrap_or(&null),
+                &r.key_expr,
                 "a valid key expression",
             )
         })?;
-    let directory = match r.get("directory") {
-        Some(Value::String(d)) if !d.is_empty() => PathBuf::from(d),
+    let directory = match &r.directory {
+        Value::String(d) if !d.is_empty() => PathBuf::from(d),
         other => {
             return Err(invalid(
                 format!("{at}.directory"),
-                other.unwrap_or(&null),
+                other,
                 "a directory path",
             ))
         }
     };
-    let rotate = match r.get("rotate") {
-        None | Some(Value::Null) => Rotation::default(),
-        Some(v) => rotation(&format!("{at}.rotate"), v)?,
+    let rotate = match &r.rotate {
+        Value::Null => Rotation::default(),
+        v => rotation(&format!("{at}.rotate"), v)?,
     };
-    let compression = match r.get("compression") {
-        None | Some(Value::Null) => Compression::Zstd,
-        Some(v) => v.as_str().and_then(|c| c.parse().ok()).ok_or_else(|| {
+    let compression = match &r.compression {
+        Value::Null => Compression::Zstd,
+        v => v.as_str().and_then(|c| c.parse().ok()).ok_or_else(|| {
             invalid(
                 format!("{at}.compression"),
                 v,
@@ -194,9 +227,9 @@ fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, Rec
             )
         })?,
     };
-    let when_full = match r.get("when_full") {
-        None | Some(Value::Null) => WhenFull::Drop,
-        Some(v) => match v.as_str() {
+    let when_full = match &r.when_full {
+        Value::Null => WhenFull::Drop,
+        v => match v.as_str() {
             Some("drop") => WhenFull::Drop,
             Some("block") => WhenFull::Block,
             _ => {
@@ -220,15 +253,14 @@ fn recording(at: &str, name: &str, value: &Value) -> Result<RecordingConfig, Rec
 
 /// `rotate: { size_mb?, seconds? }`.
 fn rotation(at: &str, value: &Value) -> Result<Rotation, RecorderConfigError> {
-    let r = object(at, value, "an object: { size_mb?, seconds? }")?;
-    only_known(at, r, &["size_mb", "seconds"])?;
+    let r: Rotate = read(at, value, "an object: { size_mb?, seconds? }")?;
     let mut rotate = Rotation::default();
-    if let Some(v) = r.get("size_mb").filter(|v| !v.is_null()) {
+    if let Some(v) = Some(&r.size_mb).filter(|v| !v.is_null()) {
         let mb = positive(format!("{at}.size_mb"), v)?;
         // At least one byte: a fraction of a MiB is allowed (small files for tests).
         rotate.size_bytes = Some(((mb * 1024.0 * 1024.0) as u64).max(1));
     }
-    if let Some(v) = r.get("seconds").filter(|v| !v.is_null()) {
+    if let Some(v) = Some(&r.seconds).filter(|v| !v.is_null()) {
         let seconds = positive(format!("{at}.seconds"), v)?;
         rotate.age = Duration::try_from_secs_f64(seconds).ok();
         if rotate.age.is_none() {
@@ -316,5 +348,8 @@ mod tests {
         );
         let e = parse(&json!({ "recorder": { "storages": {} } })).unwrap_err();
         assert_eq!(e.key, "plugins.recorder.storages");
+        // Zenoh's plugin loader's keys are the section's too.
+        let plugins = json!({ "recorder": { "__required__": true, "recordings": {} } });
+        assert!(parse(&plugins).unwrap().is_empty());
     }
 }

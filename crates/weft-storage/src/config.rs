@@ -1,21 +1,99 @@
 //! The `plugins.storage_manager` section of the configuration.
+//!
+//! A storage's entry (`plugins.storage_manager.storages.<name>`) is declared once, as
+//! `Entry`: a key it does not declare is an error naming its full path, so a misspelled
+//! setting never goes unnoticed. Zenoh's keys that weft's storages do not implement are
+//! accepted and reported in the log.
 
 use std::path::PathBuf;
 
+use serde::de::IgnoredAny;
+use serde::Deserialize;
 use serde_json::Value;
 use thiserror::Error;
 use weft_keyexpr::OwnedKeyExpr;
 
 /// A storage configuration that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("invalid value {value} for `{key}`: expected {expected}")]
-pub struct StorageConfigError {
-    /// The key, dotted.
-    pub key: String,
-    /// The value as written.
-    pub value: String,
-    /// What is accepted.
-    pub expected: &'static str,
+pub enum StorageConfigError {
+    /// A known key with a value that cannot be used.
+    #[error("invalid value {value} for `{key}`: expected {expected}")]
+    InvalidValue {
+        /// The key, dotted.
+        key: String,
+        /// The value as written.
+        value: String,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// A key a storage does not have.
+    #[error(
+        "unknown key `{key}`: a storage has key_expr, strip_prefix, volume, and Zenoh's \
+         complete, garbage_collection and replication"
+    )]
+    UnknownKey {
+        /// The key, dotted (`plugins.storage_manager.storages.demo.volum`).
+        key: String,
+    },
+}
+
+impl StorageConfigError {
+    /// The key the error is about, dotted.
+    pub fn key(&self) -> &str {
+        match self {
+            Self::InvalidValue { key, .. } | Self::UnknownKey { key } => key,
+        }
+    }
+}
+
+/// One storage's entry, as written: every key it may have.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an object")]
+struct Entry {
+    /// The key expression stored.
+    #[serde(default)]
+    key_expr: Value,
+    /// A prefix removed from keys when stored.
+    #[serde(default)]
+    strip_prefix: Value,
+    /// The volume: `"memory"`, `"sqlite"` or `{ id, path? }`.
+    #[serde(default)]
+    volume: Value,
+    /// Zenoh's: whether the storage claims to hold every key (not implemented).
+    complete: Option<IgnoredAny>,
+    /// Zenoh's: when deletions are forgotten (not implemented).
+    garbage_collection: Option<IgnoredAny>,
+    /// Zenoh's: replication between storages (not implemented).
+    replication: Option<IgnoredAny>,
+}
+
+impl Entry {
+    /// Reads the entry at `at` (its dotted path), naming the key that is not a storage's.
+    fn read(at: &str, value: &Value) -> Result<Self, StorageConfigError> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = e.path().to_string();
+            let message = e.inner().to_string();
+            if message.starts_with("unknown field") {
+                StorageConfigError::UnknownKey {
+                    key: format!("{at}.{path}"),
+                }
+            } else {
+                invalid(at.to_owned(), value, "an object with a key_expr")
+            }
+        })
+    }
+
+    /// The keys of Zenoh's that are set and that weft's storages do not implement.
+    fn unimplemented(&self) -> Vec<&'static str> {
+        [
+            ("complete", self.complete.is_some()),
+            ("garbage_collection", self.garbage_collection.is_some()),
+            ("replication", self.replication.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, set)| set.then_some(k))
+        .collect()
+    }
 }
 
 /// Where a storage keeps its values.
@@ -41,7 +119,7 @@ pub struct StorageConfig {
 }
 
 fn invalid(key: String, value: &Value, expected: &'static str) -> StorageConfigError {
-    StorageConfigError {
+    StorageConfigError::InvalidValue {
         key,
         value: value.to_string(),
         expected,
@@ -79,21 +157,29 @@ pub fn parse(plugins: &Value) -> Result<Vec<StorageConfig>, StorageConfigError> 
     let mut out = Vec::new();
     for (name, s) in storages {
         let at = format!("{base}.storages.{name}");
-        let key_expr = s
-            .get("key_expr")
-            .and_then(Value::as_str)
+        let entry = Entry::read(&at, s)?;
+        let unimplemented = entry.unimplemented();
+        if !unimplemented.is_empty() {
+            tracing::warn!(
+                "storage `{name}`: {} not implemented by weft's storages, ignored",
+                unimplemented.join(", ")
+            );
+        }
+        let key_expr = entry
+            .key_expr
+            .as_str()
             .and_then(|k| OwnedKeyExpr::new(k).ok())
             .ok_or_else(|| {
                 invalid(
                     format!("{at}.key_expr"),
-                    s.get("key_expr").unwrap_or(&Value::Null),
+                    &entry.key_expr,
                     "a valid key expression",
                 )
             })?;
-        let strip_prefix = match s.get("strip_prefix") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(p)) if key_expr.as_str().starts_with(p.as_str()) => Some(p.clone()),
-            Some(v) => {
+        let strip_prefix = match &entry.strip_prefix {
+            Value::Null => None,
+            Value::String(p) if key_expr.as_str().starts_with(p.as_str()) => Some(p.clone()),
+            v => {
                 return Err(invalid(
                     format!("{at}.strip_prefix"),
                     v,
@@ -101,7 +187,7 @@ pub fn parse(plugins: &Value) -> Result<Vec<StorageConfig>, StorageConfigError> 
                 ))
             }
         };
-        let volume = s.get("volume").unwrap_or(&Value::Null);
+        let volume = &entry.volume;
         let (id, path) = match volume {
             Value::String(id) => (id.as_str(), None),
             Value::Object(m) => (
@@ -158,12 +244,32 @@ mod tests {
     fn errors_name_the_key() {
         let e = parse(&json!({ "storage_manager": { "storages": { "x": { "key_expr": "a//b", "volume": "memory" } } } }))
             .unwrap_err();
-        assert_eq!(e.key, "plugins.storage_manager.storages.x.key_expr");
+        assert_eq!(e.key(), "plugins.storage_manager.storages.x.key_expr");
         let e = parse(&json!({ "storage_manager": { "storages": { "x": { "key_expr": "a/**", "volume": "rocks" } } } }))
             .unwrap_err();
-        assert_eq!(e.key, "plugins.storage_manager.storages.x.volume");
+        assert_eq!(e.key(), "plugins.storage_manager.storages.x.volume");
         let e = parse(&json!({ "storage_manager": { "storages": { "x": { "key_expr": "a/**", "strip_prefix": "b", "volume": "memory" } } } }))
             .unwrap_err();
-        assert!(e.key.ends_with("strip_prefix"));
+        assert!(e.key().ends_with("strip_prefix"));
+    }
+
+    #[test]
+    fn an_unknown_key_in_a_storage_is_an_error_naming_its_path() {
+        let e = parse(&json!({ "storage_manager": { "storages": { "demo": {
+            "key_expr": "demo/**", "volume": "memory", "strip_prefx": "demo" } } } }))
+        .unwrap_err();
+        assert!(matches!(e, StorageConfigError::UnknownKey { .. }), "{e}");
+        assert_eq!(e.key(), "plugins.storage_manager.storages.demo.strip_prefx");
+        assert!(e
+            .to_string()
+            .starts_with("unknown key `plugins.storage_manager.storages.demo.strip_prefx`"));
+        // Zenoh's keys that weft's storages do not implement are accepted.
+        let s = parse(&json!({ "storage_manager": { "storages": { "demo": {
+            "key_expr": "demo/**", "volume": "memory", "complete": true,
+            "garbage_collection": { "period": 30 } } } } }))
+        .unwrap();
+        assert_eq!(s.len(), 1);
+        let e = parse(&json!({ "storage_manager": { "storages": { "demo": 5 } } })).unwrap_err();
+        assert_eq!(e.key(), "plugins.storage_manager.storages.demo");
     }
 }

@@ -1,13 +1,33 @@
 //! Configuration, with Zenoh's key names so that a Zenoh configuration file works
 //! unchanged for everything weft implements.
 //!
-//! Files are JSON5. Keys weft does not know are reported as warnings; a known key with an
-//! invalid value is an error naming the key and the value. Security settings fail closed:
-//! a key under `access_control`, `transport.auth` or `transport.link.tls` that asks for
-//! something weft does not do is an error, never a warning (see [`security_setting`]).
-//! User/password authentication (`transport.auth.usrpwd.*`) is read by `config::usrpwd`.
-//! TLS (`transport.link.tls`) is implemented: its keys are read into [`Config::tls`], which
-//! `tls/` and `quic/` endpoints use.
+//! Files are JSON5, parsed into a document that `--cfg KEY:VALUE` settings may edit
+//! ([`Config::apply_setting`]) before it is read ([`Config::from_value`]). Reading is
+//! strict, as Zenoh's own. The module is laid out as:
+//!
+//! - `config::schema`: the key tree, declared once: every key of Eclipse Zenoh 1.10's
+//!   configuration, and weft's own (`transport.link.rx.reassembly_budget`,
+//!   `transport.link.tx.overflow_budget`), as serde sections that deny unknown fields,
+//!   each key with the kind of value it takes. A key it does not declare is an error
+//!   naming its full path ([`ConfigError::UnknownKey`]); so is a value that does not pass
+//!   ([`ConfigError::InvalidValue`], with the value as written).
+//! - `config::values`: the kinds of values (milliseconds, counts, buffer sizes, roles,
+//!   endpoints, ...), each read and checked once.
+//! - `config::setting`: the forms a key takes (one value, or one per mode:
+//!   `{ router: .., peer: .., client: .. }`), fail-closed security settings, and how a
+//!   refused value travels through serde's error to come out with its key's path.
+//! - `config::reader`: sets [`Config`] from the key tree, each key read once, for the
+//!   node's mode. This module holds [`Config`], its defaults, and [`ConfigError`].
+//! - `config::unimplemented`: the Zenoh keys weft does not implement that a
+//!   configuration sets, reported once in a warning grouping them by section.
+//! - `config::usrpwd` (`transport.auth.usrpwd.*`) and `config::gossip`
+//!   (`scouting.gossip.*`): what those keys make. `access_control` is read and checked
+//!   by `crate::acl` (its own serde declarations). `plugins` is kept as written: each
+//!   plugin reads and checks its own section (weftd's storages, recorder and REST).
+//!
+//! Security settings fail closed: a key under `access_control`, `transport.auth` or
+//! `transport.link.tls` that asks for something weft does not do (public-key
+//! authentication, an older Zenoh's TLS key) is an error, never a warning.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,11 +39,16 @@ use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_transport::establish::UsrPwd;
 
 mod gossip;
+mod reader;
+mod schema;
+mod setting;
+mod unimplemented;
 mod usrpwd;
+mod values;
 
 pub use gossip::{AutoconnectStrategy, GossipConfig};
 
-use crate::endpoint::{parse_buffer_size, Endpoint};
+use crate::endpoint::Endpoint;
 use crate::link::tls::TlsSettings;
 use crate::link::{LinkSettings, TcpBuffers};
 
@@ -33,6 +58,26 @@ pub enum ConfigError {
     /// The file is not JSON5.
     #[error("configuration is not valid JSON5: {0}")]
     Syntax(String),
+    /// A key that Eclipse Zenoh 1.10's configuration does not have (nor weft's own keys):
+    /// a misspelling, most often, that would otherwise leave a setting silently undone.
+    #[error(
+        "unknown configuration key `{key}`: neither Eclipse Zenoh 1.10 nor weft has it, and \
+         weft refuses to run with a setting it would not apply (expected one of: {expected})"
+    )]
+    UnknownKey {
+        /// The key, dotted (`transport.unicast.acept_timeout`).
+        key: String,
+        /// The keys its section has.
+        expected: String,
+    },
+    /// A section that is not an object of keys (`transport: 5`).
+    #[error("invalid `{key}`: {reason}")]
+    InvalidSection {
+        /// The section, dotted.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A known key with a value of the wrong kind or out of range.
     #[error("invalid value {value} for `{key}`: expected {expected}")]
     InvalidValue {
@@ -41,7 +86,7 @@ pub enum ConfigError {
         /// The value as written.
         value: String,
         /// What is accepted.
-        expected: &'static str,
+        expected: String,
     },
     /// An endpoint in a list of endpoints that does not parse.
     #[error("invalid endpoint in `{key}`: {reason}")]
@@ -62,7 +107,7 @@ pub enum ConfigError {
         /// The value as written.
         value: String,
         /// What the setting asks for.
-        reason: &'static str,
+        reason: String,
     },
     /// A `KEY:VALUE` setting (zenohd's and Zenoh's tools' `--cfg`) that does not parse.
     #[error("invalid --cfg {setting:?}: {reason}")]
@@ -301,238 +346,6 @@ pub fn parse_matcher(v: &Value) -> Option<WhatAmIMatcher> {
     Some(WhatAmIMatcher(bits))
 }
 
-/// Keys weft reads (others are reported as unknown).
-const KNOWN: &[&str] = &[
-    "id",
-    "mode",
-    "connect.endpoints",
-    "connect.timeout_ms",
-    "connect.exit_on_failure",
-    "connect.retry",
-    "listen.endpoints",
-    "listen.timeout_ms",
-    "listen.exit_on_failure",
-    "listen.retry",
-    "scouting.timeout",
-    "scouting.delay",
-    "scouting.multicast.enabled",
-    "scouting.multicast.address",
-    "scouting.multicast.interface",
-    "scouting.multicast.ttl",
-    "scouting.multicast.autoconnect",
-    "scouting.multicast.listen",
-    "scouting.gossip.enabled",
-    "scouting.gossip.multihop",
-    "scouting.gossip.target",
-    "scouting.gossip.autoconnect",
-    "scouting.gossip.autoconnect_strategy",
-    "transport.link.tx.lease",
-    "transport.link.tx.keep_alive",
-    "transport.link.tx.batch_size",
-    "transport.link.tcp.so_sndbuf",
-    "transport.link.tcp.so_rcvbuf",
-    "transport.unicast.open_timeout",
-    "transport.unicast.accept_timeout",
-    "transport.link.rx.max_message_size",
-    "transport.link.rx.reassembly_budget",
-    "transport.link.tx.queue.congestion_control.drop.wait_before_drop",
-    "transport.link.tx.queue.congestion_control.block.wait_before_close",
-    "transport.link.tx.overflow_budget",
-    "transport.unicast.accept_pending",
-    "transport.unicast.max_sessions",
-    "transport.unicast.qos.enabled",
-    "queries_default_timeout",
-    "timestamping.enabled",
-    "plugins",
-    "access_control",
-    // Forced on, as zenohd does; only the permissions matter.
-    "adminspace.enabled",
-    "adminspace.permissions.read",
-    "adminspace.permissions.write",
-    "metadata",
-];
-
-/// Keys of earlier Zenoh configurations that Zenoh itself no longer has, with why they
-/// are not needed (ROS 2's rmw_zenoh still sets some of them).
-const REMOVED_FROM_ZENOH: &[(&str, &str)] = &[(
-    "routing.router.peers_failover_brokering",
-    "removed from Zenoh's configuration in 1.9, where routers route between their peers \
-     by region",
-)];
-
-/// The warnings for configuration keys weft does not implement: one per key Zenoh
-/// itself removed (with why), then one listing the others, grouped by the section they
-/// are in (`transport.link.tx.queue.size.{control, data}`).
-fn unknown_keys_warnings(keys: &[String]) -> Vec<String> {
-    let mut warnings = Vec::new();
-    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
-    for key in keys {
-        if let Some((_, why)) = REMOVED_FROM_ZENOH.iter().find(|(k, _)| k == key) {
-            warnings.push(format!("`{key}` ignored: {why}"));
-            continue;
-        }
-        let (section, leaf) = key.rsplit_once('.').unwrap_or(("", key));
-        match groups.iter_mut().find(|(s, _)| *s == section) {
-            Some((_, leaves)) => leaves.push(leaf),
-            None => groups.push((section, vec![leaf])),
-        }
-    }
-    if groups.is_empty() {
-        return warnings;
-    }
-    let count: usize = groups.iter().map(|(_, l)| l.len()).sum();
-    let listed: Vec<String> = groups
-        .iter()
-        .map(|(section, leaves)| {
-            let leaves = if leaves.len() == 1 {
-                leaves[0].to_string()
-            } else {
-                format!("{{{}}}", leaves.join(", "))
-            };
-            if section.is_empty() {
-                leaves
-            } else {
-                format!("{section}.{leaves}")
-            }
-        })
-        .collect();
-    let noun = if count == 1 { "key" } else { "keys" };
-    warnings.push(format!(
-        "{count} configuration {noun} weft does not implement, ignored: {}",
-        listed.join(", ")
-    ));
-    warnings
-}
-
-/// Checks a key of the security sections `transport.auth` and `transport.link.tls`
-/// (`access_control` is read whole, see [`crate::acl`]): `None` for a key outside them; `Some(Ok)` for a setting that asks
-/// for nothing (null, false, empty, or a default that only matters once the feature is
-/// on, as in Zenoh's own default configuration); `Some(Err)` naming the key for one that
-/// would turn on a feature weft does not implement.
-pub fn security_setting(key: &str, value: &Value) -> Option<Result<(), ConfigError>> {
-    let reason = if key == "transport.auth" || key.starts_with("transport.auth.") {
-        if inert(value) {
-            return Some(Ok(()));
-        }
-        if key.starts_with("transport.auth.usrpwd") {
-            // `user`, `password` and `dictionary_file` are read before this.
-            "not a user/password setting weft knows (user, password, dictionary_file)"
-        } else if key.starts_with("transport.auth.pubkey") {
-            "public-key authentication is configured"
-        } else {
-            "transport authentication is configured"
-        }
-    } else if key == "transport.link.tls" || key.starts_with("transport.link.tls.") {
-        // Every key of Zenoh 1.10's section is implemented (read by `Config`); anything
-        // else could ask for a protection weft would not give.
-        match key.strip_prefix("transport.link.tls.") {
-            Some(name) if TLS_KEYS.contains(&name) => return Some(Ok(())),
-            _ if inert(value) => return Some(Ok(())),
-            _ => "a TLS setting weft does not know is configured",
-        }
-    } else {
-        return None;
-    };
-    Some(Err(ConfigError::UnsupportedSecurity {
-        key: key.into(),
-        value: value.to_string(),
-        reason,
-    }))
-}
-
-/// The keys of `transport.link.tls` weft implements: Zenoh 1.10's.
-const TLS_KEYS: &[&str] = &[
-    "root_ca_certificate",
-    "root_ca_certificate_base64",
-    "listen_private_key",
-    "listen_private_key_base64",
-    "listen_certificate",
-    "listen_certificate_base64",
-    "enable_mtls",
-    "connect_private_key",
-    "connect_private_key_base64",
-    "connect_certificate",
-    "connect_certificate_base64",
-    "verify_name_on_connect",
-    "close_link_on_expiration",
-    "so_sndbuf",
-    "so_rcvbuf",
-];
-
-/// Whether a value asks for nothing: null, false, or an empty list, string or object.
-fn inert(value: &Value) -> bool {
-    match value {
-        Value::Null | Value::Bool(false) => true,
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        Value::String(s) => s.is_empty(),
-        _ => false,
-    }
-}
-
-fn invalid(key: &str, value: &Value, expected: &'static str) -> ConfigError {
-    ConfigError::InvalidValue {
-        key: key.into(),
-        value: value.to_string(),
-        expected,
-    }
-}
-
-fn leaves(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
-    match v {
-        Value::Object(m) if !KNOWN.contains(&prefix) => {
-            for (k, child) in m {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                leaves(&key, child, out);
-            }
-        }
-        _ => out.push((prefix.to_string(), v.clone())),
-    }
-}
-
-fn millis(key: &str, v: &Value) -> Result<Duration, ConfigError> {
-    v.as_u64()
-        .filter(|ms| *ms > 0)
-        .map(Duration::from_millis)
-        .ok_or_else(|| invalid(key, v, "a positive number of milliseconds"))
-}
-
-/// A number of microseconds (zero allowed with `zero_ok`).
-fn micros(key: &str, v: &Value, zero_ok: bool) -> Result<Duration, ConfigError> {
-    v.as_u64()
-        .filter(|us| zero_ok || *us > 0)
-        .map(Duration::from_micros)
-        .ok_or_else(|| {
-            let what = if zero_ok {
-                "a whole number of microseconds"
-            } else {
-                "a positive number of microseconds"
-            };
-            invalid(key, v, what)
-        })
-}
-
-fn count(key: &str, v: &Value) -> Result<usize, ConfigError> {
-    v.as_u64()
-        .filter(|n| *n > 0)
-        .and_then(|n| usize::try_from(n).ok())
-        .ok_or_else(|| invalid(key, v, "a positive whole number"))
-}
-
-fn buffer_size(key: &str, v: &Value) -> Result<usize, ConfigError> {
-    v.as_u64()
-        .and_then(|n| parse_buffer_size(&n.to_string()))
-        .ok_or_else(|| invalid(key, v, "a buffer size in bytes, 4096..=1073741824"))
-}
-
-fn boolean(key: &str, v: &Value) -> Result<bool, ConfigError> {
-    v.as_bool().ok_or_else(|| invalid(key, v, "true or false"))
-}
-
 impl Config {
     /// Parses a JSON5 configuration; returns it with warnings about unknown keys.
     pub fn from_json5(text: &str) -> Result<(Self, Vec<String>), ConfigError> {
@@ -571,187 +384,33 @@ impl Config {
     /// As [`Config::from_json5`], from the parsed document (for a tool that edits it
     /// first, e.g. weftd's `--cfg KEY:VALUE`).
     pub fn from_value(root: &Value) -> Result<(Self, Vec<String>), ConfigError> {
-        let mut flat = Vec::new();
         if !root.is_object() {
             return Err(ConfigError::Syntax(
                 "the top level must be an object".into(),
             ));
         }
-        leaves("", root, &mut flat);
+        let (tree, unimplemented) = schema::read(root)?;
         let mut config = Self::default();
-        let mut warnings = Vec::new();
-        // Keys weft does not implement: told once, grouped, after the others.
-        let mut unknown = Vec::new();
         // The mode first: per-mode values (`{ router: .., peer: .., client: .. }`) use it.
-        if let Some((_, v)) = flat.iter().find(|(k, _)| k == "mode") {
-            config.mode = match v.as_str() {
-                Some("client") => WhatAmI::Client,
-                Some("peer") => WhatAmI::Peer,
-                Some("router") => WhatAmI::Router,
-                _ => return Err(invalid("mode", v, "\"client\", \"peer\" or \"router\"")),
-            };
+        if let Some(mode) = &tree.mode {
+            config.mode = mode.0 .0;
         }
-        let mut usrpwd = usrpwd::Settings::default();
-        for (key, value) in &flat {
-            let v = config.per_mode(value);
-            match key.as_str() {
-                "mode" => {}
-                k if usrpwd::KEYS.contains(&k) => usrpwd.set(k, v)?,
-                "id" => {
-                    let id = v
-                        .as_str()
-                        .and_then(|s| s.parse::<ZenohId>().ok())
-                        .ok_or_else(|| {
-                            invalid(key, v, "1 to 32 hexadecimal digits, not all zero")
-                        })?;
-                    config.id = Some(id);
-                }
-                "connect.endpoints" => config.connect = endpoints(key, v)?,
-                "connect.timeout_ms" if !v.is_null() => {
-                    config.connect_timeout_ms = Some(
-                        v.as_i64()
-                            .filter(|t| *t >= -1)
-                            .ok_or_else(|| invalid(key, v, "milliseconds, 0 or -1 (no limit)"))?,
-                    );
-                }
-                "connect.exit_on_failure" if !v.is_null() => {
-                    config.connect_exit_on_failure = Some(boolean(key, v)?);
-                }
-                "listen.endpoints" => config.listen = endpoints(key, v)?,
-                "scouting.multicast.enabled" => config.multicast_scouting = boolean(key, v)?,
-                "scouting.timeout" => config.scouting.timeout = millis(key, v)?,
-                "scouting.delay" => config.scouting.delay = millis(key, v)?,
-                "scouting.multicast.address" => {
-                    config.scouting.address = v
-                        .as_str()
-                        .and_then(|s| s.parse::<SocketAddr>().ok())
-                        .filter(|a| a.ip().is_multicast())
-                        .ok_or_else(|| {
-                            invalid(
-                                key,
-                                v,
-                                "a multicast group and port, e.g. \"224.0.0.224:7446\"",
-                            )
-                        })?;
-                }
-                "scouting.multicast.interface" => {
-                    config.scouting.interface = match v.as_str() {
-                        Some("auto") => None,
-                        Some(name) if !name.is_empty() => Some(name.to_string()),
-                        _ => return Err(invalid(key, v, "\"auto\" or an interface name")),
-                    };
-                }
-                "scouting.multicast.ttl" => {
-                    config.scouting.ttl = v
-                        .as_u64()
-                        .filter(|t| (1..=255).contains(t))
-                        .map(|t| t as u32)
-                        .ok_or_else(|| invalid(key, v, "a TTL in 1..=255"))?;
-                }
-                "scouting.multicast.autoconnect" if !v.is_null() => {
-                    config.scouting.autoconnect = Some(parse_matcher(v).ok_or_else(|| {
-                        invalid(
-                            key,
-                            v,
-                            "roles such as \"router|peer\" or [\"router\", \"peer\"]",
-                        )
-                    })?);
-                }
-                "scouting.multicast.listen" if !v.is_null() => {
-                    config.scouting.listen = Some(boolean(key, v)?);
-                }
-                "transport.link.tx.lease" => config.lease = millis(key, v)?,
-                "transport.link.tx.batch_size" => {
-                    config.batch_size = v
-                        .as_u64()
-                        .filter(|b| (64..=65535).contains(b))
-                        .map(|b| b as u16)
-                        .ok_or_else(|| invalid(key, v, "a batch size in 64..=65535"))?;
-                }
-                "transport.link.tcp.so_sndbuf" => config.tcp_buffers.send = buffer_size(key, v)?,
-                "transport.link.tcp.so_rcvbuf" => config.tcp_buffers.recv = buffer_size(key, v)?,
-                "transport.unicast.open_timeout" => config.open_timeout = millis(key, v)?,
-                "transport.unicast.accept_timeout" => config.accept_timeout = millis(key, v)?,
-                "transport.link.rx.max_message_size" => config.max_message_size = count(key, v)?,
-                "transport.link.rx.reassembly_budget" => {
-                    config.reassembly_budget = count(key, v)?;
-                }
-                "transport.link.tx.queue.congestion_control.drop.wait_before_drop" => {
-                    config.wait_before_drop = micros(key, v, true)?;
-                }
-                "transport.link.tx.queue.congestion_control.block.wait_before_close" => {
-                    config.wait_before_close = micros(key, v, false)?;
-                }
-                "transport.link.tx.overflow_budget" => config.overflow_budget = count(key, v)?,
-                "transport.unicast.accept_pending" => config.accept_pending = count(key, v)?,
-                "transport.unicast.max_sessions" => config.max_sessions = count(key, v)?,
-                "transport.unicast.qos.enabled" => config.qos = boolean(key, v)?,
-                "queries_default_timeout" => config.queries_default_timeout = millis(key, v)?,
-                "timestamping.enabled" => config.timestamping = Some(boolean(key, v)?),
-                "plugins" => config.plugins = Some(value.clone()),
-                "metadata" => config.metadata = Some(value.clone()),
-                "access_control" => {
-                    config.access_control = crate::acl::AclConfig::from_value(value)?;
-                }
-                "scouting.gossip.enabled" => config.scouting.gossip.enabled = boolean(key, v)?,
-                "scouting.gossip.multihop" => {
-                    config.scouting.gossip.multihop = boolean(key, v)?;
-                }
-                "scouting.gossip.target" if !v.is_null() => {
-                    let target = parse_matcher(v)
-                        .filter(|m| !m.matches(WhatAmI::Client))
-                        .ok_or_else(|| invalid(key, v, "roles among \"router\" and \"peer\""))?;
-                    config.scouting.gossip.target = Some(target);
-                }
-                "scouting.gossip.autoconnect" if !v.is_null() => {
-                    config.scouting.gossip.autoconnect =
-                        Some(parse_matcher(v).ok_or_else(|| {
-                            invalid(
-                                key,
-                                v,
-                                "roles such as \"router|peer\" or [\"router\", \"peer\"]",
-                            )
-                        })?);
-                }
-                "scouting.gossip.autoconnect_strategy" if !v.is_null() => {
-                    config.scouting.gossip.strategy =
-                        gossip::parse_strategy(v).ok_or_else(|| {
-                            invalid(
-                                key,
-                                v,
-                                "\"always\", \"greater-zid\", or { to_router, to_peer, to_client }",
-                            )
-                        })?;
-                }
-                "adminspace.permissions.read" => config.adminspace_read = boolean(key, v)?,
-                "adminspace.permissions.write" => config.adminspace_write = boolean(key, v)?,
-                k if KNOWN.contains(&k) => {}
-                k if k
-                    .strip_prefix("transport.link.tls.")
-                    .is_some_and(|name| TLS_KEYS.contains(&name)) =>
-                {
-                    let name = &k["transport.link.tls.".len()..];
-                    config.tls.set_config_key(name, v).map_err(|bad| {
-                        ConfigError::InvalidValue {
-                            key: key.clone(),
-                            value: if name.contains("private_key") {
-                                "(secret)".into()
-                            } else {
-                                v.to_string()
-                            },
-                            expected: bad.expected,
-                        }
-                    })?;
-                }
-                k if security_setting(k, v).is_some() => {
-                    security_setting(k, v).unwrap_or(Ok(()))?;
-                }
-                k => unknown.push(k.to_string()),
+        let mode = config.mode;
+        let mut warnings = Vec::new();
+        config.read(&tree)?;
+        // Keys weft does not implement: told once, grouped, after the others.
+        let mut keys = Vec::new();
+        for path in unimplemented {
+            let pointer = format!("/{}", path.replace('.', "/"));
+            match root.pointer(&pointer) {
+                Some(v) => unimplemented::leaves(&path, v, &mut keys),
+                None => keys.push(path),
             }
         }
-        warnings.extend(unknown_keys_warnings(&unknown));
+        warnings.extend(unimplemented::warnings(&keys));
         let listens = !config.listen.is_empty();
-        config.usrpwd = usrpwd.build(listens, &mut warnings)?.map(Arc::new);
+        config.usrpwd =
+            usrpwd::build(&tree.transport.auth.usrpwd, mode, listens, &mut warnings)?.map(Arc::new);
         Ok((config, warnings))
     }
 
@@ -772,39 +431,6 @@ impl Config {
         })?;
         Self::from_json5(&text)
     }
-
-    /// Selects the value for this node's mode from a `{ router, peer, client }` object.
-    fn per_mode<'v>(&self, v: &'v Value) -> &'v Value {
-        match v {
-            Value::Object(m)
-                if m.keys()
-                    .all(|k| matches!(k.as_str(), "router" | "peer" | "client")) =>
-            {
-                m.get(self.mode.as_str()).unwrap_or(&Value::Null)
-            }
-            other => other,
-        }
-    }
-}
-
-fn endpoints(key: &str, v: &Value) -> Result<Vec<Endpoint>, ConfigError> {
-    if v.is_null() {
-        return Ok(Vec::new());
-    }
-    let list = v
-        .as_array()
-        .ok_or_else(|| invalid(key, v, "a list of endpoints"))?;
-    list.iter()
-        .map(|e| {
-            e.as_str()
-                .ok_or_else(|| invalid(key, e, "an endpoint string"))?
-                .parse::<Endpoint>()
-                .map_err(|err| ConfigError::InvalidEndpoint {
-                    key: key.into(),
-                    reason: err.to_string(),
-                })
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -819,7 +445,7 @@ mod tests {
             listen: { endpoints: { router: ["tcp/[::]:7447"], peer: ["tcp/[::]:0"] } },
             scouting: { multicast: { enabled: false } },
             transport: { link: { tx: { lease: 3000, batch_size: 8192 } } },
-            frobnicate: 1,
+            open: { return_conditions: { declares: false } },
         }"#;
         let (c, warnings) = Config::from_json5(text).unwrap();
         assert_eq!(c.mode, WhatAmI::Client);
@@ -829,7 +455,59 @@ mod tests {
         assert_eq!(c.lease, Duration::from_millis(3000));
         assert_eq!(c.batch_size, 8192);
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("frobnicate"));
+        assert!(
+            warnings[0].contains("open.return_conditions.declares"),
+            "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_key_zenoh_does_not_have_is_refused_naming_its_full_path() {
+        for (text, key) in [
+            ("{ acess_control: { enabled: true } }", "acess_control"),
+            (
+                "{ transport: { unicast: { acept_timeout: 1000 } } }",
+                "transport.unicast.acept_timeout",
+            ),
+            (
+                r#"{ transport: { auth: { usrpwd: { passwrd: "p" } } } }"#,
+                "transport.auth.usrpwd.passwrd",
+            ),
+            (
+                r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
+                "transport.link.tls.certificate_revocation_list",
+            ),
+            (
+                "{ transport: { link: { tls: { ocsp_stapling: true } } } }",
+                "transport.link.tls.ocsp_stapling",
+            ),
+            ("{ frobnicate: 1 }", "frobnicate"),
+        ] {
+            match Config::from_json5(text) {
+                Err(ConfigError::UnknownKey { key: k, .. }) => assert_eq!(k, key, "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        // Inside access_control, its reader names the key.
+        let e = Config::from_json5("{ access_control: { enable: true } }").unwrap_err();
+        assert!(e.to_string().contains("access_control.enable"), "{e}");
+        let e =
+            Config::from_json5(r#"{ access_control: { rules: [{ id: "r", mesages: ["put"] }] } }"#)
+                .unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "`access_control.rules[0].mesages`: unknown field (known: id, messages, flows"
+            ),
+            "{e}"
+        );
+        let mut root = json5::from_str("{}").unwrap();
+        Config::apply_setting(&mut root, "transport/unicast/acept_timeout:5").unwrap();
+        let e = Config::from_value(&root).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("unknown configuration key `transport.unicast.acept_timeout`"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1072,16 +750,17 @@ mod tests {
                 "transport.auth.pubkey.key_size",
             ),
             (
-                r#"{ transport: { auth: { usrpwd: { passwrd: "p" } } } }"#,
-                "transport.auth.usrpwd.passwrd",
+                r#"{ transport: { link: { protocols: ["tls"] } } }"#,
+                "transport.link.protocols",
             ),
             (
-                r#"{ transport: { link: { tls: { certificate_revocation_list: "crl.pem" } } } }"#,
-                "transport.link.tls.certificate_revocation_list",
+                r#"{ low_pass_filter: [{ messages: ["put"], key_exprs: ["**"], size_limit: 1024 }] }"#,
+                "low_pass_filter",
             ),
+            // An older Zenoh's name, accepted only when it asks for nothing.
             (
-                "{ transport: { link: { tls: { ocsp_stapling: true } } } }",
-                "transport.link.tls.ocsp_stapling",
+                r#"{ transport: { link: { tls: { server_private_key: "k.pem" } } } }"#,
+                "transport.link.tls.server_private_key",
             ),
         ];
         for (text, key) in refused {
@@ -1141,6 +820,72 @@ mod tests {
                 "a key is never printed: {e}"
             );
         }
+    }
+
+    #[test]
+    fn config_keys_set_their_slot_once() {
+        use crate::link::tls::PemSource;
+        let text = r#"{ transport: { link: { tls: {
+            root_ca_certificate: "/ca.pem", listen_private_key_base64: "QUJD",
+            enable_mtls: true, connect_certificate: null, connect_private_key: "",
+        } } } }"#;
+        let (c, _) = Config::from_json5(text).unwrap();
+        let s = c.tls;
+        assert_eq!(
+            s.root_ca_certificate,
+            Some(PemSource::File("/ca.pem".into()))
+        );
+        assert_eq!(
+            s.listen_private_key,
+            Some(PemSource::Inline(b"ABC"[..].into()))
+        );
+        assert!(s.enable_mtls && s.verify_name_on_connect);
+        assert!(s.connect_certificate.is_none() && s.connect_private_key.is_none());
+        assert_eq!(
+            format!("{:?}", s.listen_private_key),
+            "Some(Inline(3 bytes))"
+        );
+        // Per mode, as every key.
+        let text = r#"{ mode: "client", transport: { link: { tls: {
+            verify_name_on_connect: { client: false, router: true } } } } }"#;
+        assert!(
+            !Config::from_json5(text)
+                .unwrap()
+                .0
+                .tls
+                .verify_name_on_connect
+        );
+        for (bad, key) in [
+            (
+                r#"{ transport: { link: { tls: { listen_certificate: "/a",
+                     listen_certificate_base64: "QUJD" } } } }"#,
+                "transport.link.tls.listen_certificate_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { listen_certificate_base64: "*" } } } }"#,
+                "transport.link.tls.listen_certificate_base64",
+            ),
+            (
+                r#"{ transport: { link: { tls: { listen_private_key: 7 } } } }"#,
+                "transport.link.tls.listen_private_key",
+            ),
+        ] {
+            match Config::from_json5(bad) {
+                Err(ConfigError::InvalidValue { key: k, value, .. }) => {
+                    assert_eq!(k, key, "{bad}");
+                    if k.contains("private_key") {
+                        assert_eq!(value, "(secret)");
+                    }
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // An endpoint's forms are not the configuration's.
+        let e = Config::from_json5(
+            r#"{ transport: { link: { tls: { listen_certificate_file: "/x" } } } }"#,
+        )
+        .unwrap_err();
+        assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
     }
 
     #[test]
@@ -1309,13 +1054,13 @@ mod tests {
         .iter()
         .map(|k| (*k).to_string())
         .collect();
-        let w = unknown_keys_warnings(&keys);
+        let w = unimplemented::warnings(&keys);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(w[0].starts_with("`routing.router.peers_failover_brokering` ignored: removed"));
         assert_eq!(
             w[1],
             "4 configuration keys weft does not implement, ignored: a.b.{c, d}, x, a.e"
         );
-        assert!(unknown_keys_warnings(&[]).is_empty());
+        assert!(unimplemented::warnings(&[]).is_empty());
     }
 }

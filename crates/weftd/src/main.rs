@@ -22,6 +22,7 @@ use weft::{Config, WhatAmI};
 mod admin;
 mod http;
 mod metrics;
+mod plugins;
 mod rest;
 mod status;
 
@@ -136,6 +137,9 @@ fn config(args: &Args, built_in: bool) -> Result<Config, String> {
         }
         None => Config::default(),
     };
+    for w in plugins::check(config.plugins.as_ref())? {
+        eprintln!("weftd: warning: {w}");
+    }
     config.mode = WhatAmI::Router;
     for e in &args.listen {
         config
@@ -175,14 +179,10 @@ fn rest_address(args: &Args, config: &Config) -> Result<Option<SocketAddr>, Stri
             format!("invalid --rest-http-port {text:?}: expected PORT or ADDRESS:PORT")
         });
     }
-    let Some(value) = config
-        .plugins
-        .as_ref()
-        .and_then(|p| p.pointer("/rest/http_port"))
-    else {
+    let Some(value) = plugins::rest_http_port(config.plugins.as_ref())? else {
         return Ok(None);
     };
-    let parsed = match value {
+    let parsed = match &value {
         serde_json::Value::Number(n) => n
             .as_u64()
             .and_then(|p| u16::try_from(p).ok())

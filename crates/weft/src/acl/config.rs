@@ -2,10 +2,16 @@
 //! policies tying them together. Every mistake Zenoh refuses is refused here, naming the
 //! field (`access_control.rules[1].messages`), so a policy never silently means less than
 //! it says.
+//!
+//! The section and the objects of its lists are declared once each, as serde structs that
+//! refuse fields they do not declare (`Section`, `RuleFields`, `SubjectFields`,
+//! `PolicyFields`); their values are checked as they are read.
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::Value;
 use thiserror::Error;
 use weft_keyexpr::OwnedKeyExpr;
 use weft_proto::core::ZenohId;
@@ -223,29 +229,80 @@ fn error(field: impl Into<String>, problem: impl Into<String>) -> AclError {
     }
 }
 
+/// The `access_control` section, as written.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct Section {
+    enabled: Value,
+    default_permission: Value,
+    rules: Value,
+    subjects: Value,
+    policies: Value,
+}
+
+/// A rule, as written.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct RuleFields {
+    id: Value,
+    messages: Value,
+    flows: Value,
+    permission: Value,
+    key_exprs: Value,
+}
+
+/// A subject, as written.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct SubjectFields {
+    id: Value,
+    interfaces: Value,
+    cert_common_names: Value,
+    usernames: Value,
+    link_protocols: Value,
+    zids: Value,
+}
+
+/// A policy, as written.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct PolicyFields {
+    id: Value,
+    rules: Value,
+    subjects: Value,
+}
+
+/// Reads the object `v` at `field` as a `T`: a field `T` does not declare is refused,
+/// naming it and the fields `T` has.
+fn fields<T: DeserializeOwned>(v: &Value, field: &str) -> Result<T, AclError> {
+    if !v.is_object() {
+        return Err(error(field, "expected an object"));
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let message = e.inner().to_string();
+        let known = message
+            .split_once(", expected one of ")
+            .map_or("", |(_, known)| known)
+            .replace('`', "");
+        error(
+            format!("{field}.{}", e.path()),
+            format!("unknown field (known: {known})"),
+        )
+    })
+}
+
 impl AclConfig {
     /// Reads the `access_control` section (the object under that key).
     pub fn from_value(section: &Value) -> Result<Self, AclError> {
         const FIELD: &str = "access_control";
-        let object = object(section, FIELD)?;
-        only_fields(
-            object,
-            FIELD,
-            &[
-                "enabled",
-                "default_permission",
-                "rules",
-                "subjects",
-                "policies",
-            ],
-        )?;
+        let section: Section = fields(section, FIELD)?;
         let mut config = Self::default();
-        if let Some(v) = present(object, "enabled") {
+        if let Some(v) = present(&section.enabled) {
             config.enabled = v
                 .as_bool()
                 .ok_or_else(|| error("access_control.enabled", "expected true or false"))?;
         }
-        if let Some(v) = present(object, "default_permission") {
+        if let Some(v) = present(&section.default_permission) {
             config.default_permission =
                 v.as_str().and_then(Permission::from_name).ok_or_else(|| {
                     error(
@@ -256,7 +313,7 @@ impl AclConfig {
         }
         // The lists are read whether or not access control is enabled (a mistake in them
         // is refused all the same, as Zenoh does); only an enabled one needs all three.
-        let lists = ["rules", "subjects", "policies"].map(|k| present(object, k));
+        let lists = [&section.rules, &section.subjects, &section.policies].map(present);
         if config.enabled && lists.iter().any(Option::is_none) {
             return Err(error(
                 FIELD,
@@ -345,32 +402,18 @@ fn unique<'a>(ids: impl Iterator<Item = &'a str>, field: &str) -> Result<(), Acl
 }
 
 /// A field's value, `None` when absent or null.
-fn present<'v>(object: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    object.get(key).filter(|v| !v.is_null())
-}
-
-fn object<'v>(v: &'v Value, field: &str) -> Result<&'v Map<String, Value>, AclError> {
-    v.as_object()
-        .ok_or_else(|| error(field, "expected an object"))
+fn present(v: &Value) -> Option<&Value> {
+    Some(v).filter(|v| !v.is_null())
 }
 
 fn list<'v>(v: &'v Value, field: &str) -> Result<&'v Vec<Value>, AclError> {
     v.as_array().ok_or_else(|| error(field, "expected a list"))
 }
 
-fn only_fields(object: &Map<String, Value>, field: &str, known: &[&str]) -> Result<(), AclError> {
-    match object.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(k) => Err(error(
-            format!("{field}.{k}"),
-            format!("unknown field (known: {})", known.join(", ")),
-        )),
-        None => Ok(()),
-    }
-}
-
-fn id(object: &Map<String, Value>, field: &str) -> Result<String, AclError> {
+/// The `id` field `v` of the object at `field`.
+fn id(v: &Value, field: &str) -> Result<String, AclError> {
     let field = format!("{field}.id");
-    let id = present(object, "id")
+    let id = present(v)
         .ok_or_else(|| error(&field, "missing"))?
         .as_str()
         .ok_or_else(|| error(&field, "expected a string"))?;
@@ -380,16 +423,11 @@ fn id(object: &Map<String, Value>, field: &str) -> Result<String, AclError> {
     Ok(id.to_owned())
 }
 
-/// A non-empty list of non-empty strings, if present.
-fn strings(
-    object: &Map<String, Value>,
-    key: &str,
-    field: &str,
-) -> Result<Option<Vec<String>>, AclError> {
-    let Some(v) = present(object, key) else {
+/// A non-empty list of non-empty strings at `field`, if present.
+fn strings(v: &Value, field: String) -> Result<Option<Vec<String>>, AclError> {
+    let Some(v) = present(v) else {
         return Ok(None);
     };
-    let field = format!("{field}.{key}");
     let items = list(v, &field)?;
     if items.is_empty() {
         return Err(error(
@@ -408,14 +446,9 @@ fn strings(
 }
 
 fn rule(v: &Value, field: &str) -> Result<Rule, AclError> {
-    let object = object(v, field)?;
-    only_fields(
-        object,
-        field,
-        &["id", "messages", "flows", "permission", "key_exprs"],
-    )?;
-    let id = id(object, field)?;
-    let messages = strings(object, "messages", field)?
+    let r: RuleFields = fields(v, field)?;
+    let id = id(&r.id, field)?;
+    let messages = strings(&r.messages, format!("{field}.messages"))?
         .ok_or_else(|| error(format!("{field}.messages"), "missing"))?
         .iter()
         .map(|m| {
@@ -428,7 +461,7 @@ fn rule(v: &Value, field: &str) -> Result<Rule, AclError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let flows = match strings(object, "flows", field)? {
+    let flows = match strings(&r.flows, format!("{field}.flows"))? {
         None => vec![Flow::Ingress, Flow::Egress],
         Some(names) => names
             .iter()
@@ -442,7 +475,7 @@ fn rule(v: &Value, field: &str) -> Result<Rule, AclError> {
             })
             .collect::<Result<Vec<_>, _>>()?,
     };
-    let permission = present(object, "permission")
+    let permission = present(&r.permission)
         .and_then(Value::as_str)
         .and_then(Permission::from_name)
         .ok_or_else(|| {
@@ -451,7 +484,7 @@ fn rule(v: &Value, field: &str) -> Result<Rule, AclError> {
                 "expected \"allow\" or \"deny\"",
             )
         })?;
-    let key_exprs = strings(object, "key_exprs", field)?
+    let key_exprs = strings(&r.key_exprs, format!("{field}.key_exprs"))?
         .ok_or_else(|| error(format!("{field}.key_exprs"), "missing"))?
         .into_iter()
         .map(|k| {
@@ -473,20 +506,8 @@ fn rule(v: &Value, field: &str) -> Result<Rule, AclError> {
 }
 
 fn subject(v: &Value, field: &str) -> Result<SubjectSpec, AclError> {
-    let object = object(v, field)?;
-    only_fields(
-        object,
-        field,
-        &[
-            "id",
-            "interfaces",
-            "cert_common_names",
-            "usernames",
-            "link_protocols",
-            "zids",
-        ],
-    )?;
-    let link_protocols = strings(object, "link_protocols", field)?;
+    let s: SubjectFields = fields(v, field)?;
+    let link_protocols = strings(&s.link_protocols, format!("{field}.link_protocols"))?;
     for p in link_protocols.iter().flatten() {
         if !LINK_PROTOCOLS.contains(&p.as_str()) {
             return Err(error(
@@ -498,7 +519,7 @@ fn subject(v: &Value, field: &str) -> Result<SubjectSpec, AclError> {
             ));
         }
     }
-    let zids = strings(object, "zids", field)?
+    let zids = strings(&s.zids, format!("{field}.zids"))?
         .map(|zids| {
             zids.iter()
                 .map(|z| {
@@ -510,25 +531,24 @@ fn subject(v: &Value, field: &str) -> Result<SubjectSpec, AclError> {
         })
         .transpose()?;
     Ok(SubjectSpec {
-        id: id(object, field)?,
-        interfaces: strings(object, "interfaces", field)?,
-        cert_common_names: strings(object, "cert_common_names", field)?,
-        usernames: strings(object, "usernames", field)?,
+        id: id(&s.id, field)?,
+        interfaces: strings(&s.interfaces, format!("{field}.interfaces"))?,
+        cert_common_names: strings(&s.cert_common_names, format!("{field}.cert_common_names"))?,
+        usernames: strings(&s.usernames, format!("{field}.usernames"))?,
         link_protocols,
         zids,
     })
 }
 
 fn policy(v: &Value, field: &str) -> Result<PolicySpec, AclError> {
-    let object = object(v, field)?;
-    only_fields(object, field, &["id", "rules", "subjects"])?;
-    let id = match present(object, "id") {
+    let p: PolicyFields = fields(v, field)?;
+    let id = match present(&p.id) {
         None => None,
-        Some(_) => Some(id(object, field)?),
+        Some(_) => Some(id(&p.id, field)?),
     };
-    let rules = strings(object, "rules", field)?
+    let rules = strings(&p.rules, format!("{field}.rules"))?
         .ok_or_else(|| error(format!("{field}.rules"), "missing"))?;
-    let subjects = strings(object, "subjects", field)?
+    let subjects = strings(&p.subjects, format!("{field}.subjects"))?
         .ok_or_else(|| error(format!("{field}.subjects"), "missing"))?;
     Ok(PolicySpec {
         id,

@@ -7,9 +7,13 @@
 //! connects to it, as Zenoh does.
 
 use serde_json::Value;
+use weft_proto::core::WhatAmI;
 use weft_transport::establish::{Dictionary, UsrPwd};
 
-use super::{invalid, ConfigError};
+use super::schema;
+use super::setting::{OrNull, Setting};
+use super::values::Text;
+use super::ConfigError;
 
 /// The user presented when opening links.
 const USER: &str = "transport.auth.usrpwd.user";
@@ -18,79 +22,62 @@ const PASSWORD: &str = "transport.auth.usrpwd.password";
 /// The file of users accepted.
 const DICTIONARY_FILE: &str = "transport.auth.usrpwd.dictionary_file";
 
-/// The keys read here.
-pub(super) const KEYS: &[&str] = &[USER, PASSWORD, DICTIONARY_FILE];
-
-/// The keys' values as they are read.
-#[derive(Default)]
-pub(super) struct Settings {
-    user: Option<String>,
-    password: Option<String>,
-    dictionary: Option<(String, Dictionary)>,
+/// The text a key gives a node of `mode`, if any.
+fn text(setting: &Setting<OrNull<Text>>, mode: WhatAmI) -> Option<&str> {
+    setting
+        .get(mode)
+        .and_then(|t| t.0.as_ref())
+        .map(|t| t.0.as_str())
 }
 
-impl Settings {
-    /// Reads one of [`KEYS`]; null leaves it unset.
-    pub(super) fn set(&mut self, key: &str, v: &Value) -> Result<(), ConfigError> {
-        if v.is_null() {
-            return Ok(());
+/// The settings of `section` for a node of `mode`, `None` when nothing is set; `listens`
+/// says whether the node has listen endpoints (for a warning about whom it will refuse).
+pub(super) fn build(
+    section: &schema::UsrPwd,
+    mode: WhatAmI,
+    listens: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Option<UsrPwd>, ConfigError> {
+    let mut usrpwd = UsrPwd::new();
+    let missing = |key: &str, expected: &str| ConfigError::InvalidValue {
+        key: key.into(),
+        value: Value::Null.to_string(),
+        expected: expected.into(),
+    };
+    match (text(&section.user, mode), text(&section.password, mode)) {
+        (Some(user), Some(password)) => usrpwd = usrpwd.with_credentials(user, password),
+        (Some(_), None) => {
+            return Err(missing(
+                PASSWORD,
+                "a password, since transport.auth.usrpwd.user is set",
+            ))
         }
-        let text = v
-            .as_str()
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| invalid(key, v, "a non-empty string, or null"))?;
-        match key {
-            USER => self.user = Some(text.to_string()),
-            PASSWORD => self.password = Some(text.to_string()),
-            _ => self.dictionary = Some((text.to_string(), read_dictionary(key, text)?)),
+        (None, Some(_)) => {
+            return Err(missing(
+                USER,
+                "a user, since transport.auth.usrpwd.password is set",
+            ))
         }
-        Ok(())
+        (None, None) => {}
     }
-
-    /// The settings, `None` when nothing is set; `listens` says whether the node has
-    /// listen endpoints (for a warning about whom it will refuse).
-    pub(super) fn build(
-        self,
-        listens: bool,
-        warnings: &mut Vec<String>,
-    ) -> Result<Option<UsrPwd>, ConfigError> {
-        let mut usrpwd = UsrPwd::new();
-        match (self.user, self.password) {
-            (Some(user), Some(password)) => usrpwd = usrpwd.with_credentials(&user, &password),
-            (Some(_), None) => {
-                return Err(invalid(
-                    PASSWORD,
-                    &Value::Null,
-                    "a password, since transport.auth.usrpwd.user is set",
-                ))
+    match text(&section.dictionary_file, mode) {
+        Some(path) => {
+            let dictionary = read_dictionary(DICTIONARY_FILE, path)?;
+            if dictionary.is_empty() {
+                warnings.push(format!(
+                    "`{DICTIONARY_FILE}`: {path} lists no user: every node connecting \
+                     to this one will be refused"
+                ));
             }
-            (None, Some(_)) => {
-                return Err(invalid(
-                    USER,
-                    &Value::Null,
-                    "a user, since transport.auth.usrpwd.password is set",
-                ))
-            }
-            (None, None) => {}
+            usrpwd = usrpwd.with_dictionary(dictionary);
         }
-        match self.dictionary {
-            Some((path, dictionary)) => {
-                if dictionary.is_empty() {
-                    warnings.push(format!(
-                        "`{DICTIONARY_FILE}`: {path} lists no user: every node connecting \
-                         to this one will be refused"
-                    ));
-                }
-                usrpwd = usrpwd.with_dictionary(dictionary);
-            }
-            None if listens && usrpwd.is_enabled() => warnings.push(format!(
-                "`{USER}` is set without `{DICTIONARY_FILE}`: as in Zenoh, every node \
-                 connecting to this one will be refused"
-            )),
-            None => {}
-        }
-        Ok(usrpwd.is_enabled().then_some(usrpwd))
+        None if listens && usrpwd.is_enabled() => warnings.push(format!(
+            "`{USER}` is set without `{DICTIONARY_FILE}`: as in Zenoh, every node \
+             connecting to this one will be refused"
+        )),
+        None => {}
     }
+    Ok(usrpwd.is_enabled().then_some(usrpwd))
 }
 
 /// Reads and parses a dictionary file; errors name `key` and the file.

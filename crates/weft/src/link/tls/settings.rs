@@ -48,6 +48,11 @@ impl fmt::Debug for PemSource {
 }
 
 impl PemSource {
+    /// The document a `*_base64` setting holds, if `text` is base64.
+    pub(crate) fn from_base64(text: &str) -> Option<Self> {
+        pem_source(Form::Base64, text).ok()
+    }
+
     fn load(&self, what: &'static str) -> Result<Arc<[u8]>, TlsError> {
         match self {
             Self::Inline(d) => Ok(d.clone()),
@@ -173,65 +178,6 @@ impl TlsSettings {
             Slot::ConnectCertificate => &mut self.connect_certificate,
             Slot::ConnectPrivateKey => &mut self.connect_private_key,
         }
-    }
-
-    /// Sets one `transport.link.tls` setting, `name` being the key below that section
-    /// (JSON null sets nothing). A document given both as a file and in base64 is
-    /// refused, as Zenoh refuses it.
-    pub fn set_config_key(
-        &mut self,
-        name: &str,
-        value: &serde_json::Value,
-    ) -> Result<(), BadSetting> {
-        let bad = |expected| BadSetting {
-            key: name.to_string(),
-            expected,
-        };
-        if value.is_null() {
-            return Ok(());
-        }
-        match name {
-            "enable_mtls" => {
-                self.enable_mtls = value.as_bool().ok_or_else(|| bad("true or false"))?
-            }
-            "verify_name_on_connect" => {
-                self.verify_name_on_connect =
-                    value.as_bool().ok_or_else(|| bad("true or false"))?;
-            }
-            "close_link_on_expiration" => {
-                self.close_link_on_expiration =
-                    value.as_bool().ok_or_else(|| bad("true or false"))?;
-            }
-            "so_sndbuf" | "so_rcvbuf" => {
-                let size = value
-                    .as_u64()
-                    .and_then(|n| parse_buffer_size(&n.to_string()))
-                    .ok_or_else(|| bad("a buffer size in bytes, 4096..=1073741824"))?;
-                if name == "so_sndbuf" {
-                    self.buffers.send = size;
-                } else {
-                    self.buffers.recv = size;
-                }
-            }
-            _ => {
-                let (slot, form) = document_key(name, false).ok_or_else(|| bad("a TLS setting"))?;
-                let text = value
-                    .as_str()
-                    .ok_or_else(|| bad("a string (a path, or base64 for *_base64)"))?;
-                if text.is_empty() {
-                    return Ok(());
-                }
-                let source = pem_source(form, text).map_err(|_| bad("base64 of a PEM document"))?;
-                let current = self.slot_mut(slot);
-                if current.is_some() {
-                    return Err(bad(
-                        "only one of the file and the _base64 forms of a certificate or key",
-                    ));
-                }
-                *current = Some(source);
-            }
-        }
-        Ok(())
     }
 
     /// These settings overridden by an endpoint's `#` configuration, Zenoh's names:
@@ -505,41 +451,6 @@ impl ServerCertVerifier for AnyNameVerifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn config_keys_set_their_slot_once() {
-        let mut s = TlsSettings::default();
-        s.set_config_key("root_ca_certificate", &json!("/ca.pem"))
-            .unwrap();
-        s.set_config_key("listen_private_key_base64", &json!("QUJD"))
-            .unwrap();
-        s.set_config_key("enable_mtls", &json!(true)).unwrap();
-        s.set_config_key("connect_certificate", &json!(null))
-            .unwrap();
-        assert_eq!(
-            s.root_ca_certificate,
-            Some(PemSource::File("/ca.pem".into()))
-        );
-        assert_eq!(
-            s.listen_private_key,
-            Some(PemSource::Inline(b"ABC"[..].into()))
-        );
-        assert!(s.enable_mtls && s.verify_name_on_connect);
-        assert_eq!(
-            format!("{:?}", s.listen_private_key),
-            "Some(Inline(3 bytes))"
-        );
-        let twice = s.set_config_key("root_ca_certificate_base64", &json!("QUJD"));
-        assert_eq!(twice.unwrap_err().key, "root_ca_certificate_base64");
-        assert!(s
-            .set_config_key("listen_certificate_base64", &json!("*"))
-            .is_err());
-        assert!(s
-            .set_config_key("listen_certificate_file", &json!("/x"))
-            .is_err());
-        assert!(s.set_config_key("enable_mtls", &json!("yes")).is_err());
-    }
 
     #[test]
     fn endpoint_keys_override_and_unknown_ones_are_refused() {
