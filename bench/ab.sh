@@ -56,11 +56,23 @@ ends() {
     fi
 }
 
+# samples SIZE: messages per round (a fraction of a second at weft's speed).
+samples() {
+    case $1 in
+        8 | 64) echo 1000000 ;;
+        1024) echo 200000 ;;
+        8192) echo 50000 ;;
+        65536) echo 5000 ;;
+        *) echo 500 ;;
+    esac
+}
+
 # thr BIN TOPOLOGY SIZE: sets RATE to the subscriber's median msgs/s.
 thr() {
     ends "$1" "$2"
     start sub $((SECONDS_PER_RUN * 3 + 20)) "$1/weft" sub-thr "${SERVER_END[@]}" \
-        --no-multicast-scouting --samples 50000 --rounds 3 --max-seconds "$SECONDS_PER_RUN"
+        --no-multicast-scouting --samples "$(samples "$3")" --rounds 3 \
+        --max-seconds "$SECONDS_PER_RUN"
     local sub=$STARTED
     if [[ $2 == peer ]]; then wait_listen "$PORT" || true; else sleep 0.5; fi
     start pub $((SECONDS_PER_RUN * 3 + 25)) "$1/weft" pub-thr "$3" "${CLIENT_END[@]}" \

@@ -108,9 +108,9 @@ fn senders_and_a_driver() {
                         reliability: Reliability::Reliable,
                         congestion: CongestionControl::Block,
                         forwarded: false,
-                        since: Instant::now(),
+                        since: None,
                     };
-                    let sent = out.lock().unwrap().send(&msg, opts, Instant::now());
+                    let sent = out.lock().unwrap().send(&msg, opts, Instant::now);
                     match sent.unwrap() {
                         Sent::Queued(WriteHint::WriteNow) => write_loop(&out, &wire),
                         Sent::Queued(WriteHint::Wake) => wake.send(true).unwrap(),

@@ -37,7 +37,8 @@ mod tests;
 
 pub use inbound::{Inbound, Input, InputError};
 pub use outbound::{
-    Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, HOLD_ENOUGH, STREAMING_GAP,
+    Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, HOLD_ENOUGH, HOLD_LOOK,
+    STREAMING_GAP,
 };
 pub use transmit::{Framing, Transmit, GATHER_MAX};
 
@@ -169,7 +170,7 @@ impl Connection {
         opts: SendOptions,
         now: Instant,
     ) -> Result<Sent, SendError> {
-        self.outbound.send(msg, opts, now)
+        self.outbound.send(msg, opts, || now)
     }
 
     /// Bytes read from a stream link (see [`Inbound::handle_stream`]). Malformed bytes

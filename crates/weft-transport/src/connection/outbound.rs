@@ -25,8 +25,13 @@ use crate::tx::{Pushed, TxError};
 pub const HOLD_ENOUGH: usize = 16 << 10;
 
 /// A sender whose messages come closer together than this is streaming: its pending batch
-/// may wait for the next one (see [`Limits::batching_time_limit`]).
+/// may wait for more (see [`Limits::batching_time_limit`]); one slower than this has its
+/// messages written as they come.
 pub const STREAMING_GAP: Duration = Duration::from_micros(20);
+
+/// How soon a driver that found the pending batch held looks again: it writes the batch
+/// once it stopped growing between two looks.
+pub const HOLD_LOOK: Duration = Duration::from_micros(5);
 
 /// How a message is to be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,9 +45,9 @@ pub struct SendOptions {
     /// Sent on behalf of another node (a router forwarding, a callback replying): it
     /// never waits for this destination; a `block` one waits in the overflow instead.
     pub forwarded: bool,
-    /// When the sender first tried to send it: congestion control's deadlines count
-    /// from there across retries.
-    pub since: Instant,
+    /// When the sender first found no room for it ([`SendError::NoRoom`]'s `since`), on
+    /// a retry: congestion control's deadlines count from there; `None` on a first try.
+    pub since: Option<Instant>,
 }
 
 /// Whether the sender should write the link, after queuing a message.
@@ -77,12 +82,14 @@ pub enum SendError {
     /// Congestion control `drop`: the message was dropped whole.
     #[error("dropped: the transmit queue is full")]
     Dropped,
-    /// No room yet: wait for [`Event::Room`] (or `until`), then send again with the same
-    /// [`SendOptions::since`].
+    /// No room yet: wait for [`Event::Room`] (or `until`), then send again with
+    /// [`SendOptions::since`] set to `since`.
     #[error("no room in the transmit queue yet")]
     NoRoom {
         /// When to ask again at the latest.
         until: Instant,
+        /// When the sender first found no room.
+        since: Instant,
     },
     /// The message cannot be encoded.
     #[error("{0}")]
@@ -134,13 +141,24 @@ enum Ending {
     Ended,
 }
 
-/// A sender streaming small messages: when its last two came, for holding a pending batch.
+/// What the application's sender is doing, for holding a pending batch.
 #[derive(Debug, Clone, Copy, Default)]
 struct Stream {
-    last_push: Option<Instant>,
-    gap: Option<Duration>,
-    /// When the oldest message in the pending batches was queued by a sender.
-    pending_since: Option<Instant>,
+    /// When a message of the application last found nobody writing (the clock is read
+    /// only then); with the end of the last write, what tells whether it streams.
+    last_idle_push: Option<Instant>,
+    /// When a transmit was last written whole.
+    last_write: Option<Instant>,
+    /// Its messages came less than [`STREAMING_GAP`] apart when last looked at.
+    streaming: bool,
+    /// Messages the application queued, in all.
+    pushes: u64,
+    /// `pushes` when the driver last looked for something to write.
+    seen: u64,
+    /// When it last looked.
+    seen_at: Option<Instant>,
+    /// Since when the driver has held the pending batch.
+    held_since: Option<Instant>,
 }
 
 /// The sending half of a connection.
@@ -235,11 +253,13 @@ impl Outbound {
     }
 
     /// Queues a message. See [`SendOptions`] for what `forwarded` and `since` change.
+    /// `clock` gives the time: it is read only when the answer depends on it (no room,
+    /// or nobody writing), not for every message.
     pub fn send(
         &mut self,
         msg: &NetworkMessage<'_>,
         opts: SendOptions,
-        now: Instant,
+        clock: impl Fn() -> Instant,
     ) -> Result<Sent, SendError> {
         if self.is_closed() {
             return Err(SendError::Closed);
@@ -252,20 +272,20 @@ impl Outbound {
         let reliability = opts.reliability;
         // Behind forwarded messages already waiting, to keep their order.
         if opts.forwarded && !self.queue.overflow_is_empty() {
-            return self.overflow(msg, priority, reliability, opts.congestion, now);
+            return self.overflow(msg, priority, reliability, opts.congestion, clock());
         }
         loop {
             match self.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
                 Pushed::Full if self.queue.lane_is_empty(priority) => {
-                    self.queue_fragments(msg, priority, reliability, opts, now)?;
+                    self.queue_fragments(msg, priority, reliability, opts, &clock)?;
                     break;
                 }
                 Pushed::Full if self.queue.has_room() => self.queue.seal_lane(priority),
                 Pushed::Full if opts.forwarded => {
-                    return self.overflow(msg, priority, reliability, opts.congestion, now);
+                    return self.overflow(msg, priority, reliability, opts.congestion, clock());
                 }
-                Pushed::Full => return Err(self.no_room(opts, now)),
+                Pushed::Full => return Err(self.no_room(opts, clock())),
             }
         }
         let express = is_express(msg);
@@ -274,18 +294,22 @@ impl Outbound {
             self.queue.request_flush();
         }
         if opts.forwarded {
-            return Ok(Sent::Queued(self.hint(false, now)));
+            return Ok(Sent::Queued(self.hint(false)));
         }
-        self.note_push(now);
+        self.stream.pushes += 1;
+        if matches!(self.writer, Writer::Idle) {
+            // Nobody writes: whether this sender streams decides who writes.
+            let now = clock();
+            let s = &mut self.stream;
+            // Since its last message that found nobody writing, or the last write.
+            let last = s.last_idle_push.max(s.last_write);
+            s.streaming = last.is_some_and(|l| now.saturating_duration_since(l) < STREAMING_GAP);
+            s.last_idle_push = Some(now);
+        }
         // A sender's own message that comes alone (not streaming), or an express one, is
         // written by its sender when nobody writes: no hand-over on its way.
-        let alone = !self.manual && !self.streaming();
-        Ok(Sent::Queued(self.hint(express || alone, now)))
-    }
-
-    /// Whether the application's messages come less than [`STREAMING_GAP`] apart.
-    fn streaming(&self) -> bool {
-        self.stream.gap.is_some_and(|gap| gap < STREAMING_GAP)
+        let alone = !self.manual && !self.stream.streaming;
+        Ok(Sent::Queued(self.hint(express || alone)))
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds
@@ -296,7 +320,7 @@ impl Outbound {
         priority: Priority,
         reliability: Reliability,
         opts: SendOptions,
-        now: Instant,
+        clock: &impl Fn() -> Instant,
     ) -> Result<(), SendError> {
         let mut head = self.queue.take_fragment_buf();
         let split = match msg.encode_split(&mut head) {
@@ -311,12 +335,12 @@ impl Outbound {
         if !self.queue.room_for_fragments(priority, count) {
             self.queue.keep_fragment_buf(head);
             if opts.forwarded {
-                return match self.overflow(msg, priority, reliability, opts.congestion, now)? {
+                return match self.overflow(msg, priority, reliability, opts.congestion, clock())? {
                     Sent::Overflowed => Ok(()),
                     Sent::Queued(_) => Ok(()),
                 };
             }
-            return Err(self.no_room(opts, now));
+            return Err(self.no_room(opts, clock()));
         }
         let queued = self
             .queue
@@ -331,10 +355,14 @@ impl Outbound {
             CongestionControl::Drop => self.limits.wait_before_drop,
             _ => self.limits.wait_before_close,
         };
-        match self.queue.no_room(opts.congestion, opts.since + wait, now) {
+        let since = opts.since.unwrap_or(now);
+        match self.queue.no_room(opts.congestion, since + wait, now) {
             NoRoom::Wait(left) => {
                 self.room_wanted = true;
-                SendError::NoRoom { until: now + left }
+                SendError::NoRoom {
+                    until: now + left,
+                    since,
+                }
             }
             NoRoom::Drop => {
                 self.stats.dropped_congestion += 1;
@@ -392,16 +420,8 @@ impl Outbound {
         }
     }
 
-    /// A sender queued a message at `now`: how fast it streams.
-    fn note_push(&mut self, now: Instant) {
-        let s = &mut self.stream;
-        s.gap = s.last_push.map(|last| now.saturating_duration_since(last));
-        s.last_push = Some(now);
-        s.pending_since.get_or_insert(now);
-    }
-
     /// What the sender of a message just queued should do about writing it.
-    fn hint(&mut self, write_now: bool, now: Instant) -> WriteHint {
+    fn hint(&mut self, write_now: bool) -> WriteHint {
         match self.writer {
             Writer::Writing | Writer::Blocked => return WriteHint::None,
             // The driver was asked and has not begun: an express sender does not wait
@@ -409,9 +429,9 @@ impl Outbound {
             Writer::Scheduled if write_now => return WriteHint::WriteNow,
             Writer::Scheduled => return WriteHint::None,
             Writer::Held if write_now => return WriteHint::WriteNow,
-            // The driver comes back at the hold's end, unless the hold is over (the
-            // batch is big enough, a lane is full).
-            Writer::Held if self.hold_deadline(now).is_some() => return WriteHint::None,
+            // The driver looks again soon, unless there is no point holding any more
+            // (the batch is big enough, a lane is full).
+            Writer::Held if self.may_hold() => return WriteHint::None,
             Writer::Held | Writer::Idle => {}
         }
         if !self.queue.has_work(self.manual) {
@@ -424,27 +444,46 @@ impl Outbound {
         WriteHint::Wake
     }
 
-    /// Until when the pending batches wait for more, if they do: only while nothing
-    /// else is to be written, a sender streams (its messages come less than
-    /// [`STREAMING_GAP`] apart), nothing asked for a flush, and the batch is small; at
-    /// most twice the sender's gap after its last message (so a message that comes alone
-    /// never waits), and at most [`Limits::batching_time_limit`] after the oldest.
-    fn hold_deadline(&self, now: Instant) -> Option<Instant> {
-        let limit = self.limits.batching_time_limit?;
-        let s = &self.stream;
-        let (last, gap, since) = (s.last_push?, s.gap?, s.pending_since?);
-        if gap >= STREAMING_GAP
-            || self.manual
-            || self.queue.ready_count() > 0
-            || self.queue.flush_requested()
-            || self.queue.pending_bytes() >= HOLD_ENOUGH
-            || self.room_wanted
-            || self.ending != Ending::Open
-        {
+    /// Whether the pending batches may wait for more: a batching time limit is set,
+    /// only pending batches wait (small, nothing full), and nothing asked for a flush or
+    /// waits for room.
+    fn may_hold(&self) -> bool {
+        self.limits.batching_time_limit.is_some()
+            && !self.manual
+            && self.queue.ready_count() == 0
+            && !self.queue.pending_is_empty()
+            && !self.queue.flush_requested()
+            && self.queue.pending_bytes() < HOLD_ENOUGH
+            && !self.room_wanted
+            && self.ending == Ending::Open
+    }
+
+    /// Until when the driver, looking at `now`, leaves the pending batches to grow: while
+    /// they may be held ([`Outbound::may_hold`]) and the application streams into them
+    /// (since the driver's last look, at least one message per [`STREAMING_GAP`]), for
+    /// [`HOLD_LOOK`] more, at most [`Limits::batching_time_limit`] in all. A message that
+    /// comes alone never waits, nor does a batch that stopped growing, nor one fed by a
+    /// slower sender (a 10 kHz stream).
+    fn hold(&mut self, now: Instant) -> Option<Instant> {
+        let s = &mut self.stream;
+        let grew = s.pushes - s.seen;
+        let since_look = s.seen_at.map(|at| now.saturating_duration_since(at));
+        s.seen = s.pushes;
+        s.seen_at = Some(now);
+        let streaming = since_look.is_some_and(|d| {
+            grew > 0 && u128::from(grew) * STREAMING_GAP.as_nanos() >= d.as_nanos()
+        });
+        let limit = self.limits.batching_time_limit.unwrap_or_default();
+        if !streaming || !self.may_hold() {
+            self.stream.held_since = None;
             return None;
         }
-        let until = (last + gap * 2).min(since + limit);
-        (now < until).then_some(until)
+        let since = *self.stream.held_since.get_or_insert(now);
+        if now.saturating_duration_since(since) >= limit {
+            self.stream.held_since = None;
+            return None;
+        }
+        Some(now + HOLD_LOOK)
     }
 
     /// The next batches to write, and the right to write them: `None` while another
@@ -470,7 +509,7 @@ impl Outbound {
             self.writer = Writer::Idle;
             return None;
         }
-        if let Some(until) = self.hold_deadline(now) {
+        if let Some(until) = self.hold(now) {
             self.hold_until = Some(until);
             self.writer = Writer::Held;
             return None;
@@ -487,9 +526,6 @@ impl Outbound {
                 Some(b) => batches.push(b),
                 None => break,
             }
-        }
-        if self.queue.pending_is_empty() {
-            self.stream.pending_since = None;
         }
         self.writer = Writer::Writing;
         Some(Transmit::new(batches, self.framing))
@@ -566,6 +602,7 @@ impl Outbound {
     fn finish_transmit(&mut self, mut transmit: Transmit, now: Instant) {
         self.writer = Writer::Idle;
         self.last_tx = now;
+        self.stream.last_write = Some(now);
         for batch in transmit.take_batches() {
             self.stats.batches += 1;
             self.stats.bytes += batch.len() as u64;
@@ -734,7 +771,7 @@ impl Outbound {
     /// Asks for the pending batches to be written.
     pub fn flush(&mut self) -> WriteHint {
         self.queue.request_flush();
-        self.hint(false, self.last_progress)
+        self.hint(false)
     }
 
     /// Keep-alives and overflow deadlines at `now`. Returns what the driver should do

@@ -64,32 +64,33 @@ impl Transport {
         }
         // An I/O thread serves every link of the process: it never waits for one.
         let on_io_thread = reactor::on_io_thread();
-        let opts = SendOptions {
+        let mut opts = SendOptions {
             priority,
             reliability,
             congestion,
             forwarded: forwarded || on_io_thread,
-            since: Instant::now(),
+            since: None,
         };
         let mut st = self.lock();
         loop {
             if self.is_closed() {
                 return Err(SendError::Closed);
             }
-            let now = Instant::now();
-            match st.out.send(msg, opts, now) {
+            match st.out.send(msg, opts, Instant::now) {
                 Ok(Sent::Queued(hint)) => return self.carry_out(st, hint, on_io_thread),
                 Ok(Sent::Overflowed) => {
                     self.hold_source(&mut st);
                     self.after_events(st);
                     return Ok(());
                 }
-                Err(OutError::NoRoom { until }) => {
+                Err(OutError::NoRoom { until, since }) => {
+                    opts.since = Some(since);
                     // The writer makes room: it is on its way, or is asked to come.
                     if let WriteHint::Wake = st.out.kick() {
                         self.wake_writer();
                     }
-                    st = self.wait_idle(st, Some(until.saturating_duration_since(now)));
+                    let left = until.saturating_duration_since(Instant::now());
+                    st = self.wait_idle(st, Some(left));
                 }
                 Err(OutError::Dropped) => {
                     self.count_drops(DropReason::Congestion, 1);
