@@ -10,9 +10,11 @@
 # 1-minute load average before each run is printed beside it: the figures are only
 # comparable at a similar load.
 #
-# Usage: bench/robotnet.sh [--p2p|--routed|--both] [--runs N] [--seconds S]
+# Usage: bench/robotnet.sh [--p2p|--routed|--both] [--star] [--runs N] [--seconds S]
 #   --both (default) runs peer to peer then routed; N defaults to 5, S (measured seconds per
-#   run, after the warm-up) to 4.
+#   run, after the warm-up) to 4. --star: peer to peer, the sensors listen nowhere, so
+#   gossip cannot mesh them (only the nine sensor-controller links, as in a build without
+#   gossip).
 # Exits with failure when a run fails or loses a sample.
 #
 # Environment (all optional):
@@ -27,18 +29,20 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 
 usage() {
-    log "usage: bench/robotnet.sh [--p2p|--routed|--both] [--runs N] [--seconds S]"
+    log "usage: bench/robotnet.sh [--p2p|--routed|--both] [--star] [--runs N] [--seconds S]"
     exit 2
 }
 
 TOPOLOGIES=(p2p routed)
 RUNS=5
 RUN_SECONDS=4
+STAR=()
 while (($#)); do
     case $1 in
         --p2p) TOPOLOGIES=(p2p) ;;
         --routed) TOPOLOGIES=(routed) ;;
         --both) TOPOLOGIES=(p2p routed) ;;
+        --star) STAR=(--star) ;;
         --runs)
             [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage
             RUNS=$2
@@ -88,7 +92,7 @@ CFG
             wait_listen "$PORT"
             where=(--routed "tcp/127.0.0.1:$PORT")
         else
-            where=(--p2p "$PORT")
+            where=(--p2p "$PORT" "${STAR[@]}")
         fi
         load=$(cut -d' ' -f1 /proc/loadavg)
         log "== $topology, run $run of $RUNS (load average $load)"

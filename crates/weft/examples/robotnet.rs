@@ -1,7 +1,7 @@
 //! Robot net: ten nodes of a robot as ten weft sessions in one process, and the one-way
 //! latency of their streams.
 //!
-//! `cargo run --release -p weft --example robotnet -- (--p2p PORT | --routed ENDPOINT) [--seconds S]`
+//! `cargo run --release -p weft --example robotnet -- (--p2p PORT [--star] | --routed ENDPOINT) [--seconds S]`
 //!
 //! Nine sensor nodes each publish a 64-byte state sample at 10 kHz on `robot/<i>/state`;
 //! a controller node subscribes to the nine and publishes a 64-byte command to each at
@@ -15,8 +15,9 @@
 //! Topologies: `--p2p PORT`: peers, the controller listens on `tcp/127.0.0.1:PORT`, each
 //! sensor listens on a port of its own on 127.0.0.1 and connects to the controller; gossip
 //! (on by default, as in Zenoh) then has the sensors connect to each other: a full mesh,
-//! whose sensor-to-sensor links carry declarations only. `--routed ENDPOINT`: every session
-//! is a client of the router at ENDPOINT.
+//! whose sensor-to-sensor links carry declarations only. With `--star`, the sensors listen
+//! nowhere, so only the nine sensor-controller links exist (what a build without gossip
+//! does anyway). `--routed ENDPOINT`: every session is a client of the router at ENDPOINT.
 //!
 //! Each payload carries its send time (nanoseconds of one monotonic clock, the process's),
 //! a sequence number, its phase and its source node. Each node has one thread that sleeps
@@ -244,8 +245,9 @@ fn put(
 
 /// Where the sessions are.
 enum Topology {
-    /// Peers: the controller listens on this port, sensors connect to it.
-    P2p(u16),
+    /// Peers: the controller listens on this port, sensors connect to it; with `true`,
+    /// the sensors listen nowhere (a star rather than a mesh).
+    P2p(u16, bool),
     /// Clients of the router at this endpoint.
     Routed(String),
 }
@@ -265,7 +267,7 @@ fn sessions(topology: &Topology) -> Result<(weft::Session, Vec<weft::Session>), 
         ..weft::Config::default()
     };
     match topology {
-        Topology::P2p(port) => {
+        Topology::P2p(port, star) => {
             let listen = format!("tcp/127.0.0.1:{port}");
             let controller = open(weft::Config {
                 mode: WhatAmI::Peer,
@@ -276,7 +278,11 @@ fn sessions(topology: &Topology) -> Result<(weft::Session, Vec<weft::Session>), 
                 .map(|_| {
                     open(weft::Config {
                         mode: WhatAmI::Peer,
-                        listen: vec![endpoint("tcp/127.0.0.1:0")?],
+                        listen: if *star {
+                            Vec::new()
+                        } else {
+                            vec![endpoint("tcp/127.0.0.1:0")?]
+                        },
                         connect: vec![endpoint(&listen)?],
                         ..base()
                     })
@@ -364,6 +370,7 @@ struct Args {
 
 fn args() -> Result<Args, String> {
     let mut topology = None;
+    let mut star = false;
     let mut seconds = 4.0;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -371,10 +378,10 @@ fn args() -> Result<Args, String> {
         match a.as_str() {
             "--p2p" => {
                 let v = value()?;
-                topology = Some(Topology::P2p(
-                    v.parse().map_err(|_| format!("not a port: {v}"))?,
-                ));
+                let port = v.parse().map_err(|_| format!("not a port: {v}"))?;
+                topology = Some(Topology::P2p(port, false));
             }
+            "--star" => star = true,
             "--routed" => topology = Some(Topology::Routed(value()?)),
             "--seconds" => {
                 let v = value()?;
@@ -386,7 +393,12 @@ fn args() -> Result<Args, String> {
     if !(0.1..=600.0).contains(&seconds) {
         return Err("--seconds: 0.1 to 600".into());
     }
-    let topology = topology.ok_or("--p2p PORT or --routed ENDPOINT is required")?;
+    let topology = match topology {
+        Some(Topology::P2p(port, _)) => Topology::P2p(port, star),
+        Some(routed) if !star => routed,
+        Some(_) => return Err("--star goes with --p2p".into()),
+        None => return Err("--p2p PORT or --routed ENDPOINT is required".into()),
+    };
     Ok(Args { topology, seconds })
 }
 
@@ -552,9 +564,13 @@ fn run() -> Result<bool, String> {
     };
     let rows: Vec<Row> = KINDS.iter().map(|(k, name)| row(&net, *k, name)).collect();
     let (name, links_desc) = match &topology {
-        Topology::P2p(_) => (
+        Topology::P2p(_, false) => (
             "p2p",
             "peers: sensors connect to the controller, gossip meshes them",
+        ),
+        Topology::P2p(_, true) => (
+            "p2p-star",
+            "peers: sensors connect to the controller and listen nowhere",
         ),
         Topology::Routed(_) => ("routed", "clients of one router"),
     };
