@@ -16,8 +16,8 @@
 //! sensor listens on a port of its own on 127.0.0.1 and connects to the controller; gossip
 //! (on by default, as in Zenoh) then has the sensors connect to each other: a full mesh,
 //! whose sensor-to-sensor links carry declarations only. With `--star`, the sensors listen
-//! nowhere, so only the nine sensor-controller links exist (what a build without gossip
-//! does anyway). `--routed ENDPOINT`: every session is a client of the router at ENDPOINT.
+//! nowhere and gossip is off, so only the nine sensor-controller links exist (what a build
+//! without gossip does anyway). `--routed ENDPOINT`: every session is a client of the router at ENDPOINT.
 //!
 //! Each payload carries its send time (nanoseconds of one monotonic clock, the process's),
 //! a sequence number, its phase and its source node. Each node has one thread that sleeps
@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use weft::{CongestionControl, Priority, PutOptions, WhatAmI};
+use weft::{CongestionControl, Priority, PutOptions};
 
 /// Sensor nodes.
 const SENSORS: usize = 9;
@@ -252,57 +252,46 @@ enum Topology {
     Routed(String),
 }
 
-fn open(config: weft::Config) -> Result<weft::Session, String> {
+/// Opens a session with the configuration `json5` (Zenoh's keys; a key this build does
+/// not know, such as `scouting.gossip` in a build without gossip, is ignored).
+fn open(json5: &str) -> Result<weft::Session, String> {
+    let (config, _unknown) =
+        weft::Config::from_json5(json5).map_err(|e| format!("configuration: {e}"))?;
     weft::open(config).map_err(|e| format!("open a session: {e}"))
-}
-
-fn endpoint(s: &str) -> Result<weft::endpoint::Endpoint, String> {
-    s.parse().map_err(|_| format!("not an endpoint: {s}"))
 }
 
 /// The controller's session and the nine sensors'.
 fn sessions(topology: &Topology) -> Result<(weft::Session, Vec<weft::Session>), String> {
-    let base = || weft::Config {
-        multicast_scouting: false,
-        ..weft::Config::default()
-    };
-    match topology {
+    let (controller, sensor) = match topology {
         Topology::P2p(port, star) => {
-            let listen = format!("tcp/127.0.0.1:{port}");
-            let controller = open(weft::Config {
-                mode: WhatAmI::Peer,
-                listen: vec![endpoint(&listen)?],
-                ..base()
-            })?;
-            let sensors = (0..SENSORS)
-                .map(|_| {
-                    open(weft::Config {
-                        mode: WhatAmI::Peer,
-                        listen: if *star {
-                            Vec::new()
-                        } else {
-                            vec![endpoint("tcp/127.0.0.1:0")?]
-                        },
-                        connect: vec![endpoint(&listen)?],
-                        ..base()
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            Ok((controller, sensors))
+            let scouting = format!(
+                "scouting: {{ multicast: {{ enabled: false }}, gossip: {{ enabled: {} }} }}",
+                !star
+            );
+            let at = format!("tcp/127.0.0.1:{port}");
+            // Without a listen endpoint, a gossiping peer would listen on every interface.
+            let sensor_listen = if *star { "" } else { "\"tcp/127.0.0.1:0\"" };
+            (
+                format!("{{ mode: \"peer\", listen: {{ endpoints: [\"{at}\"] }}, {scouting} }}"),
+                format!(
+                    "{{ mode: \"peer\", listen: {{ endpoints: [{sensor_listen}] }}, \
+                     connect: {{ endpoints: [\"{at}\"] }}, {scouting} }}"
+                ),
+            )
         }
         Topology::Routed(router) => {
-            let client = || {
-                open(weft::Config {
-                    mode: WhatAmI::Client,
-                    connect: vec![endpoint(router)?],
-                    ..base()
-                })
-            };
-            let controller = client()?;
-            let sensors = (0..SENSORS).map(|_| client()).collect::<Result<_, _>>()?;
-            Ok((controller, sensors))
+            let client = format!(
+                "{{ mode: \"client\", connect: {{ endpoints: [\"{router}\"] }}, \
+                 scouting: {{ multicast: {{ enabled: false }} }} }}"
+            );
+            (client.clone(), client)
         }
-    }
+    };
+    let controller = open(&controller)?;
+    let sensors = (0..SENSORS)
+        .map(|_| open(&sensor))
+        .collect::<Result<_, _>>()?;
+    Ok((controller, sensors))
 }
 
 fn options(priority: Priority, express: bool) -> PutOptions {
