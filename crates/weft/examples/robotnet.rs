@@ -246,7 +246,7 @@ fn put(
 /// Where the sessions are.
 enum Topology {
     /// Peers: the controller listens on this port, sensors connect to it; with `true`,
-    /// the sensors listen nowhere (a star rather than a mesh).
+    /// the sensors listen nowhere and gossip is off (a star rather than a mesh).
     P2p(u16, bool),
     /// Clients of the router at this endpoint.
     Routed(String),
