@@ -55,19 +55,26 @@ impl Transport {
         }
     }
 
-    /// Writes what the sending half hands out, without ever waiting: on an I/O thread
-    /// (asked to write, or the socket writable again). A pending batch held for more
-    /// brings this thread back once it has served its other links.
+    /// Writes what the sending half hands out, without ever waiting for the socket: on an
+    /// I/O thread (asked to write, or the socket writable again). While the application
+    /// streams into a pending batch held for more, the thread yields and looks again, at
+    /// most the batching time limit (200 µs) in all.
     pub(crate) fn pump(&self) {
-        let st = self.lock();
-        let (st, _) = self.write_loop(st);
-        let held = st.out.held_until().is_some();
-        self.after_events(st);
-        if held {
-            if let Some(me) = self.me.upgrade() {
-                reactor::write_later(me);
+        let mut st = self.lock();
+        loop {
+            let result;
+            (st, result) = self.write_loop(st);
+            if result.is_err() || st.out.held_until().is_none() {
+                break;
             }
+            // The application streams into the pending batch: this thread yields its core
+            // (on two cores, to the sender), then looks again; the sending half ends the
+            // hold once the batch stops growing, is big enough, or has waited its time.
+            drop(st);
+            std::thread::yield_now();
+            st = self.lock();
         }
+        self.after_events(st);
     }
 
     /// Writes from this application thread what the sending half hands out (an express
