@@ -12,7 +12,9 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::encoding::{
+    EncodeLabelSet, EncodeMetric, LabelSetEncoder, MetricEncoder, NoLabelSet,
+};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
@@ -305,57 +307,132 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
     );
 }
 
+/// Most series of each family per declared key expression: the busiest key expressions
+/// (by messages, then bytes) are shown one by one, the others added up in one series
+/// (`key_expr="other"`, without a session). So that a scrape stays small whatever the
+/// declarations: 50,000 subscribers cost as much as 100.
+const DECLARED_SERIES: usize = 100;
+
+/// The series of a family per declared key expression.
+#[derive(Debug, Clone)]
+enum DeclaredBy {
+    /// A key expression one session declared.
+    One(Session, Declared),
+    /// The key expressions beyond the busiest [`DECLARED_SERIES`], of all sessions.
+    Others(Local),
+}
+
+/// This node alone.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Local {
+    local_id: String,
+}
+
+impl EncodeLabelSet for DeclaredBy {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), std::fmt::Error> {
+        match self {
+            Self::One(session, declared) => {
+                session.encode(encoder)?;
+                declared.encode(encoder)
+            }
+            Self::Others(local) => {
+                local.encode(encoder)?;
+                let other = Declared {
+                    key_expr: "other".to_string(),
+                };
+                other.encode(encoder)
+            }
+        }
+    }
+}
+
+/// What each series of a per-declaration family counts: the busiest
+/// [`DECLARED_SERIES`] declarations in the order the sessions list them, then the sum of
+/// the others if there are any. The sum goes down when a declaration joins the busiest
+/// or is undeclared.
+fn busiest(
+    a: &AdminInfo,
+    of: fn(&FaceInfo) -> &[DeclarationTraffic],
+    session: impl Fn(&FaceInfo) -> Session,
+) -> Vec<(DeclaredBy, DeclarationTraffic)> {
+    let all: Vec<(&FaceInfo, &DeclarationTraffic)> = a
+        .faces
+        .iter()
+        .flat_map(|f| of(f).iter().map(move |t| (f, t)))
+        .collect();
+    let mut shown = vec![true; all.len()];
+    if all.len() > DECLARED_SERIES {
+        let mut by_traffic: Vec<usize> = (0..all.len()).collect();
+        by_traffic.sort_by_key(|&i| std::cmp::Reverse((all[i].1.messages, all[i].1.bytes)));
+        for &i in &by_traffic[DECLARED_SERIES..] {
+            shown[i] = false;
+        }
+    }
+    let mut others: Option<DeclarationTraffic> = None;
+    let mut series = Vec::with_capacity(all.len().min(DECLARED_SERIES) + 1);
+    for ((f, t), shown) in all.into_iter().zip(shown) {
+        if shown {
+            let declared = Declared {
+                key_expr: t.key_expr.clone(),
+            };
+            series.push((DeclaredBy::One(session(f), declared), t.clone()));
+        } else {
+            let sum = others.get_or_insert_with(DeclarationTraffic::default);
+            sum.messages += t.messages;
+            sum.bytes += t.bytes;
+            sum.dropped += t.dropped;
+        }
+    }
+    let local = Local {
+        local_id: a.zid.to_string(),
+    };
+    series.extend(others.map(|sum| (DeclaredBy::Others(local), sum)));
+    series
+}
+
 /// The families per key expression a session declared (subscriber, or publisher by its
-/// interest): bounded by its declarations (each with its limit), never per key published.
+/// interest): never per key published, and the busiest [`DECLARED_SERIES`] only.
 fn register_declarations(
     registry: &mut Registry,
     a: &AdminInfo,
     session: impl Fn(&FaceInfo) -> Session,
 ) {
-    type Of = fn(&FaceInfo) -> &[DeclarationTraffic];
-    let per_declaration = |of: Of, get: fn(&DeclarationTraffic) -> u64| -> Series<_, _> {
-        a.faces
-            .iter()
-            .flat_map(|f| {
-                of(f).iter().map(|t| {
-                    let declared = Declared {
-                        key_expr: t.key_expr.clone(),
-                    };
-                    ((session(f), declared), ConstCounter::new(get(t)))
-                })
-            })
+    let subscriptions = busiest(a, |f| &f.subscriber_traffic, &session);
+    let publications = busiest(a, |f| &f.publisher_traffic, &session);
+    type Traffic = [(DeclaredBy, DeclarationTraffic)];
+    let each = |of: &Traffic, get: fn(&DeclarationTraffic) -> u64| -> Series<_, _> {
+        of.iter()
+            .map(|(labels, t)| (labels.clone(), ConstCounter::new(get(t))))
             .collect()
     };
-    let subscriptions: Of = |f| &f.subscriber_traffic;
-    let publications: Of = |f| &f.publisher_traffic;
     registry.register(
         "weft_subscription_messages",
         "Messages forwarded to a session because of one of its subscribers' key expressions",
-        per_declaration(subscriptions, |t| t.messages),
+        each(&subscriptions, |t| t.messages),
     );
     registry.register(
         "weft_subscription_bytes",
         "Payload bytes forwarded to a session because of one of its subscribers' key \
          expressions",
-        per_declaration(subscriptions, |t| t.bytes),
+        each(&subscriptions, |t| t.bytes),
     );
     registry.register(
         "weft_subscription_dropped",
         "Messages for one of a session's subscribers' key expressions that were dropped \
          (a full queue, a closed link)",
-        per_declaration(subscriptions, |t| t.dropped),
+        each(&subscriptions, |t| t.dropped),
     );
     registry.register(
         "weft_publication_messages",
         "Messages a session published on keys matching one of its publishers' key \
          expressions (as its interests declare them)",
-        per_declaration(publications, |t| t.messages),
+        each(&publications, |t| t.messages),
     );
     registry.register(
         "weft_publication_bytes",
         "Payload bytes a session published on keys matching one of its publishers' key \
          expressions",
-        per_declaration(publications, |t| t.bytes),
+        each(&publications, |t| t.bytes),
     );
 }
 
