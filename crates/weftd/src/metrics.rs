@@ -3,15 +3,26 @@
 //! the REST port (plain, for Prometheus). zenohd's `zenoh_build_info` first, then weft's
 //! own families: per session and per subscriber key expression a session declared (never
 //! per key published), per storage, and the process's gauges.
+//!
+//! Each scrape reads weft's counters once into a `prometheus-client` registry, one
+//! registration per family (its name, help, type and labels), which encodes the text.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use prometheus_client::encoding::{
+    EncodeLabelSet, EncodeMetric, LabelSetEncoder, MetricEncoder, NoLabelSet,
+};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
 use weft::metrics::{HistogramSnapshot, QueryStats, DURATION_BUCKETS};
 use weft::{AdminInfo, DeclarationTraffic, FaceInfo};
-use weft_record::RecordingStats;
+use weft_record::{RecordingStats, RecordingStatus};
 use weft_storage::StorageStats;
 
 use crate::admin::version;
@@ -52,216 +63,531 @@ pub(crate) struct PluginMetrics {
     pub(crate) recordings: Vec<RecordingMetrics>,
 }
 
-/// A label value of OpenMetrics text, escaped.
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// zenohd's build labels: this node and weft's version.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct Build {
+    local_id: String,
+    local_whatami: &'static str,
+    version: String,
+}
+
+/// The sessions of one role.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Role {
+    local_id: String,
+    remote_whatami: &'static str,
+}
+
+/// One session: this node and the remote one.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Session {
+    local_id: String,
+    remote_id: String,
+    remote_whatami: &'static str,
+}
+
+/// Read from (`rx`) or written to (`tx`) a session.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Direction {
+    direction: &'static str,
+}
+
+/// Why messages were dropped or discarded.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Reason {
+    reason: &'static str,
+}
+
+/// A key expression a session declared.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Declared {
+    key_expr: String,
+}
+
+/// A storage: its name and key expression.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Storage {
+    storage: String,
+    key_expr: String,
+}
+
+/// A recording: its name and key expression.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Recording {
+    recording: String,
+    key_expr: String,
+}
+
+/// A family's series as read for one scrape: each label set with its metric.
+#[derive(Debug)]
+struct Series<L, M>(Vec<(L, M)>);
+
+impl<L, M> FromIterator<(L, M)> for Series<L, M> {
+    fn from_iter<I: IntoIterator<Item = (L, M)>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl<L, M: TypedMetric> TypedMetric for Series<L, M> {
+    const TYPE: MetricType = M::TYPE;
+}
+
+impl<L: EncodeLabelSet, M: EncodeMetric + TypedMetric> EncodeMetric for Series<L, M> {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        for (labels, metric) in &self.0 {
+            metric.encode(encoder.encode_family(labels)?)?;
+        }
+        Ok(())
+    }
+
+    fn metric_type(&self) -> MetricType {
+        M::TYPE
+    }
+}
+
+/// A histogram of durations as read once: the sum in seconds, and the count in each
+/// bucket of [`DURATION_BUCKETS`] and beyond (not cumulative).
+#[derive(Debug)]
+struct Durations {
+    sum: f64,
+    buckets: Vec<(f64, u64)>,
+}
+
+impl From<&HistogramSnapshot> for Durations {
+    fn from(h: &HistogramSnapshot) -> Self {
+        let bounds = DURATION_BUCKETS.iter().copied().chain([f64::INFINITY]);
+        Self {
+            sum: h.sum_nanos as f64 / 1e9,
+            buckets: bounds.zip(h.counts.iter().copied()).collect(),
+        }
+    }
+}
+
+impl TypedMetric for Durations {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for Durations {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        // `_count` is the buckets' total, so that the two always agree.
+        let count = self.buckets.iter().map(|(_, n)| n).sum();
+        encoder.encode_histogram::<NoLabelSet>(self.sum, count, &self.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
 }
 
 /// The metrics in OpenMetrics text: zenohd's `zenoh_build_info`, then weft's counters per
 /// session (one series per connected node and direction: never per key), per storage,
-/// and the process's gauges.
+/// and the process's gauges; without `# HELP` and `# TYPE` unless `descriptors`.
 pub(crate) fn metrics_text(
     a: &AdminInfo,
     queries: &QueryStats,
     plugins: &PluginMetrics,
     descriptors: bool,
 ) -> String {
-    let mut out = String::new();
-    let mut family = |name: &str, kind: &str, help: &str, lines: Vec<String>| {
-        if descriptors {
-            out.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
-        }
-        for l in lines {
-            out.push_str(&l);
-            out.push('\n');
-        }
-    };
-    family(
+    let mut registry = Registry::default();
+    registry.register(
         "zenoh_build",
-        "info",
-        "Zenoh build version.",
-        vec![format!(
-            "zenoh_build_info{{local_id=\"{}\",local_whatami=\"{}\",version=\"{}\"}} 1",
-            a.zid,
-            a.mode.as_str(),
-            label(&version())
-        )],
+        "Zenoh build version",
+        Info::new(Build {
+            local_id: a.zid.to_string(),
+            local_whatami: a.mode.as_str(),
+            version: version(),
+        }),
     );
-    let per_session = |f: &FaceInfo| {
-        format!(
-            "local_id=\"{}\",remote_id=\"{}\",remote_whatami=\"{}\"",
-            a.zid,
-            f.zid,
-            f.whatami.as_str()
-        )
-    };
-    let mut sessions: BTreeMap<&str, u64> = BTreeMap::new();
-    for f in &a.faces {
-        *sessions.entry(f.whatami.as_str()).or_default() += 1;
+    register_sessions(&mut registry, a);
+    register_queries(&mut registry, queries);
+    register_storages(&mut registry, &plugins.storages);
+    register_recordings(&mut registry, &plugins.recordings);
+    register_process(&mut registry);
+    let mut text = String::new();
+    if prometheus_client::encoding::text::encode(&mut text, &registry).is_err() {
+        // Only the writer can fail, and a String's writes do not.
+        text = "# EOF\n".to_string();
     }
-    family(
+    if descriptors {
+        return text;
+    }
+    text.lines()
+        .filter(|l| !l.starts_with("# HELP ") && !l.starts_with("# TYPE "))
+        .flat_map(|l| [l, "\n"])
+        .collect()
+}
+
+/// The families per session: sessions by role, bytes and batches by direction,
+/// messages received, dropped (by reason), discarded (by reason) and denied, and the
+/// traffic of each key expression a session declared.
+fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
+    let session = |f: &FaceInfo| Session {
+        local_id: a.zid.to_string(),
+        remote_id: f.zid.to_string(),
+        remote_whatami: f.whatami.as_str(),
+    };
+    let mut roles: BTreeMap<&'static str, u64> = BTreeMap::new();
+    for f in &a.faces {
+        *roles.entry(f.whatami.as_str()).or_default() += 1;
+    }
+    registry.register(
         "weft_sessions",
-        "gauge",
-        "Sessions open, by the remote node's role.",
-        sessions
-            .iter()
-            .map(|(w, n)| {
-                format!(
-                    "weft_sessions{{local_id=\"{}\",remote_whatami=\"{w}\"}} {n}",
-                    a.zid
-                )
+        "Sessions open, by the remote node's role",
+        roles
+            .into_iter()
+            .map(|(remote_whatami, n)| {
+                let role = Role {
+                    local_id: a.zid.to_string(),
+                    remote_whatami,
+                };
+                (role, ConstGauge::new(n))
             })
-            .collect(),
+            .collect::<Series<_, _>>(),
     );
-    let directional = |name: &str, get: fn(&FaceInfo) -> (u64, u64)| -> Vec<String> {
+    let directional = |get: fn(&FaceInfo) -> (u64, u64)| -> Series<_, _> {
         a.faces
             .iter()
             .flat_map(|f| {
                 let (rx, tx) = get(f);
-                let labels = per_session(f);
-                [
-                    format!("{name}_total{{{labels},direction=\"rx\"}} {rx}"),
-                    format!("{name}_total{{{labels},direction=\"tx\"}} {tx}"),
-                ]
+                [("rx", rx), ("tx", tx)].map(|(direction, n)| {
+                    ((session(f), Direction { direction }), ConstCounter::new(n))
+                })
             })
             .collect()
     };
-    family(
+    registry.register(
         "weft_session_bytes",
-        "counter",
-        "Bytes read from (rx) and written to (tx) a session's links.",
-        directional("weft_session_bytes", |f| (f.bytes_in, f.bytes_out)),
+        "Bytes read from (rx) and written to (tx) a session's links",
+        directional(|f| (f.bytes_in, f.bytes_out)),
     );
-    family(
+    registry.register(
         "weft_session_batches",
-        "counter",
-        "Batches read from (rx) and written to (tx) a session's links.",
-        directional("weft_session_batches", |f| (f.batches_in, f.batches_out)),
+        "Batches read from (rx) and written to (tx) a session's links",
+        directional(|f| (f.batches_in, f.batches_out)),
     );
-    let single = |name: &str, get: fn(&FaceInfo) -> u64| -> Vec<String> {
+    let single = |get: fn(&FaceInfo) -> u64| -> Series<_, _> {
         a.faces
             .iter()
-            .map(|f| format!("{name}_total{{{}}} {}", per_session(f), get(f)))
+            .map(|f| (session(f), ConstCounter::new(get(f))))
             .collect()
     };
-    family(
-        "weft_session_messages_received",
-        "counter",
-        "Network messages received from a session.",
-        single("weft_session_messages_received", |f| f.messages_in),
-    );
-    family(
-        "weft_session_dropped",
-        "counter",
-        "Messages to a session dropped, by reason: congestion (congestion control `drop`), \
-         closed (waiting when the session was closed), unqueueable.",
+    let by_reason = |get: fn(&FaceInfo) -> &[(&'static str, u64)]| -> Series<_, _> {
         a.faces
             .iter()
             .flat_map(|f| {
-                let labels = per_session(f);
-                f.drops.iter().map(move |(reason, n)| {
-                    format!("weft_session_dropped_total{{{labels},reason=\"{reason}\"}} {n}")
+                get(f).iter().map(move |&(reason, n)| {
+                    ((session(f), Reason { reason }), ConstCounter::new(n))
                 })
             })
-            .collect(),
-    );
-    // Per key expression a node declared (subscriber, or publisher by its interest):
-    // bounded by its declarations (each with its limit), never per key published.
-    type Declared = fn(&FaceInfo) -> &[DeclarationTraffic];
-    let per_declaration = |name: &str, of: Declared, get: fn(&DeclarationTraffic) -> u64| {
-        a.faces
-            .iter()
-            .flat_map(|f| {
-                let labels = per_session(f);
-                of(f).iter().map(move |t| {
-                    format!(
-                        "{name}_total{{{labels},key_expr=\"{}\"}} {}",
-                        label(&t.key_expr),
-                        get(t)
-                    )
-                })
-            })
-            .collect::<Vec<String>>()
+            .collect()
     };
-    let subscriptions: Declared = |f| &f.subscriber_traffic;
-    let publications: Declared = |f| &f.publisher_traffic;
-    family(
-        "weft_subscription_messages",
-        "counter",
-        "Messages forwarded to a session because of one of its subscribers' key expressions.",
-        per_declaration("weft_subscription_messages", subscriptions, |t| t.messages),
+    registry.register(
+        "weft_session_messages_received",
+        "Network messages received from a session",
+        single(|f| f.messages_in),
     );
-    family(
-        "weft_subscription_bytes",
-        "counter",
-        "Payload bytes forwarded to a session because of one of its subscribers' key \
-         expressions.",
-        per_declaration("weft_subscription_bytes", subscriptions, |t| t.bytes),
+    registry.register(
+        "weft_session_dropped",
+        "Messages to a session dropped, by reason: congestion (congestion control `drop`), \
+         closed (waiting when the session was closed), unqueueable",
+        by_reason(|f| &f.drops),
     );
-    family(
-        "weft_subscription_dropped",
-        "counter",
-        "Messages for one of a session's subscribers' key expressions that were dropped \
-         (a full queue, a closed link).",
-        per_declaration("weft_subscription_dropped", subscriptions, |t| t.dropped),
-    );
-    family(
-        "weft_publication_messages",
-        "counter",
-        "Messages a session published on keys matching one of its publishers' key \
-         expressions (as its interests declare them).",
-        per_declaration("weft_publication_messages", publications, |t| t.messages),
-    );
-    family(
-        "weft_publication_bytes",
-        "counter",
-        "Payload bytes a session published on keys matching one of its publishers' key \
-         expressions.",
-        per_declaration("weft_publication_bytes", publications, |t| t.bytes),
-    );
-    family(
+    register_declarations(registry, a, session);
+    registry.register(
         "weft_session_discarded",
-        "counter",
         "Messages received from a session and discarded, by reason: too_large (over \
          transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
-         malformed, no_route (nothing subscribed), expired (a reply after its query was over).",
-        a.faces
-            .iter()
-            .flat_map(|f| {
-                let labels = per_session(f);
-                f.discarded.iter().map(move |(reason, n)| {
-                    format!("weft_session_discarded_total{{{labels},reason=\"{reason}\"}} {n}")
-                })
-            })
-            .collect(),
+         malformed, no_route (nothing subscribed), expired (a reply after its query was over)",
+        by_reason(|f| &f.discarded),
     );
-    family(
+    registry.register(
         "weft_session_denied",
-        "counter",
-        "Messages from or to a session that access control denied.",
-        single("weft_session_denied", |f| f.denied),
+        "Messages from or to a session that access control denied",
+        single(|f| f.denied),
     );
-    for (name, kind, help, lines) in query_families(queries)
-        .into_iter()
-        .chain(storage_families(&plugins.storages))
-        .chain(recording_families(&plugins.recordings))
-    {
-        family(name, kind, help, lines);
+}
+
+/// Most series of each family per declared key expression: the busiest key expressions
+/// (by messages, then bytes) are shown one by one, the others added up in one series
+/// (`key_expr="other"`, without a session). So that a scrape stays small whatever the
+/// declarations: 50,000 subscribers cost as much as 100.
+const DECLARED_SERIES: usize = 100;
+
+/// The series of a family per declared key expression.
+#[derive(Debug, Clone)]
+enum DeclaredBy {
+    /// A key expression one session declared.
+    One(Session, Declared),
+    /// The key expressions beyond the busiest [`DECLARED_SERIES`], of all sessions.
+    Others(Local),
+}
+
+/// This node alone.
+#[derive(Debug, Clone, EncodeLabelSet)]
+struct Local {
+    local_id: String,
+}
+
+impl EncodeLabelSet for DeclaredBy {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), std::fmt::Error> {
+        match self {
+            Self::One(session, declared) => {
+                session.encode(encoder)?;
+                declared.encode(encoder)
+            }
+            Self::Others(local) => {
+                local.encode(encoder)?;
+                let other = Declared {
+                    key_expr: "other".to_string(),
+                };
+                other.encode(encoder)
+            }
+        }
     }
-    for (name, help, value) in process_gauges() {
-        family(name, "gauge", help, vec![format!("{name} {value}")]);
+}
+
+/// What each series of a per-declaration family counts: the busiest
+/// [`DECLARED_SERIES`] declarations in the order the sessions list them, then the sum of
+/// the others if there are any. The sum goes down when a declaration joins the busiest
+/// or is undeclared.
+fn busiest(
+    a: &AdminInfo,
+    of: fn(&FaceInfo) -> &[DeclarationTraffic],
+    session: impl Fn(&FaceInfo) -> Session,
+) -> Vec<(DeclaredBy, DeclarationTraffic)> {
+    let all: Vec<(&FaceInfo, &DeclarationTraffic)> = a
+        .faces
+        .iter()
+        .flat_map(|f| of(f).iter().map(move |t| (f, t)))
+        .collect();
+    let mut shown = vec![true; all.len()];
+    if all.len() > DECLARED_SERIES {
+        let mut by_traffic: Vec<usize> = (0..all.len()).collect();
+        by_traffic.sort_by_key(|&i| std::cmp::Reverse((all[i].1.messages, all[i].1.bytes)));
+        for &i in &by_traffic[DECLARED_SERIES..] {
+            shown[i] = false;
+        }
     }
-    out.push_str("# EOF\n");
-    out
+    let mut others: Option<DeclarationTraffic> = None;
+    let mut series = Vec::with_capacity(all.len().min(DECLARED_SERIES) + 1);
+    for ((f, t), shown) in all.into_iter().zip(shown) {
+        if shown {
+            let declared = Declared {
+                key_expr: t.key_expr.clone(),
+            };
+            series.push((DeclaredBy::One(session(f), declared), t.clone()));
+        } else {
+            let sum = others.get_or_insert_with(DeclarationTraffic::default);
+            sum.messages += t.messages;
+            sum.bytes += t.bytes;
+            sum.dropped += t.dropped;
+        }
+    }
+    let local = Local {
+        local_id: a.zid.to_string(),
+    };
+    series.extend(others.map(|sum| (DeclaredBy::Others(local), sum)));
+    series
+}
+
+/// The families per key expression a session declared (subscriber, or publisher by its
+/// interest): never per key published, and the busiest [`DECLARED_SERIES`] only.
+fn register_declarations(
+    registry: &mut Registry,
+    a: &AdminInfo,
+    session: impl Fn(&FaceInfo) -> Session,
+) {
+    let subscriptions = busiest(a, |f| &f.subscriber_traffic, &session);
+    let publications = busiest(a, |f| &f.publisher_traffic, &session);
+    type Traffic = [(DeclaredBy, DeclarationTraffic)];
+    let each = |of: &Traffic, get: fn(&DeclarationTraffic) -> u64| -> Series<_, _> {
+        of.iter()
+            .map(|(labels, t)| (labels.clone(), ConstCounter::new(get(t))))
+            .collect()
+    };
+    registry.register(
+        "weft_subscription_messages",
+        "Messages forwarded to a session because of one of its subscribers' key expressions",
+        each(&subscriptions, |t| t.messages),
+    );
+    registry.register(
+        "weft_subscription_bytes",
+        "Payload bytes forwarded to a session because of one of its subscribers' key \
+         expressions",
+        each(&subscriptions, |t| t.bytes),
+    );
+    registry.register(
+        "weft_subscription_dropped",
+        "Messages for one of a session's subscribers' key expressions that were dropped \
+         (a full queue, a closed link)",
+        each(&subscriptions, |t| t.dropped),
+    );
+    registry.register(
+        "weft_publication_messages",
+        "Messages a session published on keys matching one of its publishers' key \
+         expressions (as its interests declare them)",
+        each(&publications, |t| t.messages),
+    );
+    registry.register(
+        "weft_publication_bytes",
+        "Payload bytes a session published on keys matching one of its publishers' key \
+         expressions",
+        each(&publications, |t| t.bytes),
+    );
+}
+
+/// The queries' families: this session's gets (counted, timed out, durations) and, in a
+/// router, the queries it routed (counted, unanswered, durations to their final answer).
+fn register_queries(registry: &mut Registry, q: &QueryStats) {
+    let count = |c: &AtomicU64| ConstCounter::new(c.load(Ordering::Relaxed));
+    registry.register(
+        "weft_queries_routed",
+        "Queries this router passed on for others",
+        count(&q.routed),
+    );
+    registry.register(
+        "weft_queries_unanswered",
+        "Routed queries no queryable could answer (ended at once)",
+        count(&q.routed_unanswered),
+    );
+    registry.register(
+        "weft_query_seconds",
+        "Time from a routed query's arrival to its final answer",
+        Durations::from(&q.routed_durations.snapshot()),
+    );
+    registry.register(
+        "weft_gets",
+        "Gets this node made (the admin space and storages of a router included)",
+        count(&q.gets),
+    );
+    registry.register(
+        "weft_get_timeouts",
+        "Gets that ended by their timeout",
+        count(&q.gets_timed_out),
+    );
+    registry.register(
+        "weft_get_seconds",
+        "Time from a get sent to its end",
+        Durations::from(&q.get_durations.snapshot()),
+    );
+}
+
+/// The storages' families: keys and bytes held, samples written, stale and failed, and
+/// the histogram of write durations.
+fn register_storages(registry: &mut Registry, storages: &[StorageMetrics]) {
+    let labels = |s: &StorageMetrics| Storage {
+        storage: s.name.clone(),
+        key_expr: s.key_expr.clone(),
+    };
+    let read = |c: fn(&StorageStats) -> &AtomicU64| {
+        move |s: &StorageMetrics| c(&s.stats).load(Ordering::Relaxed)
+    };
+    let gauge = |c: fn(&StorageStats) -> &AtomicU64| -> Series<_, _> {
+        let read = read(c);
+        storages
+            .iter()
+            .map(|s| (labels(s), ConstGauge::new(read(s))))
+            .collect()
+    };
+    let counter = |c: fn(&StorageStats) -> &AtomicU64| -> Series<_, _> {
+        let read = read(c);
+        storages
+            .iter()
+            .map(|s| (labels(s), ConstCounter::new(read(s))))
+            .collect()
+    };
+    registry.register(
+        "weft_storage_keys",
+        "Keys a storage holds a value for",
+        gauge(|s| &s.keys),
+    );
+    registry.register(
+        "weft_storage_bytes",
+        "Bytes of the values a storage holds",
+        gauge(|s| &s.bytes),
+    );
+    registry.register(
+        "weft_storage_writes",
+        "Samples a storage wrote",
+        counter(|s| &s.writes),
+    );
+    registry.register(
+        "weft_storage_stale",
+        "Samples a storage did not write: older than the value it holds",
+        counter(|s| &s.stale),
+    );
+    registry.register(
+        "weft_storage_errors",
+        "Samples a storage's volume failed to write",
+        counter(|s| &s.errors),
+    );
+    registry.register(
+        "weft_storage_write_seconds",
+        "Time a storage took to write a sample (read, compare and store)",
+        storages
+            .iter()
+            .map(|s| {
+                let durations = Durations::from(&s.stats.write_durations.snapshot());
+                (labels(s), durations)
+            })
+            .collect::<Series<_, _>>(),
+    );
+}
+
+/// Each recording's counters (labels `recording`, `key_expr`).
+fn register_recordings(registry: &mut Registry, recordings: &[RecordingMetrics]) {
+    // One reading per recording, for all its families.
+    let read: Vec<(Recording, RecordingStatus)> = recordings
+        .iter()
+        .map(|r| {
+            let labels = Recording {
+                recording: r.name.clone(),
+                key_expr: r.key_expr.clone(),
+            };
+            (labels, r.stats.status())
+        })
+        .collect();
+    let each = |get: fn(&RecordingStatus) -> u64| -> Series<_, _> {
+        read.iter()
+            .map(|(labels, status)| (labels.clone(), ConstCounter::new(get(status))))
+            .collect()
+    };
+    registry.register(
+        "weft_recording_messages",
+        "Samples a recording wrote",
+        each(|s| s.messages),
+    );
+    registry.register(
+        "weft_recording_bytes",
+        "Payload and attachment bytes a recording wrote",
+        each(|s| s.bytes),
+    );
+    registry.register(
+        "weft_recording_files",
+        "Files a recording finished (closed with their summary and index)",
+        each(|s| s.files),
+    );
+    registry.register(
+        "weft_recording_errors",
+        "Write errors of a recording",
+        each(|s| s.errors),
+    );
+    registry.register(
+        "weft_recording_dropped",
+        "Samples a recording dropped because its queue was full (when_full: drop)",
+        each(|s| s.dropped),
+    );
+    registry.register(
+        "weft_recording_lost",
+        "Samples a recording did not write because of a write error",
+        each(|s| s.lost),
+    );
 }
 
 /// The process's own gauges, as Prometheus's client libraries name them: resident and
 /// virtual memory, threads, open and most descriptors (from `/proc/self`; those it cannot
 /// read are left out).
-fn process_gauges() -> Vec<(&'static str, &'static str, u64)> {
+fn register_process(registry: &mut Registry) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
         status
@@ -282,169 +608,34 @@ fn process_gauges() -> Vec<(&'static str, &'static str, u64)> {
                 .and_then(|l| l.split_whitespace().nth(3))
                 .and_then(|v| v.parse::<u64>().ok())
         });
-    [
+    let gauges = [
         (
             "process_resident_memory_bytes",
-            "Resident memory size in bytes.",
+            "Resident memory size in bytes",
             field("VmRSS:").map(|kib| kib * 1024),
         ),
         (
             "process_virtual_memory_bytes",
-            "Virtual memory size in bytes.",
+            "Virtual memory size in bytes",
             field("VmSize:").map(|kib| kib * 1024),
         ),
         (
             "process_threads",
-            "Threads of the process.",
+            "Threads of the process",
             field("Threads:"),
         ),
-        ("process_open_fds", "Open file descriptors.", open_fds),
+        ("process_open_fds", "Open file descriptors", open_fds),
         (
             "process_max_fds",
-            "Most open file descriptors allowed.",
+            "Most open file descriptors allowed",
             max_fds,
         ),
-    ]
-    .into_iter()
-    .filter_map(|(name, help, value)| value.map(|v| (name, help, v)))
-    .collect()
-}
-
-/// One family of metrics: name, type, help and its sample lines.
-type Family = (&'static str, &'static str, &'static str, Vec<String>);
-
-/// The storages' families: keys and bytes held, samples written, stale and failed, and
-/// the histogram of write durations.
-/// Each recording's counters (labels `recording`, `key_expr`).
-fn recording_families(recordings: &[RecordingMetrics]) -> Vec<Family> {
-    // One reading per recording, for all its families.
-    let read: Vec<(&RecordingMetrics, weft_record::RecordingStatus)> =
-        recordings.iter().map(|r| (r, r.stats.status())).collect();
-    let each = |name: &str, get: fn(&weft_record::RecordingStatus) -> u64| -> Vec<String> {
-        read.iter()
-            .map(|(r, status)| {
-                format!(
-                    "{name}_total{{recording=\"{}\",key_expr=\"{}\"}} {}",
-                    label(&r.name),
-                    label(&r.key_expr),
-                    get(status)
-                )
-            })
-            .collect()
-    };
-    vec![
-        (
-            "weft_recording_messages",
-            "counter",
-            "Samples a recording wrote.",
-            each("weft_recording_messages", |s| s.messages),
-        ),
-        (
-            "weft_recording_bytes",
-            "counter",
-            "Payload and attachment bytes a recording wrote.",
-            each("weft_recording_bytes", |s| s.bytes),
-        ),
-        (
-            "weft_recording_files",
-            "counter",
-            "Files a recording finished (closed with their summary and index).",
-            each("weft_recording_files", |s| s.files),
-        ),
-        (
-            "weft_recording_errors",
-            "counter",
-            "Write errors of a recording.",
-            each("weft_recording_errors", |s| s.errors),
-        ),
-        (
-            "weft_recording_dropped",
-            "counter",
-            "Samples a recording dropped because its queue was full (when_full: drop).",
-            each("weft_recording_dropped", |s| s.dropped),
-        ),
-        (
-            "weft_recording_lost",
-            "counter",
-            "Samples a recording did not write because of a write error.",
-            each("weft_recording_lost", |s| s.lost),
-        ),
-    ]
-}
-
-fn storage_families(storages: &[StorageMetrics]) -> Vec<Family> {
-    let labels = |s: &StorageMetrics| {
-        format!(
-            "storage=\"{}\",key_expr=\"{}\"",
-            label(&s.name),
-            label(&s.key_expr)
-        )
-    };
-    let each = |name: &str, total: bool, get: fn(&StorageStats) -> u64| -> Vec<String> {
-        let suffix = if total { "_total" } else { "" };
-        storages
-            .iter()
-            .map(|s| format!("{name}{suffix}{{{}}} {}", labels(s), get(&s.stats)))
-            .collect()
-    };
-    let histogram = storages
-        .iter()
-        .flat_map(|s| {
-            histogram_lines(
-                "weft_storage_write_seconds",
-                &labels(s),
-                &s.stats.write_durations.snapshot(),
-            )
-        })
-        .collect();
-    vec![
-        (
-            "weft_storage_keys",
-            "gauge",
-            "Keys a storage holds a value for.",
-            each("weft_storage_keys", false, |s| {
-                s.keys.load(Ordering::Relaxed)
-            }),
-        ),
-        (
-            "weft_storage_bytes",
-            "gauge",
-            "Bytes of the values a storage holds.",
-            each("weft_storage_bytes", false, |s| {
-                s.bytes.load(Ordering::Relaxed)
-            }),
-        ),
-        (
-            "weft_storage_writes",
-            "counter",
-            "Samples a storage wrote.",
-            each("weft_storage_writes", true, |s| {
-                s.writes.load(Ordering::Relaxed)
-            }),
-        ),
-        (
-            "weft_storage_stale",
-            "counter",
-            "Samples a storage did not write: older than the value it holds.",
-            each("weft_storage_stale", true, |s| {
-                s.stale.load(Ordering::Relaxed)
-            }),
-        ),
-        (
-            "weft_storage_errors",
-            "counter",
-            "Samples a storage's volume failed to write.",
-            each("weft_storage_errors", true, |s| {
-                s.errors.load(Ordering::Relaxed)
-            }),
-        ),
-        (
-            "weft_storage_write_seconds",
-            "histogram",
-            "Time a storage took to write a sample (read, compare and store).",
-            histogram,
-        ),
-    ]
+    ];
+    for (name, help, value) in gauges {
+        if let Some(v) = value {
+            registry.register(name, help, ConstGauge::new(v));
+        }
+    }
 }
 
 /// A selector parameter's value (`name=value`, separated by `;` or `&`).
@@ -454,87 +645,6 @@ pub(crate) fn parameter<'a>(parameters: &'a str, name: &str) -> Option<&'a str> 
         .filter_map(|p| p.split_once('=').or(Some((p, ""))))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
-}
-
-/// The sample lines of one histogram: cumulative buckets (`le`), then `_count` (the
-/// buckets' total, so that the two always agree) and `_sum` in seconds.
-fn histogram_lines(name: &str, labels: &str, h: &HistogramSnapshot) -> Vec<String> {
-    let sep = if labels.is_empty() { "" } else { "," };
-    let mut lines = Vec::new();
-    let mut cumulative = 0;
-    for (i, count) in h.counts.iter().enumerate() {
-        cumulative += count;
-        let le = DURATION_BUCKETS
-            .get(i)
-            .map_or_else(|| "+Inf".to_string(), |b| format!("{b:e}"));
-        lines.push(format!(
-            "{name}_bucket{{{labels}{sep}le=\"{le}\"}} {cumulative}"
-        ));
-    }
-    let braces = |l: &str| {
-        if l.is_empty() {
-            String::new()
-        } else {
-            format!("{{{l}}}")
-        }
-    };
-    lines.push(format!("{name}_count{} {cumulative}", braces(labels)));
-    lines.push(format!(
-        "{name}_sum{} {}",
-        braces(labels),
-        h.sum_nanos as f64 / 1e9
-    ));
-    lines
-}
-
-/// The queries' families: this session's gets (counted, timed out, durations) and, in a
-/// router, the queries it routed (counted, unanswered, durations to their final answer).
-fn query_families(q: &QueryStats) -> Vec<Family> {
-    let get = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-    vec![
-        (
-            "weft_queries_routed",
-            "counter",
-            "Queries this router passed on for others.",
-            vec![format!("weft_queries_routed_total {}", get(&q.routed))],
-        ),
-        (
-            "weft_queries_unanswered",
-            "counter",
-            "Routed queries no queryable could answer (ended at once).",
-            vec![format!(
-                "weft_queries_unanswered_total {}",
-                get(&q.routed_unanswered)
-            )],
-        ),
-        (
-            "weft_query_seconds",
-            "histogram",
-            "Time from a routed query's arrival to its final answer.",
-            histogram_lines("weft_query_seconds", "", &q.routed_durations.snapshot()),
-        ),
-        (
-            "weft_gets",
-            "counter",
-            "Gets this node made (the admin space and storages of a router included).",
-            vec![format!("weft_gets_total {}", get(&q.gets))],
-        ),
-        (
-            "weft_get_timeouts",
-            "counter",
-            "Gets that ended by their timeout.",
-            vec![format!(
-                "weft_get_timeouts_total {}",
-                get(&q.gets_timed_out)
-            )],
-        ),
-        (
-            "weft_get_seconds",
-            "histogram",
-            "Time from a get sent to its end.",
-            histogram_lines("weft_get_seconds", "", &q.get_durations.snapshot()),
-        ),
-    ]
 }
 
 /// The metrics payload and its encoding for the query's parameters.

@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use serde_json::{json, Value};
 use weft::{
     Consolidation, GetOptions, PutOptions, Reply, Sample, SampleKind, Session, SessionError,
@@ -153,32 +155,15 @@ fn has_parameter(parameters: &str, key: &str) -> bool {
 /// The key expression a path names: percent-decoded, `@/local` (alone or followed by `/`)
 /// standing for `@/<zid>`.
 fn path_key(path: &str, zid: &str) -> Result<String, RestError> {
-    let decoded = percent_decode(path).map_err(|()| RestError::PathNotUtf8)?;
+    // A `%` not followed by two hexadecimal digits stays as is.
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .map_err(|_| RestError::PathNotUtf8)?
+        .into_owned();
     Ok(match decoded.strip_prefix("@/local") {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("@/{zid}{rest}"),
         _ => decoded,
     })
-}
-
-/// Decodes `%XX` sequences (a `%` not followed by two hexadecimal digits stays as is);
-/// fails when the result is not UTF-8.
-fn percent_decode(s: &str) -> Result<String, ()> {
-    let bytes = s.as_bytes();
-    let hex = |b: u8| char::from(b).to_digit(16);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| ())
 }
 
 /// The JSON of one value, as the plugin shows it: `null` when empty; parsed for
@@ -191,14 +176,13 @@ fn value_json(payload: &[u8], encoding: &str) -> Value {
         return Value::Null;
     }
     match encoding {
-        "application/json" | "text/json" | "text/json5" => {
-            serde_json::from_slice(payload).unwrap_or_else(|_| Value::String(base64(payload)))
-        }
+        "application/json" | "text/json" | "text/json5" => serde_json::from_slice(payload)
+            .unwrap_or_else(|_| Value::String(STANDARD.encode(payload))),
         "text/plain" | "zenoh/string" => match std::str::from_utf8(payload) {
             Ok(text) => Value::String(text.to_owned()),
-            Err(_) => Value::String(base64(payload)),
+            Err(_) => Value::String(STANDARD.encode(payload)),
         },
-        _ => Value::String(base64(payload)),
+        _ => Value::String(STANDARD.encode(payload)),
     }
 }
 
@@ -309,28 +293,6 @@ fn html(replies: &[Reply]) -> String {
         ));
     }
     out.push_str("</dl>\n");
-    out
-}
-
-/// Base64 (standard alphabet, padded), as the plugin writes binary values.
-fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            out.push(if i <= chunk.len() {
-                TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char
-            } else {
-                '='
-            });
-        }
-    }
     out
 }
 
@@ -634,22 +596,6 @@ mod tests {
             value_json(b"hello", "text/plain;charset=utf-8"),
             json!("aGVsbG8=")
         );
-    }
-
-    #[test]
-    fn base64_pads_as_the_standard_alphabet_does() {
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
     }
 
     #[test]

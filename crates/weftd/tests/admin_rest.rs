@@ -910,6 +910,129 @@ fn each_subscription_counts_what_it_drew_in_the_metrics() {
     );
 }
 
+/// Thousands of subscriptions cost a bounded number of series: the busiest key
+/// expressions one by one, the others added up in one `other` series, and the series
+/// still add up to all that the subscriber was sent.
+#[test]
+fn many_subscriptions_show_as_the_busiest_and_one_other_series() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+    if zenoh_python().is_none() {
+        return;
+    }
+    const SUBSCRIPTIONS: usize = 2_000;
+    // What weftd shows one by one, and what the busiest ten draw.
+    const SHOWN: usize = 100;
+    const BUSY: u64 = 21;
+    let (rest, port) = (free_port(), free_port());
+    let weftd = start(rest, port, "{}");
+    let (subscriber, publisher) = (weftd.weft_client(), weftd.weft_client());
+    // Messages and bytes received, and whether the last put arrived.
+    let received = Arc::new((AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false)));
+    let _subscribers: Vec<weft::Subscriber> = (0..SUBSCRIPTIONS)
+        .map(|i| {
+            let received = received.clone();
+            subscriber
+                .declare_subscriber(&format!("many/{i}"), move |s| {
+                    let payload = s.payload.to_vec();
+                    received.0.fetch_add(1, Relaxed);
+                    received.1.fetch_add(payload.len() as u64, Relaxed);
+                    if payload == b"last" {
+                        received.2.store(true, Relaxed);
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    let put = |key: &str, payload: &[u8]| {
+        publisher
+            .put(key, payload, &weft::PutOptions::default())
+            .unwrap()
+    };
+    // Until the last declaration has reached the publisher through weftd (the others
+    // went before it).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while received.0.load(Relaxed) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the subscriptions never reached weftd"
+        );
+        put(&format!("many/{}", SUBSCRIPTIONS - 1), b"warm");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // One message on each of 300 keys, 20 more on each of the first ten, then the last.
+    for i in 0..300 {
+        put(&format!("many/{i}"), b"one");
+    }
+    for _ in 1..BUSY {
+        for i in 0..10 {
+            put(&format!("many/{i}"), b"busy");
+        }
+    }
+    put("many/1998", b"last");
+    // Samples arrive in the order they were sent: after the last, all have arrived.
+    while !received.2.load(Relaxed) {
+        assert!(Instant::now() < deadline, "the last put never arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (messages, bytes) = (received.0.load(Relaxed), received.1.load(Relaxed));
+    let series = |samples: &[Value], name: &str| -> Vec<Value> {
+        samples
+            .iter()
+            .filter(|s| s["name"] == name)
+            .cloned()
+            .collect()
+    };
+    let sum = |series: &[Value]| -> u64 {
+        series
+            .iter()
+            .map(|s| s["value"].as_f64().unwrap() as u64)
+            .sum()
+    };
+    let samples = loop {
+        let samples = scrape(rest);
+        let counted = sum(&series(&samples, "weft_subscription_messages_total"));
+        if counted >= messages || Instant::now() > deadline {
+            break samples;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let zid = subscriber.zid().to_string();
+    for name in [
+        "weft_subscription_messages_total",
+        "weft_subscription_bytes_total",
+        "weft_subscription_dropped_total",
+    ] {
+        let series = series(&samples, name);
+        assert_eq!(series.len(), SHOWN + 1, "{name}");
+        let other: Vec<&Value> = series
+            .iter()
+            .filter(|s| s["labels"]["key_expr"] == "other")
+            .collect();
+        assert_eq!(other.len(), 1, "{name}");
+        assert!(other[0]["labels"].get("remote_id").is_none(), "{name}");
+        let expected = match name {
+            "weft_subscription_messages_total" => messages,
+            "weft_subscription_bytes_total" => bytes,
+            _ => 0,
+        };
+        assert_eq!(sum(&series), expected, "{name}");
+    }
+    for i in 0..10 {
+        let key = format!("many/{i}");
+        let labels = [("remote_id", zid.as_str()), ("key_expr", key.as_str())];
+        assert_eq!(
+            metric(&samples, "weft_subscription_messages_total", &labels),
+            Some(BUSY as f64),
+            "{key}"
+        );
+    }
+    // A scrape's size does not grow with the declarations.
+    let (status, body) = http(rest, "GET", "/metrics", "", "text/plain");
+    assert_eq!(status, 200);
+    assert!(body.len() < 100_000, "{} bytes", body.len());
+}
+
 /// The ZenohID of the router `client` is connected to.
 fn weftd_zid(client: &weft::Session) -> String {
     client.peers()[0].to_string()

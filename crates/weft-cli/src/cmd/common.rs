@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use clap::ValueEnum;
 use weft::{Config, Sample, WhatAmI};
 
@@ -163,28 +165,6 @@ pub(crate) fn stopped(flag: &AtomicBool) -> bool {
     flag.load(Ordering::Relaxed)
 }
 
-/// Standard base64 (with padding).
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// A sample as a JSON object: kind, key, payload (or payload_b64), encoding, attachment,
 /// timestamp.
 pub(crate) fn sample_json(s: &Sample) -> serde_json::Value {
@@ -193,7 +173,7 @@ pub(crate) fn sample_json(s: &Sample) -> serde_json::Value {
     m.insert("key".into(), (*s.key_expr).into());
     match std::str::from_utf8(&s.payload) {
         Ok(text) => m.insert("payload".into(), text.into()),
-        Err(_) => m.insert("payload_b64".into(), base64(&s.payload).into()),
+        Err(_) => m.insert("payload_b64".into(), STANDARD.encode(&s.payload).into()),
     };
     m.insert("encoding".into(), s.encoding.clone().into());
     m.insert(
@@ -202,7 +182,7 @@ pub(crate) fn sample_json(s: &Sample) -> serde_json::Value {
             None => serde_json::Value::Null,
             Some(a) => match std::str::from_utf8(a) {
                 Ok(t) => t.into(),
-                Err(_) => base64(a).into(),
+                Err(_) => STANDARD.encode(a).into(),
             },
         },
     );
@@ -224,22 +204,4 @@ pub(crate) fn sample_line(s: &Sample) -> String {
         s.key_expr,
         String::from_utf8_lossy(&s.payload)
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64;
-
-    #[test]
-    fn base64_of_rfc_4648_examples() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-        }
-    }
 }

@@ -3,10 +3,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use clap::ValueEnum;
 use weft::{GetOptions, PutOptions, QueryTarget};
 
-use super::common::{announce_ready, base64, stop_flag, stopped, usage_error, SessionArgs};
+use super::common::{announce_ready, stop_flag, stopped, usage_error, SessionArgs};
 
 /// Arguments of `weft get`.
 #[derive(clap::Args, Debug)]
@@ -71,7 +73,7 @@ pub(crate) struct QueryableArgs {
 fn text_or_b64(bytes: &[u8]) -> (&'static str, String) {
     match std::str::from_utf8(bytes) {
         Ok(t) => ("payload", t.to_string()),
-        Err(_) => ("payload_b64", base64(bytes)),
+        Err(_) => ("payload_b64", STANDARD.encode(bytes)),
     }
 }
 

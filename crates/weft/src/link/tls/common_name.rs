@@ -1,91 +1,20 @@
-//! The common name (CN) of a certificate's subject, read from the DER encoding: what
-//! access control's `cert_common_names` subjects match.
+//! The common name (CN) of a certificate's subject: what access control's
+//! `cert_common_names` subjects match.
 //!
-//! As Zenoh reads it: the first CN attribute of the subject, in the order the
-//! certificate lists them (later ones are never tried), if its value is one of the
-//! directory string types taken byte for byte (UTF8String, PrintableString, IA5String,
-//! NumericString, VisibleString, T61String, VideotexString, GraphicString,
-//! GeneralString, and ObjectDescriptor) and valid UTF-8. A subject without a CN, or
-//! whose first CN is of another type, has no name: then no `cert_common_names` subject
-//! matches the link (one without that field may). Zenoh also takes a BMPString's UTF-16
-//! bytes as if they were UTF-8, which turns `client-a` into a name with a NUL before
-//! every letter that no configuration lists; weft gives it no name, and the same
-//! subjects match.
+//! As Zenoh reads it, with x509-parser: the first CN attribute of the subject, in the
+//! order the certificate lists them (later ones are never tried), if its value is a
+//! UTF8String, PrintableString, IA5String or NumericString holding UTF-8. A certificate
+//! that does not parse, a subject without a CN, or one whose first CN is of another type
+//! (a BMPString, say) has no name: then no `cert_common_names` subject matches the link
+//! (one without that field may).
 
-use super::expiry::element;
-
-const SEQUENCE: u8 = 0x30;
-const SET: u8 = 0x31;
-const VERSION: u8 = 0xa0;
-const OID: u8 = 0x06;
-/// 2.5.4.3, id-at-commonName.
-const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
-/// The string types whose content is taken as UTF-8.
-const STRING_TAGS: [u8; 10] = [
-    0x0c, // UTF8String
-    0x12, // NumericString
-    0x13, // PrintableString
-    0x14, // T61String
-    0x15, // VideotexString
-    0x16, // IA5String
-    0x19, // GraphicString
-    0x1a, // VisibleString
-    0x1b, // GeneralString
-    0x07, // ObjectDescriptor
-];
+use x509_parser::prelude::{FromDer, X509Certificate};
 
 /// The common name of the certificate `der` (see the module's documentation).
 pub(crate) fn common_name(der: &[u8]) -> Option<String> {
-    let value = first_common_name(subject(der)?)?;
-    let (tag, content) = value;
-    if !STRING_TAGS.contains(&tag) {
-        return None;
-    }
-    std::str::from_utf8(content).ok().map(str::to_owned)
-}
-
-/// The subject `Name` of a certificate: the content of its SEQUENCE of RDNs.
-fn subject(der: &[u8]) -> Option<&[u8]> {
-    let (tag, cert, _) = element(der)?;
-    if tag != SEQUENCE {
-        return None;
-    }
-    let (tag, tbs, _) = element(cert)?;
-    if tag != SEQUENCE {
-        return None;
-    }
-    // [0] version (optional), serialNumber, signature, issuer, validity: skipped.
-    let (tag, _, mut rest) = element(tbs)?;
-    let skip = if tag == VERSION { 4 } else { 3 };
-    for _ in 0..skip {
-        rest = element(rest)?.2;
-    }
-    let (tag, name, _) = element(rest)?;
-    (tag == SEQUENCE).then_some(name)
-}
-
-/// The tag and content of the first commonName attribute's value in `name`.
-fn first_common_name(mut name: &[u8]) -> Option<(u8, &[u8])> {
-    while !name.is_empty() {
-        let (tag, mut rdn, rest) = element(name)?;
-        name = rest;
-        if tag != SET {
-            return None;
-        }
-        while !rdn.is_empty() {
-            let (tag, attribute, rest) = element(rdn)?;
-            rdn = rest;
-            if tag != SEQUENCE {
-                return None;
-            }
-            let (tag, oid, value) = element(attribute)?;
-            if tag == OID && oid == COMMON_NAME {
-                let (tag, content, _) = element(value)?;
-                return Some((tag, content));
-            }
-        }
-    }
-    None
+    let (_, cert) = X509Certificate::from_der(der).ok()?;
+    let first = cert.subject().iter_common_name().next()?;
+    first.as_str().ok().map(str::to_owned)
 }
 
 #[cfg(test)]
