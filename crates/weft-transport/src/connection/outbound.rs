@@ -54,7 +54,7 @@ pub struct SendOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteHint {
     /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express
-    /// message, or a message that came alone, from the application, on an idle link).
+    /// message from the application, on an idle link).
     WriteNow,
     /// Wake the link's driver: nobody is writing and nobody was asked to.
     Wake,
@@ -144,13 +144,6 @@ enum Ending {
 /// What the application's sender is doing, for holding a pending batch.
 #[derive(Debug, Clone, Copy, Default)]
 struct Stream {
-    /// When a message of the application last found nobody writing (the clock is read
-    /// only then); with the end of the last write, what tells whether it streams.
-    last_idle_push: Option<Instant>,
-    /// When a transmit was last written whole.
-    last_write: Option<Instant>,
-    /// Its messages came less than [`STREAMING_GAP`] apart when last looked at.
-    streaming: bool,
     /// Messages the application queued, in all.
     pushes: u64,
     /// `pushes` when the driver last looked for something to write.
@@ -253,8 +246,8 @@ impl Outbound {
     }
 
     /// Queues a message. See [`SendOptions`] for what `forwarded` and `since` change.
-    /// `clock` gives the time: it is read only when the answer depends on it (no room,
-    /// or nobody writing), not for every message.
+    /// `clock` gives the time: it is read only when the answer depends on it (no room),
+    /// not for every message.
     pub fn send(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -297,19 +290,9 @@ impl Outbound {
             return Ok(Sent::Queued(self.hint(false)));
         }
         self.stream.pushes += 1;
-        if matches!(self.writer, Writer::Idle) {
-            // Nobody writes: whether this sender streams decides who writes.
-            let now = clock();
-            let s = &mut self.stream;
-            // Since its last message that found nobody writing, or the last write.
-            let last = s.last_idle_push.max(s.last_write);
-            s.streaming = last.is_some_and(|l| now.saturating_duration_since(l) < STREAMING_GAP);
-            s.last_idle_push = Some(now);
-        }
-        // A sender's own message that comes alone (not streaming), or an express one, is
-        // written by its sender when nobody writes: no hand-over on its way.
-        let alone = !self.manual && !self.stream.streaming;
-        Ok(Sent::Queued(self.hint(express || alone)))
+        // An application's express message is written by its sender when nobody writes:
+        // no hand-over on its way.
+        Ok(Sent::Queued(self.hint(express)))
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds
@@ -434,7 +417,8 @@ impl Outbound {
             Writer::Held if self.may_hold() => return WriteHint::None,
             Writer::Held | Writer::Idle => {}
         }
-        if !self.queue.has_work(self.manual) {
+        // A message was just queued: there is work, unless manual batching keeps it.
+        if self.manual && !self.queue.flush_requested() {
             return WriteHint::None;
         }
         if write_now {
@@ -460,7 +444,8 @@ impl Outbound {
 
     /// Until when the driver, looking at `now`, leaves the pending batches to grow: while
     /// they may be held ([`Outbound::may_hold`]) and the application streams into them
-    /// (since the driver's last look, at least one message per [`STREAMING_GAP`]), for
+    /// (since the driver's last look, more than one message and at least one per
+    /// [`STREAMING_GAP`]), for
     /// [`HOLD_LOOK`] more, at most [`Limits::batching_time_limit`] in all. A message that
     /// comes alone never waits, nor does a batch that stopped growing, nor one fed by a
     /// slower sender (a 10 kHz stream).
@@ -470,9 +455,13 @@ impl Outbound {
         let since_look = s.seen_at.map(|at| now.saturating_duration_since(at));
         s.seen = s.pushes;
         s.seen_at = Some(now);
-        let streaming = since_look.is_some_and(|d| {
-            grew > 0 && u128::from(grew) * STREAMING_GAP.as_nanos() >= d.as_nanos()
-        });
+        // More than one message since the last look (a message that comes alone, such
+        // as a ping-pong's, never waits; once holding, any), at least one per
+        // STREAMING_GAP.
+        let holding = self.stream.held_since.is_some();
+        let streaming = (grew > 1 || (holding && grew > 0))
+            && since_look
+                .is_some_and(|d| u128::from(grew) * STREAMING_GAP.as_nanos() >= d.as_nanos());
         let limit = self.limits.batching_time_limit.unwrap_or_default();
         if !streaming || !self.may_hold() {
             self.stream.held_since = None;
@@ -602,7 +591,6 @@ impl Outbound {
     fn finish_transmit(&mut self, mut transmit: Transmit, now: Instant) {
         self.writer = Writer::Idle;
         self.last_tx = now;
-        self.stream.last_write = Some(now);
         for batch in transmit.take_batches() {
             self.stats.batches += 1;
             self.stats.bytes += batch.len() as u64;
@@ -771,6 +759,9 @@ impl Outbound {
     /// Asks for the pending batches to be written.
     pub fn flush(&mut self) -> WriteHint {
         self.queue.request_flush();
+        if !self.queue.has_work(self.manual) {
+            return WriteHint::None;
+        }
         self.hint(false)
     }
 

@@ -64,14 +64,21 @@ impl Transport {
         loop {
             let result;
             (st, result) = self.write_loop(st);
-            if result.is_err() || st.out.held_until().is_none() {
+            let Some(until) = st.out.held_until() else {
+                break;
+            };
+            if result.is_err() {
                 break;
             }
-            // The application streams into the pending batch: this thread yields its core
-            // (on two cores, to the sender), then looks again; the sending half ends the
-            // hold once the batch stops growing, is big enough, or has waited its time.
+            // The application streams into the pending batch: this thread waits until the
+            // next look without giving its core away (a yield can hand it to another
+            // thread for milliseconds, and this thread serves other links), then looks
+            // again; the sending half ends the hold once the batch stops growing, is big
+            // enough, or has waited its time (200 µs at most).
             drop(st);
-            std::thread::yield_now();
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
             st = self.lock();
         }
         self.after_events(st);
