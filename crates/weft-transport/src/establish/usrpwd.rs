@@ -212,11 +212,12 @@ pub enum AuthError {
     /// The Auth extension, or the user/password one in it, does not decode.
     #[error("malformed authentication extension: {0}")]
     Malformed(DecodeError),
-    /// The user is not in this node's dictionary.
-    #[error("unknown user `{0}`")]
+    /// The user is not in this node's dictionary. The name is the peer's: it is escaped
+    /// where it is displayed (a newline in it cannot forge a log line).
+    #[error("unknown user `{}`", .0.escape_debug())]
     UnknownUser(String),
     /// The user is known, its answer to the challenge is not right.
-    #[error("wrong password for user `{0}`")]
+    #[error("wrong password for user `{}`", .0.escape_debug())]
     WrongPassword(String),
 }
 

@@ -342,3 +342,16 @@ fn no_mutation_of_a_valid_open_syn_panics_or_passes() {
         assert!(a.on_batch(&good[..at], &mut Vec::new()).is_err());
     }
 }
+
+#[test]
+fn a_user_name_is_escaped_where_it_is_displayed() {
+    let forged = "mallory\n2026-12-02T00:00:00Z INFO session opened";
+    let err = AuthError::UnknownUser(forged.into()).to_string();
+    assert_eq!(
+        err,
+        "unknown user `mallory\\n2026-12-02T00:00:00Z INFO session opened`"
+    );
+    assert!(!err.contains('\n'));
+    let err = AuthError::WrongPassword("a\u{1b}[31mb".into()).to_string();
+    assert!(!err.contains('\u{1b}'), "{err}");
+}
