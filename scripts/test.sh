@@ -120,6 +120,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+step "the robot-net scenario, short (ten sessions at 10 kHz, peer to peer and routed: no sample lost)"
+# The debug builds cargo test made; its latency is measured in release by bench/robotnet.sh
+# (bench/RESULTS.md, "Robot net"). The script fails on any lost sample.
+ROBOTNET_BIN="$root/target/debug/examples/robotnet" WEFTD_BIN="$root/target/debug/weftd" \
+  BENCH_PORT=18900 bench/robotnet.sh --both --runs 1 --seconds 1
+
 step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
 rustup target add thumbv7em-none-eabihf >/dev/null
 cargo build --quiet -p weft-proto -p weft-keyexpr --target thumbv7em-none-eabihf
