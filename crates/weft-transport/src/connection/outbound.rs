@@ -271,7 +271,9 @@ impl Outbound {
             match self.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
                 Pushed::Full if self.queue.lane_is_empty(priority) => {
-                    self.queue_fragments(msg, priority, reliability, opts, &clock)?;
+                    if self.queue_fragments(msg, priority, reliability, opts, &clock)? {
+                        return Ok(Sent::Overflowed);
+                    }
                     break;
                 }
                 Pushed::Full if self.queue.has_room() => self.queue.seal_lane(priority),
@@ -297,6 +299,7 @@ impl Outbound {
 
     /// A message larger than a batch, as fragment batches behind what its lane holds
     /// (copied): room for all of them or none (a message goes whole or not at all).
+    /// Whether it went to the overflow instead (a forwarded one without room).
     fn queue_fragments(
         &mut self,
         msg: &NetworkMessage<'_>,
@@ -304,7 +307,7 @@ impl Outbound {
         reliability: Reliability,
         opts: SendOptions,
         clock: &impl Fn() -> Instant,
-    ) -> Result<(), SendError> {
+    ) -> Result<bool, SendError> {
         let mut head = self.queue.take_fragment_buf();
         let split = match msg.encode_split(&mut head) {
             Ok(split) => split,
@@ -318,10 +321,8 @@ impl Outbound {
         if !self.queue.room_for_fragments(priority, count) {
             self.queue.keep_fragment_buf(head);
             if opts.forwarded {
-                return match self.overflow(msg, priority, reliability, opts.congestion, clock())? {
-                    Sent::Overflowed => Ok(()),
-                    Sent::Queued(_) => Ok(()),
-                };
+                self.overflow(msg, priority, reliability, opts.congestion, clock())?;
+                return Ok(true);
             }
             return Err(self.no_room(opts, clock()));
         }
@@ -329,7 +330,7 @@ impl Outbound {
             .queue
             .queue_fragments(split.parts(&head), len, priority, reliability);
         self.queue.keep_fragment_buf(head);
-        queued.map_err(SendError::from)
+        queued.map(|()| false).map_err(SendError::from)
     }
 
     /// Congestion control's answer to a sender that found no room.

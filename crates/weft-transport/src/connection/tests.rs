@@ -459,3 +459,30 @@ fn best_effort_datagrams_lost_and_reordered_are_delivered_in_order_without_dupli
     assert!(stats.gaps > 0 && stats.stale > 0, "{stats:?}");
     assert!(net.b.events.is_empty(), "loss does not end a datagram link");
 }
+
+#[test]
+fn a_large_forwarded_message_without_room_overflows_and_says_so() {
+    let mut net = Net::stream(2048, 10_000, 4096, Limits::default());
+    net.b.read_rate = 0;
+    let big = put("k", &[7; 5000], Priority::Data, false);
+    let fwd = SendOptions {
+        forwarded: true,
+        ..opts(Priority::Data, CongestionControl::Block, net.now)
+    };
+    let mut overflowed = false;
+    for _ in 0..100 {
+        let sent = net.a.conn.send(&big, fwd, net.now);
+        if net.a.conn.outbound().overflow_bytes() > 0 {
+            // The very send that found no room says so.
+            assert_eq!(sent, Ok(Sent::Overflowed));
+            overflowed = true;
+            break;
+        }
+        net.step(US);
+    }
+    // Its source is told to pause (and is released when the overflow drains).
+    assert!(overflowed);
+    assert!(net.a.conn.outbound().overflow_bytes() >= 5000);
+    net.b.read_rate = usize::MAX;
+    assert!(net.run_until(US, 10_000, |n| n.a.events.contains(&Event::OverflowDrained)));
+}
