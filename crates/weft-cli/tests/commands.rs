@@ -253,8 +253,7 @@ fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
 #[test]
 fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
     const PUTS: usize = 40;
-    let port = free_port();
-    let _router = weft_router(port);
+    let (_router, port) = weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let Some(subscriber) = weft_testkit::ZenohNode::start(&[
         "--mode",
@@ -315,8 +314,7 @@ fn forty_one_shot_puts_all_reach_a_zenoh_subscriber() {
 
 #[test]
 fn rust_log_shows_the_library_logs() {
-    let port = free_port();
-    let _router = weft_router(port);
+    let (_router, port) = weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let quiet = weft()
         .args([
@@ -365,8 +363,7 @@ fn rust_log_shows_the_library_logs() {
 
 #[test]
 fn zenoh_examples_flags_and_suggestions() {
-    let port = free_port();
-    let router = weft_router(port);
+    let (router, port) = weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     // A queryable that answers with the query's payload.
     let _q = router

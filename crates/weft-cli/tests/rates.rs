@@ -4,7 +4,7 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use weft_testkit::{free_port, ZenohNode};
+use weft_testkit::ZenohNode;
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -12,8 +12,7 @@ fn weft() -> Command {
 
 #[test]
 fn hz_and_bw_report_a_zenoh_publishers_rate_and_size() {
-    let port = free_port();
-    let router = weft_testkit::weft_router(port);
+    let (router, port) = weft_testkit::weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let watch = |command: &str| {
         weft()

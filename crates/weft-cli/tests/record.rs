@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use weft::{PutOptions, SampleKind};
 use weft_cli::recording::{Compression, Recorded, Recorder};
-use weft_testkit::{
-    free_port, repo_root, sha256_hex, weft_router, zenoh_python_with_mcap, ZenohNode,
-};
+use weft_testkit::{repo_root, sha256_hex, weft_router, zenoh_python_with_mcap, ZenohNode};
 
 fn weft() -> Command {
     Command::new(env!("CARGO_BIN_EXE_weft"))
@@ -39,8 +37,7 @@ fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
     let Some(python) = zenoh_python_with_mcap() else {
         return;
     };
-    let port = free_port();
-    let router = weft_router(port);
+    let (router, port) = weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     let dir = std::env::temp_dir().join(format!("weft-record-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -161,8 +158,7 @@ fn a_recording_reads_back_in_the_official_mcap_reader_byte_for_byte() {
 
 #[test]
 fn a_replay_reaches_a_zenoh_subscriber_with_the_original_spacing() {
-    let port = free_port();
-    let router = weft_router(port);
+    let (router, port) = weft_router();
     let endpoint = format!("tcp/127.0.0.1:{port}");
     // A recording of four samples, 0, 300, 900 and 1,200 ms after the first.
     let at_ms = [0u64, 300, 900, 1_200];

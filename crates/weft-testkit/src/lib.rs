@@ -217,19 +217,24 @@ pub fn weft_client(port: u16) -> Result<weft::Session, weft::OpenError> {
     })
 }
 
-/// Opens a weft router session, in this process, listening on `tcp/127.0.0.1:port`,
-/// without multicast scouting.
-pub fn weft_router(port: u16) -> weft::Session {
-    let endpoint = format!("tcp/127.0.0.1:{port}")
-        .parse()
-        .expect("a loopback TCP endpoint");
-    weft::open(weft::Config {
+/// Opens a weft router session, in this process, listening on a port of
+/// `tcp/127.0.0.1` the system chooses (no other test or connection can take it between
+/// choosing and listening), without multicast scouting; returns it and its port.
+pub fn weft_router() -> (weft::Session, u16) {
+    let endpoint = "tcp/127.0.0.1:0".parse().expect("a loopback TCP endpoint");
+    let router = weft::open(weft::Config {
         mode: weft::WhatAmI::Router,
         multicast_scouting: false,
         listen: vec![endpoint],
         ..weft::Config::default()
     })
-    .expect("a router session")
+    .expect("a router session");
+    let port = router
+        .listen_endpoints()
+        .iter()
+        .find_map(|e| e.rsplit(':').next()?.parse().ok())
+        .expect("the router listens on a port");
+    (router, port)
 }
 
 /// The bytes `zenoh_node.py --size n` publishes.
