@@ -21,3 +21,6 @@ pub mod queue;
 pub mod rx;
 pub mod sn;
 pub mod tx;
+
+#[cfg(test)]
+mod test_support;

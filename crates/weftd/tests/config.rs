@@ -6,25 +6,8 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::Weftd;
+use common::{run_weftd, Weftd};
 use weft_testkit::free_port;
-
-/// Runs weftd with `args` on a free port; returns its exit code and what it printed on
-/// stderr. It must exit on its own (it is refused before listening).
-fn run_weftd(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weftd"))
-        .args(args)
-        .args(["--no-multicast-scouting", "-l"])
-        .arg(format!("tcp/127.0.0.1:{}", free_port()))
-        .output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Runs weftd on the configuration `text` (written to a file of its own).
 fn run_weftd_on(name: &str, text: &str) -> (Option<i32>, String) {

@@ -5,35 +5,17 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use weft_proto::core::{Priority, WhatAmI, WireExpr, ZenohId};
+use weft_proto::core::{Priority, WireExpr};
 use weft_proto::network::{NetworkMessage, Push};
 use weft_proto::zenoh::{PushBody, Put};
 
 use super::{Connection, Event, Framing, Limits, Transmit};
-use crate::establish::{Acceptor, Initiator, LocalParams, Negotiated, Progress};
+use crate::establish::Negotiated;
 
 /// Both ends' view of one handshake (initiator's, acceptor's), with `batch_size` and
 /// leases in milliseconds.
 pub(super) fn negotiated(batch_size: u16, lease_ms: u64) -> (Negotiated, Negotiated) {
-    let mut pi = LocalParams::new(ZenohId::new(1).unwrap(), WhatAmI::Peer);
-    pi.batch_size = batch_size;
-    pi.lease_ms = lease_ms;
-    let mut pa = LocalParams::new(ZenohId::new(2).unwrap(), WhatAmI::Peer);
-    pa.batch_size = batch_size;
-    pa.lease_ms = lease_ms;
-    let mut i = Initiator::new(pi);
-    let mut a = Acceptor::new(pa, [3; 16]);
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    i.start(&mut x).unwrap();
-    a.on_batch(&x, &mut y).unwrap();
-    i.on_batch(&y, &mut x).unwrap();
-    let Progress::Established(at_a) = a.on_batch(&x, &mut y).unwrap() else {
-        panic!("the acceptor did not finish")
-    };
-    let Progress::Established(at_i) = i.on_batch(&y, &mut x).unwrap() else {
-        panic!("the initiator did not finish")
-    };
-    (at_i, at_a)
+    crate::test_support::negotiated(batch_size, Some(lease_ms))
 }
 
 /// A Put of `payload` on `key` with `priority` (express when asked).

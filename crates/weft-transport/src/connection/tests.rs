@@ -22,6 +22,12 @@ fn opts(priority: Priority, congestion: CongestionControl, since: Instant) -> Se
     }
 }
 
+/// End `a` queues `msg` (Data, `block`) now; it must find room.
+fn queue_on_a(net: &mut Net, msg: &weft_proto::network::NetworkMessage<'_>) {
+    let o = opts(Priority::Data, CongestionControl::Block, net.now);
+    net.a.conn.send(msg, o, net.now).unwrap();
+}
+
 /// A payload of `len` bytes that says which message it is.
 fn payload(i: usize, len: usize) -> Vec<u8> {
     (0..len).map(|j| (i * 31 + j) as u8).collect()
@@ -167,14 +173,7 @@ fn close_writes_what_is_queued_then_the_close_and_the_peer_learns_it() {
     let mut net = Net::stream(2048, 10_000, 1 << 16, Limits::default());
     for i in 0..50 {
         let msg = put("k", &payload(i, 100), Priority::Data, false);
-        net.a
-            .conn
-            .send(
-                &msg,
-                opts(Priority::Data, CongestionControl::Block, net.now),
-                net.now,
-            )
-            .unwrap();
+        queue_on_a(&mut net, &msg);
     }
     net.a.conn.close(CloseReason::GENERIC);
     let msg = put("k", &[1], Priority::Data, false);
@@ -226,14 +225,7 @@ fn realtime_goes_before_bulk_queued_earlier() {
     let mut net = Net::stream(u16::MAX, 10_000, 1 << 20, Limits::default());
     for i in 0..40 {
         let msg = put("bulk", &payload(i, 1000), Priority::Data, false);
-        net.a
-            .conn
-            .send(
-                &msg,
-                opts(Priority::Data, CongestionControl::Block, net.now),
-                net.now,
-            )
-            .unwrap();
+        queue_on_a(&mut net, &msg);
     }
     let event = put("event", &[1; 64], Priority::RealTime, true);
     let sent = net

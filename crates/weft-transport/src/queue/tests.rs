@@ -3,34 +3,16 @@
 
 use std::time::{Duration, Instant};
 
-use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, WireExpr, ZenohId};
+use weft_proto::core::{CongestionControl, Priority, Reliability, WireExpr};
 use weft_proto::network::{NetworkMessage, Push};
 use weft_proto::zenoh::{PushBody, Put};
 
 use super::*;
-use crate::establish::{Acceptor, Initiator, LocalParams, Progress};
 use crate::rx::Receiver;
 
 /// Both ends' view of one handshake: (initiator's, acceptor's).
 fn pair() -> (Negotiated, Negotiated) {
-    let mut params = LocalParams::new(ZenohId::new(1).unwrap(), WhatAmI::Peer);
-    params.batch_size = 1024;
-    let mut i = Initiator::new(params);
-    let mut a = Acceptor::new(
-        LocalParams::new(ZenohId::new(2).unwrap(), WhatAmI::Peer),
-        [3; 16],
-    );
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    i.start(&mut x).unwrap();
-    a.on_batch(&x, &mut y).unwrap();
-    i.on_batch(&y, &mut x).unwrap();
-    let Progress::Established(at_a) = a.on_batch(&x, &mut y).unwrap() else {
-        panic!("the acceptor did not finish")
-    };
-    let Progress::Established(at_i) = i.on_batch(&y, &mut x).unwrap() else {
-        panic!("the initiator did not finish")
-    };
-    (at_i, at_a)
+    crate::test_support::negotiated(1024, None)
 }
 
 /// A queue and the receiver of the other end.

@@ -142,7 +142,7 @@ impl Transport {
         }
         let (closed, unqueueable) = st.take_drops();
         if room || ended.is_some() {
-            self.notify_idle(&st, false);
+            self.notify_idle(&st);
         }
         drop(st);
         self.count_drops(DropReason::Closed, closed);

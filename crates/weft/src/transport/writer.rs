@@ -39,7 +39,7 @@ impl Transport {
     }
 
     /// Wakes the threads waiting on `idle`, if any.
-    pub(super) fn notify_idle(&self, st: &TxState, _batch_written: bool) {
+    pub(super) fn notify_idle(&self, st: &TxState) {
         if st.idle_waiters > 0 {
             self.idle.notify_all();
         }
@@ -102,7 +102,6 @@ impl Transport {
         &'s self,
         mut st: MutexGuard<'s, TxState>,
     ) -> (MutexGuard<'s, TxState>, Result<(), SendError>) {
-        let mut wrote = false;
         let mut result = Ok(());
         while let Some(t) = st.out.poll_transmit(Instant::now()) {
             drop(st);
@@ -113,7 +112,6 @@ impl Transport {
             st = self.lock();
             match written {
                 Ok(n) => {
-                    wrote |= n == t.remaining();
                     if !self.transmitted(&mut st, t, n) {
                         break;
                     }
@@ -125,7 +123,7 @@ impl Transport {
                 }
             }
         }
-        self.notify_idle(&st, wrote);
+        self.notify_idle(&st);
         (st, result)
     }
 

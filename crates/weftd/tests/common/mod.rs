@@ -145,6 +145,21 @@ fn write_config(port: u16, config: &str) -> std::path::PathBuf {
     path
 }
 
+/// Runs weftd with `args` on a free port; returns its exit code and what it printed on
+/// stderr. It must exit on its own (it is refused before listening).
+pub(crate) fn run_weftd(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_weftd"))
+        .args(args)
+        .args(["--no-multicast-scouting", "-l"])
+        .arg(format!("tcp/127.0.0.1:{}", weft_testkit::free_port()))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A weft client session of the router (weftd or Zenoh's) listening on
 /// `tcp/127.0.0.1:port`.
 pub(crate) fn weft_client_at(port: u16) -> weft::Session {
