@@ -21,9 +21,11 @@ use weft_transport::connection::{Transmit, GATHER_MAX};
 
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
+mod connect;
 pub mod quic;
 pub mod tls;
 
+pub use connect::Connecting;
 use quic::{QuicLink, QuicListener};
 use tls::{TlsLink, TlsSettings};
 
@@ -178,6 +180,30 @@ fn wait_writable(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
     }
 }
 
+/// Waits until `fd` is readable (or, with `write`, writable), or `deadline`: `TimedOut`
+/// past it. For a thread that runs a handshake to its end (the handshakes run by the
+/// session's links loop never wait).
+pub(crate) fn wait_ready(fd: BorrowedFd<'_>, write: bool, deadline: Instant) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let flags = if write {
+        PollFlags::POLLOUT
+    } else {
+        PollFlags::POLLIN
+    };
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "deadline passed"));
+        }
+        let ms = u16::try_from(left.as_millis().max(1)).unwrap_or(u16::MAX);
+        match poll(&mut [PollFd::new(fd, flags)], PollTimeout::from(ms)) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => {}
+            Ok(_) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 impl Link {
     /// Whether the link can take more bytes now, or does within `wait` (false on a
     /// thread that never waits, unless it can at once).
@@ -208,25 +234,6 @@ fn tune_tcp(s: &TcpStream, buffers: TcpBuffers) -> io::Result<()> {
     buffers.apply(s)
 }
 
-/// A TCP connection to the first address of `endpoint` that answers within `timeout`.
-fn connect_tcp(
-    endpoint: &Endpoint,
-    timeout: Duration,
-    buffers: TcpBuffers,
-) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-    for addr in endpoint.address.to_socket_addrs()? {
-        match TcpStream::connect_timeout(&addr, timeout) {
-            Ok(s) => {
-                tune_tcp(&s, buffers)?;
-                return Ok(s);
-            }
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
-}
-
 /// Largest batch a stream link carries (length prefix included).
 pub const STREAM_BATCH_SIZE: u16 = u16::MAX;
 
@@ -244,6 +251,9 @@ pub struct UdpLink {
     peer: SocketAddr,
     inbox: Option<Arc<Mutex<Receiver<Vec<u8>>>>>,
     read_timeout: Option<Duration>,
+    /// Reads return `WouldBlock` when nothing is there (a handshake run without
+    /// waiting).
+    nonblocking: bool,
 }
 
 /// An open link.
@@ -263,62 +273,101 @@ pub enum Link {
 
 impl Link {
     /// Connects to `endpoint`, giving up after `timeout`, with `settings` (TCP buffer
-    /// sizes, TLS). A TLS or QUIC link's handshake is left to [`Link::handshake_tls`].
+    /// sizes, TLS), waiting for the connection ([`Connecting`] makes it without waiting).
+    /// A TLS or QUIC link's handshake is left to [`Link::handshake_tls`].
     pub fn connect(
         endpoint: &Endpoint,
         timeout: Duration,
         settings: &LinkSettings,
     ) -> io::Result<Self> {
-        match endpoint.protocol {
-            Protocol::Tcp => Ok(Self::Tcp(connect_tcp(endpoint, timeout, settings.tcp)?)),
-            Protocol::Tls => {
-                let tls = settings.tls_for(endpoint)?;
-                let config = tls.client_config()?;
-                let tcp = connect_tcp(endpoint, timeout, tls.buffers.for_endpoint(endpoint))?;
-                let options = tls::LinkOptions {
-                    close_on_expiration: tls.close_link_on_expiration,
-                    handshake_timeout: tls.handshake_timeout,
-                };
-                let link = TlsLink::client(tcp, &endpoint.address, config, options)?;
-                Ok(Self::Tls(Box::new(link)))
+        let deadline = Instant::now() + timeout;
+        let mut connecting = Connecting::start(endpoint, settings)?;
+        loop {
+            if let Some(link) = connecting.poll()? {
+                link.set_blocking()?;
+                return Ok(link);
             }
-            Protocol::Quic => Ok(Self::Quic(Box::new(QuicLink::connect(
-                endpoint,
-                &settings.tls,
-            )?))),
-            Protocol::UnixStream => Ok(Self::Unix(UnixStream::connect(&endpoint.address)?)),
-            Protocol::Udp => {
-                let peer = endpoint
-                    .address
-                    .to_socket_addrs()?
-                    .next()
-                    .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
-                let local: SocketAddr = if peer.is_ipv4() {
-                    "0.0.0.0:0".parse().expect("an address")
-                } else {
-                    "[::]:0".parse().expect("an address")
-                };
-                let socket = UdpSocket::bind(local)?;
-                socket.connect(peer)?;
-                Ok(Self::Udp(UdpLink {
-                    socket: Arc::new(socket),
-                    peer,
-                    inbox: None,
-                    read_timeout: None,
-                }))
-            }
+            let fd = connecting.fd().expect("a connection in progress");
+            wait_ready(fd, true, deadline)?;
         }
     }
 
-    /// Runs a TLS or QUIC link's handshake, to be done before `deadline`; nothing to do
-    /// for other links. The transport's handshake runs this first, within its own
-    /// deadline.
+    /// Makes a link made without waiting ([`Connecting`]) wait in its reads and writes.
+    fn set_blocking(&self) -> io::Result<()> {
+        match self {
+            Self::Tcp(s) => s.set_nonblocking(false),
+            Self::Tls(t) => t.tcp().set_nonblocking(false),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs a TLS or QUIC link's handshake, to be done before `deadline`, waiting for it;
+    /// nothing to do for other links.
     pub fn handshake_tls(&mut self, deadline: Instant) -> io::Result<()> {
         match self {
             Self::Tls(t) => t.handshake(deadline),
             Self::Quic(q) => q.handshake(deadline),
             _ => Ok(()),
         }
+    }
+
+    /// Starts a TLS or QUIC link's handshake, to be done before `deadline`, which
+    /// [`Link::advance_handshake`] runs without waiting; nothing to do for other links. A
+    /// TLS link's socket is made non-blocking. `notify` is called when a QUIC handshake,
+    /// which runs on the QUIC runtime, ends.
+    pub fn start_handshake(
+        &mut self,
+        deadline: Instant,
+        notify: Arc<dyn Fn() + Send + Sync>,
+    ) -> io::Result<()> {
+        match self {
+            Self::Tls(t) => t.start_handshake(deadline),
+            Self::Quic(q) => q.start_handshake(deadline, notify),
+            _ => Ok(()),
+        }
+    }
+
+    /// Goes on with the handshake [`Link::start_handshake`] started, as far as the socket
+    /// lets it: `Ok(true)` once it is over (at once for links without one), `Ok(false)`
+    /// while it waits: for the socket ([`Link::handshake_wants_write`] says which way)
+    /// or, on a QUIC link, for its `notify`.
+    pub fn advance_handshake(&mut self, now: Instant) -> io::Result<bool> {
+        match self {
+            Self::Tls(t) => t.advance_handshake(now),
+            Self::Quic(q) => q.advance_handshake(),
+            _ => Ok(true),
+        }
+    }
+
+    /// Whether the handshake in progress waits for the socket to take bytes (else for
+    /// the peer's).
+    pub fn handshake_wants_write(&self) -> bool {
+        match self {
+            Self::Tls(t) => t.handshake_wants_write(),
+            _ => false,
+        }
+    }
+
+    /// Makes reads and writes return `WouldBlock` instead of waiting, during a handshake
+    /// run without waiting: as [`Link::set_nonblocking`], and a UDP link's reads too.
+    pub fn set_handshake_nonblocking(&mut self, nonblocking: bool) -> io::Result<()> {
+        match self {
+            Self::Udp(u) => {
+                u.nonblocking = nonblocking;
+                if u.inbox.is_none() {
+                    u.socket.set_nonblocking(nonblocking)?;
+                }
+                Ok(())
+            }
+            _ if nonblocking => self.set_nonblocking(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether this link's reads come from its listener (a UDP link accepted by a
+    /// listener, which has no socket of its own to wait on).
+    pub const fn reads_from_listener(&self) -> bool {
+        matches!(self, Self::Udp(UdpLink { inbox: Some(_), .. }))
     }
 
     /// The common name of the peer's TLS certificate, once the TLS handshake is done:
@@ -888,6 +937,12 @@ impl BatchReader {
             Some(inbox) => {
                 let rx = inbox.lock().unwrap_or_else(|e| e.into_inner());
                 let datagram = match u.read_timeout {
+                    _ if u.nonblocking => rx.try_recv().map_err(|e| match e {
+                        std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
+                        std::sync::mpsc::TryRecvError::Disconnected => {
+                            RecvTimeoutError::Disconnected
+                        }
+                    }),
                     Some(t) => rx.recv_timeout(t),
                     None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
                 };
@@ -950,6 +1005,7 @@ impl UdpListener {
             peer: from,
             inbox: Some(Arc::new(Mutex::new(rx))),
             read_timeout: None,
+            nonblocking: false,
         })
     }
 }

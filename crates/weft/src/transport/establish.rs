@@ -1,6 +1,6 @@
-//! Establishing a transport on a fresh link: the handshake (weft-transport's sans-I/O
-//! `Initiator` and `Acceptor`, run on the blocking link within one deadline), then the
-//! transport, handed to the I/O threads once its node has registered it.
+//! Establishing a transport: the handshake run to its end on the calling thread
+//! ([`super::handshake::Handshake::run`]), then the transport, handed to the I/O threads
+//! once its node has registered it.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,53 +10,13 @@ use std::time::{Duration, Instant};
 use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::transport::CloseReason;
 use weft_transport::connection::{Framing, Outbound, OutboundStats};
-use weft_transport::establish::{
-    close_batch, Acceptor, EstablishError, Initiator, LocalParams, Negotiated, Progress, UsrPwd,
-};
+use weft_transport::establish::{LocalParams, Negotiated, UsrPwd};
 
+use super::handshake::Handshake;
 use super::priority_links::PriorityLinks;
 use super::reader::{self, LinkRx};
 use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState};
 use crate::link::{BatchReader, Link};
-
-/// Runs a handshake to its end, which must come before `deadline` (Zenoh's
-/// `transport.unicast.open_timeout` or `accept_timeout` for the whole exchange, not per
-/// read: a peer trickling its bytes is cut off all the same).
-fn handshake_io<F>(
-    reader: &mut BatchReader,
-    deadline: Instant,
-    mut step: F,
-) -> Result<Negotiated, OpenError>
-where
-    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
-{
-    let mut out = Vec::new();
-    loop {
-        let batch = reader.next_batch_before(deadline)?.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "link closed during the handshake",
-            )
-        })?;
-        let progress = match step(batch, &mut out) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(reason) = e.close_reason() {
-                    let mut close = Vec::new();
-                    let _ = close_batch(reason, &mut close);
-                    let _ = reader.link().write_batch(&close);
-                }
-                return Err(e.into());
-            }
-        };
-        if !out.is_empty() {
-            reader.link().write_batch(&out)?;
-        }
-        if let Progress::Established(n) = progress {
-            return Ok(n);
-        }
-    }
-}
 
 /// An established transport whose threads are not started yet: register it first (so
 /// that nothing it receives finds it unknown), then [`Pending::start`] it.
@@ -192,15 +152,7 @@ pub fn open_with(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
-    let mut initiator = Initiator::new(local);
-    if let Some(usrpwd) = usrpwd {
-        initiator = initiator.with_usrpwd(usrpwd.clone());
-    }
-    let mut first = Vec::new();
-    initiator.start(&mut first)?;
-    let (reader, negotiated) = handshake(link, timeout, &first, |b, o| initiator.on_batch(b, o))?;
-    // As in Zenoh, the node that opened the link knows no user name of its peer.
-    Ok(establish(reader, negotiated, handler, None)?)
+    Handshake::open_link(link, local, usrpwd, timeout, handler, unpark_this_thread())?.run()
 }
 
 /// As [`accept`]; with enabled `usrpwd` settings the initiator must authenticate against
@@ -212,57 +164,18 @@ pub fn accept_with(
     timeout: Duration,
     handler: Arc<dyn Handler>,
 ) -> Result<Pending, OpenError> {
-    let random = |bytes: &mut [u8]| {
-        getrandom::fill(bytes).map_err(|e| OpenError::Io(io::Error::other(e.to_string())))
-    };
-    let mut nonce = [0u8; 16];
-    random(&mut nonce)?;
-    let mut acceptor = Acceptor::new(local, nonce);
-    if let Some(usrpwd) = usrpwd {
-        let mut challenge = [0u8; 8];
-        random(&mut challenge)?;
-        acceptor = acceptor.with_usrpwd(usrpwd.clone(), u64::from_le_bytes(challenge));
-    }
-    let (reader, negotiated) = handshake(link, timeout, &[], |b, o| acceptor.on_batch(b, o))?;
-    let user = acceptor.authenticated_user().map(str::to_owned);
-    if let Some(user) = &user {
-        tracing::debug!(
-            "{} ({}) authenticated as user `{user}`",
-            reader.link().describe(),
-            negotiated.peer_zid
-        );
-    }
-    Ok(establish(reader, negotiated, handler, user)?)
+    Handshake::accept(link, local, usrpwd, timeout, handler, unpark_this_thread())?.run()
 }
 
-/// Sends `first` (the initiator's opening batch; nothing for the acceptor) and runs the
-/// handshake's `step` on every batch received within `timeout`; returns the link's
-/// reader and what the handshake agreed.
-fn handshake<F>(
-    mut link: Link,
-    timeout: Duration,
-    first: &[u8],
-    step: F,
-) -> Result<(BatchReader, Negotiated), OpenError>
-where
-    F: FnMut(&[u8], &mut Vec<u8>) -> Result<Progress, EstablishError>,
-{
-    let deadline = Instant::now() + timeout;
-    // TLS first, within the same deadline.
-    link.handshake_tls(deadline)?;
-    let left = deadline.saturating_duration_since(Instant::now());
-    link.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
-    if !first.is_empty() {
-        link.write_batch(first)?;
-    }
-    let mut reader = BatchReader::new(link);
-    let negotiated = handshake_io(&mut reader, deadline, step)?;
-    Ok((reader, negotiated))
+/// Wakes the calling thread, parked in [`Handshake::run`].
+fn unpark_this_thread() -> Arc<dyn Fn() + Send + Sync> {
+    let me = std::thread::current();
+    Arc::new(move || me.unpark())
 }
 
 /// Sets up the transport a handshake agreed; `user` is the user name the peer
 /// authenticated as (user/password authentication, acceptor only).
-fn establish(
+pub(super) fn establish(
     reader: BatchReader,
     negotiated: Negotiated,
     handler: Arc<dyn Handler>,

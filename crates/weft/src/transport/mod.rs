@@ -13,7 +13,8 @@
 //! The transmit queue itself (lanes, bounds, overflow, congestion decisions) is
 //! `weft_transport::queue::TxQueue`, without I/O; this module drives it: who writes, who
 //! waits, and the socket. Files, one job each:
-//! - `establish`: the handshake, and a transport's start;
+//! - `handshake`: the handshake, never waiting;
+//! - `establish`: a transport's start, and the handshake run to its end on one thread;
 //! - `reactor`: the I/O threads;
 //! - `reader`: the receiving side;
 //! - `received`: the batch a message came in, for the payloads kept from it;
@@ -31,6 +32,7 @@ mod closing;
 mod discards;
 mod drops;
 mod establish;
+mod handshake;
 mod priority_links;
 mod reactor;
 mod reader;
@@ -42,6 +44,7 @@ pub(crate) use closing::FLUSH_ON_CLOSE;
 pub use discards::{DiscardCounts, DiscardReason};
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
+pub use handshake::{Handshake, Wait};
 pub(crate) use reactor::current_io_thread;
 pub use reactor::{
     after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,

@@ -297,6 +297,8 @@ pub struct QuicLink {
     peer: SocketAddr,
     local_ip: Option<IpAddr>,
     pending: Option<Pending>,
+    /// The handshake's outcome, while it runs.
+    handshaking: Option<HandshakeOutcome>,
     options: tls::LinkOptions,
     expires: Option<SystemTime>,
     /// The common name of the peer's certificate, once the handshake is done.
@@ -346,6 +348,7 @@ impl QuicLink {
                 start: Start::Connecting(connecting),
                 far,
             }),
+            handshaking: None,
             options: options.link_options(),
             expires: None,
             peer_common_name: None,
@@ -353,7 +356,7 @@ impl QuicLink {
     }
 
     /// A connection offered to a listener bound to `bound`; its handshake runs in
-    /// [`QuicLink::handshake`].
+    /// [`QuicLink::start_handshake`].
     fn accepted(
         incoming: quinn::Incoming,
         bound: SocketAddr,
@@ -369,6 +372,7 @@ impl QuicLink {
                 start: Start::Incoming(Box::new(incoming)),
                 far,
             }),
+            handshaking: None,
             options,
             expires: None,
             peer_common_name: None,
@@ -401,10 +405,15 @@ impl QuicLink {
         self.peer_common_name.as_deref()
     }
 
-    /// Runs the QUIC handshake and opens (connecting) or accepts (listening) the link's
-    /// stream, before `deadline` (and the endpoint's `tls_handshake_timeout_ms`, if
-    /// shorter); then starts the bridge. A failure is logged with its reason.
-    pub(crate) fn handshake(&mut self, deadline: Instant) -> io::Result<()> {
+    /// Starts the link's handshake (QUIC's, then opening or accepting the stream) on the
+    /// QUIC runtime, to be done before `deadline` (and the endpoint's own
+    /// `tls_handshake_timeout_ms`, if shorter); `notify` is called when it ends, and
+    /// [`QuicLink::advance_handshake`] then says how. Nothing to do when it ran already.
+    pub(crate) fn start_handshake(
+        &mut self,
+        deadline: Instant,
+        notify: Arc<dyn Fn() + Send + Sync>,
+    ) -> io::Result<()> {
         let Some(pending) = self.pending.take() else {
             return Ok(());
         };
@@ -414,39 +423,41 @@ impl QuicLink {
         };
         let peer = self.peer;
         let watch_expiry = self.options.close_on_expiration;
-        let done = runtime::run(async move {
-            let Pending { start, far } = pending;
-            let deadline = tokio::time::Instant::from_std(deadline);
-            let (conn, send, recv) = tokio::time::timeout_at(deadline, open(start, peer))
-                .await
-                .map_err(|_| QuicError::Timeout(peer))??;
-            let alpn = negotiated_alpn(&conn);
-            tracing::debug!(
-                "QUIC link with {peer}: ALPN {}",
-                alpn.as_deref()
-                    .map_or("(none)".into(), String::from_utf8_lossy)
-            );
-            let established = Established {
-                local_ip: conn.local_ip(),
-                expires: watch_expiry.then(|| peer_expiry(&conn)).flatten(),
-                peer_common_name: peer_common_name(&conn),
-            };
-            tokio::spawn(bridge::run(conn, send, recv, far, peer));
-            Ok::<_, QuicError>(established)
-        })
-        .and_then(|r| r);
+        let outcome: HandshakeOutcome = Arc::new(Mutex::new(None));
+        let slot = outcome.clone();
+        runtime::spawn(async move {
+            let done = handshake(pending, peer, deadline, watch_expiry).await;
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+            notify();
+        })?;
+        self.handshaking = Some(outcome);
+        Ok(())
+    }
+
+    /// Whether the handshake started by [`QuicLink::start_handshake`] is over: `Ok(true)`
+    /// once it succeeded (or when none was started), `Ok(false)` while it runs, an error
+    /// naming quinn's reason when it failed (a refused certificate, a timeout).
+    pub(crate) fn advance_handshake(&mut self) -> io::Result<bool> {
+        let Some(outcome) = &self.handshaking else {
+            return Ok(true);
+        };
+        let Some(done) = outcome.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return Ok(false);
+        };
+        self.handshaking = None;
+        let peer = self.peer;
         match done {
             Ok(e) => {
                 self.local_ip = e.local_ip.or(self.local_ip);
                 self.expires = e.expires;
                 self.peer_common_name = e.peer_common_name;
-                if watch_expiry && self.expires.is_none() {
+                if self.options.close_on_expiration && self.expires.is_none() {
                     tracing::warn!(
                         "QUIC link with {peer}: no certificate to watch for expiration \
                          (a listener sees its clients' only with mTLS)"
                     );
                 }
-                Ok(())
+                Ok(true)
             }
             Err(e) => {
                 tracing::info!("QUIC handshake with {peer} failed: {e}");
@@ -454,6 +465,49 @@ impl QuicLink {
             }
         }
     }
+
+    /// Runs the link's handshake and waits for its end (see
+    /// [`QuicLink::start_handshake`]).
+    pub(crate) fn handshake(&mut self, deadline: Instant) -> io::Result<()> {
+        let me = std::thread::current();
+        self.start_handshake(deadline, Arc::new(move || me.unpark()))?;
+        // The handshake itself gives up at its deadline, and says so.
+        while !self.advance_handshake()? {
+            std::thread::park();
+        }
+        Ok(())
+    }
+}
+
+/// Where a handshake running on the QUIC runtime leaves its outcome.
+type HandshakeOutcome = Arc<Mutex<Option<Result<Established, QuicError>>>>;
+
+/// The handshake of a link that starts as `pending`, before `deadline`: QUIC's, then the
+/// stream; the link's bridge is started once it is done.
+async fn handshake(
+    pending: Pending,
+    peer: SocketAddr,
+    deadline: Instant,
+    watch_expiry: bool,
+) -> Result<Established, QuicError> {
+    let Pending { start, far } = pending;
+    let deadline = tokio::time::Instant::from_std(deadline);
+    let (conn, send, recv) = tokio::time::timeout_at(deadline, open(start, peer))
+        .await
+        .map_err(|_| QuicError::Timeout(peer))??;
+    let alpn = negotiated_alpn(&conn);
+    tracing::debug!(
+        "QUIC link with {peer}: ALPN {}",
+        alpn.as_deref()
+            .map_or("(none)".into(), String::from_utf8_lossy)
+    );
+    let established = Established {
+        local_ip: conn.local_ip(),
+        expires: watch_expiry.then(|| peer_expiry(&conn)).flatten(),
+        peer_common_name: peer_common_name(&conn),
+    };
+    tokio::spawn(bridge::run(conn, send, recv, far, peer));
+    Ok(established)
 }
 
 impl Drop for QuicLink {

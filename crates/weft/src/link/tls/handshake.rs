@@ -1,5 +1,5 @@
-//! The TLS handshake, run by rustls's unbuffered connection over the blocking socket, and
-//! the hand-over of its traffic keys to weft's own record layer (`record`).
+//! The TLS handshake, run by rustls's unbuffered connection over the socket as far as the
+//! socket lets it each time (it never waits for the socket itself), and the hand-over of its traffic keys to weft's own record layer (`record`).
 //!
 //! rustls negotiates, verifies certificates and derives keys; once the handshake is over
 //! it gives up the keys ([`Established`]) and keeps only what computes their updates
@@ -191,102 +191,163 @@ fn whole_record(buf: &[u8]) -> Option<usize> {
     (buf.len() >= len).then_some(len)
 }
 
-/// Runs the handshake of `setup` over the blocking `tcp`, to be done by `deadline`. A
-/// peer refused (its certificate, or none when one is required) is an error naming why,
-/// after the alert telling the peer is sent.
-pub(crate) fn run(
-    mut setup: Setup,
-    tcp: &TcpStream,
-    peer: &str,
+/// A handshake in progress over a socket that may be non-blocking: [`Handshaking::advance`]
+/// goes as far as the socket lets it and is called again when the socket is ready (see
+/// [`Handshaking::wants_write`]).
+pub(crate) struct Handshaking {
+    setup: Option<Setup>,
+    peer: String,
     deadline: Instant,
-) -> io::Result<Established> {
-    let io_error = |e: io::Error| -> io::Error {
-        if crate::link::is_timeout(&e) {
-            TlsError::Timeout(peer.to_string()).into()
-        } else {
-            e
+    /// Bytes read from the peer: `fed` of them given to rustls, up to `filled`.
+    incoming: Vec<u8>,
+    filled: usize,
+    fed: usize,
+    /// What rustls has to send, from `sent` on; `transmit` once it is to go out.
+    outgoing: Vec<u8>,
+    sent: usize,
+    transmit: bool,
+}
+
+impl Handshaking {
+    /// The handshake of `setup` with `peer` (named in errors), to be done by `deadline`.
+    pub(crate) fn new(setup: Setup, peer: String, deadline: Instant) -> Self {
+        Self {
+            setup: Some(setup),
+            peer,
+            deadline,
+            incoming: Vec::new(),
+            filled: 0,
+            fed: 0,
+            outgoing: Vec::new(),
+            sent: 0,
+            transmit: false,
         }
-    };
-    let mut incoming = vec![0; MAX_RECORD];
-    let mut filled = 0;
-    // rustls is given whole records, one more each time it needs more: it never sees a
-    // record after the one that ends the handshake. Those are the record layer's (a key
-    // update rustls took there would be lost, and its answer with it).
-    let mut fed = 0;
-    let mut outgoing = Vec::new();
-    loop {
-        let (taken, step) = setup.step(&mut incoming[..fed], &mut outgoing);
-        incoming.copy_within(taken..filled, 0);
-        filled -= taken;
-        fed -= taken;
-        let step = match step {
-            Ok(s) => s,
-            Err(reason) => {
-                // The alert saying why goes out, if the socket takes it.
-                let _ = setup.step(&mut [], &mut outgoing);
-                let _ = (&mut &*tcp).write_all(&outgoing);
-                return Err(TlsError::Session {
-                    peer: peer.to_string(),
-                    reason,
-                }
-                .into());
-            }
+    }
+
+    /// When the handshake must be done.
+    pub(crate) const fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Whether the handshake waits for the socket to take what it has to send (else it
+    /// waits for the peer's bytes).
+    pub(crate) fn wants_write(&self) -> bool {
+        self.transmit && self.sent < self.outgoing.len()
+    }
+
+    fn timeout(&self) -> io::Error {
+        TlsError::Timeout(self.peer.clone()).into()
+    }
+
+    /// Goes on with the handshake over `tcp` as far as it can at `now`: `Ok(Some(_))`
+    /// once it is over, `Ok(None)` when the socket has nothing more to read or takes
+    /// nothing more now (call again when it is ready). A peer refused (its certificate,
+    /// or none when one is required) is an error naming why, after the alert telling the
+    /// peer is sent if the socket takes it.
+    pub(crate) fn advance(
+        &mut self,
+        tcp: &TcpStream,
+        now: Instant,
+    ) -> io::Result<Option<Established>> {
+        if now >= self.deadline {
+            return Err(self.timeout());
+        }
+        let Some(setup) = self.setup.as_mut() else {
+            return Err(TlsError::Config(format!("TLS with {}: handshake over", self.peer)).into());
         };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(TlsError::Timeout(peer.to_string()).into());
-        }
-        match step {
-            Step::Send => {}
-            Step::Transmit => {
-                tcp.set_write_timeout(Some(left)).map_err(io_error)?;
-                (&mut &*tcp).write_all(&outgoing).map_err(io_error)?;
-                outgoing.clear();
+        loop {
+            if self.transmit {
+                while self.sent < self.outgoing.len() {
+                    match (&mut &*tcp).write(&self.outgoing[self.sent..]) {
+                        Ok(0) => return Err(TlsError::Closed(self.peer.clone()).into()),
+                        Ok(n) => self.sent += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                        Err(e) => return Err(e),
+                    }
+                }
+                self.outgoing.clear();
+                self.sent = 0;
+                self.transmit = false;
             }
-            Step::Traffic if !setup.common().is_handshaking() => break,
-            Step::Receive | Step::Traffic => {
-                if let Some(len) = whole_record(&incoming[fed..filled]) {
-                    fed += len;
-                    continue;
+            // rustls is given whole records, one more each time it needs more: it never
+            // sees a record after the one that ends the handshake. Those are the record
+            // layer's (a key update rustls took there would be lost, and its answer with
+            // it).
+            let (taken, step) = setup.step(&mut self.incoming[..self.fed], &mut self.outgoing);
+            self.incoming.copy_within(taken..self.filled, 0);
+            self.filled -= taken;
+            self.fed -= taken;
+            let step = match step {
+                Ok(s) => s,
+                Err(reason) => {
+                    // The alert saying why goes out, if the socket takes it now.
+                    let _ = setup.step(&mut [], &mut self.outgoing);
+                    let _ = (&mut &*tcp).write(&self.outgoing[self.sent..]);
+                    return Err(TlsError::Session {
+                        peer: self.peer.clone(),
+                        reason,
+                    }
+                    .into());
                 }
-                if filled == incoming.len() {
-                    incoming.resize(filled + MAX_RECORD, 0);
+            };
+            match step {
+                Step::Send => {}
+                Step::Transmit => self.transmit = true,
+                Step::Traffic if !setup.common().is_handshaking() => break,
+                Step::Receive | Step::Traffic => {
+                    if let Some(len) = whole_record(&self.incoming[self.fed..self.filled]) {
+                        self.fed += len;
+                        continue;
+                    }
+                    if self.filled == self.incoming.len() {
+                        self.incoming.resize(self.filled + MAX_RECORD, 0);
+                    }
+                    match (&mut &*tcp).read(&mut self.incoming[self.filled..]) {
+                        Ok(0) => return Err(TlsError::Closed(self.peer.clone()).into()),
+                        Ok(n) => self.filled += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                        Err(e) => return Err(e),
+                    }
                 }
-                tcp.set_read_timeout(Some(left)).map_err(io_error)?;
-                match (&mut &*tcp).read(&mut incoming[filled..]) {
-                    Ok(0) => return Err(TlsError::Closed(peer.to_string()).into()),
-                    Ok(n) => filled += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(io_error(e)),
-                }
+                Step::Closed => return Err(TlsError::Closed(self.peer.clone()).into()),
             }
-            Step::Closed => return Err(TlsError::Closed(peer.to_string()).into()),
         }
+        self.finish().map(Some)
     }
-    if fed > 0 {
-        return Err(TlsError::Config(format!(
-            "TLS with {peer}: {fed} bytes of the handshake left unread by rustls"
-        ))
-        .into());
+
+    /// Hands the keys over once rustls is done.
+    fn finish(&mut self) -> io::Result<Established> {
+        let peer = &self.peer;
+        if self.fed > 0 {
+            return Err(TlsError::Config(format!(
+                "TLS with {peer}: {} bytes of the handshake left unread by rustls",
+                self.fed
+            ))
+            .into());
+        }
+        let setup = self.setup.take().expect("a handshake in progress");
+        let peer_certificates = setup
+            .common()
+            .peer_certificates()
+            .map(|chain| chain.iter().map(|c| c.clone().into_owned()).collect());
+        if setup.common().protocol_version() != Some(ProtocolVersion::TLSv1_3) {
+            return Err(
+                TlsError::Config(format!("{peer} negotiated a TLS version before 1.3")).into(),
+            );
+        }
+        let (secrets, kernel) = setup.into_kernel().map_err(|reason| TlsError::Session {
+            peer: peer.clone(),
+            reason,
+        })?;
+        let mut ciphertext = std::mem::take(&mut self.incoming);
+        ciphertext.truncate(self.filled);
+        Ok(Established {
+            secrets,
+            kernel,
+            ciphertext,
+            peer_certificates,
+        })
     }
-    tcp.set_write_timeout(None).map_err(io_error)?;
-    tcp.set_read_timeout(None).map_err(io_error)?;
-    let peer_certificates = setup
-        .common()
-        .peer_certificates()
-        .map(|chain| chain.iter().map(|c| c.clone().into_owned()).collect());
-    if setup.common().protocol_version() != Some(ProtocolVersion::TLSv1_3) {
-        return Err(TlsError::Config(format!("{peer} negotiated a TLS version before 1.3")).into());
-    }
-    let (secrets, kernel) = setup.into_kernel().map_err(|reason| TlsError::Session {
-        peer: peer.to_string(),
-        reason,
-    })?;
-    incoming.truncate(filled);
-    Ok(Established {
-        secrets,
-        kernel,
-        ciphertext: incoming,
-        peer_certificates,
-    })
 }

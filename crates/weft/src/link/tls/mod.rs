@@ -25,6 +25,7 @@ mod traffic;
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
@@ -124,8 +125,10 @@ pub(crate) struct LinkOptions {
 pub struct TlsLink {
     tcp: TcpStream,
     peer: SocketAddr,
-    /// rustls's connection, until the handshake is done.
+    /// rustls's connection, until the handshake starts.
     setup: Option<Setup>,
+    /// The handshake, while it runs.
+    handshaking: Option<handshake::Handshaking>,
     /// The two directions, once it is.
     traffic: Option<Traffic>,
     nonblocking: AtomicBool,
@@ -174,6 +177,7 @@ impl TlsLink {
     /// [`TlsLink::handshake`].
     pub(crate) fn client(
         tcp: TcpStream,
+        peer: SocketAddr,
         address: &str,
         config: Arc<ClientConfig>,
         options: LinkOptions,
@@ -182,7 +186,7 @@ impl TlsLink {
         let name = ServerName::try_from(host.to_string())
             .map_err(|_| TlsError::ServerName(host.to_string()))?;
         let session = UnbufferedClientConnection::new(config, name).map_err(TlsError::from)?;
-        Self::new(tcp, Setup::Client(session), options)
+        Ok(Self::new(tcp, peer, Setup::Client(session), options))
     }
 
     /// The listening side over an accepted socket.
@@ -192,23 +196,24 @@ impl TlsLink {
         options: LinkOptions,
     ) -> Result<Self, TlsError> {
         let session = UnbufferedServerConnection::new(config).map_err(TlsError::from)?;
-        Self::new(tcp, Setup::Server(session), options)
-    }
-
-    fn new(tcp: TcpStream, setup: Setup, options: LinkOptions) -> Result<Self, TlsError> {
         let peer = tcp
             .peer_addr()
             .map_err(|e| TlsError::Config(format!("a socket without a peer: {e}")))?;
-        Ok(Self {
+        Ok(Self::new(tcp, peer, Setup::Server(session), options))
+    }
+
+    fn new(tcp: TcpStream, peer: SocketAddr, setup: Setup, options: LinkOptions) -> Self {
+        Self {
             tcp,
             peer,
             setup: Some(setup),
+            handshaking: None,
             traffic: None,
             nonblocking: AtomicBool::new(false),
             options,
             expires: None,
             peer_common_name: None,
-        })
+        }
     }
 
     /// The TCP socket.
@@ -233,20 +238,83 @@ impl TlsLink {
         self.peer_common_name.as_deref()
     }
 
-    /// Runs the TLS handshake on the blocking socket, to be done before `deadline` (and
-    /// the endpoint's own `tls_handshake_timeout_ms`, if shorter). A peer refused (its
-    /// certificate, or none when one is required) is an error naming why, after the
-    /// alert telling the peer is sent.
-    pub(crate) fn handshake(&mut self, deadline: Instant) -> io::Result<()> {
+    /// Starts the TLS handshake, to be done before `deadline` (and the endpoint's own
+    /// `tls_handshake_timeout_ms`, if shorter); [`TlsLink::advance_handshake`] runs it.
+    /// The socket is made non-blocking.
+    pub(crate) fn start_handshake(&mut self, deadline: Instant) -> io::Result<()> {
         let deadline = match self.options.handshake_timeout {
             Some(t) => deadline.min(Instant::now() + t),
             None => deadline,
         };
-        let peer = self.peer.to_string();
         let Some(setup) = self.setup.take() else {
             return Ok(());
         };
-        let done = handshake::run(setup, &self.tcp, &peer, deadline)?;
+        self.tcp.set_nonblocking(true)?;
+        self.handshaking = Some(handshake::Handshaking::new(
+            setup,
+            self.peer.to_string(),
+            deadline,
+        ));
+        Ok(())
+    }
+
+    /// Goes on with the handshake started by [`TlsLink::start_handshake`] as far as the
+    /// socket lets it: `Ok(true)` once it is over (or when none was started), `Ok(false)`
+    /// when it waits for the socket ([`TlsLink::handshake_wants_write`] says which way).
+    /// A peer refused (its certificate, or none when one is required) is an error naming
+    /// why, after the alert telling the peer is sent.
+    pub(crate) fn advance_handshake(&mut self, now: Instant) -> io::Result<bool> {
+        let Some(handshaking) = self.handshaking.as_mut() else {
+            return Ok(true);
+        };
+        let Some(done) = handshaking.advance(&self.tcp, now)? else {
+            return Ok(false);
+        };
+        self.handshaking = None;
+        self.established(done)?;
+        Ok(true)
+    }
+
+    /// Whether the handshake in progress waits for the socket to take bytes (else, for
+    /// the peer's).
+    pub(crate) fn handshake_wants_write(&self) -> bool {
+        self.handshaking
+            .as_ref()
+            .is_some_and(handshake::Handshaking::wants_write)
+    }
+
+    /// When the handshake in progress must be done.
+    pub(crate) fn handshake_deadline(&self) -> Option<Instant> {
+        self.handshaking
+            .as_ref()
+            .map(handshake::Handshaking::deadline)
+    }
+
+    /// Runs the whole TLS handshake, waiting for the socket, to be done before
+    /// `deadline` (see [`TlsLink::start_handshake`]).
+    pub(crate) fn handshake(&mut self, deadline: Instant) -> io::Result<()> {
+        self.start_handshake(deadline)?;
+        while !self.advance_handshake(Instant::now())? {
+            let until = self.handshake_deadline().unwrap_or(deadline);
+            let write = self.handshake_wants_write();
+            super::wait_ready(self.tcp.as_fd(), write, until).map_err(|e| {
+                if super::is_timeout(&e) {
+                    TlsError::Timeout(self.peer.to_string()).into()
+                } else {
+                    e
+                }
+            })?;
+        }
+        if !self.nonblocking.load(Ordering::Acquire) {
+            self.tcp.set_nonblocking(false)?;
+        }
+        Ok(())
+    }
+
+    /// Takes what the finished handshake gave: the peer's certificate's name and expiry,
+    /// the traffic keys.
+    fn established(&mut self, done: handshake::Established) -> io::Result<()> {
+        let peer = self.peer.to_string();
         let chain = done.peer_certificates.as_deref().unwrap_or_default();
         self.peer_common_name = chain
             .first()
