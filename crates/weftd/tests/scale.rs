@@ -144,3 +144,115 @@ fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
     }
     assert!(own_threads() <= at_rest + weft::transport::MAX_IO_THREADS + 1);
 }
+
+/// Sockets of process `pid`.
+fn sockets(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The names of process `pid`'s threads, for the failure message.
+fn thread_names(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|dir| {
+            dir.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+                .map(|n| n.trim().to_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Stalled handshakes: connections that send nothing.
+const STALLED: usize = 500;
+/// Connectors retrying endpoints where nothing listens.
+const DEAD_ENDPOINTS: usize = 20;
+
+#[test]
+fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_few_threads() {
+    raise_open_files_limit(2 * (SESSIONS + STALLED) as u64 + 512);
+    let pki = weft_testkit::certs::Pki::new("weftd-threads");
+    let config = format!(
+        r#"{{ transport: {{ unicast: {{ max_sessions: 2000, accept_pending: 1000,
+            accept_timeout: 120000 }},
+            link: {{ tls: {{ listen_certificate: "{}", listen_private_key: "{}" }} }} }} }}"#,
+        pki.server_cert, pki.server_key,
+    );
+    let dir = std::env::temp_dir().join(format!("weftd-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let unix = dir.join("weftd.sock");
+    let _ = std::fs::remove_file(&unix);
+    let mut args = vec![
+        "-l".to_string(),
+        format!("tls/127.0.0.1:{}", free_port()),
+        "-l".to_string(),
+        format!("quic/127.0.0.1:{}", free_port()),
+        "-l".to_string(),
+        format!("udp/127.0.0.1:{}", free_port()),
+        "-l".to_string(),
+        format!("unixsock-stream/{}", unix.display()),
+    ];
+    for _ in 0..DEAD_ENDPOINTS {
+        args.push("-e".to_string());
+        args.push(format!("tcp/127.0.0.1:{}", free_port()));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let weftd = Weftd::with_config(free_port(), &config, &args);
+    let pid = weftd.pid();
+    let stalled: Vec<std::net::TcpStream> = (0..STALLED)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", weftd.port)).unwrap())
+        .collect();
+    let clients: Vec<RawClient> = (0..SESSIONS)
+        .map(|i| subscriber(weftd.port, 0x7e_ad00_0000 + i as u128, "threads/**"))
+        .collect();
+    // weftd holds a socket for each session and each stalled connection once it has
+    // accepted them.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while sockets(pid) < SESSIONS + STALLED {
+        assert!(
+            Instant::now() < deadline,
+            "weftd holds {} sockets, fewer than its {SESSIONS} sessions and {STALLED} \
+             stalled connections",
+            sockets(pid)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Still served: a new session opens and receives a put.
+    let publisher = weftd.weft_client();
+    let got = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = got.clone();
+    let sub = publisher
+        .declare_subscriber("threads/probe", move |_| {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .unwrap();
+    publisher
+        .put("threads/probe", b"x", &PutOptions::default())
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !got.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(Instant::now() < deadline, "the new session got nothing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(sub);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let names = thread_names(pid);
+    eprintln!(
+        "{SESSIONS} sessions, {STALLED} stalled handshakes, 5 listeners, {DEAD_ENDPOINTS} \
+         connectors: weftd runs {} threads on {cores} cores: {names:?}",
+        names.len()
+    );
+    assert!(
+        names.len() <= cores + 4,
+        "weftd runs {} threads, more than {cores} cores + 4: {names:?}",
+        names.len()
+    );
+    drop((clients, stalled));
+    let _ = std::fs::remove_dir_all(&dir);
+}

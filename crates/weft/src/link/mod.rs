@@ -967,6 +967,8 @@ impl BatchReader {
 #[derive(Debug)]
 pub struct UdpListener {
     socket: Arc<UdpSocket>,
+    /// `accept` returns `WouldBlock` when the socket has nothing to read.
+    nonblocking: std::sync::atomic::AtomicBool,
     peers: Mutex<HashMap<SocketAddr, SyncSender<Vec<u8>>>>,
 }
 
@@ -974,6 +976,13 @@ impl UdpListener {
     fn accept(&self) -> io::Result<Link> {
         let mut buf = vec![0u8; usize::from(UDP_BATCH_SIZE)];
         loop {
+            if self.nonblocking.load(std::sync::atomic::Ordering::Relaxed) {
+                use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+                let mut fds = [PollFd::new(self.socket.as_fd(), PollFlags::POLLIN)];
+                if poll(&mut fds, PollTimeout::ZERO)? == 0 {
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+            }
             let (n, from) = self.socket.recv_from(&mut buf)?;
             let datagram = buf[..n].to_vec();
             let mut peers = self.peers.lock().unwrap_or_else(|e| e.into_inner());
@@ -1092,30 +1101,36 @@ impl Listener {
                     .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
                 Ok(Self::Udp(UdpListener {
                     socket: Arc::new(UdpSocket::bind(addr)?),
+                    nonblocking: std::sync::atomic::AtomicBool::new(false),
                     peers: Mutex::new(HashMap::new()),
                 }))
             }
         }
     }
 
-    /// Makes `accept` return (`WouldBlock` or `TimedOut`) when nothing comes: at once on
-    /// a stream listener (whose caller waits for it to be readable, [`Listener::raw_fd`]);
-    /// within `poll` on a UDP listener, which also hands datagrams to established links
-    /// and so never waits on anything else.
-    pub fn set_poll(&self, poll: Duration) -> io::Result<()> {
+    /// Makes `accept` return `WouldBlock` when nothing comes, instead of waiting (its
+    /// caller waits for [`Listener::raw_fd`] to be readable). A UDP listener's `accept`
+    /// also hands the datagrams of links it accepted before to those links.
+    pub fn set_nonblocking(&self) -> io::Result<()> {
         match self {
             Self::Tcp(l, _) | Self::Tls(l, _, _) => l.set_nonblocking(true),
             Self::Unix(l, _) => l.set_nonblocking(true),
             // Its descriptor is non-blocking already.
             Self::Quic(_) => Ok(()),
-            Self::Udp(u) => u.socket.set_read_timeout(Some(poll)),
+            // Its socket stays blocking for the links that send through it; `accept`
+            // reads it only when it is readable.
+            Self::Udp(u) => {
+                u.nonblocking
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            }
         }
     }
 
-    /// Whether the caller should wait for the listener to be readable after `accept`
-    /// found nothing (a UDP listener waits in `accept` itself).
-    pub const fn waits_for_readiness(&self) -> bool {
-        !matches!(self, Self::Udp(_))
+    /// Whether this listener hands datagrams over to the links it accepted (a UDP
+    /// listener): a handshake on such a link goes on after the listener is read.
+    pub const fn hands_datagrams_over(&self) -> bool {
+        matches!(self, Self::Udp(_))
     }
 
     /// The listening socket's descriptor.

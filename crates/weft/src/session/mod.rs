@@ -13,6 +13,7 @@ mod face_transport;
 mod gossip;
 mod gossiping;
 mod inbound;
+mod links;
 mod liveliness;
 mod matching;
 mod mesh;
@@ -368,6 +369,8 @@ pub(crate) struct Inner {
     listening: Mutex<Vec<String>>,
     /// Wakes the session's listener threads when it closes.
     wakers: Mutex<Vec<Arc<mio::Waker>>>,
+    /// The loop making the session's links (listeners, handshakes, connectors).
+    links: std::sync::OnceLock<Arc<links::LinksLoop>>,
     /// Client mode without `connect.endpoints`: the locators of the router found by
     /// scouting (alternatives: one session, to the first that answers).
     scouted: Vec<crate::endpoint::Endpoint>,
@@ -508,6 +511,7 @@ impl Session {
             batching: AtomicBool::new(false),
             listening: Mutex::new(Vec::new()),
             wakers: Mutex::new(Vec::new()),
+            links: std::sync::OnceLock::new(),
             scouted,
             autoconnecting: Mutex::new(std::collections::HashSet::new()),
             pending_accepts: std::sync::atomic::AtomicUsize::new(0),
@@ -1187,6 +1191,9 @@ impl Inner {
             for w in wakers.iter() {
                 let _ = w.wake();
             }
+        }
+        if let Some(links) = self.links.get() {
+            links.wake();
         }
         let faces: Vec<_> = self
             .lock()

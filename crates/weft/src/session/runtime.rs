@@ -1,11 +1,10 @@
-//! The session's threads: one per listener (accepting links: it waits in `epoll` for the
-//! listening socket, and hands each handshake to a short-lived thread), one per connect
-//! endpoint (connecting, waiting for the transport's end, and reconnecting with backoff
-//! when the link is lost). The transports themselves are served by the I/O threads.
+//! The session's transports come and go: established ones are adopted (as faces, or as
+//! links reserved for priorities beside one), ended ones are forgotten; listeners and
+//! connectors are handed to the session's links loop (`links`), which makes the links.
+//! The transports themselves are served by the I/O threads.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::sync::Arc;
 
 use weft_proto::core::{WhatAmI, ZenohId};
 use weft_transport::establish::{LocalParams, PriorityRange};
@@ -20,14 +19,12 @@ use crate::endpoint::Endpoint;
 use crate::link::{Link, Listener};
 use crate::transport::{self, Transport};
 
-/// First and largest pause between connection attempts.
-const BACKOFF_MIN: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(4);
-/// How often blocked loops check whether the session is closing.
-const POLL: Duration = Duration::from_millis(20);
-
 impl Inner {
-    fn local_params(&self, link: &Link, priorities: Option<PriorityRange>) -> LocalParams {
+    pub(crate) fn local_params(
+        &self,
+        link: &Link,
+        priorities: Option<PriorityRange>,
+    ) -> LocalParams {
         let mut p = LocalParams::new(self.zid, self.config.mode);
         p.link_priorities = priorities;
         p.batch_size = self.config.batch_size.min(link.mtu());
@@ -36,7 +33,18 @@ impl Inner {
         p
     }
 
-    fn handler(self: &Arc<Self>) -> Arc<dyn transport::Handler> {
+    /// What this node announces in a handshake on a link not made yet (the handshake
+    /// caps the batch size by the link's once it is).
+    pub(crate) fn local_params_for(&self, priorities: Option<PriorityRange>) -> LocalParams {
+        let mut p = LocalParams::new(self.zid, self.config.mode);
+        p.link_priorities = priorities;
+        p.batch_size = self.config.batch_size;
+        p.lease_ms = self.config.lease.as_millis() as u64;
+        p.qos = self.config.qos;
+        p
+    }
+
+    pub(crate) fn handler(self: &Arc<Self>) -> Arc<dyn transport::Handler> {
         Arc::new(Glue(Arc::downgrade(self)))
     }
 
@@ -207,7 +215,7 @@ impl Inner {
 
     /// Has the face of `zid` connect again to one of `alternatives` when it ends (unless
     /// it does already). False when there is no such face (it ended already).
-    fn reconnect_when_gone(&self, zid: ZenohId, alternatives: &Arc<[Endpoint]>) -> bool {
+    pub(super) fn reconnect_when_gone(&self, zid: ZenohId, alternatives: &Arc<[Endpoint]>) -> bool {
         if self.is_closing() {
             return true;
         }
@@ -398,6 +406,11 @@ fn face_of_main<'s>(st: &'s mut super::State, main: &Arc<Transport>) -> Option<&
 
 /// Binds the listeners and starts the listener and connector threads.
 pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
+    let links = super::links::LinksLoop::start(inner).map_err(|e| OpenError::Listen {
+        endpoint: "(any)".into(),
+        reason: format!("cannot start the links loop: {e}"),
+    })?;
+    let _ = inner.links.set(links);
     for ep in &inner.config.listen {
         listen(inner, ep)?;
     }
@@ -415,18 +428,12 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
     Ok(())
 }
 
-/// Starts a thread that stays connected to one of `alternatives` (the first that
-/// answers), reconnecting when the link is lost.
+/// Has the links loop stay connected to one of `alternatives` (the first that answers),
+/// reconnecting when the link is lost.
 fn spawn_connector(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
-    let weak = Arc::downgrade(inner);
-    let name = alternatives
-        .first()
-        .map_or_else(String::new, ToString::to_string);
-    let spawned = std::thread::Builder::new()
-        .name(format!("weft-connect-{name}"))
-        .spawn(move || connect_loop(&alternatives, &weak));
-    if let Err(e) = spawned {
-        tracing::error!("cannot start a thread to connect to {name}: {e}");
+    match inner.links.get() {
+        Some(links) => links.connect(alternatives),
+        None => tracing::error!("no links loop to connect to {:?}", alternatives.first()),
     }
 }
 
@@ -490,180 +497,16 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
     if let Ok(mut l) = inner.listening.lock() {
         l.push(bound.clone());
     }
-    let listen_error = |reason: String| OpenError::Listen {
-        endpoint: ep.to_string(),
-        reason,
-    };
-    let poll = mio::Poll::new().map_err(|e| listen_error(e.to_string()))?;
-    let fd = listener.raw_fd();
-    if listener.waits_for_readiness() {
-        poll.registry()
-            .register(
-                &mut mio::unix::SourceFd(&fd),
-                LISTENING,
-                mio::Interest::READABLE,
-            )
-            .map_err(|e| listen_error(e.to_string()))?;
-    }
-    let waker =
-        mio::Waker::new(poll.registry(), CLOSING).map_err(|e| listen_error(e.to_string()))?;
-    if let Ok(mut wakers) = inner.wakers.lock() {
-        wakers.push(Arc::new(waker));
-    }
-    let weak = Arc::downgrade(inner);
-    std::thread::Builder::new()
-        .name("weft-listen".into())
-        .spawn(move || accept_loop(&listener, poll, &weak))
-        .map_err(|e| listen_error(e.to_string()))?;
-    Ok(bound)
-}
-
-/// Counts an accepted link's handshake in progress; releases it when dropped.
-struct PendingAccept(Arc<Inner>);
-
-impl PendingAccept {
-    /// Takes one of the `transport.unicast.accept_pending` places, if one is free.
-    fn take(inner: &Arc<Inner>) -> Option<Self> {
-        let limit = inner.config.accept_pending;
-        inner
-            .pending_accepts
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < limit).then_some(n + 1)
+    match inner.links.get() {
+        Some(links) => links.listen(listener),
+        None => {
+            return Err(OpenError::Listen {
+                endpoint: ep.to_string(),
+                reason: "no links loop".into(),
             })
-            .ok()
-            .map(|_| Self(inner.clone()))
-    }
-}
-
-impl Drop for PendingAccept {
-    fn drop(&mut self) {
-        self.0.pending_accepts.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Runs the handshake of an accepted link on a thread of its own, within
-/// `accept_timeout` for the whole exchange; refuses it beyond `max_sessions`.
-fn handshake_accepted(place: PendingAccept, link: Link) {
-    let inner = place.0.clone();
-    let describe = link.describe();
-    let params = inner.local_params(&link, None);
-    let usrpwd = inner.config.usrpwd.as_ref();
-    match transport::accept_with(
-        link,
-        params,
-        usrpwd,
-        inner.config.accept_timeout,
-        inner.handler(),
-    ) {
-        Ok(pending) => {
-            // `max_sessions` is enforced where the face is added, under its lock.
-            drop(place);
-            inner.adopt(pending, false);
-        }
-        Err(e) => tracing::info!("refused {describe}: {e}"),
-    }
-}
-
-/// Pauses after accept errors (out of descriptors, threads...): from `POLL` doubling up
-/// to `ACCEPT_BACKOFF_MAX`, logged once per episode with how many were refused.
-struct AcceptBackoff {
-    pause: Duration,
-    failures: u64,
-}
-
-/// Longest pause between accepts after repeated failures.
-const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
-
-impl AcceptBackoff {
-    const fn new() -> Self {
-        Self {
-            pause: POLL,
-            failures: 0,
         }
     }
-
-    fn failed(&mut self, e: &std::io::Error) -> Duration {
-        if self.failures == 0 {
-            tracing::warn!("accept failed: {e} (pausing accepts, up to {ACCEPT_BACKOFF_MAX:?})");
-        }
-        self.failures += 1;
-        let pause = self.pause;
-        self.pause = (self.pause * 2).min(ACCEPT_BACKOFF_MAX);
-        pause
-    }
-
-    fn succeeded(&mut self) {
-        if self.failures > 1 {
-            tracing::warn!("accepting again after {} failed accepts", self.failures);
-        }
-        *self = Self::new();
-    }
-}
-
-/// The listener's events: its socket is readable; its session is closing.
-const LISTENING: mio::Token = mio::Token(0);
-const CLOSING: mio::Token = mio::Token(1);
-
-fn accept_loop(listener: &Listener, mut poll: mio::Poll, weak: &Weak<Inner>) {
-    let _ = listener.set_poll(POLL);
-    let mut events = mio::Events::with_capacity(4);
-    let mut backoff = AcceptBackoff::new();
-    let mut refused_pending = 0u64;
-    loop {
-        let Some(inner) = weak.upgrade() else { return };
-        if inner.is_closing() {
-            return;
-        }
-        match listener.accept() {
-            Ok(link) => {
-                backoff.succeeded();
-                let Some(place) = PendingAccept::take(&inner) else {
-                    // Too many handshakes in progress: this one is closed unanswered.
-                    if refused_pending == 0 {
-                        tracing::warn!(
-                            "{} handshakes in progress (transport.unicast.accept_pending): \
-                             closing new connections until one ends",
-                            inner.config.accept_pending
-                        );
-                    }
-                    refused_pending += 1;
-                    link.shutdown();
-                    continue;
-                };
-                if refused_pending > 0 {
-                    tracing::info!("{refused_pending} connections were closed unanswered");
-                    refused_pending = 0;
-                }
-                let spawned = std::thread::Builder::new()
-                    .name("weft-accept".into())
-                    .spawn(move || handshake_accepted(place, link));
-                if let Err(e) = spawned {
-                    drop(inner);
-                    std::thread::sleep(backoff.failed(&e));
-                }
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                drop(inner);
-                if listener.waits_for_readiness() {
-                    // Until a connection comes, or the session closes (its waker).
-                    if let Err(e) = poll.poll(&mut events, None) {
-                        if e.kind() != std::io::ErrorKind::Interrupted {
-                            std::thread::sleep(backoff.failed(&e));
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                drop(inner);
-                std::thread::sleep(backoff.failed(&e));
-            }
-        }
-    }
+    Ok(bound)
 }
 
 /// Whether a node of role `mode` and one of role `other` may both connect to each other
@@ -675,102 +518,11 @@ pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
 
 /// Whether `ep` reserves its link for priorities while the same address is also
 /// configured without: its link is then only ever attached beside that session.
-fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
+pub(super) fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
     ep.priorities().is_some() && {
         let plain = ep.without_priorities();
         inner.config.connect.contains(&plain)
     }
-}
-
-fn connect_loop(alternatives: &Arc<[Endpoint]>, weak: &Weak<Inner>) {
-    let mut backoff = BACKOFF_MIN;
-    let twin = weak
-        .upgrade()
-        .is_some_and(|i| alternatives.iter().all(|ep| is_priority_twin(&i, ep)));
-    let mut refusal_logged = false;
-    let mut first_attempt = true;
-    loop {
-        let Some(inner) = weak.upgrade() else { return };
-        if inner.is_closing() {
-            return;
-        }
-        let opened = open_first(&inner, alternatives);
-        if let (true, Err(e)) = (first_attempt, &opened) {
-            let reason = format!("{}: {e}", alternatives[0]);
-            if let Ok(mut failed) = inner.first_attempts_failed.lock() {
-                failed.push(reason);
-            }
-            inner.changed.notify_all();
-        }
-        first_attempt = false;
-        match opened {
-            Ok(pending) => {
-                let t = pending.transport().clone();
-                if twin && inner.main_transport(t.peer_zid()).is_none() {
-                    // The session this link goes beside is not up (yet, or any more).
-                    t.close(weft_proto::transport::CloseReason::GENERIC);
-                    drop(inner);
-                    std::thread::sleep(backoff);
-                    backoff = (backoff * 2).min(BACKOFF_MAX);
-                    continue;
-                }
-                backoff = BACKOFF_MIN;
-                let peer_is_client = t.peer_whatami() == WhatAmI::Client;
-                let reserved = t.negotiated().link_priorities.is_some();
-                let kept = inner.adopt(pending, true);
-                if twin || reserved {
-                    // A link reserved for priorities is either beside the main one (no
-                    // face), or a face standing in for it that the main link replaces
-                    // when it comes. Either way stay with it until it ends, then open it
-                    // again (or try again later if it was refused): the face's own
-                    // reconnection would not bring it back beside the main link.
-                    drop(inner);
-                    if kept {
-                        t.wait_ended();
-                    } else {
-                        std::thread::sleep(backoff);
-                        backoff = (backoff * 2).min(BACKOFF_MAX);
-                    }
-                    continue;
-                }
-                if peer_is_client && kept {
-                    return;
-                }
-                // The face of this node (this transport, or the one the node opened to
-                // us first) reconnects when it ends; this thread is not needed until then.
-                if inner.reconnect_when_gone(t.peer_zid(), alternatives) {
-                    return;
-                }
-                // Gone already: connect again.
-                drop(inner);
-            }
-            Err(e) => {
-                drop(inner);
-                if twin && is_max_links(&e) {
-                    // Zenoh accepts a second link only with its multilink extension.
-                    if !refusal_logged {
-                        tracing::info!(
-                            "{}: the node refuses a second link; all priorities share the main one",
-                            alternatives[0]
-                        );
-                        refusal_logged = true;
-                    }
-                    backoff = BACKOFF_MAX;
-                }
-                std::thread::sleep(backoff);
-                backoff = (backoff * 2).min(BACKOFF_MAX);
-            }
-        }
-    }
-}
-
-/// Whether the peer refused the link because it has one with this node already.
-fn is_max_links(e: &transport::OpenError) -> bool {
-    matches!(
-        e,
-        transport::OpenError::Handshake(weft_transport::establish::EstablishError::Closed(r))
-            if *r == weft_proto::transport::CloseReason::MAX_LINKS
-    )
 }
 
 /// What access control knows of a transport: its link's protocol and interface, the

@@ -150,8 +150,30 @@ impl Transport {
     }
 
     pub(super) fn set_ended(&self) {
-        *self.reader_done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        let then = {
+            let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+            *done = true;
+            std::mem::take(&mut *self.on_end.lock().unwrap_or_else(|e| e.into_inner()))
+        };
         self.reader_exit.notify_all();
+        for f in then {
+            f();
+        }
+    }
+
+    /// Calls `then` once the transport has ended (see [`Transport::wait_ended`]): at once
+    /// if it has, else on the thread that ends it.
+    pub fn when_ended(&self, then: Box<dyn FnOnce() + Send>) {
+        let done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
+        if *done {
+            drop(done);
+            then();
+            return;
+        }
+        self.on_end
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(then);
     }
 }
 

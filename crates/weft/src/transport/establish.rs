@@ -225,6 +225,7 @@ pub(super) fn establish(
         access: OnceLock::new(),
         reader_done: Mutex::new(false),
         reader_exit: Condvar::new(),
+        on_end: Mutex::new(Vec::new()),
         end_reason: OnceLock::new(),
     });
     Ok(Pending {

@@ -45,10 +45,10 @@ pub use discards::{DiscardCounts, DiscardReason};
 pub use drops::{DropCounts, DropReason};
 pub use establish::{accept, accept_with, open, open_with, Pending};
 pub use handshake::{Handshake, Wait};
-pub(crate) use reactor::current_io_thread;
 pub use reactor::{
     after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,
 };
+pub(crate) use reactor::{current_io_thread, hand_over_writes, never_wait_here};
 pub use received::{shared_batch_bytes, ReceivedBatch, SharedBatch, SHARED_BATCH_BUDGET};
 pub use weft_transport::queue::OverflowBudget;
 
@@ -252,6 +252,8 @@ pub struct Transport {
     /// Set when the link has been read to its end (after draining it on a local close).
     reader_done: Mutex<bool>,
     reader_exit: Condvar,
+    /// What to call once it has ended ([`Transport::when_ended`]).
+    on_end: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     /// Why it ended, as first known (see [`Transport::end_reason`]).
     end_reason: OnceLock<String>,
 }

@@ -182,6 +182,15 @@ pub(crate) fn on_io_thread() -> bool {
     IO_THREAD.with(Cell::get).is_some() && !IN_HOOKS.with(Cell::get)
 }
 
+/// Makes this thread send as the I/O threads do: it never waits for room in a queue or
+/// for a socket (a message without room is dropped, or waits in its destination's
+/// overflow, as forwarded messages do). For the session's links loop, which serves every
+/// handshake and must not wait for any one peer.
+pub(crate) fn never_wait_here() {
+    IO_THREAD.with(|t| t.set(Some(usize::MAX)));
+    link::never_wait_on_this_thread(true);
+}
+
 /// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one and owns that
 /// thread's counter slot: a counter with one slot per I/O thread can be written by each
 /// without atomic read-modify-writes. Only one OS thread owns a slot at a time (a worker
@@ -436,6 +445,16 @@ pub(crate) fn schedule_write(t: Arc<Transport>) {
         return;
     }
     write_later(t);
+}
+
+/// Hands the transports this thread was asked to write (see [`never_wait_here`]) to
+/// their own I/O threads. For a thread that sends as the I/O threads do without being one:
+/// it calls this after each turn.
+pub(crate) fn hand_over_writes() {
+    let scheduled = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    for t in scheduled {
+        write_later(t);
+    }
 }
 
 /// Has `t`'s own I/O thread write what it queued after the events it has to handle (a
