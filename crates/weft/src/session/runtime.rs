@@ -406,7 +406,7 @@ fn face_of_main<'s>(st: &'s mut super::State, main: &Arc<Transport>) -> Option<&
 
 /// Binds the listeners and starts the listener and connector threads.
 pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
-    let links = super::links::LinksLoop::start(inner).map_err(|e| OpenError::Listen {
+    let links = super::links::LinksLoop::get().map_err(|e| OpenError::Listen {
         endpoint: "(any)".into(),
         reason: format!("cannot start the links loop: {e}"),
     })?;
@@ -432,7 +432,7 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
 /// reconnecting when the link is lost.
 fn spawn_connector(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
     match inner.links.get() {
-        Some(links) => links.connect(alternatives),
+        Some(links) => links.connect(inner, alternatives),
         None => tracing::error!("no links loop to connect to {:?}", alternatives.first()),
     }
 }
@@ -498,7 +498,7 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
         l.push(bound.clone());
     }
     match inner.links.get() {
-        Some(links) => links.listen(listener),
+        Some(links) => links.listen(inner, listener),
         None => {
             return Err(OpenError::Listen {
                 endpoint: ep.to_string(),

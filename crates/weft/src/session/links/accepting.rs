@@ -44,6 +44,8 @@ const PAUSE_MAX: Duration = Duration::from_secs(1);
 
 /// A listener served by the loop.
 pub(super) struct Accepting {
+    /// The session it accepts for.
+    inner: std::sync::Weak<Inner>,
     listener: Listener,
     /// After failed accepts: no accept before this, and the next pause.
     paused_until: Option<Instant>,
@@ -54,6 +56,16 @@ pub(super) struct Accepting {
 }
 
 impl Accepting {
+    /// The session it accepts for.
+    pub(super) const fn inner(&self) -> &std::sync::Weak<Inner> {
+        &self.inner
+    }
+
+    /// The listening socket.
+    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.listener.raw_fd()
+    }
+
     /// When the listener accepts again after failures, if it paused.
     pub(super) const fn paused_until(&self) -> Option<Instant> {
         self.paused_until
@@ -100,6 +112,7 @@ impl Runner {
         self.entries.insert(
             token,
             Entry::Listener(Accepting {
+                inner: Arc::downgrade(inner),
                 listener,
                 paused_until: None,
                 pause: PAUSE_MIN,
@@ -108,11 +121,18 @@ impl Runner {
             }),
         );
         // Connections that came before it was registered.
-        self.accept_all(inner, token);
+        self.accept_all(token);
     }
 
     /// Accepts every connection waiting on the listener of `token`.
-    pub(super) fn accept_all(&mut self, inner: &Arc<Inner>, token: Token) {
+    pub(super) fn accept_all(&mut self, token: Token) {
+        let Some(Entry::Listener(l)) = self.entries.get(&token) else {
+            return;
+        };
+        let Some(inner) = l.inner.upgrade() else {
+            return;
+        };
+        let inner = &inner;
         loop {
             let Some(Entry::Listener(l)) = self.entries.get_mut(&token) else {
                 return;
@@ -176,7 +196,7 @@ impl Runner {
         );
         if udp {
             // Datagrams for links whose handshake runs may have come.
-            self.advance_listener_fed(inner);
+            self.advance_listener_fed();
         }
     }
 }

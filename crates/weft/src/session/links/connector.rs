@@ -5,7 +5,7 @@
 //! connector is then done), except for a link reserved for priorities, whose connector
 //! waits for its end and connects it again.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use weft_proto::core::WhatAmI;
@@ -22,6 +22,8 @@ const BACKOFF_MAX: Duration = Duration::from_secs(4);
 
 /// One connector.
 pub(super) struct Connector {
+    /// The session it connects for.
+    inner: Weak<Inner>,
     alternatives: Arc<[Endpoint]>,
     /// The alternative tried now.
     next: usize,
@@ -36,11 +38,12 @@ pub(super) struct Connector {
 }
 
 impl Connector {
-    pub(super) fn new(inner: &Inner, alternatives: Arc<[Endpoint]>) -> Self {
+    pub(super) fn new(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) -> Self {
         let twin = alternatives
             .iter()
             .all(|ep| super::super::runtime::is_priority_twin(inner, ep));
         Self {
+            inner: Arc::downgrade(inner),
             alternatives,
             next: 0,
             backoff: BACKOFF_MIN,
@@ -49,6 +52,11 @@ impl Connector {
             refusal_logged: false,
             first_attempt: true,
         }
+    }
+
+    /// The session it connects for.
+    pub(super) const fn inner(&self) -> &Weak<Inner> {
+        &self.inner
     }
 
     /// When the next attempt starts, while the connector waits for it.
@@ -66,7 +74,12 @@ impl Connector {
 
 impl Runner {
     /// Starts the connector `id`'s next attempt, on its current alternative.
-    pub(super) fn attempt(&mut self, inner: &Arc<Inner>, id: usize) {
+    pub(super) fn attempt(&mut self, id: usize) {
+        let Some(inner) = self.connectors.get(&id).and_then(|c| c.inner.upgrade()) else {
+            self.connectors.remove(&id);
+            return;
+        };
+        let inner = &inner;
         loop {
             let Some(c) = self.connectors.get_mut(&id) else {
                 return;
@@ -138,7 +151,7 @@ impl Runner {
             Ok(p) => p,
             Err(e) => {
                 if self.alternative_failed(inner, id, e) {
-                    self.attempt(inner, id);
+                    self.attempt(id);
                 }
                 return;
             }
@@ -168,7 +181,7 @@ impl Runner {
             // later if it was refused): the face's own reconnection would not bring it
             // back beside the main link.
             if kept {
-                let shared = Arc::downgrade(&self.shared);
+                let shared = self.shared.clone();
                 t.when_ended(Box::new(move || {
                     if let Some(shared) = shared.upgrade() {
                         shared.send(Command::Ended(id));
@@ -186,7 +199,7 @@ impl Runner {
             return;
         }
         // Gone already: connect again.
-        self.attempt(inner, id);
+        self.attempt(id);
     }
 }
 

@@ -1,9 +1,11 @@
-//! The links loop: one thread per session that makes its links. It waits in one `epoll`
-//! for every listener, every handshake in progress (accepted or opened) and every
-//! connector's next attempt, and never waits for any one of them: handshakes run as far
+//! The links loop: one thread per process that makes the links of every session. It waits
+//! in one `epoll` for every listener, every handshake in progress (accepted or opened) and
+//! every connector's next attempt, and never waits for any one of them: handshakes run as far
 //! as their socket lets them ([`crate::transport::Handshake`]), each within its deadline,
 //! and a connector's pause between attempts is a timer. An established transport is handed
-//! to the session ([`Inner::adopt`]), which gives it to the I/O threads.
+//! to its session ([`Inner::adopt`]), which gives it to the I/O threads. What belongs to a
+//! session that closes (its listeners, handshakes, connectors) is dropped at the loop's
+//! next turn.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
 //! `accepting` (listeners and the handshakes of the links they accept), `connector`
@@ -32,10 +34,10 @@ const WAKE: Token = Token(0);
 
 /// What other threads ask of the links loop.
 enum Command {
-    /// Serve this listener.
-    Listen(Listener),
-    /// Stay connected to one of these endpoints.
-    Connect(Arc<[Endpoint]>),
+    /// Serve this listener of this session.
+    Listen(Weak<Inner>, Listener),
+    /// Stay connected to one of these endpoints, for this session.
+    Connect(Weak<Inner>, Arc<[Endpoint]>),
     /// The QUIC handshake of this entry has an outcome.
     Notified(Token),
     /// The link of this connector ended: connect again.
@@ -48,19 +50,28 @@ pub(crate) struct LinksLoop {
     commands: Mutex<Vec<Command>>,
 }
 
+/// The process's links loop, once started.
+static LINKS_LOOP: std::sync::OnceLock<Result<Arc<LinksLoop>, String>> = std::sync::OnceLock::new();
+
 impl LinksLoop {
-    /// Starts the links loop of `inner` on a thread of its own (`weft-links`).
-    pub(crate) fn start(inner: &Arc<Inner>) -> std::io::Result<Arc<Self>> {
+    /// The process's links loop, started on a thread of its own (`weft-links`) the first
+    /// time it is asked for.
+    pub(crate) fn get() -> std::io::Result<Arc<Self>> {
+        LINKS_LOOP
+            .get_or_init(|| Self::start().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(std::io::Error::other)
+    }
+
+    fn start() -> std::io::Result<Arc<Self>> {
         let poll = Poll::new()?;
         let shared = Arc::new(Self {
             waker: Waker::new(poll.registry(), WAKE)?,
             commands: Mutex::new(Vec::new()),
         });
-        let weak = Arc::downgrade(inner);
         let mut runner = Runner {
             poll,
-            inner: weak,
-            shared: shared.clone(),
+            shared: Arc::downgrade(&shared),
             entries: HashMap::new(),
             next_token: 1,
             connectors: HashMap::new(),
@@ -87,15 +98,15 @@ impl LinksLoop {
         }
     }
 
-    /// Serves `listener` from now on.
-    pub(crate) fn listen(&self, listener: Listener) {
-        self.send(Command::Listen(listener));
+    /// Serves `listener` of `inner` from now on.
+    pub(crate) fn listen(&self, inner: &Arc<Inner>, listener: Listener) {
+        self.send(Command::Listen(Arc::downgrade(inner), listener));
     }
 
-    /// Stays connected to the first of `alternatives` that answers, connecting again
-    /// when the link is lost.
-    pub(crate) fn connect(&self, alternatives: Arc<[Endpoint]>) {
-        self.send(Command::Connect(alternatives));
+    /// Has `inner` stay connected to the first of `alternatives` that answers,
+    /// connecting again when the link is lost.
+    pub(crate) fn connect(&self, inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
+        self.send(Command::Connect(Arc::downgrade(inner), alternatives));
     }
 }
 
@@ -109,6 +120,8 @@ enum Purpose {
 
 /// A handshake in progress.
 struct Handshaking {
+    /// The session it is for.
+    inner: Weak<Inner>,
     handshake: Handshake,
     /// The socket registered for it, if any.
     registered: Option<RawFd>,
@@ -126,8 +139,7 @@ enum Entry {
 /// The loop's own state, on its thread.
 struct Runner {
     poll: Poll,
-    inner: Weak<Inner>,
-    shared: Arc<LinksLoop>,
+    shared: Weak<LinksLoop>,
     entries: HashMap<Token, Entry>,
     next_token: usize,
     connectors: HashMap<usize, Connector>,
@@ -140,13 +152,6 @@ impl Runner {
         crate::transport::never_wait_here();
         let mut events = Events::with_capacity(256);
         loop {
-            let Some(inner) = self.inner.upgrade() else {
-                return;
-            };
-            if inner.is_closing() {
-                return;
-            }
-            drop(inner);
             let timeout = self
                 .next_deadline()
                 .map(|d| d.saturating_duration_since(Instant::now()));
@@ -157,23 +162,47 @@ impl Runner {
                 }
                 continue;
             }
-            let Some(inner) = self.inner.upgrade() else {
-                return;
-            };
-            if inner.is_closing() {
-                return;
-            }
-            self.run_commands(&inner);
+            self.forget_closed_sessions();
+            self.run_commands();
             for event in &events {
                 match event.token() {
                     WAKE => {}
-                    token => self.ready(&inner, token),
+                    token => self.ready(token),
                 }
             }
-            self.run_timers(&inner);
+            self.run_timers();
             // What adopting transports sent.
             crate::transport::hand_over_writes();
         }
+    }
+
+    /// Drops what belongs to sessions that closed.
+    fn forget_closed_sessions(&mut self) {
+        let open = |inner: &Weak<Inner>| inner.upgrade().is_some_and(|i| !i.is_closing());
+        let gone: Vec<Token> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| match e {
+                Entry::Listener(l) => !open(l.inner()),
+                Entry::Handshake(h) => !open(&h.inner),
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        for token in gone {
+            match self.entries.remove(&token) {
+                Some(Entry::Listener(l)) => {
+                    let fd = l.raw_fd();
+                    let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+                }
+                Some(Entry::Handshake(h)) => {
+                    if let Some(fd) = h.registered {
+                        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+                    }
+                }
+                None => {}
+            }
+        }
+        self.connectors.retain(|_, c| open(c.inner()));
     }
 
     fn token(&mut self) -> Token {
@@ -193,43 +222,44 @@ impl Runner {
         entries.chain(connectors).min()
     }
 
-    fn run_commands(&mut self, inner: &Arc<Inner>) {
-        let commands = std::mem::take(
-            &mut *self
-                .shared
-                .commands
-                .lock()
-                .unwrap_or_else(|e| e.into_inner()),
-        );
+    fn run_commands(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let commands =
+            std::mem::take(&mut *shared.commands.lock().unwrap_or_else(|e| e.into_inner()));
         for command in commands {
             match command {
-                Command::Listen(listener) => self.add_listener(inner, listener),
-                Command::Connect(alternatives) => {
+                Command::Listen(inner, listener) => {
+                    if let Some(inner) = inner.upgrade() {
+                        self.add_listener(&inner, listener);
+                    }
+                }
+                Command::Connect(inner, alternatives) => {
+                    let Some(inner) = inner.upgrade() else {
+                        continue;
+                    };
                     let id = self.next_connector;
                     self.next_connector += 1;
                     self.connectors
-                        .insert(id, Connector::new(inner, alternatives));
-                    self.attempt(inner, id);
+                        .insert(id, Connector::new(&inner, alternatives));
+                    self.attempt(id);
                 }
-                Command::Notified(token) => self.advance(inner, token),
-                Command::Ended(id) => {
-                    if self.connectors.contains_key(&id) {
-                        self.attempt(inner, id);
-                    }
-                }
+                Command::Notified(token) => self.advance(token),
+                Command::Ended(id) => self.attempt(id),
             }
         }
     }
 
-    fn ready(&mut self, inner: &Arc<Inner>, token: Token) {
+    fn ready(&mut self, token: Token) {
         match self.entries.get(&token) {
-            Some(Entry::Listener(_)) => self.accept_all(inner, token),
-            Some(Entry::Handshake(_)) => self.advance(inner, token),
+            Some(Entry::Listener(_)) => self.accept_all(token),
+            Some(Entry::Handshake(_)) => self.advance(token),
             None => {}
         }
     }
 
-    fn run_timers(&mut self, inner: &Arc<Inner>) {
+    fn run_timers(&mut self) {
         let now = Instant::now();
         let due: Vec<Token> = self
             .entries
@@ -241,7 +271,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in due {
-            self.ready(inner, token);
+            self.ready(token);
         }
         let due: Vec<usize> = self
             .connectors
@@ -250,13 +280,13 @@ impl Runner {
             .map(|(id, _)| *id)
             .collect();
         for id in due {
-            self.attempt(inner, id);
+            self.attempt(id);
         }
     }
 
     /// A callback telling the loop that the handshake of `token` has news.
     fn notifier(&self, token: Token) -> Arc<dyn Fn() + Send + Sync> {
-        let shared = Arc::downgrade(&self.shared);
+        let shared = self.shared.clone();
         Arc::new(move || {
             if let Some(shared) = shared.upgrade() {
                 shared.send(Command::Notified(token));
@@ -276,18 +306,19 @@ impl Runner {
         self.entries.insert(
             token,
             Entry::Handshake(Box::new(Handshaking {
+                inner: Arc::downgrade(inner),
                 handshake,
                 registered: None,
                 purpose,
                 describe,
             })),
         );
-        self.advance(inner, token);
+        self.advance(token);
     }
 
     /// Takes the handshake of `token` as far as it goes; hands its outcome on once it
     /// has one.
-    fn advance(&mut self, inner: &Arc<Inner>, token: Token) {
+    fn advance(&mut self, token: Token) {
         let Some(Entry::Handshake(h)) = self.entries.get_mut(&token) else {
             return;
         };
@@ -323,16 +354,19 @@ impl Runner {
             let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
         }
         let outcome = outcome.expect("an outcome");
+        let Some(inner) = h.inner.upgrade() else {
+            return;
+        };
         match h.purpose {
             Purpose::Accepted(place) => {
-                accepting::handshake_done(inner, place, &h.describe, outcome)
+                accepting::handshake_done(&inner, place, &h.describe, outcome);
             }
-            Purpose::Connector(id) => self.attempt_done(inner, id, outcome),
+            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
         }
     }
 
     /// Advances the handshakes of links a UDP listener hands datagrams to.
-    fn advance_listener_fed(&mut self, inner: &Arc<Inner>) {
+    fn advance_listener_fed(&mut self) {
         let fed: Vec<Token> = self
             .entries
             .iter()
@@ -342,7 +376,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in fed {
-            self.advance(inner, token);
+            self.advance(token);
         }
     }
 }
