@@ -161,8 +161,8 @@ fn consider(inner: &Arc<Inner>, hello: &Hello) {
     );
 }
 
-/// Opens a session to `zid`, discovered (by `how`: scouting or gossip) at `eps`, on a
-/// thread of its own, unless this session is connected or connecting to it already;
+/// Opens a session to `zid`, discovered (by `how`: scouting or gossip) at `eps`, on the
+/// links loop, unless this session is connected or connecting to it already;
 /// after `jitter` at most, a random pause, so that two nodes told of each other at the
 /// same time rarely connect to each other at the same time.
 pub(crate) fn connect_discovered(
@@ -184,59 +184,49 @@ pub(crate) fn connect_discovered(
             return;
         }
     }
-    let weak = Arc::downgrade(inner);
-    let spawned = std::thread::Builder::new()
-        .name("weft-autoconnect-open".into())
-        .spawn(move || {
-            let pause = random_below(jitter);
-            if !pause.is_zero() {
-                std::thread::sleep(pause);
-            }
-            let Some(inner) = weak.upgrade() else { return };
-            if inner.lock().faces.contains_key(&zid) {
-                // It connected to us meanwhile.
-                no_longer_connecting(&inner, zid);
-                return;
-            }
-            match super::runtime::open_first(&inner, &eps) {
-                Ok(pending) if pending.transport().peer_zid() == zid => {
-                    // Two peers or two routers: the session keeps one of two transports
-                    // by a rule both ends apply alike (`Inner::add_face`); otherwise the
-                    // first one stays.
-                    let mutual = super::runtime::both_may_connect(
-                        inner.config.mode,
-                        pending.transport().peer_whatami(),
-                    );
-                    if !mutual && inner.lock().faces.contains_key(&zid) {
-                        // Connected meanwhile by another way (its own connect, a
-                        // configured endpoint): one session per node.
-                        pending
-                            .transport()
-                            .close(weft_proto::transport::CloseReason::GENERIC);
-                    } else {
-                        tracing::info!("{how}: connected to {zid}");
-                        inner.adopt(pending, true);
-                    }
-                }
-                Ok(pending) => {
-                    // The locators led elsewhere: keep nothing.
-                    tracing::debug!("{how}: {eps:?} is not {zid}");
-                    pending
-                        .transport()
-                        .close(weft_proto::transport::CloseReason::GENERIC);
-                }
-                Err(e) => tracing::debug!("{how}: cannot connect to {zid}: {e}"),
-            }
-            no_longer_connecting(&inner, zid);
-        });
-    if spawned.is_err() {
-        no_longer_connecting(inner, zid);
+    let start = Instant::now() + random_below(jitter);
+    match inner.links.get() {
+        Some(links) => links.connect_once(inner, zid, eps.into(), how, start),
+        None => no_longer_connecting(inner, zid),
     }
+}
+
+/// A session to `zid`, discovered by `how`, was opened: kept unless it leads elsewhere or
+/// this session connected to the node meanwhile by another way.
+pub(super) fn connected(
+    inner: &Arc<Inner>,
+    zid: ZenohId,
+    how: &'static str,
+    pending: crate::transport::Pending,
+) {
+    if pending.transport().peer_zid() != zid {
+        // The locators led elsewhere: keep nothing.
+        tracing::debug!("{how}: {} is not {zid}", pending.transport().describe());
+        pending
+            .transport()
+            .close(weft_proto::transport::CloseReason::GENERIC);
+    } else {
+        // Two peers or two routers: the session keeps one of two transports by a rule
+        // both ends apply alike (`Inner::add_face`); otherwise the first one stays.
+        let mutual =
+            super::runtime::both_may_connect(inner.config.mode, pending.transport().peer_whatami());
+        if !mutual && inner.lock().faces.contains_key(&zid) {
+            // Connected meanwhile by another way (its own connect, a configured
+            // endpoint): one session per node.
+            pending
+                .transport()
+                .close(weft_proto::transport::CloseReason::GENERIC);
+        } else {
+            tracing::info!("{how}: connected to {zid}");
+            inner.adopt(pending, true);
+        }
+    }
+    no_longer_connecting(inner, zid);
 }
 
 /// `zid` is no longer being connected to (connected, refused, or given up): a later
 /// discovery may try again, and whoever waits for connections looks again.
-fn no_longer_connecting(inner: &Inner, zid: ZenohId) {
+pub(super) fn no_longer_connecting(inner: &Inner, zid: ZenohId) {
     inner
         .autoconnecting
         .lock()

@@ -437,38 +437,6 @@ fn spawn_connector(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
     }
 }
 
-/// Opens a transport to the first of `alternatives` that accepts one.
-pub(crate) fn open_first(
-    inner: &Arc<Inner>,
-    alternatives: &[Endpoint],
-) -> Result<transport::Pending, transport::OpenError> {
-    let mut last = None;
-    for ep in alternatives {
-        let settings = inner.config.link_settings(ep);
-        let opened = Link::connect(ep, inner.config.open_timeout, &settings)
-            .map_err(transport::OpenError::from)
-            .and_then(|link| {
-                let params = inner.local_params(&link, ep.priorities());
-                let usrpwd = inner.config.usrpwd.as_ref();
-                let timeout = inner.config.open_timeout;
-                transport::open_with(link, params, usrpwd, timeout, inner.handler())
-            });
-        match opened {
-            Ok(p) => return Ok(p),
-            Err(e) => {
-                tracing::debug!("cannot open a session to {ep}: {e}");
-                last = Some(e);
-            }
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        transport::OpenError::from(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "no endpoint to connect to",
-        ))
-    }))
-}
-
 /// A peer that scouts (multicast or gossip) and was given nowhere to listen listens on an
 /// ephemeral TCP port of every interface (as Zenoh peers do), so that the peers
 /// discovering it can connect: IPv6 and IPv4 if the host has it, else IPv4 alone.

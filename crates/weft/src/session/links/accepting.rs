@@ -111,14 +111,14 @@ impl Runner {
         }
         self.entries.insert(
             token,
-            Entry::Listener(Accepting {
+            Entry::Listener(Box::new(Accepting {
                 inner: Arc::downgrade(inner),
                 listener,
                 paused_until: None,
                 pause: PAUSE_MIN,
                 failures: 0,
                 refused: 0,
-            }),
+            })),
         );
         // Connections that came before it was registered.
         self.accept_all(token);

@@ -3,7 +3,9 @@
 //! fail, the next attempt comes after a pause doubling from [`BACKOFF_MIN`] to
 //! [`BACKOFF_MAX`]. Once connected, the face reconnects when its transport ends (the
 //! connector is then done), except for a link reserved for priorities, whose connector
-//! waits for its end and connects it again.
+//! waits for its end and connects it again. A node discovered by scouting or gossip is
+//! connected to once ([`Connector::discovered`]): one round over its locators, after a
+//! random pause; its connector ends with that round.
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -35,6 +37,8 @@ pub(super) struct Connector {
     twin: bool,
     refusal_logged: bool,
     first_attempt: bool,
+    /// A discovered node, connected to once: its ZenohID and who discovered it.
+    discovered: Option<(weft_proto::core::ZenohId, &'static str)>,
 }
 
 impl Connector {
@@ -51,7 +55,24 @@ impl Connector {
             twin,
             refusal_logged: false,
             first_attempt: true,
+            discovered: None,
         }
+    }
+
+    /// A connector that connects once to `zid`, discovered by `how` at `alternatives`,
+    /// starting at `start`.
+    pub(super) fn discovered(
+        inner: &Arc<Inner>,
+        zid: weft_proto::core::ZenohId,
+        alternatives: Arc<[Endpoint]>,
+        how: &'static str,
+        start: Instant,
+    ) -> Self {
+        let mut c = Self::new(inner, alternatives);
+        c.twin = false;
+        c.discovered = Some((zid, how));
+        c.retry_at = Some(start);
+        c
     }
 
     /// The session it connects for.
@@ -122,6 +143,12 @@ impl Runner {
             c.next += 1;
             return true;
         }
+        if let Some((zid, how)) = c.discovered {
+            tracing::debug!("{how}: cannot connect to {zid}: {e}");
+            self.connectors.remove(&id);
+            super::super::discovery::no_longer_connecting(inner, zid);
+            return false;
+        }
         if c.first_attempt {
             let reason = format!("{}: {e}", c.alternatives[0]);
             if let Ok(mut failed) = inner.first_attempts_failed.lock() {
@@ -161,6 +188,11 @@ impl Runner {
             return;
         };
         c.first_attempt = false;
+        if let Some((zid, how)) = c.discovered {
+            self.connectors.remove(&id);
+            super::super::discovery::connected(inner, zid, how, pending);
+            return;
+        }
         let t = pending.transport().clone();
         if c.twin && inner.main_transport(t.peer_zid()).is_none() {
             // The session this link goes beside is not up (yet, or any more).

@@ -38,6 +38,14 @@ enum Command {
     Listen(Weak<Inner>, Listener),
     /// Stay connected to one of these endpoints, for this session.
     Connect(Weak<Inner>, Arc<[Endpoint]>),
+    /// Connect once to a node discovered at these endpoints, from this time on.
+    ConnectOnce {
+        inner: Weak<Inner>,
+        zid: weft_proto::core::ZenohId,
+        alternatives: Arc<[Endpoint]>,
+        how: &'static str,
+        start: Instant,
+    },
     /// The QUIC handshake of this entry has an outcome.
     Notified(Token),
     /// The link of this connector ended: connect again.
@@ -103,6 +111,25 @@ impl LinksLoop {
         self.send(Command::Listen(Arc::downgrade(inner), listener));
     }
 
+    /// Has `inner` connect once to `zid`, discovered by `how` at `alternatives`, from
+    /// `start` on (see [`Connector::discovered`]).
+    pub(crate) fn connect_once(
+        &self,
+        inner: &Arc<Inner>,
+        zid: weft_proto::core::ZenohId,
+        alternatives: Arc<[Endpoint]>,
+        how: &'static str,
+        start: Instant,
+    ) {
+        self.send(Command::ConnectOnce {
+            inner: Arc::downgrade(inner),
+            zid,
+            alternatives,
+            how,
+            start,
+        });
+    }
+
     /// Has `inner` stay connected to the first of `alternatives` that answers,
     /// connecting again when the link is lost.
     pub(crate) fn connect(&self, inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
@@ -132,7 +159,7 @@ struct Handshaking {
 
 /// What a token stands for.
 enum Entry {
-    Listener(Accepting),
+    Listener(Box<Accepting>),
     Handshake(Box<Handshaking>),
 }
 
@@ -244,6 +271,21 @@ impl Runner {
                     self.connectors
                         .insert(id, Connector::new(&inner, alternatives));
                     self.attempt(id);
+                }
+                Command::ConnectOnce {
+                    inner,
+                    zid,
+                    alternatives,
+                    how,
+                    start,
+                } => {
+                    let Some(inner) = inner.upgrade() else {
+                        continue;
+                    };
+                    let id = self.next_connector;
+                    self.next_connector += 1;
+                    let c = Connector::discovered(&inner, zid, alternatives, how, start);
+                    self.connectors.insert(id, c);
                 }
                 Command::Notified(token) => self.advance(token),
                 Command::Ended(id) => self.attempt(id),
