@@ -2,9 +2,10 @@
 //! sockets, framed with the 2-byte little-endian batch length, and UDP, one batch per
 //! datagram.
 //!
-//! A stream link is blocking during its handshake and non-blocking once its transport
-//! runs: the I/O threads read it when it is readable and write it without ever waiting
-//! ([`Link::write_batch_from`]); an application thread writing it directly
+//! A link is made without waiting ([`Connecting`]) and is non-blocking during its
+//! handshakes ([`Link::start_handshake`], [`Link::set_handshake_nonblocking`]) and once
+//! its transport runs: the I/O threads read it when it is readable and write it without
+//! ever waiting ([`Link::write_batch_from`]); an application thread writing it directly
 //! ([`Link::write_batch_parts`]) waits for room with `poll(2)`, at most
 //! [`BLOCKED_WRITE_LIMIT`], and an I/O thread never waits at all.
 
