@@ -353,7 +353,7 @@ impl State {
 /// What sessions share with their handles and threads.
 pub(crate) struct Inner {
     zid: ZenohId,
-    hlc: crate::clock::Hlc,
+    hlc: Arc<crate::clock::Hlc>,
     config: Config,
     state: Mutex<State>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
@@ -483,7 +483,7 @@ impl Session {
         let gossip = gossip::Gossip::new(zid, config.mode, &config.scouting.gossip);
         let inner = Arc::new(Inner {
             zid,
-            hlc: crate::clock::Hlc::default(),
+            hlc: Arc::default(),
             config,
             state: Mutex::new(State {
                 next_id: 0,
@@ -655,6 +655,12 @@ impl Session {
     /// A new timestamp from this session's hybrid logical clock.
     pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
         self.inner.new_timestamp()
+    }
+
+    /// This session's hybrid logical clock, as a handle that does not keep the session
+    /// open.
+    pub fn clock(&self) -> crate::clock::Clock {
+        crate::clock::Clock::new(self.inner.hlc.clone(), self.inner.zid)
     }
 
     /// Starts listening on one more endpoint; returns the endpoint actually bound (with

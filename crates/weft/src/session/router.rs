@@ -306,10 +306,10 @@ impl Inner {
         let mut out = Push::new(WireExpr::key(key), push.body.clone());
         out.qos = push.qos;
         out.unknown = push.unknown.clone();
-        if let PushBody::Put(p) = &mut out.body {
-            if p.timestamp.is_none() {
-                p.timestamp = added;
-            }
+        match &mut out.body {
+            PushBody::Put(p) if p.timestamp.is_none() => p.timestamp = added,
+            PushBody::Del(d) if d.timestamp.is_none() => d.timestamp = added,
+            _ => {}
         }
         let msg = NetworkMessage::Push(out);
         let priority = push.qos.priority();
