@@ -470,10 +470,13 @@ impl Session {
         };
         let route_epoch = Arc::new(AtomicU64::new(0));
         let matching_signal = Arc::new(matching::ChangeSignal::default());
-        let access_control = config
-            .access_control
-            .enabled
-            .then(|| Arc::new(crate::acl::AccessControl::new(&config.access_control)));
+        let access_control = config.access_control.enabled.then(|| {
+            let control = crate::acl::AccessControl::new(&config.access_control);
+            for bypass in control.bypasses() {
+                tracing::warn!("{bypass}");
+            }
+            Arc::new(control)
+        });
         let overflow_budget = Arc::new(crate::transport::OverflowBudget::new(
             config.overflow_budget,
         ));
