@@ -13,6 +13,7 @@ mod face_transport;
 mod gossip;
 mod gossiping;
 mod inbound;
+mod link_sn;
 mod liveliness;
 mod matching;
 mod mesh;
