@@ -119,8 +119,9 @@ struct Shared {
     /// router stamps with, so that what the storage stamps and what the router stamped
     /// order as they came.
     clock: weft::Clock,
-    /// Held from the load of an entry to its store: samples of one key handled by two
-    /// threads at once are not both compared with the same old entry.
+    /// Held from the stamp of a sample to the store of its entries: samples handled by
+    /// two threads at once are stamped in the order they are written, and not both
+    /// compared with the same old entry.
     writing: Mutex<()>,
     discards: Mutex<DiscardLog>,
     name: String,
@@ -132,6 +133,7 @@ impl Shared {
     /// sample on a key expression with wildcards updates every stored key it includes
     /// (as Zenoh's storages do), each by the same rule.
     fn on_sample(&self, s: &Sample) {
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let entry = self.entry_of(s);
         match KeyExpr::new(&s.key_expr) {
             Ok(expr) if expr.is_wild() => {
@@ -193,16 +195,14 @@ impl Shared {
     }
 
     /// Stores `entry` at the stored key `key` unless the volume holds a newer entry
-    /// there (`what` names the sample in a log line).
+    /// there (`what` names the sample in a log line); called under `writing`.
     fn apply(&self, key: &str, entry: &Entry, what: &str) {
         let began = Instant::now();
-        let writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let outcome = self.volume.load(key).and_then(|old| match old {
             // Last writer wins: an older sample is not stored.
             Some(old) if old.order() >= entry.order() => Ok(None),
             old => self.volume.store(key, entry).map(|()| Some(old)),
         });
-        drop(writing);
         // The duration first: whoever sees a write counted sees its duration too.
         self.stats.write_durations.record(began.elapsed());
         match outcome {
