@@ -231,6 +231,53 @@ fn acl_check_says_what_decides_and_exits_by_the_decision() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// `weft acl check` warns of a deny rule that a wildcard gets around (the decision
+/// itself unchanged), and not once `deny_intersecting` closes it.
+#[test]
+fn acl_check_warns_of_a_deny_rule_a_wildcard_gets_around() {
+    let path =
+        std::env::temp_dir().join(format!("weft-cli-acl-bypass-{}.json5", std::process::id()));
+    let config = |extra: &str| {
+        format!(
+            r#"{{ access_control: {{ enabled: true, default_permission: "deny", {extra}
+            rules: [ {{ id: "demo", messages: ["put"], permission: "allow",
+                        key_exprs: ["demo/**"] }},
+                     {{ id: "no-secret", messages: ["put"], permission: "deny",
+                        key_exprs: ["demo/secret/**"] }} ],
+            subjects: [ {{ id: "local", interfaces: ["lo"] }} ],
+            policies: [ {{ rules: ["demo", "no-secret"], subjects: ["local"] }} ] }} }}"#
+        )
+    };
+    let check = |key: &str| {
+        let out = weft()
+            .args(["acl", "check", "--message", "put", "--flow", "ingress"])
+            .args(["-k", key, "--interface", "lo", "-c"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    std::fs::write(&path, config("")).unwrap();
+    let (code, stderr) = check("demo/*/**");
+    assert_eq!(code, Some(0), "Zenoh's semantics: allowed");
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 1, "one line per rule: {stderr}");
+    assert!(
+        warnings[0].contains(
+            r#"deny rule "no-secret" (put ingress on demo/secret/**) can be bypassed: a put on demo/*/**"#
+        ),
+        "{stderr}"
+    );
+    std::fs::write(&path, config("deny_intersecting: true,")).unwrap();
+    let (code, stderr) = check("demo/*/**");
+    assert_eq!(code, Some(1), "deny_intersecting: denied");
+    assert!(stderr.is_empty(), "{stderr}");
+    let _ = std::fs::remove_file(&path);
+}
+
 #[test]
 fn mqtt_and_nats_wildcards_are_refused_with_zenohs_equivalents() {
     for args in [

@@ -5,7 +5,9 @@
 //! does not bring the key back), and answers queries on its keys, wildcards included. A
 //! put or delete on a key expression with wildcards updates every stored key it
 //! includes, each by the same rule (Zenoh's storages also apply it to keys stored later
-//! with older timestamps; weft's do not keep it).
+//! with older timestamps; weft's do not keep it). A sample without a timestamp is
+//! stamped from the session's clock, the one its router stamps with, in the order it
+//! comes; a write older than the value held is discarded, counted and logged.
 //! Values live in a [`volume::Volume`]: `memory`, or `sqlite` (persistent, survives a
 //! crash of the process).
 //!
@@ -22,6 +24,7 @@
 //! ```
 
 pub mod config;
+mod discards;
 mod storage;
 pub mod volume;
 

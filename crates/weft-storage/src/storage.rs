@@ -1,7 +1,7 @@
 //! A running storage: a subscriber feeding a volume, a queryable answering from it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use thiserror::Error;
@@ -10,6 +10,7 @@ use weft::{PutOptions, Query, Queryable, Sample, SampleKind, Session, SessionErr
 use weft_keyexpr::KeyExpr;
 
 use crate::config::{StorageConfig, VolumeKind};
+use crate::discards::{self, DiscardLog};
 use crate::volume::{Entry, MemoryVolume, SqliteVolume, Volume, VolumeError};
 
 /// A storage that could not start.
@@ -58,7 +59,8 @@ pub struct StorageStats {
     pub bytes: AtomicU64,
     /// Samples written to the volume.
     pub writes: AtomicU64,
-    /// Samples not stored: older than what the volume holds (last writer wins).
+    /// Samples not stored: older than what the volume holds (last writer wins). Each is
+    /// also told in the logs, naming its key (rate-limited).
     pub stale: AtomicU64,
     /// Samples the volume failed to store.
     pub errors: AtomicU64,
@@ -113,7 +115,15 @@ impl Keys {
 struct Shared {
     volume: Arc<dyn Volume>,
     keys: Keys,
-    clock: uhlc::HLC,
+    /// The session's clock, for samples that come without a timestamp: the one the
+    /// router stamps with, so that what the storage stamps and what the router stamped
+    /// order as they came.
+    clock: weft::Clock,
+    /// Held from the stamp of a sample to the store of its entries: samples handled by
+    /// two threads at once are stamped in the order they are written, and not both
+    /// compared with the same old entry.
+    writing: Mutex<()>,
+    discards: Mutex<DiscardLog>,
     name: String,
     stats: Arc<StorageStats>,
 }
@@ -123,6 +133,7 @@ impl Shared {
     /// sample on a key expression with wildcards updates every stored key it includes
     /// (as Zenoh's storages do), each by the same rule.
     fn on_sample(&self, s: &Sample) {
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let entry = self.entry_of(s);
         match KeyExpr::new(&s.key_expr) {
             Ok(expr) if expr.is_wild() => {
@@ -140,16 +151,8 @@ impl Shared {
 
     /// What the volume keeps of `s`.
     fn entry_of(&self, s: &Sample) -> Entry {
-        let (time, clock) = match s.timestamp {
-            Some(ts) => (ts.time, ts.id.to_u128()),
-            None => {
-                let ts = self.clock.new_timestamp();
-                (
-                    ts.get_time().as_u64(),
-                    u128::from_le_bytes(ts.get_id().to_le_bytes()),
-                )
-            }
-        };
+        let ts = s.timestamp.unwrap_or_else(|| self.clock.new_timestamp());
+        let (time, clock) = (ts.time, ts.id.to_u128());
         Entry {
             payload: if s.kind == SampleKind::Put {
                 s.payload.to_vec()
@@ -192,7 +195,7 @@ impl Shared {
     }
 
     /// Stores `entry` at the stored key `key` unless the volume holds a newer entry
-    /// there (`what` names the sample in a log line).
+    /// there (`what` names the sample in a log line); called under `writing`.
     fn apply(&self, key: &str, entry: &Entry, what: &str) {
         let began = Instant::now();
         let outcome = self.volume.load(key).and_then(|old| match old {
@@ -205,6 +208,7 @@ impl Shared {
         match outcome {
             Ok(None) => {
                 self.stats.stale.fetch_add(1, Ordering::Relaxed);
+                self.tell_discarded(key);
             }
             Ok(Some(old)) => {
                 self.stats.count_change(old.as_ref(), entry);
@@ -214,6 +218,19 @@ impl Shared {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
                 tracing::error!("storage `{}`: cannot store {what}: {e}", self.name);
             }
+        }
+    }
+
+    /// Logs (rate-limited) that a write of the stored key `key` was discarded.
+    fn tell_discarded(&self, key: &str) {
+        let tell = self
+            .discards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count(Instant::now());
+        if let Some(tell) = tell {
+            let key = self.keys.full(key);
+            tracing::warn!("{}", discards::line(&self.name, &key, tell));
         }
     }
 
@@ -285,7 +302,9 @@ pub fn start(session: &Session, configs: Vec<StorageConfig>) -> Result<Vec<Stora
             keys: Keys {
                 strip: config.strip_prefix.clone(),
             },
-            clock: uhlc::HLC::default(),
+            clock: session.clock(),
+            writing: Mutex::new(()),
+            discards: Mutex::new(DiscardLog::default()),
             name: name.clone(),
         });
         let on_sample = shared.clone();

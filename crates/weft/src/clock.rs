@@ -9,6 +9,7 @@
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use uhlc::NTP64;
 
@@ -40,6 +41,31 @@ impl Hlc {
                 Ok(_) => return next,
                 Err(seen) => last = seen,
             }
+        }
+    }
+}
+
+/// A handle on a session's hybrid logical clock that does not keep the session open: a
+/// service on a session (a storage) stamps what came without a timestamp from the very
+/// clock its router stamps with, so that the two kinds of stamps order as the values came.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    hlc: Arc<Hlc>,
+    id: weft_proto::core::ZenohId,
+}
+
+impl Clock {
+    /// The clock `hlc` of the session `id`.
+    pub(crate) const fn new(hlc: Arc<Hlc>, id: weft_proto::core::ZenohId) -> Self {
+        Self { hlc, id }
+    }
+
+    /// A new timestamp, later than every one this clock gave before (the session's
+    /// included).
+    pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
+        weft_proto::core::Timestamp {
+            time: self.hlc.new_time(),
+            id: self.id,
         }
     }
 }

@@ -719,6 +719,22 @@ mod tests {
     }
 
     #[test]
+    fn deny_intersecting_is_weft_s_own_access_control_key() {
+        let (config, warnings) =
+            Config::from_json5("{ access_control: { deny_intersecting: true } }").unwrap();
+        assert!(config.access_control.deny_intersecting);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (config, _) = Config::from_json5("{ access_control: {} }").unwrap();
+        assert!(!config.access_control.deny_intersecting, "off by default");
+        let e =
+            Config::from_json5(r#"{ access_control: { deny_intersecting: "yes" } }"#).unwrap_err();
+        assert!(
+            e.to_string().contains("access_control.deny_intersecting"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn access_control_subjects_by_user_or_certificate_name_are_accepted() {
         let text = r#"{ access_control: { enabled: true, default_permission: "allow",
             rules: [{ id: "r", messages: ["put"], permission: "deny", key_exprs: ["**"] }],

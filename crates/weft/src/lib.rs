@@ -33,6 +33,7 @@ pub use api::{
     PutOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
     SharedKey, Subscriber, MAX_LOOK,
 };
+pub use clock::Clock;
 pub use config::{AutoconnectStrategy, Config, ConfigError, GossipConfig, ScoutingConfig};
 pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError};
 pub use session::{

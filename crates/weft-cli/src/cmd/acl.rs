@@ -11,8 +11,10 @@ pub(crate) enum AclCommand {
     /// Decide one message with a configuration's `access_control` and say why.
     ///
     /// Prints `allow` or `deny` with the rule, subject and policy that decided (or why the
-    /// default permission applied). Exit status 0 when allowed, 1 when denied, 2 when the
-    /// configuration or the arguments are wrong.
+    /// default permission applied). Warns (on standard error) of each deny rule that a
+    /// message on a key expression intersecting the rule's gets around (Zenoh's
+    /// semantics; `access_control.deny_intersecting: true` denies those). Exit status 0
+    /// when allowed, 1 when denied, 2 when the configuration or the arguments are wrong.
     ///
     /// Example: weft acl check -c router.json5 --message put --key demo/a --flow ingress
     /// --interface lo --link-protocol tcp
@@ -95,6 +97,9 @@ fn check(args: &CheckArgs) -> ExitCode {
         Err(e) => return fail(format!("--key {:?}: {e}", args.key)),
     };
     let control = AccessControl::new(&config);
+    for bypass in control.bypasses() {
+        eprintln!("weft acl check: warning: {bypass}");
+    }
     let subject = SubjectQuery {
         interface: args.interface.clone(),
         cert_common_name: args.cert_common_name.clone(),

@@ -198,6 +198,10 @@ pub struct AclConfig {
     pub subjects: Vec<SubjectSpec>,
     /// `policies`.
     pub policies: Vec<PolicySpec>,
+    /// `deny_intersecting`, weft's own (off by default, as in Zenoh): a deny rule also
+    /// denies a message whose key expression intersects the rule's without being
+    /// included in it (a put on `a/*` when `a/b` is denied), which Zenoh lets through.
+    pub deny_intersecting: bool,
 }
 
 impl Default for AclConfig {
@@ -208,6 +212,7 @@ impl Default for AclConfig {
             rules: Vec::new(),
             subjects: Vec::new(),
             policies: Vec::new(),
+            deny_intersecting: false,
         }
     }
 }
@@ -238,6 +243,8 @@ struct Section {
     rules: Value,
     subjects: Value,
     policies: Value,
+    /// weft's own key: Zenoh has none of this name.
+    deny_intersecting: Value,
 }
 
 /// A rule, as written.
@@ -310,6 +317,11 @@ impl AclConfig {
                         "expected \"allow\" or \"deny\"",
                     )
                 })?;
+        }
+        if let Some(v) = present(&section.deny_intersecting) {
+            config.deny_intersecting = v.as_bool().ok_or_else(|| {
+                error("access_control.deny_intersecting", "expected true or false")
+            })?;
         }
         // The lists are read whether or not access control is enabled (a mistake in them
         // is refused all the same, as Zenoh does); only an enabled one needs all three.

@@ -4,12 +4,16 @@
 //!
 //! `config` reads and checks the section; `policy` compiles it and decides, giving the
 //! rule, subject and policy that decided (`weft acl check` shows them, so an operator can
-//! test a policy before deploying it).
+//! test a policy before deploying it). `bypass` names the deny rules a wildcard gets
+//! around under Zenoh's semantics (weft warns of them), which `deny_intersecting`, weft's
+//! own setting, closes.
 
+pub mod bypass;
 pub mod config;
 pub mod enforcer;
 pub mod policy;
 
+pub use bypass::Bypass;
 pub use config::{AclConfig, AclError, Flow, Message, Permission};
 pub use enforcer::Enforcer;
 pub use policy::{AccessControl, Decision, Reason, SubjectQuery};

@@ -9,6 +9,12 @@
 //! allow, or if an allow rule's key expression includes it; otherwise denied. Over all the
 //! combinations a transport matches: allowed if one allows; else denied if any matched;
 //! with none matched (or no policy at all), the default applies.
+//!
+//! So a message on a key expression that intersects a denied one without being included
+//! in it (a put on `a/*` when `a/b` is denied) is not denied by that rule, and reaches
+//! what matches `a/b`. With `deny_intersecting` (weft's own), a deny rule denies every
+//! message whose key expression intersects the rule's; [`AccessControl::bypasses`]
+//! names the deny rules that such messages get around otherwise.
 
 use std::collections::HashMap;
 
@@ -96,8 +102,8 @@ fn combinations(s: &SubjectSpec) -> Vec<Combination> {
 
 /// Where a rule entry came from, to explain a decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    rule: String,
+pub(super) struct Origin {
+    pub(super) rule: String,
     subject: String,
     policy: Option<String>,
     rule_key: String,
@@ -181,18 +187,21 @@ impl std::fmt::Display for Decision {
 }
 
 /// The rules of one combination for one flow, message and permission.
-type RuleIndex = KeyExprIndex<Vec<Origin>>;
+pub(super) type RuleIndex = KeyExprIndex<Vec<Origin>>;
 
 /// A compiled access-control configuration.
 pub struct AccessControl {
-    enabled: bool,
-    default: Permission,
+    pub(super) enabled: bool,
+    pub(super) default: Permission,
     combinations: Vec<Combination>,
     /// The ids of the subjects each combination comes from, sorted.
     names: Vec<Vec<String>>,
     /// (combination, flow, message, permission) -> the rules' key expressions.
-    rules: HashMap<(usize, Flow, Message, Permission), RuleIndex>,
-    partial: bool,
+    pub(super) rules: HashMap<(usize, Flow, Message, Permission), RuleIndex>,
+    pub(super) partial: bool,
+    /// A deny rule denies what intersects its key expressions, not only what they
+    /// include.
+    pub(super) deny_intersecting: bool,
 }
 
 impl AccessControl {
@@ -205,6 +214,7 @@ impl AccessControl {
             names: Vec::new(),
             rules: HashMap::new(),
             partial: config.is_partial(),
+            deny_intersecting: config.deny_intersecting,
         };
         if !config.enabled || control.partial {
             return control;
@@ -325,11 +335,16 @@ impl AccessControl {
         let found = |permission| {
             let index = self.rules.get(&(c, flow, message, permission))?;
             let mut first = None;
-            index.for_each_including(key, |_, origins| {
+            let mut note = |_: KeyExpr<'_>, origins: &Vec<Origin>| {
                 if first.is_none() {
                     first = origins.first().cloned();
                 }
-            });
+            };
+            if permission == Permission::Deny && self.deny_intersecting {
+                index.for_each_intersecting(key, &mut note);
+            } else {
+                index.for_each_including(key, &mut note);
+            }
             first.map(|o: Origin| Decision {
                 permission,
                 reason: Reason::Rule {

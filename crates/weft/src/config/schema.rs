@@ -58,6 +58,8 @@ pub(super) struct Root {
     pub(super) adminspace: AdminSpace,
     namespace: Leaf,
     downsampling: Leaf,
+    /// Read and checked by `acl::config`, which knows Zenoh's keys and weft's own
+    /// `deny_intersecting`.
     pub(super) access_control: Option<Value>,
     /// Messages dropped past a size: weft would let them through.
     low_pass_filter: FailClosed<LowPassFilter>,
@@ -687,7 +689,7 @@ mod tests {
                               private_key_file: null, key_size: null, known_keys_file: null } } },
           adminspace: { enabled: false, permissions: { read: true, write: false } },
           access_control: { enabled: false, default_permission: "deny", rules: [], subjects: [],
-                            policies: [] },
+                            policies: [], deny_intersecting: false },
           plugins_loading: { enabled: false, search_dirs: [] },
           plugins: { anything: { __required__: false } },
         }"#;

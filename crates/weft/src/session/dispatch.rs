@@ -278,13 +278,14 @@ impl Inner {
                 .add(crate::transport::DiscardReason::NoRoute, 1);
             return;
         }
-        // A router timestamps values that have none, before anyone sees them.
-        let added = match &push.body {
-            PushBody::Put(p) if p.timestamp.is_none() && router && self.timestamping() => {
-                Some(self.new_timestamp())
-            }
-            _ => None,
+        // A router timestamps puts and deletes that have none, before anyone sees them:
+        // both from the one clock, in the order they came, so that a delete followed by
+        // a put of the same key is ordered as it was sent wherever last writer wins.
+        let unstamped = match &push.body {
+            PushBody::Put(p) => p.timestamp.is_none(),
+            PushBody::Del(d) => d.timestamp.is_none(),
         };
+        let added = (unstamped && router && self.timestamping()).then(|| self.new_timestamp());
         if let Some(route) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
@@ -304,7 +305,7 @@ impl Inner {
                     kind: SampleKind::Delete,
                     payload: Payload::default(),
                     encoding: "zenoh/bytes".into(),
-                    timestamp: d.timestamp,
+                    timestamp: d.timestamp.or(added),
                     attachment: d.attachment.map(<[u8]>::to_vec),
                     priority: push.qos.priority(),
                     congestion_control: push.qos.congestion_control(),

@@ -19,6 +19,7 @@ use weft_proto::core::{WhatAmI, WhatAmIMatcher, ZenohId};
 use weft_proto::error::EncodeError;
 use weft_proto::network::linkstate::{encode_list, LinkState};
 
+use super::link_sn;
 use crate::config::{AutoconnectStrategy, GossipConfig};
 
 /// What a list says of one node.
@@ -209,7 +210,9 @@ impl Gossip {
         let mut outcome = Outcome::default();
         let mut relayed = Vec::new();
         for entry in named {
-            if self.learn(&entry) && (self.config.multihop || self.links.contains_key(&entry.zid)) {
+            if self.learn(&entry, entry.zid == from)
+                && (self.config.multihop || self.links.contains_key(&entry.zid))
+            {
                 relayed.push(entry.clone());
             }
             if let Some(locators) = entry.locators.filter(|l| !l.is_empty()) {
@@ -232,14 +235,23 @@ impl Gossip {
         outcome
     }
 
-    /// Records what `entry` says; returns whether it tells where a node is reached anew.
-    fn learn(&mut self, entry: &Entry) -> bool {
+    /// Records what `entry` says (`direct`: the node says it of itself, on its own
+    /// session, which is believed whatever its number, a restart's lower one included);
+    /// returns whether it tells where a node is reached anew. A relayed number is news
+    /// only within bounds (`link_sn`): a liar's 2^64 − 1 would stop every later truth.
+    fn learn(&mut self, entry: &Entry, direct: bool) -> bool {
+        if !link_sn::plausible(entry.sn) {
+            return false;
+        }
         match self.nodes.get_mut(&entry.zid) {
             None => {
                 self.nodes.insert(entry.zid, entry.clone());
                 entry.locators.is_some()
             }
-            Some(known) if entry.sn > known.sn => {
+            Some(known)
+                if (direct && entry.sn != known.sn)
+                    || link_sn::is_news(entry.sn, Some(known.sn)) =>
+            {
                 known.sn = entry.sn;
                 known.whatami = entry.whatami;
                 known.links.clone_from(&entry.links);
@@ -375,6 +387,39 @@ mod tests {
         let decoded = decode_list(&body).unwrap();
         assert_eq!(router.apply(a.own, &decoded).sends.len(), 1);
         assert!(router.apply(a.own, &decoded).sends.is_empty());
+    }
+
+    #[test]
+    fn a_relayed_poison_number_is_refused_and_a_node_speaks_for_itself() {
+        let config = GossipConfig {
+            multihop: true,
+            ..GossipConfig::default()
+        };
+        let mut m = Gossip::new(z(1), WhatAmI::Router, &config);
+        m.link_up(z(2), WhatAmI::Peer, &[]);
+        m.link_up(z(3), WhatAmI::Peer, &[]);
+        let entry = |zid: u128, sn: u64| LinkState {
+            psid: 4,
+            sn,
+            zid: Some(z(zid)),
+            whatami: Some(WhatAmI::Peer),
+            locators: Some(vec!["tcp/127.0.0.1:9"]),
+            links: Vec::new(),
+            weights: None,
+            gateway: false,
+        };
+        // 2 relays 9 under 2^64 - 1: refused, so 9's real number is believed after.
+        assert_eq!(m.apply(z(2), &[entry(9, u64::MAX)]), Outcome::default());
+        assert!(!m.nodes.contains_key(&z(9)));
+        assert_eq!(m.apply(z(2), &[entry(9, 5)]).sends.len(), 1);
+        // A jump beyond the window of the number known is refused too.
+        let jump = 5 + link_sn::WINDOW + 1;
+        assert!(m.apply(z(2), &[entry(9, jump)]).sends.is_empty());
+        assert_eq!(m.nodes[&z(9)].sn, 5);
+        // 3 speaking for itself is believed, a restart's lower number included.
+        m.apply(z(3), &[entry(3, 10)]);
+        m.apply(z(3), &[entry(3, 2)]);
+        assert_eq!(m.nodes[&z(3)].sn, 2);
     }
 
     #[test]

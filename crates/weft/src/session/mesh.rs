@@ -18,6 +18,13 @@
 //! router names the router it comes from by that index (the NodeId extension), which the
 //! receiver resolves through the lists it was given on that link.
 //!
+//! What a list says of a router is believed within bounds (`link_sn`): a neighbour's own
+//! entry only from the neighbour itself, on its own session (whatever the number: it may
+//! have restarted), never from a relay; another router's when its number is above the
+//! one known, within a window, and below a ceiling no honest router reaches; this
+//! router's own number, seen higher in someone's list, is announced above only within
+//! the window. So a liar claiming a real router's state under 2^64 − 1 changes nothing.
+//!
 //! This module is pure: no sockets, no clocks. The session feeds it link events and
 //! received lists and asks which neighbours are on the tree.
 
@@ -26,6 +33,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use weft_proto::core::{WhatAmI, ZenohId};
 use weft_proto::network::linkstate::LinkState;
 
+use super::link_sn;
+
 /// What one router announced about itself.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 struct Node {
@@ -33,6 +42,27 @@ struct Node {
     links: BTreeSet<ZenohId>,
     /// Where it can be reached, when a list said so (gossip).
     locators: Option<Vec<String>>,
+}
+
+/// What applying a list did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Applied {
+    /// The graph changed.
+    pub(crate) changed: bool,
+    /// Entries refused as lies or nonsense: a number at or above the ceiling, or a jump
+    /// beyond the window (a neighbour's state relayed by another is ignored, not counted).
+    pub(crate) refused: usize,
+}
+
+/// What an entry of a received list is worth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Newer than what is known: believed.
+    News,
+    /// Known already, or older, or not the sender's to tell: ignored.
+    Old,
+    /// A number no honest router gives: ignored and counted.
+    Refused,
 }
 
 /// Whose locators this router's lists carry (`scouting.gossip`): nobody's (gossip off, or
@@ -67,6 +97,8 @@ pub(crate) struct Mesh {
     /// The index the next newly named router gets (indexes are not reused while there
     /// are unused ones above: a declaration in flight keeps naming the router it named).
     next_index: u16,
+    /// Neighbours whose lists had entries refused since their link came up (told once).
+    refusing: BTreeSet<ZenohId>,
 }
 
 impl Mesh {
@@ -82,6 +114,7 @@ impl Mesh {
             reachable: BTreeSet::new(),
             index: HashMap::new(),
             next_index: 1,
+            refusing: BTreeSet::new(),
         }
     }
 
@@ -165,6 +198,7 @@ impl Mesh {
     /// The link to the router `zid` went down.
     pub(crate) fn link_down(&mut self, zid: ZenohId) {
         self.psids.remove(&zid);
+        self.refusing.remove(&zid);
         if self.neighbours.remove(&zid) {
             self.own_sn += 1;
             self.prune();
@@ -173,7 +207,13 @@ impl Mesh {
 
     /// Applies a list received from the neighbour `from`. Returns whether the graph
     /// changed (then the tree may have changed, and the news must be relayed).
+    #[cfg(test)]
     pub(crate) fn apply(&mut self, from: ZenohId, list: &[LinkState<'_>]) -> bool {
+        self.apply_counting(from, list).changed
+    }
+
+    /// [`Mesh::apply`], also saying how many entries were refused as implausible.
+    pub(crate) fn apply_counting(&mut self, from: ZenohId, list: &[LinkState<'_>]) -> Applied {
         let psids = self.psids.entry(from).or_default();
         for entry in list {
             if let Some(zid) = entry.zid {
@@ -200,37 +240,82 @@ impl Mesh {
             updates.push((zid, entry.sn, links, locators));
         }
         let mut changed = false;
+        let mut refused = 0;
         for (zid, sn, links, locators) in updates {
             if zid == self.own {
-                // Someone remembers a former life of ours: announce above it.
+                // Someone remembers a former life of ours: announce above it, unless the
+                // number is beyond any we could have used.
                 if sn > self.own_sn {
-                    self.own_sn = sn + 1;
-                    changed = true;
+                    if link_sn::is_news(sn, Some(self.own_sn)) {
+                        self.own_sn = sn + 1;
+                        changed = true;
+                    } else {
+                        refused += 1;
+                    }
                 }
                 continue;
             }
-            let known = self.nodes.get(&zid);
-            if known.is_none_or(|n| sn > n.sn) {
-                // A list without locators keeps those known.
-                let locators = locators.or_else(|| known.and_then(|n| n.locators.clone()));
-                if locators.is_some() {
-                    self.reachable.insert(zid);
+            match self.judge(from, zid, sn) {
+                Verdict::News => {}
+                Verdict::Old => continue,
+                Verdict::Refused => {
+                    refused += 1;
+                    continue;
                 }
-                self.nodes.insert(
-                    zid,
-                    Node {
-                        sn,
-                        links,
-                        locators,
-                    },
-                );
-                changed = true;
             }
+            // A list without locators keeps those known.
+            let known = self.nodes.get(&zid);
+            let locators = locators.or_else(|| known.and_then(|n| n.locators.clone()));
+            if locators.is_some() {
+                self.reachable.insert(zid);
+            }
+            self.nodes.insert(
+                zid,
+                Node {
+                    sn,
+                    links,
+                    locators,
+                },
+            );
+            changed = true;
         }
         if changed {
             self.prune();
         }
-        changed
+        Applied { changed, refused }
+    }
+
+    /// Notes that a list from `from` had entries refused; true the first time since its
+    /// link came up (to be told once, not for every list a liar sends).
+    pub(crate) fn note_refusal(&mut self, from: ZenohId) -> bool {
+        self.refusing.insert(from)
+    }
+
+    /// Whether the entry of the router `zid` (not this one) under `sn`, in a list from
+    /// the neighbour `from`, is news.
+    fn judge(&self, from: ZenohId, zid: ZenohId, sn: u64) -> Verdict {
+        let known = self.nodes.get(&zid).map(|n| n.sn);
+        if !link_sn::plausible(sn) {
+            Verdict::Refused
+        } else if zid == from {
+            // A neighbour speaking for itself on its own session: any other number is
+            // its latest (it may have restarted lower).
+            if known == Some(sn) {
+                Verdict::Old
+            } else {
+                Verdict::News
+            }
+        } else if self.neighbours.contains(&zid) {
+            // A neighbour's state comes from the neighbour, never from a relay.
+            Verdict::Old
+        } else if link_sn::is_news(sn, known) {
+            Verdict::News
+        } else if known.is_some_and(|k| sn > k) {
+            // Above the known number, beyond the window.
+            Verdict::Refused
+        } else {
+            Verdict::Old
+        }
     }
 
     /// The routers heard of with locators (new, or with newer news) since the last call,
@@ -681,6 +766,89 @@ mod tests {
         };
         assert!(a.apply(z(2), &[remembered]));
         assert!(a.announcement()[0].sn > 99);
+    }
+
+    /// An entry of router `zid` under `sn`, with index `psid` and `links` by index.
+    fn claim(psid: u64, zid: u128, sn: u64, links: Vec<u64>) -> LinkState<'static> {
+        LinkState {
+            psid,
+            sn,
+            zid: Some(z(zid)),
+            whatami: Some(WhatAmI::Router),
+            locators: None,
+            links,
+            weights: None,
+            gateway: false,
+        }
+    }
+
+    #[test]
+    fn a_liar_cannot_speak_for_a_neighbour_nor_push_a_router_past_the_ceiling() {
+        // 1 - 2 meshed; 9 is a liar linked to 1.
+        let mut m = converge(&[1, 2], &[(1, 2)]);
+        let one = m.get_mut(&1).unwrap();
+        one.link_up(z(9));
+        let own_sn = one.own_sn;
+        let lie = [
+            claim(0, 9, 1, vec![1]),
+            claim(1, 1, u64::MAX, Vec::new()),
+            claim(2, 2, u64::MAX, Vec::new()),
+        ];
+        let applied = one.apply_counting(z(9), &lie);
+        assert_eq!(applied.refused, 2, "both numbers are beyond any router's");
+        assert_eq!(one.own_sn, own_sn, "its own number does not move");
+        assert_eq!(one.nodes[&z(2)].links, BTreeSet::from([z(1)]));
+        assert!(one.tree_neighbours().contains(&z(2)));
+        assert!(one.note_refusal(z(9)), "told once");
+        assert!(!one.note_refusal(z(9)));
+        // Plausible numbers do not let it speak for the neighbour 2 either.
+        let sn2 = one.nodes[&z(2)].sn;
+        let plausible = [claim(0, 9, 2, vec![1]), claim(2, 2, sn2 + 1, Vec::new())];
+        assert_eq!(one.apply_counting(z(9), &plausible).refused, 0);
+        assert_eq!(
+            one.nodes[&z(2)].sn,
+            sn2,
+            "a neighbour's state comes from it"
+        );
+        assert!(one.tree_neighbours().contains(&z(2)));
+    }
+
+    #[test]
+    fn relayed_numbers_are_believed_within_the_window_only() {
+        // 1 - 2 - 3: 1 hears of 3 through 2.
+        let mut m = converge(&[1, 2, 3], &[(1, 2), (2, 3)]);
+        let one = m.get_mut(&1).unwrap();
+        let three = one.nodes[&z(3)].sn;
+        let two = one.nodes[&z(2)].sn;
+        let relay = |sn| {
+            [
+                claim(0, 2, two, vec![1, 2]),
+                claim(1, 1, 0, Vec::new()),
+                claim(2, 3, sn, vec![0]),
+            ]
+        };
+        let beyond = one.apply_counting(z(2), &relay(three + link_sn::WINDOW + 1));
+        assert_eq!((beyond.changed, beyond.refused), (false, 1));
+        assert_eq!(one.nodes[&z(3)].sn, three);
+        assert!(one.apply(z(2), &relay(three + link_sn::WINDOW)));
+        assert_eq!(one.nodes[&z(3)].sn, three + link_sn::WINDOW);
+    }
+
+    #[test]
+    fn a_neighbour_that_restarted_lower_is_believed_on_its_own_link() {
+        let mut a = Mesh::new(z(1), 1);
+        a.link_up(z(2));
+        let mut b = Mesh::new(z(2), 1000);
+        b.link_up(z(1));
+        assert!(a.apply(z(2), &b.announcement()));
+        // 2 restarts from a lower number and links to 1 again: its own lists say so.
+        let mut b = Mesh::new(z(2), 5);
+        b.link_up(z(1));
+        assert!(a.apply(z(2), &b.announcement()));
+        assert_eq!(a.nodes[&z(2)].sn, 6);
+        assert_eq!(a.tree_neighbours(), BTreeSet::from([z(2)]));
+        // The same list again is no news.
+        assert!(!a.apply(z(2), &b.announcement()));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod face_transport;
 mod gossip;
 mod gossiping;
 mod inbound;
+mod link_sn;
 mod links;
 mod liveliness;
 mod matching;
@@ -354,7 +355,7 @@ impl State {
 /// What sessions share with their handles and threads.
 pub(crate) struct Inner {
     zid: ZenohId,
-    hlc: crate::clock::Hlc,
+    hlc: Arc<crate::clock::Hlc>,
     config: Config,
     state: Mutex<State>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
@@ -473,10 +474,13 @@ impl Session {
         };
         let route_epoch = Arc::new(AtomicU64::new(0));
         let matching_signal = Arc::new(matching::ChangeSignal::default());
-        let access_control = config
-            .access_control
-            .enabled
-            .then(|| Arc::new(crate::acl::AccessControl::new(&config.access_control)));
+        let access_control = config.access_control.enabled.then(|| {
+            let control = crate::acl::AccessControl::new(&config.access_control);
+            for bypass in control.bypasses() {
+                tracing::warn!("{bypass}");
+            }
+            Arc::new(control)
+        });
         let overflow_budget = Arc::new(crate::transport::OverflowBudget::new(
             config.overflow_budget,
         ));
@@ -486,7 +490,7 @@ impl Session {
         let gossip = gossip::Gossip::new(zid, config.mode, &config.scouting.gossip);
         let inner = Arc::new(Inner {
             zid,
-            hlc: crate::clock::Hlc::default(),
+            hlc: Arc::default(),
             config,
             state: Mutex::new(State {
                 next_id: 0,
@@ -659,6 +663,12 @@ impl Session {
     /// A new timestamp from this session's hybrid logical clock.
     pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
         self.inner.new_timestamp()
+    }
+
+    /// This session's hybrid logical clock, as a handle that does not keep the session
+    /// open.
+    pub fn clock(&self) -> crate::clock::Clock {
+        crate::clock::Clock::new(self.inner.hlc.clone(), self.inner.zid)
     }
 
     /// Starts listening on one more endpoint; returns the endpoint actually bound (with

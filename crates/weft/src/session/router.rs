@@ -122,7 +122,16 @@ impl Inner {
         let (changed, connect, lost) = {
             let mut st = self.lock();
             let before = st.routing.mesh.routers();
-            let changed = st.routing.mesh.apply(from.peer_zid(), &list);
+            let applied = st.routing.mesh.apply_counting(from.peer_zid(), &list);
+            if applied.refused > 0 && st.routing.mesh.note_refusal(from.peer_zid()) {
+                tracing::warn!(
+                    "router {}: {} link-state entries refused (a sequence number no router \
+                     reaches, or beyond the window of the one known); told once per link",
+                    from.peer_zid(),
+                    applied.refused
+                );
+            }
+            let changed = applied.changed;
             let lost: Vec<ZenohId> = if changed {
                 before
                     .into_iter()
@@ -306,10 +315,10 @@ impl Inner {
         let mut out = Push::new(WireExpr::key(key), push.body.clone());
         out.qos = push.qos;
         out.unknown = push.unknown.clone();
-        if let PushBody::Put(p) = &mut out.body {
-            if p.timestamp.is_none() {
-                p.timestamp = added;
-            }
+        match &mut out.body {
+            PushBody::Put(p) if p.timestamp.is_none() => p.timestamp = added,
+            PushBody::Del(d) if d.timestamp.is_none() => d.timestamp = added,
+            _ => {}
         }
         let msg = NetworkMessage::Push(out);
         let priority = push.qos.priority();

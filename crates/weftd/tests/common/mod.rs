@@ -54,14 +54,35 @@ impl Weftd {
         Self::start(port, &all)
     }
 
+    /// Starts weftd with the configuration text `config` (JSON5) and the extra arguments,
+    /// its log (stderr) written to the file `log`.
+    pub(crate) fn logging_to(
+        port: u16,
+        config: &str,
+        args: &[&str],
+        log: &std::path::Path,
+    ) -> Self {
+        let path = write_config(port, config);
+        let mut all = vec!["-c", path.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let file = std::fs::File::create(log).expect("create the log file");
+        let command = Command::new(env!("CARGO_BIN_EXE_weftd"));
+        Self::launch_with(command, port, &all, Stdio::from(file))
+    }
+
     /// Runs `command` (weftd, or what runs it) listening on `port` with `args`; returns
     /// once the port accepts.
-    fn launch(mut command: Command, port: u16, args: &[&str]) -> Self {
+    fn launch(command: Command, port: u16, args: &[&str]) -> Self {
+        Self::launch_with(command, port, args, Stdio::null())
+    }
+
+    /// [`Self::launch`], with weftd's stderr going to `stderr`.
+    fn launch_with(mut command: Command, port: u16, args: &[&str], stderr: Stdio) -> Self {
         let endpoint = format!("tcp/127.0.0.1:{port}");
         let child = command
             .args(["-l", &endpoint, "--no-multicast-scouting"])
             .args(args)
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("start weftd");
         let weftd = Self {
