@@ -6,7 +6,7 @@
 //!
 //! What weft receives from the network arrives on one of its I/O threads. There, the
 //! items are queued without waking anyone, and once the read that brought them is
-//! handed on (`weft::transport::after_this_read`), the I/O thread takes the GIL once and
+//! handed on (`weft::executor::after_this_read`), the I/O thread takes the GIL once and
 //! runs the callbacks itself, with the link put back: no other thread is woken, and a
 //! callback that blocks (on a `get` whose replies the same link brings, say) holds
 //! neither the link nor the thread's other links. A callback whose queue is full while
@@ -55,7 +55,7 @@ thread_local! {
 /// thread serves its links from now on, and the callbacks it was yet to run go to their
 /// own threads (so that none waits behind this one).
 pub(crate) fn before_blocking() {
-    weft::transport::before_blocking();
+    weft::executor::before_blocking();
     let left = TO_RUN.with(|t| std::mem::take(&mut *t.borrow_mut()));
     for dispatcher in left {
         dispatcher.queue.notify_reader();
@@ -102,9 +102,9 @@ impl Dispatcher {
     /// Hands `item` to the callback (called without the GIL): run by this I/O thread
     /// once its read is handed on, or by the callback's thread.
     pub(crate) fn deliver(self: &Arc<Self>, item: Item) {
-        if !exiting() && weft::transport::after_this_read(run_pending) {
+        if !exiting() && weft::executor::after_this_read(run_pending) {
             if self.queue.push_quiet(item) {
-                weft::transport::hold_this_link();
+                weft::executor::hold_this_link();
             }
             PENDING.with(|p| {
                 let mut p = p.borrow_mut();

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use weft::link::tls::{PemSource, TlsSettings};
+use weft::config::{PemSource, TlsSettings};
 
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,

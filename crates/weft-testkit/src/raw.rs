@@ -14,7 +14,9 @@ use weft_proto::network::{
     InterestMode, InterestOptions, NetworkMessage, QueryableInfo,
 };
 use weft_proto::transport::CloseReason;
-use weft_transport::establish::{close_batch, Initiator, LocalParams, Negotiated, Progress};
+use weft_transport::establish::{
+    close_batch, EstablishError, Initiator, LocalParams, Negotiated, Progress,
+};
 use weft_transport::rx::Receiver;
 use weft_transport::tx::{Pushed, Transmitter, KEEP_ALIVE_BATCH};
 
@@ -34,6 +36,8 @@ pub enum RawError {
     Io(io::Error),
     /// The router answered the handshake with something weft's initiator refuses.
     Handshake(String),
+    /// The router closed the link during the handshake, with this reason.
+    Closed(CloseReason),
 }
 
 impl From<io::Error> for RawError {
@@ -85,6 +89,7 @@ impl RawClient {
             match handshake.on_batch(&batch, &mut out) {
                 Ok(Progress::Reply) => send_batch(&mut stream, &out)?,
                 Ok(Progress::Established(n)) => break n,
+                Err(EstablishError::Closed(reason)) => return Err(RawError::Closed(reason)),
                 Err(e) => return Err(RawError::Handshake(e.to_string())),
             }
         };

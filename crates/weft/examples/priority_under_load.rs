@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use weft::link::TcpBuffers;
+use weft::config::TcpBuffers;
 use weft::{CongestionControl, Priority, PutOptions, WhatAmI};
 
 fn session(listen: Option<&str>, connect: &[String], buffers: TcpBuffers) -> weft::Session {

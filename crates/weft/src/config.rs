@@ -49,8 +49,9 @@ mod values;
 pub use gossip::{AutoconnectStrategy, GossipConfig};
 
 use crate::endpoint::Endpoint;
-use crate::link::tls::TlsSettings;
-use crate::link::{LinkSettings, TcpBuffers};
+pub use crate::link::tls::{PemSource, TlsSettings};
+use crate::link::LinkSettings;
+pub use crate::link::TcpBuffers;
 
 /// An invalid configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

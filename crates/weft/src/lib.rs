@@ -13,20 +13,24 @@
 //! session.put("demo/a", b"hello", &PutOptions::default()).unwrap();
 //! ```
 //!
-//! Layers: [`endpoint`] and [`link`] (sockets), [`scouting`] (finding nodes by multicast), [`transport`] (established links over
-//! the sans-I/O machines of `weft-transport`), the session (faces, declarations,
-//! interests, routing of data), and [`api`] (what applications handle).
+//! Layers (see ARCHITECTURE.md): the links (sockets, private), [`scouting`] (finding
+//! nodes by multicast), the transports (established links over the sans-I/O machines of
+//! `weft-transport`, private), the session (faces, declarations, interests, routing of
+//! data), and [`api`] (what applications handle). [`endpoint`] names where to listen and
+//! connect, [`config`] the rest; [`executor`] is the contract for bindings that run
+//! callbacks elsewhere.
 
 pub mod acl;
 pub mod api;
 mod clock;
 pub mod config;
 pub mod endpoint;
-pub mod link;
+pub mod executor;
+mod link;
 pub mod metrics;
 pub mod scouting;
 mod session;
-pub mod transport;
+mod transport;
 
 pub use api::{
     CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Look, Payload, Publisher,

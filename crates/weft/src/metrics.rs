@@ -1,6 +1,9 @@
 //! Counters shared by the parts of weft that time what they do: a histogram of durations
 //! in fixed buckets, updated with atomics (no lock on the counted path) and read as a
-//! consistent snapshot.
+//! consistent snapshot; and what the transports count (why messages were dropped or
+//! discarded, the memory held by received batches whose payloads are kept).
+
+pub use crate::transport::{shared_batch_bytes, DiscardReason, DropReason, SHARED_BATCH_BUDGET};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! A callback that blocks holds only its own link: the other links of the process,
 //! whichever I/O thread serves them, go on being read and written. A hook run after the
-//! read (`weft::transport::after_this_read`) holds not even that one.
+//! read (`weft::executor::after_this_read`) holds not even that one.
 
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ fn a_blocked_callback_holds_no_other_link() {
     // Meanwhile, links opened before and after, spread over every I/O thread, carry
     // their data: each pair below has two links, and the I/O threads are assigned in
     // turn.
-    let pairs: Vec<_> = (0..2 * weft::transport::io_thread_count())
+    let pairs: Vec<_> = (0..2 * weft::executor::io_thread_count())
         .map(|n| pair(&format!("free/{n}")))
         .collect();
     for (n, (_, sender, rx)) in pairs.iter().enumerate() {
@@ -133,7 +133,7 @@ fn a_hook_after_the_read_may_wait_for_what_its_own_link_brings() {
     let _sub = listener
         .declare_subscriber("hook/s", |_: &Sample| {
             assert!(
-                weft::transport::after_this_read(query_from_the_hook),
+                weft::executor::after_this_read(query_from_the_hook),
                 "a sample from the network is handed on by an I/O thread"
             );
         })
@@ -151,7 +151,7 @@ fn a_hook_after_the_read_may_wait_for_what_its_own_link_brings() {
         .unwrap();
     assert!(HOOK_SESSION.set(listener).is_ok());
     // Outside a batch being handed on, nothing is deferred.
-    assert!(!weft::transport::after_this_read(query_from_the_hook));
+    assert!(!weft::executor::after_this_read(query_from_the_hook));
     let deadline = Instant::now() + Duration::from_secs(10);
     let first = loop {
         // Until both declarations have crossed the link.

@@ -1,5 +1,5 @@
 //! Values kept past the batch they came in: the payloads of a batch dense with kept values
-//! share one copy of it (`weft::transport::ReceivedBatch`). They read back intact however
+//! share one copy of it (`ReceivedBatch`). They read back intact however
 //! many reads came after theirs, and the copies go with the last payload holding them.
 //! (One test in this file: the copies are counted per process.)
 
@@ -42,7 +42,7 @@ fn kept_values_read_back_intact_and_release_their_batches() {
         })
         .collect();
     assert!(
-        weft::transport::shared_batch_bytes() > 0,
+        weft::metrics::shared_batch_bytes() > 0,
         "values this dense share copies of their batches"
     );
     for (i, sample) in kept.iter().enumerate() {
@@ -52,11 +52,11 @@ fn kept_values_read_back_intact_and_release_their_batches() {
     // The I/O thread lets go of the last batch's copy once it has handed the batch on,
     // which may be just after the last sample came.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while weft::transport::shared_batch_bytes() != 0 && Instant::now() < deadline {
+    while weft::metrics::shared_batch_bytes() != 0 && Instant::now() < deadline {
         std::thread::yield_now();
     }
     assert_eq!(
-        weft::transport::shared_batch_bytes(),
+        weft::metrics::shared_batch_bytes(),
         0,
         "the copies go with the last payload holding them"
     );

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use weft::link::tls::{PemSource, TlsSettings};
+use weft::config::{PemSource, TlsSettings};
 use weft::{Config, FifoReceiver, GetOptions, PutOptions, Sample, WhatAmI};
 use weft_testkit::certs::{pem_file, Pki};
 use weft_testkit::{free_port, ZenohNode};

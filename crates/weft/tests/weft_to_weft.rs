@@ -422,7 +422,7 @@ fn peers_over_udp_and_unix_sockets() {
 fn a_real_time_message_overtakes_a_large_low_priority_sample_in_flight() {
     use std::sync::{Arc, Mutex};
     use std::time::Instant;
-    use weft::link::TcpBuffers;
+    use weft::config::TcpBuffers;
     use weft::{CongestionControl, Priority};
 
     // Small kernel buffers: most of the large sample is still in weft when the real-time

@@ -362,51 +362,31 @@ fn a_zenoh_client_whose_link_is_reserved_for_priorities_is_a_whole_session_to_we
     zenoh_publishes_to_weft(&weft, &["--mode", "client", "--connect", &ranged]);
 }
 
-/// A handler for raw transports that ignores what they receive.
-struct Ignore;
-
-impl weft::transport::Handler for Ignore {
-    fn on_message(
-        &self,
-        _: &std::sync::Arc<weft::transport::Transport>,
-        _: &weft_transport::rx::Incoming<'_, '_>,
-        _: &weft::transport::ReceivedBatch<'_>,
-    ) {
-    }
-    fn on_closed(&self, _: &std::sync::Arc<weft::transport::Transport>) {}
-}
-
 #[test]
 fn zenoh_refuses_a_second_link_from_the_same_node_with_max_links() {
     use weft_proto::transport::CloseReason;
-    use weft_transport::establish::{EstablishError, LocalParams};
+    use weft_testkit::raw::{RawClient, RawError};
+    use weft_transport::establish::LocalParams;
     let Some((_router, endpoint)) = router() else {
         return;
     };
-    let ep: weft::endpoint::Endpoint = endpoint.parse().unwrap();
+    let port: u16 = endpoint
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the router's endpoint");
     let zid = weft::ZenohId::new(0x5eed_0001).unwrap();
     let open = |priorities| {
-        let link = weft::link::Link::connect(&ep, Duration::from_secs(5), &Default::default())
-            .expect("connect to the Zenoh router");
         let mut params = LocalParams::new(zid, WhatAmI::Client);
         params.link_priorities = priorities;
-        weft::transport::open(
-            link,
-            params,
-            Duration::from_secs(5),
-            std::sync::Arc::new(Ignore),
-        )
+        RawClient::connect_with(port, params)
     };
-    let main = open(None).expect("the first link is accepted").start();
+    let main = open(None).unwrap_or_else(|e| panic!("the first link is refused: {e:?}"));
     let second = open(Some((weft::Priority::RealTime, weft::Priority::RealTime)));
     assert!(
-        matches!(
-            second,
-            Err(weft::transport::OpenError::Handshake(EstablishError::Closed(r)))
-                if r == CloseReason::MAX_LINKS
-        ),
+        matches!(second, Err(RawError::Closed(r)) if r == CloseReason::MAX_LINKS),
         "{:?}",
         second.err()
     );
-    main.close(CloseReason::GENERIC);
+    main.close().unwrap();
 }

@@ -6,7 +6,7 @@ use std::net::UdpSocket;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use weft::link::tls::{PemSource, TlsSettings};
+use weft::config::{PemSource, TlsSettings};
 use weft::{Config, PutOptions, WhatAmI};
 use weft_testkit::certs::{base64, Pki};
 use weft_testkit::{free_port, ZenohNode};

@@ -43,7 +43,7 @@ fn a_thousand_client_sessions_are_all_served_by_a_bounded_number_of_threads() {
          with them"
     );
     assert!(
-        loaded <= at_rest + weft::transport::MAX_IO_THREADS,
+        loaded <= at_rest + weft::executor::MAX_IO_THREADS,
         "{loaded} threads for {SESSIONS} sessions ({at_rest} at rest)"
     );
 
@@ -103,7 +103,7 @@ fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
         .collect();
     let loaded = own_threads();
     assert!(
-        loaded <= at_rest + weft::transport::MAX_IO_THREADS + 1,
+        loaded <= at_rest + weft::executor::MAX_IO_THREADS + 1,
         "{loaded} threads for {CLIENTS} client sessions ({at_rest} before)"
     );
     drop(gets);
@@ -142,7 +142,7 @@ fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(own_threads() <= at_rest + weft::transport::MAX_IO_THREADS + 1);
+    assert!(own_threads() <= at_rest + weft::executor::MAX_IO_THREADS + 1);
 }
 
 /// Sockets of process `pid`.

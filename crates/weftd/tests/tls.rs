@@ -131,7 +131,7 @@ fn a_thousand_mtls_sessions_on_one_weftd() {
     eprintln!("{SESSIONS} mTLS sessions opened in {:?}", started.elapsed());
     let loaded = threads(weftd.pid());
     assert!(
-        loaded <= at_rest + weft::transport::MAX_IO_THREADS,
+        loaded <= at_rest + weft::executor::MAX_IO_THREADS,
         "weftd: {loaded} threads with {SESSIONS} TLS sessions ({at_rest} at rest)"
     );
     // Every session is served: the first one's puts reach each of them (once weftd has

@@ -17,7 +17,7 @@ use crate::endpoint::{Endpoint, Protocol};
 
 /// A link being made to an endpoint.
 #[derive(Debug)]
-pub struct Connecting {
+pub(crate) struct Connecting {
     endpoint: Endpoint,
     settings: LinkSettings,
     /// The addresses not tried yet.
@@ -33,7 +33,7 @@ pub struct Connecting {
 impl Connecting {
     /// Starts making a link to `endpoint` with `settings`. A TLS or QUIC link's
     /// handshake is left to the link ([`Link::start_handshake`]).
-    pub fn start(endpoint: &Endpoint, settings: &LinkSettings) -> io::Result<Self> {
+    pub(crate) fn start(endpoint: &Endpoint, settings: &LinkSettings) -> io::Result<Self> {
         let mut connecting = Self {
             endpoint: endpoint.clone(),
             settings: settings.clone(),
@@ -62,7 +62,7 @@ impl Connecting {
     }
 
     /// The socket to wait on (writable) while a connection is in progress.
-    pub fn fd(&self) -> Option<BorrowedFd<'_>> {
+    pub(crate) fn fd(&self) -> Option<BorrowedFd<'_>> {
         self.tcp.as_ref().map(|(s, _)| s.as_fd())
     }
 
@@ -94,7 +94,7 @@ impl Connecting {
 
     /// The link once it is made: `Ok(None)` while the connection is in progress (wait
     /// for [`Connecting::fd`] to be writable); an error once every address failed.
-    pub fn poll(&mut self) -> io::Result<Option<Link>> {
+    pub(crate) fn poll(&mut self) -> io::Result<Option<Link>> {
         if let Some(link) = self.ready.take() {
             return Ok(Some(link));
         }

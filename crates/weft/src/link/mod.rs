@@ -23,10 +23,10 @@ use weft_transport::connection::{Transmit, GATHER_MAX};
 use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
 mod connect;
-pub mod quic;
-pub mod tls;
+pub(crate) mod quic;
+pub(crate) mod tls;
 
-pub use connect::Connecting;
+pub(crate) use connect::Connecting;
 use quic::{QuicLink, QuicListener};
 use tls::{TlsLink, TlsSettings};
 
@@ -115,7 +115,7 @@ impl LinkSettings {
 }
 
 /// Longest time a thread writing a batch waits for a non-blocking socket to take it.
-pub const BLOCKED_WRITE_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const BLOCKED_WRITE_LIMIT: Duration = Duration::from_secs(5);
 
 thread_local! {
     /// This thread must never wait for a socket (an I/O thread serving many links).
@@ -236,10 +236,10 @@ fn tune_tcp(s: &TcpStream, buffers: TcpBuffers) -> io::Result<()> {
 }
 
 /// Largest batch a stream link carries (length prefix included).
-pub const STREAM_BATCH_SIZE: u16 = u16::MAX;
+pub(crate) const STREAM_BATCH_SIZE: u16 = u16::MAX;
 
 /// Largest batch a UDP datagram carries on Linux (65535 - 8 - 40).
-pub const UDP_BATCH_SIZE: u16 = 65_487;
+pub(crate) const UDP_BATCH_SIZE: u16 = 65_487;
 
 /// Datagrams queued per UDP peer of a listener before new ones are dropped.
 const UDP_INBOX: usize = 1024;
@@ -681,11 +681,11 @@ impl Link {
 }
 
 /// Most parts one batch may be written from ([`Link::write_batch_parts`]).
-pub const MAX_BATCH_PARTS: usize = 4;
+pub(crate) const MAX_BATCH_PARTS: usize = 4;
 
 /// Most batches one vectored write carries ([`Link::write_batch_group`],
 /// [`Link::write_batches_from`]).
-pub const MAX_GROUP_BATCHES: usize = 4;
+pub(crate) const MAX_GROUP_BATCHES: usize = 4;
 
 /// The length prefix of a batch of `len` bytes on a stream link.
 fn stream_prefix(len: usize) -> io::Result<[u8; 2]> {
@@ -818,7 +818,7 @@ impl Write for &Link {
 
 /// Reads length-prefixed batches from a stream link, with large reads split in memory.
 #[derive(Debug)]
-pub struct BatchReader {
+pub(crate) struct BatchReader {
     link: Link,
     buf: Vec<u8>,
     start: usize,
@@ -827,7 +827,7 @@ pub struct BatchReader {
 
 impl BatchReader {
     /// A reader over `link`.
-    pub fn new(link: Link) -> Self {
+    pub(crate) fn new(link: Link) -> Self {
         Self {
             link,
             buf: vec![0; 2 * (usize::from(STREAM_BATCH_SIZE) + 2)],
@@ -837,18 +837,18 @@ impl BatchReader {
     }
 
     /// The link read from.
-    pub const fn link(&self) -> &Link {
+    pub(crate) const fn link(&self) -> &Link {
         &self.link
     }
 
     /// The link read from, to change its settings.
-    pub fn link_mut(&mut self) -> &mut Link {
+    pub(crate) fn link_mut(&mut self) -> &mut Link {
         &mut self.link
     }
 
     /// The link, and the bytes read from it but not returned yet (the start of the
     /// batches that came after the last one read).
-    pub fn into_parts(self) -> (Link, Vec<u8>) {
+    pub(crate) fn into_parts(self) -> (Link, Vec<u8>) {
         let rest = self.buf[self.start..self.end].to_vec();
         (self.link, rest)
     }
@@ -856,14 +856,15 @@ impl BatchReader {
     /// Reads the next batch. `Ok(None)` on a clean end of stream between batches; a read
     /// timeout surfaces as an error of kind `WouldBlock` or `TimedOut`, and a later call
     /// resumes where it stopped.
-    pub fn next_batch(&mut self) -> io::Result<Option<&[u8]>> {
+    pub(crate) fn next_batch(&mut self) -> io::Result<Option<&[u8]>> {
         self.next_batch_until(None)
     }
 
+    #[cfg(test)]
     /// As [`BatchReader::next_batch`], but the whole batch must arrive before `deadline`
     /// (an error of kind `TimedOut` otherwise), however slowly its bytes trickle in: each
     /// read waits at most for what is left. The read timeout stays changed afterwards.
-    pub fn next_batch_before(&mut self, deadline: Instant) -> io::Result<Option<&[u8]>> {
+    pub(crate) fn next_batch_before(&mut self, deadline: Instant) -> io::Result<Option<&[u8]>> {
         self.next_batch_until(Some(deadline))
     }
 
@@ -966,7 +967,7 @@ impl BatchReader {
 /// A UDP listening socket: datagrams from a new source start a new link, the others go
 /// to their link's inbox.
 #[derive(Debug)]
-pub struct UdpListener {
+pub(crate) struct UdpListener {
     socket: Arc<UdpSocket>,
     /// `accept` returns `WouldBlock` when the socket has nothing to read.
     nonblocking: std::sync::atomic::AtomicBool,
@@ -1043,7 +1044,7 @@ fn bind_tcp(addr: SocketAddr) -> io::Result<TcpListener> {
 
 /// A listening socket.
 #[derive(Debug)]
-pub enum Listener {
+pub(crate) enum Listener {
     /// TCP, and the buffer sizes of the links it accepts.
     Tcp(TcpListener, TcpBuffers),
     /// Unix stream socket (the path is removed on drop).
@@ -1058,7 +1059,7 @@ pub enum Listener {
 
 /// How a TLS listener serves the links it accepts.
 #[derive(Debug)]
-pub struct TlsAcceptor {
+pub(crate) struct TlsAcceptor {
     config: Arc<rustls::ServerConfig>,
     options: tls::LinkOptions,
 }
@@ -1067,7 +1068,7 @@ impl Listener {
     /// Listens on `endpoint`, with `settings` for the links it accepts (TCP buffer sizes;
     /// a TLS listener's certificate and key are loaded now, and a missing one refuses
     /// the endpoint).
-    pub fn bind(endpoint: &Endpoint, settings: &LinkSettings) -> io::Result<Self> {
+    pub(crate) fn bind(endpoint: &Endpoint, settings: &LinkSettings) -> io::Result<Self> {
         let first_addr = || {
             endpoint
                 .address
@@ -1112,7 +1113,7 @@ impl Listener {
     /// Makes `accept` return `WouldBlock` when nothing comes, instead of waiting (its
     /// caller waits for [`Listener::raw_fd`] to be readable). A UDP listener's `accept`
     /// also hands the datagrams of links it accepted before to those links.
-    pub fn set_nonblocking(&self) -> io::Result<()> {
+    pub(crate) fn set_nonblocking(&self) -> io::Result<()> {
         match self {
             Self::Tcp(l, _) | Self::Tls(l, _, _) => l.set_nonblocking(true),
             Self::Unix(l, _) => l.set_nonblocking(true),
@@ -1130,12 +1131,12 @@ impl Listener {
 
     /// Whether this listener hands datagrams over to the links it accepted (a UDP
     /// listener): a handshake on such a link goes on after the listener is read.
-    pub const fn hands_datagrams_over(&self) -> bool {
+    pub(crate) const fn hands_datagrams_over(&self) -> bool {
         matches!(self, Self::Udp(_))
     }
 
     /// The listening socket's descriptor.
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         match self {
             Self::Tcp(l, _) | Self::Tls(l, _, _) => l.as_raw_fd(),
             Self::Unix(l, _) => l.as_raw_fd(),
@@ -1145,7 +1146,7 @@ impl Listener {
     }
 
     /// The endpoint actually bound (with the real port when 0 was asked for).
-    pub fn local_endpoint(&self) -> io::Result<String> {
+    pub(crate) fn local_endpoint(&self) -> io::Result<String> {
         match self {
             Self::Tcp(l, _) => Ok(format!("tcp/{}", l.local_addr()?)),
             Self::Tls(l, _, _) => Ok(format!("tls/{}", l.local_addr()?)),
@@ -1157,7 +1158,7 @@ impl Listener {
 
     /// Waits for the next connection. A TLS or QUIC link's handshake is left to
     /// [`Link::handshake_tls`] (on the thread running the transport's handshake).
-    pub fn accept(&self) -> io::Result<Link> {
+    pub(crate) fn accept(&self) -> io::Result<Link> {
         match self {
             Self::Tcp(l, buffers) => {
                 let (s, _) = l.accept()?;

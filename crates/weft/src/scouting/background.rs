@@ -19,7 +19,7 @@ pub struct Scout {
 
 impl Scout {
     /// Stops scouting, and waits for the scouting thread to end (at most about
-    /// [`super::STOP_CHECK`]): `on_hello` is not called any more.
+    /// `STOP_CHECK`): `on_hello` is not called any more.
     pub fn stop(mut self) {
         self.end();
     }

@@ -167,12 +167,12 @@ pub struct FaceInfo {
     /// Messages to it dropped, whatever the reason.
     pub dropped: u64,
     /// Messages to it dropped, by reason (`congestion`, `closed`, `unqueueable`: see
-    /// [`DropReason`](crate::transport::DropReason)), every reason listed.
+    /// [`DropReason`](crate::metrics::DropReason)), every reason listed.
     pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
     /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
-    /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::transport::DiscardReason)),
+    /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::metrics::DiscardReason)),
     /// every reason listed.
     pub discarded: Vec<(&'static str, u64)>,
     /// Subscribers it declared.

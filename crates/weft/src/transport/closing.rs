@@ -44,7 +44,7 @@ impl Transport {
 
     /// Closes the transport, telling the peer why, after writing what is pending (so that
     /// a put followed by a close is not lost).
-    pub fn close(&self, reason: CloseReason) {
+    pub(crate) fn close(&self, reason: CloseReason) {
         self.start_close(reason);
         self.wait_closed(Instant::now() + CLOSE_DRAIN);
     }
@@ -53,7 +53,7 @@ impl Transport {
     /// and ends the sending side, without waiting for the peer to end its own. Closing
     /// many transports, start them all, then wait for them all
     /// ([`Transport::wait_closed`]).
-    pub fn start_close(&self, reason: CloseReason) {
+    pub(crate) fn start_close(&self, reason: CloseReason) {
         for link in self.priority_links.take_all() {
             link.close(reason);
         }
@@ -101,7 +101,7 @@ impl Transport {
     /// Waits until `deadline` at most for the peer to have closed its side after
     /// [`Transport::start_close`] (its link was read to the end). Returns at once on an
     /// I/O thread or the link's reader thread (they are the ones reading it).
-    pub fn wait_closed(&self, deadline: Instant) {
+    pub(crate) fn wait_closed(&self, deadline: Instant) {
         if reactor::on_io_thread() || self.reader_thread.get() == Some(&std::thread::current().id())
         {
             return;
@@ -121,24 +121,11 @@ impl Transport {
         }
     }
 
-    /// Waits until the transport has ended: closed, and its link read to its end (or
-    /// never served).
-    pub fn wait_ended(&self) {
-        reactor::before_blocking();
-        let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
-        while !*done {
-            done = self
-                .reader_exit
-                .wait(done)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-    }
-
     /// Marks the transport's link as read to its end, waking who waits for it.
     /// Why this transport ended, once it has: closed by this node or by the peer (with
     /// the Close's reason), its lease expired, a malformed batch, or its link ended
     /// without a Close. The first cause known is kept.
-    pub fn end_reason(&self) -> Option<&str> {
+    pub(crate) fn end_reason(&self) -> Option<&str> {
         self.end_reason.get().map(String::as_str)
     }
 
@@ -161,9 +148,10 @@ impl Transport {
         }
     }
 
-    /// Calls `then` once the transport has ended (see [`Transport::wait_ended`]): at once
+    /// Calls `then` once the transport has ended (closed, and its link read to its end, or
+    /// never served): at once
     /// if it has, else on the thread that ends it.
-    pub fn when_ended(&self, then: Box<dyn FnOnce() + Send>) {
+    pub(crate) fn when_ended(&self, then: Box<dyn FnOnce() + Send>) {
         let done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
         if *done {
             drop(done);

@@ -24,7 +24,7 @@ pub enum DiscardReason {
 }
 
 impl DiscardReason {
-    /// Every reason, in the order of [`DiscardCounts`].
+    /// Every reason, in the order the transports count them.
     pub const ALL: [Self; 6] = [
         Self::TooLarge,
         Self::OverBudget,
@@ -66,11 +66,11 @@ impl fmt::Display for DiscardReason {
 
 /// Discards by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub struct DiscardCounts([AtomicU64; 6]);
+pub(crate) struct DiscardCounts([AtomicU64; 6]);
 
 impl DiscardCounts {
     /// Discards for `reason` so far.
-    pub fn get(&self, reason: DiscardReason) -> u64 {
+    pub(crate) fn get(&self, reason: DiscardReason) -> u64 {
         self.0[reason.index()].load(Ordering::Relaxed)
     }
 

@@ -23,7 +23,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
-    /// Every reason, in the order of [`DropCounts`].
+    /// Every reason, in the order the transports count them.
     pub const ALL: [Self; 3] = [Self::Congestion, Self::Closed, Self::Unqueueable];
 
     /// The reason's name, as metrics label it.
@@ -52,11 +52,11 @@ impl fmt::Display for DropReason {
 
 /// Drops by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub struct DropCounts([AtomicU64; 3]);
+pub(crate) struct DropCounts([AtomicU64; 3]);
 
 impl DropCounts {
     /// Drops for `reason` so far.
-    pub fn get(&self, reason: DropReason) -> u64 {
+    pub(crate) fn get(&self, reason: DropReason) -> u64 {
         self.0[reason.index()].load(Ordering::Relaxed)
     }
 

@@ -1,26 +1,24 @@
-//! Establishing a transport: the handshake run to its end on the calling thread
-//! ([`super::handshake::Handshake::run`]), then the transport, handed to the I/O threads
-//! once its node has registered it.
+//! The transport a handshake ([`super::handshake::Handshake`]) agreed: set up, then
+//! handed to the I/O threads once its node has registered it.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::transport::CloseReason;
 use weft_transport::connection::{Framing, Outbound, OutboundStats};
-use weft_transport::establish::{LocalParams, Negotiated, UsrPwd};
+use weft_transport::establish::Negotiated;
 
-use super::handshake::Handshake;
 use super::priority_links::PriorityLinks;
 use super::reader::{self, LinkRx};
-use super::{reactor, Handler, OpenError, Transport, TransportStats, TxState};
-use crate::link::{BatchReader, Link};
+use super::{reactor, Handler, Transport, TransportStats, TxState};
+use crate::link::BatchReader;
 
 /// An established transport whose threads are not started yet: register it first (so
 /// that nothing it receives finds it unknown), then [`Pending::start`] it.
-pub struct Pending {
+pub(crate) struct Pending {
     transport: Arc<Transport>,
     receiving: Receiving,
     handler: Arc<dyn Handler>,
@@ -38,7 +36,7 @@ enum Receiving {
 
 impl Pending {
     /// The transport.
-    pub const fn transport(&self) -> &Arc<Transport> {
+    pub(crate) const fn transport(&self) -> &Arc<Transport> {
         &self.transport
     }
 
@@ -48,7 +46,7 @@ impl Pending {
     /// Returns false, and closes it, when it has no range, or `main` is closed, or
     /// narrower links already cover its whole range; a wider link it takes every
     /// priority from is closed.
-    pub fn start_beside(self, main: &Arc<Transport>) -> bool {
+    pub(crate) fn start_beside(self, main: &Arc<Transport>) -> bool {
         let link = self.transport.clone();
         let _ = link.main.set(Arc::downgrade(main));
         let (took, displaced) = if main.is_closed() {
@@ -75,7 +73,7 @@ impl Pending {
 
     /// Starts serving the transport: an I/O thread reads and writes a stream link; a
     /// UDP link gets a reader thread of its own.
-    pub fn start(self) -> Arc<Transport> {
+    pub(crate) fn start(self) -> Arc<Transport> {
         let Self {
             transport,
             receiving,
@@ -122,55 +120,6 @@ impl Pending {
         }
         transport
     }
-}
-
-/// Runs the initiator's handshake on a fresh link.
-pub fn open(
-    link: Link,
-    local: LocalParams,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    open_with(link, local, None, timeout, handler)
-}
-
-/// Runs the acceptor's handshake on an accepted link.
-pub fn accept(
-    link: Link,
-    local: LocalParams,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    accept_with(link, local, None, timeout, handler)
-}
-
-/// As [`open`], presenting the credentials of `usrpwd` if it has any.
-pub fn open_with(
-    link: Link,
-    local: LocalParams,
-    usrpwd: Option<&Arc<UsrPwd>>,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    Handshake::open_link(link, local, usrpwd, timeout, handler, unpark_this_thread())?.run()
-}
-
-/// As [`accept`]; with enabled `usrpwd` settings the initiator must authenticate against
-/// their dictionary.
-pub fn accept_with(
-    link: Link,
-    local: LocalParams,
-    usrpwd: Option<&Arc<UsrPwd>>,
-    timeout: Duration,
-    handler: Arc<dyn Handler>,
-) -> Result<Pending, OpenError> {
-    Handshake::accept(link, local, usrpwd, timeout, handler, unpark_this_thread())?.run()
-}
-
-/// Wakes the calling thread, parked in [`Handshake::run`].
-fn unpark_this_thread() -> Arc<dyn Fn() + Send + Sync> {
-    let me = std::thread::current();
-    Arc::new(move || me.unpark())
 }
 
 /// Sets up the transport a handshake agreed; `user` is the user name the peer

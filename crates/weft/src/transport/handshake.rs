@@ -2,8 +2,7 @@
 //! the transport's (weft-transport's sans-I/O `Initiator` or `Acceptor`), each taken as
 //! far as the socket lets it every time [`Handshake::advance`] is called. The session's
 //! links loop calls it when the socket is ready, when a QUIC handshake's notification
-//! comes, and at the deadline; [`Handshake::run`] runs one to its end on the calling
-//! thread instead, waiting for the socket between steps.
+//! comes, and at the deadline.
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -53,7 +52,7 @@ enum Stage {
 
 /// What a handshake waits for after [`Handshake::advance`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wait {
+pub(crate) enum Wait {
     /// Its socket, to be readable (or, with `write`, writable).
     Socket {
         /// The socket.
@@ -68,7 +67,7 @@ pub enum Wait {
 }
 
 /// A transport's handshake in progress, on a link being made or accepted.
-pub struct Handshake {
+pub(crate) struct Handshake {
     stage: Stage,
     /// This node's end; an initiator's is made once its link is (its batch size is
     /// capped by the link's).
@@ -89,7 +88,7 @@ impl Handshake {
     /// any, all before `timeout` (Zenoh's `transport.unicast.open_timeout`). `notify` is
     /// called when a QUIC handshake's outcome is there.
     #[allow(clippy::too_many_arguments)]
-    pub fn open(
+    pub(crate) fn open(
         endpoint: &crate::endpoint::Endpoint,
         settings: &link::LinkSettings,
         local: LocalParams,
@@ -111,33 +110,10 @@ impl Handshake {
         })
     }
 
-    /// As [`Handshake::open`], on a link made already.
-    pub fn open_link(
-        link: Link,
-        local: LocalParams,
-        usrpwd: Option<&Arc<UsrPwd>>,
-        timeout: Duration,
-        handler: Arc<dyn Handler>,
-        notify: Arc<dyn Fn() + Send + Sync>,
-    ) -> Result<Self, OpenError> {
-        let mut me = Self {
-            stage: Stage::Done,
-            side: None,
-            opening: Some((local, usrpwd.cloned())),
-            out: Vec::new(),
-            written: 0,
-            deadline: Instant::now() + timeout,
-            handler,
-            notify,
-        };
-        me.secure(link)?;
-        Ok(me)
-    }
-
     /// Runs the acceptor's handshakes on an accepted `link`, all before `timeout`
     /// (Zenoh's `transport.unicast.accept_timeout`); with enabled `usrpwd` settings the
     /// initiator must authenticate against their dictionary.
-    pub fn accept(
+    pub(crate) fn accept(
         link: Link,
         local: LocalParams,
         usrpwd: Option<&Arc<UsrPwd>>,
@@ -173,7 +149,7 @@ impl Handshake {
     }
 
     /// When the handshake must be over.
-    pub const fn deadline(&self) -> Instant {
+    pub(crate) const fn deadline(&self) -> Instant {
         self.deadline
     }
 
@@ -187,7 +163,7 @@ impl Handshake {
 
     /// The socket this handshake reads and writes, once there is one (it stays the same
     /// from the connection to the end).
-    pub fn fd(&self) -> Option<RawFd> {
+    pub(crate) fn fd(&self) -> Option<RawFd> {
         match &self.stage {
             Stage::Connecting(c) => c.fd().map(|fd| fd.as_raw_fd()),
             _ => self
@@ -198,7 +174,7 @@ impl Handshake {
     }
 
     /// What the handshake waits for now.
-    pub fn wait(&self) -> Wait {
+    pub(crate) fn wait(&self) -> Wait {
         let socket = |fd: Option<RawFd>, write| match fd {
             Some(fd) => Wait::Socket { fd, write },
             None => Wait::Listener,
@@ -246,7 +222,7 @@ impl Handshake {
     /// Goes on as far as the link lets it at `now`: `None` while it waits (see
     /// [`Handshake::wait`]), the established transport or the error once it is over. A
     /// handshake past its deadline fails.
-    pub fn advance(&mut self, now: Instant) -> Option<Result<Pending, OpenError>> {
+    pub(crate) fn advance(&mut self, now: Instant) -> Option<Result<Pending, OpenError>> {
         match self.step(now) {
             Ok(None) => None,
             Ok(Some(p)) => {
@@ -369,37 +345,5 @@ impl Handshake {
             );
         }
         Ok(establish(reader, negotiated, self.handler.clone(), user)?)
-    }
-
-    /// Runs the handshake to its end on this thread, waiting for the socket (or the
-    /// notification) between steps. For a handshake made with a `notify` that unparks
-    /// this thread.
-    pub fn run(mut self) -> Result<Pending, OpenError> {
-        loop {
-            if let Some(done) = self.advance(Instant::now()) {
-                return done;
-            }
-            match self.wait() {
-                Wait::Socket { write, .. } => {
-                    let fd = match &self.stage {
-                        Stage::Connecting(c) => c.fd(),
-                        _ => self.link().map(Link::fd),
-                    };
-                    if let Some(fd) = fd {
-                        match link::wait_ready(fd, write, self.deadline) {
-                            // The next step says so.
-                            Err(e) if link::is_timeout(&e) => {}
-                            other => other?,
-                        }
-                    }
-                }
-                Wait::Notification => std::thread::park_timeout(
-                    self.deadline.saturating_duration_since(Instant::now()),
-                ),
-                // Only a link accepted outside the session's links loop (which hands
-                // datagrams over and advances it at once) waits here.
-                Wait::Listener => std::thread::park_timeout(Duration::from_millis(1)),
-            }
-        }
     }
 }

@@ -41,16 +41,19 @@ mod send;
 mod writer;
 
 pub(crate) use closing::FLUSH_ON_CLOSE;
-pub use discards::{DiscardCounts, DiscardReason};
-pub use drops::{DropCounts, DropReason};
-pub use establish::{accept, accept_with, open, open_with, Pending};
-pub use handshake::{Handshake, Wait};
+pub(crate) use discards::DiscardCounts;
+pub use discards::DiscardReason;
+pub(crate) use drops::DropCounts;
+pub use drops::DropReason;
+pub(crate) use establish::Pending;
+pub(crate) use handshake::{Handshake, Wait};
 pub use reactor::{
     after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,
 };
 pub(crate) use reactor::{current_io_thread, hand_over_writes, never_wait_here};
-pub use received::{shared_batch_bytes, ReceivedBatch, SharedBatch, SHARED_BATCH_BUDGET};
-pub use weft_transport::queue::OverflowBudget;
+pub use received::{shared_batch_bytes, SHARED_BATCH_BUDGET};
+pub(crate) use received::{ReceivedBatch, SharedBatch};
+pub(crate) use weft_transport::queue::OverflowBudget;
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -69,7 +72,7 @@ use priority_links::PriorityLinks;
 
 /// Why a message was not sent.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum SendError {
+pub(crate) enum SendError {
     /// The transport is closed.
     #[error("the transport is closed")]
     Closed,
@@ -83,7 +86,7 @@ pub enum SendError {
 
 /// Why a transport could not be established.
 #[derive(Debug, Error)]
-pub enum OpenError {
+pub(crate) enum OpenError {
     /// The link failed.
     #[error("link error: {0}")]
     Io(#[from] io::Error),
@@ -93,7 +96,7 @@ pub enum OpenError {
 }
 
 /// What the session does with a transport's traffic. Called from its reader thread.
-pub trait Handler: Send + Sync + 'static {
+pub(crate) trait Handler: Send + Sync + 'static {
     /// A network message arrived, in `batch` (from which its payloads may be kept).
     fn on_message(
         &self,
@@ -119,7 +122,7 @@ pub trait Handler: Send + Sync + 'static {
 /// How long a transport's senders wait for room in its queue, and what forwarded
 /// messages may hold while they wait (see [`Transport::send_forwarded`]).
 #[derive(Debug, Clone)]
-pub struct TxLimits {
+pub(crate) struct TxLimits {
     /// How long a `drop` message waits for room before it is dropped
     /// (`transport.link.tx.queue.congestion_control.drop.wait_before_drop`).
     pub wait_before_drop: Duration,
@@ -160,7 +163,7 @@ impl Default for TxLimits {
 
 /// How much a transport's receiver may reassemble.
 #[derive(Debug, Clone)]
-pub struct RxLimits {
+pub(crate) struct RxLimits {
     /// The largest message reassembled from fragments
     /// (`transport.link.rx.max_message_size`); a larger one is discarded and counted.
     pub max_message: usize,
@@ -194,7 +197,7 @@ struct TxState {
 
 /// Drops counted by a transport.
 #[derive(Debug, Default)]
-pub struct TransportStats {
+pub(crate) struct TransportStats {
     /// Messages dropped, whatever the reason (`drops` tells them apart).
     pub dropped: AtomicU64,
     /// Messages dropped, by reason.
@@ -214,7 +217,7 @@ pub struct TransportStats {
 }
 
 /// An established unicast transport.
-pub struct Transport {
+pub(crate) struct Transport {
     /// This transport, for handing it to an I/O thread.
     me: Weak<Self>,
     /// The I/O thread that writes it when asked by another thread.
@@ -269,76 +272,76 @@ impl std::fmt::Debug for Transport {
 
 impl Transport {
     /// The peer's id.
-    pub fn peer_zid(&self) -> ZenohId {
+    pub(crate) fn peer_zid(&self) -> ZenohId {
         self.negotiated.peer_zid
     }
 
     /// The peer's role.
-    pub fn peer_whatami(&self) -> WhatAmI {
+    pub(crate) fn peer_whatami(&self) -> WhatAmI {
         self.negotiated.peer_whatami
     }
 
     /// What the handshake agreed.
-    pub const fn negotiated(&self) -> &Negotiated {
+    pub(crate) const fn negotiated(&self) -> &Negotiated {
         &self.negotiated
     }
 
     /// The link, for logs.
-    pub fn describe(&self) -> &str {
+    pub(crate) fn describe(&self) -> &str {
         &self.describe
     }
 
     /// This end of the link, as a locator (see [`crate::link::Link::local_describe`]).
-    pub fn local_describe(&self) -> String {
+    pub(crate) fn local_describe(&self) -> String {
         self.link.local_describe()
     }
 
     /// Counters.
-    pub const fn stats(&self) -> &TransportStats {
+    pub(crate) const fn stats(&self) -> &TransportStats {
         &self.stats
     }
 
     /// A shared handle on this transport (`None` once it is being dropped).
-    pub fn shared(&self) -> Option<Arc<Self>> {
+    pub(crate) fn shared(&self) -> Option<Arc<Self>> {
         self.me.upgrade()
     }
 
     /// The links reserved for some priorities attached to this transport.
-    pub fn priority_links(&self) -> Vec<Arc<Self>> {
+    pub(crate) fn priority_links(&self) -> Vec<Arc<Self>> {
         self.priority_links.all()
     }
 
     /// Applies access control to what this transport carries from now on (once; a second
     /// call changes nothing).
-    pub fn set_access_control(&self, enforcer: Arc<crate::acl::Enforcer>) {
+    pub(crate) fn set_access_control(&self, enforcer: Arc<crate::acl::Enforcer>) {
         let _ = self.access.set(enforcer);
     }
 
     /// The access control applied to this transport, if any.
-    pub fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>> {
+    pub(crate) fn access_control(&self) -> Option<&Arc<crate::acl::Enforcer>> {
         self.access.get()
     }
 
     /// The user name the peer authenticated as with user/password authentication, on a
     /// link this node accepted; `None` otherwise (the node that opens a link does not
     /// learn its peer's user name, as in Zenoh).
-    pub fn authenticated_user(&self) -> Option<&str> {
+    pub(crate) fn authenticated_user(&self) -> Option<&str> {
         self.user.as_deref()
     }
 
     /// The common name of the peer's TLS certificate (see
     /// [`Link::peer_cert_common_name`](crate::link::Link::peer_cert_common_name)).
-    pub fn peer_cert_common_name(&self) -> Option<&str> {
+    pub(crate) fn peer_cert_common_name(&self) -> Option<&str> {
         self.link.peer_cert_common_name()
     }
 
     /// This link's protocol and local address (what access control knows of it).
-    pub fn link_identity(&self) -> (&'static str, Option<std::net::IpAddr>) {
+    pub(crate) fn link_identity(&self) -> (&'static str, Option<std::net::IpAddr>) {
         (self.link.protocol_name(), self.link.local_ip())
     }
 
     /// Whether the transport is closed.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
 

@@ -103,13 +103,13 @@ pub fn before_blocking() {
 /// Asks that `hook` run on this thread once what it read is handed on (once, however
 /// often it is asked): `false`, and nothing is asked, when this thread is not an I/O
 /// thread handing on a batch, or when half of the replacements for blocked workers are
-/// in use already (see [`watchdog`]: the caller then does its work elsewhere).
+/// in use already (see the watchdog: the caller then does its work elsewhere).
 ///
 /// A callback can so leave work to after the read, such as handing what it received to
 /// an interpreter whose lock is best taken once for many messages. The read then ends
 /// the link's turn, and the hook runs with the link put back: should the hook block (on
 /// data the same link brings, say), the link is served by another thread meanwhile, as
-/// for any callback that blocks (see [`watchdog`]). The hook runs where the thread holds
+/// for any callback that blocks (see the watchdog). The hook runs where the thread holds
 /// no lock of weft's.
 pub fn after_this_read(hook: fn()) -> bool {
     if !IN_BATCH.with(Cell::get) || !watchdog::replacements_to_spare(io_thread_count()) {

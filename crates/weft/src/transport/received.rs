@@ -83,7 +83,7 @@ impl Budget {
 }
 
 /// A received batch being handed on, from which payloads may be kept.
-pub struct ReceivedBatch<'b> {
+pub(crate) struct ReceivedBatch<'b> {
     bytes: &'b [u8],
     budget: &'static Budget,
     /// Whether the batch may be copied whole (the link's last batch was dense).
@@ -97,7 +97,7 @@ pub struct ReceivedBatch<'b> {
 
 impl<'b> ReceivedBatch<'b> {
     /// `bytes`, which may be copied whole when `whole` (see the module's doc).
-    pub fn new(bytes: &'b [u8], whole: bool) -> Self {
+    pub(crate) fn new(bytes: &'b [u8], whole: bool) -> Self {
         Self::with_budget(bytes, whole, &BUDGET)
     }
 
@@ -112,15 +112,16 @@ impl<'b> ReceivedBatch<'b> {
         }
     }
 
+    #[cfg(test)]
     /// A batch that is never copied whole: each payload kept is copied by itself.
-    pub fn unshared() -> ReceivedBatch<'static> {
+    pub(crate) fn unshared() -> ReceivedBatch<'static> {
         ReceivedBatch::new(&[], false)
     }
 
     /// Notes that `part`, a slice of this batch, is kept; returns the copy of the whole
     /// batch to keep it from and where in that copy `part` lies, or `None` when `part`
     /// is to be copied by itself.
-    pub fn keep(&self, part: &[u8]) -> Option<(Arc<SharedBatch>, Range<usize>)> {
+    pub(crate) fn keep(&self, part: &[u8]) -> Option<(Arc<SharedBatch>, Range<usize>)> {
         let start = (part.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let end = start.checked_add(part.len())?;
         if start > self.bytes.len() || end > self.bytes.len() {
@@ -137,14 +138,14 @@ impl<'b> ReceivedBatch<'b> {
 
     /// Whether the link's next batch may be copied whole: a quarter of this one's bytes
     /// at least were kept.
-    pub fn dense(&self) -> bool {
+    pub(crate) fn dense(&self) -> bool {
         !self.bytes.is_empty() && self.kept.get() * 4 >= self.bytes.len()
     }
 }
 
 /// A copy of a received batch, shared by the payloads kept from it; its buffer counted
 /// against [`SHARED_BATCH_BUDGET`] while it lives.
-pub struct SharedBatch {
+pub(crate) struct SharedBatch {
     bytes: Vec<u8>,
     /// What it counts for against the budget: its buffer's capacity.
     charged: usize,

@@ -16,7 +16,7 @@ use super::{reactor, SendError, Transport, TxState};
 
 impl Transport {
     /// Sends a network message on the channel (`priority`, `reliability`).
-    pub fn send(
+    pub(crate) fn send(
         &self,
         msg: &NetworkMessage<'_>,
         priority: Priority,
@@ -29,7 +29,7 @@ impl Transport {
     /// As [`Transport::send`], for a message forwarded on behalf of another node: it never
     /// waits for this destination (see `Transport::hold_source`). Every message sent from
     /// an I/O thread is sent so.
-    pub fn send_forwarded(
+    pub(crate) fn send_forwarded(
         &self,
         msg: &NetworkMessage<'_>,
         priority: Priority,

@@ -179,7 +179,7 @@ impl Transport {
 
     /// Manual batching: while on, messages (but express ones) wait in the pending
     /// batches until [`Transport::flush_pending`] or until a batch is full.
-    pub fn set_manual_batching(&self, on: bool) {
+    pub(crate) fn set_manual_batching(&self, on: bool) {
         for link in self.priority_links.all() {
             link.set_manual_batching(on);
         }
@@ -190,7 +190,7 @@ impl Transport {
     }
 
     /// Hands every pending batch to the writer thread.
-    pub fn flush_pending(&self) {
+    pub(crate) fn flush_pending(&self) {
         for link in self.priority_links.all() {
             link.flush_pending();
         }

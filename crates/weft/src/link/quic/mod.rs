@@ -41,10 +41,10 @@ const ALPN: [&[u8]; 2] = [b"zenoh", b"hq-29"];
 
 /// Flow-control window of the link's stream, and of the connection (it has one stream):
 /// the most the peer may send that weft has not read yet (bytes).
-pub const RECEIVE_WINDOW: u32 = 2 * 1024 * 1024;
+pub(crate) const RECEIVE_WINDOW: u32 = 2 * 1024 * 1024;
 
 /// Most bytes quinn keeps for a link that the peer has not acknowledged yet.
-pub const SEND_WINDOW: u64 = 2 * 1024 * 1024;
+pub(crate) const SEND_WINDOW: u64 = 2 * 1024 * 1024;
 
 /// Kernel buffer size of each end of a link's socket pair (bytes).
 const PAIR_BUFFER: usize = 512 * 1024;
@@ -575,7 +575,7 @@ fn peer_expiry(conn: &Connection) -> Option<SystemTime> {
 /// offered, waiting for weft's listener thread (which waits for its descriptor
 /// to be readable).
 #[derive(Debug)]
-pub struct QuicListener {
+pub(crate) struct QuicListener {
     endpoint: Endpoint,
     local: SocketAddr,
     offered: Mutex<Receiver<quinn::Incoming>>,

@@ -41,8 +41,7 @@ use record::{Opener, Sealer};
 use traffic::{Rx, Shared, Tx};
 
 pub(crate) use settings::is_endpoint_key;
-pub use settings::{BadSetting, PemSource, TlsSettings};
-pub use traffic::OUTPUT_LIMIT;
+pub use settings::{PemSource, TlsSettings};
 
 /// What went wrong with TLS: a configuration that cannot be used, or a handshake or
 /// session the peer and weft could not agree on.

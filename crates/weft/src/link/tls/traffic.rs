@@ -24,7 +24,7 @@ pub(crate) const READ_SIZE: usize = 64 * 1024;
 
 /// Most sealed bytes a link keeps that the socket has not taken yet: a gathered write
 /// of full batches with its records' overhead, so that it leaves in one system call.
-pub const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
+pub(crate) const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
 
 /// The longest handshake message accepted after the handshake (a session ticket is a
 /// few hundred bytes).
