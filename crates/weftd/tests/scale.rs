@@ -171,11 +171,14 @@ fn thread_names(pid: u32) -> Vec<String> {
 
 /// Stalled handshakes: connections that send nothing.
 const STALLED: usize = 500;
+/// Client sessions over UDP.
+const UDP_SESSIONS: usize = 20;
 /// Connectors retrying endpoints where nothing listens.
 const DEAD_ENDPOINTS: usize = 20;
 
 #[test]
-fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_few_threads() {
+fn sessions_listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_few_threads()
+{
     raise_open_files_limit(2 * (SESSIONS + STALLED) as u64 + 512);
     let pki = weft_testkit::certs::Pki::new("weftd-threads");
     let config = format!(
@@ -188,13 +191,14 @@ fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_fe
     std::fs::create_dir_all(&dir).unwrap();
     let unix = dir.join("weftd.sock");
     let _ = std::fs::remove_file(&unix);
+    let udp = format!("udp/127.0.0.1:{}", free_port());
     let mut args = vec![
         "-l".to_string(),
         format!("tls/127.0.0.1:{}", free_port()),
         "-l".to_string(),
         format!("quic/127.0.0.1:{}", free_port()),
         "-l".to_string(),
-        format!("udp/127.0.0.1:{}", free_port()),
+        udp.clone(),
         "-l".to_string(),
         format!("unixsock-stream/{}", unix.display()),
     ];
@@ -211,10 +215,23 @@ fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_fe
     let clients: Vec<RawClient> = (0..SESSIONS)
         .map(|i| subscriber(weftd.port, 0x7e_ad00_0000 + i as u128, "threads/**"))
         .collect();
+    // Sessions over UDP too: each has a socket of its own in weftd, read by the I/O
+    // threads like the others.
+    let over_udp: Vec<weft::Session> = (0..UDP_SESSIONS)
+        .map(|_| {
+            weft::open(weft::Config {
+                mode: weft::WhatAmI::Client,
+                multicast_scouting: false,
+                connect: vec![udp.parse().unwrap()],
+                ..weft::Config::default()
+            })
+            .expect("a session over UDP")
+        })
+        .collect();
     // weftd holds a socket for each session and each stalled connection once it has
     // accepted them.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while sockets(pid) < SESSIONS + STALLED {
+    while sockets(pid) < SESSIONS + STALLED + UDP_SESSIONS {
         assert!(
             Instant::now() < deadline,
             "weftd holds {} sockets, fewer than its {SESSIONS} sessions and {STALLED} \
@@ -244,8 +261,9 @@ fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_fe
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let names = thread_names(pid);
     eprintln!(
-        "{SESSIONS} sessions, {STALLED} stalled handshakes, 5 listeners, {DEAD_ENDPOINTS} \
-         connectors: weftd runs {} threads on {cores} cores: {names:?}",
+        "{SESSIONS} sessions, {UDP_SESSIONS} over UDP, {STALLED} stalled handshakes, 5 \
+         listeners, {DEAD_ENDPOINTS} connectors: weftd runs {} threads on {cores} cores: \
+         {names:?}",
         names.len()
     );
     assert!(
@@ -253,6 +271,6 @@ fn listeners_of_every_kind_stalled_handshakes_and_retrying_connectors_share_a_fe
         "weftd runs {} threads, more than {cores} cores + 4: {names:?}",
         names.len()
     );
-    drop((clients, stalled));
+    drop((clients, stalled, over_udp));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,7 +15,7 @@ use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use weft_transport::connection::{Transmit, GATHER_MAX};
@@ -355,19 +355,17 @@ impl Link {
         match self {
             Self::Udp(u) => {
                 u.nonblocking = nonblocking;
-                if u.inbox.is_none() {
-                    u.socket.set_nonblocking(nonblocking)?;
-                }
-                Ok(())
+                u.socket.set_nonblocking(nonblocking)
             }
             _ if nonblocking => self.set_nonblocking(),
             _ => Ok(()),
         }
     }
 
-    /// Whether this link's reads come from its listener (a UDP link accepted by a
-    /// listener, which has no socket of its own to wait on).
-    pub const fn reads_from_listener(&self) -> bool {
+    /// Whether its listener may hand this link datagrams besides those its own socket
+    /// receives (a UDP link accepted by a listener: what its peer sent before the link's
+    /// socket was connected came to the listener's).
+    pub const fn fed_by_listener(&self) -> bool {
         matches!(self, Self::Udp(UdpLink { inbox: Some(_), .. }))
     }
 
@@ -409,14 +407,13 @@ impl Link {
         self.fd().as_raw_fd()
     }
 
-    /// Makes a stream link's reads and writes return `WouldBlock` instead of waiting.
-    /// UDP links stay blocking.
+    /// Makes the link's reads and writes return `WouldBlock` instead of waiting.
     pub fn set_nonblocking(&self) -> io::Result<()> {
         match self {
             Self::Tcp(s) => s.set_nonblocking(true),
             Self::Unix(s) => s.set_nonblocking(true),
             Self::Quic(q) => q.socket().set_nonblocking(true),
-            Self::Udp(_) => Ok(()),
+            Self::Udp(u) => u.socket.set_nonblocking(true),
             Self::Tls(t) => t.set_nonblocking(),
         }
     }
@@ -648,11 +645,8 @@ impl Link {
         if let Self::Udp(u) = self {
             let socket = socket2::SockRef::from(&*u.socket);
             let iov = &slices[1..=n];
-            let sent = if u.inbox.is_none() {
-                socket.send_vectored(iov)
-            } else {
-                socket.send_to_vectored(iov, &u.peer.into())
-            }?;
+            // Every UDP link's socket is connected to its peer.
+            let sent = socket.send_vectored(iov)?;
             if sent != total {
                 return Err(io::Error::new(
                     io::ErrorKind::WriteZero,
@@ -930,42 +924,26 @@ impl BatchReader {
 }
 
 impl BatchReader {
+    /// The next datagram: one its listener handed over first (see
+    /// [`Link::fed_by_listener`]), else one from its own socket.
     fn next_datagram(&mut self, u: &UdpLink) -> io::Result<Option<&[u8]>> {
-        match &u.inbox {
-            None => {
-                let n = u.socket.recv(&mut self.buf)?;
-                Ok(Some(&self.buf[..n]))
-            }
-            Some(inbox) => {
-                let rx = inbox.lock().unwrap_or_else(|e| e.into_inner());
-                let datagram = match u.read_timeout {
-                    _ if u.nonblocking => rx.try_recv().map_err(|e| match e {
-                        std::sync::mpsc::TryRecvError::Empty => RecvTimeoutError::Timeout,
-                        std::sync::mpsc::TryRecvError::Disconnected => {
-                            RecvTimeoutError::Disconnected
-                        }
-                    }),
-                    Some(t) => rx.recv_timeout(t),
-                    None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                };
-                match datagram {
-                    Ok(d) => {
-                        let n = d.len().min(self.buf.len());
-                        self.buf[..n].copy_from_slice(&d[..n]);
-                        Ok(Some(&self.buf[..n]))
-                    }
-                    Err(RecvTimeoutError::Timeout) => {
-                        Err(io::Error::new(io::ErrorKind::WouldBlock, "no datagram"))
-                    }
-                    Err(RecvTimeoutError::Disconnected) => Ok(None),
-                }
+        if let Some(inbox) = &u.inbox {
+            let handed = inbox.lock().unwrap_or_else(|e| e.into_inner()).try_recv();
+            if let Ok(d) = handed {
+                let n = d.len().min(self.buf.len());
+                self.buf[..n].copy_from_slice(&d[..n]);
+                return Ok(Some(&self.buf[..n]));
             }
         }
+        let n = u.socket.recv(&mut self.buf)?;
+        Ok(Some(&self.buf[..n]))
     }
 }
 
-/// A UDP listening socket: datagrams from a new source start a new link, the others go
-/// to their link's inbox.
+/// A UDP listening socket: a datagram from a new source starts a new link, with a socket
+/// of its own bound to the same address and connected to that source (the kernel then
+/// gives it what the source sends next, and the I/O threads read it like any socket);
+/// what the source sent before that socket was connected is handed to the link's inbox.
 #[derive(Debug)]
 pub(crate) struct UdpListener {
     socket: Arc<UdpSocket>,
@@ -994,11 +972,11 @@ impl UdpListener {
                     // The link is gone: this source starts a new one.
                     Err(TrySendError::Disconnected(d)) => {
                         peers.remove(&from);
-                        return Ok(self.new_peer(&mut peers, from, d));
+                        return self.new_peer(&mut peers, from, d);
                     }
                 }
             }
-            return Ok(self.new_peer(&mut peers, from, datagram));
+            return self.new_peer(&mut peers, from, datagram);
         }
     }
 
@@ -1007,18 +985,34 @@ impl UdpListener {
         peers: &mut HashMap<SocketAddr, SyncSender<Vec<u8>>>,
         from: SocketAddr,
         first: Vec<u8>,
-    ) -> Link {
+    ) -> io::Result<Link> {
+        let socket = udp_socket(self.socket.local_addr()?)?;
+        socket.connect(from)?;
         let (tx, rx) = sync_channel(UDP_INBOX);
         let _ = tx.try_send(first);
         peers.insert(from, tx);
-        Link::Udp(UdpLink {
-            socket: self.socket.clone(),
+        Ok(Link::Udp(UdpLink {
+            socket: Arc::new(socket),
             peer: from,
             inbox: Some(Arc::new(Mutex::new(rx))),
             read_timeout: None,
             nonblocking: false,
-        })
+        }))
     }
+}
+
+/// A UDP socket bound to `addr` that other sockets may bind too (the listener's, and one
+/// per peer, connected to it).
+fn udp_socket(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::DGRAM,
+        Some(socket2::Protocol::UDP),
+    )?;
+    socket.set_reuse_address(true)?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    Ok(socket.into())
 }
 
 /// Connections the kernel completes for a TCP listener before it is asked to accept them
@@ -1102,7 +1096,7 @@ impl Listener {
                     .next()
                     .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no address"))?;
                 Ok(Self::Udp(UdpListener {
-                    socket: Arc::new(UdpSocket::bind(addr)?),
+                    socket: Arc::new(udp_socket(addr)?),
                     nonblocking: std::sync::atomic::AtomicBool::new(false),
                     peers: Mutex::new(HashMap::new()),
                 }))

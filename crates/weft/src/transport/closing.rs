@@ -100,10 +100,9 @@ impl Transport {
 
     /// Waits until `deadline` at most for the peer to have closed its side after
     /// [`Transport::start_close`] (its link was read to the end). Returns at once on an
-    /// I/O thread or the link's reader thread (they are the ones reading it).
+    /// I/O thread (they are the ones reading it).
     pub(crate) fn wait_closed(&self, deadline: Instant) {
-        if reactor::on_io_thread() || self.reader_thread.get() == Some(&std::thread::current().id())
-        {
+        if reactor::on_io_thread() {
             return;
         }
         reactor::before_blocking();

@@ -12,7 +12,7 @@ use weft_transport::connection::{Framing, Outbound, OutboundStats};
 use weft_transport::establish::Negotiated;
 
 use super::priority_links::PriorityLinks;
-use super::reader::{self, LinkRx};
+use super::reader::LinkRx;
 use super::{reactor, Handler, Transport, TransportStats, TxState};
 use crate::link::BatchReader;
 
@@ -20,18 +20,9 @@ use crate::link::BatchReader;
 /// that nothing it receives finds it unknown), then [`Pending::start`] it.
 pub(crate) struct Pending {
     transport: Arc<Transport>,
-    receiving: Receiving,
+    /// What was read from its link past the handshake (the start of the next batches).
+    rest: Vec<u8>,
     handler: Arc<dyn Handler>,
-}
-
-/// How a started transport is read.
-enum Receiving {
-    /// By an I/O thread, from the transport's own socket; `rest` is what was read from it
-    /// past the handshake.
-    Stream { rest: Vec<u8> },
-    /// By a thread of its own, through this reader (a UDP link: its datagrams may come
-    /// through its listener).
-    Datagram(BatchReader),
 }
 
 impl Pending {
@@ -71,35 +62,17 @@ impl Pending {
         true
     }
 
-    /// Starts serving the transport: an I/O thread reads and writes a stream link; a
-    /// UDP link gets a reader thread of its own.
+    /// Starts serving the transport: an I/O thread reads and writes its link.
     pub(crate) fn start(self) -> Arc<Transport> {
         let Self {
             transport,
-            receiving,
+            rest,
             handler,
         } = self;
-        let on_failure = handler.clone();
         let rx = LinkRx::new(transport.clone(), handler, Instant::now());
-        let failed = match receiving {
-            Receiving::Datagram(reader) => {
-                let peer = transport.negotiated.peer_zid;
-                std::thread::Builder::new()
-                    .name(format!("weft-rx-{peer}"))
-                    .spawn(move || reader::run_thread(reader, rx))
-                    .map(|thread| {
-                        let _ = transport.reader_thread.set(thread.thread().id());
-                    })
-                    .err()
-                    .map(|e| (None, e.to_string()))
-            }
-            Receiving::Stream { rest } => match transport.link.set_nonblocking() {
-                Err(e) => Some((Some(rx), e.to_string())),
-                Ok(()) => reactor::add(rest, rx).err().map(|failed| {
-                    let (rx, e) = *failed;
-                    (Some(rx), e)
-                }),
-            },
+        let failed = match transport.link.set_nonblocking() {
+            Err(e) => Some((rx, e.to_string())),
+            Ok(()) => reactor::add(rest, rx).err().map(|failed| *failed),
         };
         if let Some((rx, e)) = failed {
             // Out of threads or descriptors: this session cannot be served; the others
@@ -110,13 +83,7 @@ impl Pending {
                 transport.peer_zid()
             );
             transport.abort();
-            match rx {
-                Some(rx) => rx.finish(),
-                None => {
-                    transport.set_ended();
-                    on_failure.on_closed(&transport);
-                }
-            }
+            rx.finish();
         }
         transport
     }
@@ -131,13 +98,7 @@ pub(super) fn establish(
     user: Option<String>,
 ) -> io::Result<Pending> {
     let describe = reader.link().describe();
-    // A stream keeps its one socket; a UDP link's reader thread keeps a handle of its own.
-    let (link, receiving) = if reader.link().is_datagram() {
-        (reader.link().try_clone()?, Receiving::Datagram(reader))
-    } else {
-        let (link, rest) = reader.into_parts();
-        (link, Receiving::Stream { rest })
-    };
+    let (link, rest) = reader.into_parts();
     let limits = handler.tx_limits();
     let framing = if link.is_datagram() {
         Framing::Datagram
@@ -170,7 +131,6 @@ pub(super) fn establish(
         drop_log: Mutex::new(super::drops::DropLog::default()),
         priority_links: PriorityLinks::default(),
         main: OnceLock::new(),
-        reader_thread: OnceLock::new(),
         access: OnceLock::new(),
         reader_done: Mutex::new(false),
         reader_exit: Condvar::new(),
@@ -179,7 +139,7 @@ pub(super) fn establish(
     });
     Ok(Pending {
         transport,
-        receiving,
+        rest,
         handler,
     })
 }

@@ -166,11 +166,14 @@ impl Handshake {
     pub(crate) fn fd(&self) -> Option<RawFd> {
         match &self.stage {
             Stage::Connecting(c) => c.fd().map(|fd| fd.as_raw_fd()),
-            _ => self
-                .link()
-                .filter(|l| !l.reads_from_listener())
-                .map(Link::raw_fd),
+            _ => self.link().map(Link::raw_fd),
         }
+    }
+
+    /// Whether its listener may hand its link datagrams (see [`Link::fed_by_listener`]):
+    /// advance it after the listener is read.
+    pub(crate) fn fed_by_listener(&self) -> bool {
+        self.link().is_some_and(Link::fed_by_listener)
     }
 
     /// What the handshake waits for now.

@@ -247,9 +247,6 @@ pub(crate) struct Transport {
     priority_links: PriorityLinks,
     /// For a link reserved for priorities: the main transport it is attached to.
     main: OnceLock<Weak<Self>>,
-    /// The reader thread of a UDP link, once started (stream links are read by the I/O
-    /// threads).
-    reader_thread: OnceLock<std::thread::ThreadId>,
     /// Access control for this transport's messages, once its node has set it.
     access: OnceLock<Arc<crate::acl::Enforcer>>,
     /// Set when the link has been read to its end (after draining it on a local close).

@@ -414,7 +414,7 @@ pub(crate) fn assign() -> usize {
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % io_thread_count()
 }
 
-/// Serves a stream link from now on: `rest` is what was read from it past the handshake.
+/// Serves a link from now on: `rest` is what was read from it past the handshake.
 /// `Err` (the transport is left to the caller) when the I/O threads cannot run.
 pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>> {
     let index = rx.transport().io_thread;
@@ -800,6 +800,10 @@ impl IoThread {
 fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
     let t = entry.rx.transport().clone();
     if t.is_closed() {
+        if t.link.is_datagram() {
+            // No end of stream to wait for.
+            return None;
+        }
         let until = *entry.drain_until.get_or_insert(now + CLOSE_DRAIN);
         return (now < until).then_some(until);
     }
@@ -847,6 +851,9 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
 /// ends the turn: the link (`me`) is registered with that destination, and what was read
 /// past that batch waits in the entry.
 fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
+    if entry.rx.transport().link.is_datagram() {
+        return read_datagrams(entry, buf, me);
+    }
     let mut end = entry.rest.len();
     buf[..end].copy_from_slice(&entry.rest);
     entry.rest.clear();
@@ -918,6 +925,61 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
     outcome
 }
 
+/// Hands one batch to the link's receiver: `Ended` when the link is done, `Paused` when a
+/// destination asked for back-pressure and the link (`me`) is registered with it.
+fn hand_batch(entry: &mut Entry, batch: &[u8], me: PausedSource) -> Option<ReadOutcome> {
+    PAUSE_REQUEST.with(|p| p.borrow_mut().take());
+    IN_BATCH.with(|b| b.set(true));
+    let flow = entry.rx.on_batch(batch);
+    IN_BATCH.with(|b| b.set(false));
+    if let Flow::Closed = flow {
+        return Some(ReadOutcome::Ended);
+    }
+    let pause = PAUSE_REQUEST.with(|p| p.borrow_mut().take());
+    pause
+        .and_then(|d| d.upgrade())
+        .is_some_and(|d| d.add_paused_source(me))
+        .then_some(ReadOutcome::Paused)
+}
+
+/// Reads a datagram link (UDP): each datagram is one batch, handed on as it comes, at
+/// most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has no end of
+/// stream: once closed, it is done.
+fn read_datagrams(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
+    let t = entry.rx.transport().clone();
+    if t.is_closed() {
+        return ReadOutcome::Ended;
+    }
+    let mut outcome = ReadOutcome::More;
+    for _ in 0..READS_PER_TURN * READ_BUF_BATCHES {
+        match (&mut &t.link).read(buf) {
+            Ok(n) => {
+                if let Some(stopped) = hand_batch(entry, &buf[..n], me) {
+                    outcome = stopped;
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                outcome = ReadOutcome::Drained;
+                break;
+            }
+            // The peer's port said it is closed (ICMP): its lease decides.
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+            Err(_) => {
+                outcome = ReadOutcome::Ended;
+                break;
+            }
+        }
+        if hooks_pending() {
+            break;
+        }
+    }
+    // What these batches forwarded leaves now.
+    write_scheduled(me.thread);
+    outcome
+}
+
 /// Hands every whole batch of `buf[..end]` to the link's receiver (or discards it while
 /// the link drains after a local close), writes what they forwarded, then moves what is
 /// left to the front. Stops early with `Ended` (the link is done) or `Paused` (a
@@ -941,20 +1003,8 @@ fn hand_on(
         if draining {
             continue;
         }
-        PAUSE_REQUEST.with(|p| p.borrow_mut().take());
-        IN_BATCH.with(|b| b.set(true));
-        let flow = entry.rx.on_batch(batch);
-        IN_BATCH.with(|b| b.set(false));
-        if let Flow::Closed = flow {
-            stopped = Some(ReadOutcome::Ended);
-            break;
-        }
-        let pause = PAUSE_REQUEST.with(|p| p.borrow_mut().take());
-        if pause
-            .and_then(|d| d.upgrade())
-            .is_some_and(|d| d.add_paused_source(me))
-        {
-            stopped = Some(ReadOutcome::Paused);
+        stopped = hand_batch(entry, batch, me);
+        if stopped.is_some() {
             break;
         }
     }

@@ -1,7 +1,5 @@
 //! The receiving side of a transport: what a received batch does, the lease, and the
-//! transport's end. An I/O thread drives it for a stream link ([`super::reactor`]); a UDP
-//! link, whose datagrams may come through its listener, has a thread of its own
-//! ([`run_thread`]).
+//! transport's end, driven by the link's I/O thread ([`super::reactor`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -12,7 +10,6 @@ use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
 use super::{DiscardReason, Handler, ReceivedBatch, Transport};
-use crate::link::BatchReader;
 
 /// Whether a transport goes on after what was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,32 +155,6 @@ impl LinkRx {
             }
         }
     }
-}
-
-/// Reads a UDP link on this thread until its transport ends.
-pub(crate) fn run_thread(mut reader: BatchReader, mut rx: LinkRx) {
-    let t = rx.transport.clone();
-    let _ = reader.link_mut().set_read_timeout(Some(rx.tick));
-    loop {
-        if t.is_closed() {
-            break;
-        }
-        match reader.next_batch() {
-            Ok(Some(batch)) => {
-                if rx.on_batch(batch) == Flow::Closed {
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(e) if crate::link::is_timeout(&e) => {}
-            Err(_) => break,
-        }
-        if rx.on_tick(Instant::now()) == Flow::Closed {
-            break;
-        }
-    }
-    // A datagram link has no end of stream to wait for.
-    rx.finish();
 }
 
 /// Logs the messages a reader discarded for their size or for the reassembly budget, at

@@ -412,9 +412,7 @@ impl Runner {
         let fed: Vec<Token> = self
             .entries
             .iter()
-            .filter(
-                |(_, e)| matches!(e, Entry::Handshake(h) if h.handshake.wait() == Wait::Listener),
-            )
+            .filter(|(_, e)| matches!(e, Entry::Handshake(h) if h.handshake.fed_by_listener()))
             .map(|(t, _)| *t)
             .collect();
         for token in fed {
