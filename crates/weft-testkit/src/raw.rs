@@ -229,6 +229,28 @@ impl RawClient {
         }
     }
 
+    /// Reads until the peer closes the link with a Close message, within `timeout`, and
+    /// returns its reason; what else comes is ignored. An error if the link ends without
+    /// one, or nothing comes in time.
+    pub fn wait_close(&mut self, timeout: Duration) -> io::Result<CloseReason> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "no Close came"));
+            }
+            self.stream.set_read_timeout(Some(left))?;
+            let batch = recv_batch(&mut self.stream)?;
+            let control = self
+                .rx
+                .on_batch(&batch, |_| {})
+                .map_err(|e| io::Error::other(format!("{e:?}")))?;
+            if let weft_transport::rx::Control::Closed { reason, .. } = control {
+                return Ok(reason);
+            }
+        }
+    }
+
     /// Sends `count` fragments of one message that never ends (a hostile peer), each as
     /// large as a batch allows, on the reliable channel of `priority`.
     pub fn send_endless_fragments(&mut self, priority: Priority, count: usize) -> io::Result<()> {

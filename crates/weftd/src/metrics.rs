@@ -305,6 +305,15 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
         "Messages from or to a session that access control denied",
         single(|f| f.denied),
     );
+    registry.register(
+        "weft_sessions_refused",
+        "Sessions refused, by reason: max_sessions (transport.unicast.max_sessions \
+         reached), duplicate_id (a node claimed the ZenohID of a live session)",
+        a.refused
+            .iter()
+            .map(|&(reason, n)| (Reason { reason }, ConstCounter::new(n)))
+            .collect::<Series<_, _>>(),
+    );
 }
 
 /// Most series of each family per declared key expression: the busiest key expressions

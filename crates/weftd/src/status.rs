@@ -170,6 +170,7 @@ mod tests {
             queryables: Vec::new(),
             tokens: Vec::new(),
             publishers: Vec::new(),
+            refused: Vec::new(),
             mesh: Some(weft::MeshInfo {
                 routers: vec![zid(0xaa), zid(0xbb)],
                 links: vec![(zid(0xaa), zid(0xbb))],
@@ -232,6 +233,7 @@ mod tests {
             queryables: Vec::new(),
             tokens: Vec::new(),
             publishers: Vec::new(),
+            refused: Vec::new(),
             mesh: None,
         };
         let s = snapshot(&info, &[], 0);

@@ -303,6 +303,10 @@ pub struct AdminInfo {
     pub publishers: Vec<String>,
     /// The router mesh as it sees it (router mode only).
     pub mesh: Option<MeshInfo>,
+    /// Sessions refused since the start, by reason: `max_sessions`
+    /// (`transport.unicast.max_sessions` reached) and `duplicate_id` (a node claimed the
+    /// ZenohID of a live session), every reason listed.
+    pub refused: Vec<(&'static str, u64)>,
 }
 
 struct LocalSubscriber {
@@ -392,6 +396,8 @@ pub(crate) struct Inner {
     refused_keys: AtomicU64,
     /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
     refused_sessions: AtomicU64,
+    /// Sessions refused because a live session has their ZenohID.
+    refused_duplicates: AtomicU64,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
@@ -524,6 +530,7 @@ impl Session {
             access_control,
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
+            refused_duplicates: AtomicU64::new(0),
             first_attempts_failed: Mutex::new(Vec::new()),
             transport_listeners: network_events::Listeners::default(),
             link_listeners: network_events::Listeners::default(),
@@ -867,6 +874,16 @@ impl Session {
                 links: st.routing.mesh.confirmed_links(),
                 next_hops: st.routing.mesh.next_hops().into_iter().collect(),
             }),
+            refused: vec![
+                (
+                    "max_sessions",
+                    self.inner.refused_sessions.load(Ordering::Relaxed),
+                ),
+                (
+                    "duplicate_id",
+                    self.inner.refused_duplicates.load(Ordering::Relaxed),
+                ),
+            ],
         }
     }
 

@@ -160,6 +160,16 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_LINKS);
                 return false;
             }
+            if live_duplicate && !between_peers {
+                // A node claiming the ZenohID of a live session (ZenohIDs are public):
+                // refused, as Zenoh refuses it; the live session keeps everything. A
+                // node that really restarted gets in once its old session's lease or
+                // link ends.
+                drop(st);
+                self.refused_duplicate(&*t);
+                t.close(weft_proto::transport::CloseReason::MAX_LINKS);
+                return false;
+            }
             st.routes_changed();
             let mut face = Face::new(t.clone());
             face.for_priorities = for_priorities;
@@ -226,6 +236,20 @@ impl Inner {
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Counts and logs a session refused because a live session has its ZenohID: the
+    /// 1st, 2nd, 4th, 8th... refusal, so that a flood cannot flood the log.
+    fn refused_duplicate(&self, t: &dyn FaceTransport) {
+        let n = self.refused_duplicates.fetch_add(1, Ordering::Relaxed) + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                "refused {} ({} {}): a live session has this ZenohID ({n} refused so far)",
+                t.describe(),
+                t.peer_whatami().as_str(),
+                t.peer_zid()
+            );
         }
     }
 
