@@ -1,6 +1,6 @@
 //! Links: the only socket code. TCP, TLS ([`tls`]), QUIC ([`quic`]) and Unix stream
-//! sockets, framed with the 2-byte little-endian batch length, and UDP, one batch per
-//! datagram.
+//! sockets, framed with the 2-byte little-endian batch length; UDP, one batch per
+//! datagram; and serial ports ([`serial`]), one batch per COBS frame.
 //!
 //! A link is made without waiting ([`Connecting`]) and is non-blocking during its
 //! handshakes ([`Link::start_handshake`], [`Link::set_handshake_nonblocking`]) and once
@@ -24,10 +24,12 @@ use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
 mod connect;
 pub mod quic;
+pub mod serial;
 pub mod tls;
 
 pub use connect::Connecting;
 use quic::{QuicLink, QuicListener};
+use serial::{SerialLink, SerialListener, SerialSettings};
 use tls::{TlsLink, TlsSettings};
 
 /// Kernel buffer sizes of a TCP link (`SO_SNDBUF` and `SO_RCVBUF`), in bytes.
@@ -157,10 +159,16 @@ pub(crate) fn never_wait_on_this_thread(never: bool) {
 /// Waits until `fd` can take more bytes, or `deadline`; `WouldBlock` on a thread that
 /// never waits, `TimedOut` past the deadline.
 fn wait_writable(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     if NEVER_WAIT.with(Cell::get) {
         return Err(io::ErrorKind::WouldBlock.into());
     }
+    wait_room(fd, deadline)
+}
+
+/// Waits until `fd` can take more bytes, or `deadline` (`TimedOut`), on any thread: for
+/// a write that cannot be left half done (a serial frame).
+pub(crate) fn wait_room(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -270,6 +278,8 @@ pub enum Link {
     Tls(Box<TlsLink>),
     /// QUIC: a socket pair bridged to the link's QUIC stream.
     Quic(Box<QuicLink>),
+    /// A serial port.
+    Serial(SerialLink),
 }
 
 impl Link {
@@ -289,7 +299,11 @@ impl Link {
                 return Ok(link);
             }
             let fd = connecting.fd().expect("a connection in progress");
-            wait_ready(fd, true, deadline)?;
+            let until = connecting.due().map_or(deadline, |d| d.min(deadline));
+            match wait_ready(fd, connecting.wants_write(), until) {
+                Err(e) if is_timeout(&e) && Instant::now() < deadline => {}
+                other => other?,
+            }
         }
     }
 
@@ -360,15 +374,23 @@ impl Link {
                 }
                 Ok(())
             }
+            Self::Serial(s) => {
+                s.set_nonblocking(nonblocking);
+                Ok(())
+            }
             _ if nonblocking => self.set_nonblocking(),
             _ => Ok(()),
         }
     }
 
-    /// Whether this link's reads come from its listener (a UDP link accepted by a
-    /// listener, which has no socket of its own to wait on).
+    /// Whether this link's reads come from its listener (a UDP link or a serial link
+    /// accepted by a listener, which has no socket of its own to wait on).
     pub const fn reads_from_listener(&self) -> bool {
-        matches!(self, Self::Udp(UdpLink { inbox: Some(_), .. }))
+        match self {
+            Self::Udp(UdpLink { inbox, .. }) => inbox.is_some(),
+            Self::Serial(s) => s.reads_from_listener(),
+            _ => false,
+        }
     }
 
     /// The common name of the peer's TLS certificate, once the TLS handshake is done:
@@ -401,6 +423,7 @@ impl Link {
             Self::Quic(q) => q.socket().as_fd(),
             Self::Unix(s) => s.as_fd(),
             Self::Udp(u) => u.socket.as_fd(),
+            Self::Serial(s) => s.fd(),
         }
     }
 
@@ -416,7 +439,7 @@ impl Link {
             Self::Tcp(s) => s.set_nonblocking(true),
             Self::Unix(s) => s.set_nonblocking(true),
             Self::Quic(q) => q.socket().set_nonblocking(true),
-            Self::Udp(_) => Ok(()),
+            Self::Udp(_) | Self::Serial(_) => Ok(()),
             Self::Tls(t) => t.set_nonblocking(),
         }
     }
@@ -489,15 +512,17 @@ impl Link {
         Ok(written)
     }
 
-    /// Whether batches travel one per datagram (no length prefix).
+    /// Whether batches travel one per datagram (no length prefix): UDP, and serial
+    /// links (one per frame).
     pub const fn is_datagram(&self) -> bool {
-        matches!(self, Self::Udp(_))
+        matches!(self, Self::Udp(_) | Self::Serial(_))
     }
 
     /// Largest batch the link can carry.
     pub const fn mtu(&self) -> u16 {
         match self {
             Self::Udp(_) => UDP_BATCH_SIZE,
+            Self::Serial(_) => serial::MTU,
             _ => STREAM_BATCH_SIZE,
         }
     }
@@ -508,6 +533,7 @@ impl Link {
             Self::Tcp(s) => Self::Tcp(s.try_clone()?),
             Self::Unix(s) => Self::Unix(s.try_clone()?),
             Self::Udp(u) => Self::Udp(u.clone()),
+            Self::Serial(s) => Self::Serial(s.clone()),
             // One rustls session, one bridge: one handle.
             Self::Tls(_) | Self::Quic(_) => {
                 return Err(io::Error::new(
@@ -532,6 +558,10 @@ impl Link {
                 }
                 Ok(())
             }
+            Self::Serial(s) => {
+                s.set_read_timeout(t);
+                Ok(())
+            }
         }
     }
 
@@ -544,6 +574,11 @@ impl Link {
             Self::Quic(q) => q.socket().shutdown(Shutdown::Both),
             // Nothing to shut: the reader stops on the transport's closed flag.
             Self::Udp(_) => Ok(()),
+            // The link ends for its reader and its listener (the port stays open).
+            Self::Serial(s) => {
+                s.shutdown();
+                Ok(())
+            }
             Self::Tls(t) => {
                 t.shutdown();
                 Ok(())
@@ -559,7 +594,7 @@ impl Link {
             Self::Unix(s) => s.shutdown(Shutdown::Write),
             // The bridge finishes the QUIC stream after what was written.
             Self::Quic(q) => q.socket().shutdown(Shutdown::Write),
-            Self::Udp(_) => Ok(()),
+            Self::Udp(_) | Self::Serial(_) => Ok(()),
             Self::Tls(t) => {
                 t.shutdown_write();
                 Ok(())
@@ -568,7 +603,7 @@ impl Link {
     }
 
     /// The link's protocol, as Zenoh names it (`tcp`, `unixsock-stream`, `udp`, `tls`,
-    /// `quic`).
+    /// `quic`, `serial`).
     pub const fn protocol_name(&self) -> &'static str {
         match self {
             Self::Tcp(_) => "tcp",
@@ -576,6 +611,7 @@ impl Link {
             Self::Udp(_) => "udp",
             Self::Tls(_) => "tls",
             Self::Quic(_) => "quic",
+            Self::Serial(_) => "serial",
         }
     }
 
@@ -583,7 +619,7 @@ impl Link {
     pub fn local_ip(&self) -> Option<std::net::IpAddr> {
         match self {
             Self::Tcp(s) => s.local_addr().ok().map(|a| a.ip()),
-            Self::Unix(_) => None,
+            Self::Unix(_) | Self::Serial(_) => None,
             Self::Udp(u) => u.socket.local_addr().ok().map(|a| a.ip()),
             Self::Tls(t) => t.tcp().local_addr().ok().map(|a| a.ip()),
             Self::Quic(q) => q.local_ip(),
@@ -601,6 +637,7 @@ impl Link {
             Self::Udp(u) => format!("udp/{}", u.peer),
             Self::Tls(t) => format!("tls/{}", t.peer()),
             Self::Quic(q) => format!("quic/{}", q.peer()),
+            Self::Serial(s) => format!("serial/{}", s.path()),
         }
     }
 
@@ -619,6 +656,7 @@ impl Link {
                 Some(ip) => format!("quic/{ip}"),
                 None => "quic/?".into(),
             },
+            Self::Serial(s) => format!("serial/{}", s.path()),
         }
     }
 
@@ -645,6 +683,9 @@ impl Link {
             *slice = IoSlice::new(part);
         }
         let n = parts.len();
+        if let Self::Serial(s) = self {
+            return s.write_parts(parts);
+        }
         if let Self::Udp(u) = self {
             let socket = socket2::SockRef::from(&*u.socket);
             let iov = &slices[1..=n];
@@ -777,6 +818,10 @@ impl Read for &Link {
             Link::Udp(u) => u.socket.recv(buf),
             Link::Tls(t) => t.read(buf),
             Link::Quic(q) => (&mut q.socket()).read(buf),
+            Link::Serial(s) => match s.next_batch(buf)? {
+                Some(n) => Ok(n),
+                None => Ok(0),
+            },
         }
     }
 }
@@ -795,6 +840,7 @@ impl Write for &Link {
             Link::Udp(u) => u.socket.send(buf),
             Link::Tls(t) => (&mut &**t).write(buf),
             Link::Quic(q) => (&mut q.socket()).write(buf),
+            Link::Serial(s) => s.write_parts(&[buf]).map(|()| buf.len()),
         }
     }
 
@@ -805,6 +851,11 @@ impl Write for &Link {
             Link::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
             Link::Tls(t) => (&mut &**t).write_vectored(bufs),
             Link::Quic(q) => (&mut q.socket()).write_vectored(bufs),
+            Link::Serial(s) => {
+                let parts: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+                let n = parts.iter().map(|p| p.len()).sum();
+                s.write_parts(&parts).map(|()| n)
+            }
         }
     }
 
@@ -884,6 +935,11 @@ impl BatchReader {
             let u = u.clone();
             self.arm(deadline)?;
             return self.next_datagram(&u);
+        }
+        if let Link::Serial(s) = &self.link {
+            let s = s.clone();
+            self.arm(deadline)?;
+            return Ok(s.next_batch(&mut self.buf)?.map(|n| &self.buf[..n]));
         }
         loop {
             let available = self.end - self.start;
@@ -1054,6 +1110,8 @@ pub enum Listener {
     Tls(TcpListener, TcpBuffers, TlsAcceptor),
     /// QUIC: the endpoint on its UDP socket, and the connections it was offered.
     Quic(QuicListener),
+    /// A serial port waiting for sessions, one at a time.
+    Serial(SerialListener),
 }
 
 /// How a TLS listener serves the links it accepts.
@@ -1090,6 +1148,9 @@ impl Listener {
                 Ok(Self::Tls(bind_tcp(first_addr()?)?, buffers, acceptor))
             }
             Protocol::Quic => Ok(Self::Quic(QuicListener::bind(endpoint, &settings.tls)?)),
+            Protocol::Serial => Ok(Self::Serial(SerialListener::bind(&SerialSettings::of(
+                endpoint,
+            ))?)),
             Protocol::UnixStream => Ok(Self::Unix(
                 UnixListener::bind(&endpoint.address)?,
                 endpoint.address.clone(),
@@ -1118,6 +1179,10 @@ impl Listener {
             Self::Unix(l, _) => l.set_nonblocking(true),
             // Its descriptor is non-blocking already.
             Self::Quic(_) => Ok(()),
+            Self::Serial(s) => {
+                s.set_nonblocking();
+                Ok(())
+            }
             // Its socket stays blocking for the links that send through it; `accept`
             // reads it only when it is readable.
             Self::Udp(u) => {
@@ -1128,10 +1193,10 @@ impl Listener {
         }
     }
 
-    /// Whether this listener hands datagrams over to the links it accepted (a UDP
-    /// listener): a handshake on such a link goes on after the listener is read.
+    /// Whether this listener hands datagrams over to the links it accepted (a UDP or a
+    /// serial listener): a handshake on such a link goes on after the listener is read.
     pub const fn hands_datagrams_over(&self) -> bool {
-        matches!(self, Self::Udp(_))
+        matches!(self, Self::Udp(_) | Self::Serial(_))
     }
 
     /// The listening socket's descriptor.
@@ -1141,6 +1206,7 @@ impl Listener {
             Self::Unix(l, _) => l.as_raw_fd(),
             Self::Quic(q) => q.raw_fd(),
             Self::Udp(u) => u.socket.as_raw_fd(),
+            Self::Serial(s) => s.raw_fd(),
         }
     }
 
@@ -1152,6 +1218,7 @@ impl Listener {
             Self::Quic(q) => Ok(format!("quic/{}", q.local_addr())),
             Self::Unix(_, path) => Ok(format!("unixsock-stream/{path}")),
             Self::Udp(u) => Ok(format!("udp/{}", u.socket.local_addr()?)),
+            Self::Serial(s) => Ok(format!("serial/{}", s.path())),
         }
     }
 
@@ -1179,6 +1246,7 @@ impl Listener {
             }
             Self::Quic(q) => Ok(Link::Quic(Box::new(q.accept()?))),
             Self::Udp(u) => u.accept(),
+            Self::Serial(s) => s.accept().map(Link::Serial),
         }
     }
 }

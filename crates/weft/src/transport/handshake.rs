@@ -177,6 +177,15 @@ impl Handshake {
         self.deadline
     }
 
+    /// When [`Handshake::advance`] is due whatever its socket says: the deadline, or
+    /// earlier a serial line's `I` to send again.
+    pub fn next_due(&self) -> Instant {
+        match &self.stage {
+            Stage::Connecting(c) => c.due().map_or(self.deadline, |d| d.min(self.deadline)),
+            _ => self.deadline,
+        }
+    }
+
     /// The link made so far, if any.
     fn link(&self) -> Option<&Link> {
         match &self.stage {
@@ -204,7 +213,7 @@ impl Handshake {
             None => Wait::Listener,
         };
         match &self.stage {
-            Stage::Connecting(_) => socket(self.fd(), true),
+            Stage::Connecting(c) => socket(self.fd(), c.wants_write()),
             Stage::Securing(r) => match r.link() {
                 Link::Quic(_) => Wait::Notification,
                 l => socket(self.fd(), l.handshake_wants_write()),
@@ -386,7 +395,7 @@ impl Handshake {
                         _ => self.link().map(Link::fd),
                     };
                     if let Some(fd) = fd {
-                        match link::wait_ready(fd, write, self.deadline) {
+                        match link::wait_ready(fd, write, self.next_due()) {
                             // The next step says so.
                             Err(e) if link::is_timeout(&e) => {}
                             other => other?,
