@@ -4,7 +4,9 @@
 # suite, short fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
 # Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
 # the repository's tests/), WEFT_FUZZ_SECONDS (default 60), WEFT_ZENOHD (a zenohd 1.10.2
-# binary; default: built once into WEFT_TOOLS_DIR, default ~/.cache/weft/tools).
+# binary; default: built once into WEFT_TOOLS_DIR, default ~/.cache/weft/tools),
+# WEFT_ZENOHD_SERIAL (a zenohd 1.10.2 built with its serial link, for the serial interop
+# tests; default: WEFT_TOOLS_DIR/serial/bin/zenohd if it is there).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +74,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 export WEFT_REQUIRE_BROWSER=1
+# Serial links are tested over two pseudo-terminals that socat links
+# (crates/weft/tests/serial.rs, crates/weftd/tests/serial.rs).
+if ! command -v socat >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq socat >/dev/null
+fi
+export WEFT_REQUIRE_SOCAT=1
 
 step "zenohd 1.10.2 (Eclipse Zenoh's router binary, from crates.io)"
 # For the tests beside the real router (crates/weftd/tests: mesh, gossip, origin,
@@ -95,6 +104,15 @@ if ! is_zenohd "$WEFT_ZENOHD"; then
   exit 1
 fi
 echo "$WEFT_ZENOHD"
+# The serial interop tests (crates/weft/tests/serial.rs) need a zenohd built with its
+# serial link, which takes long to build: they run where WEFT_ZENOHD_SERIAL names one, or
+# one was built into WEFT_TOOLS_DIR/serial (cargo install zenohd --version 1.10.2 --locked
+# --features zenoh/transport_serial --root "$WEFT_TOOLS_DIR/serial"), and say they are
+# skipped otherwise.
+serial_zenohd=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/serial/bin/zenohd
+if [ -z "${WEFT_ZENOHD_SERIAL:-}" ] && is_zenohd "$serial_zenohd"; then
+  export WEFT_ZENOHD_SERIAL="$serial_zenohd"
+fi
 
 # Every test that needs something from outside the repository fails, rather than skips,
 # when it is missing (crates/weft-testkit/src/prerequisite.rs).

@@ -476,7 +476,11 @@ fn serial_events(d: &mut serial::Decoder, line: &[u8], chunk: usize) -> Vec<Seri
         let mut rest = piece;
         while !rest.is_empty() {
             let (used, got) = d.push(rest);
-            assert!(used > 0 && used <= rest.len(), "took {used} of {}", rest.len());
+            assert!(
+                used > 0 && used <= rest.len(),
+                "took {used} of {}",
+                rest.len()
+            );
             rest = &rest[used..];
             if let Some(got) = got {
                 events.push(got.map(|f| (f.flags.0, f.payload.to_vec())));
@@ -502,7 +506,10 @@ pub fn check_serial(data: &[u8]) {
     assert_eq!(serial_events(&mut whole, line, line.len().max(1)), events);
     let stats = d.stats();
     let good = events.iter().filter(|e| e.is_ok()).count() as u64;
-    assert_eq!((stats.frames, stats.dropped), (good, events.len() as u64 - good));
+    assert_eq!(
+        (stats.frames, stats.dropped),
+        (good, events.len() as u64 - good)
+    );
     for (flags, payload) in events.iter().flatten() {
         assert!(payload.len() <= serial::MTU);
         let mut again = Vec::new();
