@@ -4,7 +4,9 @@
 # suite, short fuzz runs, and the C client's suite. Installs what it needs. Usage: scripts/test.sh
 # Environment: WEFT_SPEC_DIR (the directory holding the specification's vectors/; default
 # the repository's tests/), WEFT_FUZZ_SECONDS (default 60), WEFT_ZENOHD (a zenohd 1.10.2
-# binary; default: built once into WEFT_TOOLS_DIR, default ~/.cache/weft/tools).
+# binary; default: built once, with its TCP and serial links, into WEFT_TOOLS_DIR, default
+# ~/.cache/weft/tools), WEFT_ZENOHD_SERIAL (a zenohd 1.10.2 built with its serial link, for
+# the serial interop tests; default: the one built here).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,23 +74,33 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 export WEFT_REQUIRE_BROWSER=1
+# Serial links are tested over two pseudo-terminals that socat links
+# (crates/weft/tests/serial.rs, crates/weftd/tests/serial.rs).
+if ! command -v socat >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq socat >/dev/null
+fi
+export WEFT_REQUIRE_SOCAT=1
 
 step "zenohd 1.10.2 (Eclipse Zenoh's router binary, from crates.io)"
 # For the tests beside the real router (crates/weftd/tests: mesh, gossip, origin,
-# admin_space), which start it on tcp/127.0.0.1 only: a debug build with the TCP link
-# alone is enough, and the cheapest to build (about half the compile time of the default
-# features); its debug assertions also check what zenohd receives more strictly than a
-# release build does. Built once into WEFT_TOOLS_DIR (default ~/.cache/weft/tools);
-# later runs find it there. WEFT_ZENOHD names another binary.
+# admin_space; crates/weft/tests/serial.rs), which start it on tcp/127.0.0.1 or on a
+# pseudo-terminal only: a debug build with the TCP and serial links alone is enough, and
+# the cheapest to build; its debug assertions also check what zenohd receives more
+# strictly than a release build does. Built once into WEFT_TOOLS_DIR (default
+# ~/.cache/weft/tools); later runs find it there. WEFT_ZENOHD names another binary (and
+# WEFT_ZENOHD_SERIAL one with the serial link, for the serial interop tests).
 zenohd_version=1.10.2
 is_zenohd() { "$1" --version 2>/dev/null | grep -qw "v$zenohd_version"; }
 if [ -z "${WEFT_ZENOHD:-}" ]; then
-  tools=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}
+  tools=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/tcp-serial
   if ! is_zenohd "$tools/bin/zenohd"; then
     CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} cargo install zenohd --version "$zenohd_version" \
-      --locked --debug --no-default-features --features zenoh/transport_tcp --root "$tools"
+      --locked --debug --no-default-features \
+      --features zenoh/transport_tcp,zenoh/transport_serial --root "$tools"
   fi
   export WEFT_ZENOHD="$tools/bin/zenohd"
+  export WEFT_ZENOHD_SERIAL="${WEFT_ZENOHD_SERIAL:-$WEFT_ZENOHD}"
 fi
 if ! is_zenohd "$WEFT_ZENOHD"; then
   echo "error: $WEFT_ZENOHD is not zenohd $zenohd_version" >&2

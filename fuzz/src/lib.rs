@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 use weft_proto::batch::compression::{unwrap_batch, wrap_batch};
 use weft_proto::batch::defrag::{Defragmented, Defragmenter};
 use weft_proto::batch::framing::{next_batch, PrefixWidth};
+use weft_proto::batch::serial;
 use weft_proto::batch::{decode_batch, encode_batch, BatchItem, BatchReader};
 use weft_proto::core::{Bits, Priority, Reliability};
 use weft_proto::network::{is_network_header, linkstate, NetworkMessage, NetworkOam, TsStack};
@@ -462,4 +463,66 @@ pub fn check_handshake(data: &[u8]) {
             }
         }
     }
+}
+
+/// One thing a serial decoder gave: a frame (flags, payload) or why one was dropped.
+type SerialEvent = Result<(u8, Vec<u8>), serial::FrameError>;
+
+/// Feeds `line` to `d` in chunks of `chunk` bytes, checking that every call takes at
+/// least one byte and at most what it was given.
+fn serial_events(d: &mut serial::Decoder, line: &[u8], chunk: usize) -> Vec<SerialEvent> {
+    let mut events = Vec::new();
+    for piece in line.chunks(chunk) {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let (used, got) = d.push(rest);
+            assert!(
+                used > 0 && used <= rest.len(),
+                "took {used} of {}",
+                rest.len()
+            );
+            rest = &rest[used..];
+            if let Some(got) = got {
+                events.push(got.map(|f| (f.flags.0, f.payload.to_vec())));
+            }
+        }
+    }
+    events
+}
+
+/// The serial line's decoder: `data[0]` sets the size of the chunks the rest is fed in
+/// (1 to 256 bytes). Whatever the chunks, the same frames and drops come out; a frame that
+/// comes out is within the MTU and is framed again into bytes that give it back; the
+/// counters count what came out; after any input, a delimiter and a good frame give that
+/// frame.
+pub fn check_serial(data: &[u8]) {
+    let Some((&config, line)) = data.split_first() else {
+        return;
+    };
+    let chunk = usize::from(config) + 1;
+    let mut d = serial::Decoder::new();
+    let events = serial_events(&mut d, line, chunk);
+    let mut whole = serial::Decoder::new();
+    assert_eq!(serial_events(&mut whole, line, line.len().max(1)), events);
+    let stats = d.stats();
+    let good = events.iter().filter(|e| e.is_ok()).count() as u64;
+    assert_eq!(
+        (stats.frames, stats.dropped),
+        (good, events.len() as u64 - good)
+    );
+    for (flags, payload) in events.iter().flatten() {
+        assert!(payload.len() <= serial::MTU);
+        let mut again = Vec::new();
+        serial::encode(serial::Flags(*flags), &[payload], &mut again).expect("within the MTU");
+        assert!(again.len() <= serial::MAX_WIRE_LEN);
+        let mut fresh = serial::Decoder::new();
+        let (used, got) = fresh.push(&again);
+        assert_eq!(used, again.len());
+        let got = got.expect("a frame").expect("a good frame");
+        assert_eq!((got.flags.0, got.payload), (*flags, &payload[..]));
+    }
+    let mut probe = vec![serial::DELIMITER];
+    serial::encode(serial::Flags::DATA, &[b"probe"], &mut probe).expect("small");
+    let after = serial_events(&mut d, &probe, chunk);
+    assert_eq!(after.last(), Some(&Ok((0, b"probe".to_vec()))), "{after:?}");
 }

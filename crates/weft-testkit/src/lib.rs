@@ -2,10 +2,11 @@
 //! `tests/interop/zenoh_node.py`) next to weft, on loopback, and raw clients that send
 //! exactly the messages a test chooses ([`raw`]), the zenohd binary ([`zenohd`]), and
 //! what a test does when something it needs from outside the repository is missing
-//! ([`prerequisite`]).
+//! ([`prerequisite`]), and serial lines made of two linked pseudo-terminals ([`pty`]).
 
 pub mod certs;
 pub mod prerequisite;
+pub mod pty;
 pub mod raw;
 pub mod zenohd;
 

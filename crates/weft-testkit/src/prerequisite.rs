@@ -22,6 +22,11 @@ pub enum Prerequisite {
     /// Ports 7447 and 8000 on loopback free, for weftd's example configuration as it is
     /// shipped; `WEFT_REQUIRE_DEFAULT_PORTS`.
     DefaultPorts,
+    /// `socat`, which links two pseudo-terminals into a serial line; `WEFT_REQUIRE_SOCAT`.
+    Socat,
+    /// A zenohd 1.10.2 built with the serial link (`transport_serial`), which
+    /// `WEFT_ZENOHD_SERIAL` names; `WEFT_REQUIRE_ZENOHD_SERIAL`.
+    ZenohdSerial,
 }
 
 impl Prerequisite {
@@ -34,6 +39,8 @@ impl Prerequisite {
             Self::Browser => "WEFT_REQUIRE_BROWSER",
             Self::Netns => "WEFT_REQUIRE_NETNS",
             Self::DefaultPorts => "WEFT_REQUIRE_DEFAULT_PORTS",
+            Self::Socat => "WEFT_REQUIRE_SOCAT",
+            Self::ZenohdSerial => "WEFT_REQUIRE_ZENOHD_SERIAL",
         }
     }
 
@@ -71,6 +78,8 @@ mod tests {
             Prerequisite::Browser,
             Prerequisite::Netns,
             Prerequisite::DefaultPorts,
+            Prerequisite::Socat,
+            Prerequisite::ZenohdSerial,
         ];
         let mut vars: Vec<_> = all.iter().map(|p| p.require_var()).collect();
         vars.sort_unstable();

@@ -2,7 +2,7 @@
 //!
 //! `<protocol>/<address>[?<metadata>][#<config>]`, e.g. `tcp/127.0.0.1:7447`,
 //! `tcp/[::]:7447`, `tls/localhost:7447`, `quic/localhost:7447`, `udp/10.0.0.1:7447`,
-//! `unixsock-stream/tmp/weft.sock`. Metadata and
+//! `unixsock-stream/tmp/weft.sock`, `serial//dev/ttyUSB0#baudrate=115200`. Metadata and
 //! configuration are `;`-separated `key=value` lists.
 
 use std::fmt;
@@ -24,6 +24,8 @@ pub enum Protocol {
     Tls,
     /// QUIC.
     Quic,
+    /// A serial port (the address is the device's path).
+    Serial,
 }
 
 impl Protocol {
@@ -35,6 +37,7 @@ impl Protocol {
             Self::UnixStream => "unixsock-stream",
             Self::Tls => "tls",
             Self::Quic => "quic",
+            Self::Serial => "serial",
         }
     }
 }
@@ -47,7 +50,7 @@ pub enum EndpointError {
     MissingProtocol(String),
     /// A protocol weft does not speak.
     #[error(
-        "endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, quic, udp and unixsock-stream are)"
+        "endpoint `{0}`: unsupported protocol `{1}` (tcp, tls, quic, udp, unixsock-stream and serial are)"
     )]
     UnsupportedProtocol(String, String),
     /// An empty address.
@@ -81,6 +84,11 @@ fn check_config(
     protocol: Protocol,
     config: &[(String, String)],
 ) -> Result<(), EndpointError> {
+    if protocol == Protocol::Serial {
+        return crate::link::serial::check_config(config).map_err(|(key, value, expected)| {
+            EndpointError::BadValue(whole.into(), key, value, expected)
+        });
+    }
     for (key, value) in config {
         if protocol == Protocol::Tls && !crate::link::tls::is_endpoint_key(key) {
             // No value is repeated: a misspelt key may hold a private key.
@@ -187,6 +195,7 @@ impl FromStr for Endpoint {
             "unixsock-stream" => Protocol::UnixStream,
             "tls" => Protocol::Tls,
             "quic" => Protocol::Quic,
+            "serial" => Protocol::Serial,
             other => return Err(EndpointError::UnsupportedProtocol(s.into(), other.into())),
         };
         check_config(s, protocol, &config)?;
@@ -198,7 +207,7 @@ impl FromStr for Endpoint {
         if address.is_empty() {
             return Err(EndpointError::EmptyAddress(s.into()));
         }
-        if protocol != Protocol::UnixStream {
+        if !matches!(protocol, Protocol::UnixStream | Protocol::Serial) {
             let port = address.rsplit_once(':').map(|(_, p)| p);
             if port.is_none_or(|p| p.parse::<u16>().is_err()) {
                 return Err(EndpointError::BadPort(s.into(), address.into()));

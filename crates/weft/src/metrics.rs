@@ -3,6 +3,7 @@
 //! consistent snapshot; and what the transports count (why messages were dropped or
 //! discarded, the memory held by received batches whose payloads are kept).
 
+pub use crate::link::serial_dropped_frames;
 pub use crate::transport::{shared_batch_bytes, DiscardReason, DropReason, SHARED_BATCH_BUDGET};
 
 use std::sync::atomic::{AtomicU64, Ordering};

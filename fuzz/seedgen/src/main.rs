@@ -21,7 +21,9 @@
 //!   markers);
 //! - `handshake`: every TCP direction's stream after the byte choosing the side it is
 //!   fed to (the initiator's to the acceptor, the listener's to the initiator) and
-//!   whether user/password authentication is on.
+//!   whether user/password authentication is on;
+//! - `serial_framing`: every batch within the serial MTU, framed for a serial line after
+//!   an Init frame, after the byte setting the size of the chunks the target feeds.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,6 +32,7 @@ use std::process::ExitCode;
 use weft_proto::batch::compression::unwrap_batch;
 use weft_proto::batch::defrag::{Defragmented, Defragmenter};
 use weft_proto::batch::framing::{next_batch, PrefixWidth};
+use weft_proto::batch::serial;
 use weft_proto::batch::{BatchItem, BatchReader};
 use weft_proto::core::{Bits, Resolution};
 use weft_proto::scouting::ScoutingMessage;
@@ -206,6 +209,15 @@ impl Corpus {
     /// Seeds from one plain batch: the batch, and each network message's bytes.
     fn batch(&mut self, name: &str, b: &Batch, defrag: &mut Defragmenter) -> std::io::Result<()> {
         self.put("transport_batch", name, &b.plain)?;
+        if b.plain.len() <= serial::MTU {
+            // Fed in chunks of 16 bytes: the exchange's first frame, then the batch's.
+            let mut line = vec![15];
+            let framed = serial::encode(serial::Flags::INIT, &[], &mut line)
+                .and_then(|()| serial::encode(serial::Flags::DATA, &[&b.plain], &mut line));
+            if framed.is_ok() {
+                self.put("serial_framing", name, &line)?;
+            }
+        }
         let mut reader = BatchReader::new(&b.plain).low_latency(b.low_latency);
         let mut k = 0;
         loop {

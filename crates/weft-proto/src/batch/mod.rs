@@ -13,6 +13,7 @@
 pub mod compression;
 pub mod defrag;
 pub mod framing;
+pub mod serial;
 
 use alloc::vec::Vec;
 

@@ -1,7 +1,9 @@
 //! Connecting without waiting: a TCP (or TLS) connection in progress is a non-blocking
 //! socket that becomes writable once the kernel has an answer; [`Connecting::poll`] asks
 //! whether it has one and moves to the next address of the endpoint when one is refused.
-//! Unix, UDP and QUIC links are made at once (QUIC's handshake is the link's, later).
+//! Unix, UDP and QUIC links are made at once (QUIC's handshake is the link's, later). A
+//! serial link is made once the line's exchange is over ([`SerialConnecting`]): the port
+//! is waited on readable, and [`Connecting::due`] says when to send its `I` again.
 
 use std::collections::VecDeque;
 use std::io;
@@ -9,8 +11,10 @@ use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::quic::QuicLink;
+use super::serial::{SerialConnecting, SerialSettings};
 use super::tls::{self, TlsLink};
 use super::{tune_tcp, Link, LinkSettings, TcpBuffers, UdpLink};
 use crate::endpoint::{Endpoint, Protocol};
@@ -26,6 +30,8 @@ pub(crate) struct Connecting {
     tcp: Option<(TcpStream, SocketAddr)>,
     /// A link made at once (Unix, UDP, QUIC), not handed over yet.
     ready: Option<Link>,
+    /// A serial line's exchange in progress.
+    serial: Option<SerialConnecting>,
     /// Why the last address failed.
     last_error: Option<io::Error>,
 }
@@ -40,6 +46,7 @@ impl Connecting {
             addresses: VecDeque::new(),
             tcp: None,
             ready: None,
+            serial: None,
             last_error: None,
         };
         match endpoint.protocol {
@@ -57,13 +64,35 @@ impl Connecting {
                 )?)));
             }
             Protocol::Udp => connecting.ready = Some(connect_udp(endpoint)?),
+            Protocol::Serial => {
+                connecting.serial = Some(SerialConnecting::start(SerialSettings::of(endpoint))?);
+            }
         }
         Ok(connecting)
     }
 
-    /// The socket to wait on (writable) while a connection is in progress.
+    /// The socket to wait on while a connection is in progress (writable, or readable
+    /// when [`Connecting::wants_write`] says not).
     pub(crate) fn fd(&self) -> Option<BorrowedFd<'_>> {
-        self.tcp.as_ref().map(|(s, _)| s.as_fd())
+        match &self.serial {
+            Some(s) => Some(s.fd()),
+            None => self.tcp.as_ref().map(|(s, _)| s.as_fd()),
+        }
+    }
+
+    /// Whether the connection in progress waits for its socket to be writable (a TCP
+    /// connection) rather than readable (a serial line's answer).
+    pub(crate) const fn wants_write(&self) -> bool {
+        self.serial.is_none()
+    }
+
+    /// When [`Connecting::poll`] has something to do whatever its socket says (a serial
+    /// line's `I` to send again).
+    pub(crate) const fn due(&self) -> Option<Instant> {
+        match &self.serial {
+            Some(s) => s.due(),
+            None => None,
+        }
     }
 
     fn buffers(&self) -> TcpBuffers {
@@ -97,6 +126,9 @@ impl Connecting {
     pub(crate) fn poll(&mut self) -> io::Result<Option<Link>> {
         if let Some(link) = self.ready.take() {
             return Ok(Some(link));
+        }
+        if let Some(s) = &mut self.serial {
+            return Ok(s.poll()?.map(Link::Serial));
         }
         loop {
             let Some((s, _)) = &self.tcp else {

@@ -1,6 +1,6 @@
 //! Links: the only socket code. TCP, TLS ([`tls`]), QUIC ([`quic`]) and Unix stream
-//! sockets, framed with the 2-byte little-endian batch length, and UDP, one batch per
-//! datagram.
+//! sockets, framed with the 2-byte little-endian batch length; UDP, one batch per
+//! datagram; and serial ports ([`serial`]), one batch per COBS frame.
 //!
 //! A link is made without waiting ([`Connecting`]) and is non-blocking during its
 //! handshakes ([`Link::start_handshake`], [`Link::set_handshake_nonblocking`]) and once
@@ -24,10 +24,14 @@ use crate::endpoint::{parse_buffer_size, Endpoint, Protocol};
 
 mod connect;
 pub(crate) mod quic;
+pub(crate) mod serial;
+
+pub use serial::dropped_frames as serial_dropped_frames;
 pub(crate) mod tls;
 
 pub(crate) use connect::Connecting;
 use quic::{QuicLink, QuicListener};
+use serial::{SerialLink, SerialListener, SerialSettings};
 use tls::{TlsLink, TlsSettings};
 
 /// Kernel buffer sizes of a TCP link (`SO_SNDBUF` and `SO_RCVBUF`), in bytes.
@@ -157,10 +161,16 @@ pub(crate) fn never_wait_on_this_thread(never: bool) {
 /// Waits until `fd` can take more bytes, or `deadline`; `WouldBlock` on a thread that
 /// never waits, `TimedOut` past the deadline.
 fn wait_writable(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
-    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     if NEVER_WAIT.with(Cell::get) {
         return Err(io::ErrorKind::WouldBlock.into());
     }
+    wait_room(fd, deadline)
+}
+
+/// Waits until `fd` can take more bytes, or `deadline` (`TimedOut`), on any thread: for
+/// a write that cannot be left half done (a serial frame).
+pub(crate) fn wait_room(fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -270,6 +280,8 @@ pub enum Link {
     Tls(Box<TlsLink>),
     /// QUIC: a socket pair bridged to the link's QUIC stream.
     Quic(Box<QuicLink>),
+    /// A serial port.
+    Serial(SerialLink),
 }
 
 impl Link {
@@ -289,7 +301,11 @@ impl Link {
                 return Ok(link);
             }
             let fd = connecting.fd().expect("a connection in progress");
-            wait_ready(fd, true, deadline)?;
+            let until = connecting.due().map_or(deadline, |d| d.min(deadline));
+            match wait_ready(fd, connecting.wants_write(), until) {
+                Err(e) if is_timeout(&e) && Instant::now() < deadline => {}
+                other => other?,
+            }
         }
     }
 
@@ -357,16 +373,34 @@ impl Link {
                 u.nonblocking = nonblocking;
                 u.socket.set_nonblocking(nonblocking)
             }
+            Self::Serial(s) => {
+                s.set_nonblocking(nonblocking);
+                Ok(())
+            }
             _ if nonblocking => self.set_nonblocking(),
             _ => Ok(()),
         }
     }
 
-    /// Whether its listener may hand this link datagrams besides those its own socket
-    /// receives (a UDP link accepted by a listener: what its peer sent before the link's
-    /// socket was connected came to the listener's).
+    /// Whether its listener may hand this link datagrams or frames besides those its own
+    /// socket receives (a UDP link accepted by a listener: what its peer sent before the
+    /// link's socket was connected came to the listener's; a serial link accepted by a
+    /// listener, which reads the port).
     pub const fn fed_by_listener(&self) -> bool {
-        matches!(self, Self::Udp(UdpLink { inbox: Some(_), .. }))
+        match self {
+            Self::Udp(UdpLink { inbox, .. }) => inbox.is_some(),
+            Self::Serial(s) => s.reads_from_listener(),
+            _ => false,
+        }
+    }
+
+    /// Whether this link has no socket of its own to read (a serial link accepted by a
+    /// listener: its listener reads the port and hands it its frames).
+    pub const fn reads_from_listener(&self) -> bool {
+        match self {
+            Self::Serial(s) => s.reads_from_listener(),
+            _ => false,
+        }
     }
 
     /// The common name of the peer's TLS certificate, once the TLS handshake is done:
@@ -399,6 +433,7 @@ impl Link {
             Self::Quic(q) => q.socket().as_fd(),
             Self::Unix(s) => s.as_fd(),
             Self::Udp(u) => u.socket.as_fd(),
+            Self::Serial(s) => s.fd(),
         }
     }
 
@@ -414,6 +449,7 @@ impl Link {
             Self::Unix(s) => s.set_nonblocking(true),
             Self::Quic(q) => q.socket().set_nonblocking(true),
             Self::Udp(u) => u.socket.set_nonblocking(true),
+            Self::Serial(_) => Ok(()),
             Self::Tls(t) => t.set_nonblocking(),
         }
     }
@@ -486,15 +522,17 @@ impl Link {
         Ok(written)
     }
 
-    /// Whether batches travel one per datagram (no length prefix).
+    /// Whether batches travel one per datagram (no length prefix): UDP, and serial
+    /// links (one per frame).
     pub const fn is_datagram(&self) -> bool {
-        matches!(self, Self::Udp(_))
+        matches!(self, Self::Udp(_) | Self::Serial(_))
     }
 
     /// Largest batch the link can carry.
     pub const fn mtu(&self) -> u16 {
         match self {
             Self::Udp(_) => UDP_BATCH_SIZE,
+            Self::Serial(_) => serial::MTU,
             _ => STREAM_BATCH_SIZE,
         }
     }
@@ -505,6 +543,7 @@ impl Link {
             Self::Tcp(s) => Self::Tcp(s.try_clone()?),
             Self::Unix(s) => Self::Unix(s.try_clone()?),
             Self::Udp(u) => Self::Udp(u.clone()),
+            Self::Serial(s) => Self::Serial(s.clone()),
             // One rustls session, one bridge: one handle.
             Self::Tls(_) | Self::Quic(_) => {
                 return Err(io::Error::new(
@@ -529,6 +568,10 @@ impl Link {
                 }
                 Ok(())
             }
+            Self::Serial(s) => {
+                s.set_read_timeout(t);
+                Ok(())
+            }
         }
     }
 
@@ -541,6 +584,11 @@ impl Link {
             Self::Quic(q) => q.socket().shutdown(Shutdown::Both),
             // Nothing to shut: the reader stops on the transport's closed flag.
             Self::Udp(_) => Ok(()),
+            // The link ends for its reader and its listener (the port stays open).
+            Self::Serial(s) => {
+                s.shutdown();
+                Ok(())
+            }
             Self::Tls(t) => {
                 t.shutdown();
                 Ok(())
@@ -556,7 +604,7 @@ impl Link {
             Self::Unix(s) => s.shutdown(Shutdown::Write),
             // The bridge finishes the QUIC stream after what was written.
             Self::Quic(q) => q.socket().shutdown(Shutdown::Write),
-            Self::Udp(_) => Ok(()),
+            Self::Udp(_) | Self::Serial(_) => Ok(()),
             Self::Tls(t) => {
                 t.shutdown_write();
                 Ok(())
@@ -564,8 +612,17 @@ impl Link {
         };
     }
 
+    /// Reads nothing more from the link once its transport starts closing, where a link
+    /// shares its line with the next one (a serial port this node connects to again):
+    /// reads give the end of the link, writes go on. Nothing for other links.
+    pub fn stop_reading(&self) {
+        if let Self::Serial(s) = self {
+            s.stop_reading();
+        }
+    }
+
     /// The link's protocol, as Zenoh names it (`tcp`, `unixsock-stream`, `udp`, `tls`,
-    /// `quic`).
+    /// `quic`, `serial`).
     pub const fn protocol_name(&self) -> &'static str {
         match self {
             Self::Tcp(_) => "tcp",
@@ -573,6 +630,7 @@ impl Link {
             Self::Udp(_) => "udp",
             Self::Tls(_) => "tls",
             Self::Quic(_) => "quic",
+            Self::Serial(_) => "serial",
         }
     }
 
@@ -580,7 +638,7 @@ impl Link {
     pub fn local_ip(&self) -> Option<std::net::IpAddr> {
         match self {
             Self::Tcp(s) => s.local_addr().ok().map(|a| a.ip()),
-            Self::Unix(_) => None,
+            Self::Unix(_) | Self::Serial(_) => None,
             Self::Udp(u) => u.socket.local_addr().ok().map(|a| a.ip()),
             Self::Tls(t) => t.tcp().local_addr().ok().map(|a| a.ip()),
             Self::Quic(q) => q.local_ip(),
@@ -598,6 +656,7 @@ impl Link {
             Self::Udp(u) => format!("udp/{}", u.peer),
             Self::Tls(t) => format!("tls/{}", t.peer()),
             Self::Quic(q) => format!("quic/{}", q.peer()),
+            Self::Serial(s) => format!("serial/{}", s.path()),
         }
     }
 
@@ -616,6 +675,7 @@ impl Link {
                 Some(ip) => format!("quic/{ip}"),
                 None => "quic/?".into(),
             },
+            Self::Serial(s) => format!("serial/{}", s.path()),
         }
     }
 
@@ -642,6 +702,9 @@ impl Link {
             *slice = IoSlice::new(part);
         }
         let n = parts.len();
+        if let Self::Serial(s) = self {
+            return s.write_parts(parts);
+        }
         if let Self::Udp(u) = self {
             let socket = socket2::SockRef::from(&*u.socket);
             let iov = &slices[1..=n];
@@ -771,6 +834,10 @@ impl Read for &Link {
             Link::Udp(u) => u.socket.recv(buf),
             Link::Tls(t) => t.read(buf),
             Link::Quic(q) => (&mut q.socket()).read(buf),
+            Link::Serial(s) => match s.next_batch(buf)? {
+                Some(n) => Ok(n),
+                None => Ok(0),
+            },
         }
     }
 }
@@ -789,6 +856,7 @@ impl Write for &Link {
             Link::Udp(u) => u.socket.send(buf),
             Link::Tls(t) => (&mut &**t).write(buf),
             Link::Quic(q) => (&mut q.socket()).write(buf),
+            Link::Serial(s) => s.write_parts(&[buf]).map(|()| buf.len()),
         }
     }
 
@@ -799,6 +867,11 @@ impl Write for &Link {
             Link::Udp(u) => socket2::SockRef::from(&*u.socket).send_vectored(bufs),
             Link::Tls(t) => (&mut &**t).write_vectored(bufs),
             Link::Quic(q) => (&mut q.socket()).write_vectored(bufs),
+            Link::Serial(s) => {
+                let parts: Vec<&[u8]> = bufs.iter().map(|b| &**b).collect();
+                let n = parts.iter().map(|p| p.len()).sum();
+                s.write_parts(&parts).map(|()| n)
+            }
         }
     }
 
@@ -879,6 +952,11 @@ impl BatchReader {
             let u = u.clone();
             self.arm(deadline)?;
             return self.next_datagram(&u);
+        }
+        if let Link::Serial(s) = &self.link {
+            let s = s.clone();
+            self.arm(deadline)?;
+            return Ok(s.next_batch(&mut self.buf)?.map(|n| &self.buf[..n]));
         }
         loop {
             let available = self.end - self.start;
@@ -1049,6 +1127,8 @@ pub(crate) enum Listener {
     Tls(TcpListener, TcpBuffers, TlsAcceptor),
     /// QUIC: the endpoint on its UDP socket, and the connections it was offered.
     Quic(QuicListener),
+    /// A serial port waiting for sessions, one at a time.
+    Serial(SerialListener),
 }
 
 /// How a TLS listener serves the links it accepts.
@@ -1085,6 +1165,9 @@ impl Listener {
                 Ok(Self::Tls(bind_tcp(first_addr()?)?, buffers, acceptor))
             }
             Protocol::Quic => Ok(Self::Quic(QuicListener::bind(endpoint, &settings.tls)?)),
+            Protocol::Serial => Ok(Self::Serial(SerialListener::bind(&SerialSettings::of(
+                endpoint,
+            ))?)),
             Protocol::UnixStream => Ok(Self::Unix(
                 UnixListener::bind(&endpoint.address)?,
                 endpoint.address.clone(),
@@ -1113,6 +1196,10 @@ impl Listener {
             Self::Unix(l, _) => l.set_nonblocking(true),
             // Its descriptor is non-blocking already.
             Self::Quic(_) => Ok(()),
+            Self::Serial(s) => {
+                s.set_nonblocking();
+                Ok(())
+            }
             // Its socket stays blocking for the links that send through it; `accept`
             // reads it only when it is readable.
             Self::Udp(u) => {
@@ -1123,10 +1210,10 @@ impl Listener {
         }
     }
 
-    /// Whether this listener hands datagrams over to the links it accepted (a UDP
-    /// listener): a handshake on such a link goes on after the listener is read.
+    /// Whether this listener hands datagrams over to the links it accepted (a UDP or a
+    /// serial listener): a handshake on such a link goes on after the listener is read.
     pub(crate) const fn hands_datagrams_over(&self) -> bool {
-        matches!(self, Self::Udp(_))
+        matches!(self, Self::Udp(_) | Self::Serial(_))
     }
 
     /// The listening socket's descriptor.
@@ -1136,6 +1223,7 @@ impl Listener {
             Self::Unix(l, _) => l.as_raw_fd(),
             Self::Quic(q) => q.raw_fd(),
             Self::Udp(u) => u.socket.as_raw_fd(),
+            Self::Serial(s) => s.raw_fd(),
         }
     }
 
@@ -1147,6 +1235,7 @@ impl Listener {
             Self::Quic(q) => Ok(format!("quic/{}", q.local_addr())),
             Self::Unix(_, path) => Ok(format!("unixsock-stream/{path}")),
             Self::Udp(u) => Ok(format!("udp/{}", u.socket.local_addr()?)),
+            Self::Serial(s) => Ok(format!("serial/{}", s.path())),
         }
     }
 
@@ -1174,6 +1263,7 @@ impl Listener {
             }
             Self::Quic(q) => Ok(Link::Quic(Box::new(q.accept()?))),
             Self::Udp(u) => u.accept(),
+            Self::Serial(s) => s.accept().map(Link::Serial),
         }
     }
 }

@@ -61,6 +61,8 @@ impl Transport {
             return;
         }
         self.note_end(|| format!("closed by this node ({reason})"));
+        // A serial line is the next session's as soon as this one closes.
+        self.link.stop_reading();
         // An I/O thread writes only what the socket takes at once.
         let on_io_thread = reactor::on_io_thread();
         let mut st = self.lock();

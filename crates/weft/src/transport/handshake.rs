@@ -148,9 +148,13 @@ impl Handshake {
         Ok(me)
     }
 
-    /// When the handshake must be over.
-    pub(crate) const fn deadline(&self) -> Instant {
-        self.deadline
+    /// When [`Handshake::advance`] is due whatever its socket says: the deadline, or
+    /// earlier a serial line's `I` to send again.
+    pub(crate) fn next_due(&self) -> Instant {
+        match &self.stage {
+            Stage::Connecting(c) => c.due().map_or(self.deadline, |d| d.min(self.deadline)),
+            _ => self.deadline,
+        }
     }
 
     /// The link made so far, if any.
@@ -166,7 +170,11 @@ impl Handshake {
     pub(crate) fn fd(&self) -> Option<RawFd> {
         match &self.stage {
             Stage::Connecting(c) => c.fd().map(|fd| fd.as_raw_fd()),
-            _ => self.link().map(Link::raw_fd),
+            // A link its listener reads has no socket of its own to wait on.
+            _ => self
+                .link()
+                .filter(|l| !l.reads_from_listener())
+                .map(Link::raw_fd),
         }
     }
 
@@ -183,7 +191,7 @@ impl Handshake {
             None => Wait::Listener,
         };
         match &self.stage {
-            Stage::Connecting(_) => socket(self.fd(), true),
+            Stage::Connecting(c) => socket(self.fd(), c.wants_write()),
             Stage::Securing(r) => match r.link() {
                 Link::Quic(_) => Wait::Notification,
                 l => socket(self.fd(), l.handshake_wants_write()),

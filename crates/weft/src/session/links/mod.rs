@@ -243,7 +243,7 @@ impl Runner {
     fn next_deadline(&self) -> Option<Instant> {
         let entries = self.entries.values().filter_map(|e| match e {
             Entry::Listener(l) => l.paused_until(),
-            Entry::Handshake(h) => Some(h.handshake.deadline()),
+            Entry::Handshake(h) => Some(h.handshake.next_due()),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
         entries.chain(connectors).min()
@@ -308,7 +308,7 @@ impl Runner {
             .iter()
             .filter(|(_, e)| match e {
                 Entry::Listener(l) => l.paused_until().is_some_and(|t| t <= now),
-                Entry::Handshake(h) => h.handshake.deadline() <= now,
+                Entry::Handshake(h) => h.handshake.next_due() <= now,
             })
             .map(|(t, _)| *t)
             .collect();
