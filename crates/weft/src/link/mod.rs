@@ -612,6 +612,21 @@ impl Link {
         };
     }
 
+    /// Whether the link is a stream on a socket of its own (TCP, TLS, a Unix socket).
+    pub const fn has_own_stream_socket(&self) -> bool {
+        matches!(self, Self::Tcp(_) | Self::Tls(_) | Self::Unix(_))
+    }
+
+    /// Whether bytes from the peer wait to be read now (a stream link; false for others).
+    pub fn has_input_now(&self) -> bool {
+        use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+        if !matches!(self, Self::Tcp(_) | Self::Tls(_) | Self::Unix(_)) {
+            return false;
+        }
+        let mut fds = [PollFd::new(self.fd(), PollFlags::POLLIN)];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0)
+    }
+
     /// Reads nothing more from the link once its transport starts closing, where a link
     /// shares its line with the next one (a serial port this node connects to again):
     /// reads give the end of the link, writes go on. Nothing for other links.

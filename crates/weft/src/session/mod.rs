@@ -398,6 +398,8 @@ pub(crate) struct Inner {
     refused_sessions: AtomicU64,
     /// Sessions refused because a live session has their ZenohID.
     refused_duplicates: AtomicU64,
+    /// Accepted handshakes closed after stalling, to free their place for a new one.
+    stalled_handshakes_closed: AtomicU64,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
@@ -531,6 +533,7 @@ impl Session {
             refused_keys: AtomicU64::new(0),
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
+            stalled_handshakes_closed: AtomicU64::new(0),
             first_attempts_failed: Mutex::new(Vec::new()),
             transport_listeners: network_events::Listeners::default(),
             link_listeners: network_events::Listeners::default(),

@@ -19,6 +19,14 @@ use crate::transport::Handshake;
 pub(super) struct PendingAccept(Arc<Inner>);
 
 impl PendingAccept {
+    /// How many `transport.unicast.accept_pending` places of `inner` are free.
+    fn free(inner: &Inner) -> usize {
+        inner
+            .config
+            .accept_pending
+            .saturating_sub(inner.pending_accepts.load(Ordering::Acquire))
+    }
+
     /// Takes one of the `transport.unicast.accept_pending` places, if one is free.
     fn take(inner: &Arc<Inner>) -> Option<Self> {
         let limit = inner.config.accept_pending;
@@ -150,44 +158,29 @@ impl Runner {
                 }
             };
             l.succeeded();
-            let Some(place) = PendingAccept::take(inner) else {
-                // Too many handshakes in progress: this one is closed unanswered.
+            if let Err(link) = self.admit(inner, link) {
+                // No place, and the waiting room is full: closed unanswered.
+                let Some(Entry::Listener(l)) = self.entries.get_mut(&token) else {
+                    return;
+                };
                 if l.refused == 0 {
                     tracing::warn!(
-                        "{} handshakes in progress (transport.unicast.accept_pending): \
-                         closing new connections until one ends",
+                        "{} handshakes in progress (transport.unicast.accept_pending) and \
+                         {WAITING_MAX} connections waiting: closing new connections until \
+                         one ends",
                         inner.config.accept_pending
                     );
                 }
                 l.refused += 1;
                 link.shutdown();
                 continue;
+            }
+            let Some(Entry::Listener(l)) = self.entries.get_mut(&token) else {
+                return;
             };
             if l.refused > 0 {
                 tracing::info!("{} connections were closed unanswered", l.refused);
                 l.refused = 0;
-            }
-            let describe = link.describe();
-            let params = inner.local_params(&link, None);
-            let usrpwd = inner.config.usrpwd.as_ref();
-            let handshake_token = self.token();
-            let started = Handshake::accept(
-                link,
-                params,
-                usrpwd,
-                inner.config.accept_timeout,
-                inner.handler(),
-                self.notifier(handshake_token),
-            );
-            match started {
-                Ok(h) => self.add_handshake(
-                    inner,
-                    handshake_token,
-                    h,
-                    Purpose::Accepted(place),
-                    describe,
-                ),
-                Err(e) => tracing::info!("refused {describe}: {e}"),
             }
         }
         let udp = matches!(
@@ -198,6 +191,220 @@ impl Runner {
             // Datagrams for links whose handshake runs may have come.
             self.advance_listener_fed();
         }
+    }
+}
+
+/// Connections a session's listeners hold while every `accept_pending` place is taken,
+/// at most: each waits, unanswered, for a place (or `accept_timeout`).
+pub(super) const WAITING_MAX: usize = 1024;
+
+/// A connection accepted while every `accept_pending` place was taken, waiting for one.
+pub(super) struct Waiting {
+    inner: std::sync::Weak<Inner>,
+    link: crate::link::Link,
+    since: Instant,
+}
+
+impl Waiting {
+    /// The session it waits for.
+    pub(super) const fn inner(&self) -> &std::sync::Weak<Inner> {
+        &self.inner
+    }
+
+    /// When it is closed unanswered if no place came.
+    pub(super) fn gives_up_at(&self) -> Option<Instant> {
+        let inner = self.inner.upgrade()?;
+        Some(self.since + inner.config.accept_timeout)
+    }
+
+    /// Its socket.
+    pub(super) fn raw_fd(&self) -> std::os::fd::RawFd {
+        self.link.raw_fd()
+    }
+}
+
+impl Runner {
+    /// Starts the handshake of `link`, accepted for `inner`, if it gets one of the
+    /// `accept_pending` places: a free one, or, for a connection whose first bytes are
+    /// there already (a peer starting its handshake), that of the oldest handshake that
+    /// has stalled (see [`STALLED_AFTER`]). Else it waits, unanswered, in the waiting
+    /// room (at most [`WAITING_MAX`], given back as `Err` when full): connections that
+    /// stall are not closed to be opened again at once, and a peer waiting there gets the
+    /// next place once its bytes come.
+    fn admit(
+        &mut self,
+        inner: &Arc<Inner>,
+        link: crate::link::Link,
+    ) -> Result<(), crate::link::Link> {
+        let place = PendingAccept::take(inner).or_else(|| {
+            (link.has_input_now() && self.evict_stalled(inner))
+                .then(|| PendingAccept::take(inner))?
+        });
+        let Some(place) = place else {
+            return self.wait_for_place(inner, link);
+        };
+        let describe = link.describe();
+        let params = inner.local_params(&link, None);
+        let usrpwd = inner.config.usrpwd.as_ref();
+        let handshake_token = self.token();
+        let started = Handshake::accept(
+            link,
+            params,
+            usrpwd,
+            inner.config.accept_timeout,
+            inner.handler(),
+            self.notifier(handshake_token),
+        );
+        match started {
+            Ok(h) => self.add_handshake(
+                inner,
+                handshake_token,
+                h,
+                Purpose::Accepted(place),
+                describe,
+            ),
+            Err(e) => tracing::info!("refused {describe}: {e}"),
+        }
+        Ok(())
+    }
+
+    /// Parks `link` in the waiting room, its socket watched for its first bytes.
+    fn wait_for_place(
+        &mut self,
+        inner: &Arc<Inner>,
+        link: crate::link::Link,
+    ) -> Result<(), crate::link::Link> {
+        let waiting = self
+            .entries
+            .values()
+            .filter(|e| matches!(e, Entry::Waiting(w) if w.inner.as_ptr() == Arc::as_ptr(inner)))
+            .count();
+        // A UDP or QUIC link has no socket of its own to watch here.
+        if waiting >= WAITING_MAX || !link.has_own_stream_socket() {
+            return Err(link);
+        }
+        let token = self.token();
+        let fd = link.raw_fd();
+        if self
+            .poll
+            .registry()
+            .register(&mut SourceFd(&fd), token, Interest::READABLE)
+            .is_err()
+        {
+            return Err(link);
+        }
+        self.entries.insert(
+            token,
+            Entry::Waiting(Box::new(Waiting {
+                inner: Arc::downgrade(inner),
+                link,
+                since: Instant::now(),
+            })),
+        );
+        Ok(())
+    }
+
+    /// A waiting connection's socket is readable, or its time is up, or a place was
+    /// freed: it takes a place if it can, else waits on (or is closed once it has waited
+    /// `accept_timeout`).
+    pub(super) fn waiting_ready(&mut self, token: Token) {
+        let Some(Entry::Waiting(w)) = self.entries.remove(&token) else {
+            return;
+        };
+        let fd = w.link.raw_fd();
+        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+        let Some(inner) = w.inner.upgrade() else {
+            return;
+        };
+        if Instant::now() >= w.since + inner.config.accept_timeout {
+            w.link.shutdown();
+            return;
+        }
+        let since = w.since;
+        match self.admit(&inner, w.link) {
+            Ok(()) => {
+                // Back in the waiting room: keep its first arrival time.
+                if let Some(Entry::Waiting(again)) = self
+                    .entries
+                    .values_mut()
+                    .find(|e| matches!(e, Entry::Waiting(x) if x.link.raw_fd() == fd))
+                {
+                    again.since = since;
+                }
+            }
+            Err(link) => link.shutdown(),
+        }
+    }
+
+    /// A place of `inner` was freed: the connections waiting for one whose first bytes
+    /// have come try again, the oldest first.
+    pub(super) fn place_freed(&mut self, inner: &Arc<Inner>) {
+        let mut ready: Vec<Token> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| {
+                matches!(e, Entry::Waiting(w)
+                    if w.inner.as_ptr() == Arc::as_ptr(inner) && w.link.has_input_now())
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        ready.sort();
+        for token in ready {
+            if PendingAccept::free(inner) == 0 {
+                break;
+            }
+            self.waiting_ready(token);
+        }
+    }
+}
+
+/// How long an accepted link's handshake may have run before a new connection that has
+/// sent its first bytes may take its place when every `accept_pending` place is held: a
+/// peer's handshake takes milliseconds, while a connection that stalls holds its place
+/// until `accept_timeout` (10 s by default). So connections that stall, however many and
+/// however fast they are opened again, keep a peer out for this long at most.
+pub(super) const STALLED_AFTER: Duration = Duration::from_millis(500);
+
+impl Runner {
+    /// Closes the oldest handshake of a link `inner`'s listeners accepted, if it has run
+    /// longer than [`STALLED_AFTER`], to free its place. Whether one was closed.
+    fn evict_stalled(&mut self, inner: &Arc<Inner>) -> bool {
+        let now = Instant::now();
+        let oldest = self
+            .entries
+            .iter()
+            .filter_map(|(t, e)| match e {
+                Entry::Handshake(h)
+                    if matches!(h.purpose, Purpose::Accepted(_))
+                        && h.inner.as_ptr() == Arc::as_ptr(inner)
+                        && now.duration_since(h.started) >= STALLED_AFTER =>
+                {
+                    Some(*t)
+                }
+                _ => None,
+            })
+            .min();
+        let Some(token) = oldest else {
+            return false;
+        };
+        if let Some(Entry::Handshake(h)) = self.entries.remove(&token) {
+            if let Some(fd) = h.registered {
+                let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+            }
+            let n = inner
+                .stalled_handshakes_closed
+                .fetch_add(1, Ordering::Relaxed)
+                + 1;
+            if n.is_power_of_two() {
+                tracing::warn!(
+                    "closed {} after {:?} in its handshake: every accept_pending place was \
+                     held and a new connection came ({n} closed so far)",
+                    h.describe,
+                    now.duration_since(h.started)
+                );
+            }
+        }
+        true
     }
 }
 

@@ -155,12 +155,16 @@ struct Handshaking {
     purpose: Purpose,
     /// The link, for the log.
     describe: String,
+    /// When it started.
+    started: Instant,
 }
 
 /// What a token stands for.
 enum Entry {
     Listener(Box<Accepting>),
     Handshake(Box<Handshaking>),
+    /// A connection accepted while every `accept_pending` place was taken.
+    Waiting(Box<accepting::Waiting>),
 }
 
 /// The loop's own state, on its thread.
@@ -212,6 +216,7 @@ impl Runner {
             .filter(|(_, e)| match e {
                 Entry::Listener(l) => !open(l.inner()),
                 Entry::Handshake(h) => !open(&h.inner),
+                Entry::Waiting(w) => !open(w.inner()),
             })
             .map(|(t, _)| *t)
             .collect();
@@ -219,6 +224,10 @@ impl Runner {
             match self.entries.remove(&token) {
                 Some(Entry::Listener(l)) => {
                     let fd = l.raw_fd();
+                    let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
+                }
+                Some(Entry::Waiting(w)) => {
+                    let fd = w.raw_fd();
                     let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
                 }
                 Some(Entry::Handshake(h)) => {
@@ -244,6 +253,7 @@ impl Runner {
         let entries = self.entries.values().filter_map(|e| match e {
             Entry::Listener(l) => l.paused_until(),
             Entry::Handshake(h) => Some(h.handshake.next_due()),
+            Entry::Waiting(w) => w.gives_up_at(),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
         entries.chain(connectors).min()
@@ -297,6 +307,7 @@ impl Runner {
         match self.entries.get(&token) {
             Some(Entry::Listener(_)) => self.accept_all(token),
             Some(Entry::Handshake(_)) => self.advance(token),
+            Some(Entry::Waiting(_)) => self.waiting_ready(token),
             None => {}
         }
     }
@@ -309,6 +320,7 @@ impl Runner {
             .filter(|(_, e)| match e {
                 Entry::Listener(l) => l.paused_until().is_some_and(|t| t <= now),
                 Entry::Handshake(h) => h.handshake.next_due() <= now,
+                Entry::Waiting(w) => w.gives_up_at().is_none_or(|t| t <= now),
             })
             .map(|(t, _)| *t)
             .collect();
@@ -353,6 +365,7 @@ impl Runner {
                 registered: None,
                 purpose,
                 describe,
+                started: Instant::now(),
             })),
         );
         self.advance(token);
@@ -402,6 +415,7 @@ impl Runner {
         match h.purpose {
             Purpose::Accepted(place) => {
                 accepting::handshake_done(&inner, place, &h.describe, outcome);
+                self.place_freed(&inner);
             }
             Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
         }

@@ -1,0 +1,125 @@
+//! Connections that open and never finish their handshake, opened again as soon as weftd
+//! closes them, do not keep a legitimate client out: once every
+//! `transport.unicast.accept_pending` place is held, a new connection takes the place of
+//! the oldest handshake that has stalled for a while.
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Weftd;
+use weft_testkit::free_port;
+use weft_testkit::raw::RawClient;
+
+/// Connections the attacker holds at once (more than the default `accept_pending`, 100).
+const STALLED: usize = 150;
+/// `transport.unicast.accept_pending`, as weftd has it by default.
+const ACCEPT_PENDING: usize = 100;
+/// Sessions the legitimate client opens, one after the other.
+const SESSIONS: usize = 25;
+/// How long a legitimate session may take to open, retries included.
+const WITHIN: Duration = Duration::from_secs(2);
+
+/// The sockets process `pid` holds.
+fn sockets(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Holds one connection that sends nothing, opening it again whenever weftd closes it,
+/// until `stop`.
+fn stall(port: u16, stop: &AtomicBool, reopened: &AtomicUsize) {
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+            continue;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(100)));
+        let mut buf = [0u8; 64];
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => break,
+            }
+        }
+        reopened.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn stalled_handshakes_opened_again_and_again_do_not_keep_a_client_out() {
+    common::raise_open_files_limit(4 * STALLED as u64 + 256);
+    let weftd = Weftd::start(free_port(), &[]);
+    let port = weftd.port;
+    let stop = Arc::new(AtomicBool::new(false));
+    let reopened = Arc::new(AtomicUsize::new(0));
+    let attackers: Vec<_> = (0..STALLED)
+        .map(|_| {
+            let (stop, reopened) = (stop.clone(), reopened.clone());
+            std::thread::spawn(move || stall(port, &stop, &reopened))
+        })
+        .collect();
+    // Every `accept_pending` place is held by a stalled connection before the client
+    // comes.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sockets(weftd.pid()) < ACCEPT_PENDING + 1 {
+        assert!(
+            Instant::now() < deadline,
+            "weftd holds {} sockets, not {ACCEPT_PENDING} stalled connections and its listener",
+            sockets(weftd.pid())
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut slowest = Duration::ZERO;
+    let mut failed = Vec::new();
+    for i in 0..SESSIONS {
+        let started = Instant::now();
+        // A client tries again when its connection is closed unanswered, as weft's
+        // connectors do.
+        let opened = loop {
+            match RawClient::connect(port, 0xf1_0000_0000 + i as u128) {
+                Ok(c) => break Some(c),
+                Err(_) if started.elapsed() < WITHIN => {}
+                Err(_) => break None,
+            }
+        };
+        let took = started.elapsed();
+        slowest = slowest.max(took);
+        match opened {
+            Some(c) if took <= WITHIN => {
+                let _ = c.close();
+            }
+            _ => failed.push(i),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for a in attackers {
+        let _ = a.join();
+    }
+    eprintln!(
+        "{SESSIONS} sessions beside {STALLED} stalled connections ({} reopened): slowest \
+         {slowest:?}, failed {failed:?}",
+        reopened.load(Ordering::Relaxed)
+    );
+    assert!(
+        failed.is_empty(),
+        "sessions {failed:?} did not open within {WITHIN:?}"
+    );
+}
