@@ -19,6 +19,8 @@
 pub(crate) mod common_name;
 pub(crate) mod expiry;
 mod handshake;
+#[cfg(feature = "tls-internals")]
+pub mod internals;
 mod record;
 mod settings;
 mod traffic;
