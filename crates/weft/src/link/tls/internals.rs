@@ -8,6 +8,8 @@ use rustls::ConnectionTrafficSecrets;
 
 use super::record;
 
+pub use super::differential::run as differential;
+
 /// Seals records of application data, as a link's writer does.
 pub struct Sealer(record::Sealer);
 

@@ -17,6 +17,8 @@
 //! waits for the threads writing it.
 
 pub(crate) mod common_name;
+#[cfg(any(test, feature = "tls-internals"))]
+mod differential;
 pub(crate) mod expiry;
 mod handshake;
 #[cfg(feature = "tls-internals")]
