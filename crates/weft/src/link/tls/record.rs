@@ -14,7 +14,7 @@
 //! once, into that buffer, and encrypted where it lies. An [`Opener`] decrypts a record
 //! where it was read, moving its plaintext over the header (and the tags of the records
 //! before it) in the same pass. Neither does I/O; both are tested against rustls's own
-//! record layer.
+//! record layer, here and in the differential run (`differential`, a fuzz target).
 
 use std::io::IoSlice;
 
