@@ -26,9 +26,9 @@ pub(crate) const READ_SIZE: usize = 64 * 1024;
 /// of full batches with its records' overhead, so that it leaves in one system call.
 pub const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
 
-/// The longest handshake message accepted after the handshake (a session ticket is a
-/// few hundred bytes).
-const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
+/// The longest handshake message body accepted after the handshake (a session ticket is
+/// a few hundred bytes; rustls's limit).
+const MAX_HANDSHAKE_MESSAGE: usize = 0xffff;
 
 /// Handshake message types that may come after the handshake.
 const NEW_SESSION_TICKET: u8 = 4;

@@ -189,25 +189,15 @@ fn limits_on_what_carries_no_data() {
         input.extend_from_slice(&[CLIENT_DATA, 0, 1, 3, AS_IS]);
     }
     run(&input);
-    // A whole ticket from the client.
-    run(&[
-        0,
-        CLIENT_CRAFTED,
-        4,
-        11,
-        4,
-        0,
-        0,
-        7,
-        1,
-        2,
-        3,
-        4,
-        5,
-        6,
-        7,
-        2,
-        1,
-        AS_IS,
-    ]);
+    // A whole ticket from the client; the start of a key update of 2^16 - 1 bytes
+    // (taken, it waits for the rest), of 2^16 (refused).
+    let crafted_handshake = |message: &[u8]| {
+        let mut input = vec![0, CLIENT_CRAFTED, 4, message.len() as u8];
+        input.extend_from_slice(message);
+        input.extend_from_slice(&[2, 1, AS_IS]);
+        run(&input);
+    };
+    crafted_handshake(&[4, 0, 0, 6, 1, 2, 3, 4, 5, 6]);
+    crafted_handshake(&[24, 0, 0xff, 0xff]);
+    crafted_handshake(&[24, 1, 0, 0]);
 }
