@@ -10,9 +10,9 @@
 //!
 //! - what the rustls client seals (data of any size, key updates, close_notify), and
 //!   records crafted with its keys (any inner content type, alerts, handshake messages,
-//!   padding, legacy version), altered or not (a byte flipped, cut short, split in two),
-//!   goes to both the rustls server and weft's reader: both must accept the same data
-//!   or both refuse (one that waits for the rest of a record the other refused must
+//!   padding, legacy version), altered or not (a byte flipped, cut short, split in two,
+//!   held back to be read with the next), goes to both the rustls server and weft's
+//!   reader: both must accept the same data or both refuse (one that waits for the rest of a record the other refused must
 //!   refuse once more bytes come);
 //! - what weft seals (data, key updates, close_notify) goes to the rustls client, which
 //!   must accept it all and read the same data.
@@ -272,9 +272,16 @@ enum Alteration {
     Cut { keep: usize },
     /// All, in two parts, each read on its own.
     Split { at: usize },
+    /// Held back, to be read with the records of the next operation.
+    Hold,
 }
 
 impl Alteration {
+    /// Whether the records reach the readers as they were sealed.
+    const fn keeps_records(self) -> bool {
+        matches!(self, Self::None | Self::Split { .. } | Self::Hold)
+    }
+
     fn read(input: &mut Input<'_>) -> Self {
         match input.byte() % 8 {
             0 => Self::Flip {
@@ -287,6 +294,7 @@ impl Alteration {
             2 => Self::Split {
                 at: usize::from(input.u16()),
             },
+            3 => Self::Hold,
             _ => Self::None,
         }
     }
@@ -690,6 +698,8 @@ struct Readers {
     weft: WeftServer,
     /// A record's header was altered: weft refused it, and the run is over.
     header_altered: bool,
+    /// Records held back for weft and for rustls.
+    held: (Vec<u8>, Vec<u8>),
 }
 
 /// Whether `at` is in the type or the legacy version of a record's header in `records`.
@@ -709,9 +719,12 @@ impl Readers {
     /// record rustls reads may differ in its legacy version only (`for_rustls`): weft
     /// authenticates the version as read, rustls as 0x0303.
     fn receive(&mut self, records: Vec<u8>, for_rustls: Option<Vec<u8>>, alteration: Alteration) {
-        let mut for_weft = records;
-        let mut for_rustls = for_rustls.unwrap_or_else(|| for_weft.clone());
+        let mut for_rustls = for_rustls.unwrap_or_else(|| records.clone());
+        let mut for_weft = std::mem::take(&mut self.held.0);
+        for_weft.extend_from_slice(&records);
+        for_rustls.splice(..0, std::mem::take(&mut self.held.1));
         match alteration {
+            Alteration::Hold => self.held = (for_weft, for_rustls),
             Alteration::None => self.both(&for_rustls, &for_weft),
             Alteration::Flip { at, mask } => {
                 if !for_weft.is_empty() {
@@ -817,6 +830,7 @@ pub fn run(data: &[u8]) {
         },
         weft: WeftServer::new(weft_server),
         header_altered: false,
+        held: (Vec::new(), Vec::new()),
     };
     let mut crafter = Crafter::new(crafting_server);
     let mut sent_by_client = Vec::new();
@@ -837,21 +851,21 @@ pub fn run(data: &[u8]) {
             Operation::ClientData(data, alteration) => {
                 let records = client.seal(Sending::Data(&data));
                 crafter.follow(&records, false);
-                altered |= !matches!(alteration, Alteration::None | Alteration::Split { .. });
+                altered |= !alteration.keeps_records();
                 sent_by_client.extend_from_slice(&data);
                 readers.receive(records, None, alteration);
             }
             Operation::ClientKeyUpdate(alteration) => {
                 let records = client.seal(Sending::KeyUpdate);
                 crafter.follow(&records, true);
-                altered |= !matches!(alteration, Alteration::None | Alteration::Split { .. });
+                altered |= !alteration.keeps_records();
                 readers.receive(records, None, alteration);
             }
             Operation::ClientClose(alteration) => {
                 let records = client.seal(Sending::Close);
                 crafter.follow(&records, false);
                 client.closed = true;
-                altered |= !matches!(alteration, Alteration::None | Alteration::Split { .. });
+                altered |= !alteration.keeps_records();
                 readers.receive(records, None, alteration);
             }
             Operation::ClientCrafted(crafted, alteration) => {
@@ -889,7 +903,7 @@ pub fn run(data: &[u8]) {
             client.data == sent_by_weft,
             "rustls read other data than weft sent"
         );
-        if !altered && !readers.over() {
+        if !altered && !readers.over() && readers.held.0.is_empty() {
             assert!(
                 readers.weft.reading.data == sent_by_client,
                 "weft read other data than rustls sent"

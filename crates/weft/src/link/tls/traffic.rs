@@ -164,7 +164,13 @@ impl Rx {
                 n += k;
                 continue;
             }
-            if let Some(opened) = self.opener.open(&mut self.buf[self.start..self.end])? {
+            // Nothing the peer sent after its close_notify is read.
+            let opened = if self.ended {
+                None
+            } else {
+                self.opener.open(&mut self.buf[self.start..self.end])?
+            };
+            if let Some(opened) = opened {
                 let at = self.start;
                 self.start += opened.len;
                 let plaintext = at..at + opened.plaintext_len;

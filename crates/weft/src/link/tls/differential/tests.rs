@@ -13,8 +13,10 @@ const SERVER_DATA: u8 = 5;
 const SERVER_KEY_UPDATE: u8 = 7;
 const SERVER_CLOSE: u8 = 8;
 const READ_SIZE: u8 = 9;
-/// An alteration byte that leaves the records as they are.
+/// An alteration byte that leaves the records as they are, one that holds them back to
+/// be read with the next.
 const AS_IS: u8 = 7;
+const HOLD: u8 = 3;
 
 #[test]
 fn data_and_key_updates_both_ways_in_every_suite() {
@@ -200,4 +202,18 @@ fn limits_on_what_carries_no_data() {
     crafted_handshake(&[4, 0, 0, 6, 1, 2, 3, 4, 5, 6]);
     crafted_handshake(&[24, 0, 0xff, 0xff]);
     crafted_handshake(&[24, 1, 0, 0]);
+}
+
+/// Records after a close_notify, read with it, are not read (weft's reader with room for
+/// a whole record, and with less).
+#[test]
+fn nothing_is_read_after_a_close_notify() {
+    // Reads of 64 KiB and a record, of 201 bytes.
+    for read_size in [&[2][..], &[0, 0, 200]] {
+        let mut input = vec![0, READ_SIZE];
+        input.extend_from_slice(read_size);
+        input.extend_from_slice(&[CLIENT_CRAFTED, 2, 2, 1, 0, 2, 1, HOLD]);
+        input.extend_from_slice(&[CLIENT_DATA, 0, 100, 1, AS_IS]);
+        run(&input);
+    }
 }
