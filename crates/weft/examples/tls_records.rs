@@ -4,8 +4,8 @@
 //! `cargo run --release -p weft --features tls-internals --example tls_records [RUNS]`
 //!
 //! For each suite (TLS13_AES_128_GCM_SHA256, TLS13_AES_256_GCM_SHA384 (weft's default),
-//! TLS13_CHACHA20_POLY1305_SHA256) and payload
-//! size (8 B, 1 KiB, 16 KiB, 64 KiB: a batch is up to 64 KiB, four records), each
+//! TLS13_CHACHA20_POLY1305_SHA256) and payload size (8 B, 1 KiB, 16 KiB, 64 KiB: a batch
+//! is up to 64 KiB, four records), each
 //! implementation seals a stream of payloads from a client's keys into one buffer, then
 //! opens it with the server's keys into the reader's buffer, as a link does:
 //!
@@ -334,6 +334,11 @@ fn main() {
         (
             "TLS13_AES_128_GCM_SHA256",
             ring::cipher_suite::TLS13_AES_128_GCM_SHA256,
+        ),
+        // What weft negotiates by default (rustls's order).
+        (
+            "TLS13_AES_256_GCM_SHA384",
+            ring::cipher_suite::TLS13_AES_256_GCM_SHA384,
         ),
         (
             "TLS13_CHACHA20_POLY1305_SHA256",
