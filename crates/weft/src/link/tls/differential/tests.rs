@@ -217,3 +217,13 @@ fn nothing_is_read_after_a_close_notify() {
         run(&input);
     }
 }
+
+/// Inputs the fuzz target found, kept as they were.
+#[test]
+fn found_by_the_fuzz_target() {
+    // A header altered after weft read a close_notify.
+    run(&[
+        0, 9, 2, 4, 2, 2, 1, 0, 2, 4, 2, 2, 1, 0, 2, 1, 3, 0, 0x38, 1, 3, 0, 0x38, 0, 0x64, 1,
+        0x93, 2, 1, 0, 2, 7,
+    ]);
+}
