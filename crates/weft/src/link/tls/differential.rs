@@ -14,8 +14,8 @@
 //!   held back to be read with the next), goes to both the rustls server and weft's
 //!   reader: both must accept the same data or both refuse (one that waits for the rest of a record the other refused must
 //!   refuse once more bytes come);
-//! - what weft seals (data, key updates, close_notify) goes to the rustls client, which
-//!   must accept it all and read the same data.
+//! - what weft seals (data, key updates before it, close_notify) goes to the rustls
+//!   client, which must accept it all and read the same data.
 
 use std::io::{self, IoSlice, Read};
 use std::sync::Arc;
@@ -313,7 +313,7 @@ enum Operation {
     ClientCrafted(Crafted, Alteration),
     /// weft seals data.
     ServerData(Vec<u8>),
-    /// weft updates its keys.
+    /// weft is to update its keys before its next data.
     ServerKeyUpdate,
     /// weft seals a close_notify.
     ServerClose,
@@ -884,11 +884,9 @@ pub fn run(data: &[u8]) {
                 sent_by_weft.extend_from_slice(&data);
                 client.receive(&records);
             }
-            Operation::ServerKeyUpdate => {
-                readers.weft.shared.ask_update();
-                let records = readers.weft.seal(&[]);
-                client.receive(&records);
-            }
+            // As on a link, the key update goes before weft's next data (a link seals
+            // none without data, so never two in a row).
+            Operation::ServerKeyUpdate => readers.weft.shared.ask_update(),
             Operation::ServerClose => {
                 let records = readers.weft.close();
                 weft_closed = true;
