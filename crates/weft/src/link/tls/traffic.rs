@@ -343,7 +343,8 @@ impl Rx {
                         return Err(invalid("too many key updates without data"));
                     }
                     self.key_updates += 1;
-                    let [request @ (0 | 1)] = self.handshake[4..] else {
+                    // One byte of body, the last of the record.
+                    let (&[request @ (0 | 1)], 1) = (&self.handshake[4..], len) else {
                         return Err(invalid(
                             "a malformed key update, or one not at the end of its record",
                         ));

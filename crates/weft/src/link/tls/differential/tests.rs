@@ -226,6 +226,8 @@ fn found_by_the_fuzz_target() {
     let mut input = vec![0xe3; 34];
     input.extend_from_slice(&[0x91, 9, 9, 0x40, 2, 1, 0xfa, 4, 0x5b]);
     run(&input);
+    // A key update whose length says no body, followed by a byte.
+    run(&[2, 0, 0, 10, 0x5a, 7, 4, 4, 5, 24, 0, 0, 0, 0, 2, 1, 7]);
     // A header altered after weft read a close_notify.
     run(&[
         0, 9, 2, 4, 2, 2, 1, 0, 2, 4, 2, 2, 1, 0, 2, 1, 3, 0, 0x38, 1, 3, 0, 0x38, 0, 0x64, 1,
