@@ -19,7 +19,7 @@ esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 spec=${WEFT_SPEC_DIR:-$root/tests}
-targets=${WEFT_FUZZ_TARGETS:-transport_batch network_message scouting stream_framing handshake serial_framing}
+targets=${WEFT_FUZZ_TARGETS:-transport_batch network_message scouting stream_framing handshake serial_framing tls_records}
 build_root=${CARGO_TARGET_DIR:-$root/target}
 fuzz_dir="$root/fuzz"
 

@@ -32,6 +32,12 @@ pub mod scouting;
 mod session;
 mod transport;
 
+/// weft's TLS record layer opened to its benchmark and its differential fuzz target
+/// against rustls (feature `tls-internals`); not part of weft's API.
+#[cfg(feature = "tls-internals")]
+#[doc(hidden)]
+pub use link::tls::internals as tls_internals;
+
 pub use api::{
     CancellationToken, FifoIter, FifoReceiver, GetOptions, Locality, Look, Payload, Publisher,
     PutOptions, Querier, Query, Queryable, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,

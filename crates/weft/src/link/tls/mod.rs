@@ -5,7 +5,10 @@
 //! transport's handshake (`TlsLink::handshake`, module `handshake`), then hands its
 //! traffic keys to weft's record layer (`record`), which encrypts and decrypts in
 //! weft's own buffers: one copy per byte each way (module `traffic`), where rustls's
-//! buffered connection makes three on the way in and allocates for every record.
+//! buffered connection makes three on the way in and allocates for every record, and its
+//! unbuffered one two each way and an allocation per record (the benchmark
+//! `examples/tls_records.rs`). Module `differential` holds weft's records to rustls's:
+//! with the same keys, each must read what the other seals and refuse the same records.
 //!
 //! Then the link serves weft's I/O model unchanged: the I/O thread reading it gets
 //! plaintext, and a read returns less than it asked for only once the socket has nothing
@@ -17,8 +20,12 @@
 //! waits for the threads writing it.
 
 pub(crate) mod common_name;
+#[cfg(any(test, feature = "tls-internals"))]
+mod differential;
 pub(crate) mod expiry;
 mod handshake;
+#[cfg(feature = "tls-internals")]
+pub mod internals;
 mod record;
 mod settings;
 mod traffic;

@@ -14,7 +14,7 @@
 //! once, into that buffer, and encrypted where it lies. An [`Opener`] decrypts a record
 //! where it was read, moving its plaintext over the header (and the tags of the records
 //! before it) in the same pass. Neither does I/O; both are tested against rustls's own
-//! record layer.
+//! record layer, here and in the differential run (`differential`, a fuzz target).
 
 use std::io::IoSlice;
 
@@ -70,8 +70,8 @@ pub(crate) enum RecordError {
     /// The length in the header is beyond what TLS 1.3 allows.
     #[error("a record of {0} bytes (at most {MAX_CIPHERTEXT})")]
     Overflow(usize),
-    /// A record decrypted to more plaintext than TLS 1.3 allows.
-    #[error("a record of {0} bytes of plaintext (at most {MAX_PLAINTEXT})")]
+    /// A record decrypted to more than TLS 1.3 allows (content, type and padding).
+    #[error("a record of {0} bytes of plaintext with its type and padding (at most 2^14 + 1)")]
     PlaintextOverflow(usize),
     /// The AEAD refused the record (altered, or sealed with other keys).
     #[error("a record that does not decrypt (bad_record_mac)")]
@@ -323,6 +323,10 @@ impl Opener {
             .key
             .open_within(nonce, Aad::from(header), buf, at + HEADER..)
             .map_err(|_| RecordError::BadMac)?;
+        // The content, its type and its padding (RFC 8446 §5.4).
+        if plaintext.len() > MAX_PLAINTEXT + 1 {
+            return Err(RecordError::PlaintextOverflow(plaintext.len()));
+        }
         // The content type is the last byte that is not padding.
         let Some(last) = plaintext.iter().rposition(|&b| b != 0) else {
             return Err(RecordError::BadInnerType(None));
@@ -333,9 +337,6 @@ impl Opener {
             21 => Content::Alert,
             other => return Err(RecordError::BadInnerType(Some(other))),
         };
-        if last > MAX_PLAINTEXT {
-            return Err(RecordError::PlaintextOverflow(last));
-        }
         Ok(Opened {
             content,
             plaintext_len: last,

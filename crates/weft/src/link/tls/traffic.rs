@@ -26,17 +26,25 @@ pub(crate) const READ_SIZE: usize = 64 * 1024;
 /// of full batches with its records' overhead, so that it leaves in one system call.
 pub(crate) const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
 
-/// The longest handshake message accepted after the handshake (a session ticket is a
-/// few hundred bytes).
-const MAX_HANDSHAKE_MESSAGE: usize = 64 * 1024;
+/// The longest handshake message body accepted after the handshake (a session ticket is
+/// a few hundred bytes; rustls's limit).
+const MAX_HANDSHAKE_MESSAGE: usize = 0xffff;
 
 /// Handshake message types that may come after the handshake.
 const NEW_SESSION_TICKET: u8 = 4;
 const KEY_UPDATE: u8 = 24;
 
-/// Alerts.
+/// Alert levels and descriptions.
+const WARNING: u8 = 1;
+const FATAL: u8 = 2;
 const CLOSE_NOTIFY: u8 = 0;
 const USER_CANCELED: u8 = 90;
+
+/// user_canceled warnings tolerated on a link, key updates between two records of data,
+/// empty records in a row (rustls's limits; BoringSSL's for the first two).
+const WARNING_ALERTS: u8 = 4;
+const KEY_UPDATES: u8 = 32;
+const EMPTY_RECORDS: u8 = 32;
 
 /// What the two directions share: rustls's key schedule, and the peer's request that
 /// weft update its sending keys.
@@ -52,6 +60,18 @@ impl Shared {
             kernel: Mutex::new(kernel),
             update_asked: AtomicBool::new(false),
         }
+    }
+
+    /// Makes the next [`Tx::seal`] update the sending keys first (what a peer's request
+    /// does), for the differential fuzz target.
+    #[cfg(any(test, feature = "tls-internals"))]
+    pub(crate) fn ask_update(&self) {
+        self.update_asked.store(true, Ordering::Release);
+    }
+
+    /// Whether the peer is the server (the one side that sends session tickets).
+    fn peer_is_server(&self) -> bool {
+        matches!(*self.kernel(), Kernel::Client(_))
     }
 
     fn kernel(&self) -> std::sync::MutexGuard<'_, Kernel> {
@@ -91,6 +111,12 @@ pub(crate) struct Rx {
     handshake: Vec<u8>,
     /// The peer's close_notify or the end of its stream.
     ended: bool,
+    /// user_canceled warnings received.
+    warnings: u8,
+    /// Key updates since the last record of data.
+    key_updates: u8,
+    /// Empty records in a row.
+    empty_records: u8,
 }
 
 impl Rx {
@@ -106,7 +132,16 @@ impl Rx {
             end,
             handshake: Vec::new(),
             ended: false,
+            warnings: 0,
+            key_updates: 0,
+            empty_records: 0,
         }
+    }
+
+    /// Whether part of a record is read and waits for the rest.
+    #[cfg(any(test, feature = "tls-internals"))]
+    pub(crate) fn holds_partial_record(&self) -> bool {
+        self.start < self.end
     }
 
     /// Reads plaintext into `out` from what is buffered and then from `socket`. Fills
@@ -129,10 +164,17 @@ impl Rx {
                 n += k;
                 continue;
             }
-            if let Some(opened) = self.opener.open(&mut self.buf[self.start..self.end])? {
+            // Nothing the peer sent after its close_notify is read.
+            let opened = if self.ended {
+                None
+            } else {
+                self.opener.open(&mut self.buf[self.start..self.end])?
+            };
+            if let Some(opened) = opened {
                 let at = self.start;
                 self.start += opened.len;
                 let plaintext = at..at + opened.plaintext_len;
+                self.admit(opened.content, opened.plaintext_len)?;
                 match opened.content {
                     Content::Data => self.plain = plaintext,
                     Content::Handshake => {
@@ -206,6 +248,7 @@ impl Rx {
             let opened = self.opener.open_into(&mut out[n..at + len], at - n)?;
             let plaintext = n..n + opened.plaintext_len;
             at += len;
+            self.admit(opened.content, opened.plaintext_len)?;
             match opened.content {
                 Content::Data => n = plaintext.end,
                 Content::Handshake => self.on_handshake(&out[plaintext], shared)?,
@@ -251,9 +294,32 @@ impl Rx {
         }
     }
 
-    /// Handles the handshake messages of a record: session tickets are ignored (weft does
-    /// not resume sessions); a key update replaces the peer's keys, and asks for weft's
-    /// own update when the peer requests it.
+    /// Refuses a record that is not a handshake record while a handshake message is
+    /// begun ("handshake messages MUST NOT be interleaved with other record types", RFC
+    /// 8446 §5.1), and more than [`EMPTY_RECORDS`] empty records in a row; a record of
+    /// data allows [`KEY_UPDATES`] key updates again (rustls's limits).
+    fn admit(&mut self, content: Content, len: usize) -> io::Result<()> {
+        if content != Content::Handshake && !self.handshake.is_empty() {
+            return Err(invalid(format!(
+                "a record of {content:?} inside a handshake message"
+            )));
+        }
+        if len > 0 {
+            self.empty_records = 0;
+        } else if self.empty_records == EMPTY_RECORDS {
+            return Err(invalid("too many empty TLS records in a row"));
+        } else {
+            self.empty_records += 1;
+        }
+        if content == Content::Data {
+            self.key_updates = 0;
+        }
+        Ok(())
+    }
+
+    /// Handles the handshake messages of a record: a server's session tickets are ignored
+    /// (weft does not resume sessions); a key update replaces the peer's keys, and asks
+    /// for weft's own update when the peer requests it; anything else is refused.
     fn on_handshake(&mut self, plaintext: &[u8], shared: &Shared) -> io::Result<()> {
         self.handshake.extend_from_slice(plaintext);
         loop {
@@ -270,9 +336,15 @@ impl Rx {
                 return Ok(());
             }
             match kind {
-                NEW_SESSION_TICKET => {}
+                // Only a server sends tickets.
+                NEW_SESSION_TICKET if shared.peer_is_server() => {}
                 KEY_UPDATE => {
-                    let [request @ (0 | 1)] = self.handshake[4..] else {
+                    if self.key_updates == KEY_UPDATES {
+                        return Err(invalid("too many key updates without data"));
+                    }
+                    self.key_updates += 1;
+                    // One byte of body, the last of the record.
+                    let (&[request @ (0 | 1)], 1) = (&self.handshake[4..], len) else {
                         return Err(invalid(
                             "a malformed key update, or one not at the end of its record",
                         ));
@@ -293,20 +365,25 @@ impl Rx {
         }
     }
 
-    /// Handles an alert: close_notify ends the stream, user_canceled is ignored, any
-    /// other closes the link naming it.
+    /// Handles an alert: close_notify ends the stream, a few user_canceled warnings are
+    /// ignored, any other alert closes the link naming it (RFC 8446 §6; an unknown level
+    /// is an error, as are more than [`WARNING_ALERTS`] warnings, as rustls has it).
     fn on_alert(&mut self, plaintext: &[u8]) -> io::Result<()> {
         match *plaintext {
-            [_, CLOSE_NOTIFY] => {
+            [WARNING | FATAL, CLOSE_NOTIFY] => {
                 self.ended = true;
                 Ok(())
             }
-            [_, USER_CANCELED] => Ok(()),
-            [level, description] => Err(invalid(format!(
+            [WARNING, USER_CANCELED] if self.warnings < WARNING_ALERTS => {
+                self.warnings += 1;
+                Ok(())
+            }
+            [level @ (WARNING | FATAL), description] => Err(invalid(format!(
                 "received {} alert: {:?}",
-                if level == 1 { "warning" } else { "fatal" },
+                if level == WARNING { "warning" } else { "fatal" },
                 rustls::AlertDescription::from(description)
             ))),
+            [level, _] => Err(invalid(format!("an alert of unknown level {level}"))),
             _ => Err(invalid("a malformed TLS alert")),
         }
     }
