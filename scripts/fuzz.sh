@@ -56,7 +56,9 @@ CARGO_TARGET_DIR="$build_root/fuzz-seedgen" \
 
 failed=()
 for t in $targets; do
-  mkdir -p "$corpus/$t" "$fuzz_dir/artifacts/$t"
+  # A target without seeds of its own (tls_records builds its records from its input)
+  # starts from an empty seed directory.
+  mkdir -p "$corpus/$t" "$fuzz_dir/artifacts/$t" "$seeds/$t"
   say "fuzzing $t for ${seconds}s"
   log="$fuzz_dir/artifacts/$t/last-run.log"
   # The corpus directory keeps what earlier runs found; the seeds are read, not written.
