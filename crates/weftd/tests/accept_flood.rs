@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::Weftd;
+use common::{sockets, Weftd};
 use weft_testkit::free_port;
 use weft_testkit::raw::RawClient;
 
@@ -23,17 +23,6 @@ const ACCEPT_PENDING: usize = 100;
 const SESSIONS: usize = 25;
 /// How long a legitimate session may take to open, retries included.
 const WITHIN: Duration = Duration::from_secs(2);
-
-/// The sockets process `pid` holds.
-fn sockets(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|dir| {
-            dir.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
-                .filter(|target| target.to_string_lossy().starts_with("socket:"))
-                .count()
-        })
-        .unwrap_or(0)
-}
 
 /// Holds one connection that sends nothing, opening it again whenever weftd closes it,
 /// until `stop`.

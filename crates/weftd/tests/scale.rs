@@ -5,7 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{raise_open_files_limit, threads, Weftd};
+use common::{raise_open_files_limit, sockets, threads, Weftd};
 use weft::PutOptions;
 use weft_proto::network::NetworkMessage;
 use weft_proto::zenoh::PushBody;
@@ -143,17 +143,6 @@ fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(own_threads() <= at_rest + weft::executor::MAX_IO_THREADS + 1);
-}
-
-/// Sockets of process `pid`.
-fn sockets(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|dir| {
-            dir.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
-                .filter(|target| target.to_string_lossy().starts_with("socket:"))
-                .count()
-        })
-        .unwrap_or(0)
 }
 
 /// The names of process `pid`'s threads, for the failure message.

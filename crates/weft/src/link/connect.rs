@@ -211,6 +211,5 @@ fn connect_udp(endpoint: &Endpoint) -> io::Result<Link> {
         peer,
         inbox: None,
         read_timeout: None,
-        nonblocking: false,
     }))
 }

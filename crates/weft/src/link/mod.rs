@@ -262,9 +262,6 @@ pub struct UdpLink {
     peer: SocketAddr,
     inbox: Option<Arc<Mutex<Receiver<Vec<u8>>>>>,
     read_timeout: Option<Duration>,
-    /// Reads return `WouldBlock` when nothing is there (a handshake run without
-    /// waiting).
-    nonblocking: bool,
 }
 
 /// An open link.
@@ -369,10 +366,7 @@ impl Link {
     /// run without waiting: as [`Link::set_nonblocking`], and a UDP link's reads too.
     pub fn set_handshake_nonblocking(&mut self, nonblocking: bool) -> io::Result<()> {
         match self {
-            Self::Udp(u) => {
-                u.nonblocking = nonblocking;
-                u.socket.set_nonblocking(nonblocking)
-            }
+            Self::Udp(u) => u.socket.set_nonblocking(nonblocking),
             Self::Serial(s) => {
                 s.set_nonblocking(nonblocking);
                 Ok(())
@@ -1089,7 +1083,6 @@ impl UdpListener {
             peer: from,
             inbox: Some(Arc::new(Mutex::new(rx))),
             read_timeout: None,
-            nonblocking: false,
         }))
     }
 }

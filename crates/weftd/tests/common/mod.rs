@@ -228,6 +228,17 @@ pub(crate) fn sorted_reply_payloads(getter: &ZenohNode) -> Vec<String> {
 /// Waits (at most 10 s) until something accepts TCP connections on `127.0.0.1:port`.
 pub(crate) use weft_testkit::wait_for_port;
 
+/// The number of sockets process `pid` holds (0 once it is gone).
+pub(crate) fn sockets(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+                .filter(|target| target.to_string_lossy().starts_with("socket:"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 /// The number of threads of process `pid`.
 pub(crate) fn threads(pid: u32) -> usize {
     proc_status(pid, "Threads:")
