@@ -18,6 +18,7 @@
 //! A frame that does not check (line noise, a cut frame) is dropped and counted; it
 //! never ends the link.
 
+mod kind;
 mod port;
 
 use std::io;
@@ -198,7 +199,7 @@ enum Receiving {
 
 /// An established serial link. Clones share the port and the receiving side.
 #[derive(Debug, Clone)]
-pub struct SerialLink {
+pub(crate) struct SerialLink {
     port: Arc<Port>,
     rx: Arc<Mutex<Receiving>>,
     /// Set when the link ends (by this node or by the line's exchange).
@@ -214,7 +215,7 @@ pub struct SerialLink {
 
 impl SerialLink {
     /// The device path.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.port.path()
     }
 
