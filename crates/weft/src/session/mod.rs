@@ -15,6 +15,7 @@ mod gossiping;
 mod inbound;
 mod link_sn;
 mod links;
+mod listener_thread;
 mod liveliness;
 mod matching;
 mod mesh;
@@ -481,7 +482,7 @@ impl Session {
             Vec::new()
         };
         let route_epoch = Arc::new(AtomicU64::new(0));
-        let matching_signal = Arc::new(matching::ChangeSignal::default());
+        let matching_signal = Arc::new(matching::ChangeSignal);
         let access_control = config.access_control.enabled.then(|| {
             let control = crate::acl::AccessControl::new(&config.access_control);
             for bypass in control.bypasses() {
@@ -1064,8 +1065,9 @@ impl Session {
 
     /// Calls `callback` for every transport with another node that opens (a
     /// [`TransportEvent`] of kind `Put`) or closes (`Delete`) from now on; with
-    /// `history`, first for each transport open already. The calls come from a thread of
-    /// the listener's own, in order; they stop when the returned listener is dropped.
+    /// `history`, first for each transport open already. The calls come from the
+    /// process's listener thread, which serves every matching and events listener one
+    /// callback at a time, in order; they stop when the returned listener is dropped.
     pub fn declare_transport_events_listener(
         &self,
         history: bool,
@@ -1079,8 +1081,9 @@ impl Session {
     /// of kind `Put`) or removed (`Delete`) from now on: a transport's main link when
     /// the transport opens or closes, and each link reserved for some priorities when
     /// it is attached beside it or ends. With `history`, first for each link open
-    /// already. The calls come from a thread of the listener's own, in order; they stop
-    /// when the returned listener is dropped.
+    /// already. The calls come from the process's listener thread (as for
+    /// [`Session::declare_transport_events_listener`]), in order; they stop when the
+    /// returned listener is dropped.
     pub fn declare_link_events_listener(
         &self,
         history: bool,
