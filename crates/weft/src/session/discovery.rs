@@ -208,8 +208,7 @@ pub(super) fn connected(
     } else {
         // Two peers or two routers: the session keeps one of two transports by a rule
         // both ends apply alike (`Inner::add_face`); otherwise the first one stays.
-        let mutual =
-            super::runtime::both_may_connect(inner.config.mode, pending.transport().peer_whatami());
+        let mutual = both_may_connect(inner.config.mode, pending.transport().peer_whatami());
         if !mutual && inner.lock().faces.contains_key(&zid) {
             // Connected meanwhile by another way (its own connect, a configured
             // endpoint): one session per node.
@@ -246,4 +245,11 @@ fn random_below(bound: Duration) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_nanos(u64::from_le_bytes(bytes) % nanos)
+}
+
+/// Whether a node of role `mode` and one of role `other` may both connect to each other
+/// (two peers, or two routers, that learn of each other): their duplicate sessions are
+/// then settled by a rule both apply alike.
+pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
+    mode == other && mode != WhatAmI::Client
 }

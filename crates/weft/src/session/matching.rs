@@ -12,8 +12,8 @@ use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{NetworkQos, WhatAmI, WireExpr};
 use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessage, QueryTarget};
 
+use super::face_transport::send_control;
 use super::listener_thread::{self, Registration, Watch};
-use super::outbound::send_control;
 use super::{Inner, SessionError, State};
 
 /// What a matching status is about.

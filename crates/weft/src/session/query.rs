@@ -11,15 +11,15 @@ use weft_proto::core::{
     CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI, WireExpr, ZenohId,
 };
 use weft_proto::network::{
-    EntityGlobalId, NetworkMessage, QueryTarget, Request, Response, ResponseBody, ResponseFinal,
+    EntityGlobalId, NetworkMessage, Request, Response, ResponseBody, ResponseFinal,
 };
 use weft_proto::zenoh::{
     Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
 };
 
+use super::entity::EntityKind;
 use super::face_transport::FaceTransport;
 use super::outbound::parse_encoding;
-use super::router::EntityKind;
 use super::{Inner, SessionError};
 use crate::api::{
     GetOptions, Payload, PutOptions, Query, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
@@ -337,7 +337,8 @@ impl Inner {
                 .map(|f| f.transport.clone())
                 .collect();
             let locals = if options.allowed_destination.includes_session() {
-                Self::matching_queryables(&st.own, true, key.as_key_expr(), options.target)
+                st.own
+                    .queryables_answering(true, key.as_key_expr(), options.target)
             } else {
                 Vec::new()
             };
@@ -432,30 +433,6 @@ impl Inner {
             super::deadlines::Timeout::Get(qid),
         );
         Ok(replies)
-    }
-
-    /// This session's queryables that answer a query on `key` with `target` from this
-    /// session (`from_session`) or from another node.
-    fn matching_queryables(
-        own: &super::state::Own,
-        from_session: bool,
-        key: KeyExpr<'_>,
-        target: QueryTarget,
-    ) -> Vec<(u32, QueryCallback)> {
-        let of_session = from_session.then(|| own.queryables_of_session());
-        let of_remote = (!from_session).then(|| {
-            own.queryables
-                .iter()
-                .filter(|(_, q)| q.origin.includes_remote())
-        });
-        of_session
-            .into_iter()
-            .flatten()
-            .chain(of_remote.into_iter().flatten())
-            .filter(|(_, q)| q.key.as_key_expr().intersects(key))
-            .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
-            .map(|(id, q)| (*id, q.callback.clone()))
-            .collect()
     }
 
     /// One target (a face, or `None` for this session's queryables) finished a `get`.
@@ -565,7 +542,8 @@ impl Inner {
         let locals = match &key {
             Some(k) => {
                 let st = self.lock();
-                Self::matching_queryables(&st.own, false, k.as_key_expr(), r.target)
+                st.own
+                    .queryables_answering(false, k.as_key_expr(), r.target)
             }
             None => Vec::new(),
         };

@@ -145,7 +145,8 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
                 return false;
             }
-            let between_peers = both_may_connect(self.config.mode, t.peer_whatami());
+            let between_peers =
+                super::discovery::both_may_connect(self.config.mode, t.peer_whatami());
             // A main link replaces a link reserved for priorities that stood in for it.
             let live_duplicate = st
                 .faces
@@ -499,22 +500,6 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
         }
     }
     Ok(bound)
-}
-
-/// Whether a node of role `mode` and one of role `other` may both connect to each other
-/// (two peers, or two routers, that learn of each other): their duplicate sessions are
-/// then settled by a rule both apply alike.
-pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
-    mode == other && mode != WhatAmI::Client
-}
-
-/// Whether `ep` reserves its link for priorities while the same address is also
-/// configured without: its link is then only ever attached beside that session.
-pub(super) fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
-    ep.priorities().is_some() && {
-        let plain = ep.without_priorities();
-        inner.config.connect.contains(&plain)
-    }
 }
 
 /// What access control knows of a transport: its link's protocol and interface, the

@@ -43,9 +43,7 @@ pub(super) struct Connector {
 
 impl Connector {
     pub(super) fn new(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) -> Self {
-        let twin = alternatives
-            .iter()
-            .all(|ep| super::super::runtime::is_priority_twin(inner, ep));
+        let twin = alternatives.iter().all(|ep| is_priority_twin(inner, ep));
         Self {
             inner: Arc::downgrade(inner),
             alternatives,
@@ -242,4 +240,13 @@ fn is_max_links(e: &OpenError) -> bool {
         OpenError::Handshake(weft_transport::establish::EstablishError::Closed(r))
             if *r == CloseReason::MAX_LINKS
     )
+}
+
+/// Whether `ep` reserves its link for priorities while the same address is also
+/// configured without: its link is then only ever attached beside that session.
+fn is_priority_twin(inner: &super::super::Inner, ep: &Endpoint) -> bool {
+    ep.priorities().is_some() && {
+        let plain = ep.without_priorities();
+        inner.config.connect.contains(&plain)
+    }
 }
