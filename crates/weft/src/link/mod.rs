@@ -443,7 +443,10 @@ impl Link {
             Self::Unix(s) => s.set_nonblocking(true),
             Self::Quic(q) => q.socket().set_nonblocking(true),
             Self::Udp(u) => u.socket.set_nonblocking(true),
-            Self::Serial(_) => Ok(()),
+            Self::Serial(s) => {
+                s.set_nonblocking(true);
+                Ok(())
+            }
             Self::Tls(t) => t.set_nonblocking(),
         }
     }
