@@ -32,7 +32,9 @@ fn router_config() -> String {
 }
 
 /// weftd on `port` (TCP) listening on the line's end `a` (`extra`: more `#` settings),
-/// its log in a file of its own ([`Router::log`]).
+/// its log in a file of its own ([`Router::log`]). With `WEFT_RECOVERY_ZENOHD` naming a
+/// zenohd built with its serial link, that zenohd instead, with the same lease: the
+/// tests then show what Zenoh's router does in each case (docs/router.md).
 fn start_router(port: u16, line: &PtyPair, extra: &str) -> Router {
     static STARTED: AtomicU64 = AtomicU64::new(0);
     let log = std::env::temp_dir().join(format!(
@@ -40,19 +42,44 @@ fn start_router(port: u16, line: &PtyPair, extra: &str) -> Router {
         std::process::id(),
         STARTED.fetch_add(1, Ordering::Relaxed)
     ));
-    let weftd = Weftd::logging_to(
-        port,
-        &router_config(),
-        &["-l", &line.endpoint(&line.a, extra)],
-        &log,
-    );
-    Router { weftd, log }
+    let serial = line.endpoint(&line.a, extra);
+    let process = match std::env::var_os("WEFT_RECOVERY_ZENOHD") {
+        Some(zenohd) => {
+            let child = Command::new(zenohd)
+                .args(["-l", &format!("tcp/127.0.0.1:{port}"), "-l", &serial])
+                .arg("--no-multicast-scouting")
+                .arg(format!(
+                    "--cfg=transport/link/tx/lease:{}",
+                    LEASE.as_millis()
+                ))
+                .env("RUST_LOG", "info")
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).expect("create the log file"))
+                .spawn()
+                .expect("start zenohd");
+            weft_testkit::wait_for_port(port);
+            Process::Zenohd(child)
+        }
+        None => Process::Weftd(Weftd::logging_to(
+            port,
+            &router_config(),
+            &["-l", &serial],
+            &log,
+        )),
+    };
+    Router { process, log }
 }
 
-/// A weftd process and its log file; dropped, weftd is killed (`kill -9`) and the log
-/// removed.
+/// The router's process.
+enum Process {
+    Weftd(Weftd),
+    Zenohd(Child),
+}
+
+/// A router process and its log file; dropped, the router is killed (`kill -9`) and the
+/// log removed.
 struct Router {
-    weftd: Weftd,
+    process: Process,
     log: std::path::PathBuf,
 }
 
@@ -64,7 +91,11 @@ impl Router {
 
     /// CPU time it used so far (user and system, in clock ticks: 10 ms on Linux).
     fn cpu_ticks(&self) -> u64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.weftd.pid())).unwrap();
+        let pid = match &self.process {
+            Process::Weftd(w) => w.pid(),
+            Process::Zenohd(c) => c.id(),
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         // Fields after the command's closing parenthesis: utime and stime are the 12th
         // and 13th.
         let fields: Vec<&str> = stat
@@ -79,6 +110,10 @@ impl Router {
 
 impl Drop for Router {
     fn drop(&mut self) {
+        if let Process::Zenohd(child) = &mut self.process {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_file(&self.log);
     }
 }
