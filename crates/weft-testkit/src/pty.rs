@@ -39,35 +39,25 @@ impl PtyPair {
         ));
         std::fs::create_dir_all(&dir).expect("a directory for the pty links");
         let (a, b) = (dir.join("a"), dir.join("b"));
-        let mut child = Command::new("socat")
-            .args(["-d", "-d"])
-            .arg(format!("pty,raw,echo=0,link={}", a.display()))
-            .arg(format!("pty,raw,echo=0,link={}", b.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start socat");
-        // socat says "starting data transfer loop" once both ends are open.
-        let stderr = child.stderr.take().expect("socat's stderr");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if line.contains("starting data transfer loop") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        let mut pair = Self { child, dir, a, b };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .expect("socat links two ptys within 5 s");
-        assert!(
-            pair.a.exists() && pair.b.exists(),
-            "socat made no pty links"
-        );
-        let _ = pair.child.try_wait();
-        Some(pair)
+        let child = start_socat(&a, &b);
+        Some(Self { child, dir, a, b })
+    }
+
+    /// Tears the line down and makes it again at the same paths, as a serial adapter
+    /// unplugged and plugged back: socat is killed (each side's port hangs up), its links
+    /// removed, and a new socat links two new pseudo-terminals at `a` and `b`.
+    pub fn reopen(&mut self) {
+        self.tear_down();
+        self.child = start_socat(&self.a, &self.b);
+    }
+
+    /// Kills socat (each side's port hangs up) and removes the links to its ends: the
+    /// line is gone until [`PtyPair::reopen`].
+    pub fn tear_down(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.a);
+        let _ = std::fs::remove_file(&self.b);
     }
 
     /// `serial/<end>#baudrate=115200` for end `a` or `b`, with `extra` config appended
@@ -91,13 +81,41 @@ impl PtyPair {
     }
 }
 
+/// Starts `socat -d -d pty,raw,echo=0 pty,raw,echo=0` linking its ends at `a` and `b`,
+/// and waits (5 s at most) until it says the line is up.
+fn start_socat(a: &Path, b: &Path) -> Child {
+    let mut child = Command::new("socat")
+        .args(["-d", "-d"])
+        .arg(format!("pty,raw,echo=0,link={}", a.display()))
+        .arg(format!("pty,raw,echo=0,link={}", b.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start socat");
+    // socat says "starting data transfer loop" once both ends are open.
+    let stderr = child.stderr.take().expect("socat's stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("starting data transfer loop") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .expect("socat links two ptys within 5 s");
+    assert!(a.exists() && b.exists(), "socat made no pty links");
+    child
+}
+
 /// Makes each pair's directory unique within the process.
 static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Drop for PtyPair {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.tear_down();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

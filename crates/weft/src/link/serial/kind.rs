@@ -46,9 +46,9 @@ impl LinkKind for SerialLink {
         self.next_batch(buf)
     }
 
-    /// Reads wait or not as [`LinkKind::set_handshake_nonblocking`] says; a write is a
-    /// whole frame.
+    /// Reads return at once when no frame is there; a write is still a whole frame.
     fn set_nonblocking(&self) -> io::Result<()> {
+        Self::set_nonblocking(self, true);
         Ok(())
     }
 

@@ -10,7 +10,11 @@
 //!   loop like a UDP listener: an `I` starts a link, whose data frames the listener then
 //!   hands over (as datagrams to a UDP link accepted by its listener); an `I` while a
 //!   session is on ends that session and is answered `R`, as Zenoh does, and the next
-//!   `I` starts a new one. Any number of sessions follow one another on the port.
+//!   `I` starts a new one. Any number of sessions follow one another on the port. Two
+//!   additions of weft's: a data frame with no session on is answered `R` (the other
+//!   side still believes in a session this node no longer has: it starts a new one at
+//!   once instead of at its lease's end), and a line that hangs up ends its session at
+//!   once and is opened again when it is back.
 //! - [`SerialLink`]: an established link. A connecting side's link reads its port
 //!   itself; an accepted one reads what its listener hands over. Writes send one frame
 //!   per batch, at most [`MTU`] bytes.
@@ -40,6 +44,10 @@ pub(crate) const MTU: u16 = weft_proto::batch::serial::MTU as u16;
 
 /// How long the connecting side waits for an answer to its `I` before sending it again.
 pub(crate) const INIT_RESEND: Duration = Duration::from_secs(1);
+
+/// Least time between two `R`s a listener answers to data frames that came with no
+/// session on.
+const STRAY_RESET_GAP: Duration = Duration::from_millis(100);
 
 /// Data frames queued for an accepted link before new ones are dropped.
 const INBOX: usize = 256;
@@ -210,7 +218,9 @@ pub(crate) struct SerialLink {
     /// Whether this node accepted it (its listener reads the port).
     accepted: bool,
     read_timeout: Option<Duration>,
-    nonblocking: bool,
+    /// Reads return `WouldBlock` at once when no frame is there; shared by the clones,
+    /// as a socket's `O_NONBLOCK` is by its duplicates.
+    nonblocking: Arc<AtomicBool>,
 }
 
 impl SerialLink {
@@ -234,9 +244,11 @@ impl SerialLink {
         self.read_timeout = t;
     }
 
-    /// Makes reads return `WouldBlock` at once when no frame is there.
-    pub(crate) fn set_nonblocking(&mut self, nonblocking: bool) {
-        self.nonblocking = nonblocking;
+    /// Makes reads return `WouldBlock` at once when no frame is there (`true`), or wait
+    /// for one (`false`), for this link and its clones. A link the I/O threads read must
+    /// not wait: a silent line would hold the thread, and with it every lease it checks.
+    pub(crate) fn set_nonblocking(&self, nonblocking: bool) {
+        self.nonblocking.store(nonblocking, Ordering::Release);
     }
 
     /// Ends the link: reads give the end of the link, and its listener takes the next
@@ -269,13 +281,14 @@ impl SerialLink {
     pub(crate) fn next_batch(&self, out: &mut [u8]) -> io::Result<Option<usize>> {
         let mut rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
         let deadline = self.read_timeout.map(|t| Instant::now() + t);
+        let nonblocking = self.nonblocking.load(Ordering::Acquire);
         loop {
             if self.ended.load(Ordering::Acquire) || self.stopped_reading.load(Ordering::Acquire) {
                 return Ok(None);
             }
             match &mut *rx {
                 Receiving::Inbox(inbox) => {
-                    let got = if self.nonblocking {
+                    let got = if nonblocking {
                         inbox.try_recv().map_err(|e| match e {
                             TryRecvError::Empty => RecvTimeoutError::Timeout,
                             TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
@@ -321,7 +334,7 @@ impl SerialLink {
                         self.shutdown();
                         return Ok(None);
                     }
-                    Got::Empty if self.nonblocking => {}
+                    Got::Empty if nonblocking => {}
                     Got::Empty => {
                         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
                         let slice = left.map_or(Duration::from_millis(100), |l| {
@@ -333,7 +346,7 @@ impl SerialLink {
                     }
                 },
             }
-            let timed_out = self.nonblocking || deadline.is_some_and(|d| Instant::now() >= d);
+            let timed_out = nonblocking || deadline.is_some_and(|d| Instant::now() >= d);
             if timed_out {
                 return Err(io::Error::new(io::ErrorKind::WouldBlock, "no frame"));
             }
@@ -400,7 +413,7 @@ impl SerialConnecting {
                         stopped_reading: Arc::new(AtomicBool::new(false)),
                         accepted: false,
                         read_timeout: None,
-                        nonblocking: false,
+                        nonblocking: Arc::new(AtomicBool::new(false)),
                     };
                     return Ok(Some(link));
                 }
@@ -443,15 +456,23 @@ struct Session {
 /// What a listener reads and who it hands frames to.
 #[derive(Debug)]
 struct Listening {
+    /// The port; `None` from the moment its line hangs up (the device unplugged, the
+    /// other end gone) until it opens again.
+    port: Option<Arc<Port>>,
     reader: LineReader,
     session: Option<Session>,
     payload: Vec<u8>,
+    /// When a data frame that came with no session on was last answered `R`.
+    refused_at: Option<Instant>,
 }
 
 /// A serial port waiting for sessions (see the module's documentation).
 #[derive(Debug)]
 pub(crate) struct SerialListener {
-    port: Arc<Port>,
+    settings: SerialSettings,
+    /// What its reader waits on: an epoll instance watching the port, so that the
+    /// descriptor stays the same when the port is opened again after a hang-up.
+    watch: mio::Poll,
     state: Mutex<Listening>,
     /// `accept` returns `WouldBlock` when the port has nothing to read.
     nonblocking: AtomicBool,
@@ -460,12 +481,22 @@ pub(crate) struct SerialListener {
 impl SerialListener {
     /// Opens the port of `settings` for sessions.
     pub(crate) fn bind(settings: &SerialSettings) -> io::Result<Self> {
+        let port = Arc::new(Port::open(settings)?);
+        let watch = mio::Poll::new()?;
+        watch.registry().register(
+            &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
+            mio::Token(0),
+            mio::Interest::READABLE,
+        )?;
         Ok(Self {
-            port: Arc::new(Port::open(settings)?),
+            settings: settings.clone(),
+            watch,
             state: Mutex::new(Listening {
+                port: Some(port),
                 reader: LineReader::new(),
                 session: None,
                 payload: vec![0; usize::from(MTU)],
+                refused_at: None,
             }),
             nonblocking: AtomicBool::new(false),
         })
@@ -473,12 +504,13 @@ impl SerialListener {
 
     /// The device path.
     pub(crate) fn path(&self) -> &str {
-        self.port.path()
+        &self.settings.path
     }
 
-    /// The port's descriptor.
+    /// The descriptor to wait on (readable) for `accept`: the same for the listener's
+    /// whole life, whichever port is open behind it.
     pub(crate) fn raw_fd(&self) -> RawFd {
-        self.port.fd().as_raw_fd()
+        self.watch.as_raw_fd()
     }
 
     /// Makes `accept` return `WouldBlock` once the port is drained.
@@ -486,8 +518,66 @@ impl SerialListener {
         self.nonblocking.store(true, Ordering::Relaxed);
     }
 
+    /// The line hung up (or its port cannot be read): the session on it ends at once (as
+    /// a socket's end would end it), and the port is closed until [`Self::reopen`].
+    fn line_gone(&self, st: &mut Listening, why: &io::Error) -> io::Error {
+        if let Some(old) = st.session.take() {
+            old.ended.store(true, Ordering::Release);
+        }
+        if let Some(port) = st.port.take() {
+            let _ = self
+                .watch
+                .registry()
+                .deregister(&mut mio::unix::SourceFd(&port.fd().as_raw_fd()));
+        }
+        st.reader = LineReader::new();
+        tracing::info!(
+            "serial port {}: {why}; its session ends, and the port opens again when it is back",
+            self.path()
+        );
+        io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            format!("serial port {}: {why}", self.path()),
+        )
+    }
+
+    /// A data frame came with no session on: the other side believes its session lives
+    /// (this node started again, or ended the session on its lease). It is told at once
+    /// with an `R`, at most every [`STRAY_RESET_GAP`], so that it opens a new session
+    /// now rather than when its lease expires.
+    fn refuse_stray(&self, st: &mut Listening, port: &Port) -> io::Result<()> {
+        let now = Instant::now();
+        if st
+            .refused_at
+            .is_some_and(|at| now.duration_since(at) < STRAY_RESET_GAP)
+        {
+            return Ok(());
+        }
+        st.refused_at = Some(now);
+        tracing::debug!(
+            "serial port {}: a data frame with no session on; answered R",
+            self.path()
+        );
+        port.send(Flags::RESET, &[])
+    }
+
+    /// Opens the port again after its line hung up: the device's path may name a new
+    /// device by now (an adapter plugged back, a new pseudo-terminal).
+    fn reopen(&self, st: &mut Listening) -> io::Result<Arc<Port>> {
+        let port = Arc::new(Port::open(&self.settings)?);
+        self.watch.registry().register(
+            &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
+            mio::Token(0),
+            mio::Interest::READABLE,
+        )?;
+        tracing::info!("serial port {}: open again", self.path());
+        st.port = Some(port.clone());
+        Ok(port)
+    }
+
     /// Reads the port, handing data frames to the session on; a new session's link
-    /// once an `I` starts one.
+    /// once an `I` starts one. Once the line hung up, each call tries to open the port
+    /// again first (its caller calls again after a pause when it fails).
     pub(crate) fn accept(&self) -> io::Result<SerialLink> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let st = &mut *st;
@@ -499,7 +589,15 @@ impl SerialListener {
             {
                 st.session = None;
             }
-            match st.reader.next(&self.port, &mut st.payload)? {
+            let port = match &st.port {
+                Some(port) => port.clone(),
+                None => self.reopen(st)?,
+            };
+            let got = match st.reader.next(&port, &mut st.payload) {
+                Ok(got) => got,
+                Err(e) => return Err(self.line_gone(st, &e)),
+            };
+            match got {
                 Got::Frame(flags, _) if flags.contains(Flags::INIT) => {
                     if let Some(old) = st.session.take() {
                         // The other side started again while its session was on.
@@ -508,10 +606,10 @@ impl SerialListener {
                             "serial port {}: the peer started again; its session ends",
                             self.path()
                         );
-                        self.port.send(Flags::RESET, &[])?;
+                        port.send(Flags::RESET, &[])?;
                         continue;
                     }
-                    self.port.send(Flags::INIT_ACK, &[])?;
+                    port.send(Flags::INIT_ACK, &[])?;
                     let (tx, rx) = sync_channel(INBOX);
                     let ended = Arc::new(AtomicBool::new(false));
                     st.session = Some(Session {
@@ -519,13 +617,13 @@ impl SerialListener {
                         ended: ended.clone(),
                     });
                     return Ok(SerialLink {
-                        port: self.port.clone(),
+                        port,
                         rx: Arc::new(Mutex::new(Receiving::Inbox(rx))),
                         ended,
                         stopped_reading: Arc::new(AtomicBool::new(false)),
                         accepted: true,
                         read_timeout: None,
-                        nonblocking: false,
+                        nonblocking: Arc::new(AtomicBool::new(false)),
                     });
                 }
                 Got::Frame(flags, _) if flags.contains(Flags::RESET) => {
@@ -535,26 +633,27 @@ impl SerialListener {
                 }
                 Got::Frame(_, 0) => {}
                 Got::Frame(_, n) => {
-                    if let Some(s) = &st.session {
+                    let handed = st.session.as_ref().is_some_and(|s| {
                         match s.inbox.try_send(st.payload[..n].to_vec()) {
-                            Ok(()) => {}
                             // As a full socket buffer: the batch is lost (best effort).
-                            Err(TrySendError::Full(_)) => {}
-                            Err(TrySendError::Disconnected(_)) => st.session = None,
+                            Ok(()) | Err(TrySendError::Full(_)) => true,
+                            Err(TrySendError::Disconnected(_)) => false,
                         }
+                    });
+                    if !handed {
+                        st.session = None;
+                        self.refuse_stray(st, &port)?;
                     }
                 }
                 Got::HungUp => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::ConnectionAborted,
-                        format!("serial port {}: the line hung up", self.path()),
-                    ))
+                    let e = io::Error::new(io::ErrorKind::ConnectionAborted, "the line hung up");
+                    return Err(self.line_gone(st, &e));
                 }
                 Got::Empty => {
                     if self.nonblocking.load(Ordering::Relaxed) {
                         return Err(io::ErrorKind::WouldBlock.into());
                     }
-                    self.port.wait_readable(None)?;
+                    port.wait_readable(None)?;
                 }
             }
         }

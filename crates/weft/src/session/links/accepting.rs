@@ -150,7 +150,13 @@ impl Runner {
             }
             let link = match l.listener.accept() {
                 Ok(link) => link,
-                Err(e) if crate::link::is_timeout(&e) => break,
+                Err(e) if crate::link::is_timeout(&e) => {
+                    // Nothing to accept now: the listener works again, and a pause that
+                    // ended is over (else its timer, due in the past, would wake the loop
+                    // again at once).
+                    l.succeeded();
+                    break;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     l.failed(&e);
