@@ -81,6 +81,17 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         Err(unsupported("a stream link writes bytes"))
     }
 
+    /// Sends one batch without waiting (a datagram kind): `Ok(false)` when the link takes
+    /// none of it now, or has not taken all of it yet (ask again with the same batch
+    /// once the descriptor is writable).
+    fn send_batch_now(&self, batch: &[u8]) -> io::Result<bool> {
+        match self.send_batch(&[batch]) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Receives the next whole batch into `buf` (a datagram kind): its length, or `None`
     /// once the link ended.
     fn receive_batch(&self, _buf: &mut [u8]) -> io::Result<Option<usize>> {

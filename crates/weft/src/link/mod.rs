@@ -351,8 +351,7 @@ impl Link {
     /// the same `done` when it is writable).
     pub fn write_batch_from(&self, batch: &[u8], done: &mut usize) -> io::Result<bool> {
         if self.is_datagram() {
-            self.0.send_batch(&[batch])?;
-            return Ok(true);
+            return self.0.send_batch_now(batch);
         }
         let prefix = stream_prefix(batch.len())?;
         let mut slices = [IoSlice::new(&prefix), IoSlice::new(batch)];
@@ -393,12 +392,16 @@ impl Link {
     }
 
     /// Writes what the socket takes of `t` now, without waiting: the bytes taken (a
-    /// stream link may take part; a datagram link sends the transmit's datagrams whole).
+    /// stream link may take part; a datagram link counts the datagrams it took whole,
+    /// and stops at one it has not taken all of yet: a serial frame in flight, asked for
+    /// again when the link is writable).
     pub fn write_transmit(&self, t: &Transmit) -> io::Result<usize> {
         if self.is_datagram() {
             let mut n = 0;
             for datagram in t.datagrams() {
-                self.0.send_batch(&[datagram])?;
+                if !self.0.send_batch_now(datagram)? {
+                    break;
+                }
                 n += datagram.len();
             }
             return Ok(n);

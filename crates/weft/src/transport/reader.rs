@@ -160,7 +160,8 @@ impl LinkRx {
 
 /// Reads `transport`'s link on a thread of its own (a link with no socket of its own to
 /// wait on: a serial link its listener reads), handing each batch to `rx`, until the
-/// transport ends. Gives `rx` back when no thread can be started.
+/// transport ends, and goes on with a write the line stalled when it has room again.
+/// Gives `rx` back when no thread can be started.
 pub(crate) fn spawn_thread(
     transport: &Arc<Transport>,
     rx: LinkRx,
@@ -184,6 +185,11 @@ pub(crate) fn spawn_thread(
             loop {
                 if t.is_closed() {
                     break;
+                }
+                // No I/O thread watches this link's port: a write the line did not take
+                // all of goes on from here once the port has room.
+                if t.write_stalled_since().is_some() && link.writable_within(rx.tick) {
+                    t.pump();
                 }
                 match (&mut &link).read(&mut buf) {
                     Ok(0) => break,

@@ -42,6 +42,10 @@ impl LinkKind for SerialLink {
         self.write_parts(parts)
     }
 
+    fn send_batch_now(&self, batch: &[u8]) -> io::Result<bool> {
+        self.write_now(batch)
+    }
+
     fn receive_batch(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         self.next_batch(buf)
     }

@@ -276,6 +276,18 @@ impl SerialLink {
         self.port.send(Flags::DATA, parts)
     }
 
+    /// Writes `batch` as one frame without waiting: `Ok(false)` while the line has not
+    /// taken all of it (ask again with the same batch once the port is writable).
+    pub(crate) fn write_now(&self, batch: &[u8]) -> io::Result<bool> {
+        if self.ended.load(Ordering::Acquire) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the serial link ended",
+            ));
+        }
+        self.port.send_now(batch)
+    }
+
     /// The next batch, copied into `out`: its length, `None` once the link ended;
     /// `WouldBlock` when none came within the read timeout (at once when non-blocking).
     pub(crate) fn next_batch(&self, out: &mut [u8]) -> io::Result<Option<usize>> {
