@@ -568,7 +568,8 @@ fn a_router_takes_a_new_session_after_a_clean_close() {
 
 /// Case 5: random bytes (fake delimiters among them) put on the line both ways between
 /// frames while the device streams: frames keep flowing, the damaged ones are dropped
-/// and counted (`weft::metrics::serial_dropped_frames`), and the session never ends.
+/// and counted (`weft::metrics::serial_dropped_frames` at the device,
+/// `weft_serial_dropped_frames` in weftd's metrics), and the session never ends.
 #[test]
 fn line_noise_is_counted_and_never_ends_the_session() {
     let Some(line) = PtyPair::new() else { return };
@@ -629,12 +630,39 @@ fn line_noise_is_counted_and_never_ends_the_session() {
         "nothing came back to the device"
     );
     let counted = weft::metrics::serial_dropped_frames() - dropped;
-    eprintln!("serial recovery: line noise: {counted} damaged frames dropped at the device");
-    assert!(counted > 0, "no damaged frame was counted");
+    let at_router = router_dropped_frames(&watcher);
+    eprintln!(
+        "serial recovery: line noise: {counted} damaged frames dropped at the device, \
+         {at_router} at weftd"
+    );
+    assert!(counted > 0, "no damaged frame was counted at the device");
+    assert!(at_router > 0, "no damaged frame was counted at weftd");
     // The session lived on: its token was never withdrawn.
     while let Ok((kind, key, _)) = events.try_recv() {
         assert!(kind == SampleKind::Put, "{key} was withdrawn by the noise");
     }
+}
+
+/// weftd's `weft_serial_dropped_frames` (its metrics, read in its admin space by
+/// `session`, a client of it).
+fn router_dropped_frames(session: &weft::Session) -> u64 {
+    let replies = session
+        .get(
+            "@/*/router/metrics?descriptors=false;compression=false",
+            &weft::GetOptions::default(),
+        )
+        .unwrap();
+    let reply = replies
+        .recv_timeout(Duration::from_secs(10))
+        .expect("weftd's metrics");
+    let text = String::from_utf8(reply.result.expect("weftd's metrics").payload.into_vec())
+        .expect("metrics as text");
+    text.lines()
+        .find_map(|l| l.strip_prefix("weft_serial_dropped_frames_total "))
+        .unwrap_or_else(|| panic!("no weft_serial_dropped_frames in weftd's metrics:\n{text}"))
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// Case 6: the device starts before its router: its `I` goes unanswered (the test reads
