@@ -772,3 +772,60 @@ fn a_listener_whose_line_comes_back_waits_quietly_for_the_next_device() {
     let up_at = wait_token(&events, SampleKind::Put, "rec/device/next", 2 * LEASE);
     recovered("device on a line that came back", up_at - started_at);
 }
+
+/// A device that sent its only `I` before the router opened the port (Zenoh-Pico and
+/// Zenoh's connecting side send it once, then wait for the answer): weftd reads what
+/// the port received before it opened, and answers `I+A`. A device that sent it three
+/// times (a weft device sends it every second until answered) gets one `I+A` and no
+/// `R`: the copies that follow the one answered do not end the session they opened.
+#[test]
+fn a_device_whose_i_came_before_the_router_opened_is_answered_once() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let init: &[u8] = &[0x02, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x00];
+    let init_ack: &[u8] = &[0x02, 0x03, 0x01, 0x01, 0x01, 0x01, 0x01, 0x01, 0x00];
+    for copies in [1, 3] {
+        let Some(line) = PtyPair::new() else { return };
+        // The device's end, opened raw by the test.
+        let mut device = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(0o400 | 0o4000) // O_NOCTTY | O_NONBLOCK
+            .open(&line.b)
+            .unwrap();
+        for _ in 0..copies {
+            device.write_all(init).unwrap();
+        }
+        let port = weft_testkit::free_port();
+        let _router = start_router(port, &line, "");
+        let up_at = Instant::now();
+        let mut seen = Vec::new();
+        let mut answered_at = None;
+        // Until the answer, then 200 ms more: an `R` would follow it at once.
+        while answered_at.is_none_or(|at: Instant| at.elapsed() < Duration::from_millis(200)) {
+            assert!(
+                up_at.elapsed() < 2 * LEASE,
+                "weftd did not answer the I sent before it opened: {seen:02x?}"
+            );
+            let mut buf = [0u8; 64];
+            match device.read(&mut buf) {
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => panic!("reading the line: {e}"),
+            }
+            if answered_at.is_none() && seen.windows(init_ack.len()).any(|w| w == init_ack) {
+                answered_at = Some(Instant::now());
+                recovered(
+                    &format!("I sent {copies} times before the router opened"),
+                    up_at.elapsed(),
+                );
+            }
+        }
+        assert_eq!(
+            seen, init_ack,
+            "{copies} I sent before weftd opened: answered other than one I+A"
+        );
+    }
+}

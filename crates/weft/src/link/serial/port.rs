@@ -1,6 +1,6 @@
 //! A serial port opened for a link: the device in raw mode at the endpoint's baud rate
 //! (8 data bits, no parity, one stop bit, no flow control, as Zenoh opens it),
-//! non-blocking, its buffers emptied. Frames are written whole, one writer at a time, so
+//! non-blocking, its buffers emptied on the connecting side. Frames are written whole, one writer at a time, so
 //! that two threads' frames never interleave on the line.
 
 use std::fs::File;
@@ -28,8 +28,9 @@ pub(crate) struct Port {
 }
 
 impl Port {
-    /// Opens the device of `settings` and sets its line up.
-    pub(crate) fn open(settings: &SerialSettings) -> io::Result<Self> {
+    /// Opens the device of `settings` and sets its line up; with `empty`, drops what the
+    /// device received before.
+    pub(crate) fn open(settings: &SerialSettings, empty: bool) -> io::Result<Self> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -51,7 +52,9 @@ impl Port {
             if settings.exclusive {
                 termios::ioctl_tiocexcl(&file)?;
             }
-            termios::tcflush(&file, QueueSelector::IOFlush)?;
+            if empty {
+                termios::tcflush(&file, QueueSelector::IOFlush)?;
+            }
             Ok(())
         };
         setup().map_err(|e| {
