@@ -314,6 +314,12 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
             .map(|&(reason, n)| (Reason { reason }, ConstCounter::new(n)))
             .collect::<Series<_, _>>(),
     );
+    registry.register(
+        "weft_serial_dropped_frames",
+        "Frames dropped on serial ports because they did not check (line noise, cut \
+         frames); the session goes on",
+        ConstCounter::new(weft::metrics::serial_dropped_frames()),
+    );
 }
 
 /// Most series of each family per declared key expression: the busiest key expressions

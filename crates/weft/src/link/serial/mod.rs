@@ -45,6 +45,10 @@ pub(crate) const MTU: u16 = weft_proto::batch::serial::MTU as u16;
 /// How long the connecting side waits for an answer to its `I` before sending it again.
 pub(crate) const INIT_RESEND: Duration = Duration::from_secs(1);
 
+/// How long after answering `I+A`, and before the session's first data frame, a
+/// listener takes another `I` for a copy of the one it answered rather than a new start.
+const DUPLICATE_INIT_WINDOW: Duration = Duration::from_millis(100);
+
 /// Least time between two `R`s a listener answers to data frames that came with no
 /// session on.
 const STRAY_RESET_GAP: Duration = Duration::from_millis(100);
@@ -379,7 +383,8 @@ pub(crate) struct SerialConnecting {
 impl SerialConnecting {
     /// Opens the port of `settings` and sends `I`.
     pub(crate) fn start(settings: SerialSettings) -> io::Result<Self> {
-        let port = Arc::new(Port::open(&settings)?);
+        // Emptied: an answer to an earlier attempt is not this one's.
+        let port = Arc::new(Port::open(&settings, true)?);
         let mut me = Self {
             port,
             reader: LineReader::new(),
@@ -463,6 +468,8 @@ impl SerialConnecting {
 struct Session {
     inbox: SyncSender<Vec<u8>>,
     ended: Arc<AtomicBool>,
+    /// When its `I+A` was sent, until its first data frame comes.
+    opened_at: Option<Instant>,
 }
 
 /// What a listener reads and who it hands frames to.
@@ -485,15 +492,18 @@ pub(crate) struct SerialListener {
     /// What its reader waits on: an epoll instance watching the port, so that the
     /// descriptor stays the same when the port is opened again after a hang-up.
     watch: mio::Poll,
-    state: Mutex<Listening>,
+    /// Boxed: a listener is moved around among others much smaller.
+    state: Box<Mutex<Listening>>,
     /// `accept` returns `WouldBlock` when the port has nothing to read.
     nonblocking: AtomicBool,
 }
 
 impl SerialListener {
-    /// Opens the port of `settings` for sessions.
+    /// Opens the port of `settings` for sessions. What the port received before is read,
+    /// not dropped (as Zenoh's listener does): an `I` sent before it opened (a device that
+    /// started first and sends `I` once, as Zenoh-Pico does) is answered.
     pub(crate) fn bind(settings: &SerialSettings) -> io::Result<Self> {
-        let port = Arc::new(Port::open(settings)?);
+        let port = Arc::new(Port::open(settings, false)?);
         let watch = mio::Poll::new()?;
         watch.registry().register(
             &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
@@ -503,13 +513,13 @@ impl SerialListener {
         Ok(Self {
             settings: settings.clone(),
             watch,
-            state: Mutex::new(Listening {
+            state: Box::new(Mutex::new(Listening {
                 port: Some(port),
                 reader: LineReader::new(),
                 session: None,
                 payload: vec![0; usize::from(MTU)],
                 refused_at: None,
-            }),
+            })),
             nonblocking: AtomicBool::new(false),
         })
     }
@@ -576,7 +586,7 @@ impl SerialListener {
     /// Opens the port again after its line hung up: the device's path may name a new
     /// device by now (an adapter plugged back, a new pseudo-terminal).
     fn reopen(&self, st: &mut Listening) -> io::Result<Arc<Port>> {
-        let port = Arc::new(Port::open(&self.settings)?);
+        let port = Arc::new(Port::open(&self.settings, false)?);
         self.watch.registry().register(
             &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
             mio::Token(0),
@@ -611,6 +621,20 @@ impl SerialListener {
             };
             match got {
                 Got::Frame(flags, _) if flags.contains(Flags::INIT) => {
+                    if st.session.as_ref().is_some_and(|s| {
+                        s.opened_at
+                            .is_some_and(|at| at.elapsed() < DUPLICATE_INIT_WINDOW)
+                    }) {
+                        // Another `I` right after the one answered, before any data: sent
+                        // before that answer came (the port held several, or the answer
+                        // was slow), not a new start.
+                        tracing::debug!(
+                            "serial port {}: an I again before the session's first frame; \
+                             taken for a copy",
+                            self.path()
+                        );
+                        continue;
+                    }
                     if let Some(old) = st.session.take() {
                         // The other side started again while its session was on.
                         old.ended.store(true, Ordering::Release);
@@ -627,6 +651,7 @@ impl SerialListener {
                     st.session = Some(Session {
                         inbox: tx,
                         ended: ended.clone(),
+                        opened_at: Some(Instant::now()),
                     });
                     return Ok(SerialLink {
                         port,
@@ -645,7 +670,8 @@ impl SerialListener {
                 }
                 Got::Frame(_, 0) => {}
                 Got::Frame(_, n) => {
-                    let handed = st.session.as_ref().is_some_and(|s| {
+                    let handed = st.session.as_mut().is_some_and(|s| {
+                        s.opened_at = None;
                         match s.inbox.try_send(st.payload[..n].to_vec()) {
                             // As a full socket buffer: the batch is lost (best effort).
                             Ok(()) | Err(TrySendError::Full(_)) => true,

@@ -1,9 +1,10 @@
 //! A serial port opened for a link: the device in raw mode at the endpoint's baud rate
 //! (8 data bits, no parity, one stop bit, no flow control, as Zenoh opens it),
-//! non-blocking, its buffers emptied. Frames are written whole, one after the other, so
-//! that two threads' frames never interleave on the line: a data frame the line does not
-//! take at once stays in flight ([`Port::send_now`] never waits, and is asked again for
-//! the same batch once the line has room), and the next frame goes out only after it.
+//! non-blocking, its buffers emptied on the connecting side. Frames are written whole,
+//! one after the other, so that two threads' frames never interleave on the line: a data
+//! frame the line does not take at once stays in flight ([`Port::send_now`] never waits,
+//! and is asked again for the same batch once the line has room), and the next frame
+//! goes out only after it.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -76,8 +77,9 @@ impl BatchId {
 }
 
 impl Port {
-    /// Opens the device of `settings` and sets its line up.
-    pub(crate) fn open(settings: &SerialSettings) -> io::Result<Self> {
+    /// Opens the device of `settings` and sets its line up; with `empty`, drops what the
+    /// device received before.
+    pub(crate) fn open(settings: &SerialSettings, empty: bool) -> io::Result<Self> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -99,7 +101,9 @@ impl Port {
             if settings.exclusive {
                 termios::ioctl_tiocexcl(&file)?;
             }
-            termios::tcflush(&file, QueueSelector::IOFlush)?;
+            if empty {
+                termios::tcflush(&file, QueueSelector::IOFlush)?;
+            }
             Ok(())
         };
         setup().map_err(|e| {
@@ -280,7 +284,7 @@ mod tests {
             exclusive: false,
             reset_wait: Duration::from_millis(50),
         };
-        (far, Port::open(&settings).unwrap())
+        (far, Port::open(&settings, true).unwrap())
     }
 
     /// Everything the far end holds now.
