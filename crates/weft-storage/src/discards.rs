@@ -46,15 +46,9 @@ impl DiscardLog {
     }
 }
 
-/// `key` as it can be logged: control characters (and quotes, backslashes, non-ASCII
-/// ones a terminal could misread) escaped as Rust escapes them.
-pub(crate) fn printable(key: &str) -> String {
-    key.escape_debug().to_string()
-}
-
 /// The log line about discarded writes of the storage `storage`, `key` the last one.
 pub(crate) fn line(storage: &str, key: &str, tell: Tell) -> String {
-    let key = printable(key);
+    let key = weft::printable(key);
     match tell {
         Tell::First => format!(
             "storage `{storage}`: discarded a write of `{key}`: older than the value it holds"

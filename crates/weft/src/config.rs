@@ -222,6 +222,32 @@ pub struct Config {
     /// `transport.auth.usrpwd.*`: user/password authentication (the credentials this
     /// node presents, the dictionary it checks); `None` when off.
     pub usrpwd: Option<Arc<UsrPwd>>,
+    /// `transport.auth.throttle.*` (weft's own keys): refusing, for a while, the
+    /// handshakes of an address whose authentications keep failing; off by default.
+    pub auth_throttle: AuthThrottle,
+}
+
+/// `transport.auth.throttle.*` (weft's own keys; Zenoh has none): after `failures`
+/// failed authentications in a row from one IP address, further connections from that
+/// address are closed at once, unanswered, for `backoff` after the last failure (a
+/// success from it starts the count again). Other addresses are not affected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthThrottle {
+    /// `transport.auth.throttle.failures`: failures in a row before an address is
+    /// refused; 0 (`null`, the default) turns throttling off.
+    pub failures: usize,
+    /// `transport.auth.throttle.backoff_ms`: how long an address is refused after its
+    /// last failure (default 60 s).
+    pub backoff: Duration,
+}
+
+impl Default for AuthThrottle {
+    fn default() -> Self {
+        Self {
+            failures: 0,
+            backoff: Duration::from_secs(60),
+        }
+    }
 }
 
 impl Default for Config {
@@ -257,6 +283,7 @@ impl Default for Config {
             adminspace_read: true,
             adminspace_write: false,
             usrpwd: None,
+            auth_throttle: AuthThrottle::default(),
         }
     }
 }

@@ -27,6 +27,7 @@ pub mod config;
 pub mod endpoint;
 pub mod executor;
 mod link;
+pub mod log_limit;
 pub mod metrics;
 pub mod scouting;
 mod session;
@@ -56,4 +57,5 @@ pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,
 };
 pub use weft_proto::network::{EntityGlobalId, QueryTarget};
+pub use weft_proto::printable::{printable, printable_bytes, Printable};
 pub use weft_proto::zenoh::{Consolidation, SourceInfo};

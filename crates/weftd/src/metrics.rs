@@ -308,7 +308,10 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
     registry.register(
         "weft_sessions_refused",
         "Sessions refused, by reason: max_sessions (transport.unicast.max_sessions \
-         reached), duplicate_id (a node claimed the ZenohID of a live session)",
+         reached), duplicate_id (a node claimed the ZenohID of a live session), \
+         auth_unknown_user, auth_wrong_password, auth_no_credentials (user/password \
+         authentication failed), auth_throttled (closed unanswered: its address failed \
+         transport.auth.throttle.failures times in a row)",
         a.refused
             .iter()
             .map(|&(reason, n)| (Reason { reason }, ConstCounter::new(n)))

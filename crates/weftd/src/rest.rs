@@ -531,7 +531,7 @@ impl Drop for Events {
             tracing::warn!(
                 "REST: {dropped} sample(s) on {} dropped for an event-stream client that did \
                  not keep up",
-                self.key
+                weft::printable(&self.key)
             );
         }
         // Undeclaring talks to the session: not on the HTTP thread.

@@ -202,6 +202,8 @@ pub struct AccessControl {
     /// A deny rule denies what intersects its key expressions, not only what they
     /// include.
     pub(super) deny_intersecting: bool,
+    /// The pace of the log lines about denials, per peer address.
+    pub(super) denial_log: std::sync::Mutex<crate::log_limit::LogLimit<Option<std::net::IpAddr>>>,
 }
 
 impl AccessControl {
@@ -215,6 +217,7 @@ impl AccessControl {
             rules: HashMap::new(),
             partial: config.is_partial(),
             deny_intersecting: config.deny_intersecting,
+            denial_log: std::sync::Mutex::default(),
         };
         if !config.enabled || control.partial {
             return control;

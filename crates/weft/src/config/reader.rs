@@ -146,6 +146,13 @@ impl Config {
         if let Some(v) = rx.reassembly_budget.get(mode) {
             self.reassembly_budget = v.0;
         }
+        let throttle = &t.auth.throttle;
+        if let Some(v) = throttle.failures.get(mode) {
+            self.auth_throttle.failures = v.0.as_ref().map_or(0, |n| n.0);
+        }
+        if let Some(v) = throttle.backoff_ms.get(mode) {
+            self.auth_throttle.backoff = v.0;
+        }
         if let Some(v) = t.link.tcp.so_sndbuf.get(mode).and_then(|v| v.0.as_ref()) {
             self.tcp_buffers.send = v.0;
         }

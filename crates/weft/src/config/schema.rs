@@ -457,6 +457,18 @@ struct TransportOptimization {
 pub(super) struct Auth {
     pub(super) usrpwd: UsrPwd,
     pubkey: PubKey,
+    /// weft's own: refusing, for a while, a source whose authentications keep failing.
+    pub(super) throttle: Throttle,
+}
+
+/// `transport.auth.throttle` (weft's own; Zenoh has no such key): after `failures`
+/// failed authentications in a row from one address, the handshakes of that address are
+/// refused for `backoff_ms`. Off (`failures: null`) by default.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+pub(super) struct Throttle {
+    pub(super) failures: Setting<OrNull<Count>>,
+    pub(super) backoff_ms: Setting<Millis>,
 }
 
 /// `transport.auth.usrpwd`: read by `config::usrpwd`.
@@ -686,7 +698,8 @@ mod tests {
                                         messages: ["put", "query", "reply"] } },
             auth: { usrpwd: { user: null, password: null, dictionary_file: null },
                     pubkey: { public_key_pem: null, private_key_pem: null, public_key_file: null,
-                              private_key_file: null, key_size: null, known_keys_file: null } } },
+                              private_key_file: null, key_size: null, known_keys_file: null },
+                    throttle: { failures: null, backoff_ms: 60000 } } },
           adminspace: { enabled: false, permissions: { read: true, write: false } },
           access_control: { enabled: false, default_permission: "deny", rules: [], subjects: [],
                             policies: [], deny_intersecting: false },

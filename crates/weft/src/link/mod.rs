@@ -654,6 +654,17 @@ impl Link {
         }
     }
 
+    /// The peer's address, for a link over IP.
+    pub fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        match self {
+            Self::Tcp(s) => s.peer_addr().ok().map(|a| a.ip()),
+            Self::Unix(_) | Self::Serial(_) => None,
+            Self::Udp(u) => Some(u.peer.ip()),
+            Self::Tls(t) => Some(t.peer().ip()),
+            Self::Quic(q) => Some(q.peer().ip()),
+        }
+    }
+
     /// A description for logs: `tcp/peer-address`.
     pub fn describe(&self) -> String {
         match self {

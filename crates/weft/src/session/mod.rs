@@ -400,6 +400,9 @@ pub(crate) struct Inner {
     refused_duplicates: AtomicU64,
     /// Accepted handshakes closed after stalling, to free their place for a new one.
     stalled_handshakes_closed: AtomicU64,
+    /// Accepted handshakes that failed: authentication failures by reason, the log's
+    /// pace per source address, `transport.auth.throttle`.
+    refusals: links::Refusals,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
@@ -471,6 +474,7 @@ impl Session {
     /// router is connected (or the open timeout passes); in peer mode, waits (within the
     /// open timeout) for the peers it connects to to finish their initial declarations.
     pub fn open(config: Config) -> Result<Self, OpenError> {
+        let refusals = links::Refusals::new(config.auth_throttle);
         let zid = match config.id {
             Some(id) => id,
             None => random_zid()?,
@@ -534,6 +538,7 @@ impl Session {
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
             stalled_handshakes_closed: AtomicU64::new(0),
+            refusals,
             first_attempts_failed: Mutex::new(Vec::new()),
             transport_listeners: network_events::Listeners::default(),
             link_listeners: network_events::Listeners::default(),
@@ -877,7 +882,7 @@ impl Session {
                 links: st.routing.mesh.confirmed_links(),
                 next_hops: st.routing.mesh.next_hops().into_iter().collect(),
             }),
-            refused: vec![
+            refused: [
                 (
                     "max_sessions",
                     self.inner.refused_sessions.load(Ordering::Relaxed),
@@ -886,7 +891,10 @@ impl Session {
                     "duplicate_id",
                     self.inner.refused_duplicates.load(Ordering::Relaxed),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(self.inner.refusals.counts())
+            .collect(),
         }
     }
 

@@ -76,10 +76,16 @@ impl Inner {
         }
         let kept = self.add_face(t.clone(), opened);
         if kept {
+            // Who the peer said it is (its user name, its certificate's name): escaped,
+            // as the peer chose them.
+            let user = t.authenticated_user().map(crate::printable);
+            let cert = t.peer_cert_common_name().map(crate::printable);
             tracing::info!(
                 peer = %t.peer_zid(),
                 whatami = t.peer_whatami().as_str(),
                 link = t.describe(),
+                user = user.map(tracing::field::display),
+                cert_common_name = cert.map(tracing::field::display),
                 "session open"
             );
         }
@@ -111,6 +117,7 @@ impl Inner {
                     control.clone(),
                     &access_subject(&t),
                     format!("{} ({})", t.peer_zid(), t.describe()),
+                    t.peer_ip(),
                 )));
             }
         }

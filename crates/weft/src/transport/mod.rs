@@ -332,6 +332,11 @@ impl Transport {
         self.link.peer_cert_common_name()
     }
 
+    /// The peer's address, for a link over IP.
+    pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.link.peer_ip()
+    }
+
     /// This link's protocol and local address (what access control knows of it).
     pub(crate) fn link_identity(&self) -> (&'static str, Option<std::net::IpAddr>) {
         (self.link.protocol_name(), self.link.local_ip())

@@ -8,11 +8,17 @@
 //! next turn.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
-//! `accepting` (listeners and the handshakes of the links they accept), `connector`
-//! (connecting to configured endpoints, again when the link is lost, with back-off).
+//! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
+//! `throttle` (the accepted handshakes that fail: counted, logged per source address,
+//! authentication throttled), `connector` (connecting to configured endpoints, again
+//! when the link is lost, with back-off).
 
 mod accepting;
 mod connector;
+mod refusals;
+mod throttle;
+
+pub(crate) use refusals::Refusals;
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
@@ -139,8 +145,9 @@ impl LinksLoop {
 
 /// What a handshake is for.
 enum Purpose {
-    /// A link a listener accepted, holding one of the `accept_pending` places.
-    Accepted(PendingAccept),
+    /// A link a listener accepted, holding one of the `accept_pending` places, from
+    /// this source.
+    Accepted(PendingAccept, refusals::Source),
     /// A connector's attempt.
     Connector(usize),
 }
@@ -413,8 +420,8 @@ impl Runner {
             return;
         };
         match h.purpose {
-            Purpose::Accepted(place) => {
-                accepting::handshake_done(&inner, place, &h.describe, outcome);
+            Purpose::Accepted(place, source) => {
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
                 self.place_freed(&inner);
             }
             Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
