@@ -185,6 +185,12 @@ pub struct Config {
     /// `transport.link.rx.reassembly_budget` (weft's own key): memory that partially
     /// reassembled messages may hold across all of this node's transports (bytes).
     pub reassembly_budget: usize,
+    /// `transport.link.rx.reassembly_share` (weft's own key): what one transport's
+    /// partially reassembled messages may hold together (bytes), so that one peer's
+    /// endless fragments cannot hold the whole budget; a message that would take more is
+    /// discarded (`over_share`). Default 64 MiB, or `max_message_size` when that is
+    /// configured larger and this is not.
+    pub reassembly_share: usize,
     /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` (µs): how long
     /// a `drop` message waits for room in its destination's queue before it is dropped.
     pub wait_before_drop: Duration,
@@ -269,6 +275,7 @@ impl Default for Config {
             accept_timeout: Duration::from_millis(10_000),
             max_message_size: 1 << 30,
             reassembly_budget: 1 << 30,
+            reassembly_share: 64 << 20,
             wait_before_drop: Duration::from_micros(1000),
             wait_before_close: Duration::from_secs(5),
             overflow_budget: 256 << 20,
@@ -930,6 +937,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_reassembly_share_follows_a_larger_max_message_size_unless_set() {
+        let share = |text: &str| Config::from_json5(text).unwrap().0.reassembly_share;
+        assert_eq!(Config::default().reassembly_share, 64 << 20);
+        assert_eq!(share("{}"), 64 << 20);
+        let rx = |inner: &str| format!("{{ transport: {{ link: {{ rx: {{ {inner} }} }} }} }}");
+        assert_eq!(share(&rx("max_message_size: 1048576")), 64 << 20);
+        assert_eq!(share(&rx("max_message_size: 536870912")), 512 << 20);
+        assert_eq!(
+            share(&rx(
+                "max_message_size: 536870912, reassembly_share: 1048576"
+            )),
+            1 << 20
+        );
+    }
+
+    #[test]
+    fn auth_throttling_is_off_unless_failures_are_set() {
+        let throttle = |text: &str| Config::from_json5(text).unwrap().0.auth_throttle;
+        assert_eq!(throttle("{}").failures, 0);
+        let t =
+            throttle("{ transport: { auth: { throttle: { failures: 5, backoff_ms: 2000 } } } }");
+        assert_eq!(t.failures, 5);
+        assert_eq!(t.backoff, Duration::from_secs(2));
+        assert_eq!(
+            throttle("{ transport: { auth: { throttle: { failures: null } } } }").failures,
+            0
+        );
     }
 
     #[test]

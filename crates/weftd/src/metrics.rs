@@ -297,6 +297,7 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
         "weft_session_discarded",
         "Messages received from a session and discarded, by reason: too_large (over \
          transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
+         over_share (the session's share of it, transport.link.rx.reassembly_share), \
          malformed, no_route (nothing subscribed), expired (a reply after its query was over)",
         by_reason(|f| &f.discarded),
     );

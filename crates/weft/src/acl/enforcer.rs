@@ -86,8 +86,8 @@ impl Enforcer {
         }
     }
 
-    /// Counts and logs a denial (at most one line per period per peer address, saying
-    /// how many were left untold); returns false.
+    /// Counts and logs a denial (at most one line per period per peer address, flow and
+    /// message kind, saying how many were left untold); returns false.
     fn deny(
         &self,
         flow: Flow,
@@ -101,7 +101,7 @@ impl Enforcer {
             .denial_log
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .count(&self.source, Instant::now());
+            .count(&(self.source, flow, message), Instant::now());
         if let Some(tell) = tell {
             let why =
                 decision.map_or_else(|| "deny: it has no key".to_owned(), ToString::to_string);

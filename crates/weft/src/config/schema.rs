@@ -357,6 +357,8 @@ pub(super) struct Rx {
     pub(super) max_message_size: Setting<Count>,
     /// weft's own: memory that partially reassembled messages may hold.
     pub(super) reassembly_budget: Setting<Count>,
+    /// weft's own: what one transport's partial messages may hold of that.
+    pub(super) reassembly_share: Setting<Count>,
 }
 
 /// `transport.link.tls`: certificates and keys (a path, or `*_base64`: the PEM document
@@ -682,7 +684,8 @@ mod tests {
                                                    block: { wait_before_close: 5000000 } },
                              batching: { enabled: true, time_limit: 1 },
                              allocation: { mode: "lazy" } } },
-              rx: { buffer_size: 65535, max_message_size: 1073741824, reassembly_budget: 1024 },
+              rx: { buffer_size: 65535, max_message_size: 1073741824, reassembly_budget: 1024,
+                    reassembly_share: 1024 },
               tls: { root_ca_certificate: null, root_ca_certificate_base64: null,
                      listen_private_key: null, listen_private_key_base64: null,
                      listen_certificate: null, listen_certificate_base64: null,

@@ -171,7 +171,7 @@ pub struct FaceInfo {
     pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
-    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
+    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`, `over_share`,
     /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::metrics::DiscardReason)),
     /// every reason listed.
     pub discarded: Vec<(&'static str, u64)>,

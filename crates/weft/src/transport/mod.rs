@@ -169,6 +169,9 @@ pub(crate) struct RxLimits {
     pub max_message: usize,
     /// Memory all partially reassembled messages may hold, shared between transports.
     pub budget: Option<Arc<ReassemblyBudget>>,
+    /// What this transport's partial messages may hold of it, together
+    /// (`transport.link.rx.reassembly_share`).
+    pub share: usize,
 }
 
 impl Default for RxLimits {
@@ -176,6 +179,7 @@ impl Default for RxLimits {
         Self {
             max_message: MAX_MESSAGE,
             budget: None,
+            share: usize::MAX,
         }
     }
 }
