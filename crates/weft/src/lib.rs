@@ -50,8 +50,8 @@ pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError
 pub use session::{
     open, AdminInfo, DeclarationTraffic, EventsListener, FaceInfo, FaceVerdict, LinkEvent,
     LinkEventsListener, LinkStats, LivelinessSubscriber, LivelinessToken, MatchingKind,
-    MatchingListener, MeshInfo, OpenError, PriorityLinkInfo, RelayedDeclaration, RouteExplanation,
-    Session, SessionError, TransportEvent, TransportEventsListener,
+    MatchingListener, MeshInfo, OpenError, PacedReplies, PriorityLinkInfo, RelayedDeclaration,
+    RouteExplanation, Session, SessionError, TransportEvent, TransportEventsListener,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,

@@ -21,6 +21,7 @@ mod mesh;
 mod network_events;
 mod outbound;
 pub(crate) mod query;
+mod reply_pace;
 mod router;
 mod routes;
 mod runtime;
@@ -33,6 +34,7 @@ pub use matching::{MatchingKind, MatchingListener};
 pub use network_events::{
     EventsListener, LinkEvent, LinkEventsListener, TransportEvent, TransportEventsListener,
 };
+pub use reply_pace::PacedReplies;
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -1068,6 +1070,25 @@ impl Session {
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
         self.inner.get(selector, options)
+    }
+
+    /// As [`Session::get`], the replies waiting in the channel holding about `max_bytes`
+    /// (payloads and keys) at most: beyond, the link that brings more is not read until
+    /// some are taken, so that the repliers wait rather than this node holding what they
+    /// send (a batch's worth may come beyond; replies from this node's own queryables are
+    /// queued without waiting). For a reader that hands replies on as they come, such as
+    /// a streamed HTTP answer.
+    pub fn get_paced(
+        &self,
+        selector: &str,
+        options: &GetOptions,
+        max_bytes: usize,
+    ) -> Result<PacedReplies, SessionError> {
+        let pace = reply_pace::Pace::new(max_bytes);
+        let replies = self
+            .inner
+            .get_paced(selector, options, Some(pace.clone()))?;
+        Ok(PacedReplies::new(replies, pace))
     }
 
     /// Calls `callback` for every transport with another node that opens (a
