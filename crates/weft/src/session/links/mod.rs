@@ -18,7 +18,7 @@ mod connector;
 mod refusals;
 mod throttle;
 
-pub(crate) use refusals::Refusals;
+pub(crate) use refusals::{Refusals, Source};
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;

@@ -77,7 +77,7 @@ pub(crate) struct Refusals {
     counts: [AtomicU64; Reason::ALL.len()],
     /// Paced per source and kind of refusal (a port probe's closed connection does not
     /// hide the failed authentication that follows it).
-    log: Mutex<LogLimit<(Source, Option<Reason>)>>,
+    log: Mutex<LogLimit<(Source, &'static str)>>,
     throttle: Option<Mutex<Throttle>>,
 }
 
@@ -108,16 +108,27 @@ impl Refusals {
         self.counts[i].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Logs `what` about `source`, unless a line about it and `reason` was logged within
-    /// the period.
-    fn tell(&self, source: Source, reason: Option<Reason>, what: impl FnOnce() -> String) {
+    /// The line to log about `what` from `source`: `None` when a line about it and this
+    /// `kind` of refusal was logged within the period (the next line says how many were
+    /// left untold).
+    pub(crate) fn line(
+        &self,
+        source: Source,
+        kind: &'static str,
+        what: impl FnOnce() -> String,
+    ) -> Option<String> {
         let tell = self
             .log
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .count(&(source, reason), Instant::now());
-        if let Some(tell) = tell {
-            tracing::info!("{}{}", what(), tell.and_more(&source));
+            .count(&(source, kind), Instant::now())?;
+        Some(format!("{}{}", what(), tell.and_more(&source)))
+    }
+
+    /// Logs (at info) what [`Refusals::line`] gives.
+    fn tell(&self, source: Source, kind: &'static str, what: impl FnOnce() -> String) {
+        if let Some(line) = self.line(source, kind, what) {
+            tracing::info!("{line}");
         }
     }
 
@@ -139,7 +150,7 @@ impl Refusals {
             return false;
         };
         self.count(Reason::Throttled);
-        self.tell(source, Some(Reason::Throttled), || {
+        self.tell(source, Reason::Throttled.name(), || {
             format!(
                 "refused {}: its address failed to authenticate too often \
                  (transport.auth.throttle), refused for {} s more",
@@ -163,7 +174,7 @@ impl Refusals {
                     .failed(ip, Instant::now());
             }
         }
-        self.tell(source, reason, || {
+        self.tell(source, reason.map_or("handshake", Reason::name), || {
             let then = if throttled {
                 " (its address is refused for a while: transport.auth.throttle)"
             } else {
