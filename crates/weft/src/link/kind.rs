@@ -35,6 +35,11 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         None
     }
 
+    /// The peer's address, for a link over IP.
+    fn peer_ip(&self) -> Option<IpAddr> {
+        None
+    }
+
     /// The descriptor the I/O threads wait on.
     fn fd(&self) -> BorrowedFd<'_>;
 

@@ -295,6 +295,11 @@ impl Link {
         self.0.local_ip()
     }
 
+    /// The peer's address, for a link over IP.
+    pub fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.0.peer_ip()
+    }
+
     /// A description for logs: `tcp/peer-address`.
     pub fn describe(&self) -> String {
         self.0.describe()

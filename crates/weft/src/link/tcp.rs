@@ -94,6 +94,10 @@ impl LinkKind for TcpLink {
         self.0.local_addr().ok().map(|a| a.ip())
     }
 
+    fn peer_ip(&self) -> Option<IpAddr> {
+        self.0.peer_addr().ok().map(|a| a.ip())
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.0.as_fd()
     }

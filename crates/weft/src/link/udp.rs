@@ -49,6 +49,10 @@ impl LinkKind for UdpLink {
         self.socket.local_addr().ok().map(|a| a.ip())
     }
 
+    fn peer_ip(&self) -> Option<IpAddr> {
+        Some(self.peer.ip())
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.socket.as_fd()
     }

@@ -36,11 +36,18 @@ pub(crate) fn find_router(config: &Config, zid: ZenohId) -> Result<Vec<Endpoint>
     scouting::scout_with(what, config, config.scouting.timeout, |hello| {
         let eps = endpoints(hello);
         if should_connect(zid, what, hello) && !eps.is_empty() {
+            // The locators are what the Hello said: escaped, the first few.
+            let locators: Vec<String> = hello
+                .locators
+                .iter()
+                .take(8)
+                .map(|l| crate::printable(l).to_string())
+                .collect();
             tracing::info!(
-                "scouting: found {} {} at {:?}",
+                "scouting: found {} {} at [{}]",
                 hello.whatami,
                 hello.zid,
-                hello.locators
+                locators.join(", ")
             );
             found = eps;
             ControlFlow::Break(())

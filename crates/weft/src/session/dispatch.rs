@@ -117,6 +117,7 @@ impl Handler for Glue {
             Some(inner) => crate::transport::RxLimits {
                 max_message: inner.config.max_message_size,
                 budget: Some(inner.reassembly_budget.clone()),
+                share: inner.config.reassembly_share,
             },
             None => crate::transport::RxLimits::default(),
         }

@@ -189,7 +189,7 @@ impl Inner {
         timeout: Duration,
     ) -> Result<Receiver<Reply>, SessionError> {
         let key = OwnedKeyExpr::new(key)?;
-        let (mut sink, rx) = ReplySink::new();
+        let (mut sink, rx) = ReplySink::new(None);
         let reply = |k: &str| Reply {
             result: Ok(token_sample(k, SampleKind::Put)),
             replier_id: None,

@@ -22,6 +22,7 @@ mod mesh;
 mod network_events;
 mod outbound;
 pub(crate) mod query;
+mod reply_pace;
 mod router;
 mod routes;
 mod runtime;
@@ -34,6 +35,7 @@ pub use matching::{MatchingKind, MatchingListener};
 pub use network_events::{
     EventsListener, LinkEvent, LinkEventsListener, TransportEvent, TransportEventsListener,
 };
+pub use reply_pace::PacedReplies;
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -172,7 +174,7 @@ pub struct FaceInfo {
     pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
-    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
+    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`, `over_share`,
     /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::metrics::DiscardReason)),
     /// every reason listed.
     pub discarded: Vec<(&'static str, u64)>,
@@ -401,6 +403,9 @@ pub(crate) struct Inner {
     refused_duplicates: AtomicU64,
     /// Accepted handshakes closed after stalling, to free their place for a new one.
     stalled_handshakes_closed: AtomicU64,
+    /// Accepted handshakes that failed: authentication failures by reason, the log's
+    /// pace per source address, `transport.auth.throttle`.
+    refusals: links::Refusals,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
@@ -472,6 +477,7 @@ impl Session {
     /// router is connected (or the open timeout passes); in peer mode, waits (within the
     /// open timeout) for the peers it connects to to finish their initial declarations.
     pub fn open(config: Config) -> Result<Self, OpenError> {
+        let refusals = links::Refusals::new(config.auth_throttle);
         let zid = match config.id {
             Some(id) => id,
             None => random_zid()?,
@@ -535,6 +541,7 @@ impl Session {
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
             stalled_handshakes_closed: AtomicU64::new(0),
+            refusals,
             first_attempts_failed: Mutex::new(Vec::new()),
             transport_listeners: network_events::Listeners::default(),
             link_listeners: network_events::Listeners::default(),
@@ -878,7 +885,7 @@ impl Session {
                 links: st.routing.mesh.confirmed_links(),
                 next_hops: st.routing.mesh.next_hops().into_iter().collect(),
             }),
-            refused: vec![
+            refused: [
                 (
                     "max_sessions",
                     self.inner.refused_sessions.load(Ordering::Relaxed),
@@ -887,7 +894,10 @@ impl Session {
                     "duplicate_id",
                     self.inner.refused_duplicates.load(Ordering::Relaxed),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(self.inner.refusals.counts())
+            .collect(),
         }
     }
 
@@ -1061,6 +1071,25 @@ impl Session {
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
         self.inner.get(selector, options)
+    }
+
+    /// As [`Session::get`], the replies waiting in the channel holding about `max_bytes`
+    /// (payloads and keys) at most: beyond, the link that brings more is not read until
+    /// some are taken, so that the repliers wait rather than this node holding what they
+    /// send (a batch's worth may come beyond; replies from this node's own queryables are
+    /// queued without waiting). For a reader that hands replies on as they come, such as
+    /// a streamed HTTP answer.
+    pub fn get_paced(
+        &self,
+        selector: &str,
+        options: &GetOptions,
+        max_bytes: usize,
+    ) -> Result<PacedReplies, SessionError> {
+        let pace = reply_pace::Pace::new(max_bytes);
+        let replies = self
+            .inner
+            .get_paced(selector, options, Some(pace.clone()))?;
+        Ok(PacedReplies::new(replies, pace))
     }
 
     /// Calls `callback` for every transport with another node that opens (a

@@ -53,6 +53,8 @@ const MAX_REPLIES_PER_GET: usize = 1 << 20;
 /// many were dropped if any were.
 pub(crate) struct ReplySink {
     sink: Sender<Reply>,
+    /// The reader's pace, for a paced get.
+    pace: Option<Arc<super::reply_pace::Pace>>,
     /// Replies handed to the channel so far.
     delivered: usize,
     /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
@@ -68,11 +70,12 @@ pub(crate) fn accepts_any_key(parameters: &str) -> bool {
 }
 
 impl ReplySink {
-    /// A sink, and the channel the application reads.
-    pub(crate) fn new() -> (Self, Receiver<Reply>) {
+    /// A sink, and the channel the application reads (at its `pace`, if given).
+    pub(crate) fn new(pace: Option<Arc<super::reply_pace::Pace>>) -> (Self, Receiver<Reply>) {
         let (sink, replies) = channel();
         let sink = Self {
             sink,
+            pace,
             delivered: 0,
             over_limit: 0,
         };
@@ -83,7 +86,12 @@ impl ReplySink {
     pub(crate) fn deliver(&mut self, reply: Reply) {
         if self.delivered < MAX_REPLIES_PER_GET {
             self.delivered += 1;
-            let _ = self.sink.send(reply);
+            let bytes = super::reply_pace::reply_bytes(&reply);
+            if self.sink.send(reply).is_ok() {
+                if let Some(pace) = &self.pace {
+                    pace.queued(bytes);
+                }
+            }
         } else {
             self.over_limit += 1;
         }
@@ -282,6 +290,16 @@ impl Inner {
         selector: &str,
         options: &GetOptions,
     ) -> Result<Receiver<Reply>, SessionError> {
+        self.get_paced(selector, options, None)
+    }
+
+    /// [`Inner::get`], the replies queued for the reader at its `pace`, if given.
+    pub(crate) fn get_paced(
+        self: &Arc<Self>,
+        selector: &str,
+        options: &GetOptions,
+        pace: Option<Arc<super::reply_pace::Pace>>,
+    ) -> Result<Receiver<Reply>, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
@@ -294,7 +312,7 @@ impl Inner {
         let timeout = options
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
-        let (sink, replies) = ReplySink::new();
+        let (sink, replies) = ReplySink::new(pace);
         if options
             .cancellation
             .as_ref()

@@ -350,7 +350,7 @@ impl Handshake {
                 "{} ({}) authenticated as user `{}`",
                 reader.link().describe(),
                 negotiated.peer_zid,
-                user.escape_debug()
+                weft_proto::printable::printable(user)
             );
         }
         Ok(establish(reader, negotiated, self.handler.clone(), user)?)

@@ -33,6 +33,10 @@ impl LinkKind for QuicLink {
         Self::local_ip(self)
     }
 
+    fn peer_ip(&self) -> Option<IpAddr> {
+        Some(self.peer().ip())
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.socket().as_fd()
     }

@@ -33,6 +33,10 @@ impl LinkKind for TlsLink {
         self.tcp().local_addr().ok().map(|a| a.ip())
     }
 
+    fn peer_ip(&self) -> Option<IpAddr> {
+        Some(self.peer().ip())
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.tcp().as_fd()
     }

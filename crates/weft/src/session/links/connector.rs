@@ -135,7 +135,9 @@ impl Runner {
         let Some(c) = self.connectors.get_mut(&id) else {
             return false;
         };
-        let ep = &c.alternatives[c.next];
+        // A discovered endpoint is what a peer advertised: escaped.
+        let ep = c.alternatives[c.next].to_string();
+        let ep = crate::printable(&ep);
         tracing::debug!("cannot open a session to {ep}: {e}");
         if c.next + 1 < c.alternatives.len() {
             c.next += 1;

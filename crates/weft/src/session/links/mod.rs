@@ -11,13 +11,18 @@
 //! autoconnect), each a socket in the same epoll and a timer.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
-//! `accepting` (listeners and the handshakes of the links they accept), `connector`
-//! (connecting to configured endpoints, again when the link is lost, with back-off),
-//! `scouting` (answering Scouts, autoconnect).
+//! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
+//! `throttle` (the accepted handshakes that fail: counted, logged per source address,
+//! authentication throttled), `connector` (connecting to configured endpoints, again
+//! when the link is lost, with back-off), `scouting` (answering Scouts, autoconnect).
 
 mod accepting;
 mod connector;
+mod refusals;
 mod scouting;
+mod throttle;
+
+pub(crate) use refusals::{Refusals, Source};
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
@@ -159,8 +164,9 @@ impl LinksLoop {
 
 /// What a handshake is for.
 enum Purpose {
-    /// A link a listener accepted, holding one of the `accept_pending` places.
-    Accepted(PendingAccept),
+    /// A link a listener accepted, holding one of the `accept_pending` places, from
+    /// this source.
+    Accepted(PendingAccept, refusals::Source),
     /// A connector's attempt.
     Connector(usize),
 }
@@ -478,8 +484,8 @@ impl Runner {
             return;
         };
         match h.purpose {
-            Purpose::Accepted(place) => {
-                accepting::handshake_done(&inner, place, &h.describe, outcome);
+            Purpose::Accepted(place, source) => {
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
                 self.place_freed(&inner);
             }
             Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
