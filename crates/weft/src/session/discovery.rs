@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use weft_proto::core::{WhatAmI, ZenohId};
 
-use super::links::{Answering, Autoconnecting};
 use super::{Inner, OpenError};
 use crate::config::Config;
 use crate::endpoint::Endpoint;
@@ -90,7 +89,7 @@ pub(crate) fn start(inner: &Arc<Inner>) {
         };
         match Responder::open(&config.scouting, me) {
             Ok(responder) => {
-                links.answer_scouts(Answering::new(inner, responder));
+                links.answer_scouts(inner, responder);
                 tracing::debug!("scouting: answering Scouts on {}", config.scouting.address);
             }
             Err(e) => tracing::warn!(
@@ -107,7 +106,7 @@ pub(crate) fn start(inner: &Arc<Inner>) {
             Ok(s)
         });
         match scouter {
-            Ok(scouter) => links.autoconnect(Autoconnecting::new(inner, scouter)),
+            Ok(scouter) => links.autoconnect(inner, scouter, consider),
             Err(e) => tracing::warn!("scouting: cannot scout: {e}"),
         }
     }
@@ -115,7 +114,7 @@ pub(crate) fn start(inner: &Arc<Inner>) {
 
 /// Connects to a discovered node if this session autoconnects to it and is neither
 /// connected to it nor connecting to it already.
-pub(super) fn consider(inner: &Arc<Inner>, hello: &Hello) {
+fn consider(inner: &Arc<Inner>, hello: &Hello) {
     let what = inner.config.scouting.autoconnect_for(inner.config.mode);
     if !should_connect(inner.zid, what, hello) {
         return;

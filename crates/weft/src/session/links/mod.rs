@@ -38,7 +38,7 @@ use crate::link::Listener;
 use crate::transport::{Handshake, OpenError, Pending, Wait};
 use accepting::{Accepting, PendingAccept};
 use connector::Connector;
-pub(crate) use scouting::{Answering, Autoconnecting};
+use scouting::{Answering, Autoconnecting};
 
 /// The waker's token; entries take the others.
 const WAKE: Token = Token(0);
@@ -145,13 +145,25 @@ impl LinksLoop {
         });
     }
 
-    /// Answers Scouts for a session from now on, until it closes.
-    pub(crate) fn answer_scouts(&self, answering: Answering) {
+    /// Answers Scouts for `inner` with `responder` from now on, until it closes.
+    pub(crate) fn answer_scouts(
+        &self,
+        inner: &Arc<Inner>,
+        responder: crate::scouting::responder::Responder,
+    ) {
+        let answering = Answering::new(inner, responder);
         self.send(Command::Answer(Box::new(answering)));
     }
 
-    /// Scouts and connects to the nodes that answer, for a session, until it closes.
-    pub(crate) fn autoconnect(&self, autoconnecting: Autoconnecting) {
+    /// Scouts with `scouter` for `inner` until it closes, handing each Hello to
+    /// `on_hello`.
+    pub(crate) fn autoconnect(
+        &self,
+        inner: &Arc<Inner>,
+        scouter: crate::scouting::Scouter,
+        on_hello: scouting::OnHello,
+    ) {
+        let autoconnecting = Autoconnecting::new(inner, scouter, on_hello);
         self.send(Command::Autoconnect(Box::new(autoconnecting)));
     }
 

@@ -9,10 +9,9 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use super::super::discovery;
 use super::super::Inner;
 use crate::scouting::responder::Responder;
-use crate::scouting::{Received, Scouter, SCOUT_PERIOD_MAX, SCOUT_PERIOD_MIN};
+use crate::scouting::{Hello, Received, Scouter, SCOUT_PERIOD_MAX, SCOUT_PERIOD_MIN};
 
 /// Most datagrams an autoconnecting session reads per turn.
 const MOST_PER_TURN: usize = 64;
@@ -65,10 +64,14 @@ impl Answering {
     }
 }
 
+/// What a session does with a Hello its autoconnect received.
+pub(crate) type OnHello = fn(&Arc<Inner>, &Hello);
+
 /// A session scouting for the nodes it connects to.
 pub(crate) struct Autoconnecting {
     inner: Weak<Inner>,
     scouter: Scouter,
+    on_hello: OnHello,
     next_scout: Instant,
     period: Duration,
     /// A Scout could not be sent (said once).
@@ -78,11 +81,13 @@ pub(crate) struct Autoconnecting {
 }
 
 impl Autoconnecting {
-    /// `inner` scouting with `scouter`, whose first Scout leaves at once.
-    pub(crate) fn new(inner: &Arc<Inner>, scouter: Scouter) -> Self {
+    /// `inner` scouting with `scouter`, whose first Scout leaves at once, each Hello
+    /// handed to `on_hello`.
+    pub(crate) fn new(inner: &Arc<Inner>, scouter: Scouter, on_hello: OnHello) -> Self {
         Self {
             inner: Arc::downgrade(inner),
             scouter,
+            on_hello,
             next_scout: Instant::now(),
             period: SCOUT_PERIOD_MIN,
             warned: false,
@@ -129,7 +134,7 @@ impl Autoconnecting {
         self.more = true;
         for _ in 0..MOST_PER_TURN {
             match self.scouter.try_recv() {
-                Received::Hello(hello) => discovery::consider(&inner, &hello),
+                Received::Hello(hello) => (self.on_hello)(&inner, &hello),
                 Received::Other => {}
                 Received::Nothing => {
                     self.more = false;
