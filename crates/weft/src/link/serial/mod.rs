@@ -10,11 +10,13 @@
 //!   loop like a UDP listener: an `I` starts a link, whose data frames the listener then
 //!   hands over (as datagrams to a UDP link accepted by its listener); an `I` while a
 //!   session is on ends that session and is answered `R`, as Zenoh does, and the next
-//!   `I` starts a new one. Any number of sessions follow one another on the port. Two
-//!   additions of weft's: a data frame with no session on is answered `R` (the other
-//!   side still believes in a session this node no longer has: it starts a new one at
-//!   once instead of at its lease's end), and a line that hangs up ends its session at
-//!   once and is opened again when it is back.
+//!   `I` starts a new one. Any number of sessions follow one another on the port.
+//!   weft's additions: the port is never emptied, so an `I` sent before the listener
+//!   opened it is answered, and an `I` right after the one answered, before any data,
+//!   is taken for a copy of it ([`DUPLICATE_INIT_WINDOW`]); a data frame with no session
+//!   on is answered `R` (the other side still believes in a session this node no longer
+//!   has: it starts a new one at once instead of at its lease's end); a line that hangs
+//!   up ends its session at once and is opened again when it is back.
 //! - [`SerialLink`]: an established link. A connecting side's link reads its port
 //!   itself; an accepted one reads what its listener hands over. Writes send one frame
 //!   per batch, at most [`MTU`] bytes.

@@ -1,7 +1,7 @@
 //! A serial port opened for a link: the device in raw mode at the endpoint's baud rate
 //! (8 data bits, no parity, one stop bit, no flow control, as Zenoh opens it),
-//! non-blocking, its buffers emptied on the connecting side. Frames are written whole, one writer at a time, so
-//! that two threads' frames never interleave on the line.
+//! non-blocking, its buffers emptied on the connecting side. Frames are written whole,
+//! one writer at a time, so that two threads' frames never interleave on the line.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
