@@ -6,7 +6,7 @@
 # Usage: scripts/fuzz.sh [SECONDS]        SECONDS per target (default 60)
 # Environment:
 #   WEFT_SPEC_DIR       the directory holding vectors/ (default: the repository's tests/)
-#   WEFT_FUZZ_TARGETS   targets to run (default: all six)
+#   WEFT_FUZZ_TARGETS   targets to run (default: all of them)
 #   WEFT_FUZZ_ARGS      extra libFuzzer arguments (e.g. "-fork=2")
 #   CARGO_TARGET_DIR    build directory root (default target/); fuzz builds go to its
 #                       fuzz/ and fuzz-seedgen/ subdirectories

@@ -472,10 +472,24 @@ fn weftd_with_no_multicast_scouting_opens_no_socket_and_does_not_answer() {
     );
 
     // Control: a second weftd with scouting in the same namespace is found, alone.
-    let (_answering, zid) = weftd(&pair, 1, &["-l", "tcp/0.0.0.0:7450"]);
+    let (answering, zid) = weftd(&pair, 1, &["-l", "tcp/0.0.0.0:7450"]);
     let (code, nodes, err) = weft_scout(&pair, 0, &["--timeout", "1500"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(nodes.len(), 1, "{nodes:?}");
     assert_eq!(nodes[0]["zid"], zid.as_str());
     assert_eq!(locators(&nodes[0]), ["tcp/10.77.5.2:7450"]);
+
+    // Answering Scouts takes no thread of its own: the links loop waits for the group.
+    assert_eq!(
+        threads(&answering),
+        threads(&_silent),
+        "weftd answering Scouts runs more threads than weftd without scouting"
+    );
+}
+
+/// The threads of a running process.
+fn threads(p: &Proc) -> usize {
+    std::fs::read_dir(format!("/proc/{}/task", p.child.id()))
+        .expect("the process runs")
+        .count()
 }

@@ -11,7 +11,8 @@
 //! - [`network`]: Push, Request, Response, ResponseFinal, Interest, Declare, OAM, and
 //!   the declarations;
 //! - [`zenoh`]: Put, Del, Query, Reply, Err;
-//! - [`batch`]: walking a batch, stream framing, compression, fragment reassembly.
+//! - [`batch`]: walking a batch, stream framing, compression, fragment reassembly;
+//! - [`printable`]: text from the wire, escaped and bounded for logs.
 //!
 //! Decoding borrows from the input: payloads, keys and extension values are sub-slices of
 //! the decoded bytes. Encoding writes into a caller-supplied [`writer::Writer`]. Decoding
@@ -26,6 +27,7 @@ pub mod core;
 pub mod error;
 pub mod ext;
 pub mod network;
+pub mod printable;
 pub mod reader;
 pub mod scouting;
 pub mod transport;

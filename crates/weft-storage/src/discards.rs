@@ -1,10 +1,14 @@
 //! Writes a storage discards (older than the value it holds), told in the logs without
 //! flooding them: the first discard after a quiet spell is logged at once with its key,
 //! later ones in one line per [`LOG_PERIOD`] at most, with their number and the last key
-//! (time passed in: the rule is tested without clocks). Keys are escaped before they are
-//! logged: a key may hold control characters, which must not reach the log raw.
+//! (paced by `weft::log_limit`, the storage being the source; time passed in: the rule
+//! is tested without clocks). Keys are escaped before they are logged
+//! (`weft::printable`): a key may hold control characters, which must not reach the log
+//! raw.
 
 use std::time::{Duration, Instant};
+
+use weft::log_limit::LogLimit;
 
 /// The shortest time between two log lines about one storage's discarded writes.
 pub(crate) const LOG_PERIOD: Duration = Duration::from_secs(10);
@@ -19,42 +23,29 @@ pub(crate) enum Tell {
 }
 
 /// The rate limit of one storage's log lines about discarded writes.
-#[derive(Debug, Default)]
-pub(crate) struct DiscardLog {
-    last_told: Option<Instant>,
-    untold: u64,
+#[derive(Debug)]
+pub(crate) struct DiscardLog(LogLimit<()>);
+
+impl Default for DiscardLog {
+    fn default() -> Self {
+        Self(LogLimit::new(LOG_PERIOD, 1))
+    }
 }
 
 impl DiscardLog {
     /// Counts one discarded write at `now`; says what to log, if anything.
     pub(crate) fn count(&mut self, now: Instant) -> Option<Tell> {
-        let quiet = self
-            .last_told
-            .is_none_or(|t| now.saturating_duration_since(t) >= LOG_PERIOD);
-        if !quiet {
-            self.untold += 1;
-            return None;
-        }
-        let tell = if self.untold == 0 {
-            Tell::First
-        } else {
-            Tell::Summary(self.untold + 1)
-        };
-        self.untold = 0;
-        self.last_told = Some(now);
-        Some(tell)
+        let tell = self.0.count(&(), now)?;
+        Some(match tell.untold {
+            0 => Tell::First,
+            n => Tell::Summary(n + 1),
+        })
     }
-}
-
-/// `key` as it can be logged: control characters (and quotes, backslashes, non-ASCII
-/// ones a terminal could misread) escaped as Rust escapes them.
-pub(crate) fn printable(key: &str) -> String {
-    key.escape_debug().to_string()
 }
 
 /// The log line about discarded writes of the storage `storage`, `key` the last one.
 pub(crate) fn line(storage: &str, key: &str, tell: Tell) -> String {
-    let key = printable(key);
+    let key = weft::printable(key);
     match tell {
         Tell::First => format!(
             "storage `{storage}`: discarded a write of `{key}`: older than the value it holds"

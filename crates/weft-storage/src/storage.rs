@@ -178,7 +178,11 @@ impl Shared {
                 .collect(),
             Err(e) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!("storage `{}`: cannot update {expr}: {e}", self.name);
+                tracing::error!(
+                    "storage `{}`: cannot update {}: {e}",
+                    self.name,
+                    weft::printable(expr.as_str())
+                );
                 Vec::new()
             }
         }
@@ -216,7 +220,11 @@ impl Shared {
             }
             Err(e) => {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!("storage `{}`: cannot store {what}: {e}", self.name);
+                tracing::error!(
+                    "storage `{}`: cannot store {}: {e}",
+                    self.name,
+                    weft::printable(what)
+                );
             }
         }
     }

@@ -57,12 +57,22 @@ impl TestCa {
     /// A certificate for `names` (DNS names or IP addresses), good for servers and
     /// clients, valid until `not_after` (far in the future when `None`).
     pub fn issue(&self, names: &[&str], not_after: Option<SystemTime>) -> Issued {
+        self.issue_named(names.first().copied().unwrap_or("weft"), names, not_after)
+    }
+
+    /// [`TestCa::issue`], its subject's common name `common_name` (any text: a
+    /// hostile client's name).
+    pub fn issue_named(
+        &self,
+        common_name: &str,
+        names: &[&str],
+        not_after: Option<SystemTime>,
+    ) -> Issued {
         let names: Vec<String> = names.iter().map(|n| (*n).to_string()).collect();
-        let mut params = CertificateParams::new(names.clone()).expect("leaf parameters");
-        params.distinguished_name.push(
-            DnType::CommonName,
-            names.first().map_or("weft", String::as_str),
-        );
+        let mut params = CertificateParams::new(names).expect("leaf parameters");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, common_name);
         params.extended_key_usages = vec![
             ExtendedKeyUsagePurpose::ServerAuth,
             ExtendedKeyUsagePurpose::ClientAuth,

@@ -46,6 +46,18 @@ impl From<io::Error> for RawError {
     }
 }
 
+/// A number that differs from one call to the next (ZenohIDs of raw clients).
+fn getrandom_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64),
+    );
+    h.finish()
+}
+
 /// Writes one batch with its 2-byte length prefix.
 pub fn send_batch(stream: &mut TcpStream, batch: &[u8]) -> io::Result<()> {
     let mut framed = Vec::with_capacity(batch.len() + 2);
@@ -75,10 +87,32 @@ impl RawClient {
 
     /// Opens a session to `127.0.0.1:port` proposing `params`.
     pub fn connect_with(port: u16, params: LocalParams) -> Result<Self, RawError> {
-        let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        Self::handshake(stream, Initiator::new(params))
+    }
+
+    /// Opens a client session to `127.0.0.1:port` from the loopback address `from` (any
+    /// of 127.0.0.0/8), authenticating as `user` with `password`.
+    pub fn connect_usrpwd(
+        from: std::net::Ipv4Addr,
+        port: u16,
+        user: &str,
+        password: &str,
+    ) -> Result<Self, RawError> {
+        let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+        socket.bind(&std::net::SocketAddr::from((from, 0)).into())?;
+        socket.connect(&std::net::SocketAddr::from(([127, 0, 0, 1], port)).into())?;
+        let zid = ZenohId::new(u128::from(getrandom_u64()) | 1).expect("non-zero");
+        let usrpwd = weft_transport::establish::UsrPwd::new().with_credentials(user, password);
+        let handshake = Initiator::new(LocalParams::new(zid, WhatAmI::Client))
+            .with_usrpwd(std::sync::Arc::new(usrpwd));
+        Self::handshake(socket.into(), handshake)
+    }
+
+    /// Runs `handshake` on `stream`.
+    fn handshake(mut stream: TcpStream, mut handshake: Initiator) -> Result<Self, RawError> {
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(10)))?;
-        let mut handshake = Initiator::new(params);
         let mut out = Vec::new();
         handshake
             .start(&mut out)

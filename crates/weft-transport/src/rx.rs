@@ -85,6 +85,9 @@ pub struct RxStats {
     /// Of those, messages discarded because reassembly across the transports sharing a
     /// [`ReassemblyBudget`] would have held more than it allows.
     pub over_budget: u64,
+    /// Of those, messages discarded because this receiver's partial messages together
+    /// would have held more than its share ([`Receiver::with_limits`]).
+    pub over_share: u64,
     /// Reassembled messages that did not decode.
     pub undecodable: u64,
 }
@@ -124,6 +127,8 @@ pub struct Receiver {
     channels: Vec<Channel>,
     stats: RxStats,
     budget: Option<Arc<ReassemblyBudget>>,
+    /// What this receiver's partial messages may hold together, at most.
+    share: usize,
 }
 
 impl Drop for Receiver {
@@ -161,6 +166,7 @@ impl Receiver {
             channels,
             stats: RxStats::default(),
             budget: None,
+            share: usize::MAX,
         }
     }
 
@@ -168,6 +174,22 @@ impl Receiver {
     pub fn with_budget(n: &Negotiated, max_message: usize, budget: Arc<ReassemblyBudget>) -> Self {
         let mut receiver = Self::new(n, max_message);
         receiver.budget = Some(budget);
+        receiver
+    }
+
+    /// As [`Receiver::with_budget`], its partial messages holding at most `share` bytes
+    /// together (a message that would take more is discarded, counted in
+    /// [`RxStats::over_share`]): one peer's endless fragments cannot take the whole
+    /// budget.
+    pub fn with_limits(
+        n: &Negotiated,
+        max_message: usize,
+        share: usize,
+        budget: Option<Arc<ReassemblyBudget>>,
+    ) -> Self {
+        let mut receiver = Self::new(n, max_message);
+        receiver.budget = budget;
+        receiver.share = share;
         receiver
     }
 
@@ -281,8 +303,20 @@ impl Receiver {
         F: FnMut(&Incoming<'_, '_>),
     {
         let (priority, reliability) = (f.header.priority, f.header.reliability);
+        let held = self.reassembly_bytes();
         let channel = &mut self.channels[index(priority, reliability)];
         let before = channel.defrag.buffered();
+        if held.saturating_add(f.payload.len()) > self.share {
+            // Checked before the bytes are taken: the buffers never grow past the share.
+            // The rest of this message is then refused as having no start.
+            channel.defrag.clear();
+            if let Some(budget) = &self.budget {
+                budget.used.fetch_sub(before, Ordering::Relaxed);
+            }
+            self.stats.fragments_discarded += 1;
+            self.stats.over_share += 1;
+            return Ok(());
+        }
         // What the fragment did; the borrow of the reassembled bytes ends here.
         let pushed = channel.defrag.push(&f.header, f.payload).map(|d| match d {
             Defragmented::Pending => Step::Pending,

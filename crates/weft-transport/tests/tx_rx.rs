@@ -291,6 +291,49 @@ fn receivers_sharing_a_budget_discard_what_would_exceed_it_and_give_it_back() {
 }
 
 #[test]
+fn a_receiver_holds_at_most_its_share_and_leaves_the_budget_to_others() {
+    use std::sync::Arc;
+    use weft_transport::rx::ReassemblyBudget;
+
+    let (at_i, at_a) = pair(true);
+    let max_batch = usize::from(at_i.batch_size) - 2;
+    let budget = Arc::new(ReassemblyBudget::new(1 << 20));
+    let mut greedy = Receiver::with_limits(&at_a, 1 << 24, 100_000, Some(budget.clone()));
+    let mut other = Receiver::with_limits(&at_a, 1 << 24, 100_000, Some(budget.clone()));
+    let mut tx_greedy = Transmitter::new(&at_i, max_batch);
+    let mut tx_other = Transmitter::new(&at_i, max_batch);
+    // One message over the share on one priority, and one under it on another: together
+    // over the share, alone each under the budget.
+    let big = fragments_of(&mut tx_greedy, 300_000, Priority::Data);
+    let mut delivered = 0;
+    for batch in &big {
+        greedy.on_batch(batch, |_| delivered += 1).unwrap();
+        assert!(greedy.reassembly_bytes() <= 100_000);
+    }
+    assert_eq!(delivered, 0);
+    assert_eq!(
+        greedy.stats().over_share,
+        1,
+        "discarded once, the rest refused"
+    );
+    assert_eq!(greedy.stats().over_budget, 0);
+    assert_eq!(budget.used(), 0, "its memory given back");
+    // Another receiver's message under the share goes through.
+    let fits = fragments_of(&mut tx_other, 90_000, Priority::Data);
+    for batch in &fits {
+        other.on_batch(batch, |_| delivered += 1).unwrap();
+    }
+    assert_eq!(delivered, 1);
+    assert_eq!(other.stats().over_share, 0);
+    // And the greedy one's next message under the share too.
+    let next = fragments_of(&mut tx_greedy, 90_000, Priority::Data);
+    for batch in &next {
+        greedy.on_batch(batch, |_| delivered += 1).unwrap();
+    }
+    assert_eq!(delivered, 2);
+}
+
+#[test]
 fn a_message_over_the_bound_is_counted_as_too_large() {
     let (at_i, at_a) = pair(true);
     let mut tx = Transmitter::new(&at_i, usize::from(at_i.batch_size) - 2);

@@ -185,6 +185,12 @@ pub struct Config {
     /// `transport.link.rx.reassembly_budget` (weft's own key): memory that partially
     /// reassembled messages may hold across all of this node's transports (bytes).
     pub reassembly_budget: usize,
+    /// `transport.link.rx.reassembly_share` (weft's own key): what one transport's
+    /// partially reassembled messages may hold together (bytes), so that one peer's
+    /// endless fragments cannot hold the whole budget; a message that would take more is
+    /// discarded (`over_share`). Default 64 MiB, or `max_message_size` when that is
+    /// configured larger and this is not.
+    pub reassembly_share: usize,
     /// `transport.link.tx.queue.congestion_control.drop.wait_before_drop` (µs): how long
     /// a `drop` message waits for room in its destination's queue before it is dropped.
     pub wait_before_drop: Duration,
@@ -222,6 +228,32 @@ pub struct Config {
     /// `transport.auth.usrpwd.*`: user/password authentication (the credentials this
     /// node presents, the dictionary it checks); `None` when off.
     pub usrpwd: Option<Arc<UsrPwd>>,
+    /// `transport.auth.throttle.*` (weft's own keys): refusing, for a while, the
+    /// handshakes of an address whose authentications keep failing; off by default.
+    pub auth_throttle: AuthThrottle,
+}
+
+/// `transport.auth.throttle.*` (weft's own keys; Zenoh has none): after `failures`
+/// failed authentications in a row from one IP address, further connections from that
+/// address are closed at once, unanswered, for `backoff` after the last failure (a
+/// success from it starts the count again). Other addresses are not affected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthThrottle {
+    /// `transport.auth.throttle.failures`: failures in a row before an address is
+    /// refused; 0 (`null`, the default) turns throttling off.
+    pub failures: usize,
+    /// `transport.auth.throttle.backoff_ms`: how long an address is refused after its
+    /// last failure (default 60 s).
+    pub backoff: Duration,
+}
+
+impl Default for AuthThrottle {
+    fn default() -> Self {
+        Self {
+            failures: 0,
+            backoff: Duration::from_secs(60),
+        }
+    }
 }
 
 impl Default for Config {
@@ -243,6 +275,7 @@ impl Default for Config {
             accept_timeout: Duration::from_millis(10_000),
             max_message_size: 1 << 30,
             reassembly_budget: 1 << 30,
+            reassembly_share: 64 << 20,
             wait_before_drop: Duration::from_micros(1000),
             wait_before_close: Duration::from_secs(5),
             overflow_budget: 256 << 20,
@@ -257,6 +290,7 @@ impl Default for Config {
             adminspace_read: true,
             adminspace_write: false,
             usrpwd: None,
+            auth_throttle: AuthThrottle::default(),
         }
     }
 }
@@ -903,6 +937,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(e, ConfigError::UnknownKey { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_reassembly_share_follows_a_larger_max_message_size_unless_set() {
+        let share = |text: &str| Config::from_json5(text).unwrap().0.reassembly_share;
+        assert_eq!(Config::default().reassembly_share, 64 << 20);
+        assert_eq!(share("{}"), 64 << 20);
+        let rx = |inner: &str| format!("{{ transport: {{ link: {{ rx: {{ {inner} }} }} }} }}");
+        assert_eq!(share(&rx("max_message_size: 1048576")), 64 << 20);
+        assert_eq!(share(&rx("max_message_size: 536870912")), 512 << 20);
+        assert_eq!(
+            share(&rx(
+                "max_message_size: 536870912, reassembly_share: 1048576"
+            )),
+            1 << 20
+        );
+    }
+
+    #[test]
+    fn auth_throttling_is_off_unless_failures_are_set() {
+        let throttle = |text: &str| Config::from_json5(text).unwrap().0.auth_throttle;
+        assert_eq!(throttle("{}").failures, 0);
+        let t =
+            throttle("{ transport: { auth: { throttle: { failures: 5, backoff_ms: 2000 } } } }");
+        assert_eq!(t.failures, 5);
+        assert_eq!(t.backoff, Duration::from_secs(2));
+        assert_eq!(
+            throttle("{ transport: { auth: { throttle: { failures: null } } } }").failures,
+            0
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod config;
 pub mod endpoint;
 pub mod executor;
 mod link;
+pub mod log_limit;
 pub mod metrics;
 pub mod scouting;
 mod session;
@@ -49,11 +50,12 @@ pub use scouting::{scout, scout_background, scout_with, Hello, Scout, ScoutError
 pub use session::{
     open, AdminInfo, DeclarationTraffic, EventsListener, FaceInfo, FaceVerdict, LinkEvent,
     LinkEventsListener, LinkStats, LivelinessSubscriber, LivelinessToken, MatchingKind,
-    MatchingListener, MeshInfo, OpenError, PriorityLinkInfo, RelayedDeclaration, RouteExplanation,
-    Session, SessionError, TransportEvent, TransportEventsListener,
+    MatchingListener, MeshInfo, OpenError, PacedReplies, PriorityLinkInfo, RelayedDeclaration,
+    RouteExplanation, Session, SessionError, TransportEvent, TransportEventsListener,
 };
 pub use weft_proto::core::{
     CongestionControl, Priority, Reliability, Timestamp, WhatAmI, WhatAmIMatcher, ZenohId,
 };
 pub use weft_proto::network::{EntityGlobalId, QueryTarget};
+pub use weft_proto::printable::{printable, printable_bytes, Printable};
 pub use weft_proto::zenoh::{Consolidation, SourceInfo};

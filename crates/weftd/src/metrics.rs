@@ -297,6 +297,7 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
         "weft_session_discarded",
         "Messages received from a session and discarded, by reason: too_large (over \
          transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
+         over_share (the session's share of it, transport.link.rx.reassembly_share), \
          malformed, no_route (nothing subscribed), expired (a reply after its query was over)",
         by_reason(|f| &f.discarded),
     );
@@ -308,7 +309,10 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
     registry.register(
         "weft_sessions_refused",
         "Sessions refused, by reason: max_sessions (transport.unicast.max_sessions \
-         reached), duplicate_id (a node claimed the ZenohID of a live session)",
+         reached), duplicate_id (a node claimed the ZenohID of a live session), \
+         auth_unknown_user, auth_wrong_password, auth_no_credentials (user/password \
+         authentication failed), auth_throttled (closed unanswered: its address failed \
+         transport.auth.throttle.failures times in a row)",
         a.refused
             .iter()
             .map(|&(reason, n)| (Reason { reason }, ConstCounter::new(n)))

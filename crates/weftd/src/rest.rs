@@ -12,6 +12,11 @@
 //!
 //! `GET /` is weftd's status page, and `GET /@/status.json` the snapshot it polls (module
 //! `status`; the plugin has nothing there).
+//!
+//! A query's replies are answered within bounded memory (module `replies`): all at once
+//! while they fit in 8 MiB, streamed beyond.
+
+mod replies;
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -276,24 +281,19 @@ fn is_media_type(text: &str) -> bool {
         })
 }
 
-/// The replies as the plugin's HTML: a definition list of keys (`ERROR` for an error) and
-/// payloads as text. Unlike the plugin, weft escapes `&`, `<` and `>`: a payload is shown,
-/// never run as markup by the browser reading it.
-fn html(replies: &[Reply]) -> String {
-    let mut out = String::from("<dl>\n");
-    for reply in replies {
-        let (key, payload) = match &reply.result {
-            Ok(s) => (&*s.key_expr, &s.payload[..]),
-            Err(e) => ("ERROR", &e.payload[..]),
-        };
-        out.push_str(&format!(
-            "<dt>{}</dt>\n<dd>{}</dd>\n",
-            escape(key),
-            escape(&String::from_utf8_lossy(payload))
-        ));
-    }
-    out.push_str("</dl>\n");
-    out
+/// One reply as an entry of the plugin's HTML, a definition list of keys (`ERROR` for an
+/// error) and payloads as text. Unlike the plugin, weft escapes `&`, `<` and `>`: a
+/// payload is shown, never run as markup by the browser reading it.
+fn html_item(reply: &Reply) -> String {
+    let (key, payload) = match &reply.result {
+        Ok(s) => (&*s.key_expr, &s.payload[..]),
+        Err(e) => ("ERROR", &e.payload[..]),
+    };
+    format!(
+        "<dt>{}</dt>\n<dd>{}</dd>\n",
+        escape(key),
+        escape(&String::from_utf8_lossy(payload))
+    )
 }
 
 fn handle(
@@ -404,13 +404,12 @@ fn query(
     encoding: &str,
     body: &[u8],
 ) -> Response {
+    // Replies for a time range are all kept, as the plugin asks; else the latest per
+    // key. The consolidation is done here (module `replies`), within bounded memory: the
+    // session passes every reply on as it comes.
+    let latest = !has_parameter(parameters, "_time");
     let options = GetOptions {
-        // Replies for a time range are all kept, as the plugin asks.
-        consolidation: if has_parameter(parameters, "_time") {
-            Consolidation::None
-        } else {
-            Consolidation::Latest
-        },
+        consolidation: Consolidation::None,
         payload: (!body.is_empty()).then(|| (body.to_vec(), encoding.to_owned())),
         ..GetOptions::default()
     };
@@ -420,13 +419,14 @@ fn query(
         format!("{key}?{parameters}").into()
     };
     // The session's queries_default_timeout bounds the wait.
-    let replies = match session.get(&selector, &options) {
+    let replies = match session.get_paced(&selector, &options, replies::PACED_BYTES) {
         Ok(r) => r,
         Err(e) => return RestError::Session(e).response(),
     };
+    let consolidator = replies::Consolidator::new(latest);
     match how {
-        Accept::Raw => match replies.recv() {
-            Ok(reply) => {
+        Accept::Raw => match first_reply(replies, consolidator) {
+            Some(reply) => {
                 let (payload, encoding) = match reply.result {
                     Ok(s) => (s.payload.to_vec(), s.encoding.into_owned()),
                     Err(e) => (e.payload, e.encoding),
@@ -438,17 +438,29 @@ fn query(
                 response.body = crate::http::Body::Full(payload);
                 response
             }
-            Err(_) => Response::empty(200),
+            None => Response::empty(200),
         },
-        Accept::Html => {
-            let all: Vec<Reply> = replies.iter().collect();
-            Response::new(200, "text/html; charset=utf-8", html(&all))
-        }
-        _ => {
-            let list: Vec<Value> = replies.iter().map(|r| reply_json(&r)).collect();
-            Response::new(200, "application/json", Value::from(list).to_string())
+        Accept::Html => replies::answer(replies, consolidator, replies::Form::Html),
+        _ => replies::answer(replies, consolidator, replies::Form::Json),
+    }
+}
+
+/// The first reply of a query once consolidated, if any (the query is then given up).
+fn first_reply(
+    replies: weft::PacedReplies,
+    mut consolidator: replies::Consolidator,
+) -> Option<Reply> {
+    let mut out = Vec::new();
+    while out.is_empty() {
+        match replies.recv() {
+            Ok(reply) => consolidator.take(reply, &mut out),
+            Err(_) => {
+                consolidator.finish(&mut out);
+                break;
+            }
         }
     }
+    out.into_iter().next()
 }
 
 /// The samples waiting for one Server-Sent Events client: at most [`SSE_QUEUE`] samples
@@ -531,7 +543,7 @@ impl Drop for Events {
             tracing::warn!(
                 "REST: {dropped} sample(s) on {} dropped for an event-stream client that did \
                  not keep up",
-                self.key
+                weft::printable(&self.key)
             );
         }
         // Undeclaring talks to the session: not on the HTTP thread.
@@ -737,10 +749,10 @@ mod tests {
             }),
             replier_id: None,
         };
-        assert_eq!(html(&[]), "<dl>\n</dl>\n");
+        let html = |replies: &[Reply]| replies.iter().map(html_item).collect::<String>();
         assert_eq!(
             html(&[ok("test/query", b"reply"), ok("a/b", b"<b>&"), err]),
-            "<dl>\n<dt>test/query</dt>\n<dd>reply</dd>\n<dt>a/b</dt>\n<dd>&lt;b&gt;&amp;</dd>\n<dt>ERROR</dt>\n<dd>no</dd>\n</dl>\n"
+            "<dt>test/query</dt>\n<dd>reply</dd>\n<dt>a/b</dt>\n<dd>&lt;b&gt;&amp;</dd>\n<dt>ERROR</dt>\n<dd>no</dd>\n"
         );
     }
 

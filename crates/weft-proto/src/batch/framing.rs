@@ -40,6 +40,13 @@ impl PrefixWidth {
         }
     }
 
+    /// The batch at the start of `bytes` (after its prefix) and how many bytes it takes
+    /// with its prefix, once all of it is there; `None` while some of it is still to come.
+    pub fn whole_batch(self, bytes: &[u8]) -> Option<(&[u8], usize)> {
+        let end = self.len() + self.read(bytes)?;
+        bytes.get(self.len()..end).map(|batch| (batch, end))
+    }
+
     /// Writes the prefix for a batch of `len` bytes.
     pub fn write<W: Writer>(self, len: usize, w: &mut W) -> Result<(), EncodeError> {
         match self {
@@ -95,4 +102,25 @@ pub fn next_batch(
         ));
     }
     Ok(Some((start, &stream[start..end])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_batch_is_cut_only_once_all_its_bytes_are_there() {
+        let stream = [3, 0, 7, 8, 9, 1, 0];
+        let w = PrefixWidth::U16;
+        assert_eq!(w.whole_batch(&stream[..1]), None);
+        assert_eq!(w.whole_batch(&stream[..4]), None);
+        assert_eq!(w.whole_batch(&stream), Some((&[7u8, 8, 9][..], 5)));
+        assert_eq!(w.whole_batch(&stream[5..]), None);
+        assert_eq!(w.whole_batch(&[0, 0]), Some((&[][..], 2)));
+        let long = [2, 0, 0, 0, 4, 5];
+        assert_eq!(
+            PrefixWidth::U32.whole_batch(&long),
+            Some((&[4u8, 5][..], 6))
+        );
+    }
 }

@@ -126,10 +126,10 @@ impl Inbound {
                     max: self.max_batch,
                 });
             }
-            let Some(batch) = rest.get(width.len()..width.len() + len) else {
+            let Some((batch, taken)) = width.whole_batch(rest) else {
                 break;
             };
-            input.consumed += width.len() + len;
+            input.consumed += taken;
             input.batches += 1;
             self.last_rx = now;
             if self.batch(batch, &mut deliver)? {

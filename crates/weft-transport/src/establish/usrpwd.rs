@@ -21,6 +21,7 @@ use hmac::{Hmac, Mac};
 use sha3::Sha3_256;
 use thiserror::Error;
 use weft_proto::ext::{ExtBody, Extension};
+use weft_proto::printable::printable;
 use weft_proto::transport::auth::{method, usrpwd_id, AuthChain, AuthEntry};
 use weft_proto::DecodeError;
 
@@ -214,10 +215,10 @@ pub enum AuthError {
     Malformed(DecodeError),
     /// The user is not in this node's dictionary. The name is the peer's: it is escaped
     /// where it is displayed (a newline in it cannot forge a log line).
-    #[error("unknown user `{}`", .0.escape_debug())]
+    #[error("unknown user `{}`", printable(.0))]
     UnknownUser(String),
     /// The user is known, its answer to the challenge is not right.
-    #[error("wrong password for user `{}`", .0.escape_debug())]
+    #[error("wrong password for user `{}`", printable(.0))]
     WrongPassword(String),
 }
 

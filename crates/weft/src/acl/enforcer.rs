@@ -1,8 +1,9 @@
 //! Access control applied to one transport: which messages it may carry each way.
 
-use std::collections::HashSet;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Instant;
 
 use weft_keyexpr::KeyExpr;
 use weft_proto::core::WireExpr;
@@ -12,24 +13,27 @@ use weft_proto::zenoh::PushBody;
 use super::config::{Flow, Message, Permission};
 use super::policy::{AccessControl, SubjectQuery};
 
-/// Denials logged one by one per transport; beyond, every power of two.
-const LOGGED_DENIALS: usize = 256;
-
 /// The policy, for one transport (the subjects it matches computed once).
 pub struct Enforcer {
     control: Arc<AccessControl>,
     subjects: Vec<usize>,
     /// Who the transport is, for logs.
     who: String,
+    /// The peer's address: denials are logged at most once per period per address.
+    source: Option<IpAddr>,
     denied: AtomicU64,
-    /// (flow, message, key) denials already logged.
-    logged: Mutex<HashSet<(Flow, Message, String)>>,
 }
 
 impl Enforcer {
     /// The policy `control` for a transport with the properties `query`, described as
-    /// `who` in logs.
-    pub fn new(control: Arc<AccessControl>, query: &SubjectQuery, who: String) -> Self {
+    /// `who` in logs, its peer at `source` (the denials of one address share a pace in
+    /// the log).
+    pub fn new(
+        control: Arc<AccessControl>,
+        query: &SubjectQuery,
+        who: String,
+        source: Option<IpAddr>,
+    ) -> Self {
         let subjects = control.subjects_of(query);
         if subjects.is_empty() {
             tracing::info!(
@@ -40,8 +44,8 @@ impl Enforcer {
             control,
             subjects,
             who,
+            source,
             denied: AtomicU64::new(0),
-            logged: Mutex::new(HashSet::new()),
         }
     }
 
@@ -82,7 +86,8 @@ impl Enforcer {
         }
     }
 
-    /// Counts and logs a denial; returns false.
+    /// Counts and logs a denial (at most one line per period per peer address, flow and
+    /// message kind, saying how many were left untold); returns false.
     fn deny(
         &self,
         flow: Flow,
@@ -91,17 +96,26 @@ impl Enforcer {
         decision: Option<&super::policy::Decision>,
     ) -> bool {
         let n = self.denied.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut logged = self.logged.lock().unwrap_or_else(|e| e.into_inner());
-        let first = logged.len() < LOGGED_DENIALS && logged.insert((flow, message, key.to_owned()));
-        if first || (logged.len() >= LOGGED_DENIALS && n.is_power_of_two()) {
+        let tell = self
+            .control
+            .denial_log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count(&(self.source, flow, message), Instant::now());
+        if let Some(tell) = tell {
             let why =
                 decision.map_or_else(|| "deny: it has no key".to_owned(), ToString::to_string);
+            let source = self
+                .source
+                .map_or_else(|| "local links".to_owned(), |ip| ip.to_string());
             tracing::warn!(
-                "access control: {} {} on {key} {} {} dropped ({why}; {n} denied so far)",
+                "access control: {} {} on {} {} {} dropped ({why}; {n} denied so far){}",
                 message.name(),
                 flow.name(),
+                crate::printable(key),
                 if flow == Flow::Ingress { "from" } else { "to" },
-                self.who
+                self.who,
+                tell.and_more(&source)
             );
         }
         false

@@ -189,6 +189,10 @@ impl std::fmt::Display for Decision {
 /// The rules of one combination for one flow, message and permission.
 pub(super) type RuleIndex = KeyExprIndex<Vec<Origin>>;
 
+/// What the log lines about denials are paced by: the peer's address, the flow, the
+/// message kind.
+pub(super) type DenialSource = (Option<std::net::IpAddr>, Flow, Message);
+
 /// A compiled access-control configuration.
 pub struct AccessControl {
     pub(super) enabled: bool,
@@ -202,6 +206,8 @@ pub struct AccessControl {
     /// A deny rule denies what intersects its key expressions, not only what they
     /// include.
     pub(super) deny_intersecting: bool,
+    /// The pace of the log lines about denials, per peer address, flow and message kind.
+    pub(super) denial_log: std::sync::Mutex<crate::log_limit::LogLimit<DenialSource>>,
 }
 
 impl AccessControl {
@@ -215,6 +221,7 @@ impl AccessControl {
             rules: HashMap::new(),
             partial: config.is_partial(),
             deny_intersecting: config.deny_intersecting,
+            denial_log: std::sync::Mutex::default(),
         };
         if !config.enabled || control.partial {
             return control;

@@ -146,6 +146,19 @@ impl Config {
         if let Some(v) = rx.reassembly_budget.get(mode) {
             self.reassembly_budget = v.0;
         }
+        match (rx.reassembly_share.get(mode), rx.max_message_size.get(mode)) {
+            (Some(v), _) => self.reassembly_share = v.0,
+            // Who asks for larger messages than the default share gets them.
+            (None, Some(max)) => self.reassembly_share = self.reassembly_share.max(max.0),
+            (None, None) => {}
+        }
+        let throttle = &t.auth.throttle;
+        if let Some(v) = throttle.failures.get(mode) {
+            self.auth_throttle.failures = v.0.as_ref().map_or(0, |n| n.0);
+        }
+        if let Some(v) = throttle.backoff_ms.get(mode) {
+            self.auth_throttle.backoff = v.0;
+        }
         if let Some(v) = t.link.tcp.so_sndbuf.get(mode).and_then(|v| v.0.as_ref()) {
             self.tcp_buffers.send = v.0;
         }

@@ -357,6 +357,8 @@ pub(super) struct Rx {
     pub(super) max_message_size: Setting<Count>,
     /// weft's own: memory that partially reassembled messages may hold.
     pub(super) reassembly_budget: Setting<Count>,
+    /// weft's own: what one transport's partial messages may hold of that.
+    pub(super) reassembly_share: Setting<Count>,
 }
 
 /// `transport.link.tls`: certificates and keys (a path, or `*_base64`: the PEM document
@@ -457,6 +459,18 @@ struct TransportOptimization {
 pub(super) struct Auth {
     pub(super) usrpwd: UsrPwd,
     pubkey: PubKey,
+    /// weft's own: refusing, for a while, a source whose authentications keep failing.
+    pub(super) throttle: Throttle,
+}
+
+/// `transport.auth.throttle` (weft's own; Zenoh has no such key): after `failures`
+/// failed authentications in a row from one address, the handshakes of that address are
+/// refused for `backoff_ms`. Off (`failures: null`) by default.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+pub(super) struct Throttle {
+    pub(super) failures: Setting<OrNull<Count>>,
+    pub(super) backoff_ms: Setting<Millis>,
 }
 
 /// `transport.auth.usrpwd`: read by `config::usrpwd`.
@@ -670,7 +684,8 @@ mod tests {
                                                    block: { wait_before_close: 5000000 } },
                              batching: { enabled: true, time_limit: 1 },
                              allocation: { mode: "lazy" } } },
-              rx: { buffer_size: 65535, max_message_size: 1073741824, reassembly_budget: 1024 },
+              rx: { buffer_size: 65535, max_message_size: 1073741824, reassembly_budget: 1024,
+                    reassembly_share: 1024 },
               tls: { root_ca_certificate: null, root_ca_certificate_base64: null,
                      listen_private_key: null, listen_private_key_base64: null,
                      listen_certificate: null, listen_certificate_base64: null,
@@ -686,7 +701,8 @@ mod tests {
                                         messages: ["put", "query", "reply"] } },
             auth: { usrpwd: { user: null, password: null, dictionary_file: null },
                     pubkey: { public_key_pem: null, private_key_pem: null, public_key_file: null,
-                              private_key_file: null, key_size: null, known_keys_file: null } } },
+                              private_key_file: null, key_size: null, known_keys_file: null },
+                    throttle: { failures: null, backoff_ms: 60000 } } },
           adminspace: { enabled: false, permissions: { read: true, write: false } },
           access_control: { enabled: false, default_permission: "deny", rules: [], subjects: [],
                             policies: [], deny_intersecting: false },

@@ -57,6 +57,17 @@ pub enum ScoutError {
     },
 }
 
+/// What [`Scouter::try_recv`] found.
+#[derive(Debug)]
+pub(crate) enum Received {
+    /// A Hello.
+    Hello(Hello),
+    /// A datagram that is not a valid Hello.
+    Other,
+    /// Nothing waits.
+    Nothing,
+}
+
 /// Sends Scouts and receives the Hellos answering them.
 pub(crate) struct Scouter {
     socket: UdpSocket,
@@ -124,6 +135,42 @@ impl Scouter {
             }
         }
         Ok(())
+    }
+
+    /// Makes [`Scouter::try_recv`] return at once when nothing waits (its caller waits for
+    /// [`Scouter::raw_fd`] to be readable).
+    pub(crate) fn set_nonblocking(&self) -> io::Result<()> {
+        self.socket.set_nonblocking(true)
+    }
+
+    /// The socket the Hellos come to.
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.socket)
+    }
+
+    /// The next datagram waiting, without waiting (see [`Scouter::set_nonblocking`]):
+    /// a Hello, something else (skipped, logged at debug level), or nothing.
+    pub(crate) fn try_recv(&mut self) -> Received {
+        loop {
+            match self.socket.recv_from(&mut self.buf) {
+                Ok((n, from)) => {
+                    return match message::read_hello(&self.buf[..n]) {
+                        Ok(h) => Received::Hello(h),
+                        Err(e) => {
+                            tracing::debug!("scouting: ignored a datagram from {from}: {e}");
+                            Received::Other
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if e.kind() != io::ErrorKind::WouldBlock {
+                        tracing::debug!("scouting: receive failed: {e}");
+                    }
+                    return Received::Nothing;
+                }
+            }
+        }
     }
 
     /// The next Hello received before `deadline`, or `None` when the time is up.

@@ -1,25 +1,20 @@
-//! Answering Scouts: a thread reads the group's datagrams and answers each matching
-//! Scout with one unicast Hello. Work per datagram is bounded: one decode, one look at
-//! the interfaces, one send.
+//! Answering Scouts: the group's datagrams are read without waiting, when the group
+//! socket is readable (the links loop waits for it, for every session), and each matching
+//! Scout is answered with one unicast Hello. Work per datagram is bounded: one decode, one
+//! look at the interfaces, one send.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::os::fd::{AsRawFd, RawFd};
 
 use weft_proto::core::{WhatAmI, ZenohId};
 
 use super::{locators, message, socket};
 use crate::config::ScoutingConfig;
 
-/// How often the thread checks whether its node has closed.
-const POLL: Duration = Duration::from_millis(100);
-
-/// What the responder needs from its node.
-pub(crate) trait Announcer: Send + 'static {
-    /// The endpoints the node listens on now (as bound), or `None` once it has closed
-    /// (the responder then stops).
-    fn listening(&self) -> Option<Vec<String>>;
-}
+/// Most datagrams answered per call of [`Responder::answer_waiting`], so that a flood of
+/// Scouts cannot hold its caller: the rest wait for the next call.
+const MOST_PER_CALL: usize = 64;
 
 /// A node's identity, as its Hellos carry it.
 #[derive(Debug, Clone, Copy)]
@@ -30,36 +25,52 @@ pub(crate) struct Identity {
     pub(crate) whatami: WhatAmI,
 }
 
-/// Opens the sockets (so that errors are reported to the caller) and starts the thread.
-pub(crate) fn start<A: Announcer>(
-    cfg: &ScoutingConfig,
+/// A node's answering of Scouts: the group's socket, read without waiting, and the
+/// socket its Hellos leave from.
+#[derive(Debug)]
+pub(crate) struct Responder {
+    group: UdpSocket,
+    reply: UdpSocket,
     me: Identity,
-    announcer: A,
-) -> io::Result<()> {
-    let group = socket::multicast_receiver(cfg)?;
-    group.set_read_timeout(Some(POLL))?;
-    let reply = socket::unicast(cfg)?;
-    std::thread::Builder::new()
-        .name("weft-scouting".into())
-        .spawn(move || run(&group, &reply, me, &announcer))?;
-    Ok(())
+    buf: Vec<u8>,
 }
 
-fn run<A: Announcer>(group: &UdpSocket, reply: &UdpSocket, me: Identity, announcer: &A) {
-    let mut buf = vec![0u8; message::MAX_DATAGRAM];
-    loop {
-        let received = group.recv_from(&mut buf);
-        let Some(listening) = announcer.listening() else {
-            return;
-        };
-        match received {
-            Ok((n, from)) => answer(&buf[..n], from, reply, me, &listening),
-            Err(e) if crate::link::is_timeout(&e) => {}
-            Err(e) => {
-                tracing::debug!("scouting: receive failed: {e}");
-                std::thread::sleep(POLL);
+impl Responder {
+    /// Opens the sockets (an error when scouting cannot run here: no multicast route,
+    /// for instance).
+    pub(crate) fn open(cfg: &ScoutingConfig, me: Identity) -> io::Result<Self> {
+        let group = socket::multicast_receiver(cfg)?;
+        group.set_nonblocking(true)?;
+        let reply = socket::unicast(cfg)?;
+        reply.set_nonblocking(true)?;
+        Ok(Self {
+            group,
+            reply,
+            me,
+            buf: vec![0u8; message::MAX_DATAGRAM],
+        })
+    }
+
+    /// The group socket, to wait on for Scouts.
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.group.as_raw_fd()
+    }
+
+    /// Answers the Scouts waiting (at most [`MOST_PER_CALL`]), for a node listening on
+    /// `listening`; `true` when more may wait (call again without waiting).
+    pub(crate) fn answer_waiting(&mut self, listening: &[String]) -> bool {
+        for _ in 0..MOST_PER_CALL {
+            match self.group.recv_from(&mut self.buf) {
+                Ok((n, from)) => answer(&self.buf[..n], from, &self.reply, self.me, listening),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    tracing::debug!("scouting: receive failed: {e}");
+                    return false;
+                }
             }
         }
+        true
     }
 }
 

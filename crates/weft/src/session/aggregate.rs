@@ -22,8 +22,8 @@ use weft_proto::network::{
     QueryableInfo, UndeclareQueryable, UndeclareSubscriber,
 };
 
+use super::declared::EntityKind;
 use super::face_transport::FaceTransport;
-use super::router::EntityKind;
 use super::{Inner, State};
 
 /// The aggregation state of one interest of a client.
@@ -153,7 +153,7 @@ impl AggregateChange {
 
     /// Sends it.
     pub(crate) fn send(&self) {
-        super::outbound::send_control(&*self.transport, &self.message());
+        super::face_transport::send_control(&*self.transport, &self.message());
     }
 
     fn message(&self) -> NetworkMessage<'_> {

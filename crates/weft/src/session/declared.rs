@@ -11,6 +11,26 @@ use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, KeyExprIndex, OwnedKeyExpr};
 use weft_proto::core::ZenohId;
+use weft_proto::network::InterestOptions;
+
+/// The kinds of declared entities.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum EntityKind {
+    Subscriber,
+    Queryable,
+    Token,
+}
+
+impl EntityKind {
+    /// The interest option that asks for this kind's declarations.
+    pub(crate) const fn interest(self) -> InterestOptions {
+        match self {
+            Self::Subscriber => InterestOptions::SUBSCRIBERS,
+            Self::Queryable => InterestOptions::QUERYABLES,
+            Self::Token => InterestOptions::TOKENS,
+        }
+    }
+}
 
 /// What a router forwarded because of one face's declared key expression: messages and
 /// payload bytes sent to the face for it, and messages dropped on the way (a full queue,

@@ -3,36 +3,18 @@
 //! discover (`scouting.multicast.autoconnect`).
 
 use std::ops::ControlFlow;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use weft_proto::core::{WhatAmI, ZenohId};
 
+use super::links::{Answering, Autoconnecting};
 use super::{Inner, OpenError};
 use crate::config::Config;
 use crate::endpoint::Endpoint;
 use crate::scouting::message::should_connect;
-use crate::scouting::responder::{self, Announcer, Identity};
-use crate::scouting::{self, Hello, Scouter, SCOUT_PERIOD_MAX, SCOUT_PERIOD_MIN};
-
-/// How often the autoconnect thread checks whether the session is closing.
-const POLL: Duration = Duration::from_millis(200);
-
-impl Announcer for Weak<Inner> {
-    fn listening(&self) -> Option<Vec<String>> {
-        let inner = self.upgrade()?;
-        if inner.is_closing() {
-            return None;
-        }
-        Some(
-            inner
-                .listening
-                .lock()
-                .map(|l| l.clone())
-                .unwrap_or_default(),
-        )
-    }
-}
+use crate::scouting::responder::{Identity, Responder};
+use crate::scouting::{self, Hello, Scouter};
 
 /// The endpoints of a Hello that weft can connect to.
 fn endpoints(hello: &Hello) -> Vec<Endpoint> {
@@ -54,11 +36,18 @@ pub(crate) fn find_router(config: &Config, zid: ZenohId) -> Result<Vec<Endpoint>
     scouting::scout_with(what, config, config.scouting.timeout, |hello| {
         let eps = endpoints(hello);
         if should_connect(zid, what, hello) && !eps.is_empty() {
+            // The locators are what the Hello said: escaped, the first few.
+            let locators: Vec<String> = hello
+                .locators
+                .iter()
+                .take(8)
+                .map(|l| crate::printable(l).to_string())
+                .collect();
             tracing::info!(
-                "scouting: found {} {} at {:?}",
+                "scouting: found {} {} at [{}]",
                 hello.whatami,
                 hello.zid,
-                hello.locators
+                locators.join(", ")
             );
             found = eps;
             ControlFlow::Break(())
@@ -90,13 +79,20 @@ pub(crate) fn start(inner: &Arc<Inner>) {
     if !config.multicast_scouting {
         return;
     }
+    let Some(links) = inner.links.get() else {
+        tracing::error!("scouting: no links loop to scout on");
+        return;
+    };
     if config.scouting.answers_scouts() {
         let me = Identity {
             zid: inner.zid,
             whatami: config.mode,
         };
-        match responder::start(&config.scouting, me, Arc::downgrade(inner)) {
-            Ok(()) => tracing::debug!("scouting: answering Scouts on {}", config.scouting.address),
+        match Responder::open(&config.scouting, me) {
+            Ok(responder) => {
+                links.answer_scouts(Answering::new(inner, responder));
+                tracing::debug!("scouting: answering Scouts on {}", config.scouting.address);
+            }
             Err(e) => tracing::warn!(
                 "scouting: cannot answer Scouts on {}: {e}",
                 config.scouting.address
@@ -105,49 +101,21 @@ pub(crate) fn start(inner: &Arc<Inner>) {
     }
     if autoconnects(config) {
         let what = config.scouting.autoconnect_for(config.mode);
-        match Scouter::open(what, &config.scouting, None) {
-            Ok(scouter) => {
-                let weak = Arc::downgrade(inner);
-                std::thread::Builder::new()
-                    .name("weft-autoconnect".into())
-                    .spawn(move || autoconnect_loop(scouter, &weak))
-                    .expect("spawn the autoconnect thread");
-            }
+        let scouter = Scouter::open(what, &config.scouting, None).and_then(|s| {
+            s.set_nonblocking()
+                .map_err(crate::scouting::ScoutError::Socket)?;
+            Ok(s)
+        });
+        match scouter {
+            Ok(scouter) => links.autoconnect(Autoconnecting::new(inner, scouter)),
             Err(e) => tracing::warn!("scouting: cannot scout: {e}"),
-        }
-    }
-}
-
-/// Scouts periodically (the pause doubling up to a maximum) and connects to the nodes
-/// that answer, each at most once at a time.
-fn autoconnect_loop(mut scouter: Scouter, weak: &Weak<Inner>) {
-    let mut period = SCOUT_PERIOD_MIN;
-    let mut warned = false;
-    loop {
-        if let Err(e) = scouter.send() {
-            if !warned {
-                tracing::warn!("scouting: {e}");
-                warned = true;
-            }
-        }
-        let next = Instant::now() + period;
-        period = (period * 2).min(SCOUT_PERIOD_MAX);
-        while Instant::now() < next {
-            let hello = scouter.recv((Instant::now() + POLL).min(next));
-            let Some(inner) = weak.upgrade() else { return };
-            if inner.is_closing() {
-                return;
-            }
-            if let Some(hello) = hello {
-                consider(&inner, &hello);
-            }
         }
     }
 }
 
 /// Connects to a discovered node if this session autoconnects to it and is neither
 /// connected to it nor connecting to it already.
-fn consider(inner: &Arc<Inner>, hello: &Hello) {
+pub(super) fn consider(inner: &Arc<Inner>, hello: &Hello) {
     let what = inner.config.scouting.autoconnect_for(inner.config.mode);
     if !should_connect(inner.zid, what, hello) {
         return;
@@ -208,8 +176,7 @@ pub(super) fn connected(
     } else {
         // Two peers or two routers: the session keeps one of two transports by a rule
         // both ends apply alike (`Inner::add_face`); otherwise the first one stays.
-        let mutual =
-            super::runtime::both_may_connect(inner.config.mode, pending.transport().peer_whatami());
+        let mutual = both_may_connect(inner.config.mode, pending.transport().peer_whatami());
         if !mutual && inner.lock().faces.contains_key(&zid) {
             // Connected meanwhile by another way (its own connect, a configured
             // endpoint): one session per node.
@@ -246,4 +213,11 @@ fn random_below(bound: Duration) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_nanos(u64::from_le_bytes(bytes) % nanos)
+}
+
+/// Whether a node of role `mode` and one of role `other` may both connect to each other
+/// (two peers, or two routers, that learn of each other): their duplicate sessions are
+/// then settled by a rule both apply alike.
+pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
+    mode == other && mode != WhatAmI::Client
 }

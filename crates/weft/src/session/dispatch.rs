@@ -14,9 +14,9 @@ use crate::api::Payload;
 
 use super::aggregate::Aggregate;
 use super::declared::Declared;
+use super::entity::EntityKind;
 use super::face::Face;
 use super::face_transport::FaceTransport;
-use super::router::EntityKind;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
 use crate::transport::{Handler, ReceivedBatch, Transport};
@@ -117,6 +117,7 @@ impl Handler for Glue {
             Some(inner) => crate::transport::RxLimits {
                 max_message: inner.config.max_message_size,
                 budget: Some(inner.reassembly_budget.clone()),
+                share: inner.config.reassembly_share,
             },
             None => crate::transport::RxLimits::default(),
         }

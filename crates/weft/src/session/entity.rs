@@ -8,34 +8,16 @@ use std::sync::Arc;
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{Mapping, WhatAmI, WireExpr, ZenohId};
 use weft_proto::network::{
-    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, InterestOptions,
-    NetworkMessage, QueryableInfo, UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
+    Declaration, Declare, DeclareQueryable, DeclareSubscriber, DeclareToken, NetworkMessage,
+    QueryableInfo, UndeclareQueryable, UndeclareSubscriber, UndeclareToken,
 };
 
 use super::aggregate::AggregateChange;
+pub(crate) use super::declared::EntityKind;
+use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
-use super::outbound::send_control;
 use super::{Inner, State};
 use crate::SessionError;
-
-/// The kinds of declared entities.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum EntityKind {
-    Subscriber,
-    Queryable,
-    Token,
-}
-
-impl EntityKind {
-    /// The interest option that asks for this kind's declarations.
-    pub(crate) const fn interest(self) -> InterestOptions {
-        match self {
-            Self::Subscriber => InterestOptions::SUBSCRIBERS,
-            Self::Queryable => InterestOptions::QUERYABLES,
-            Self::Token => InterestOptions::TOKENS,
-        }
-    }
-}
 
 /// The declaration of entity `id` of `kind` on `key`: answering interest `interest` if
 /// any; a queryable with `complete` and `distance` (0: this node's own, 1: a router's on

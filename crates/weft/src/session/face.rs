@@ -14,8 +14,8 @@ use weft_proto::network::{InterestMode, InterestOptions};
 
 use super::aggregate::Aggregate;
 use super::declared::FaceDeclarations;
+use super::entity::EntityKind;
 use super::face_transport::FaceTransport;
-use super::router::EntityKind;
 
 /// An interest a peer sent us, kept while it asks for future declarations.
 #[derive(Debug, Clone)]

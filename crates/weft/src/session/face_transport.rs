@@ -14,6 +14,16 @@ use weft_proto::transport::CloseReason;
 
 use crate::transport::{SendError, Transport, TransportStats};
 
+/// Control-plane messages are sent reliably at Control priority, blocking.
+pub(crate) fn send_control(t: &dyn FaceTransport, msg: &NetworkMessage<'_>) {
+    let _ = t.send(
+        msg,
+        Priority::Control,
+        Reliability::Reliable,
+        CongestionControl::Block,
+    );
+}
+
 /// The transport behind a face, as the session uses it.
 pub(crate) trait FaceTransport: Send + Sync + 'static {
     /// The node's id.

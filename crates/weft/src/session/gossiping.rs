@@ -13,9 +13,9 @@ use weft_proto::ext::ExtBody;
 use weft_proto::network::linkstate::decode_list;
 use weft_proto::network::{NetworkMessage, NetworkOam};
 
+use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
 use super::gossip::Entry;
-use super::outbound::send_control;
 use super::Inner;
 use crate::endpoint::Endpoint;
 

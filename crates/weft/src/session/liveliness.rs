@@ -15,8 +15,8 @@ use weft_proto::core::{CongestionControl, NetworkQos, Priority, WhatAmI, WireExp
 use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessage};
 
 use super::entity::EntityKind;
+use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
-use super::outbound::send_control;
 use super::query::ReplySink;
 use super::{Callback, Inner, SessionError};
 use crate::api::{Payload, Reply, Sample, SampleKind};
@@ -189,7 +189,7 @@ impl Inner {
         timeout: Duration,
     ) -> Result<Receiver<Reply>, SessionError> {
         let key = OwnedKeyExpr::new(key)?;
-        let (mut sink, rx) = ReplySink::new();
+        let (mut sink, rx) = ReplySink::new(None);
         let reply = |k: &str| Reply {
             result: Ok(token_sample(k, SampleKind::Put)),
             replier_id: None,
@@ -280,7 +280,7 @@ impl Inner {
             if self.is_router() {
                 self.propagate_declaration(
                     face_zid,
-                    super::router::EntityKind::Token,
+                    super::entity::EntityKind::Token,
                     id,
                     &key,
                     false,
@@ -315,7 +315,7 @@ impl Inner {
                 if let Ok(k) = OwnedKeyExpr::new(k) {
                     self.propagate_undeclaration(
                         face_zid,
-                        super::router::EntityKind::Token,
+                        super::entity::EntityKind::Token,
                         id,
                         &k,
                     );

@@ -6,20 +6,15 @@
 //! their queryables through its queriers' interests (see [`Inner::declare_querier`]); a
 //! peer or a router is told of them unsolicited.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::{Arc, Weak};
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{NetworkQos, WhatAmI, WireExpr};
 use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessage, QueryTarget};
 
-use super::outbound::send_control;
+use super::face_transport::send_control;
+use super::listener_thread::{self, Registration, Watch};
 use super::{Inner, SessionError, State};
-
-/// How often a listener's thread checks, without a change, that its session still exists.
-const ALIVE_CHECK: Duration = Duration::from_secs(1);
 
 /// What a matching status is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,42 +26,15 @@ pub enum MatchingKind {
     Queryables(QueryTarget),
 }
 
-/// Wakes the threads watching matching statuses whenever declarations, interests or faces
-/// change (the route caches' epoch).
+/// Wakes the matching listeners whenever declarations, interests or faces change (the
+/// route caches' epoch): they are served by the process's listener thread.
 #[derive(Default)]
-pub(crate) struct ChangeSignal {
-    generation: Mutex<u64>,
-    changed: Condvar,
-}
+pub(crate) struct ChangeSignal;
 
 impl ChangeSignal {
-    /// Something changed: every watcher looks again.
+    /// Something changed: every matching listener looks again.
     pub(crate) fn notify(&self) {
-        let mut g = self
-            .generation
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *g = g.wrapping_add(1);
-        self.changed.notify_all();
-    }
-
-    fn generation(&self) -> u64 {
-        *self
-            .generation
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Waits until the generation is no longer `seen`, or `timeout` passed.
-    fn wait(&self, seen: u64, timeout: Duration) {
-        let g = self
-            .generation
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let _ = self
-            .changed
-            .wait_timeout_while(g, timeout, |g| *g == seen)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        listener_thread::wake();
     }
 }
 
@@ -162,11 +130,10 @@ impl Inner {
 /// Calls its callback with `true` when something of its kind starts matching its key
 /// expression (at once if something does when it is declared), and `false` when nothing
 /// does any more; stops when dropped or when its session closes. The callback runs on the
-/// listener's own thread.
+/// process's listener thread (see [`listener_thread`](super::listener_thread)), one
+/// callback at a time.
 pub struct MatchingListener {
-    stop: Arc<AtomicBool>,
-    signal: Arc<super::matching::ChangeSignal>,
-    thread: Option<JoinHandle<()>>,
+    _registration: Registration,
 }
 
 impl MatchingListener {
@@ -180,80 +147,44 @@ impl MatchingListener {
         if inner.is_closing() {
             return Err(SessionError::Closed);
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let signal = inner.matching_signal.clone();
-        let watched = Arc::downgrade(inner);
-        let (thread_stop, thread_signal) = (stop.clone(), signal.clone());
-        let thread = std::thread::Builder::new()
-            .name("weft-matching".into())
-            .spawn(move || watch(&watched, &thread_signal, &thread_stop, &key, kind, callback))
-            .map_err(|e| SessionError::Thread(e.to_string()))?;
+        let watch = MatchingWatch {
+            inner: Arc::downgrade(inner),
+            key,
+            kind,
+            told: false,
+            callback: Box::new(callback),
+        };
         Ok(Self {
-            stop,
-            signal,
-            thread: Some(thread),
+            _registration: listener_thread::register(Box::new(watch))?,
         })
     }
 }
 
-/// The listener's thread: looks at the status after every change, and calls `callback`
-/// when it differs from the last one told (`false` at first).
-fn watch(
-    inner: &Weak<Inner>,
-    signal: &ChangeSignal,
-    stop: &AtomicBool,
-    key: &OwnedKeyExpr,
+/// A matching listener as the listener thread runs it: looks at the status after every
+/// change, and calls its callback when it differs from the last one told (`false` at
+/// first).
+struct MatchingWatch {
+    inner: Weak<Inner>,
+    key: OwnedKeyExpr,
     kind: MatchingKind,
-    callback: impl Fn(bool),
-) {
-    let mut told = false;
-    loop {
-        let seen = signal.generation();
-        if stop.load(Ordering::Acquire) {
-            return;
-        }
-        let Some(status) = inner
+    told: bool,
+    callback: Box<dyn Fn(bool) + Send>,
+}
+
+impl Watch for MatchingWatch {
+    fn run(&mut self) -> bool {
+        let Some(status) = self
+            .inner
             .upgrade()
             .filter(|i| !i.is_closing())
-            .map(|i| i.matching(key, kind))
+            .map(|i| i.matching(&self.key, self.kind))
         else {
-            return;
+            return false;
         };
-        if status != told {
-            told = status;
-            callback(status);
+        if status != self.told {
+            self.told = status;
+            (self.callback)(status);
         }
-        signal.wait(seen, ALIVE_CHECK);
-    }
-}
-
-impl Drop for MatchingListener {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        self.signal.notify();
-        if let Some(t) = self.thread.take() {
-            if t.thread().id() != std::thread::current().id() {
-                let _ = t.join();
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_wait_ends_at_a_change_or_its_timeout() {
-        let signal = Arc::new(ChangeSignal::default());
-        let seen = signal.generation();
-        let waker = signal.clone();
-        let t = std::thread::spawn(move || waker.notify());
-        signal.wait(seen, Duration::from_secs(20));
-        t.join().expect("the notifier ran");
-        assert_ne!(signal.generation(), seen);
-        let start = std::time::Instant::now();
-        signal.wait(signal.generation(), Duration::from_millis(20));
-        assert!(start.elapsed() >= Duration::from_millis(20));
+        true
     }
 }

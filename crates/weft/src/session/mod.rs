@@ -15,12 +15,14 @@ mod gossiping;
 mod inbound;
 mod link_sn;
 mod links;
+mod listener_thread;
 mod liveliness;
 mod matching;
 mod mesh;
 mod network_events;
 mod outbound;
 pub(crate) mod query;
+mod reply_pace;
 mod router;
 mod routes;
 mod runtime;
@@ -33,6 +35,7 @@ pub use matching::{MatchingKind, MatchingListener};
 pub use network_events::{
     EventsListener, LinkEvent, LinkEventsListener, TransportEvent, TransportEventsListener,
 };
+pub use reply_pace::PacedReplies;
 
 pub(crate) use outbound::PublisherRoutes;
 pub(crate) use query::{Answer, QueryOrigin};
@@ -171,7 +174,7 @@ pub struct FaceInfo {
     pub drops: Vec<(&'static str, u64)>,
     /// Messages from or to it that access control denied.
     pub denied: u64,
-    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`,
+    /// Messages received from it and discarded, by reason (`too_large`, `over_budget`, `over_share`,
     /// `malformed`, `no_route`, `expired`: see [`DiscardReason`](crate::metrics::DiscardReason)),
     /// every reason listed.
     pub discarded: Vec<(&'static str, u64)>,
@@ -400,6 +403,9 @@ pub(crate) struct Inner {
     refused_duplicates: AtomicU64,
     /// Accepted handshakes closed after stalling, to free their place for a new one.
     stalled_handshakes_closed: AtomicU64,
+    /// Accepted handshakes that failed: authentication failures by reason, the log's
+    /// pace per source address, `transport.auth.throttle`.
+    refusals: links::Refusals,
     /// The failures of the connectors' first attempts, one per connector that failed it.
     first_attempts_failed: Mutex<Vec<String>>,
     /// Told when transports open and close.
@@ -471,6 +477,7 @@ impl Session {
     /// router is connected (or the open timeout passes); in peer mode, waits (within the
     /// open timeout) for the peers it connects to to finish their initial declarations.
     pub fn open(config: Config) -> Result<Self, OpenError> {
+        let refusals = links::Refusals::new(config.auth_throttle);
         let zid = match config.id {
             Some(id) => id,
             None => random_zid()?,
@@ -481,7 +488,7 @@ impl Session {
             Vec::new()
         };
         let route_epoch = Arc::new(AtomicU64::new(0));
-        let matching_signal = Arc::new(matching::ChangeSignal::default());
+        let matching_signal = Arc::new(matching::ChangeSignal);
         let access_control = config.access_control.enabled.then(|| {
             let control = crate::acl::AccessControl::new(&config.access_control);
             for bypass in control.bypasses() {
@@ -534,6 +541,7 @@ impl Session {
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
             stalled_handshakes_closed: AtomicU64::new(0),
+            refusals,
             first_attempts_failed: Mutex::new(Vec::new()),
             transport_listeners: network_events::Listeners::default(),
             link_listeners: network_events::Listeners::default(),
@@ -877,7 +885,7 @@ impl Session {
                 links: st.routing.mesh.confirmed_links(),
                 next_hops: st.routing.mesh.next_hops().into_iter().collect(),
             }),
-            refused: vec![
+            refused: [
                 (
                     "max_sessions",
                     self.inner.refused_sessions.load(Ordering::Relaxed),
@@ -886,7 +894,10 @@ impl Session {
                     "duplicate_id",
                     self.inner.refused_duplicates.load(Ordering::Relaxed),
                 ),
-            ],
+            ]
+            .into_iter()
+            .chain(self.inner.refusals.counts())
+            .collect(),
         }
     }
 
@@ -1062,10 +1073,30 @@ impl Session {
         self.inner.get(selector, options)
     }
 
+    /// As [`Session::get`], the replies waiting in the channel holding about `max_bytes`
+    /// (payloads and keys) at most: beyond, the link that brings more is not read until
+    /// some are taken, so that the repliers wait rather than this node holding what they
+    /// send (a batch's worth may come beyond; replies from this node's own queryables are
+    /// queued without waiting). For a reader that hands replies on as they come, such as
+    /// a streamed HTTP answer.
+    pub fn get_paced(
+        &self,
+        selector: &str,
+        options: &GetOptions,
+        max_bytes: usize,
+    ) -> Result<PacedReplies, SessionError> {
+        let pace = reply_pace::Pace::new(max_bytes);
+        let replies = self
+            .inner
+            .get_paced(selector, options, Some(pace.clone()))?;
+        Ok(PacedReplies::new(replies, pace))
+    }
+
     /// Calls `callback` for every transport with another node that opens (a
     /// [`TransportEvent`] of kind `Put`) or closes (`Delete`) from now on; with
-    /// `history`, first for each transport open already. The calls come from a thread of
-    /// the listener's own, in order; they stop when the returned listener is dropped.
+    /// `history`, first for each transport open already. The calls come from the
+    /// process's listener thread, which serves every matching and events listener one
+    /// callback at a time, in order; they stop when the returned listener is dropped.
     pub fn declare_transport_events_listener(
         &self,
         history: bool,
@@ -1079,8 +1110,9 @@ impl Session {
     /// of kind `Put`) or removed (`Delete`) from now on: a transport's main link when
     /// the transport opens or closes, and each link reserved for some priorities when
     /// it is attached beside it or ends. With `history`, first for each link open
-    /// already. The calls come from a thread of the listener's own, in order; they stop
-    /// when the returned listener is dropped.
+    /// already. The calls come from the process's listener thread (as for
+    /// [`Session::declare_transport_events_listener`]), in order; they stop when the
+    /// returned listener is dropped.
     pub fn declare_link_events_listener(
         &self,
         history: bool,

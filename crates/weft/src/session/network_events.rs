@@ -4,9 +4,9 @@
 //! on its own).
 //!
 //! The session tells each listener's queue while it holds its state's lock, so that a
-//! listener sees a transport or link open before it sees it close; a thread per listener
-//! takes the events from its queue and calls the listener's callback, so that a slow
-//! callback never holds the session up. A listener that falls [`WAITING_MOST`] events
+//! listener sees a transport or link open before it sees it close; the process's listener
+//! thread ([`listener_thread`](super::listener_thread)) takes the events from each queue
+//! and calls the listener's callback, so that a slow callback never holds the session up. A listener that falls [`WAITING_MOST`] events
 //! behind is told less, never wrongly: a transport or link that opens and closes before
 //! the listener's callback has seen it open leaves no event at all (its close removes
 //! its waiting open), so every close the callback sees follows the open it saw. What
@@ -15,12 +15,12 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use weft_proto::core::{WhatAmI, ZenohId};
 
 use super::face_transport::FaceTransport;
+use super::listener_thread::{self, Registration, Watch};
 use super::{Inner, SessionError};
 use crate::api::SampleKind;
 
@@ -113,7 +113,6 @@ pub(crate) trait NetworkEvent: Clone + Send + Sized + 'static {
 /// One listener's events not yet handed to its callback.
 struct Queue<E> {
     events: Mutex<VecDeque<E>>,
-    ready: Condvar,
     ended: AtomicBool,
     /// Whether falling behind was logged since the queue was last emptied.
     said_behind: AtomicBool,
@@ -123,7 +122,6 @@ impl<E: NetworkEvent> Queue<E> {
     fn new() -> Self {
         Self {
             events: Mutex::new(VecDeque::new()),
-            ready: Condvar::new(),
             ended: AtomicBool::new(false),
             said_behind: AtomicBool::new(false),
         }
@@ -148,31 +146,25 @@ impl<E: NetworkEvent> Queue<E> {
             }
         }
         events.push_back(event);
-        self.ready.notify_one();
+        drop(events);
+        listener_thread::wake();
     }
 
-    /// The events waiting, once there are some; `None` once the listener ended.
+    /// The events waiting (none, possibly); `None` once the listener ended.
     fn take(&self) -> Option<Vec<E>> {
         let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if self.ended.load(Ordering::Acquire) {
-                return None;
-            }
-            if !events.is_empty() {
-                self.said_behind.store(false, Ordering::Relaxed);
-                return Some(events.drain(..).collect());
-            }
-            events = self
-                .ready
-                .wait(events)
-                .unwrap_or_else(PoisonError::into_inner);
+        if self.ended.load(Ordering::Acquire) {
+            return None;
         }
+        if !events.is_empty() {
+            self.said_behind.store(false, Ordering::Relaxed);
+        }
+        Some(events.drain(..).collect())
     }
 
     fn end(&self) {
         let _events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
         self.ended.store(true, Ordering::Release);
-        self.ready.notify_all();
     }
 }
 
@@ -218,13 +210,14 @@ pub type TransportEventsListener = EventsListener<TransportEvent>;
 /// nothing more once dropped.
 pub type LinkEventsListener = EventsListener<LinkEvent>;
 
-/// A listener of network events of type `E`: a queue and the thread that calls its
-/// callback; nothing more once dropped.
+/// A listener of network events of type `E`: a queue, whose events the listener thread
+/// hands to its callback; nothing more once dropped.
 #[allow(private_bounds)]
 pub struct EventsListener<E: NetworkEvent> {
     session: Weak<Inner>,
     queue: Arc<Queue<E>>,
-    thread: Option<JoinHandle<()>>,
+    /// Dropped after the queue ended: waits for a callback that is running.
+    _registration: Registration,
 }
 
 impl<E: NetworkEvent> Drop for EventsListener<E> {
@@ -233,12 +226,24 @@ impl<E: NetworkEvent> Drop for EventsListener<E> {
             E::listeners(&session).remove(&self.queue);
         }
         self.queue.end();
-        if let Some(thread) = self.thread.take() {
-            // Not from its own callback: that thread ends once the callback returns.
-            if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
-            }
+    }
+}
+
+/// An events listener as the listener thread runs it.
+struct EventsWatch<E> {
+    queue: Arc<Queue<E>>,
+    callback: Box<dyn Fn(E) + Send>,
+}
+
+impl<E: NetworkEvent> Watch for EventsWatch<E> {
+    fn run(&mut self) -> bool {
+        let Some(events) = self.queue.take() else {
+            return false;
+        };
+        for event in events {
+            (self.callback)(event);
         }
+        true
     }
 }
 
@@ -318,27 +323,19 @@ impl Inner {
             }
             E::listeners(self).add(queue.clone());
         }
-        let thread = {
-            let queue = queue.clone();
-            std::thread::Builder::new()
-                .name(format!("weft-{}-events", E::WHAT))
-                .spawn(move || {
-                    while let Some(events) = queue.take() {
-                        for event in events {
-                            callback(event);
-                        }
-                    }
-                })
+        let watch = EventsWatch {
+            queue: queue.clone(),
+            callback,
         };
-        match thread {
-            Ok(thread) => Ok(EventsListener {
+        match listener_thread::register(Box::new(watch)) {
+            Ok(registration) => Ok(EventsListener {
                 session: Arc::downgrade(self),
                 queue,
-                thread: Some(thread),
+                _registration: registration,
             }),
             Err(e) => {
                 E::listeners(self).remove(&queue);
-                Err(SessionError::Thread(e.to_string()))
+                Err(e)
             }
         }
     }

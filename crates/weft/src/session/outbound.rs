@@ -5,10 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{
-    encoding_name, CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI,
-    WireExpr,
-};
+use weft_proto::core::{encoding_name, Encoding, NetworkQos, WhatAmI, WireExpr};
 use weft_proto::network::{
     Declaration, Declare, DeclareFinal, Interest, InterestMode, InterestOptions, NetworkMessage,
     Push,
@@ -18,7 +15,7 @@ use weft_proto::zenoh::{Del, PushBody, Put};
 use super::aggregate::{Aggregate, AggregateChange};
 use super::entity::{own_declaration, EntityKind};
 use super::face::{Face, PUBLISHER_INTEREST};
-use super::face_transport::FaceTransport;
+use super::face_transport::{send_control, FaceTransport};
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
 
@@ -36,16 +33,6 @@ pub(crate) fn parse_encoding(text: &str) -> (u16, Option<&[u8]>) {
         Some(id) => (id, schema.map(str::as_bytes)),
         None => (Encoding::CUSTOM_ID, Some(text.as_bytes())),
     }
-}
-
-/// Control-plane messages are sent reliably at Control priority, blocking.
-pub(crate) fn send_control(t: &dyn FaceTransport, msg: &NetworkMessage<'_>) {
-    let _ = t.send(
-        msg,
-        Priority::Control,
-        Reliability::Reliable,
-        CongestionControl::Block,
-    );
 }
 
 fn declare_final_msg<'a>(interest_id: u32) -> NetworkMessage<'a> {

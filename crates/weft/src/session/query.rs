@@ -11,15 +11,15 @@ use weft_proto::core::{
     CongestionControl, Encoding, NetworkQos, Priority, Reliability, WhatAmI, WireExpr, ZenohId,
 };
 use weft_proto::network::{
-    EntityGlobalId, NetworkMessage, QueryTarget, Request, Response, ResponseBody, ResponseFinal,
+    EntityGlobalId, NetworkMessage, Request, Response, ResponseBody, ResponseFinal,
 };
 use weft_proto::zenoh::{
     Consolidation, Del, Err, PushBody, Put, Query as WireQuery, QueryBody, Reply as WireReply,
 };
 
+use super::entity::EntityKind;
 use super::face_transport::FaceTransport;
 use super::outbound::parse_encoding;
-use super::router::EntityKind;
 use super::{Inner, SessionError};
 use crate::api::{
     GetOptions, Payload, PutOptions, Query, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
@@ -53,6 +53,8 @@ const MAX_REPLIES_PER_GET: usize = 1 << 20;
 /// many were dropped if any were.
 pub(crate) struct ReplySink {
     sink: Sender<Reply>,
+    /// The reader's pace, for a paced get.
+    pace: Option<Arc<super::reply_pace::Pace>>,
     /// Replies handed to the channel so far.
     delivered: usize,
     /// Replies dropped beyond `MAX_REPLIES_PER_GET`.
@@ -68,11 +70,12 @@ pub(crate) fn accepts_any_key(parameters: &str) -> bool {
 }
 
 impl ReplySink {
-    /// A sink, and the channel the application reads.
-    pub(crate) fn new() -> (Self, Receiver<Reply>) {
+    /// A sink, and the channel the application reads (at its `pace`, if given).
+    pub(crate) fn new(pace: Option<Arc<super::reply_pace::Pace>>) -> (Self, Receiver<Reply>) {
         let (sink, replies) = channel();
         let sink = Self {
             sink,
+            pace,
             delivered: 0,
             over_limit: 0,
         };
@@ -83,7 +86,12 @@ impl ReplySink {
     pub(crate) fn deliver(&mut self, reply: Reply) {
         if self.delivered < MAX_REPLIES_PER_GET {
             self.delivered += 1;
-            let _ = self.sink.send(reply);
+            let bytes = super::reply_pace::reply_bytes(&reply);
+            if self.sink.send(reply).is_ok() {
+                if let Some(pace) = &self.pace {
+                    pace.queued(bytes);
+                }
+            }
         } else {
             self.over_limit += 1;
         }
@@ -282,6 +290,16 @@ impl Inner {
         selector: &str,
         options: &GetOptions,
     ) -> Result<Receiver<Reply>, SessionError> {
+        self.get_paced(selector, options, None)
+    }
+
+    /// [`Inner::get`], the replies queued for the reader at its `pace`, if given.
+    pub(crate) fn get_paced(
+        self: &Arc<Self>,
+        selector: &str,
+        options: &GetOptions,
+        pace: Option<Arc<super::reply_pace::Pace>>,
+    ) -> Result<Receiver<Reply>, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
@@ -294,7 +312,7 @@ impl Inner {
         let timeout = options
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
-        let (sink, replies) = ReplySink::new();
+        let (sink, replies) = ReplySink::new(pace);
         if options
             .cancellation
             .as_ref()
@@ -337,7 +355,8 @@ impl Inner {
                 .map(|f| f.transport.clone())
                 .collect();
             let locals = if options.allowed_destination.includes_session() {
-                Self::matching_queryables(&st.own, true, key.as_key_expr(), options.target)
+                st.own
+                    .queryables_answering(true, key.as_key_expr(), options.target)
             } else {
                 Vec::new()
             };
@@ -432,30 +451,6 @@ impl Inner {
             super::deadlines::Timeout::Get(qid),
         );
         Ok(replies)
-    }
-
-    /// This session's queryables that answer a query on `key` with `target` from this
-    /// session (`from_session`) or from another node.
-    fn matching_queryables(
-        own: &super::state::Own,
-        from_session: bool,
-        key: KeyExpr<'_>,
-        target: QueryTarget,
-    ) -> Vec<(u32, QueryCallback)> {
-        let of_session = from_session.then(|| own.queryables_of_session());
-        let of_remote = (!from_session).then(|| {
-            own.queryables
-                .iter()
-                .filter(|(_, q)| q.origin.includes_remote())
-        });
-        of_session
-            .into_iter()
-            .flatten()
-            .chain(of_remote.into_iter().flatten())
-            .filter(|(_, q)| q.key.as_key_expr().intersects(key))
-            .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
-            .map(|(id, q)| (*id, q.callback.clone()))
-            .collect()
     }
 
     /// One target (a face, or `None` for this session's queryables) finished a `get`.
@@ -565,7 +560,8 @@ impl Inner {
         let locals = match &key {
             Some(k) => {
                 let st = self.lock();
-                Self::matching_queryables(&st.own, false, k.as_key_expr(), r.target)
+                st.own
+                    .queryables_answering(false, k.as_key_expr(), r.target)
             }
             None => Vec::new(),
         };

@@ -26,12 +26,12 @@ use weft_proto::network::{
 };
 use weft_proto::zenoh::PushBody;
 
-pub(crate) use super::entity::EntityKind;
+use super::entity::EntityKind;
 use super::entity::{declare_msg, to_router, undeclare_msg};
+use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
 use super::gossiping::CONNECT_JITTER;
 use super::mesh::SharedLocators;
-use super::outbound::send_control;
 use super::routes::{ForwardRoute, ForwardTarget};
 use super::Inner;
 use crate::api::SharedKey;

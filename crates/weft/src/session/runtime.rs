@@ -76,10 +76,16 @@ impl Inner {
         }
         let kept = self.add_face(t.clone(), opened);
         if kept {
+            // Who the peer said it is (its user name, its certificate's name): escaped,
+            // as the peer chose them.
+            let user = t.authenticated_user().map(crate::printable);
+            let cert = t.peer_cert_common_name().map(crate::printable);
             tracing::info!(
                 peer = %t.peer_zid(),
                 whatami = t.peer_whatami().as_str(),
                 link = t.describe(),
+                user = user.map(tracing::field::display),
+                cert_common_name = cert.map(tracing::field::display),
                 "session open"
             );
         }
@@ -111,6 +117,7 @@ impl Inner {
                     control.clone(),
                     &access_subject(&t),
                     format!("{} ({})", t.peer_zid(), t.describe()),
+                    t.peer_ip(),
                 )));
             }
         }
@@ -145,7 +152,8 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
                 return false;
             }
-            let between_peers = both_may_connect(self.config.mode, t.peer_whatami());
+            let between_peers =
+                super::discovery::both_may_connect(self.config.mode, t.peer_whatami());
             // A main link replaces a link reserved for priorities that stood in for it.
             let live_duplicate = st
                 .faces
@@ -239,31 +247,39 @@ impl Inner {
         }
     }
 
-    /// Counts and logs a session refused because a live session has its ZenohID: the
-    /// 1st, 2nd, 4th, 8th... refusal, so that a flood cannot flood the log.
+    /// Counts and logs a session refused because a live session has its ZenohID: at most
+    /// one line per 10 s per source address, so that a flood cannot flood the log.
     fn refused_duplicate(&self, t: &dyn FaceTransport) {
         let n = self.refused_duplicates.fetch_add(1, Ordering::Relaxed) + 1;
-        if n.is_power_of_two() {
-            tracing::warn!(
+        let source = super::links::Source(t.transport().and_then(|t| t.peer_ip()));
+        let line = self.refusals.line(source, "duplicate_id", || {
+            format!(
                 "refused {} ({} {}): a live session has this ZenohID ({n} refused so far)",
                 t.describe(),
                 t.peer_whatami().as_str(),
                 t.peer_zid()
-            );
+            )
+        });
+        if let Some(line) = line {
+            tracing::warn!("{line}");
         }
     }
 
-    /// Logs a session refused beyond `transport.unicast.max_sessions`: the 1st, 2nd, 4th,
-    /// 8th... refusal, so that a flood of connections cannot flood the log.
+    /// Logs a session refused beyond `transport.unicast.max_sessions`: at most one line
+    /// per 10 s per source address, so that a flood of connections cannot flood the log.
     fn refused_session(&self, t: &dyn FaceTransport, sessions: usize) {
         let n = self.refused_sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        if n.is_power_of_two() {
-            tracing::warn!(
-                "refused {} ({}): {sessions} sessions, the most transport.unicast.max_sessions \
-                 allows ({n} refused so far)",
+        let source = super::links::Source(t.transport().and_then(|t| t.peer_ip()));
+        let line = self.refusals.line(source, "max_sessions", || {
+            format!(
+                "refused {} ({}): {sessions} sessions, the most \
+                 transport.unicast.max_sessions allows ({n} refused so far)",
                 t.describe(),
                 t.peer_zid()
-            );
+            )
+        });
+        if let Some(line) = line {
+            tracing::warn!("{line}");
         }
     }
 
@@ -499,22 +515,6 @@ pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenEr
         }
     }
     Ok(bound)
-}
-
-/// Whether a node of role `mode` and one of role `other` may both connect to each other
-/// (two peers, or two routers, that learn of each other): their duplicate sessions are
-/// then settled by a rule both apply alike.
-pub(crate) fn both_may_connect(mode: WhatAmI, other: WhatAmI) -> bool {
-    mode == other && mode != WhatAmI::Client
-}
-
-/// Whether `ep` reserves its link for priorities while the same address is also
-/// configured without: its link is then only ever attached beside that session.
-pub(super) fn is_priority_twin(inner: &Inner, ep: &Endpoint) -> bool {
-    ep.priorities().is_some() && {
-        let plain = ep.without_priorities();
-        inner.config.connect.contains(&plain)
-    }
 }
 
 /// What access control knows of a transport: its link's protocol and interface, the

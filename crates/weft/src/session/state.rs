@@ -5,10 +5,11 @@
 
 use std::collections::HashMap;
 
-use weft_keyexpr::OwnedKeyExpr;
+use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::ZenohId;
+use weft_proto::network::QueryTarget;
 
-use super::{gossip, liveliness, mesh, query, router, LocalSubscriber};
+use super::{entity, gossip, liveliness, mesh, query, router, LocalSubscriber};
 
 /// This session's own entities, by id.
 #[derive(Default)]
@@ -34,6 +35,30 @@ pub(crate) struct Own {
 }
 
 impl Own {
+    /// Its queryables that answer a query on `key` with `target` from this session
+    /// (`from_session`) or from another node.
+    pub(crate) fn queryables_answering(
+        &self,
+        from_session: bool,
+        key: KeyExpr<'_>,
+        target: QueryTarget,
+    ) -> Vec<(u32, query::QueryCallback)> {
+        let of_session = from_session.then(|| self.queryables_of_session());
+        let of_remote = (!from_session).then(|| {
+            self.queryables
+                .iter()
+                .filter(|(_, q)| q.origin.includes_remote())
+        });
+        of_session
+            .into_iter()
+            .flatten()
+            .chain(of_remote.into_iter().flatten())
+            .filter(|(_, q)| q.key.as_key_expr().intersects(key))
+            .filter(|(_, q)| target != QueryTarget::AllComplete || q.complete)
+            .map(|(id, q)| (*id, q.callback.clone()))
+            .collect()
+    }
+
     /// Its subscribers that take its own publications (their origin includes the
     /// session).
     pub(crate) fn subscribers_of_session(&self) -> impl Iterator<Item = &LocalSubscriber> {
@@ -73,7 +98,7 @@ pub(crate) struct Queries {
 pub(crate) struct Routing {
     /// The ids (and origin node ids) under which it re-declares its faces' entities, by
     /// (face, kind, face's id).
-    pub(crate) routed_ids: HashMap<(ZenohId, router::EntityKind, u32), router::Routed>,
+    pub(crate) routed_ids: HashMap<(ZenohId, entity::EntityKind, u32), router::Routed>,
     /// The graph of the router mesh and its spanning tree.
     pub(crate) mesh: mesh::Mesh,
     /// Gossip scouting: what this node heard of others and tells its neighbours.

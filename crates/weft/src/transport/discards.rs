@@ -12,6 +12,9 @@ pub enum DiscardReason {
     /// Its reassembly would have held more than the memory budget shared by the
     /// transports.
     OverBudget,
+    /// Its reassembly would have taken its transport's partial messages over the
+    /// transport's share (`transport.link.rx.reassembly_share`).
+    OverShare,
     /// It did not decode (a reassembled message, or a batch that closed the link).
     Malformed,
     /// Data on a key nothing here subscribes to, nor any face a router forwards to.
@@ -25,9 +28,10 @@ pub enum DiscardReason {
 
 impl DiscardReason {
     /// Every reason, in the order the transports count them.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::TooLarge,
         Self::OverBudget,
+        Self::OverShare,
         Self::Malformed,
         Self::NoRoute,
         Self::Expired,
@@ -39,6 +43,7 @@ impl DiscardReason {
         match self {
             Self::TooLarge => "too_large",
             Self::OverBudget => "over_budget",
+            Self::OverShare => "over_share",
             Self::Malformed => "malformed",
             Self::NoRoute => "no_route",
             Self::Expired => "expired",
@@ -54,6 +59,7 @@ impl DiscardReason {
             Self::NoRoute => 3,
             Self::Expired => 4,
             Self::KeyMismatch => 5,
+            Self::OverShare => 6,
         }
     }
 }
@@ -66,7 +72,7 @@ impl fmt::Display for DiscardReason {
 
 /// Discards by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub(crate) struct DiscardCounts([AtomicU64; 6]);
+pub(crate) struct DiscardCounts([AtomicU64; 7]);
 
 impl DiscardCounts {
     /// Discards for `reason` so far.
@@ -105,6 +111,7 @@ mod tests {
             [
                 ("too_large", 7),
                 ("over_budget", 0),
+                ("over_share", 0),
                 ("malformed", 0),
                 ("no_route", 2),
                 ("expired", 3),

@@ -192,10 +192,8 @@ impl Handshake {
         };
         match &self.stage {
             Stage::Connecting(c) => socket(self.fd(), c.wants_write()),
-            Stage::Securing(r) => match r.link() {
-                Link::Quic(_) => Wait::Notification,
-                l => socket(self.fd(), l.handshake_wants_write()),
-            },
+            Stage::Securing(r) if r.link().handshake_ends_by_notification() => Wait::Notification,
+            Stage::Securing(r) => socket(self.fd(), r.link().handshake_wants_write()),
             Stage::Exchanging { .. } => socket(self.fd(), !self.out.is_empty()),
             Stage::Done => Wait::Notification,
         }
@@ -352,7 +350,7 @@ impl Handshake {
                 "{} ({}) authenticated as user `{}`",
                 reader.link().describe(),
                 negotiated.peer_zid,
-                user.escape_debug()
+                weft_proto::printable::printable(user)
             );
         }
         Ok(establish(reader, negotiated, self.handler.clone(), user)?)

@@ -169,6 +169,9 @@ pub(crate) struct RxLimits {
     pub max_message: usize,
     /// Memory all partially reassembled messages may hold, shared between transports.
     pub budget: Option<Arc<ReassemblyBudget>>,
+    /// What this transport's partial messages may hold of it, together
+    /// (`transport.link.rx.reassembly_share`).
+    pub share: usize,
 }
 
 impl Default for RxLimits {
@@ -176,6 +179,7 @@ impl Default for RxLimits {
         Self {
             max_message: MAX_MESSAGE,
             budget: None,
+            share: usize::MAX,
         }
     }
 }
@@ -330,6 +334,11 @@ impl Transport {
     /// [`Link::peer_cert_common_name`](crate::link::Link::peer_cert_common_name)).
     pub(crate) fn peer_cert_common_name(&self) -> Option<&str> {
         self.link.peer_cert_common_name()
+    }
+
+    /// The peer's address, for a link over IP.
+    pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.link.peer_ip()
     }
 
     /// This link's protocol and local address (what access control knows of it).

@@ -38,7 +38,7 @@ mod watchdog;
 
 use super::reader::{Flow, LinkRx};
 use super::{Transport, CLOSE_DRAIN, PAUSE_MAX};
-use crate::link::{self, STREAM_BATCH_SIZE};
+use crate::link::{self, STREAM_BATCH_SIZE, STREAM_PREFIX};
 
 /// Most I/O threads a process runs.
 pub const MAX_IO_THREADS: usize = 8;
@@ -993,13 +993,8 @@ fn hand_on(
 ) -> Option<ReadOutcome> {
     let mut start = 0;
     let mut stopped = None;
-    while *end - start >= 2 {
-        let len = usize::from(u16::from_le_bytes([buf[start], buf[start + 1]]));
-        if *end - start < 2 + len {
-            break;
-        }
-        let batch = &buf[start + 2..start + 2 + len];
-        start += 2 + len;
+    while let Some((batch, taken)) = STREAM_PREFIX.whole_batch(&buf[start..*end]) {
+        start += taken;
         if draining {
             continue;
         }

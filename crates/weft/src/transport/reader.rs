@@ -50,10 +50,7 @@ impl LinkRx {
             .max(Duration::from_millis(10));
         let limits = handler.rx_limits();
         let max_message = limits.max_message;
-        let rx = match limits.budget {
-            Some(budget) => Receiver::with_budget(&n, limits.max_message, budget),
-            None => Receiver::new(&n, limits.max_message),
-        };
+        let rx = Receiver::with_limits(&n, limits.max_message, limits.share, limits.budget);
         let main = transport.main.get().and_then(Weak::upgrade);
         Self {
             transport,
@@ -160,7 +157,8 @@ impl LinkRx {
 
 /// Reads `transport`'s link on a thread of its own (a link with no socket of its own to
 /// wait on: a serial link its listener reads), handing each batch to `rx`, until the
-/// transport ends. Gives `rx` back when no thread can be started.
+/// transport ends, and goes on with a write the line stalled when it has room again.
+/// Gives `rx` back when no thread can be started.
 pub(crate) fn spawn_thread(
     transport: &Arc<Transport>,
     rx: LinkRx,
@@ -184,6 +182,11 @@ pub(crate) fn spawn_thread(
             loop {
                 if t.is_closed() {
                     break;
+                }
+                // No I/O thread watches this link's port: a write the line did not take
+                // all of goes on from here once the port has room.
+                if t.write_stalled_since().is_some() && link.writable_within(rx.tick) {
+                    t.pump();
                 }
                 match (&mut &link).read(&mut buf) {
                     Ok(0) => break,
@@ -214,28 +217,34 @@ pub(crate) fn spawn_thread(
     }
 }
 
-/// Logs the messages a reader discarded for their size or for the reassembly budget, at
-/// most once a second per transport.
+/// Logs the messages a reader discarded for their size, for the reassembly budget or for
+/// the transport's share of it, at most once a second per transport.
 #[derive(Default)]
 struct DiscardLog {
-    logged: (u64, u64),
+    logged: (u64, u64, u64),
     last: Option<Instant>,
     /// The totals last published in the transport's counters.
-    published: (u64, u64, u64),
+    published: (u64, u64, u64, u64),
 }
 
 impl DiscardLog {
     fn note(&mut self, t: &Transport, stats: RxStats, max_message: usize) {
-        let totals = (stats.too_large, stats.over_budget, stats.undecodable);
+        let totals = (
+            stats.too_large,
+            stats.over_budget,
+            stats.undecodable,
+            stats.over_share,
+        );
         if totals != self.published {
             let counts = &t.stats.discarded;
             counts.set(DiscardReason::TooLarge, totals.0);
             counts.set(DiscardReason::OverBudget, totals.1);
+            counts.set(DiscardReason::OverShare, totals.3);
             // A batch that closed the link counts as malformed too (added, not set).
             counts.add(DiscardReason::Malformed, totals.2 - self.published.2);
             self.published = totals;
         }
-        let now = (stats.too_large, stats.over_budget);
+        let now = (stats.too_large, stats.over_budget, stats.over_share);
         if now == self.logged
             || self
                 .last
@@ -245,11 +254,13 @@ impl DiscardLog {
         }
         tracing::warn!(
             "{} ({}): {} message(s) over transport.link.rx.max_message_size ({max_message} \
-             bytes) and {} over the reassembly budget discarded so far",
+             bytes), {} over the reassembly budget and {} over this session's share of it \
+             (transport.link.rx.reassembly_share) discarded so far",
             t.describe,
             t.peer_zid(),
             now.0,
-            now.1
+            now.1,
+            now.2
         );
         self.logged = now;
         self.last = Some(Instant::now());

@@ -180,6 +180,8 @@ struct Server {
     limits: Limits,
     handler: Handler,
     common: CommonHeaders,
+    /// The pace of the log lines about refused requests, per client address.
+    refusals: std::sync::Mutex<weft::log_limit::LogLimit<std::net::IpAddr>>,
 }
 
 /// Serves `listener` on a thread of its own within `limits`, each handler on a thread of
@@ -206,6 +208,7 @@ pub(crate) fn serve(
         limits,
         handler,
         common,
+        refusals: std::sync::Mutex::default(),
     });
     std::thread::Builder::new()
         .name("weft-http".into())
@@ -253,9 +256,12 @@ async fn connection(stream: tokio::net::TcpStream, server: Arc<Server>, _place: 
     // A response's head and body go out at once: no waiting for an ACK between writes.
     let _ = stream.set_nodelay(true);
     let exchange = Arc::new(Exchange::default());
+    let client = stream
+        .peer_addr()
+        .map_or(std::net::IpAddr::from([0u8; 4]), |a| a.ip());
     let io = Guarded::new(stream, server.limits, exchange.clone());
     let service = hyper::service::service_fn(move |request| {
-        answer(request, server.clone(), exchange.clone())
+        answer(request, server.clone(), exchange.clone(), client)
     });
     let served = hyper::server::conn::http1::Builder::new()
         .title_case_headers(true)
@@ -274,7 +280,13 @@ async fn answer(
     request: hyper::Request<Incoming>,
     server: Arc<Server>,
     exchange: Arc<Exchange>,
+    client: std::net::IpAddr,
 ) -> Result<hyper::Response<Outgoing>, Infallible> {
+    let method = request.method().clone();
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or_else(String::new, |p| p.as_str().to_owned());
     let (verdict, open) = exchange.next();
     let (response, close) = match verdict {
         Some(Verdict::Refuse(refusal)) => (refused(&refusal), true),
@@ -296,7 +308,30 @@ async fn answer(
             }
         }
     };
+    if response.status >= 400 && response.status != 404 {
+        log_refused(&server, client, method.as_str(), &target, response.status);
+    }
     Ok(outgoing(response, close, server.common, open))
+}
+
+/// Logs a request answered with an error, at most once per period per client address:
+/// its path and query percent-decoded, then escaped and cut (they are the client's).
+fn log_refused(server: &Server, client: std::net::IpAddr, method: &str, target: &str, status: u16) {
+    let tell = server
+        .refusals
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .count(&client, std::time::Instant::now());
+    let Some(tell) = tell else {
+        return;
+    };
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(target).collect();
+    tracing::info!(
+        "REST: {client} {} {}: answered {status}{}",
+        weft::printable(method),
+        weft::printable_bytes(&decoded),
+        tell.and_more(&client)
+    );
 }
 
 /// The answer to a refused request.

@@ -249,6 +249,17 @@ pub(crate) fn rss(pid: u32) -> usize {
     proc_status(pid, "VmRSS:") * 1024
 }
 
+/// The highest resident memory of process `pid` so far (`VmHWM`), in bytes.
+pub(crate) fn peak_rss(pid: u32) -> usize {
+    proc_status(pid, "VmHWM:") * 1024
+}
+
+/// Resets the highest resident memory of process `pid` to what it holds now (`echo 5 >
+/// /proc/<pid>/clear_refs`); false where the kernel does not allow it.
+pub(crate) fn reset_peak_rss(pid: u32) -> bool {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
+}
+
 /// The number on the line of `/proc/<pid>/status` that starts with `field`.
 fn proc_status(pid: u32, field: &str) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

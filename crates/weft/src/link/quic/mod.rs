@@ -17,6 +17,7 @@
 //! (`QuicLink::handshake`).
 
 mod bridge;
+mod kind;
 mod runtime;
 
 use std::io::{self, Read};
@@ -292,7 +293,7 @@ struct Established {
 }
 
 /// A QUIC link: weft's end of the socket pair bridged to the link's QUIC stream.
-pub struct QuicLink {
+pub(crate) struct QuicLink {
     local: UnixStream,
     peer: SocketAddr,
     local_ip: Option<IpAddr>,

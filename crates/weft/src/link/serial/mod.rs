@@ -25,6 +25,7 @@
 //! A frame that does not check (line noise, a cut frame) is dropped and counted; it
 //! never ends the link.
 
+mod kind;
 mod port;
 
 use std::io;
@@ -209,7 +210,7 @@ enum Receiving {
 
 /// An established serial link. Clones share the port and the receiving side.
 #[derive(Debug, Clone)]
-pub struct SerialLink {
+pub(crate) struct SerialLink {
     port: Arc<Port>,
     rx: Arc<Mutex<Receiving>>,
     /// Set when the link ends (by this node or by the line's exchange).
@@ -227,7 +228,7 @@ pub struct SerialLink {
 
 impl SerialLink {
     /// The device path.
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         self.port.path()
     }
 
@@ -276,6 +277,18 @@ impl SerialLink {
             ));
         }
         self.port.send(Flags::DATA, parts)
+    }
+
+    /// Writes `batch` as one frame without waiting: `Ok(false)` while the line has not
+    /// taken all of it (ask again with the same batch once the port is writable).
+    pub(crate) fn write_now(&self, batch: &[u8]) -> io::Result<bool> {
+        if self.ended.load(Ordering::Acquire) {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the serial link ended",
+            ));
+        }
+        self.port.send_now(batch)
     }
 
     /// The next batch, copied into `out`: its length, `None` once the link ended;

@@ -26,6 +26,7 @@ pub(crate) mod expiry;
 mod handshake;
 #[cfg(feature = "tls-internals")]
 pub mod internals;
+mod kind;
 mod record;
 mod settings;
 mod traffic;
@@ -47,6 +48,7 @@ use handshake::Setup;
 use record::{Opener, Sealer};
 use traffic::{Rx, Shared, Tx};
 
+pub(crate) use kind::{TlsDialing, TlsListen};
 pub(crate) use settings::is_endpoint_key;
 pub use settings::{PemSource, TlsSettings};
 

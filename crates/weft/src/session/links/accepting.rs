@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
 
+use super::refusals::Source;
 use super::{Entry, Outcome, Purpose, Runner};
 use crate::link::Listener;
 use crate::session::Inner;
@@ -242,6 +243,10 @@ impl Runner {
         inner: &Arc<Inner>,
         link: crate::link::Link,
     ) -> Result<(), crate::link::Link> {
+        if inner.refusals.refuses(&link) {
+            link.shutdown();
+            return Ok(());
+        }
         let place = PendingAccept::take(inner).or_else(|| {
             (link.has_input_now() && self.evict_stalled(inner))
                 .then(|| PendingAccept::take(inner))?
@@ -250,6 +255,7 @@ impl Runner {
             return self.wait_for_place(inner, link);
         };
         let describe = link.describe();
+        let source = Source(link.peer_ip());
         let params = inner.local_params(&link, None);
         let usrpwd = inner.config.usrpwd.as_ref();
         let handshake_token = self.token();
@@ -266,10 +272,10 @@ impl Runner {
                 inner,
                 handshake_token,
                 h,
-                Purpose::Accepted(place),
+                Purpose::Accepted(place, source),
                 describe,
             ),
-            Err(e) => tracing::info!("refused {describe}: {e}"),
+            Err(e) => inner.refusals.failed(source, &describe, &e),
         }
         Ok(())
     }
@@ -381,7 +387,7 @@ impl Runner {
             .iter()
             .filter_map(|(t, e)| match e {
                 Entry::Handshake(h)
-                    if matches!(h.purpose, Purpose::Accepted(_))
+                    if matches!(h.purpose, Purpose::Accepted(..))
                         && h.inner.as_ptr() == Arc::as_ptr(inner)
                         && now.duration_since(h.started) >= STALLED_AFTER =>
                 {
@@ -415,18 +421,21 @@ impl Runner {
 }
 
 /// An accepted link's handshake is over: its transport goes to the session (which
-/// enforces `max_sessions` where it adds the face), or the refusal is logged.
+/// enforces `max_sessions` where it adds the face), or the refusal is counted and logged
+/// (at most once per period per source address).
 pub(super) fn handshake_done(
     inner: &Arc<Inner>,
     place: PendingAccept,
+    source: Source,
     describe: &str,
     outcome: Outcome,
 ) {
     drop(place);
     match outcome {
         Ok(pending) => {
+            inner.refusals.succeeded(source);
             inner.adopt(pending, false);
         }
-        Err(e) => tracing::info!("refused {describe}: {e}"),
+        Err(e) => inner.refusals.failed(source, describe, &e),
     }
 }

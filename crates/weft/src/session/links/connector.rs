@@ -43,9 +43,7 @@ pub(super) struct Connector {
 
 impl Connector {
     pub(super) fn new(inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) -> Self {
-        let twin = alternatives
-            .iter()
-            .all(|ep| super::super::runtime::is_priority_twin(inner, ep));
+        let twin = alternatives.iter().all(|ep| is_priority_twin(inner, ep));
         Self {
             inner: Arc::downgrade(inner),
             alternatives,
@@ -137,7 +135,9 @@ impl Runner {
         let Some(c) = self.connectors.get_mut(&id) else {
             return false;
         };
-        let ep = &c.alternatives[c.next];
+        // A discovered endpoint is what a peer advertised: escaped.
+        let ep = c.alternatives[c.next].to_string();
+        let ep = crate::printable(&ep);
         tracing::debug!("cannot open a session to {ep}: {e}");
         if c.next + 1 < c.alternatives.len() {
             c.next += 1;
@@ -242,4 +242,13 @@ fn is_max_links(e: &OpenError) -> bool {
         OpenError::Handshake(weft_transport::establish::EstablishError::Closed(r))
             if *r == CloseReason::MAX_LINKS
     )
+}
+
+/// Whether `ep` reserves its link for priorities while the same address is also
+/// configured without: its link is then only ever attached beside that session.
+fn is_priority_twin(inner: &super::super::Inner, ep: &Endpoint) -> bool {
+    ep.priorities().is_some() && {
+        let plain = ep.without_priorities();
+        inner.config.connect.contains(&plain)
+    }
 }

@@ -7,12 +7,22 @@
 //! session that closes (its listeners, handshakes, connectors) is dropped at the loop's
 //! next turn.
 //!
+//! It also serves multicast scouting for every session that scouts (answering Scouts,
+//! autoconnect), each a socket in the same epoll and a timer.
+//!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
-//! `accepting` (listeners and the handshakes of the links they accept), `connector`
-//! (connecting to configured endpoints, again when the link is lost, with back-off).
+//! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
+//! `throttle` (the accepted handshakes that fail: counted, logged per source address,
+//! authentication throttled), `connector` (connecting to configured endpoints, again
+//! when the link is lost, with back-off), `scouting` (answering Scouts, autoconnect).
 
 mod accepting;
 mod connector;
+mod refusals;
+mod scouting;
+mod throttle;
+
+pub(crate) use refusals::{Refusals, Source};
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
@@ -28,6 +38,7 @@ use crate::link::Listener;
 use crate::transport::{Handshake, OpenError, Pending, Wait};
 use accepting::{Accepting, PendingAccept};
 use connector::Connector;
+pub(crate) use scouting::{Answering, Autoconnecting};
 
 /// The waker's token; entries take the others.
 const WAKE: Token = Token(0);
@@ -50,6 +61,10 @@ enum Command {
     Notified(Token),
     /// The link of this connector ended: connect again.
     Ended(usize),
+    /// Answer Scouts for a session.
+    Answer(Box<Answering>),
+    /// Scout and connect to what answers, for a session.
+    Autoconnect(Box<Autoconnecting>),
 }
 
 /// The handle other threads have on a session's links loop.
@@ -130,6 +145,16 @@ impl LinksLoop {
         });
     }
 
+    /// Answers Scouts for a session from now on, until it closes.
+    pub(crate) fn answer_scouts(&self, answering: Answering) {
+        self.send(Command::Answer(Box::new(answering)));
+    }
+
+    /// Scouts and connects to the nodes that answer, for a session, until it closes.
+    pub(crate) fn autoconnect(&self, autoconnecting: Autoconnecting) {
+        self.send(Command::Autoconnect(Box::new(autoconnecting)));
+    }
+
     /// Has `inner` stay connected to the first of `alternatives` that answers,
     /// connecting again when the link is lost.
     pub(crate) fn connect(&self, inner: &Arc<Inner>, alternatives: Arc<[Endpoint]>) {
@@ -139,8 +164,9 @@ impl LinksLoop {
 
 /// What a handshake is for.
 enum Purpose {
-    /// A link a listener accepted, holding one of the `accept_pending` places.
-    Accepted(PendingAccept),
+    /// A link a listener accepted, holding one of the `accept_pending` places, from
+    /// this source.
+    Accepted(PendingAccept, refusals::Source),
     /// A connector's attempt.
     Connector(usize),
 }
@@ -165,6 +191,24 @@ enum Entry {
     Handshake(Box<Handshaking>),
     /// A connection accepted while every `accept_pending` place was taken.
     Waiting(Box<accepting::Waiting>),
+    /// A session answering Scouts.
+    Answering(Box<Answering>),
+    /// A session scouting to autoconnect.
+    Autoconnecting(Box<Autoconnecting>),
+}
+
+impl Entry {
+    /// The socket registered for it, if it has one of its own all its life (a
+    /// handshake's changes as it goes).
+    fn steady_fd(&self) -> Option<RawFd> {
+        match self {
+            Self::Listener(l) => Some(l.raw_fd()),
+            Self::Waiting(w) => Some(w.raw_fd()),
+            Self::Answering(a) => Some(a.raw_fd()),
+            Self::Autoconnecting(a) => Some(a.raw_fd()),
+            Self::Handshake(_) => None,
+        }
+    }
 }
 
 /// The loop's own state, on its thread.
@@ -217,25 +261,19 @@ impl Runner {
                 Entry::Listener(l) => !open(l.inner()),
                 Entry::Handshake(h) => !open(&h.inner),
                 Entry::Waiting(w) => !open(w.inner()),
+                Entry::Answering(a) => !open(a.inner()),
+                Entry::Autoconnecting(a) => !open(a.inner()),
             })
             .map(|(t, _)| *t)
             .collect();
         for token in gone {
-            match self.entries.remove(&token) {
-                Some(Entry::Listener(l)) => {
-                    let fd = l.raw_fd();
-                    let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
-                }
-                Some(Entry::Waiting(w)) => {
-                    let fd = w.raw_fd();
-                    let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
-                }
-                Some(Entry::Handshake(h)) => {
-                    if let Some(fd) = h.registered {
-                        let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
-                    }
-                }
-                None => {}
+            let fd = match self.entries.remove(&token) {
+                Some(Entry::Handshake(h)) => h.registered,
+                Some(entry) => entry.steady_fd(),
+                None => None,
+            };
+            if let Some(fd) = fd {
+                let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
             }
         }
         self.connectors.retain(|_, c| open(c.inner()));
@@ -254,6 +292,8 @@ impl Runner {
             Entry::Listener(l) => l.paused_until(),
             Entry::Handshake(h) => Some(h.handshake.next_due()),
             Entry::Waiting(w) => w.gives_up_at(),
+            Entry::Answering(a) => a.due(),
+            Entry::Autoconnecting(a) => a.due(),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
         entries.chain(connectors).min()
@@ -299,6 +339,10 @@ impl Runner {
                 }
                 Command::Notified(token) => self.advance(token),
                 Command::Ended(id) => self.attempt(id),
+                Command::Answer(answering) => self.add_scouting(Entry::Answering(answering)),
+                Command::Autoconnect(autoconnecting) => {
+                    self.add_scouting(Entry::Autoconnecting(autoconnecting));
+                }
             }
         }
     }
@@ -308,8 +352,33 @@ impl Runner {
             Some(Entry::Listener(_)) => self.accept_all(token),
             Some(Entry::Handshake(_)) => self.advance(token),
             Some(Entry::Waiting(_)) => self.waiting_ready(token),
+            Some(Entry::Answering(_) | Entry::Autoconnecting(_)) => {
+                match self.entries.get_mut(&token) {
+                    Some(Entry::Answering(a)) => a.run(),
+                    Some(Entry::Autoconnecting(a)) => a.run(Instant::now()),
+                    _ => {}
+                }
+            }
             None => {}
         }
+    }
+
+    /// Serves a session's scouting from now on: its socket waited for readable, and
+    /// run at once (what came before it was registered, the first Scout).
+    fn add_scouting(&mut self, entry: Entry) {
+        let token = self.token();
+        if let Some(fd) = entry.steady_fd() {
+            if let Err(e) =
+                self.poll
+                    .registry()
+                    .register(&mut SourceFd(&fd), token, Interest::READABLE)
+            {
+                tracing::warn!("scouting: cannot wait for its socket: {e}");
+                return;
+            }
+        }
+        self.entries.insert(token, entry);
+        self.ready(token);
     }
 
     fn run_timers(&mut self) {
@@ -321,6 +390,8 @@ impl Runner {
                 Entry::Listener(l) => l.paused_until().is_some_and(|t| t <= now),
                 Entry::Handshake(h) => h.handshake.next_due() <= now,
                 Entry::Waiting(w) => w.gives_up_at().is_none_or(|t| t <= now),
+                Entry::Answering(a) => a.due().is_some_and(|t| t <= now),
+                Entry::Autoconnecting(a) => a.due().is_some_and(|t| t <= now),
             })
             .map(|(t, _)| *t)
             .collect();
@@ -413,8 +484,8 @@ impl Runner {
             return;
         };
         match h.purpose {
-            Purpose::Accepted(place) => {
-                accepting::handshake_done(&inner, place, &h.describe, outcome);
+            Purpose::Accepted(place, source) => {
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
                 self.place_freed(&inner);
             }
             Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),

@@ -1,0 +1,193 @@
+//! Replies paced by their reader ([`Session::get_paced`](super::Session::get_paced)): the
+//! replies waiting in a get's channel hold at most about `max_bytes`; beyond, the link that
+//! brings more is not read until the reader takes some, so that the replier waits (TCP's
+//! own back-pressure) instead of the node holding what it sends.
+//!
+//! The I/O thread handing a reply on never waits, and never under a lock: it asks for a
+//! hook to run once the batch is handed on (`transport::after_this_read`) with the link
+//! held (`hold_this_link`); the hook waits for room, the link then served by another
+//! thread if it has to (`before_blocking`). A reply handed on elsewhere (this node's own
+//! queryables, a timer ending the get) is queued without waiting.
+
+use std::cell::RefCell;
+use std::sync::mpsc::{Receiver, RecvError, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::api::Reply;
+
+/// The longest an I/O thread's hook waits for a reader to take replies: a reader gone
+/// quiet that long (its HTTP client stalled, say) no longer holds the link.
+const WAIT_MAX: Duration = Duration::from_secs(30);
+
+/// The bytes of a reply, as paced: its payload and key.
+pub(crate) fn reply_bytes(reply: &Reply) -> usize {
+    match &reply.result {
+        Ok(s) => s.payload.len() + s.key_expr.len(),
+        Err(e) => e.payload.len(),
+    }
+}
+
+/// What a get's channel holds, shared by its sink and its reader.
+#[derive(Debug)]
+pub(crate) struct Pace {
+    state: Mutex<Queued>,
+    room: Condvar,
+    max: usize,
+}
+
+#[derive(Debug, Default)]
+struct Queued {
+    bytes: usize,
+    /// The reader is gone: nothing waits for it.
+    closed: bool,
+}
+
+thread_local! {
+    /// The paces this I/O thread waits for once its batch is handed on.
+    static WAIT_FOR: RefCell<Vec<Arc<Pace>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Pace {
+    /// A pace of at most about `max` bytes queued.
+    pub(crate) fn new(max: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(Queued::default()),
+            room: Condvar::new(),
+            max: max.max(1),
+        })
+    }
+
+    /// A reply of `bytes` was queued: over the bound, the link it came on waits for room
+    /// once its batch is handed on (on an I/O thread; elsewhere nothing waits).
+    pub(crate) fn queued(self: &Arc<Self>, bytes: usize) {
+        let over = {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.bytes += bytes;
+            st.bytes > self.max && !st.closed
+        };
+        if over && crate::transport::after_this_read(wait_for_room) {
+            crate::transport::hold_this_link();
+            WAIT_FOR.with(|w| {
+                let mut w = w.borrow_mut();
+                if !w.iter().any(|p| Arc::ptr_eq(p, self)) {
+                    w.push(self.clone());
+                }
+            });
+        }
+    }
+
+    /// The reader took a reply of `bytes`.
+    fn taken(&self, bytes: usize) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.bytes = st.bytes.saturating_sub(bytes);
+        if st.bytes <= self.max / 2 {
+            self.room.notify_all();
+        }
+    }
+
+    /// The reader is gone.
+    fn close(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+        self.room.notify_all();
+    }
+
+    /// Waits until half the bound is free, the reader is gone, or [`WAIT_MAX`] passed.
+    fn wait(&self) {
+        let deadline = Instant::now() + WAIT_MAX;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.bytes <= self.max / 2 || st.closed {
+            return;
+        }
+        crate::transport::before_blocking();
+        while st.bytes > self.max / 2 && !st.closed {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            st = self
+                .room
+                .wait_timeout(st, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+/// The hook of an I/O thread whose batch brought replies beyond a pace: it waits for
+/// their readers.
+fn wait_for_room() {
+    let paces = WAIT_FOR.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    for pace in paces {
+        pace.wait();
+    }
+}
+
+/// The replies of a paced get ([`Session::get_paced`](super::Session::get_paced)): a
+/// channel that closes once the get is over; taking a reply makes room for more.
+#[derive(Debug)]
+pub struct PacedReplies {
+    replies: Receiver<Reply>,
+    pace: Arc<Pace>,
+}
+
+impl PacedReplies {
+    pub(crate) const fn new(replies: Receiver<Reply>, pace: Arc<Pace>) -> Self {
+        Self { replies, pace }
+    }
+
+    /// The next reply; `Err` once the get is over and every reply was taken.
+    pub fn recv(&self) -> Result<Reply, RecvError> {
+        let reply = self.replies.recv()?;
+        self.pace.taken(reply_bytes(&reply));
+        Ok(reply)
+    }
+
+    /// As [`PacedReplies::recv`], waiting at most `timeout`.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<Reply, RecvTimeoutError> {
+        let reply = self.replies.recv_timeout(timeout)?;
+        self.pace.taken(reply_bytes(&reply));
+        Ok(reply)
+    }
+}
+
+impl Iterator for PacedReplies {
+    type Item = Reply;
+
+    fn next(&mut self) -> Option<Reply> {
+        self.recv().ok()
+    }
+}
+
+impl Drop for PacedReplies {
+    fn drop(&mut self) {
+        self.pace.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_ends_once_half_is_taken_or_the_reader_goes() {
+        let pace = Pace::new(100);
+        // Not on an I/O thread: queuing never waits.
+        pace.queued(150);
+        let waiter = {
+            let pace = pace.clone();
+            std::thread::spawn(move || pace.wait())
+        };
+        pace.taken(60);
+        pace.taken(40);
+        waiter.join().unwrap();
+        assert_eq!(pace.state.lock().unwrap().bytes, 50);
+        pace.queued(500);
+        let waiter = {
+            let pace = pace.clone();
+            std::thread::spawn(move || pace.wait())
+        };
+        pace.close();
+        waiter.join().unwrap();
+    }
+}
