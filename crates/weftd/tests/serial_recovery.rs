@@ -1,9 +1,13 @@
 //! How a serial line to weftd recovers, each case without a human and within two lease
 //! periods (a 2 s lease here): the router restarted, the device reset mid-session, the
 //! line torn down and made again, a new session after a clean close, line noise, and a
-//! device started before its router. The line is two pseudo-terminals linked by socat
-//! (`weft_testkit::pty`); weftd listens on one end, the device (a weft client, as an MCU
-//! would be) connects on the other, and a weft client on TCP watches through weftd.
+//! device started before its router; and around them: a listener whose line comes back
+//! with no device waits without spinning, an `I` sent before weftd opened its port is
+//! answered (once, however many copies), and zenohd on the device side comes back after
+//! weftd restarted (with `WEFT_ZENOHD_SERIAL`). The line is two pseudo-terminals linked
+//! by socat (`weft_testkit::pty`); weftd listens on one end, the device (a weft client,
+//! as an MCU would be) connects on the other, and a weft client on TCP watches through
+//! weftd.
 //! Each test prints how long recovery took (`bench/RESULTS.md`, "Serial link recovery").
 //! With `WEFT_RECOVERY_ZENOHD` naming a zenohd built with its serial link, zenohd is the
 //! router instead of weftd: the tests then show where Zenoh's router differs
