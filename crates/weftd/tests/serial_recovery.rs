@@ -1,9 +1,13 @@
 //! How a serial line to weftd recovers, each case without a human and within two lease
 //! periods (a 2 s lease here): the router restarted, the device reset mid-session, the
 //! line torn down and made again, a new session after a clean close, line noise, and a
-//! device started before its router. The line is two pseudo-terminals linked by socat
-//! (`weft_testkit::pty`); weftd listens on one end, the device (a weft client, as an MCU
-//! would be) connects on the other, and a weft client on TCP watches through weftd.
+//! device started before its router; and around them: a listener whose line comes back
+//! with no device waits without spinning, an `I` sent before weftd opened its port is
+//! answered (once, however many copies), and zenohd on the device side comes back after
+//! weftd restarted (with `WEFT_ZENOHD_SERIAL`). The line is two pseudo-terminals linked
+//! by socat (`weft_testkit::pty`); weftd listens on one end, the device (a weft client,
+//! as an MCU would be) connects on the other, and a weft client on TCP watches through
+//! weftd.
 //! Each test prints how long recovery took (`bench/RESULTS.md`, "Serial link recovery").
 //! With `WEFT_RECOVERY_ZENOHD` naming a zenohd built with its serial link, zenohd is the
 //! router instead of weftd: the tests then show where Zenoh's router differs
@@ -828,4 +832,84 @@ fn a_device_whose_i_came_before_the_router_opened_is_answered_once() {
             "{copies} I sent before weftd opened: answered other than one I+A"
         );
     }
+}
+
+/// zenohd 1.10.2 built with its serial link, as `WEFT_ZENOHD_SERIAL` names it; `None`
+/// (skipped, or failed where `WEFT_REQUIRE_ZENOHD_SERIAL` is set) otherwise.
+fn zenohd_serial() -> Option<std::path::PathBuf> {
+    match std::env::var_os("WEFT_ZENOHD_SERIAL").map(std::path::PathBuf::from) {
+        Some(p) if p.exists() => Some(p),
+        _ => {
+            weft_testkit::Prerequisite::ZenohdSerial.missing(
+                "WEFT_ZENOHD_SERIAL does not name a zenohd 1.10.2 built with the serial link",
+            );
+            None
+        }
+    }
+}
+
+/// Case 1 with zenohd as the device side (connecting over the line): weftd is killed and
+/// started again; the new weftd answers zenohd's frames `R`, which zenohd reads as an
+/// empty batch, so zenohd opens a new session when its lease expires, and samples flow
+/// again through the line.
+#[test]
+fn zenohd_on_the_device_side_reconnects_when_weftd_restarts() {
+    let Some(zenohd) = zenohd_serial() else {
+        return;
+    };
+    let Some(line) = PtyPair::new() else { return };
+    let port = weft_testkit::free_port();
+    let router = start_router(port, &line, "");
+    let zport = weft_testkit::free_port();
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _zenohd = Kill(
+        Command::new(zenohd)
+            .args(["-l", &format!("tcp/127.0.0.1:{zport}")])
+            .args(["-e", &line.endpoint(&line.b, "")])
+            .arg("--no-multicast-scouting")
+            .arg(format!(
+                "--cfg=transport/link/tx/lease:{}",
+                LEASE.as_millis()
+            ))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start zenohd"),
+    );
+    weft_testkit::wait_for_port(zport);
+    let publisher = weft_client_at(zport);
+    let _stream = Stream::start(&publisher, "rec/zenohd");
+    let watcher = weft_client_at(port);
+    let (_sub, rx) = watcher
+        .declare_subscriber_channel("rec/zenohd", 10_000)
+        .unwrap();
+    let mut got = Received::default();
+    assert!(
+        got.until(&rx, Duration::from_secs(10), |g| g.len() >= 20),
+        "nothing came from zenohd over the line"
+    );
+    watcher.close();
+    drop(router);
+    let router = start_router(port, &line, "");
+    let up_at = Instant::now();
+    let watcher = weft_client_at(port);
+    let (_sub, rx) = watcher
+        .declare_subscriber_channel("rec/zenohd", 10_000)
+        .unwrap();
+    let mut after = Received::default();
+    assert!(
+        after.until(&rx, 3 * LEASE, |g| !g.is_empty()),
+        "zenohd's samples never came through the restarted weftd; weftd's log:\n{}",
+        router.log()
+    );
+    recovered(
+        "router restarted, zenohd on the device side",
+        after.got[0].1 - up_at,
+    );
 }

@@ -10,11 +10,14 @@
 //!   loop like a UDP listener: an `I` starts a link, whose data frames the listener then
 //!   hands over (as datagrams to a UDP link accepted by its listener); an `I` while a
 //!   session is on ends that session and is answered `R`, as Zenoh does, and the next
-//!   `I` starts a new one. Any number of sessions follow one another on the port. Two
-//!   additions of weft's: a data frame with no session on is answered `R` (the other
-//!   side still believes in a session this node no longer has: it starts a new one at
-//!   once instead of at its lease's end), and a line that hangs up ends its session at
-//!   once and is opened again when it is back.
+//!   `I` starts a new one. Any number of sessions follow one another on the port.
+//!   weft's additions: the port is never emptied, so an `I` sent before the listener
+//!   opened it is answered, and an `I` right after the one answered, before any data,
+//!   is taken for a copy of it ([`DUPLICATE_INIT_WINDOW`]); a data frame with no session
+//!   on is answered `R`, once until the next session (the other side still believes in
+//!   a session this node no longer has: it starts a new one at once instead of at its
+//!   lease's end); a line that hangs
+//!   up ends its session at once and is opened again when it is back.
 //! - [`SerialLink`]: an established link. A connecting side's link reads its port
 //!   itself; an accepted one reads what its listener hands over. Writes send one frame
 //!   per batch, at most [`MTU`] bytes.
@@ -48,10 +51,6 @@ pub(crate) const INIT_RESEND: Duration = Duration::from_secs(1);
 /// How long after answering `I+A`, and before the session's first data frame, a
 /// listener takes another `I` for a copy of the one it answered rather than a new start.
 const DUPLICATE_INIT_WINDOW: Duration = Duration::from_millis(100);
-
-/// Least time between two `R`s a listener answers to data frames that came with no
-/// session on.
-const STRAY_RESET_GAP: Duration = Duration::from_millis(100);
 
 /// Data frames queued for an accepted link before new ones are dropped.
 const INBOX: usize = 256;
@@ -481,8 +480,10 @@ struct Listening {
     reader: LineReader,
     session: Option<Session>,
     payload: Vec<u8>,
-    /// When a data frame that came with no session on was last answered `R`.
-    refused_at: Option<Instant>,
+    /// Whether a data frame came with no session on, and was answered `R`, since the
+    /// last session started (one `R` between two sessions: see
+    /// [`SerialListener::refuse_stray`]).
+    stray_answered: bool,
 }
 
 /// A serial port waiting for sessions (see the module's documentation).
@@ -518,7 +519,7 @@ impl SerialListener {
                 reader: LineReader::new(),
                 session: None,
                 payload: vec![0; usize::from(MTU)],
-                refused_at: None,
+                stray_answered: false,
             })),
             nonblocking: AtomicBool::new(false),
         })
@@ -553,6 +554,7 @@ impl SerialListener {
                 .deregister(&mut mio::unix::SourceFd(&port.fd().as_raw_fd()));
         }
         st.reader = LineReader::new();
+        st.stray_answered = false;
         tracing::info!(
             "serial port {}: {why}; its session ends, and the port opens again when it is back",
             self.path()
@@ -564,18 +566,16 @@ impl SerialListener {
     }
 
     /// A data frame came with no session on: the other side believes its session lives
-    /// (this node started again, or ended the session on its lease). It is told at once
-    /// with an `R`, at most every [`STRAY_RESET_GAP`], so that it opens a new session
-    /// now rather than when its lease expires.
+    /// (this node started again, or ended the session). It is told with an `R`, once
+    /// until the next session starts: a weft node then opens a new session at once
+    /// rather than when its lease expires. Once only, because Zenoh's connecting side
+    /// reads an `R` during its session as an empty batch, which counts as news from this
+    /// node: an `R` to each of its frames would keep its dead session alive for ever.
     fn refuse_stray(&self, st: &mut Listening, port: &Port) -> io::Result<()> {
-        let now = Instant::now();
-        if st
-            .refused_at
-            .is_some_and(|at| now.duration_since(at) < STRAY_RESET_GAP)
-        {
+        if st.stray_answered {
             return Ok(());
         }
-        st.refused_at = Some(now);
+        st.stray_answered = true;
         tracing::debug!(
             "serial port {}: a data frame with no session on; answered R",
             self.path()
@@ -646,6 +646,7 @@ impl SerialListener {
                         continue;
                     }
                     port.send(Flags::INIT_ACK, &[])?;
+                    st.stray_answered = false;
                     let (tx, rx) = sync_channel(INBOX);
                     let ended = Arc::new(AtomicBool::new(false));
                     st.session = Some(Session {
