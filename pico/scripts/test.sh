@@ -35,6 +35,7 @@ command -v clang >/dev/null 2>&1 || need="$need clang"
 command -v valgrind >/dev/null 2>&1 || need="$need valgrind"
 command -v arm-none-eabi-gcc >/dev/null 2>&1 || need="$need gcc-arm-none-eabi libnewlib-arm-none-eabi"
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
+command -v socat >/dev/null 2>&1 || need="$need socat"
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need="$need python3-venv"
 if [ -n "$need" ]; then
     step "installing:$need"
@@ -104,7 +105,7 @@ build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMA
 if [ "${WEFT_SKIP_VALGRIND:-0}" != 1 ]; then
     step "valgrind memcheck (errors and leaks)"
     VG="valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect"
-    for t in vectors_test codec_test keyexpr_test transport_test api_test session_test; do
+    for t in vectors_test codec_test keyexpr_test transport_test serial_test api_test session_test; do
         # shellcheck disable=SC2086
         $VG "$PICO/build-native/tests/$t" "$SPEC" >/dev/null
         echo "valgrind $t: clean"
@@ -118,7 +119,7 @@ step "feature matrix (switches off, malloc-backed pool, single-thread)"
 m=0
 for cfg in "-DZ_FEATURE_MULTI_THREAD=0 -DZP_MALLOC=1" \
            "-DZ_FEATURE_SUBSCRIPTION=0 -DZ_FEATURE_QUERY=0 -DZ_FEATURE_QUERYABLE=0 -DZ_FEATURE_LIVELINESS=0" \
-           "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_AUTO_RECONNECT=0 -DZ_FEATURE_SCOUTING=0 -DZ_FEATURE_QOS=0"; do
+           "-DZ_FEATURE_PUBLICATION=0 -DZ_FEATURE_FRAGMENTATION=0 -DZ_FEATURE_BATCHING=0 -DZ_FEATURE_MULTICAST_TRANSPORT=0 -DZ_FEATURE_LINK_UDP_UNICAST=0 -DZ_FEATURE_LINK_SERIAL=0 -DZ_FEATURE_AUTO_RECONNECT=0 -DZ_FEATURE_SCOUTING=0 -DZ_FEATURE_QOS=0"; do
     m=$((m + 1))
     # shellcheck disable=SC2086
     log=$PICO/build-matrix$m.log
