@@ -2,7 +2,8 @@
 # weft-pico: builds and runs everything its tests need, on a fresh Debian
 # machine as on a developer's. Exits non-zero on any failure.
 #
-#   1. native build (-Wall -Wextra -Werror), ctest: unit + conformance + integration
+#   1. native build (-Wall -Wextra -Werror), ctest: unit + conformance + integration, and the
+#      firmware images (Cortex-M4, RV32) under QEMU over a serial line to weftd
 #   2. the same suite built with -fsanitize=address,undefined (and a ThreadSanitizer subset)
 #   3. valgrind (memcheck, leaks) over the unit tests and the integration runs
 #   +  a feature matrix (switches off, malloc-backed pool) built and unit-tested
@@ -37,12 +38,20 @@ command -v arm-none-eabi-gcc >/dev/null 2>&1 || need="$need gcc-arm-none-eabi li
 command -v ip >/dev/null 2>&1 || need="$need iproute2"
 command -v socat >/dev/null 2>&1 || need="$need socat"
 python3 -c "import venv, ensurepip" >/dev/null 2>&1 || need="$need python3-venv"
-if [ -n "$need" ]; then
-    step "installing:$need"
+# the firmware tests under QEMU (interop_qemu_*): cross compilers, their C libraries, QEMU
+fw=""
+command -v riscv64-unknown-elf-gcc >/dev/null 2>&1 || fw="$fw gcc-riscv64-unknown-elf"
+[ -e /usr/lib/picolibc/riscv64-unknown-elf/picolibc.specs ] || fw="$fw picolibc-riscv64-unknown-elf"
+command -v qemu-system-arm >/dev/null 2>&1 || fw="$fw qemu-system-arm"
+command -v qemu-system-riscv32 >/dev/null 2>&1 || fw="$fw qemu-system-misc"
+if [ -n "$need$fw" ]; then
+    step "installing:$need$fw"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # shellcheck disable=SC2086
-    apt-get install -y -qq $need >/dev/null
+    [ -z "$need" ] || apt-get install -y -qq $need >/dev/null
+    # shellcheck disable=SC2086
+    [ -z "$fw" ] || apt-get install -y -qq --no-install-recommends $fw >/dev/null
 fi
 # reuse the project's Zenoh venv when the caller provides one (WEFT_ZENOH_PYTHON)
 if [ -n "${WEFT_ZENOH_PYTHON:-}" ] && "$WEFT_ZENOH_PYTHON" -c \
@@ -61,7 +70,7 @@ fi
 # a multicast receive buffer for whole datagrams from Zenoh peers.
 CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DZ_BATCH_MULTICAST_RX_SIZE=65535 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
 # QoS through weftd too: the repository's weftd (built here if cargo is at hand).
-WEFTD=$PICO/../target/debug/weftd
+WEFTD=${CARGO_TARGET_DIR:-$PICO/../target}/debug/weftd
 if [ ! -x "$WEFTD" ] && command -v cargo >/dev/null 2>&1; then
   (cd "$PICO/.." && cargo build --quiet -p weftd) || true
 fi
@@ -90,13 +99,13 @@ build "$PICO/build-native" -DCMAKE_BUILD_TYPE=RelWithDebInfo $CONFIG
 # ---- 2. sanitizers ----
 step "AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # shellcheck disable=SC2086
-build "$PICO/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_SANITIZE=ON $CONFIG
+build "$PICO/build-asan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_SANITIZE=ON -DWEFT_PICO_QEMU_TESTS=OFF $CONFIG
 (cd "$PICO/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 ctest -j "$JOBS" --output-on-failure)
 
 # ---- ThreadSanitizer over the multi-threaded run model ----
 step "ThreadSanitizer (read and lease tasks against the application thread)"
 # shellcheck disable=SC2086
-build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
+build "$PICO/build-tsan" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_EXAMPLES=OFF -DWEFT_PICO_QEMU_TESTS=OFF -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread $CONFIG
 (cd "$PICO/build-tsan" && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
     -R 'interop_(get_queryable|reconnect|auto_batching|congestion)')
