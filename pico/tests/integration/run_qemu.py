@@ -11,6 +11,7 @@ pseudo-terminal pair; weftd (WEFT_WEFTD) listens on the other end and on TCP
   z_get        a Zenoh queryable on TCP answers the firmware's get
   z_queryable  a Zenoh get on TCP is answered by the firmware
   z_sub        a Zenoh publisher's 5 puts and delete reach the firmware
+  z_liveliness a Zenoh liveliness subscriber sees the firmware's token come and go
 
 Each firmware run ends with the stack's high-water mark ("STACK n") and its
 status. Exits 77 (skipped) when socat, QEMU or the cross compiler is missing.
@@ -80,6 +81,14 @@ def run(s, target, qemu_sh, port):
     s.finish(zp, 30, "Zenoh publisher on TCP")
     s.finish(fsub, 60, f"{target} z_sub: 5 puts and a delete from Zenoh over the serial line")
     s.check(fsub.count(f"SAMPLE {key}/sub/x") == 6, "6 samples")
+
+    lsub = s.zenoh("zlsub", "lsub", port, f"{key}/token/**", 2, 60000)
+    s.ready(lsub)
+    tok = firmware(s, qemu_sh, target, "z_liveliness", a, "-k", f"{key}/token/mcu", "-t", 1000)
+    s.finish(tok, 60, f"{target} z_liveliness: a token declared, then undeclared")
+    s.finish(lsub, 30, "a Zenoh liveliness subscriber saw the token come and go")
+    s.check(lsub.has(f"SAMPLE SampleKind.PUT {key}/token/mcu") and lsub.has(f"SAMPLE SampleKind.DELETE {key}/token/mcu"),
+            "token put and delete")
 
 
 def main():
