@@ -10,7 +10,8 @@
 # ARGS    baked into the image as the application's argv (-e LOCATOR -k KEY -v VALUE -n COUNT ...)
 #
 # Environment: FIRMWARE_CONFIG="NAME=VALUE ..." overrides the configuration
-# below (config.h.in names). Writes OUTDIR/APP.elf and OUTDIR/APP.map; prints
+# below (config.h.in names); FIRMWARE_CFLAGS adds compiler flags (e.g. a
+# board's -DMTIME_HZ=32768u). Writes OUTDIR/APP.elf and OUTDIR/APP.map; prints
 # the image's path.
 set -eu
 PICO=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,10 +71,15 @@ fi
     echo "const int app_argc = $(($# + 1));"
 } > "$OUT/obj-$APP/args.c"
 
-OPT="-Os -g -ffunction-sections -fdata-sections -ffreestanding"
+OPT="-Os -g -ffunction-sections -fdata-sections"
 WARN="-std=c99 -Wall -Wextra -Werror -Wshadow"
-CFLAGS="$ARCH $OPT $WARN $LIBC -I$OUT/include -I$PICO/include -I$PICO/src/platform/baremetal
+CFLAGS="$ARCH $OPT $WARN ${FIRMWARE_CFLAGS:-} $LIBC -I$OUT/include -I$PICO/include -I$PICO/src/platform/baremetal
  -DZP_PLATFORM_HEADER=\"zenoh-pico/platform/baremetal.h\""
+# other flags than last time: everything is compiled again
+if [ "$(cat "$OUT/cflags" 2>/dev/null)" != "$CFLAGS" ]; then
+    rm -f "$OUT"/obj/*.o "$OUT"/obj-*/*.o
+    printf '%s' "$CFLAGS" > "$OUT/cflags"
+fi
 OBJS=""
 # library, port and board objects are shared by the applications of OUTDIR
 for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/transport/*.c \

@@ -12,6 +12,7 @@ pseudo-terminal pair; weftd (WEFT_WEFTD) listens on the other end and on TCP
   z_queryable  a Zenoh get on TCP is answered by the firmware
   z_sub        a Zenoh publisher's 5 puts and delete reach the firmware
   z_liveliness a Zenoh liveliness subscriber sees the firmware's token come and go
+  reset        a board killed mid-session, the next boot opens a new session at once
 
 Each firmware run ends with the stack's high-water mark ("STACK n") and its
 status. Exits 77 (skipped) when socat, QEMU or the cross compiler is missing.
@@ -89,6 +90,14 @@ def run(s, target, qemu_sh, port):
     s.finish(lsub, 30, "a Zenoh liveliness subscriber saw the token come and go")
     s.check(lsub.has(f"SAMPLE SampleKind.PUT {key}/token/mcu") and lsub.has(f"SAMPLE SampleKind.DELETE {key}/token/mcu"),
             "token put and delete")
+
+    # a board that resets mid-session: its next I ends the old session on weftd (R) and a new one opens
+    held = firmware(s, qemu_sh, target, "z_liveliness", a, "-k", f"{key}/held", "-t", 60000)
+    s.ready(held, timeout=60)
+    held.kill()
+    again = firmware(s, qemu_sh, target, "z_get", a, "-k", f"{key}/q/b", "-n", 1, "-t", 5000)
+    s.finish(again, 90, f"{target} after a reset mid-session: a new session, a get answered")
+    s.check(again.has(f"REPLY {key}/q/b 'zreply:'"), "the reply came")
 
 
 def main():
