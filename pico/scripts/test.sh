@@ -148,7 +148,7 @@ step "libFuzzer, ${FUZZ_SECONDS}s per target"
 CC=clang build "$PICO/build-fuzz" -DCMAKE_BUILD_TYPE=Debug -DWEFT_PICO_FUZZ=ON -DWEFT_PICO_TESTS=OFF \
     -DWEFT_PICO_EXAMPLES=OFF -DZ_FEATURE_MULTI_THREAD=0
 "$PY" "$PICO/fuzz/make_seeds.py" "$SPEC" "$PICO/build-fuzz/seeds"
-for t in fuzz_batch fuzz_transport fuzz_network; do
+for t in fuzz_batch fuzz_transport fuzz_network fuzz_serial; do
     seeds=$PICO/build-fuzz/seeds/batch
     [ "$t" = fuzz_network ] && seeds=$PICO/build-fuzz/seeds/network
     corpus=$PICO/build-fuzz/corpus/$t
