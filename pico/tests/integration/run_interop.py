@@ -492,7 +492,7 @@ def serial_pair(s):
         raise Skipped("socat not found (apt-get install socat)")
     d = tempfile.mkdtemp(prefix="weft-serial-")
     a, b = os.path.join(d, "A"), os.path.join(d, "B")
-    s.start("socat", ["socat", "-d", "-d", f"pty,raw,echo=0,link={a}", f"pty,raw,echo=0,link={b}"])
+    s.start("socat", ["timeout", "300", "socat", "-d", "-d", f"pty,raw,echo=0,link={a}", f"pty,raw,echo=0,link={b}"])
     end = time.time() + 10
     while not (os.path.exists(a) and os.path.exists(b)):
         if time.time() > end:
