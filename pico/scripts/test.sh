@@ -11,7 +11,8 @@
 #   5. install: an application built against the installed library (CMake, pkg-config)
 #   6. footprint: Cortex-M4 cross build and memory report
 #
-# Environment: WEFT_SPEC_DIR (the directory holding vectors/; default: <repo>/tests), WEFT_ZENOH_PYTHON
+# Environment: WEFT_SPEC_DIR (the directory holding vectors/; default: <repo>/tests), WEFT_ZENOHD_SERIAL
+# (a zenohd 1.10.2 built with its serial link, for the interop_*_zenohd tests), WEFT_ZENOH_PYTHON
 # (a Python with eclipse-zenoh 1.10.2; default: a venv in pico/build-venv),
 # WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3.
 set -eu
@@ -81,6 +82,13 @@ elif [ -n "${WEFT_REQUIRE_INTEROP:-}" ] && [ "$WEFT_REQUIRE_INTEROP" != 0 ]; the
   exit 1
 else
   echo "skipped: the tests through weftd (no weftd at $WEFTD)" >&2
+fi
+
+# serial links to zenohd too, when a zenohd 1.10.2 built with its serial link is named
+if [ -n "${WEFT_ZENOHD_SERIAL:-}" ] && [ -x "$WEFT_ZENOHD_SERIAL" ]; then
+  CONFIG="$CONFIG -DWEFT_ZENOHD_SERIAL=$WEFT_ZENOHD_SERIAL"
+else
+  echo "skipped: the serial tests through zenohd (WEFT_ZENOHD_SERIAL names no zenohd built with its serial link)" >&2
 fi
 
 build() { # build DIR [cmake args...]

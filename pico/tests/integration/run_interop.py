@@ -501,17 +501,25 @@ def serial_pair(s):
     return a, b
 
 
-def serial_weftd(s, port):
-    """weft-pico over a serial line (socat pty pair) to weftd's serial listener;
-    a Zenoh client on weftd's TCP listener receives its samples, answers its
-    get and queries its queryable."""
-    weftd = os.environ.get("WEFT_WEFTD", "")
-    if not os.access(weftd, os.X_OK):
-        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
-    a, b = serial_pair(s)
-    s.start("weftd", ["timeout", "120", weftd, "-l", f"serial/{b}#baudrate=115200", "-l", f"tcp/127.0.0.1:{port}",
-                      "--no-multicast-scouting"])
+def serial_router(s, router, device, port, seconds):
+    """Starts `router` ("weftd": WEFT_WEFTD, or "zenohd": WEFT_ZENOHD_SERIAL, a zenohd
+    1.10.2 built with its serial link) listening on the serial `device` and on TCP
+    127.0.0.1:`port`; returns once the TCP listener answers."""
+    var = {"weftd": "WEFT_WEFTD", "zenohd": "WEFT_ZENOHD_SERIAL"}[router]
+    binary = os.environ.get(var, "")
+    if not os.access(binary, os.X_OK):
+        raise RuntimeError(f"{var} does not name a {router} binary")
+    s.start(router, ["timeout", str(seconds), binary, "-l", f"serial/{device}#baudrate=115200",
+                     "-l", f"tcp/127.0.0.1:{port}", "--no-multicast-scouting"])
     wait_port(port)
+
+
+def serial_scenario(s, port, router):
+    """weft-pico over a serial line (socat pty pair) to a router's serial listener;
+    a Zenoh client on the router's TCP listener receives its samples, sends it
+    some, answers its get and queries its queryable."""
+    a, b = serial_pair(s)
+    serial_router(s, router, b, port, 120)
     loc = f"serial/{a}#baudrate=115200"
     sub = s.zenoh("zsub", "sub", port, "demo/serial/**", 6, 30000)
     s.ready(sub)
@@ -582,7 +590,8 @@ SCENARIOS = {
     "qos_weftd": qos_weftd,
     "sustained_weftd": sustained_weftd,
     "congestion": congestion,
-    "serial_weftd": serial_weftd,
+    "serial_weftd": lambda s, port: serial_scenario(s, port, "weftd"),
+    "serial_zenohd": lambda s, port: serial_scenario(s, port, "zenohd"),
 }
 
 

@@ -1,10 +1,11 @@
 """weft-pico firmware under QEMU, over a serial line to weftd.
 
-    python run_qemu.py TARGET --qemu-sh PATH/scripts/qemu.sh
+    python run_qemu.py TARGET --qemu-sh PATH/scripts/qemu.sh [--router weftd|zenohd]
 
 TARGET is cortex-m4 (qemu-system-arm -M mps2-an386) or riscv32
 (qemu-system-riscv32 -M sifive_e). The guest's UART is one end of a socat
-pseudo-terminal pair; weftd (WEFT_WEFTD) listens on the other end and on TCP
+pseudo-terminal pair; the router (weftd: WEFT_WEFTD; zenohd: WEFT_ZENOHD_SERIAL,
+a zenohd 1.10.2 built with its serial link) listens on the other end and on TCP
 127.0.0.1, where Zenoh 1.10.2 clients (Python) take part:
 
   z_pub        3 samples reach a Zenoh subscriber on TCP
@@ -23,7 +24,7 @@ import os
 import shutil
 import sys
 
-from run_interop import SKIP, Scenario, Skipped, serial_pair, wait_port, free_port
+from run_interop import SKIP, Scenario, Skipped, free_port, serial_pair, serial_router
 
 TOOLS = {
     "cortex-m4": ["qemu-system-arm", "arm-none-eabi-gcc"],
@@ -36,24 +37,19 @@ def firmware(s, qemu_sh, target, app, serial, *args):
     return s.start(f"{target}:{app}", env_argv + [str(a) for a in args])
 
 
-def run(s, target, qemu_sh, port):
+def run(s, target, qemu_sh, port, router):
     missing = [t for t in TOOLS[target] if shutil.which(t) is None]
     if missing:
         raise Skipped(f"{', '.join(missing)} not found (scripts/test.sh installs them)")
-    weftd = os.environ.get("WEFT_WEFTD", "")
-    if not os.access(weftd, os.X_OK):
-        raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
     a, b = serial_pair(s)
-    s.start("weftd", ["timeout", "170", weftd, "-l", f"serial/{b}#baudrate=115200", "-l", f"tcp/127.0.0.1:{port}",
-                      "--no-multicast-scouting"])
-    wait_port(port)
+    serial_router(s, router, b, port, 170)
     key = f"demo/{target}"
 
     sub = s.zenoh("zsub", "tsub", port, f"{key}/pub", 3, 60000)
     s.ready(sub)
     pub = firmware(s, qemu_sh, target, "z_pub", a, "-k", f"{key}/pub", "-v", "from the MCU", "-n", 3, "-i", 100)
     s.finish(pub, 90, f"{target} z_pub: 3 puts over the serial line")
-    s.finish(sub, 30, "Zenoh subscriber on weftd's TCP listener got them")
+    s.finish(sub, 30, "Zenoh subscriber on the router's TCP listener got them")
     s.check(sub.has(f"SAMPLE {key}/pub '[2] from the MCU'"), "payloads intact, in order")
     s.check(pub.wait_line("STACK ", 1) is not None, "z_pub reported its stack high-water mark")
     # (every run fails when its stack's high-water mark reaches the stack's size)
@@ -67,7 +63,7 @@ def run(s, target, qemu_sh, port):
     qbl = firmware(s, qemu_sh, target, "z_queryable", a, "-k", f"{key}/pq/**", "-v", "answer from the MCU",
                    "-n", 1, "-t", 30000)
     s.ready(qbl, timeout=60)
-    # the declaration may still be on its way to weftd: ask again (bounded)
+    # the declaration may still be on its way to the router: ask again (bounded)
     for attempt in range(5):
         zg = s.zenoh(f"zget{attempt}", "get", port, f"{key}/pq/a?y=2", 1, 3000)
         zg.wait(20)
@@ -91,7 +87,7 @@ def run(s, target, qemu_sh, port):
     s.check(lsub.has(f"SAMPLE SampleKind.PUT {key}/token/mcu") and lsub.has(f"SAMPLE SampleKind.DELETE {key}/token/mcu"),
             "token put and delete")
 
-    # a board that resets mid-session: its next I ends the old session on weftd (R) and a new one opens
+    # a board that resets mid-session: its next I ends the old session on the router (R) and a new one opens
     held = firmware(s, qemu_sh, target, "z_liveliness", a, "-k", f"{key}/held", "-t", 60000)
     s.ready(held, timeout=60)
     held.kill()
@@ -105,12 +101,13 @@ def main():
     ap.add_argument("target", choices=sorted(TOOLS))
     ap.add_argument("--qemu-sh", required=True)
     ap.add_argument("--firmware-dir", default=None)
+    ap.add_argument("--router", choices=["weftd", "zenohd"], default="weftd")
     args = ap.parse_args()
     s = Scenario(argparse.Namespace(bin=None))
     s.firmware_dir = args.firmware_dir or os.path.join(os.path.dirname(os.path.abspath(args.qemu_sh)), "..",
                                                        "build-firmware", args.target)
     try:
-        run(s, args.target, os.path.abspath(args.qemu_sh), free_port())
+        run(s, args.target, os.path.abspath(args.qemu_sh), free_port(), args.router)
     except Skipped as e:
         s.cleanup()
         print(f"skipped: {e}", flush=True)
