@@ -6,7 +6,7 @@
  * src/platform/<name>/ and provides the header zenoh-pico/platform/<name>.h
  * defining the types:
  *
- *   _z_sys_socket_t  one open link (TCP stream or UDP socket)
+ *   _z_sys_socket_t  one open link (TCP stream, UDP socket or UART)
  *   _z_mutex_t, _z_task_t   (multi-thread builds only; the mutex is recursive)
  *   _z_event_t       (automatic batching only)
  *
@@ -36,11 +36,16 @@
 #define _Z_LINK_UDP 2
 #define _Z_LINK_UDP_MULTICAST 3
 #define _Z_LINK_UDP_SCOUT 4 /* scouting: any local port, sends to the group, receives unicast */
+#define _Z_LINK_SERIAL 5    /* "serial/<device>#baudrate=N": a UART, raw bytes both ways */
 typedef struct {
     uint8_t kind;
     uint8_t addr[4];
     uint16_t port;
     char iface[16]; /* multicast: interface name ("" = default) */
+#if Z_FEATURE_LINK_SERIAL == 1
+    char dev[ZP_SERIAL_DEV_CAPACITY]; /* serial: the device ("/dev/ttyUSB0", "uart0"...) */
+    uint32_t baudrate;                /* serial: bits per second */
+#endif
 } _z_endpoint_t;
 
 /* ---- system (always) ---- */
@@ -60,6 +65,11 @@ void _z_random_fill(void *buf, size_t len);
  * ep->iface, that sends to the group and does not loop back its own datagrams.
  * UDP scout: a socket on any local port that sends to the group (through
  * ep->iface, TTL 1) and receives the unicast answers.
+ * Serial (Z_FEATURE_LINK_SERIAL): the UART ep->dev at ep->baudrate, 8 data
+ * bits, no parity, one stop bit, no flow control, raw (no character
+ * processing), with whatever it had received emptied. The library does the
+ * framing: _z_net_send writes bytes as they are and _z_net_recv returns the
+ * bytes received so far (at least one, or 0 on timeout), like a TCP stream.
  */
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep);
 /* Sends all `len` bytes (one datagram on UDP). */

@@ -1,7 +1,8 @@
 /*
  * Link framing: locator parsing, sending a batch (with the 2-byte length
- * prefix on streams, one datagram otherwise), and reading batches back from
- * a byte stream without ever blocking longer than asked.
+ * prefix on streams, one frame on a serial line, one datagram otherwise), and
+ * reading batches back from a byte stream without ever blocking longer than
+ * asked.
  */
 #include <string.h>
 
@@ -18,9 +19,57 @@ static const char *_z_parse_u8(const char *s, uint8_t *out) {
     return s;
 }
 
+/* The value of `key` ("iface=") in the "#k=v;k=v" part of a locator, copied
+ * to out[cap] (NUL-terminated; "" when absent). False when it does not fit. */
+static bool _z_locator_param(const char *hash, const char *key, char *out, size_t cap) {
+    size_t klen = strlen(key);
+    out[0] = '\0';
+    if (hash == NULL) return true;
+    const char *v = hash + 1;
+    while (*v != '\0' && strncmp(v, key, klen) != 0) v++;
+    if (*v == '\0') return true;
+    v += klen;
+    size_t k = 0;
+    while (v[k] != '\0' && v[k] != ';') {
+        if (k + 1 >= cap) return false;
+        out[k] = v[k];
+        k++;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+#if Z_FEATURE_LINK_SERIAL == 1
+/* "serial/<device>#baudrate=N" (the device ends at '#' or '?'; the baud rate is required). */
+static z_result_t _z_serial_endpoint_parse(_z_endpoint_t *ep, const char *s) {
+    size_t n = strcspn(s, "#?");
+    if (n == 0 || n >= sizeof(ep->dev)) return Z_ECONFIG;
+    memcpy(ep->dev, s, n);
+    ep->dev[n] = '\0';
+    char rate[12];
+    if (!_z_locator_param(strchr(s, '#'), "baudrate=", rate, sizeof(rate)) || rate[0] == '\0') return Z_ECONFIG;
+    uint32_t v = 0;
+    for (const char *c = rate; *c != '\0'; c++) {
+        if (*c < '0' || *c > '9' || v > 100000000u) return Z_ECONFIG;
+        v = v * 10u + (uint32_t)(*c - '0');
+    }
+    if (v == 0) return Z_ECONFIG;
+    ep->baudrate = v;
+    ep->kind = _Z_LINK_SERIAL;
+    return Z_OK;
+}
+#endif
+
 z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     memset(ep, 0, sizeof(*ep));
     if (loc == NULL) return Z_ECONFIG;
+    if (strncmp(loc, "serial/", 7) == 0) {
+#if Z_FEATURE_LINK_SERIAL == 1
+        return _z_serial_endpoint_parse(ep, loc + 7);
+#else
+        return Z_EUNSUPPORTED;
+#endif
+    }
     if (strncmp(loc, "tcp/", 4) == 0) {
         ep->kind = _Z_LINK_TCP;
     } else if (strncmp(loc, "udp/", 4) == 0) {
@@ -45,20 +94,8 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     if (ep->kind == _Z_LINK_UDP && ep->addr[0] >= 224 && ep->addr[0] <= 239) ep->kind = _Z_LINK_UDP_MULTICAST;
     /* skip "?metadata"; read "#iface=NAME" */
     const char *hash = strchr(s, '#');
-    if (hash != NULL) {
-        const char *iface = hash + 1;
-        while (*iface != '\0' && strncmp(iface, "iface=", 6) != 0) iface++;
-        if (*iface != '\0') {
-            iface += 6;
-            size_t k = 0;
-            while (iface[k] != '\0' && iface[k] != ';' && k + 1 < sizeof(ep->iface)) {
-                ep->iface[k] = iface[k];
-                k++;
-            }
-        }
-    } else if (*s != '\0' && *s != '?') {
-        return Z_ECONFIG;
-    }
+    if (hash == NULL && *s != '\0' && *s != '?') return Z_ECONFIG;
+    if (!_z_locator_param(hash, "iface=", ep->iface, sizeof(ep->iface))) ep->iface[sizeof(ep->iface) - 1] = '\0';
     if (ep->kind == _Z_LINK_TCP && !Z_FEATURE_LINK_TCP) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP && !Z_FEATURE_LINK_UDP_UNICAST) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP_MULTICAST && !Z_FEATURE_MULTICAST_TRANSPORT) return Z_EUNSUPPORTED;
@@ -66,13 +103,16 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
 }
 
 /* One write of `len` bytes as they are. */
-static z_result_t _z_link_write(const _z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
+static z_result_t _z_link_write(_z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (t->serial) return _z_serial_write(t, _Z_SERIAL_DATA, buf, len, droppable);
+#endif
     return droppable ? _z_net_try_send(&t->sock, buf, len, ZP_CONGESTION_DROP_WAIT_MS) : _z_net_send(&t->sock, buf, len);
 }
 
 /* Sealed batches (see _z_link_send_sealed): on a stream the prefixes are the
  * framing, so everything goes in one write; a datagram carries one batch. */
-static z_result_t _z_link_write_sealed(const _z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
+static z_result_t _z_link_write_sealed(_z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
     if (t->stream) return _z_link_write(t, buf, len, droppable);
     for (size_t at = 0; at + _Z_BATCH_PREFIX <= len;) {
         size_t n = (size_t)buf[at] | ((size_t)buf[at + 1] << 8);
@@ -190,6 +230,9 @@ z_result_t _z_transport_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len
     *len = 0;
     if (!t->open) return Z_ETRANSPORT;
     if (t->stream) return _z_recv_stream(t, timeout_ms, len);
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (t->serial) return _z_serial_recv(t, timeout_ms, len);
+#endif
     int32_t n = _z_net_recv(&t->sock, t->rx, sizeof(t->rx), timeout_ms, src);
     if (n < 0) return Z_ETRANSPORT;
     *len = (size_t)n;

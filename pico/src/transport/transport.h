@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../codec/msg.h"
+#include "serial.h"
 #include "zenoh-pico/platform.h"
 
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1 && Z_BATCH_MULTICAST_SIZE > Z_BATCH_UNICAST_SIZE
@@ -96,6 +97,12 @@ typedef struct {
     bool open;
     bool stream;      /* TCP: 2-byte length prefix */
     bool multicast;
+#if Z_FEATURE_LINK_SERIAL == 1
+    bool serial;               /* a batch per frame (serial.h) */
+    _z_serial_dec_t sdec;      /* unstuffs into rx */
+    uint8_t sin[32];           /* bytes read off the line, not yet unstuffed */
+    uint8_t sin_at, sin_len;
+#endif
     uint8_t whatami;  /* our 2-bit code */
     _z_zid_t zid;     /* ours */
     /* negotiated / remote */
@@ -271,6 +278,17 @@ z_result_t _z_link_send_sealed(_z_transport_t *t, uint8_t *buf, size_t len, bool
 /* Processes one batch; `peer` is the multicast sender's index (-1: unknown
  * sender or unicast), `src` its address (multicast Joins). */
 z_result_t _z_rx_batch(_z_transport_t *t, const uint8_t *b, size_t len, int8_t peer, const uint8_t *src);
+#if Z_FEATURE_LINK_SERIAL == 1
+/* Serial link (serial_link.c). Opening: the connecting side's exchange of
+ * control frames (I, answered I+A; R: start again) before the handshake. */
+z_result_t _z_serial_open(_z_transport_t *t);
+/* Sends one frame; `droppable`: _Z_NET_BUSY (nothing sent) when the line had no room. */
+#define _Z_SERIAL_DATA 0u
+z_result_t _z_serial_write(_z_transport_t *t, uint8_t flags, const uint8_t *payload, size_t len, bool droppable);
+/* Reads what the line has (waiting at most timeout_ms); *len as _z_transport_recv.
+ * An I (the other side started again) is answered R, and it or an R ends the link. */
+z_result_t _z_serial_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len);
+#endif
 uint32_t _z_sn_mask(uint8_t resolution);
 /* Sets every SN counter of both directions from the initial SNs (handshake, Join). */
 void _z_sn_init(_z_transport_t *t, uint32_t tx_initial, uint32_t rx_initial);

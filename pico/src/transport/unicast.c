@@ -43,6 +43,9 @@ static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
     t->ep = *ep;
     t->stream = ep->kind == _Z_LINK_TCP;
     t->multicast = ep->kind == _Z_LINK_UDP_MULTICAST;
+#if Z_FEATURE_LINK_SERIAL == 1
+    t->serial = ep->kind == _Z_LINK_SERIAL;
+#endif
     _z_tx_reset(t);
     t->qos = false;
     t->rx_have = 0;
@@ -72,27 +75,7 @@ static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadlin
     while (len == 0) {
         uint64_t now = _z_clock_ms();
         if (now >= deadline) return Z_ETIMEDOUT;
-        uint32_t wait = (uint32_t)(deadline - now);
-        if (t->stream) {
-            size_t want = t->rx_need == 0 ? 2 : t->rx_need;
-            int32_t n = _z_net_recv(&t->sock, t->rx + t->rx_have, want - t->rx_have, wait, NULL);
-            if (n < 0) return Z_ETRANSPORT;
-            t->rx_have += (size_t)n;
-            if (t->rx_have < want) continue;
-            if (t->rx_need == 0) {
-                t->rx_need = (size_t)t->rx[0] | ((size_t)t->rx[1] << 8);
-                t->rx_have = 0;
-                if (t->rx_need == 0 || t->rx_need > sizeof(t->rx)) return Z_EDESERIALIZE;
-                continue;
-            }
-            len = t->rx_need;
-            t->rx_need = 0;
-            t->rx_have = 0;
-        } else {
-            int32_t n = _z_net_recv(&t->sock, t->rx, sizeof(t->rx), wait, NULL);
-            if (n < 0) return Z_ETRANSPORT;
-            len = (size_t)n;
-        }
+        _Z_TRY(_z_transport_recv(t, (uint32_t)(deadline - now), &len, NULL));
     }
     _zr_t r;
     _zr_init(&r, t->rx, len);
@@ -104,6 +87,9 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     uint64_t deadline = _z_clock_ms() + ZP_OPEN_TIMEOUT_MS;
     uint16_t ours = (uint16_t)Z_BATCH_UNICAST_SIZE;
     if (!t->stream && ours > _Z_UDP_MTU) ours = (uint16_t)_Z_UDP_MTU;
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (t->serial && ours > _Z_SERIAL_MTU) ours = (uint16_t)_Z_SERIAL_MTU;
+#endif
 
     memset(&m, 0, sizeof(m));
     m.id = _Z_T_INIT;
@@ -159,7 +145,13 @@ z_result_t _z_transport_open(_z_transport_t *t, const _z_endpoint_t *ep) {
         res = _z_mcast_open(t);
     else
 #endif
-        res = _z_handshake(t);
+    {
+        res = Z_OK;
+#if Z_FEATURE_LINK_SERIAL == 1
+        if (t->serial) res = _z_serial_open(t);
+#endif
+        if (res == Z_OK) res = _z_handshake(t);
+    }
     if (res != Z_OK) {
         _z_net_close(&t->sock);
         t->open = false;

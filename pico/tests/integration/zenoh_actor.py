@@ -3,7 +3,7 @@ only the public `zenoh` Python API (eclipse-zenoh 1.10.2).
 
     python zenoh_actor.py ROLE ENDPOINT KEY [ARGS...]
 
-Roles: router, sub, count, pub, ppub, get, queryable, token, lsub, lget. Everything runs on
+Roles: router, sub, tsub, count, pub, ppub, get, queryable, token, lsub, lget. Everything runs on
 127.0.0.1 with multicast scouting disabled; an ENDPOINT that is a multicast
 group (udp/224...#iface=X, inside the test's network namespace) makes a peer
 on that group instead of a client. Each role prints one line per
@@ -82,6 +82,22 @@ def run(role, session, key, args):
         sub.undeclare()
         out(f"EVENTS {count['n']} BAD {count['bad']}")
         return 0 if count["n"] >= expect and count["bad"] == 0 else 1
+
+    if role == "tsub":  # prints each sample's payload as text, whatever it holds
+        expect, ms = args[0], args[1]
+
+        def on_text(sample):
+            out(f"SAMPLE {sample.key_expr} '{sample.payload.to_bytes().decode(errors='replace')}'")
+            count["n"] += 1
+            if count["n"] >= expect:
+                done.set()
+
+        sub = session.declare_subscriber(key, on_text)
+        out("READY")
+        done.wait(ms / 1000)
+        sub.undeclare()
+        out(f"EVENTS {count['n']}")
+        return 0 if count["n"] >= expect else 1
 
     if role == "count":  # counts samples without printing each; checks their order
         expect, ms = args[0], args[1]

@@ -1,4 +1,5 @@
-/* POSIX port: TCP, UDP unicast and UDP multicast links over BSD sockets. */
+/* POSIX port: TCP, UDP unicast and UDP multicast links over BSD sockets;
+ * serial links on a tty (serial.c). */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "serial.h"
 #include "zenoh-pico/platform.h"
 
 #define _Z_NET_TRY(expr)              \
@@ -101,6 +103,9 @@ static z_result_t _z_connect(int fd, const struct sockaddr_in *sa) {
 z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
     struct sockaddr_in sa;
     z_result_t res = Z_OK;
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (ep->kind == _Z_LINK_SERIAL) return _z_posix_serial_open(sock, ep);
+#endif
     sock->kind = ep->kind;
     sock->port = ep->port;
     memcpy(sock->group, ep->addr, 4);
@@ -134,6 +139,9 @@ z_result_t _z_net_open(_z_sys_socket_t *sock, const _z_endpoint_t *ep) {
 }
 
 z_result_t _z_net_send(const _z_sys_socket_t *sock, const uint8_t *buf, size_t len) {
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (sock->kind == _Z_LINK_SERIAL) return _z_posix_serial_write(sock->fd, buf, len);
+#endif
     if (sock->kind == _Z_LINK_UDP_MULTICAST || sock->kind == _Z_LINK_UDP_SCOUT) {
         struct sockaddr_in sa;
         _z_sockaddr(&sa, sock->group, sock->port);
@@ -163,6 +171,9 @@ z_result_t _z_net_try_send(const _z_sys_socket_t *sock, const uint8_t *buf, size
     if (r == 0 && wait_ms > 0) r = poll(&p, 1, (int)wait_ms);
     if (r < 0 && errno != EINTR) return Z_ETRANSPORT;
     if (r <= 0) return _Z_NET_BUSY;
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (sock->kind == _Z_LINK_SERIAL) return _z_posix_serial_write(sock->fd, buf, len);
+#endif
     ssize_t n;
     if (datagram) {
         struct sockaddr_in sa;
@@ -183,6 +194,15 @@ int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint3
     int r = poll(&p, 1, (int)timeout_ms);
     if (r == 0 || (r < 0 && errno == EINTR)) return 0;
     if (r < 0) return -1;
+#if Z_FEATURE_LINK_SERIAL == 1
+    if (sock->kind == _Z_LINK_SERIAL) {
+        ssize_t got = read(sock->fd, buf, len);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) return 0;
+        /* a pseudo-terminal whose other side closed reports POLLHUP and reads nothing */
+        if (got <= 0) return (p.revents & (POLLHUP | POLLERR)) != 0 || got < 0 ? -1 : 0;
+        return (int32_t)got;
+    }
+#endif
     struct sockaddr_in from;
     socklen_t flen = sizeof(from);
     ssize_t n = recvfrom(sock->fd, buf, len, 0, (struct sockaddr *)&from, &flen);
