@@ -102,3 +102,83 @@ fn a_node_claiming_the_zenoh_id_of_a_live_session_is_refused_and_the_session_kee
             .join("\n")
     );
 }
+
+/// Puts `count` samples tagged `phase` on `mesh/<phase>` from `publisher`, blocking for
+/// room; fails unless `rx` receives every one of them within 20 s.
+fn all_cross(
+    publisher: &weft::Session,
+    rx: &weft::FifoReceiver<weft::Sample>,
+    phase: &str,
+    count: usize,
+) {
+    let options = weft::PutOptions {
+        congestion_control: weft::CongestionControl::Block,
+        ..weft::PutOptions::default()
+    };
+    let key = format!("mesh/{phase}");
+    for i in 0..count {
+        publisher
+            .put(&key, i.to_string().as_bytes(), &options)
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < count {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(sample) = rx.recv_timeout(left) else {
+            panic!(
+                "{phase}: {} of {count} samples crossed the mesh",
+                seen.len()
+            );
+        };
+        if sample.key_expr.as_str() == key {
+            seen.insert(sample.payload.to_vec());
+        }
+    }
+}
+
+#[test]
+fn a_client_or_peer_claiming_a_meshed_routers_id_is_refused_and_the_mesh_carries_everything() {
+    const ROUTER_A: u128 = 0xa1a1_a1a1;
+    const ROUTER_B: u128 = 0xb2b2_b2b2;
+    let (port_a, port_b) = (free_port(), free_port());
+    let _a = Weftd::start(port_a, &["-i", &format!("{ROUTER_A:x}")]);
+    let endpoint_a = format!("tcp/127.0.0.1:{port_a}");
+    let _b = Weftd::start(port_b, &["-i", &format!("{ROUTER_B:x}"), "-e", &endpoint_a]);
+    let subscriber = common::weft_client_at(port_b);
+    let (_sub, rx) = subscriber
+        .declare_subscriber_channel("mesh/**", 1024)
+        .unwrap();
+    let publisher = common::weft_client_at(port_a);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        publisher
+            .put("mesh/probe", b"p", &weft::PutOptions::default())
+            .unwrap();
+        if rx.recv_timeout(Duration::from_millis(100)).is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the mesh never carried a probe");
+    }
+    all_cross(&publisher, &rx, "before", 400);
+
+    // Router B's id, claimed at router A by a client and by a peer: refused, as zenohd
+    // refuses it; the link between the routers stays.
+    let mut claims = Vec::new();
+    for whatami in [WhatAmI::Client, WhatAmI::Peer] {
+        match claim(port_a, ROUTER_B, whatami) {
+            Err(RawError::Closed(reason)) => {
+                assert_eq!(reason, CloseReason::MAX_LINKS, "{whatami:?}");
+            }
+            Err(e) => panic!("a {whatami:?} claiming router B's id: {e:?}, not a Close"),
+            Ok(mut claimed) => {
+                let reason = claimed
+                    .wait_close(Duration::from_secs(5))
+                    .unwrap_or_else(|e| panic!("a {whatami:?} claiming B's id was kept: {e}"));
+                assert_eq!(reason, CloseReason::MAX_LINKS, "{whatami:?}");
+                claims.push(claimed);
+            }
+        }
+    }
+    all_cross(&publisher, &rx, "claimed", 400);
+}
