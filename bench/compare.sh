@@ -26,6 +26,8 @@
 #   ZENOHD              a zenohd 1.10.2 (release) to use instead of installing one
 #   WEFT_BIN, WEFTD_BIN weft and weftd binaries to use instead of building this tree's
 #   BENCH_PORT          first TCP port used on 127.0.0.1 (default 17900)
+#   COMPARE_SAMPLES_SCALE  scales the messages per throughput round of weft, Zenoh and raw
+#                       TCP (default 1; the test suite's smoke run gives debug builds 0.05)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -178,7 +180,7 @@ fi
 
 log "== measuring (load average $(cut -d' ' -f1-3 /proc/loadavg)); logs in $OUT/logs"
 python3 bench/compare/compare.py --out "$OUT" --bins "$BINS" --systems "$SYSTEMS" \
-    --port "${BENCH_PORT:-17900}" --command "$COMMAND" "${QUICK[@]}" "${PAYLOADS[@]}" \
+    --port "${BENCH_PORT:-17900}" --samples-scale "${COMPARE_SAMPLES_SCALE:-1}" --command "$COMMAND" "${QUICK[@]}" "${PAYLOADS[@]}" \
     "${WORKLOADS[@]}"
 python3 bench/compare/html_report.py --csv "$OUT/results.csv" --meta "$OUT/meta.json" \
     --out "$OUT/report.html"

@@ -563,7 +563,8 @@ class Runner:
     def thr(self, v: Variant, broker: Proc | None, rport: int, size: int) -> None:
         plan = self.plan
         lport = self.ports.take()
-        n = samples_for(v, size, plan.round_s) if v.count_rounds else 10 ** 9
+        n = samples_for(v, size, plan.round_s * self.args.samples_scale) \
+            if v.count_rounds else 10 ** 9
         max_s = 6 + plan.rounds * plan.round_s * 6
         sub_cmd = v.sub(lport, rport, size, n, plan.rounds, plan.round_s, round(max_s))
         self.note_cmd(v, "subscriber", sub_cmd)
@@ -705,8 +706,12 @@ class Runner:
 
     def rtt(self, v: Variant, rport: int, size: int) -> None:
         runs = []
+        # Fewer round trips above 16 KiB (at least 500): a 1 MiB one takes a millisecond.
+        samples = self.plan.rtt_samples
+        if size > 16384:
+            samples = max(min(500, samples), samples * 16384 // size)
         for _ in range(self.plan.rtt_runs):
-            r, _ = self.rtt_once(v, rport, size, self.plan.rtt_samples)
+            r, _ = self.rtt_once(v, rport, size, samples)
             if r:
                 runs.append(r)
         label = f"{v.system} {v.topology} rtt {size} B"
@@ -784,6 +789,9 @@ def main() -> int:
     ap.add_argument("--payloads", default="")
     ap.add_argument("--workloads", default="thr,rtt,wire")
     ap.add_argument("--port", type=int, default=17900)
+    ap.add_argument("--samples-scale", type=float, default=1.0,
+                    help="scales the messages per round of the programs that count them "
+                         "(below 1 for debug builds)")
     ap.add_argument("--bins", required=True, help="JSON file: paths of the programs")
     ap.add_argument("--command", default="bench/compare.sh")
     args = ap.parse_args()
