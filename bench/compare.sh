@@ -16,7 +16,8 @@
 #   --systems    comma-separated among weft,zenoh,zeromq,redis,mqtt,dds,tcp (default all;
 #                weft-pico has no client of its own here yet)
 #   --payloads   comma-separated payload sizes in bytes, in place of the mode's
-#   --workloads  comma-separated among thr,rtt,wire (default all three; CPU time comes with thr)
+#   --workloads  comma-separated among thr,rtt,wire,robotnet (default all; CPU time comes
+#                with thr; robotnet is weft's robot-net scenario, bench/robotnet.sh's program)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #
@@ -25,6 +26,7 @@
 #                       target/compare, shared with bench/run.sh)
 #   ZENOHD              a zenohd 1.10.2 (release) to use instead of installing one
 #   WEFT_BIN, WEFTD_BIN weft and weftd binaries to use instead of building this tree's
+#   ROBOTNET_BIN        the robotnet example to use (with WEFT_BIN, none is built)
 #   BENCH_PORT          first TCP port used on 127.0.0.1 (default 17900)
 #   COMPARE_SAMPLES_SCALE  scales the messages per throughput round of weft, Zenoh and raw
 #                       TCP (default 1; the test suite's smoke run gives debug builds 0.05)
@@ -109,6 +111,13 @@ if has weft; then
         cargo build --release -p weft-cli -p weftd
     fi
 fi
+ROBOTNET=
+if has weft && [[ -z "${WEFT_BIN:-}" ]] && [[ ${#WORKLOADS[@]} == 0 || ${WORKLOADS[1]} == *robotnet* ]]; then
+    log "== building the robotnet example (release)"
+    cargo build --release -p weft --example robotnet
+    ROBOTNET=$WEFT_TARGET/release/examples/robotnet
+fi
+ROBOTNET=${ROBOTNET_BIN:-$ROBOTNET}
 WEFT=${WEFT_BIN:-$WEFT_TARGET/release/weft}
 WEFTD=${WEFTD_BIN:-$WEFT_TARGET/release/weftd}
 C=$COMPARE_TARGET_DIR/release
@@ -149,6 +158,7 @@ BINS=$OUT/bins.json
 cat >"$BINS" <<EOF
 {
  "weft": "$WEFT", "weftd": "$WEFTD",
+ "robotnet": $([[ -n "$ROBOTNET" ]] && exe "$ROBOTNET" || echo null),
  "zsub_thr": $(has zenoh && exe "$C/zsub_thr" || echo null),
  "zpub_thr": $(has zenoh && exe "$C/zpub_thr" || echo null),
  "zping": $(has zenoh && exe "$C/zping" || echo null),

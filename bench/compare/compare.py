@@ -4,9 +4,10 @@ results.csv (and meta.json, the settings and conditions, for html_report.py).
 
 Workloads, in this order: throughput against payload (a publisher as fast as it can, the
 subscriber's rate in rounds), round trips against payload (one message in flight), wire
-bytes per round trip (counted by a TCP relay on the sending side) and CPU time per message
+bytes per round trip (counted by a TCP relay on the sending side), CPU time per message
 of each process (publisher, subscriber and router or broker, from the kernel's per-thread
-run time over the measured rounds of the throughput runs).
+run time over the measured rounds of the throughput runs), and the robot-net scenario
+(weft only: the program of bench/robotnet.sh).
 
 Every process runs in its own process group, under a deadline, and is killed on exit. Only
 127.0.0.1 is used. The standard library only: this runs before anything is installed.
@@ -490,6 +491,7 @@ class Plan:
     rtt_runs: int
     wire_samples: tuple[int, int]
     workloads: list[str]
+    robotnet_s: int = 4
 
 
 def samples_for(v: Variant, size: int, round_s: float) -> int:
@@ -517,6 +519,8 @@ class Runner:
         self.t0 = time.monotonic()
         self.failures: list[str] = []
         self.seq = 0
+        self.bins: dict = {}
+        self.robotnet_runs: list[dict] = []
 
     def env(self, v: Variant) -> dict:
         e = dict(os.environ)
@@ -747,6 +751,47 @@ class Runner:
         self.res.add(v, "wire_bytes", size, up, "B/msg")
         self.progress(label, f"{up:.1f} B per message sent, {down:.1f} B per reply")
 
+    # -- the robot net --
+
+    def robotnet(self, v: Variant, rport: int) -> None:
+        """weft's robot-net scenario (bench/robotnet.sh's program): ten sessions, nine
+        sensors at 10 kHz, commands at 10 kHz, 100 Hz express events; one-way latency per
+        stream kind into lat_p50/lat_p99 rows (the unit names the stream), max and loss into
+        meta.json."""
+        label = f"{v.system} {v.topology} robot net"
+        if v.system != "weft" or not self.bins.get("robotnet"):
+            return
+        if v.topology == "routed":
+            where = ["--routed", f"tcp/127.0.0.1:{rport}"]
+        else:
+            where = ["--p2p", str(self.ports.take())]
+            self.ports.take()
+        cmd = [self.bins["robotnet"]] + where + ["--seconds", str(self.plan.robotnet_s)]
+        self.note_cmd(v, "robot net", cmd)
+        p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
+        p.wait()
+        p.stop()
+        line = next((l for _, l in p.lines if l.startswith('{"robotnet"')), None)
+        if not line:
+            self.fail(label, p)
+            return
+        r = json.loads(line)
+        summary = {"system": v.system, "topology": v.topology, "seconds": self.plan.robotnet_s,
+                   "sent_late": r.get("sent_late"), "ticks": r.get("ticks"), "streams": {}}
+        for kind in ("state", "command", "event"):
+            k = r[kind]
+            self.res.add(v, "lat_p50", 64, k["p50_us"], f"us {kind}")
+            self.res.add(v, "lat_p99", 64, k["p99_us"], f"us {kind}")
+            summary["streams"][kind] = {f: k.get(f) for f in
+                                        ("p50_us", "p99_us", "p999_us", "max_us", "sent",
+                                         "received")}
+        self.robotnet_runs.append(summary)
+        st = summary["streams"]
+        lost = sum(x["sent"] - x["received"] for x in st.values())
+        self.progress(label, ", ".join(f"{k} p50 {x['p50_us']:.0f} p99 {x['p99_us']:.0f} max "
+                                       f"{x['max_us']:.0f} us" for k, x in st.items())
+                      + f"; {lost} lost")
+
     # -- everything --
 
     def run(self) -> None:
@@ -759,6 +804,8 @@ class Runner:
         if "wire" in plan.workloads:
             per_variant += len(plan.wire_payloads)
         self.steps_total = per_variant * len(self.variants)
+        if "robotnet" in plan.workloads and self.bins.get("robotnet"):
+            self.steps_total += sum(1 for v in self.variants if v.system == "weft")
         for v in self.variants:
             log(f"== {v.system} {v.topology}")
             broker, rport = self.start_broker(v)
@@ -776,6 +823,8 @@ class Runner:
                 if "wire" in plan.workloads:
                     for size in plan.wire_payloads:
                         self.wire(v, rport, size)
+                if "robotnet" in plan.workloads:
+                    self.robotnet(v, rport)
             finally:
                 if broker:
                     broker.stop()
@@ -787,7 +836,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--payloads", default="")
-    ap.add_argument("--workloads", default="thr,rtt,wire")
+    ap.add_argument("--workloads", default="thr,rtt,wire,robotnet")
     ap.add_argument("--port", type=int, default=17900)
     ap.add_argument("--samples-scale", type=float, default=1.0,
                     help="scales the messages per round of the programs that count them "
@@ -826,6 +875,7 @@ def main() -> int:
         rtt_runs=1 if args.quick else 3,
         wire_samples=(200, 1200) if args.quick else (1000, 6000),
         workloads=[w.strip() for w in args.workloads.split(",")],
+        robotnet_s=2 if args.quick else 4,
     )
     variants = [v for v in make_variants(bins, args.quick) if v.system in wanted]
     missing = [s for s in wanted if not any(v.system == s for v in variants)]
@@ -844,6 +894,7 @@ def main() -> int:
     load_before = open("/proc/loadavg").read().split()[:3]
     t0 = time.time()
     runner = Runner(args, plan, variants, out, res)
+    runner.bins = bins
     runner.run()
     elapsed = time.time() - t0
     load_after = open("/proc/loadavg").read().split()[:3]
@@ -864,6 +915,7 @@ def main() -> int:
                     for v in variants],
         "not_run": missing,
         "failures": runner.failures,
+        "robotnet": runner.robotnet_runs,
         "versions": bins.get("versions", {}),
         "cyclonedds_xml": CYCLONE_XML.replace("\n", ""),
     }

@@ -34,12 +34,22 @@ weft,p2p,wire_bytes,8,31,B/msg,31,31,1
 tcp,p2p,wire_bytes,8,12,B/msg,12,12,1
 weft,p2p,cpu_ns,8,120,ns/msg sub,100,140,2
 weft,routed,cpu_ns,8,180,ns/msg router,170,190,2
+weft,routed,lat_p50,64,90,us state,90,90,1
+weft,routed,lat_p99,64,400,us state,400,400,1
+weft,routed,lat_p50,64,80,us event,80,80,1
+weft,routed,lat_p99,64,700,us event,700,700,1
 """
 
 META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "3.1 2 1",
         "systems": [{"system": "weft", "topology": "p2p", "settings": "weft's own tools",
                      "client": "weft CLI", "commands": ["subscriber: weft sub-thr -l tcp/x"]}],
-        "versions": {"weft": "abc1234"}}
+        "versions": {"weft": "abc1234"},
+        "robotnet": [{"system": "weft", "topology": "routed", "seconds": 2, "sent_late": 5,
+                      "ticks": 20000, "streams": {
+                          "state": {"p50_us": 90, "p99_us": 400, "p999_us": 900,
+                                    "max_us": 1200, "sent": 180000, "received": 180000},
+                          "event": {"p50_us": 80, "p99_us": 700, "p999_us": 800,
+                                    "max_us": 900, "sent": 2000, "received": 2000}}}]}
 
 
 class ReportTest(unittest.TestCase):
@@ -81,6 +91,16 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row), ["pass", "pass", "pass", "na"])
         row = re.search(r"<tr><td>mqtt broker-qos1</td>(.*?)</tr>", req, flags=re.S).group(1)
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row), ["na", "na", "fail", "na"])
+        # From the robot net: the worst stream's p99 400 µs... 700 µs under 1 ms, its p50
+        # (90 µs) under 0.1 ms, nothing lost, but events (p99 700) later than state (400).
+        row = re.search(r"<tr><td>weft routed</td>(.*?)</tr>", req, flags=re.S).group(1)
+        self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
+                         ["pass", "pass", "pass", "fail"])
+        self.assertIn("robot-net run", row)
+
+    def test_robotnet_table(self):
+        rn = self.html.split("<h2>Robot net</h2>")[1].split("<h2>")[0]
+        self.assertIn("<td>weft routed</td><td>event</td><td>80</td><td>700</td>", rn)
 
     def test_losses_name_the_faster_systems(self):
         losses = self.html.split("<h2>Where weft loses</h2>")[1].split("<h2>")[0]
@@ -112,8 +132,8 @@ class CheckTest(unittest.TestCase):
                              ["no cpu_ns row for tcp p2p"])
             p.write_text(CSV + "corba,p2p,thr,8,1,msg/s,2,3,1\n")
             errors = check_results.check(str(p), [], [])
-            self.assertIn("line 18: system 'corba'", errors)
-            self.assertIn("line 18: value 1.0 outside [2.0, 3.0] or negative", errors)
+            self.assertIn("line 22: system 'corba'", errors)
+            self.assertIn("line 22: value 1.0 outside [2.0, 3.0] or negative", errors)
 
 
 if __name__ == "__main__":
