@@ -13,8 +13,8 @@
 #                (under 3 minutes once built); the full run has 9 payloads, 8 B to 1 MiB
 #   --out DIR    where results.csv, report.html, meta.json and logs/ go (default
 #                target/compare-report)
-#   --systems    comma-separated among weft,zenoh,zeromq,redis,mqtt,dds,tcp (default all;
-#                weft-pico has no client of its own here yet)
+#   --systems    comma-separated among weft,weft-pico,zenoh,zeromq,redis,mqtt,dds,tcp
+#                (default all)
 #   --payloads   comma-separated payload sizes in bytes, in place of the mode's
 #   --workloads  comma-separated among thr,rtt,wire,robotnet (default all; CPU time comes
 #                with thr; robotnet is weft's robot-net scenario, bench/robotnet.sh's program)
@@ -43,7 +43,7 @@ usage() {
 
 QUICK=()
 OUT=$ROOT/target/compare-report
-SYSTEMS=weft,zenoh,zeromq,redis,mqtt,dds,tcp
+SYSTEMS=weft,weft-pico,zenoh,zeromq,redis,mqtt,dds,tcp
 PAYLOADS=()
 WORKLOADS=()
 INSTALL=1
@@ -81,6 +81,8 @@ declare -A PIN=(
     [mosquitto]=2.0.11-1.2+deb12u2
     [libmosquitto-dev]=2.0.11-1.2+deb12u2
     [cyclonedds-tools]=0.10.2-2
+    [cmake]=3.25.1-1
+    [ninja-build]=1.11.1-2~deb12u1
 )
 apt_install() {
     local want=() p
@@ -102,10 +104,11 @@ has zeromq && apt_install libzmq3-dev
 has redis && apt_install libhiredis-dev redis-server
 has mqtt && apt_install mosquitto libmosquitto-dev
 has dds && apt_install cyclonedds-tools
+has weft-pico && apt_install cmake ninja-build
 
 # ---- build -------------------------------------------------------------------------------
 
-if has weft; then
+if has weft || has weft-pico; then
     if [[ -z "${WEFT_BIN:-}" || -z "${WEFTD_BIN:-}" ]]; then
         log "== building weft (weft-cli, weftd; release)"
         cargo build --release -p weft-cli -p weftd
@@ -146,6 +149,15 @@ build_c() { # NAME LIBS...: bench/compare/c/NAME.c into $CBIN/NAME
         rm -f "$CBIN/$name"
     fi
 }
+if has weft-pico; then
+    log "== building weft-pico's examples (release)"
+    PICO_BUILD=$COMPARE_TARGET_DIR/pico
+    # A host's build: 16 KiB batches (bench/pico.sh's fastest) and a reassembly buffer for
+    # 1 MiB messages (the defaults, 2 KiB and 4 KiB, are sized for microcontrollers).
+    cmake -S pico -B "$PICO_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_PICO_TESTS=OFF \
+        -DZ_BATCH_UNICAST_SIZE=16384 -DZ_FRAG_MAX_SIZE=1100000 >/dev/null
+    cmake --build "$PICO_BUILD" -j 1 --target z_sub_thr z_pub_thr z_ping z_pong >/dev/null
+fi
 has zeromq && build_c zmq_bench -lzmq
 has redis && build_c redis_bench -lhiredis
 has mqtt && build_c mqtt_bench -lmosquitto
@@ -158,6 +170,8 @@ BINS=$OUT/bins.json
 cat >"$BINS" <<EOF
 {
  "weft": "$WEFT", "weftd": "$WEFTD",
+ "z_sub_thr": $(has weft-pico && exe "$COMPARE_TARGET_DIR/pico/examples/z_sub_thr" || echo null),
+ "pico_bin": "$COMPARE_TARGET_DIR/pico/examples",
  "robotnet": $([[ -n "$ROBOTNET" ]] && exe "$ROBOTNET" || echo null),
  "zsub_thr": $(has zenoh && exe "$C/zsub_thr" || echo null),
  "zpub_thr": $(has zenoh && exe "$C/zpub_thr" || echo null),
@@ -180,6 +194,7 @@ cat >"$BINS" <<EOF
   "libzmq3-dev": "$(ver libzmq3-dev)", "libhiredis-dev": "$(ver libhiredis-dev)",
   "redis-server": "$(ver redis-server)", "mosquitto": "$(ver mosquitto)",
   "libmosquitto-dev": "$(ver libmosquitto-dev)", "cyclonedds-tools": "$(ver cyclonedds-tools)",
+  "cmake": "$(ver cmake)",
   "gcc": "$(gcc -dumpfullversion 2>/dev/null || echo -)"
  }
 }
