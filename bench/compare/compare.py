@@ -6,8 +6,9 @@ Workloads, in this order: throughput against payload (a publisher as fast as it 
 subscriber's rate in rounds), round trips against payload (one message in flight), wire
 bytes per round trip (counted by a TCP relay on the sending side), CPU time per message
 of each process (publisher, subscriber and router or broker, from the kernel's per-thread
-run time over the measured rounds of the throughput runs), and the robot-net scenario
-(weft only: the program of bench/robotnet.sh).
+run time over the measured rounds of the throughput runs), the robot-net scenario (weft
+only: the program of bench/robotnet.sh), and a node's failure (a subscriber killed and
+restarted while its publisher sends: how long until it receives again).
 
 Every process runs in its own process group, under a deadline, and is killed on exit. Only
 127.0.0.1 is used. The standard library only: this runs before anything is installed.
@@ -512,6 +513,7 @@ class Plan:
     wire_samples: tuple[int, int]
     workloads: list[str]
     robotnet_s: int = 4
+    recovery_window_s: int = 15
 
 
 def samples_for(v: Variant, size: int, round_s: float) -> int:
@@ -543,6 +545,7 @@ class Runner:
         self.seq = 0
         self.bins: dict = {}
         self.robotnet_runs: list[dict] = []
+        self.failover_runs: list[dict] = []
 
     def env(self, v: Variant) -> dict:
         e = dict(os.environ)
@@ -773,6 +776,96 @@ class Runner:
         self.res.add(v, "wire_bytes", size, up, "B/msg")
         self.progress(label, f"{up:.1f} B per message sent, {down:.1f} B per reply")
 
+    # -- a node's failure --
+
+    def failover(self, v: Variant, rport: int, size: int = 64) -> None:
+        """A subscriber killed (SIGKILL) and restarted mid-run, its publisher sending
+        throughout: how long until the new subscriber receives again. Its rounds are short
+        (about 20 ms), so the first message is dated to within a round; messages are not
+        numbered, so what was lost is not counted."""
+        label = f"{v.system} {v.topology} failure"
+        down_s = 0.5
+        lport = self.ports.take()
+        round_s = 0.02
+        n = samples_for(v, size, round_s * self.args.samples_scale) if v.count_rounds \
+            else 10 ** 9
+        rounds = 500
+
+        def start_sub(tag: str) -> Proc:
+            cmd = v.sub(lport, rport, size, n, rounds, round_s, 60)
+            self.note_cmd(v, "failure: subscriber", cmd)
+            return Proc(self.name(v, f"failover-{tag}"), cmd, self.logs, 70, self.env(v))
+
+        def first_message(p: Proc, after: float) -> float | None:
+            """The time of the first message after `after`: the first round line, less the
+            round's length."""
+            for t, line in p.lines:
+                m = RX_ROUND.match(line)
+                r = float(m.group(2)) if m else None
+                m2 = RX_DDS_SUB.search(line)
+                if m2:
+                    r = float(m2.group(6)) * 1000
+                if r and t > after:
+                    length = min(n / r, round_s) if not v.count_rounds else n / r
+                    if v.system == "dds":
+                        length = 1.0
+                    return max(after, t - length)
+            return None
+
+        a = start_sub("a")
+        if v.listens and v.tcp:
+            wait_listen(lport, 10)
+        elif v.says_ready:
+            a.wait_line("^subscribed", 10)
+        else:
+            time.sleep(0.5 if v.tcp else 0.3)
+        pub_cmd = v.pub(lport, rport, size, 60)
+        self.note_cmd(v, "failure: publisher", pub_cmd)
+        pub = Proc(self.name(v, "failover-pub"), pub_cmd, self.logs, 70, self.env(v))
+        result = {"system": v.system, "topology": v.topology, "payload": size,
+                  "down_s": down_s, "window_s": self.plan.recovery_window_s}
+        try:
+            t_first_a = None
+            end = time.monotonic() + 15
+            while time.monotonic() < end:
+                if first_message(a, 0) is not None and len(a.lines) >= 4:
+                    t_first_a = True
+                    break
+                if a.p.poll() is not None:
+                    break
+                time.sleep(0.05)
+            if not t_first_a:
+                self.fail(label, a, pub)
+                return
+            time.sleep(1.0 if v.system == "dds" else 0.3)
+            t_kill = time.monotonic()
+            os.killpg(a.p.pid, signal.SIGKILL)
+            a.stop()
+            time.sleep(down_s)
+            t_restart = time.monotonic()
+            b = start_sub("b")
+            end = t_restart + self.plan.recovery_window_s
+            t_back = None
+            while time.monotonic() < end:
+                t_back = first_message(b, t_restart)
+                if t_back is not None or b.p.poll() is not None:
+                    break
+                time.sleep(0.01)
+            b.stop()
+            if t_back is None:
+                result.update(recovered=False, recovery_s=None, gap_s=None)
+                self.progress(label, f"no message within {self.plan.recovery_window_s} s of the "
+                                     "restart")
+            else:
+                result.update(recovered=True, recovery_s=round(t_back - t_restart, 4),
+                              gap_s=round(t_back - t_kill, 4))
+                self.progress(label, f"receiving again {1000 * (t_back - t_restart):.0f} ms "
+                                     f"after the restart (gap {1000 * (t_back - t_kill):.0f} ms,"
+                                     f" {1000 * down_s:.0f} ms of it down)")
+            self.failover_runs.append(result)
+        finally:
+            pub.stop()
+
     # -- the robot net --
 
     def robotnet(self, v: Variant, rport: int) -> None:
@@ -826,6 +919,8 @@ class Runner:
         if "wire" in plan.workloads:
             per_variant += len(plan.wire_payloads)
         self.steps_total = per_variant * len(self.variants)
+        if "failure" in plan.workloads:
+            self.steps_total += len(self.variants)
         if "robotnet" in plan.workloads and self.bins.get("robotnet"):
             self.steps_total += sum(1 for v in self.variants if v.system == "weft")
         for v in self.variants:
@@ -847,6 +942,8 @@ class Runner:
                         self.wire(v, rport, size)
                 if "robotnet" in plan.workloads:
                     self.robotnet(v, rport)
+                if "failure" in plan.workloads:
+                    self.failover(v, rport)
             finally:
                 if broker:
                     broker.stop()
@@ -858,7 +955,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--payloads", default="")
-    ap.add_argument("--workloads", default="thr,rtt,wire,robotnet")
+    ap.add_argument("--workloads", default="thr,rtt,wire,robotnet,failure")
     ap.add_argument("--port", type=int, default=17900)
     ap.add_argument("--samples-scale", type=float, default=1.0,
                     help="scales the messages per round of the programs that count them "
@@ -898,6 +995,7 @@ def main() -> int:
         wire_samples=(200, 1200) if args.quick else (1000, 6000),
         workloads=[w.strip() for w in args.workloads.split(",")],
         robotnet_s=2 if args.quick else 4,
+        recovery_window_s=5 if args.quick else 15,
     )
     variants = [v for v in make_variants(bins, args.quick) if v.system in wanted]
     missing = [s for s in wanted if not any(v.system == s for v in variants)]
@@ -938,6 +1036,7 @@ def main() -> int:
         "not_run": missing,
         "failures": runner.failures,
         "robotnet": runner.robotnet_runs,
+        "failure": runner.failover_runs,
         "versions": bins.get("versions", {}),
         "cyclonedds_xml": CYCLONE_XML.replace("\n", ""),
     }

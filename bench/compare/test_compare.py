@@ -44,6 +44,10 @@ META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "
         "systems": [{"system": "weft", "topology": "p2p", "settings": "weft's own tools",
                      "client": "weft CLI", "commands": ["subscriber: weft sub-thr -l tcp/x"]}],
         "versions": {"weft": "abc1234"},
+        "failure": [{"system": "weft", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": True, "recovery_s": 0.25, "gap_s": 0.75},
+                    {"system": "tcp", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": False, "recovery_s": None, "gap_s": None}],
         "robotnet": [{"system": "weft", "topology": "routed", "seconds": 2, "sent_late": 5,
                       "ticks": 20000, "streams": {
                           "state": {"p50_us": 90, "p99_us": 400, "p999_us": 900,
@@ -97,6 +101,12 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
                          ["pass", "pass", "pass", "fail"])
         self.assertIn("robot-net run", row)
+
+    def test_failure_table(self):
+        f = self.html.split("<h2>A node's failure</h2>")[1].split("<h2>")[0]
+        self.assertIn('<td>weft p2p</td><td>64 B</td><td>500 ms</td><td class="pass">250 ms'
+                      '</td><td>750 ms</td>', f)
+        self.assertIn('<td>tcp p2p</td><td>64 B</td><td>500 ms</td><td class="fail">', f)
 
     def test_robotnet_table(self):
         rn = self.html.split("<h2>Robot net</h2>")[1].split("<h2>")[0]
