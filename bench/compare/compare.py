@@ -65,7 +65,8 @@ class Proc:
         self.log.flush()
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   stdin=subprocess.DEVNULL, start_new_session=True,
-                                  env=env, text=True, errors="replace")
+                                  env=env, text=True, errors="replace",
+                                  preexec_fn=die_with_parent)
         self.deadline = time.monotonic() + limit
         LIVE.append(self)
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -153,6 +154,28 @@ def cpu_delta(a: dict[str, int], b: dict[str, int]) -> int:
     both, plus the whole of the threads that started in between (a thread that ended in
     between loses what it spent since the first reading)."""
     return sum(v - a.get(t, 0) for t, v in b.items())
+
+
+def die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the driver dies, however it dies."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def watchdog() -> None:
+    """Kills every process past its deadline (each is started with one)."""
+    while True:
+        now = time.monotonic()
+        for p in list(LIVE):
+            if now > p.deadline and p.p.poll() is None:
+                try:
+                    os.killpg(p.p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.5)
 
 
 def stop_all() -> None:
@@ -1009,6 +1032,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     atexit.register(stop_all)
+    threading.Thread(target=watchdog, daemon=True).start()
 
     res = Results(out / "results.csv")
     load_before = open("/proc/loadavg").read().split()[:3]
