@@ -208,5 +208,6 @@ python3 bench/compare/compare.py --out "$OUT" --bins "$BINS" --systems "$SYSTEMS
     --port "${BENCH_PORT:-17900}" --samples-scale "${COMPARE_SAMPLES_SCALE:-1}" --command "$COMMAND" "${QUICK[@]}" "${PAYLOADS[@]}" \
     "${WORKLOADS[@]}"
 python3 bench/compare/html_report.py --csv "$OUT/results.csv" --meta "$OUT/meta.json" \
-    --out "$OUT/report.html"
-log "== $OUT/results.csv, $OUT/report.html"
+    --out "$OUT/report.html" --markdown "$OUT/summary.md"
+cat "$OUT/summary.md"
+log "== $OUT/results.csv, $OUT/report.html, $OUT/summary.md"

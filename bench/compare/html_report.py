@@ -441,15 +441,69 @@ def render(rows: list[dict], meta: dict) -> str:
     return "\n".join(parts)
 
 
+def markdown(rows: list[dict], meta: dict) -> str:
+    """The same figures as compact Markdown tables (for bench/RESULTS.md)."""
+    def grid(title, cells_by_series, payloads):
+        out = [f"{title}", "", "| system | " + " | ".join(fmt_size(p) for p in payloads) + " |",
+               "|---|" + "---:|" * len(payloads)]
+        for name in sorted(cells_by_series):
+            out.append(f"| {name} | " + " | ".join(cells_by_series[name].get(p, "-")
+                                                   for p in payloads) + " |")
+        return out + [""]
+
+    out = []
+    thr = by(rows, "thr")
+    if thr:
+        payloads = sorted({p for d in thr.values() for p in d})
+        out += grid("Throughput, messages/s (median round):",
+                    {n: {p: fmt_num(r["value"]) for p, r in d.items()} for n, d in thr.items()},
+                    payloads)
+    r50, r99 = by(rows, "rtt_p50"), by(rows, "rtt_p99")
+    if r50:
+        payloads = sorted({p for d in r50.values() for p in d})
+        out += grid("Round trip p50 / p99, µs:",
+                    {n: {p: f"{fmt_num(r['value'])} / "
+                            f"{fmt_num(r99.get(n, {}).get(p, {}).get('value', float('nan')))}"
+                         for p, r in d.items()} for n, d in r50.items()}, payloads)
+    wire = by(rows, "wire_bytes")
+    cpu = defaultdict(dict)
+    for r in rows:
+        if r["test"] == "cpu_ns" and r["payload"] == 1024:
+            cpu[series_key(r)][r["unit"].split()[-1]] = fmt_num(r["value"])
+    fail = {f"{m['system']} {m['topology']}": m for m in meta.get("failure", [])}
+    names = sorted(set(wire) | set(cpu) | set(fail))
+    if names:
+        out += ["Wire bytes per message (8 B, 1 KiB payload), CPU ns per 1 KiB message "
+                "(publisher / subscriber / router or broker), and after a subscriber's restart, "
+                "the time to its first message:", "",
+                "| system | wire 8 B | wire 1 KiB | CPU pub / sub / router | back after restart |",
+                "|---|---:|---:|---:|---:|"]
+        for n in names:
+            w = wire.get(n, {})
+            c = cpu.get(n, {})
+            f = fail.get(n)
+            back = "-" if f is None else (f"{1000 * f['recovery_s']:.0f} ms" if f["recovered"]
+                                          else f"not within {f.get('window_s', '?')} s")
+            out.append(f"| {n} | {fmt_num(w[8]['value']) if 8 in w else '-'} | "
+                       f"{fmt_num(w[1024]['value']) if 1024 in w else '-'} | "
+                       f"{c.get('pub', '-')} / {c.get('sub', '-')} / "
+                       f"{c.get('router', c.get('broker', '-'))} | {back} |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", required=True)
     ap.add_argument("--meta")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--markdown", help="also write the figures as Markdown tables here")
     a = ap.parse_args()
     rows = load_rows(Path(a.csv))
     meta = json.loads(Path(a.meta).read_text()) if a.meta and Path(a.meta).exists() else {}
     Path(a.out).write_text(render(rows, meta))
+    if a.markdown:
+        Path(a.markdown).write_text(markdown(rows, meta))
     print(f"wrote {a.out} ({len(rows)} rows)", file=sys.stderr)
     return 0
 

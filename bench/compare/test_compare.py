@@ -125,6 +125,13 @@ class ReportTest(unittest.TestCase):
         self.assertIn("subscriber: weft sub-thr -l tcp/x", self.html)
         self.assertIn("bench/compare.sh --quick", self.html)
 
+    def test_markdown_summary(self):
+        md = html_report.markdown(html_report.load_rows(self.csv), META)
+        self.assertIn("| weft p2p | 2 M | 900 k |", md)
+        self.assertIn("| weft p2p | 20 / 150 | 24 / 3000 |", md)
+        self.assertIn("| weft p2p | 31 | - | - / - / - | 250 ms |", md)
+        self.assertIn("| tcp p2p | 12 | - | - / - / - | not within ? s |", md)
+
     def test_wrong_header_is_refused(self):
         self.csv.write_text(CSV.replace("reps", "repetitions", 1))
         with self.assertRaises(ValueError):
