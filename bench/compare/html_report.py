@@ -98,8 +98,10 @@ def svg_plot(title: str, series: dict[str, list[tuple[float, float]]], xlabel: s
            f'viewBox="0 0 {w} {h}" role="img" aria-label="{esc(title)}">',
            f'<text x="{left}" y="18" font-weight="bold">{esc(title)}</text>']
     if not pts:
-        out.append(f'<text x="{left}" y="{h // 2}">no data</text></svg>')
-        return "\n".join(out)
+        return (f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{w}" height="44" '
+                f'role="img" aria-label="{esc(title)}"><text x="{left}" y="18" '
+                f'font-weight="bold">{esc(title)}</text><text x="{left}" y="38">no data</text>'
+                '</svg>')
     xs = [p[0] for p in pts]
     ys = [p[1] for p in pts]
     x0, x1 = min(xs), max(xs)
