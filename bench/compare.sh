@@ -108,17 +108,15 @@ has weft-pico && apt_install cmake ninja-build
 
 # ---- build -------------------------------------------------------------------------------
 
+ROBOTNET=
 if has weft || has weft-pico; then
     if [[ -z "${WEFT_BIN:-}" || -z "${WEFTD_BIN:-}" ]]; then
-        log "== building weft (weft-cli, weftd; release)"
-        cargo build --release -p weft-cli -p weftd
+        # One cargo invocation, so that the example and the binaries share one feature set
+        # (two would rebuild the crates for each other).
+        log "== building weft (weft-cli, weftd, the robotnet example; release)"
+        cargo build --release -p weft-cli -p weftd -p weft --bins --example robotnet
+        ROBOTNET=$WEFT_TARGET/release/examples/robotnet
     fi
-fi
-ROBOTNET=
-if has weft && [[ -z "${WEFT_BIN:-}" ]] && [[ ${#WORKLOADS[@]} == 0 || ${WORKLOADS[1]} == *robotnet* ]]; then
-    log "== building the robotnet example (release)"
-    cargo build --release -p weft --example robotnet
-    ROBOTNET=$WEFT_TARGET/release/examples/robotnet
 fi
 ROBOTNET=${ROBOTNET_BIN:-$ROBOTNET}
 WEFT=${WEFT_BIN:-$WEFT_TARGET/release/weft}
