@@ -97,7 +97,8 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row), ["na", "na", "fail", "na"])
         # From the robot net: the worst stream's p99 400 µs... 700 µs under 1 ms, its p50
         # (90 µs) under 0.1 ms, nothing lost, but events (p99 700) later than state (400).
-        row = re.search(r"<tr><td>weft routed</td>(.*?)</tr>", req, flags=re.S).group(1)
+        row = re.search(r"<tr><td>weft routed, robot net</td>(.*?)</tr>", req,
+                        flags=re.S).group(1)
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
                          ["pass", "pass", "pass", "fail"])
         self.assertIn("robot-net run", row)
@@ -131,6 +132,10 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| weft p2p | 20 / 150 | 24 / 3000 |", md)
         self.assertIn("| weft p2p | 31 | - | - / - / - | 250 ms |", md)
         self.assertIn("| tcp p2p | 12 | - | - / - / - | not within ? s |", md)
+        self.assertIn("| weft routed, robot net | pass (700) | pass (90) | pass (0 lost) | FAIL "
+                      "(700 against 400) | robot-net run", md)
+        self.assertIn("| weft routed | not measured | not measured | pass (1.5 M) | not measured "
+                      "(no robot-net run) |", md)
 
     def test_wrong_header_is_refused(self):
         self.csv.write_text(CSV.replace("reps", "repetitions", 1))
