@@ -202,9 +202,15 @@ if has zenoh && [[ ! -x "$ZENOHD" ]]; then
 fi
 
 log "== measuring (load average $(cut -d' ' -f1-3 /proc/loadavg)); logs in $OUT/logs"
+# In the background, so that a TERM or INT to this script reaches the driver, which then ends
+# every process it started.
 python3 bench/compare/compare.py --out "$OUT" --bins "$BINS" --systems "$SYSTEMS" \
-    --port "${BENCH_PORT:-17900}" --samples-scale "${COMPARE_SAMPLES_SCALE:-1}" --command "$COMMAND" "${QUICK[@]}" "${PAYLOADS[@]}" \
-    "${WORKLOADS[@]}"
+    --port "${BENCH_PORT:-17900}" --samples-scale "${COMPARE_SAMPLES_SCALE:-1}" \
+    --command "$COMMAND" "${QUICK[@]}" "${PAYLOADS[@]}" "${WORKLOADS[@]}" &
+DRIVER=$!
+trap 'kill -TERM "$DRIVER" 2>/dev/null; wait "$DRIVER"; exit 143' TERM INT
+wait "$DRIVER"
+trap - TERM INT
 python3 bench/compare/html_report.py --csv "$OUT/results.csv" --meta "$OUT/meta.json" \
     --out "$OUT/report.html" --markdown "$OUT/summary.md"
 cat "$OUT/summary.md"

@@ -146,7 +146,7 @@ python3 -m unittest discover -s bench/compare -p 'test_*.py'
 compare_out="$root/target/compare-smoke"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=18950 \
-  COMPARE_SAMPLES_SCALE=0.05 timeout 120 bench/compare.sh --quick --systems weft,tcp \
+  COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 120 bench/compare.sh --quick --systems weft,tcp \
   --payloads 1024 --workloads thr,rtt,wire --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p,weft:routed,tcp:p2p --tests thr,rtt_p50,rtt_p99,wire_bytes,cpu_ns
