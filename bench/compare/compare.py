@@ -311,8 +311,8 @@ class Variant:
     env: dict = field(default_factory=dict)
 
 
-def make_variants(b: dict, quick: bool) -> list[Variant]:
-    """Every variant, given the binaries `b` (paths by name) and the scratch directory."""
+def make_variants(b: dict) -> list[Variant]:
+    """Every variant whose programs are in `b` (paths by name, and the scratch directory)."""
     weft, weftd = b["weft"], b["weftd"]
     c = b["compare_bin"]
     cdir = b["c_bin"]
@@ -518,6 +518,7 @@ class Results:
 
     def add(self, v: Variant, test: str, payload: int, value: float, unit: str,
             lo: float | None = None, hi: float | None = None, reps: int = 1) -> None:
+        assert test in TESTS and v.system in SYSTEMS, (test, v.system)
         fmt = (lambda x: f"{x:.6g}")
         self.w.writerow([v.system, v.topology, test, payload, fmt(value), unit,
                          fmt(value if lo is None else lo), fmt(value if hi is None else hi), reps])
@@ -1020,7 +1021,7 @@ def main() -> int:
         robotnet_s=2 if args.quick else 4,
         recovery_window_s=5 if args.quick else 15,
     )
-    variants = [v for v in make_variants(bins, args.quick) if v.system in wanted]
+    variants = [v for v in make_variants(bins) if v.system in wanted]
     missing = [s for s in wanted if not any(v.system == s for v in variants)]
     for s in missing:
         log(f"{s}: not run (its programs are missing)")
