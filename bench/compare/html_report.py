@@ -138,7 +138,8 @@ def svg_plot(title: str, series: dict[str, list[tuple[float, float]]], xlabel: s
             continue
         system, _, topo = name.partition(" ")
         color = COLORS.get(system, "#000")
-        dash = "" if topo == "p2p" else ' stroke-dasharray="6 3"'
+        dash = {"p2p": "", "broker-qos1": ' stroke-dasharray="2 3"'}.get(
+            topo, ' stroke-dasharray="6 3"')
         width = 3 if system == "weft" else 1.6
         d = " ".join(f"{'M' if j == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for j, (x, y) in enumerate(s))
         out.append(f'<path class="series" data-series="{esc(name)}" d="{d}" fill="none" '
@@ -402,7 +403,7 @@ def render(rows: list[dict], meta: dict) -> str:
         "<h2>Throughput</h2>",
         "<p>A publisher sends as fast as it can; the subscriber counts what it receives, in "
         "rounds; the median round is plotted. Solid lines: peer to peer; dashed: through a "
-        "router or broker.</p>",
+        "router or broker; dotted: MQTT at QoS 1.</p>",
         svg_plot("Throughput (msg/s)", thr, "payload", "messages per second"),
         svg_plot("Throughput (Gb/s of payload)", gbps, "payload", "Gb/s"),
         table("Throughput, msg/s", by(rows, "thr"), "messages per second (median round)"),
