@@ -139,7 +139,6 @@ int main(int argc, char **argv) {
             t_sent = bench_now();
             mosquitto_publish(m, NULL, "ping", (int)A.size, buf, A.qos, false);
             double resend = t_sent + 0.2;
-            if (getenv("MQTT_DEBUG")) fprintf(stderr, "trip %llu\n", (unsigned long long)trips);
             while (!done && bench_now() < resend) turn(m, 10);
         }
         bench_print_latency(rtt, trips > BENCH_WARMUP ? trips - BENCH_WARMUP : 0, A.size);
