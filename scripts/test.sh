@@ -138,6 +138,20 @@ step "the robot-net scenario, short (ten sessions at 10 kHz, peer to peer and ro
 ROBOTNET_BIN="$root/target/debug/examples/robotnet" WEFTD_BIN="$root/target/debug/weftd" \
   BENCH_PORT=18900 bench/robotnet.sh --both --runs 1 --seconds 1
 
+step "the middleware comparison, smoke (bench/compare.sh: weft and raw TCP, one payload)"
+# The report generator and the results checker on a synthetic CSV, then a tiny real run with
+# the debug builds cargo test made (bench/compare.sh builds the raw TCP programs, without
+# Zenoh, in seconds); the full comparison is bench/compare.sh (docs/compare.md).
+python3 -m unittest discover -s bench/compare -p 'test_*.py'
+compare_out="$root/target/compare-smoke"
+rm -rf "$compare_out"
+WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=18950 \
+  COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 120 bench/compare.sh --quick --systems weft,tcp \
+  --payloads 1024 --workloads thr,rtt,wire --out "$compare_out"
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect weft:p2p,weft:routed,tcp:p2p --tests thr,rtt_p50,rtt_p99,wire_bytes,cpu_ns
+grep -q '<svg class="plot"' "$compare_out/report.html"
+
 step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
 rustup target add thumbv7em-none-eabihf >/dev/null
 cargo build --quiet -p weft-proto -p weft-keyexpr --target thumbv7em-none-eabihf

@@ -82,6 +82,7 @@ impl Args {
             })
     }
 
+    #[cfg(feature = "zenoh")]
     /// A Zenoh configuration: the `-c` file if any, then mode (peer by default), endpoints,
     /// multicast scouting off.
     /// A side that only connects listens nowhere (Zenoh's peers otherwise listen on every

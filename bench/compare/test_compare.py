@@ -1,0 +1,162 @@
+"""Tests of bench/compare.sh's report generator and results checker, on a small synthetic
+results.csv. Run: python3 -m unittest discover -s bench/compare -p 'test_*.py'"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import check_results  # noqa: E402
+import html_report  # noqa: E402
+
+CSV = """system,topology,test,payload,value,unit,min,max,reps
+weft,p2p,thr,8,2000000,msg/s,1900000,2100000,3
+weft,p2p,thr,1024,900000,msg/s,850000,950000,3
+weft,routed,thr,8,1500000,msg/s,1400000,1600000,3
+tcp,p2p,thr,8,30000000,msg/s,29000000,31000000,3
+tcp,p2p,thr,1024,1800000,msg/s,1700000,1900000,3
+mqtt,broker-qos1,thr,8,5000,msg/s,4000,6000,3
+weft,p2p,rtt_p50,8,20,us,19,21,3
+weft,p2p,rtt_p99,8,150,us,140,160,3
+weft,p2p,rtt_p50,1024,24,us,22,25,3
+weft,p2p,rtt_p99,1024,3000,us,2500,3100,3
+tcp,p2p,rtt_p50,8,9,us,9,9,3
+tcp,p2p,rtt_p99,8,30,us,30,30,3
+weft,p2p,wire_bytes,8,31,B/msg,31,31,1
+tcp,p2p,wire_bytes,8,12,B/msg,12,12,1
+weft,p2p,cpu_ns,8,120,ns/msg sub,100,140,2
+weft,routed,cpu_ns,8,180,ns/msg router,170,190,2
+weft,routed,lat_p50,64,90,us state,90,90,1
+weft,routed,lat_p99,64,400,us state,400,400,1
+weft,routed,lat_p50,64,80,us event,80,80,1
+weft,routed,lat_p99,64,700,us event,700,700,1
+"""
+
+META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "3.1 2 1",
+        "systems": [{"system": "weft", "topology": "p2p", "settings": "weft's own tools",
+                     "client": "weft CLI", "commands": ["subscriber: weft sub-thr -l tcp/x"]}],
+        "versions": {"weft": "abc1234"},
+        "failure": [{"system": "weft", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": True, "recovery_s": 0.25, "gap_s": 0.75},
+                    {"system": "tcp", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": False, "recovery_s": None, "gap_s": None}],
+        "robotnet": [{"system": "weft", "topology": "routed", "seconds": 2, "sent_late": 5,
+                      "ticks": 20000, "streams": {
+                          "state": {"p50_us": 90, "p99_us": 400, "p999_us": 900,
+                                    "max_us": 1200, "sent": 180000, "received": 180000},
+                          "event": {"p50_us": 80, "p99_us": 700, "p999_us": 800,
+                                    "max_us": 900, "sent": 2000, "received": 2000}}}]}
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.csv = Path(self.dir.name) / "results.csv"
+        self.csv.write_text(CSV)
+        self.meta = Path(self.dir.name) / "meta.json"
+        self.meta.write_text(json.dumps(META))
+        self.out = Path(self.dir.name) / "report.html"
+        subprocess.run([sys.executable, str(HERE / "html_report.py"), "--csv", str(self.csv),
+                        "--meta", str(self.meta), "--out", str(self.out)], check=True)
+        self.html = self.out.read_text()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_four_plots_with_a_line_per_series(self):
+        plots = re.findall(r"<svg class=\"plot\".*?</svg>", self.html, flags=re.S)
+        titles = [re.search(r'aria-label="([^"]*)"', p).group(1) for p in plots]
+        self.assertEqual(titles, ["Throughput (msg/s)", "Throughput (Gb/s of payload)",
+                                  "Round trip p50 (µs)", "Round trip p99 (µs)"])
+        thr_series = re.findall(r'data-series="([^"]*)"', plots[0])
+        self.assertEqual(sorted(thr_series),
+                         ["mqtt broker-qos1", "tcp p2p", "weft p2p", "weft routed"])
+        # Log axes: 1 KiB sits far right of 8 B, and one tick per power of ten of msg/s.
+        self.assertIn(">8 B<", plots[0])
+        self.assertIn(">1 KiB<", plots[0])
+        self.assertIn(">10 M<", plots[0])
+
+    def test_self_contained(self):
+        self.assertNotRegex(self.html, r"(src|href)=\"https?:")
+        self.assertNotIn("<script src", self.html)
+
+    def test_requirement_table_passes_and_fails(self):
+        req = self.html.split("<h2>Requirements</h2>")[1].split("<h2>")[0]
+        row = re.search(r"<tr><td>weft p2p</td>(.*?)</tr>", req, flags=re.S).group(1)
+        # Half of 150 µs under 1 ms; half of 20 µs under 0.1 ms; 2 M msg/s over 10 kHz.
+        self.assertEqual(re.findall(r'class="(pass|fail|na)"', row), ["pass", "pass", "pass", "na"])
+        row = re.search(r"<tr><td>mqtt broker-qos1</td>(.*?)</tr>", req, flags=re.S).group(1)
+        self.assertEqual(re.findall(r'class="(pass|fail|na)"', row), ["na", "na", "fail", "na"])
+        # From the robot net: the worst stream's p99 400 µs... 700 µs under 1 ms, its p50
+        # (90 µs) under 0.1 ms, nothing lost, but events (p99 700) later than state (400).
+        row = re.search(r"<tr><td>weft routed, robot net</td>(.*?)</tr>", req,
+                        flags=re.S).group(1)
+        self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
+                         ["pass", "pass", "pass", "fail"])
+        self.assertIn("robot-net run", row)
+
+    def test_failure_table(self):
+        f = self.html.split("<h2>A node's failure</h2>")[1].split("<h2>")[0]
+        self.assertIn('<td>weft p2p</td><td>64 B</td><td>500 ms</td><td class="pass">250 ms'
+                      '</td><td>750 ms</td>', f)
+        self.assertIn('<td>tcp p2p</td><td>64 B</td><td>500 ms</td><td class="fail">', f)
+
+    def test_robotnet_table(self):
+        rn = self.html.split("<h2>Robot net</h2>")[1].split("<h2>")[0]
+        self.assertIn("<td>weft routed</td><td>event</td><td>80</td><td>700</td>", rn)
+
+    def test_losses_name_the_faster_systems(self):
+        losses = self.html.split("<h2>Where weft loses</h2>")[1].split("<h2>")[0]
+        self.assertIn("throughput at 8 B: weft's best (weft p2p) 2 M msg/s; better: tcp p2p 30 M",
+                      losses)
+        self.assertIn("round trip p50 at 8 B", losses)
+        self.assertIn("wire bytes per message at 8 B", losses)
+
+    def test_tables_and_settings(self):
+        self.assertIn("<h3>Throughput, msg/s</h3>", self.html)
+        self.assertIn("<h3>CPU, ns/msg router</h3>", self.html)
+        self.assertIn("subscriber: weft sub-thr -l tcp/x", self.html)
+        self.assertIn("bench/compare.sh --quick", self.html)
+
+    def test_markdown_summary(self):
+        md = html_report.markdown(html_report.load_rows(self.csv), META)
+        self.assertIn("| weft p2p | 2 M | 900 k |", md)
+        self.assertIn("| weft p2p | 20 / 150 | 24 / 3000 |", md)
+        self.assertIn("| weft p2p | 31 | - | - / - / - | 250 ms |", md)
+        self.assertIn("| tcp p2p | 12 | - | - / - / - | not within ? s |", md)
+        self.assertIn("| weft routed, robot net | pass (700) | pass (90) | pass (0 lost) | FAIL "
+                      "(700 against 400) | robot-net run", md)
+        self.assertIn("| weft routed | not measured | not measured | pass (1.5 M) | not measured "
+                      "(no robot-net run) |", md)
+
+    def test_wrong_header_is_refused(self):
+        self.csv.write_text(CSV.replace("reps", "repetitions", 1))
+        with self.assertRaises(ValueError):
+            html_report.load_rows(self.csv)
+
+
+class CheckTest(unittest.TestCase):
+    def test_sound_and_broken_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "r.csv"
+            p.write_text(CSV)
+            self.assertEqual(check_results.check(str(p), ["weft:p2p", "tcp:p2p"],
+                                                 ["thr", "rtt_p50"]), [])
+            self.assertEqual(check_results.check(str(p), ["tcp:p2p"], ["cpu_ns"]),
+                             ["no cpu_ns row for tcp p2p"])
+            p.write_text(CSV + "corba,p2p,thr,8,1,msg/s,2,3,1\n")
+            errors = check_results.check(str(p), [], [])
+            self.assertIn("line 22: system 'corba'", errors)
+            self.assertIn("line 22: value 1.0 outside [2.0, 3.0] or negative", errors)
+
+
+if __name__ == "__main__":
+    unittest.main()
