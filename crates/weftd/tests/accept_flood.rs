@@ -112,3 +112,84 @@ fn stalled_handshakes_opened_again_and_again_do_not_keep_a_client_out() {
         "sessions {failed:?} did not open within {WITHIN:?}"
     );
 }
+
+#[test]
+fn stalled_connections_to_a_tls_listener_do_not_keep_a_tls_client_out() {
+    use weft_testkit::certs::{base64, Pki};
+    common::raise_open_files_limit(4 * STALLED as u64 + 256);
+    let pki = Pki::new("weftd");
+    let read = |path: &str| std::fs::read_to_string(path).unwrap();
+    let config = format!(
+        r#"{{ transport: {{ link: {{ tls: {{
+            listen_certificate_base64: "{}",
+            listen_private_key_base64: "{}",
+        }} }} }} }}"#,
+        base64(&read(&pki.server_cert)),
+        base64(&read(&pki.server_key)),
+    );
+    let tls_port = free_port();
+    let tls_endpoint = format!("tls/127.0.0.1:{tls_port}");
+    let weftd = Weftd::with_config(free_port(), &config, &["-l", &tls_endpoint]);
+    common::wait_for_port(tls_port);
+    let stop = Arc::new(AtomicBool::new(false));
+    let reopened = Arc::new(AtomicUsize::new(0));
+    let attackers: Vec<_> = (0..STALLED)
+        .map(|_| {
+            let (stop, reopened) = (stop.clone(), reopened.clone());
+            std::thread::spawn(move || stall(tls_port, &stop, &reopened))
+        })
+        .collect();
+    // Every `accept_pending` place is held by a stalled connection before the client
+    // comes (weftd's sockets: two listeners and the stalled connections).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sockets(weftd.pid()) < ACCEPT_PENDING + 2 {
+        assert!(
+            Instant::now() < deadline,
+            "weftd holds {} sockets, not {ACCEPT_PENDING} stalled connections and its listeners",
+            sockets(weftd.pid())
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let endpoint: weft::endpoint::Endpoint = tls_endpoint
+        .replace("127.0.0.1", "localhost")
+        .parse()
+        .unwrap();
+    let mut slowest = Duration::ZERO;
+    let mut failed = Vec::new();
+    for i in 0..SESSIONS {
+        let started = Instant::now();
+        let opened = loop {
+            let attempt = weft::open(weft::Config {
+                mode: weft::WhatAmI::Client,
+                multicast_scouting: false,
+                connect: vec![endpoint.clone()],
+                tls: pki.connecting(false),
+                ..weft::Config::default()
+            });
+            match attempt {
+                Ok(session) => break Some(session),
+                Err(_) if started.elapsed() < WITHIN => {}
+                Err(_) => break None,
+            }
+        };
+        let took = started.elapsed();
+        slowest = slowest.max(took);
+        match opened {
+            Some(session) if took <= WITHIN => session.close(),
+            _ => failed.push(i),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    for a in attackers {
+        let _ = a.join();
+    }
+    eprintln!(
+        "{SESSIONS} TLS sessions beside {STALLED} stalled connections ({} reopened): slowest \
+         {slowest:?}, failed {failed:?}",
+        reopened.load(Ordering::Relaxed)
+    );
+    assert!(
+        failed.is_empty(),
+        "TLS sessions {failed:?} did not open within {WITHIN:?}"
+    );
+}
