@@ -138,7 +138,7 @@ fn all_cross(
 }
 
 #[test]
-fn a_client_or_peer_claiming_a_meshed_routers_id_is_refused_and_the_mesh_carries_everything() {
+fn a_node_claiming_a_meshed_routers_id_is_refused_and_the_mesh_carries_everything() {
     const ROUTER_A: u128 = 0xa1a1_a1a1;
     const ROUTER_B: u128 = 0xb2b2_b2b2;
     let (port_a, port_b) = (free_port(), free_port());
@@ -162,23 +162,32 @@ fn a_client_or_peer_claiming_a_meshed_routers_id_is_refused_and_the_mesh_carries
     }
     all_cross(&publisher, &rx, "before", 400);
 
-    // Router B's id, claimed at router A by a client and by a peer: refused, as zenohd
-    // refuses it; the link between the routers stays.
-    let mut claims = Vec::new();
-    for whatami in [WhatAmI::Client, WhatAmI::Peer] {
-        match claim(port_a, ROUTER_B, whatami) {
-            Err(RawError::Closed(reason)) => {
-                assert_eq!(reason, CloseReason::MAX_LINKS, "{whatami:?}");
-            }
-            Err(e) => panic!("a {whatami:?} claiming router B's id: {e:?}, not a Close"),
-            Ok(mut claimed) => {
-                let reason = claimed
-                    .wait_close(Duration::from_secs(5))
-                    .unwrap_or_else(|e| panic!("a {whatami:?} claiming B's id was kept: {e}"));
-                assert_eq!(reason, CloseReason::MAX_LINKS, "{whatami:?}");
-                claims.push(claimed);
-            }
-        }
+    // Router B's id, claimed at router A by a client, a peer and a router: refused, as
+    // zenohd refuses it; the link between the routers stays. (Two routers connecting to
+    // each other at once keep one of their two sessions by a rule both apply; a session
+    // begun once the first was up is no such case.)
+    // Both ways round: which of two routers keeps a simultaneous pair depends on which
+    // id is the greater.
+    for (n, (port, claimed, whatami)) in [
+        (port_a, ROUTER_B, WhatAmI::Client),
+        (port_a, ROUTER_B, WhatAmI::Peer),
+        (port_a, ROUTER_B, WhatAmI::Router),
+        (port_b, ROUTER_A, WhatAmI::Router),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let claim = claim(port, claimed, whatami);
+        // While the claim stands (or once it was refused), the mesh carries everything.
+        all_cross(&publisher, &rx, &format!("claim-{n}"), 200);
+        let reason = match claim {
+            Err(RawError::Closed(reason)) => reason,
+            Err(e) => panic!("a {whatami:?} claiming a router's id: {e:?}, not a Close"),
+            Ok(mut claimed) => claimed
+                .wait_close(Duration::from_secs(5))
+                .unwrap_or_else(|e| panic!("a {whatami:?} claiming a router's id was kept: {e}")),
+        };
+        assert_eq!(reason, CloseReason::MAX_LINKS, "{whatami:?}");
     }
     all_cross(&publisher, &rx, "claimed", 400);
 }

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{Mapping, WireExpr, ZenohId};
@@ -82,6 +83,8 @@ pub(crate) struct Face {
     /// The links reserved for some priorities attached beside the main one, as link
     /// events listeners were (or are about to be) told of them.
     pub(crate) priority_links: Vec<AttachedLink>,
+    /// When it became a face of this session.
+    pub(crate) attached_at: Instant,
 }
 
 /// A link reserved for some priorities, attached to a face's main transport.
@@ -112,6 +115,7 @@ impl Face {
             for_priorities: false,
             reconnect: None,
             priority_links: Vec::new(),
+            attached_at: Instant::now(),
         }
     }
 

@@ -32,6 +32,10 @@ pub(crate) trait FaceTransport: Send + Sync + 'static {
     fn peer_whatami(&self) -> WhatAmI;
     /// The link, for logs.
     fn describe(&self) -> &str;
+    /// When the handshake that made it started, if it had one.
+    fn handshake_started(&self) -> Option<Instant> {
+        None
+    }
     /// Sends a message the session itself sends (see [`Transport::send`]).
     fn send(
         &self,
@@ -88,6 +92,10 @@ impl FaceTransport for Transport {
 
     fn describe(&self) -> &str {
         Self::describe(self)
+    }
+
+    fn handshake_started(&self) -> Option<Instant> {
+        Some(Self::handshake_started(self))
     }
 
     fn send(

@@ -155,12 +155,22 @@ impl Inner {
             let between_peers =
                 super::discovery::both_may_connect(self.config.mode, t.peer_whatami());
             // A main link replaces a link reserved for priorities that stood in for it.
-            let live_duplicate = st
+            let live = st
                 .faces
                 .get(&peer)
-                .is_some_and(|f| !f.transport.is_closed() && (!f.for_priorities || for_priorities));
+                .filter(|f| !f.transport.is_closed() && (!f.for_priorities || for_priorities));
+            let live_duplicate = live.is_some();
+            // Two peers (or routers) that connect to each other at the same time make two
+            // sessions, both begun before either was up: they keep one by a rule both
+            // apply alike. A session begun once the live one was up is not that: it is a
+            // node claiming the live one's ZenohID (or the same node again, before this
+            // one saw its link end), refused below as for clients.
+            let simultaneous = live.is_some_and(|f| {
+                t.handshake_started()
+                    .is_none_or(|started| started <= f.attached_at)
+            });
             if between_peers
-                && live_duplicate
+                && simultaneous
                 && !crate::scouting::message::opened_by_greater(self.zid, peer, opened)
             {
                 drop(st);
@@ -168,7 +178,7 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_LINKS);
                 return false;
             }
-            if live_duplicate && !between_peers {
+            if live_duplicate && (!between_peers || !simultaneous) {
                 // A node claiming the ZenohID of a live session (ZenohIDs are public):
                 // refused, as Zenoh refuses it; the live session keeps everything. A
                 // node that really restarted gets in once its old session's lease or

@@ -100,12 +100,14 @@ impl Pending {
 }
 
 /// Sets up the transport a handshake agreed; `user` is the user name the peer
-/// authenticated as (user/password authentication, acceptor only).
+/// authenticated as (user/password authentication, acceptor only); the handshake started
+/// at `handshake_started`.
 pub(super) fn establish(
     reader: BatchReader,
     negotiated: Negotiated,
     handler: Arc<dyn Handler>,
     user: Option<String>,
+    handshake_started: Instant,
 ) -> io::Result<Pending> {
     let describe = reader.link().describe();
     let (link, rest) = reader.into_parts();
@@ -136,6 +138,7 @@ pub(super) fn establish(
         closed: AtomicBool::new(false),
         manual_batching: AtomicBool::new(false),
         epoch: Instant::now(),
+        handshake_started,
         last_tx_ms: AtomicU64::new(0),
         stats: TransportStats::default(),
         drop_log: Mutex::new(super::drops::DropLog::default()),

@@ -78,6 +78,8 @@ pub(crate) struct Handshake {
     out: Vec<u8>,
     written: usize,
     deadline: Instant,
+    /// When it started (see [`Transport::handshake_started`]).
+    started: Instant,
     handler: Arc<dyn Handler>,
     notify: Arc<dyn Fn() + Send + Sync>,
 }
@@ -105,6 +107,7 @@ impl Handshake {
             out: Vec::new(),
             written: 0,
             deadline: Instant::now() + timeout,
+            started: Instant::now(),
             handler,
             notify,
         })
@@ -141,6 +144,7 @@ impl Handshake {
             out: Vec::new(),
             written: 0,
             deadline: Instant::now() + timeout,
+            started: Instant::now(),
             handler,
             notify,
         };
@@ -353,6 +357,12 @@ impl Handshake {
                 weft_proto::printable::printable(user)
             );
         }
-        Ok(establish(reader, negotiated, self.handler.clone(), user)?)
+        Ok(establish(
+            reader,
+            negotiated,
+            self.handler.clone(),
+            user,
+            self.started,
+        )?)
     }
 }

@@ -243,6 +243,8 @@ pub(crate) struct Transport {
     closed: AtomicBool,
     manual_batching: AtomicBool,
     epoch: Instant,
+    /// When the handshake that made it started.
+    handshake_started: Instant,
     last_tx_ms: AtomicU64,
     stats: TransportStats,
     /// When this transport's drops were last logged (see `drops`).
@@ -275,6 +277,12 @@ impl Transport {
     /// The peer's id.
     pub(crate) fn peer_zid(&self) -> ZenohId {
         self.negotiated.peer_zid
+    }
+
+    /// When the handshake that made this transport started (its link accepted, or its
+    /// connection begun).
+    pub(crate) const fn handshake_started(&self) -> Instant {
+        self.handshake_started
     }
 
     /// The peer's role.
