@@ -230,10 +230,16 @@ pub(super) fn answer(
         let _ = writer.push(form.close().as_bytes().to_vec());
         writer.end();
     };
-    match tokio::runtime::Handle::try_current() {
-        Ok(runtime) => drop(runtime.spawn_blocking(write)),
-        Err(_) => drop(std::thread::spawn(write)),
-    }
+    // Handlers run on the HTTP edge's blocking pool, which the connection limit bounds:
+    // the writer takes one of its threads, never a thread of its own.
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Response::new(
+            500,
+            "text/plain",
+            "no HTTP runtime to stream the answer from".to_string(),
+        );
+    };
+    drop(runtime.spawn_blocking(write));
     Response::stream(200, form.content_type(), Box::new(Streamed(queue)))
 }
 
