@@ -6,6 +6,8 @@
 //! - [`establish`]: the unicast handshake (InitSyn, InitAck, OpenSyn, OpenAck) in both
 //!   roles, with parameter and extension negotiation;
 //! - [`lease`]: when to send keep-alives and when the peer is dead;
+//! - [`multicast`]: the members of a multicast group (Join, per-member sequence numbers,
+//!   leases);
 //! - [`sn`]: sequence-number ranges, counters and the receiver's ordering rule;
 //! - [`rx`]: the receive side of an established transport: SN checks, priorities,
 //!   reassembly, delivery of network messages;
@@ -17,6 +19,7 @@
 pub mod connection;
 pub mod establish;
 pub mod lease;
+pub mod multicast;
 pub mod queue;
 pub mod rx;
 pub mod sn;

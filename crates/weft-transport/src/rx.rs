@@ -198,6 +198,18 @@ impl Receiver {
         self.stats
     }
 
+    /// Restarts the channel (`priority`, `reliability`) at `next_sn`, the SN its next
+    /// Frame or Fragment takes (a multicast member's Join says it); a message being
+    /// reassembled there is kept. Ignored for a priority without QoS.
+    pub fn sync(&mut self, priority: Priority, reliability: Reliability, next_sn: u32) {
+        if !self.qos && priority != Priority::Data {
+            return;
+        }
+        self.channels[index(priority, reliability)]
+            .window
+            .restart(next_sn);
+    }
+
     /// Bytes held by partially reassembled messages.
     pub fn reassembly_bytes(&self) -> usize {
         self.channels.iter().map(|c| c.defrag.buffered()).sum()

@@ -72,6 +72,12 @@ impl SnWindow {
         }
     }
 
+    /// Expects `next` (within the window's range) next, whatever came before.
+    pub fn restart(&mut self, next: u32) {
+        let next = next & self.max;
+        self.last = if next == 0 { self.max } else { next - 1 };
+    }
+
     /// Judges `sn` and, if it is accepted, makes it the last accepted SN.
     pub fn accept(&mut self, sn: u32) -> SnVerdict {
         if sn > self.max {

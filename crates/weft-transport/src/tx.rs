@@ -87,6 +87,12 @@ impl Transmitter {
         }
     }
 
+    /// The SN the next Frame or Fragment of the channel (`priority`, `reliability`)
+    /// takes (what a multicast Join announces).
+    pub fn next_sn(&self, priority: Priority, reliability: Reliability) -> u32 {
+        self.counters[index(priority, reliability)].peek()
+    }
+
     /// Whether no batch is pending.
     pub fn is_empty(&self) -> bool {
         self.lanes.iter().all(|l| l.len == 0)
