@@ -209,6 +209,13 @@ pub struct Config {
     pub max_sessions: usize,
     /// `transport.unicast.qos.enabled`.
     pub qos: bool,
+    /// `transport.multicast.join_interval` (ms): time between two Joins sent to a
+    /// multicast group.
+    pub multicast_join_interval: Duration,
+    /// `transport.multicast.max_sessions`: members of a multicast group kept at most.
+    pub multicast_max_sessions: usize,
+    /// `transport.multicast.qos.enabled`: QoS on multicast groups (members must agree).
+    pub multicast_qos: bool,
     /// `queries_default_timeout` (ms).
     pub queries_default_timeout: Duration,
     /// `timestamping.enabled`: add a timestamp to published data.
@@ -282,6 +289,9 @@ impl Default for Config {
             accept_pending: 100,
             max_sessions: 1000,
             qos: true,
+            multicast_join_interval: Duration::from_millis(2500),
+            multicast_max_sessions: 1000,
+            multicast_qos: false,
             queries_default_timeout: Duration::from_millis(10_000),
             timestamping: None,
             plugins: None,

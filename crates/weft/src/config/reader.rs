@@ -122,6 +122,18 @@ impl Config {
         if let Some(v) = unicast.qos.enabled.get(mode) {
             self.qos = v.0;
         }
+        let multicast = &t.multicast;
+        if let Some(v) = multicast.join_interval.get(mode) {
+            self.multicast_join_interval = v.0;
+        }
+        if let Some(v) = multicast.max_sessions.get(mode) {
+            self.multicast_max_sessions = v.0;
+        }
+        if let Some(v) = multicast.qos.enabled.get(mode) {
+            self.multicast_qos = v.0;
+        }
+        // `compression.enabled` is read as `Off`: only false gets this far.
+        let _ = multicast.compression.enabled.get(mode);
         let tx = &t.link.tx;
         if let Some(v) = tx.lease.get(mode) {
             self.lease = v.0;

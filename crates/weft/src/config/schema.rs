@@ -24,7 +24,7 @@ use serde_json::Value;
 use super::setting::{Checked, FailClosed, OrNull, Refusal, Setting, Why};
 use super::values::{
     BatchSize, BufferSize, CertificateBase64, CertificateFile, Count, Endpoints as EndpointList,
-    Flag, GossipTarget, Id, Interface, KeyBase64, KeyFile, Micros, Millis, Mode, MulticastAddress,
+    Flag, GossipTarget, Off, Id, Interface, KeyBase64, KeyFile, Micros, Millis, Mode, MulticastAddress,
     PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
 };
 use super::ConfigError;
@@ -210,7 +210,7 @@ struct Qos {
 #[serde(default, deny_unknown_fields, expecting = "an object")]
 pub(super) struct Transport {
     pub(super) unicast: Unicast,
-    multicast: MulticastTransport,
+    pub(super) multicast: MulticastTransport,
     pub(super) link: Link,
     shared_memory: SharedMemory,
     pub(super) auth: Auth,
@@ -247,11 +247,18 @@ struct Unimplemented {
 /// `transport.multicast`.
 #[derive(Deserialize, Default)]
 #[serde(default, deny_unknown_fields, expecting = "an object")]
-struct MulticastTransport {
-    join_interval: Leaf,
-    max_sessions: Leaf,
-    qos: Unimplemented,
-    compression: Unimplemented,
+pub(super) struct MulticastTransport {
+    pub(super) join_interval: Setting<Millis>,
+    pub(super) max_sessions: Setting<Count>,
+    pub(super) qos: QosEnabled,
+    pub(super) compression: MulticastCompression,
+}
+
+/// `transport.multicast.compression`: weft sends and reads uncompressed batches only.
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields, expecting = "an object")]
+pub(super) struct MulticastCompression {
+    pub(super) enabled: Setting<Off>,
 }
 
 /// `transport.link`.

@@ -136,6 +136,23 @@ impl Read for Flag {
 #[derive(Debug)]
 pub(super) struct TimeoutMs(pub(super) i64);
 
+/// A switch weft has only in its off position (`false`): asking for it on is refused,
+/// naming what weft does not do.
+#[derive(Debug)]
+pub(super) struct Off;
+
+impl Read for Off {
+    fn read(v: &Value) -> Result<Self, Refusal> {
+        match v.as_bool() {
+            Some(false) => Ok(Self),
+            _ => Err(Refusal::invalid(
+                v,
+                "false (weft does not compress multicast batches)",
+            )),
+        }
+    }
+}
+
 impl Read for TimeoutMs {
     fn read(v: &Value) -> Result<Self, Refusal> {
         v.as_i64()

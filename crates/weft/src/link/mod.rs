@@ -24,6 +24,7 @@ use crate::endpoint::{Endpoint, Protocol};
 mod batch_reader;
 mod connect;
 pub(crate) mod kind;
+pub(crate) mod multicast;
 pub(crate) mod quic;
 pub(crate) mod serial;
 mod tcp;

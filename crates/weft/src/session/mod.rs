@@ -19,6 +19,7 @@ mod listener_thread;
 mod liveliness;
 mod matching;
 mod mesh;
+mod multicast;
 mod network_events;
 mod outbound;
 pub(crate) mod query;

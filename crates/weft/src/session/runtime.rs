@@ -469,6 +469,11 @@ pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), OpenError> {
         listen_anywhere(inner);
     }
     for ep in inner.config.connect.clone() {
+        if crate::link::multicast::is_multicast(&ep) {
+            // Joining a group is the same from `listen` and `connect`.
+            super::multicast::open(inner, &ep)?;
+            continue;
+        }
         spawn_connector(inner, Arc::new([ep]));
     }
     if !inner.scouted.is_empty() {
@@ -506,6 +511,10 @@ fn listen_anywhere(inner: &Arc<Inner>) {
 
 /// Binds one listener and starts its thread; returns the endpoint actually bound.
 pub(crate) fn listen(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenError> {
+    if crate::link::multicast::is_multicast(ep) {
+        // A group is not a locator to give others (scouting's Hellos list `listening`).
+        return super::multicast::open(inner, ep);
+    }
     let listener =
         Listener::bind(ep, &inner.config.link_settings(ep)).map_err(|e| OpenError::Listen {
             endpoint: ep.to_string(),

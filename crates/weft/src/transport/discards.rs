@@ -24,11 +24,16 @@ pub enum DiscardReason {
     /// A reply on a key that does not intersect its query's, to a query that accepts
     /// only those that do.
     KeyMismatch,
+    /// From a multicast group member: a key-expression id it never declared.
+    UnknownKeyExpr,
+    /// From a multicast group member: a message the group does not carry (a query, an
+    /// interest, a declaration other than a key expression's).
+    NotOnMulticast,
 }
 
 impl DiscardReason {
     /// Every reason, in the order the transports count them.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 9] = [
         Self::TooLarge,
         Self::OverBudget,
         Self::OverShare,
@@ -36,6 +41,8 @@ impl DiscardReason {
         Self::NoRoute,
         Self::Expired,
         Self::KeyMismatch,
+        Self::UnknownKeyExpr,
+        Self::NotOnMulticast,
     ];
 
     /// The reason's name, as metrics label it.
@@ -48,6 +55,8 @@ impl DiscardReason {
             Self::NoRoute => "no_route",
             Self::Expired => "expired",
             Self::KeyMismatch => "key_mismatch",
+            Self::UnknownKeyExpr => "unknown_key_expr",
+            Self::NotOnMulticast => "not_on_multicast",
         }
     }
 
@@ -60,6 +69,8 @@ impl DiscardReason {
             Self::Expired => 4,
             Self::KeyMismatch => 5,
             Self::OverShare => 6,
+            Self::UnknownKeyExpr => 7,
+            Self::NotOnMulticast => 8,
         }
     }
 }
@@ -72,7 +83,7 @@ impl fmt::Display for DiscardReason {
 
 /// Discards by reason, counted since the transport opened.
 #[derive(Debug, Default)]
-pub(crate) struct DiscardCounts([AtomicU64; 7]);
+pub(crate) struct DiscardCounts([AtomicU64; 9]);
 
 impl DiscardCounts {
     /// Discards for `reason` so far.
@@ -115,7 +126,9 @@ mod tests {
                 ("malformed", 0),
                 ("no_route", 2),
                 ("expired", 3),
-                ("key_mismatch", 0)
+                ("key_mismatch", 0),
+                ("unknown_key_expr", 0),
+                ("not_on_multicast", 0)
             ]
         );
     }
