@@ -202,7 +202,8 @@ fn open_v6(group: Ipv6Addr, port: u16, iface: Option<&str>) -> io::Result<GroupS
         Some(i) => interface_v6(i)?,
         None => (0, Ipv6Addr::UNSPECIFIED),
     };
-    let r = receiver(Domain::IPV6, SocketAddrV6::new(group, port, 0, 0).into())?;
+    // A link-scoped group is bound with its interface.
+    let r = receiver(Domain::IPV6, SocketAddrV6::new(group, port, 0, index).into())?;
     r.join_multicast_v6(&group, index)?;
     let s = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
     s.set_only_v6(true)?;

@@ -137,6 +137,7 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
     *group.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
     tracing::info!(
         group = %describe,
+        zid = %inner.zid,
         own = %group.sockets.own,
         "member of multicast group"
     );

@@ -1,0 +1,171 @@
+//! UDP multicast groups (`udp/224.0.0.224:PORT#iface=...` endpoints) between weft
+//! processes and with Eclipse Zenoh, each scenario inside two network namespaces of its
+//! own (see `netns`): multicast never touches the machine's own interfaces.
+//!
+//! Needs root and iproute2 (skipped otherwise, a failure under `WEFT_REQUIRE_NETNS=1`);
+//! the scenario with Eclipse Zenoh also needs `WEFT_ZENOH_PYTHON` (see weft-testkit).
+
+mod netns;
+
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use netns::{field, run, NetPair, Proc};
+
+/// One scenario at a time: the machine is small and the leases are short.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const GROUP: &str = "udp/224.0.0.224:17447";
+
+/// Joins every 300 ms, so that members meet quickly.
+const FAST_JOINS: &str = "transport/multicast/join_interval:300";
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn weft(pair: &NetPair, side: usize, args: &[&str]) -> Command {
+    let mut c = pair.cmd(side, env!("CARGO_BIN_EXE_weft"));
+    c.env("RUST_LOG", "weft=info")
+        .args(args)
+        .args(["--no-multicast-scouting", "--cfg", FAST_JOINS]);
+    c
+}
+
+fn group(pair: &NetPair, side: usize) -> String {
+    format!("{GROUP}#iface={}", pair.dev[side])
+}
+
+/// A `weft sub` on `demo/mc/**` in namespace `side`, member of the group once returned;
+/// returns it and its ZenohID.
+fn sub(pair: &NetPair, side: usize, extra: &[&str]) -> (Proc, String) {
+    let ep = group(pair, side);
+    let mut args = vec!["sub", "-l", &ep, "-k", "demo/mc/**", "--json"];
+    args.extend_from_slice(extra);
+    let p = Proc::spawn(weft(pair, side, &args));
+    let line = Proc::wait_line(&p.stderr, &["member of multicast group"], 10);
+    let zid = field(&line, "zid").to_string();
+    Proc::wait_line(&p.stderr, &["subscribed to"], 10);
+    (p, zid)
+}
+
+/// Waits until `p` logged that `member` joined the group (or left it, `what`).
+fn member_event(p: &Proc, what: &str, member: &str, secs: u64) {
+    Proc::wait_line(&p.stderr, &[what, &format!("member={member}")], secs);
+}
+
+/// Whether a line of `p`'s output containing `needle` comes within `wait`.
+fn received(p: &Proc, needle: &str, wait: Duration) -> bool {
+    let end = Instant::now() + wait;
+    while let Ok(line) = p
+        .stdout
+        .recv_timeout(end.saturating_duration_since(Instant::now()))
+    {
+        if line.contains(needle) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Publishes `payload` on `key` from a new `weft put` in namespace `side` (a member for
+/// the time of its put) until every one of `subs` printed it (5 tries, one a second).
+fn put_until_received(pair: &NetPair, side: usize, key: &str, payload: &str, subs: &[&Proc]) {
+    let ep = group(pair, side);
+    let mut waiting: Vec<&Proc> = subs.to_vec();
+    for _ in 0..5 {
+        let (code, err) = run(weft(pair, side, &["put", "-l", &ep, "-k", key, "-p", payload]), 15);
+        assert_eq!(code, Some(0), "put failed: {err}");
+        waiting.retain(|s| !received(s, payload, Duration::from_secs(1)));
+        if waiting.is_empty() {
+            return;
+        }
+    }
+    panic!("{} subscriber(s) did not receive {payload:?}", waiting.len());
+}
+
+#[test]
+fn three_weft_members_exchange_data_and_a_silent_member_leaves_by_lease_then_joins_again() {
+    let _serial = lock();
+    let Some(pair) = NetPair::create(1) else {
+        return;
+    };
+    let (a, a_zid) = sub(&pair, 0, &[]);
+    let (b, b_zid) = sub(&pair, 1, &[]);
+    member_event(&a, "member joined", &b_zid, 10);
+    member_event(&b, "member joined", &a_zid, 10);
+
+    // A third member (a put, from b's namespace) reaches both, across the veth and on
+    // its own machine; then the other way.
+    put_until_received(&pair, 1, "demo/mc/from-b-side", "one", &[&a, &b]);
+    put_until_received(&pair, 0, "demo/mc/from-a-side", "two", &[&b, &a]);
+
+    // A member with a 1 s lease, killed without a word: the others drop it once its
+    // lease has passed.
+    let (mut c, c_zid) = sub(&pair, 1, &["--cfg", "transport/link/tx/lease:1000"]);
+    member_event(&a, "member joined", &c_zid, 10);
+    member_event(&b, "member joined", &c_zid, 10);
+    c.kill();
+    member_event(&a, "member left (Expired)", &c_zid, 10);
+    member_event(&b, "member left (Expired)", &c_zid, 10);
+
+    // It comes back (a new process): it joins again and receives.
+    let (c2, c2_zid) = sub(&pair, 1, &["--cfg", "transport/link/tx/lease:1000"]);
+    member_event(&a, "member joined", &c2_zid, 10);
+    put_until_received(&pair, 0, "demo/mc/again", "three", &[&c2, &b]);
+}
+
+#[test]
+fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways() {
+    let _serial = lock();
+    let Some(python) = weft_testkit::zenoh_python() else {
+        return;
+    };
+    let Some(pair) = NetPair::create(2) else {
+        return;
+    };
+    let script = weft_testkit::repo_root().join("tests/interop/zenoh_node.py");
+
+    // weft -> Zenoh.
+    let mut zsub = pair.cmd(0, &python);
+    zsub.arg(&script).args([
+        "--mode",
+        "peer",
+        "--listen",
+        &group(&pair, 0),
+        "--sub",
+        "demo/mc/**",
+        "--timeout",
+        "30",
+    ]);
+    let zsub = Proc::spawn(zsub);
+    Proc::wait_line(&zsub.stdout, &["READY"], 20);
+    put_until_received(&pair, 1, "demo/mc/to-zenoh", "from-weft", &[&zsub]);
+
+    // Zenoh -> weft: weft takes the Zenoh peer as a member from its Join.
+    let (wsub, _) = sub(&pair, 0, &[]);
+    let mut zpub = pair.cmd(1, &python);
+    zpub.arg(&script).args([
+        "--mode",
+        "peer",
+        "--listen",
+        &group(&pair, 1),
+        "--put",
+        "demo/mc/to-weft",
+        "--payload",
+        "from-zenoh",
+        "--repeat",
+        "40",
+        "--interval",
+        "0.25",
+        "--timeout",
+        "20",
+    ]);
+    let _zpub = Proc::spawn(zpub);
+    member_event(&wsub, "member joined", "", 20);
+    assert!(
+        received(&wsub, "from-zenoh", Duration::from_secs(15)),
+        "weft received nothing from the Zenoh peer"
+    );
+}
