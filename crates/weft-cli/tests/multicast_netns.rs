@@ -27,9 +27,11 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 
 fn weft(pair: &NetPair, side: usize, args: &[&str]) -> Command {
     let mut c = pair.cmd(side, env!("CARGO_BIN_EXE_weft"));
-    c.env("RUST_LOG", "weft=info")
-        .args(args)
-        .args(["--no-multicast-scouting", "--cfg", FAST_JOINS]);
+    c.env("RUST_LOG", "weft=info").args(args).args([
+        "--no-multicast-scouting",
+        "--cfg",
+        FAST_JOINS,
+    ]);
     c
 }
 
@@ -75,14 +77,20 @@ fn put_until_received(pair: &NetPair, side: usize, key: &str, payload: &str, sub
     let ep = group(pair, side);
     let mut waiting: Vec<&Proc> = subs.to_vec();
     for _ in 0..5 {
-        let (code, err) = run(weft(pair, side, &["put", "-l", &ep, "-k", key, "-p", payload]), 15);
+        let (code, err) = run(
+            weft(pair, side, &["put", "-l", &ep, "-k", key, "-p", payload]),
+            15,
+        );
         assert_eq!(code, Some(0), "put failed: {err}");
         waiting.retain(|s| !received(s, payload, Duration::from_secs(1)));
         if waiting.is_empty() {
             return;
         }
     }
-    panic!("{} subscriber(s) did not receive {payload:?}", waiting.len());
+    panic!(
+        "{} subscriber(s) did not receive {payload:?}",
+        waiting.len()
+    );
 }
 
 #[test]

@@ -507,6 +507,32 @@ mod tests {
     }
 
     #[test]
+    fn multicast_transport_keys_are_read_and_compression_is_refused() {
+        let (c, warnings) = Config::from_json5("{}").unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.multicast_join_interval, Duration::from_millis(2500));
+        assert_eq!(c.multicast_max_sessions, 1000);
+        assert!(!c.multicast_qos);
+        let text = r#"{ transport: { multicast: { join_interval: 300, max_sessions: 4,
+            qos: { enabled: true }, compression: { enabled: false } } } }"#;
+        let (c, warnings) = Config::from_json5(text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(c.multicast_join_interval, Duration::from_millis(300));
+        assert_eq!(c.multicast_max_sessions, 4);
+        assert!(c.multicast_qos);
+        let e =
+            Config::from_json5("{ transport: { multicast: { compression: { enabled: true } } } }")
+                .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("transport.multicast.compression.enabled")
+                && e.to_string()
+                    .contains("weft does not compress multicast batches"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_key_zenoh_does_not_have_is_refused_naming_its_full_path() {
         for (text, key) in [
             ("{ acess_control: { enabled: true } }", "acess_control"),

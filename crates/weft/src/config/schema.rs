@@ -24,8 +24,8 @@ use serde_json::Value;
 use super::setting::{Checked, FailClosed, OrNull, Refusal, Setting, Why};
 use super::values::{
     BatchSize, BufferSize, CertificateBase64, CertificateFile, Count, Endpoints as EndpointList,
-    Flag, GossipTarget, Off, Id, Interface, KeyBase64, KeyFile, Micros, Millis, Mode, MulticastAddress,
-    PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
+    Flag, GossipTarget, Id, Interface, KeyBase64, KeyFile, Micros, Millis, Mode, MulticastAddress,
+    Off, PositiveMicros, Roles, Strategy, Text, TimeoutMs, Ttl,
 };
 use super::ConfigError;
 

@@ -97,7 +97,9 @@ impl GroupSockets {
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) =>
             {
                 Ok(None)
@@ -203,7 +205,10 @@ fn open_v6(group: Ipv6Addr, port: u16, iface: Option<&str>) -> io::Result<GroupS
         None => (0, Ipv6Addr::UNSPECIFIED),
     };
     // A link-scoped group is bound with its interface.
-    let r = receiver(Domain::IPV6, SocketAddrV6::new(group, port, 0, index).into())?;
+    let r = receiver(
+        Domain::IPV6,
+        SocketAddrV6::new(group, port, 0, index).into(),
+    )?;
     r.join_multicast_v6(&group, index)?;
     let s = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
     s.set_only_v6(true)?;
@@ -212,7 +217,11 @@ fn open_v6(group: Ipv6Addr, port: u16, iface: Option<&str>) -> io::Result<GroupS
     }
     s.set_multicast_loop_v6(true)?;
     // A link-local address is bound with its interface.
-    let scope = if local.is_unicast_link_local() { index } else { 0 };
+    let scope = if local.is_unicast_link_local() {
+        index
+    } else {
+        0
+    };
     s.bind(&SocketAddrV6::new(local, 0, 0, scope).into())?;
     s.set_nonblocking(true)?;
     let send: UdpSocket = s.into();

@@ -47,7 +47,7 @@ const CLOSE_CHECK: Duration = Duration::from_millis(100);
 
 /// One multicast group this session is a member of.
 pub(crate) struct Group {
-    me: Weak<Group>,
+    me: Weak<Self>,
     /// The face's id (derived from the locator).
     face_zid: ZenohId,
     describe: String,
@@ -291,15 +291,18 @@ fn run(group: &Arc<Group>, inner: &Weak<Inner>, first_join: Instant) {
             return;
         };
         group.stats.batches_in.fetch_add(1, Ordering::Relaxed);
-        group
-            .stats
-            .bytes_in
-            .fetch_add(n as u64, Ordering::Relaxed);
+        group.stats.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
         let datagram = &buf[..n];
         let batch = ReceivedBatch::new(datagram, true);
-        members.on_datagram(Instant::now(), from, datagram, &mut events, |zid, incoming| {
-            deliver(&inner, group, &mut exprs, zid, incoming, &batch);
-        });
+        members.on_datagram(
+            Instant::now(),
+            from,
+            datagram,
+            &mut events,
+            |zid, incoming| {
+                deliver(&inner, group, &mut exprs, zid, incoming, &batch);
+            },
+        );
         tell(group, &mut events, &mut exprs);
     }
 }
@@ -432,11 +435,7 @@ impl FaceTransport for Group {
     }
 
     fn wait_closed(&self, deadline: Instant) {
-        let handle = self
-            .thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(h) = handle {
             if h.thread().id() == std::thread::current().id() {
                 return;
@@ -502,6 +501,9 @@ mod tests {
         };
         assert_eq!(resolve(&exprs, m1, &we).as_deref(), Some("demo/a/x"));
         assert_eq!(resolve(&exprs, m2, &we).as_deref(), Some("demo/b/x"));
-        assert_eq!(resolve(&exprs, ZenohId::from_le_slice(&[3]).unwrap(), &we), None);
+        assert_eq!(
+            resolve(&exprs, ZenohId::from_le_slice(&[3]).unwrap(), &we),
+            None
+        );
     }
 }
