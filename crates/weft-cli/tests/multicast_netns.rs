@@ -111,16 +111,24 @@ fn three_weft_members_exchange_data_and_a_silent_member_leaves_by_lease_then_joi
 
     // A member with a 1 s lease, killed without a word: the others drop it once its
     // lease has passed.
-    let (mut c, c_zid) = sub(&pair, 1, &["--cfg", "transport/link/tx/lease:1000"]);
+    let c_args = [
+        "--cfg",
+        "transport/link/tx/lease:1000",
+        "--cfg",
+        "id:\"c0ffee01\"",
+    ];
+    let (mut c, c_zid) = sub(&pair, 1, &c_args);
+    assert_eq!(c_zid, "c0ffee01");
     member_event(&a, "member joined", &c_zid, 10);
     member_event(&b, "member joined", &c_zid, 10);
     c.kill();
     member_event(&a, "member left (Expired)", &c_zid, 10);
     member_event(&b, "member left (Expired)", &c_zid, 10);
 
-    // It comes back (a new process): it joins again and receives.
-    let (c2, c2_zid) = sub(&pair, 1, &["--cfg", "transport/link/tx/lease:1000"]);
-    member_event(&a, "member joined", &c2_zid, 10);
+    // It comes back with the same ZenohID (from another port): it joins again and
+    // receives.
+    let (c2, _) = sub(&pair, 1, &c_args);
+    member_event(&a, "member joined", &c_zid, 10);
     put_until_received(&pair, 0, "demo/mc/again", "three", &[&c2, &b]);
 }
 
@@ -144,12 +152,37 @@ fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways()
         &group(&pair, 0),
         "--sub",
         "demo/mc/**",
+        "--count",
+        "100",
         "--timeout",
         "30",
     ]);
     let zsub = Proc::spawn(zsub);
     Proc::wait_line(&zsub.stdout, &["READY"], 20);
     put_until_received(&pair, 1, "demo/mc/to-zenoh", "from-weft", &[&zsub]);
+    // Larger than a multicast batch (8192 bytes): fragments, reassembled by Zenoh.
+    let large = "L".repeat(20_000);
+    let (code, err) = run(
+        weft(
+            &pair,
+            1,
+            &[
+                "put",
+                "-l",
+                &group(&pair, 1),
+                "-k",
+                "demo/mc/large",
+                "-p",
+                &large,
+            ],
+        ),
+        15,
+    );
+    assert_eq!(code, Some(0), "put failed: {err}");
+    assert!(
+        received(&zsub, "\"len\": 20000", Duration::from_secs(5)),
+        "Zenoh did not receive the fragmented value"
+    );
 
     // Zenoh -> weft: weft takes the Zenoh peer as a member from its Join.
     let (wsub, _) = sub(&pair, 0, &[]);
@@ -170,10 +203,34 @@ fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways()
         "--timeout",
         "20",
     ]);
-    let _zpub = Proc::spawn(zpub);
+    let mut zpub = Proc::spawn(zpub);
     member_event(&wsub, "member joined", "", 20);
     assert!(
         received(&wsub, "from-zenoh", Duration::from_secs(15)),
         "weft received nothing from the Zenoh peer"
+    );
+    zpub.kill();
+    // Zenoh's fragments, reassembled by weft.
+    let mut zlarge = pair.cmd(1, &python);
+    zlarge.arg(&script).args([
+        "--mode",
+        "peer",
+        "--listen",
+        &group(&pair, 1),
+        "--put",
+        "demo/mc/zenoh-large",
+        "--size",
+        "20000",
+        "--repeat",
+        "40",
+        "--interval",
+        "0.25",
+        "--timeout",
+        "20",
+    ]);
+    let _zlarge = Proc::spawn(zlarge);
+    assert!(
+        received(&wsub, "demo/mc/zenoh-large", Duration::from_secs(15)),
+        "weft did not receive Zenoh's fragmented value"
     );
 }

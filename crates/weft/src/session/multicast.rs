@@ -88,6 +88,15 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         endpoint: ep.to_string(),
         reason,
     };
+    if inner.access_control.is_some() {
+        // Access control decides per face from its subjects (interface, ZenohID...), and
+        // a group's members have no face of their own: refused rather than unchecked.
+        return Err(refused(
+            "access control does not cover multicast groups in weft: a group cannot be \
+             joined while access_control is enabled"
+                .into(),
+        ));
+    }
     let sockets = GroupSockets::open(ep).map_err(|e| refused(e.to_string()))?;
     let mut params = GroupParams::new(inner.zid, inner.config.mode);
     params.lease = inner.config.lease;
