@@ -7,8 +7,9 @@
 
 mod netns;
 
+use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use netns::{field, run, NetPair, Proc};
@@ -233,4 +234,102 @@ fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways()
         received(&wsub, "demo/mc/zenoh-large", Duration::from_secs(15)),
         "weft did not receive Zenoh's fragmented value"
     );
+}
+
+/// weftd, built (once per run) beside the `weft` binary under test, so that it is never
+/// stale: cargo builds only this package's binaries for its tests.
+fn weftd_bin() -> String {
+    static BUILT: OnceLock<String> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let weft = PathBuf::from(env!("CARGO_BIN_EXE_weft"));
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo
+                .args(["build", "--quiet", "-p", "weftd"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if weft.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
+                cargo.arg("--release");
+            }
+            let out = cargo.output().expect("run cargo");
+            assert!(
+                out.status.success(),
+                "cannot build weftd: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let path = weft.with_file_name("weftd");
+            assert!(path.exists(), "{} is missing", path.display());
+            path.to_string_lossy().into_owned()
+        })
+        .clone()
+}
+
+#[test]
+fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clients() {
+    let _serial = lock();
+    let Some(pair) = NetPair::create(3) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("weft-mcast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("weftd.json5");
+    let tcp = format!("tcp/{}:7447", pair.addr[0]);
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{ mode: "router",
+                 listen: {{ endpoints: ["{tcp}", "{}"] }},
+                 scouting: {{ multicast: {{ enabled: false }} }},
+                 transport: {{ multicast: {{ join_interval: 300 }} }} }}"#,
+            group(&pair, 0)
+        ),
+    )
+    .unwrap();
+    let mut cmd = pair.cmd(0, &weftd_bin());
+    cmd.env("RUST_LOG", "weft=info,weftd=info")
+        .arg("-c")
+        .arg(&config);
+    let router = Proc::spawn(cmd);
+    Proc::wait_line(&router.stderr, &["member of multicast group"], 10);
+    Proc::wait_line(&router.stderr, &["listening on"], 10);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // Group -> router -> a client on TCP.
+    let mut client = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
+    client.args([
+        "sub",
+        "-m",
+        "client",
+        "-e",
+        &tcp,
+        "-k",
+        "demo/mc/**",
+        "--json",
+    ]);
+    let client = Proc::spawn(client);
+    Proc::wait_line(&client.stderr, &["subscribed to"], 10);
+    put_until_received(&pair, 1, "demo/mc/to-client", "via-weftd", &[&client]);
+
+    // A client on TCP -> router -> the group.
+    let (member, _) = sub(&pair, 1, &[]);
+    member_event(&router, "member joined", "", 10);
+    for _ in 0..5 {
+        let mut put = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
+        put.args([
+            "put",
+            "-m",
+            "client",
+            "-e",
+            &tcp,
+            "-k",
+            "demo/mc/to-group",
+            "-p",
+            "from-client",
+        ]);
+        let (code, err) = run(put, 15);
+        assert_eq!(code, Some(0), "put failed: {err}");
+        if received(&member, "from-client", Duration::from_secs(1)) {
+            return;
+        }
+    }
+    panic!("the group member received nothing from weftd's client");
 }
