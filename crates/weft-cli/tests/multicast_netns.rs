@@ -43,8 +43,12 @@ fn group(pair: &NetPair, side: usize) -> String {
 /// A `weft sub` on `demo/mc/**` in namespace `side`, member of the group once returned;
 /// returns it and its ZenohID.
 fn sub(pair: &NetPair, side: usize, extra: &[&str]) -> (Proc, String) {
-    let ep = group(pair, side);
-    let mut args = vec!["sub", "-l", &ep, "-k", "demo/mc/**", "--json"];
+    sub_on(pair, side, &group(pair, side), extra)
+}
+
+/// As [`sub`], on the group endpoint `ep`.
+fn sub_on(pair: &NetPair, side: usize, ep: &str, extra: &[&str]) -> (Proc, String) {
+    let mut args = vec!["sub", "-l", ep, "-k", "demo/mc/**", "--json"];
     args.extend_from_slice(extra);
     let p = Proc::spawn(weft(pair, side, &args));
     let line = Proc::wait_line(&p.stderr, &["member of multicast group"], 10);
@@ -277,10 +281,11 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
         &config,
         format!(
             r#"{{ mode: "router",
-                 listen: {{ endpoints: ["{tcp}", "{}"] }},
+                 listen: {{ endpoints: ["{tcp}", "{}", "{}"] }},
                  scouting: {{ multicast: {{ enabled: false }} }},
                  transport: {{ multicast: {{ join_interval: 300 }} }} }}"#,
-            group(&pair, 0)
+            group(&pair, 0),
+            second_group(&pair, 0)
         ),
     )
     .unwrap();
@@ -289,9 +294,14 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
         .arg("-c")
         .arg(&config);
     let router = Proc::spawn(cmd);
-    Proc::wait_line(&router.stderr, &["member of multicast group"], 10);
+    Proc::wait_line(&router.stderr, &["member of multicast group", "17447"], 10);
+    Proc::wait_line(&router.stderr, &["member of multicast group", "17448"], 10);
     Proc::wait_line(&router.stderr, &["listening on"], 10);
     let _ = std::fs::remove_dir_all(&dir);
+
+    // A member of the second group, reached from a client through weftd.
+    let (other, _) = sub_on(&pair, 1, &second_group(&pair, 1), &[]);
+    publish_as_client_until(&pair, &tcp, "demo/mc/to-second", "reaches-second", &other);
 
     // Group -> router -> a client on TCP.
     let mut client = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
@@ -308,28 +318,34 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     let client = Proc::spawn(client);
     Proc::wait_line(&client.stderr, &["subscribed to"], 10);
     put_until_received(&pair, 1, "demo/mc/to-client", "via-weftd", &[&client]);
+    // ... but not into the second group: what a group sent never goes to a group.
+    assert!(
+        !received(&other, "via-weftd", Duration::from_millis(500)),
+        "weftd forwarded from one group into another"
+    );
 
     // A client on TCP -> router -> the group.
     let (member, _) = sub(&pair, 1, &[]);
     member_event(&router, "member joined", "", 10);
+    publish_as_client_until(&pair, &tcp, "demo/mc/to-group", "from-client", &member);
+}
+
+/// A second group, on another address and port.
+fn second_group(pair: &NetPair, side: usize) -> String {
+    format!("udp/224.0.0.225:17448#iface={}", pair.dev[side])
+}
+
+/// Publishes as a client of the router at `tcp` (namespace 0) until `sub` printed
+/// `payload` (5 tries, one a second).
+fn publish_as_client_until(pair: &NetPair, tcp: &str, key: &str, payload: &str, sub: &Proc) {
     for _ in 0..5 {
         let mut put = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
-        put.args([
-            "put",
-            "-m",
-            "client",
-            "-e",
-            &tcp,
-            "-k",
-            "demo/mc/to-group",
-            "-p",
-            "from-client",
-        ]);
+        put.args(["put", "-m", "client", "-e", tcp, "-k", key, "-p", payload]);
         let (code, err) = run(put, 15);
         assert_eq!(code, Some(0), "put failed: {err}");
-        if received(&member, "from-client", Duration::from_secs(1)) {
+        if received(sub, payload, Duration::from_secs(1)) {
             return;
         }
     }
-    panic!("the group member received nothing from weftd's client");
+    panic!("{payload:?} did not reach the group member from weftd's client");
 }
