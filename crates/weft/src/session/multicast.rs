@@ -104,6 +104,9 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
     params.max_members = inner.config.multicast_max_sessions;
     params.qos = inner.config.multicast_qos;
     params.max_message = inner.config.max_message_size;
+    // As Zenoh: the configured batch size, at most 8192 (members must all announce the
+    // same: 2048 for zenoh-pico's default build).
+    params.batch_size = inner.config.batch_size.min(params.batch_size);
     let mut random = [0u8; 4];
     getrandom::fill(&mut random).map_err(|e| refused(e.to_string()))?;
     let initial_sn = u32::from_le_bytes(random) & (params.resolution.frame_sn().max_sn() as u32);
