@@ -298,7 +298,10 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
         "Messages received from a session and discarded, by reason: too_large (over \
          transport.link.rx.max_message_size), over_budget (the reassembly memory budget), \
          over_share (the session's share of it, transport.link.rx.reassembly_share), \
-         malformed, no_route (nothing subscribed), expired (a reply after its query was over)",
+         malformed, no_route (nothing subscribed), expired (a reply after its query was over), \
+         key_mismatch (a reply outside its query's key), unknown_key_expr (a multicast \
+         member's undeclared key-expression id), not_on_multicast (a query, interest or \
+         declaration from a multicast group)",
         by_reason(|f| &f.discarded),
     );
     registry.register(
