@@ -15,7 +15,9 @@
 //!   A Join from a known address with another ZenohID or other parameters replaces the
 //!   member (told as its leaving, then a new member's joining).
 //! - A member not heard for its whole lease is dropped; a Close from it drops it at once.
-//! - When this node's next Join is due ([`Members::join_due`]).
+//!
+//! [`JoinSchedule`] says when this node's next Join is due: kept apart from [`Members`], so
+//! that a driver may send Joins from a thread that never waits for what members send.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -102,6 +104,38 @@ impl GroupParams {
             patch: Some(1),
             unknown: weft_proto::ext::Unknown::new(),
         }
+    }
+}
+
+/// When this node's Joins are due: the first at once, then one per interval.
+#[derive(Debug, Clone, Copy)]
+pub struct JoinSchedule {
+    interval: Duration,
+    next: Instant,
+}
+
+impl JoinSchedule {
+    /// A schedule whose first Join is due at `now`.
+    pub fn new(interval: Duration, now: Instant) -> Self {
+        Self {
+            interval,
+            next: now,
+        }
+    }
+
+    /// When the next Join is due.
+    pub const fn next(&self) -> Instant {
+        self.next
+    }
+
+    /// Whether a Join is due at `now`.
+    pub fn due(&self, now: Instant) -> bool {
+        now >= self.next
+    }
+
+    /// A Join was sent at `now`: the next is due an interval later.
+    pub fn sent(&mut self, now: Instant) {
+        self.next = now + self.interval;
     }
 }
 
@@ -250,17 +284,15 @@ impl Member {
 pub struct Members {
     params: GroupParams,
     members: HashMap<SocketAddr, Member>,
-    next_join: Instant,
     drops: GroupDrops,
 }
 
 impl Members {
-    /// An empty group; this node's first Join is due at once.
-    pub fn new(params: GroupParams, now: Instant) -> Self {
+    /// An empty group.
+    pub fn new(params: GroupParams) -> Self {
         Self {
             params,
             members: HashMap::new(),
-            next_join: now,
             drops: GroupDrops::default(),
         }
     }
@@ -295,22 +327,9 @@ impl Members {
         self.drops
     }
 
-    /// Whether this node's Join is due at `now`.
-    pub fn join_due(&self, now: Instant) -> bool {
-        now >= self.next_join
-    }
-
-    /// This node's Join was sent at `now`: the next is due an interval later.
-    pub fn join_sent(&mut self, now: Instant) {
-        self.next_join = now + self.params.join_interval;
-    }
-
-    /// When something is next due: this node's Join, or a member's lease.
-    pub fn poll_timeout(&self) -> Instant {
-        self.members
-            .values()
-            .map(|m| m.last_heard + m.lease)
-            .fold(self.next_join, Instant::min)
+    /// When the first member's lease ends, if there is a member.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.members.values().map(|m| m.last_heard + m.lease).min()
     }
 
     /// Drops the members not heard for their whole lease by `now`, telling `events`.
@@ -484,7 +503,7 @@ mod tests {
     #[test]
     fn data_before_a_join_is_ignored_and_a_join_makes_a_member() {
         let t0 = Instant::now();
-        let mut g = Members::new(params(), t0);
+        let mut g = Members::new(params());
         let mut ev = Vec::new();
         assert!(feed(
             &mut g,
@@ -532,7 +551,7 @@ mod tests {
     #[test]
     fn each_member_has_its_own_sequence_numbers() {
         let t0 = Instant::now();
-        let mut g = Members::new(params(), t0);
+        let mut g = Members::new(params());
         let mut ev = Vec::new();
         feed(
             &mut g,
@@ -571,21 +590,13 @@ mod tests {
     #[test]
     fn a_member_unheard_for_its_lease_is_dropped_and_may_join_again() {
         let t0 = Instant::now();
-        let mut g = Members::new(params(), t0);
+        let mut g = Members::new(params());
         let mut ev = Vec::new();
         let mut p2 = member_params(2);
         p2.lease = Duration::from_secs(3);
         feed(&mut g, t0, addr(2), &join_batch(&p2, 0, 0), &mut ev);
         ev.clear();
-        assert_eq!(
-            g.poll_timeout(),
-            t0,
-            "this node's first Join is due at once"
-        );
-        g.join_sent(t0);
-        assert_eq!(g.poll_timeout(), t0 + DEFAULT_JOIN_INTERVAL);
-        g.join_sent(t0 + Duration::from_secs(10));
-        assert_eq!(g.poll_timeout(), t0 + Duration::from_secs(3));
+        assert_eq!(g.poll_timeout(), Some(t0 + Duration::from_secs(3)));
         // Heard at 2 s: alive until 5 s.
         feed(
             &mut g,
@@ -635,7 +646,7 @@ mod tests {
     #[test]
     fn a_join_resynchronises_a_member_and_another_zid_replaces_it() {
         let t0 = Instant::now();
-        let mut g = Members::new(params(), t0);
+        let mut g = Members::new(params());
         let mut ev = Vec::new();
         let r = Reliability::Reliable;
         feed(
@@ -698,7 +709,7 @@ mod tests {
         let t0 = Instant::now();
         let mut p = params();
         p.max_members = 1;
-        let mut g = Members::new(p, t0);
+        let mut g = Members::new(p);
         let mut ev = Vec::new();
         let mut other_batch = member_params(2);
         other_batch.batch_size = 65535;
@@ -736,7 +747,7 @@ mod tests {
     #[test]
     fn a_close_drops_the_member_at_once() {
         let t0 = Instant::now();
-        let mut g = Members::new(params(), t0);
+        let mut g = Members::new(params());
         let mut ev = Vec::new();
         feed(
             &mut g,
@@ -788,5 +799,16 @@ mod tests {
                 best_effort: 7
             }
         );
+    }
+
+    #[test]
+    fn joins_are_due_at_once_then_every_interval() {
+        let t0 = Instant::now();
+        let mut j = JoinSchedule::new(DEFAULT_JOIN_INTERVAL, t0);
+        assert!(j.due(t0));
+        j.sent(t0);
+        assert!(!j.due(t0 + Duration::from_millis(2499)));
+        assert_eq!(j.next(), t0 + DEFAULT_JOIN_INTERVAL);
+        assert!(j.due(t0 + DEFAULT_JOIN_INTERVAL));
     }
 }

@@ -18,12 +18,14 @@
 //!
 //! Membership (Joins, per-member sequence numbers, leases) is
 //! `weft_transport::multicast::Members`; this module runs it on a thread of its own
-//! (`weft-mcast-<port>`), which reads the group's socket, sends this node's Joins and
-//! drops the members whose lease ended.
+//! (`weft-mcast-<port>`), which reads the group's socket, routes what comes (callbacks
+//! run there) and drops the members whose lease ended. This node's Joins are sent by a
+//! second thread (`weft-mcast-join-<port>`), which only waits for the next one: a callback
+//! that blocks the reading thread does not silence the node.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use weft_keyexpr::OwnedKeyExpr;
@@ -31,7 +33,7 @@ use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, WireEx
 use weft_proto::network::{Declaration, NetworkMessage, Push};
 use weft_proto::transport::{Close, CloseReason, TransportMessage};
 use weft_transport::establish::Negotiated;
-use weft_transport::multicast::{GroupParams, MemberEvent, Members};
+use weft_transport::multicast::{GroupParams, JoinSchedule, MemberEvent, Members};
 use weft_transport::rx::Incoming;
 use weft_transport::tx::{Pushed, Transmitter};
 
@@ -55,8 +57,10 @@ pub(crate) struct Group {
     params: GroupParams,
     tx: Mutex<Transmitter>,
     closed: AtomicBool,
+    /// Wakes the Join thread when the group closes.
+    closing: (Mutex<()>, Condvar),
     stats: TransportStats,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for Group {
@@ -131,22 +135,38 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         tx: Mutex::new(Transmitter::new(&n, usize::from(params.batch_size))),
         params,
         closed: AtomicBool::new(false),
+        closing: (Mutex::new(()), Condvar::new()),
         stats: TransportStats::default(),
-        thread: Mutex::new(None),
+        threads: Mutex::new(Vec::new()),
     });
     // The first Join goes out before anything else can be sent, so that members
     // take this node's first data (a `put` right after opening).
-    let started = Instant::now();
+    let mut joins = JoinSchedule::new(group.params.join_interval, Instant::now());
     group.send_join();
+    joins.sent(Instant::now());
     attach(inner, &group)?;
-    let weak = Arc::downgrade(inner);
+    let port = group.sockets.group.port();
+    let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(f)
+            .map_err(|e| refused(format!("cannot start the group's threads: {e}")))
+    };
+    let (g, weak) = (group.clone(), Arc::downgrade(inner));
+    let reader = spawn(
+        format!("weft-mcast-{port}"),
+        Box::new(move || run(&g, &weak)),
+    )?;
     let g = group.clone();
-    let port = g.sockets.group.port();
-    let handle = std::thread::Builder::new()
-        .name(format!("weft-mcast-{port}"))
-        .spawn(move || run(&g, &weak, started))
-        .map_err(|e| refused(format!("cannot start the group's thread: {e}")))?;
-    *group.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+    let joiner = spawn(
+        format!("weft-mcast-join-{port}"),
+        Box::new(move || send_joins(&g, joins)),
+    )?;
+    group
+        .threads
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .extend([reader, joiner]);
     tracing::info!(
         group = %describe,
         zid = %inner.zid,
@@ -267,25 +287,40 @@ impl Group {
 /// expressions it declared, by id.
 type MemberExprs = HashMap<ZenohId, HashMap<u16, String>>;
 
-/// The group's thread: reads the group, sends Joins, ends members' leases, until the
-/// group is closed or the session is gone.
-fn run(group: &Arc<Group>, inner: &Weak<Inner>, first_join: Instant) {
-    let mut members = Members::new(group.params.clone(), first_join);
-    members.join_sent(first_join);
+/// The Join thread: this node's Joins at their interval, until the group is closed.
+/// Apart from the reading thread, so that a callback that blocks there does not silence
+/// this node (the other members would drop it after its lease).
+fn send_joins(group: &Group, mut joins: JoinSchedule) {
+    let (lock, wake) = &group.closing;
+    let mut guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+    while !group.closed.load(Ordering::Acquire) {
+        let now = Instant::now();
+        if joins.due(now) {
+            group.send_join();
+            joins.sent(now);
+        }
+        let wait = joins.next().saturating_duration_since(Instant::now());
+        guard = wake
+            .wait_timeout(guard, wait)
+            .unwrap_or_else(|e| e.into_inner())
+            .0;
+    }
+}
+
+/// The group's reading thread: hands what members send to the session and ends members'
+/// leases, until the group is closed or the session is gone.
+fn run(group: &Arc<Group>, inner: &Weak<Inner>) {
+    let mut members = Members::new(group.params.clone());
     let mut exprs = MemberExprs::new();
     let mut events = Vec::new();
     let mut buf = vec![0u8; 65_536];
     while !group.closed.load(Ordering::Acquire) {
         let now = Instant::now();
-        if members.join_due(now) {
-            group.send_join();
-            members.join_sent(now);
-        }
         members.handle_timeout(now, &mut events);
         tell(group, &mut events, &mut exprs);
         let wait = members
             .poll_timeout()
-            .saturating_duration_since(now)
+            .map_or(CLOSE_CHECK, |t| t.saturating_duration_since(now))
             .min(CLOSE_CHECK);
         let (n, from) = match group.sockets.receive(&mut buf, wait) {
             Ok(Some(got)) => got,
@@ -443,14 +478,17 @@ impl FaceTransport for Group {
     fn start_close(&self, reason: CloseReason) {
         if !self.closed.swap(true, Ordering::AcqRel) {
             self.send_close(reason);
+            let _guard = self.closing.0.lock().unwrap_or_else(|e| e.into_inner());
+            self.closing.1.notify_all();
         }
     }
 
     fn wait_closed(&self, deadline: Instant) {
-        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(h) = handle {
+        let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
+        for h in handles {
             if h.thread().id() == std::thread::current().id() {
-                return;
+                // Closed from a callback on the reading thread: it ends by itself.
+                continue;
             }
             while !h.is_finished() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
