@@ -13,6 +13,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
 use super::Inner;
+use crate::transport::Caller;
 
 /// What happens at a deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -163,7 +164,7 @@ fn run(shared: &Shared) {
                 continue;
             };
             match what {
-                Timeout::Get(qid) => inner.finish_get(qid),
+                Timeout::Get(qid) => inner.finish_get(qid, &Caller::App),
                 Timeout::LivelinessGet(id) => {
                     inner.finish_liveliness_get(id);
                 }

@@ -19,7 +19,7 @@ use super::face::Face;
 use super::face_transport::FaceTransport;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
-use crate::transport::{Handler, ReceivedBatch, Transport};
+use crate::transport::{Caller, Handler, ReceivedBatch, Transport};
 
 /// The id under which a face's declaration is kept: its own, or, for a router that
 /// declares with id 0 (entities identified by their key and the router they come from,
@@ -94,15 +94,16 @@ impl Handler for Glue {
         transport: &Arc<Transport>,
         incoming: &Incoming<'_, '_>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         if let Some(inner) = self.0.upgrade() {
-            inner.dispatch(&**transport, incoming, batch);
+            inner.dispatch(&**transport, incoming, batch, caller);
         }
     }
 
-    fn on_closed(&self, transport: &Arc<Transport>) {
+    fn on_closed(&self, transport: &Arc<Transport>, caller: &Caller) {
         if let Some(inner) = self.0.upgrade() {
-            inner.remove_face(&**transport);
+            inner.remove_face(&**transport, caller);
         }
     }
 
@@ -187,6 +188,7 @@ impl Inner {
         t: &dyn FaceTransport,
         incoming: &Incoming<'_, '_>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         if let Some(acl) = t.access_control() {
             if !self.ingress_allowed(t, acl, incoming.message) {
@@ -194,14 +196,16 @@ impl Inner {
             }
         }
         match &incoming.message {
-            NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled, batch),
-            NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
-            NetworkMessage::Interest(i) => self.on_interest(t, i),
-            NetworkMessage::Request(r) => self.on_request(t, r),
-            NetworkMessage::Response(r) => self.on_response(t, r),
+            NetworkMessage::Push(push) => {
+                self.on_push(t, push, incoming.reassembled, batch, caller)
+            }
+            NetworkMessage::Declare(d) => self.on_declare(t, d.clone(), caller),
+            NetworkMessage::Interest(i) => self.on_interest(t, i, caller),
+            NetworkMessage::Request(r) => self.on_request(t, r, caller),
+            NetworkMessage::Response(r) => self.on_response(t, r, caller),
             NetworkMessage::ResponseFinal(f) => {
-                if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id)) {
-                    self.target_done(f.request_id, Some(t.peer_zid()));
+                if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id, caller)) {
+                    self.target_done(f.request_id, Some(t.peer_zid()), caller);
                 }
             }
             NetworkMessage::Oam(oam) => {
@@ -209,9 +213,9 @@ impl Inner {
                     (oam.id, &oam.body)
                 {
                     if self.is_router() && t.peer_whatami() == WhatAmI::Router {
-                        self.on_link_state(t, body);
+                        self.on_link_state(t, body, caller);
                     } else {
-                        self.on_gossip(t, body);
+                        self.on_gossip(t, body, caller);
                     }
                 }
             }
@@ -256,6 +260,7 @@ impl Inner {
         push: &Push<'_>,
         reassembled: Option<&Arc<Vec<u8>>>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         let router = self.is_router();
         let Some(routes) = self.inbound_routes(t, &push.wire_expr) else {
@@ -286,7 +291,8 @@ impl Inner {
             PushBody::Put(p) => p.timestamp.is_none(),
             PushBody::Del(d) => d.timestamp.is_none(),
         };
-        let added = (unstamped && router && self.timestamping()).then(|| self.new_timestamp());
+        let added =
+            (unstamped && router && self.timestamping()).then(|| self.new_timestamp(caller));
         if let Some(route) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
@@ -317,7 +323,7 @@ impl Inner {
             super::deliver(&route, sample);
         }
         if let Some(targets) = forward {
-            self.route_push(t, &key, push, added, &targets);
+            self.route_push(t, &key, push, added, &targets, caller);
         }
     }
 
@@ -363,7 +369,7 @@ impl Inner {
         }
     }
 
-    fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>) {
+    fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>, caller: &Caller) {
         let interest_id = d.interest_id;
         let origin = self.declaration_origin(t, d.node_id);
         match &d.body {
@@ -376,7 +382,7 @@ impl Inner {
                     } else {
                         tok.id
                     };
-                    self.on_remote_token(t.peer_zid(), id, key, interest_id, origin);
+                    self.on_remote_token(t.peer_zid(), id, key, interest_id, origin, caller);
                 }
                 return;
             }
@@ -390,7 +396,7 @@ impl Inner {
                     (Some(k), 0, true) => origin_entity_id(k, origin),
                     _ => u.id,
                 };
-                self.on_remote_token_gone(t.peer_zid(), id, key);
+                self.on_remote_token_gone(t.peer_zid(), id, key, caller);
                 return;
             }
             Declaration::Final(_) => {
@@ -523,16 +529,16 @@ impl Inner {
         match event {
             Some(Event::Changed) => self.changed.notify_all(),
             Some(Event::Declared(kind, id, key, complete)) if self.is_router() => {
-                self.propagate_declaration(t.peer_zid(), kind, id, &key, complete);
+                self.propagate_declaration(t.peer_zid(), kind, id, &key, complete, caller);
             }
             Some(Event::Undeclared(kind, id, key)) if self.is_router() => {
-                self.propagate_undeclaration(t.peer_zid(), kind, id, &key);
+                self.propagate_undeclaration(t.peer_zid(), kind, id, &key, caller);
             }
             _ => {}
         }
     }
 
-    fn on_interest(&self, t: &dyn FaceTransport, i: &Interest<'_>) {
+    fn on_interest(&self, t: &dyn FaceTransport, i: &Interest<'_>, caller: &Caller) {
         if i.mode == InterestMode::Final {
             self.with_face_mut(t, |face, _| face.their_interests.remove(&i.id));
             return;
@@ -545,6 +551,6 @@ impl Inner {
             None => None,
         };
         let aggregate = Aggregate::for_interest(t.peer_whatami(), i.options, i.wire_expr.as_ref());
-        self.answer_interest(t, i.id, i.mode, i.options, key, aggregate);
+        self.answer_interest(t, i, key, aggregate, caller);
     }
 }

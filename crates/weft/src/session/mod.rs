@@ -56,6 +56,7 @@ use crate::api::{
     SampleKind, Subscriber,
 };
 use crate::config::Config;
+use crate::transport::Caller;
 use entity::EntityKind;
 use face::Face;
 
@@ -424,10 +425,10 @@ impl Inner {
         weft_proto::network::EntityGlobalId { zid: self.zid, eid }
     }
 
-    /// A new timestamp from the session's clock.
-    pub(crate) fn new_timestamp(&self) -> weft_proto::core::Timestamp {
+    /// A new timestamp from the session's clock, at the physical time `caller` reads.
+    pub(crate) fn new_timestamp(&self, caller: &Caller) -> weft_proto::core::Timestamp {
         weft_proto::core::Timestamp {
-            time: self.hlc.new_time(),
+            time: self.hlc.new_time(caller.physical_now()),
             id: self.zid,
         }
     }
@@ -680,7 +681,8 @@ impl Session {
 
     /// A new timestamp from this session's hybrid logical clock.
     pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
-        self.inner.new_timestamp()
+        let caller = &Caller::here();
+        self.inner.new_timestamp(caller)
     }
 
     /// This session's hybrid logical clock, as a handle that does not keep the session
@@ -949,17 +951,19 @@ impl Session {
     /// Publishes `payload` on `key`: a key expression, which may hold wildcards (every
     /// subscriber whose expression intersects it receives the sample, as in Zenoh).
     pub fn put(&self, key: &str, payload: &[u8], options: &PutOptions) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
         self.inner
-            .publish(&key, SampleKind::Put, payload, options, None)
+            .publish(&key, SampleKind::Put, payload, options, None, caller)
     }
 
     /// Deletes `key` (a key expression, which may hold wildcards, as for
     /// [`Session::put`]).
     pub fn delete(&self, key: &str, options: &PutOptions) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
         self.inner
-            .publish(&key, SampleKind::Delete, &[], options, None)
+            .publish(&key, SampleKind::Delete, &[], options, None, caller)
     }
 
     /// Declares a subscriber calling `callback` for every sample on keys intersecting
@@ -987,7 +991,13 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
-        self.subscribe(key_expr, origin, Callback::Borrowing(Arc::new(callback)))
+        let caller = &Caller::here();
+        self.subscribe(
+            key_expr,
+            origin,
+            Callback::Borrowing(Arc::new(callback)),
+            caller,
+        )
     }
 
     /// As [`Session::declare_subscriber_from`], with a callback that takes each sample
@@ -1003,7 +1013,13 @@ impl Session {
     where
         F: Fn(Sample) + Send + Sync + 'static,
     {
-        self.subscribe(key_expr, origin, Callback::Taking(Arc::new(callback)))
+        let caller = &Caller::here();
+        self.subscribe(
+            key_expr,
+            origin,
+            Callback::Taking(Arc::new(callback)),
+            caller,
+        )
     }
 
     /// Declares a subscriber on `key_expr` calling `callback`.
@@ -1012,11 +1028,12 @@ impl Session {
         key_expr: &str,
         origin: Locality,
         callback: Callback,
+        caller: &Caller,
     ) -> Result<Subscriber, SessionError> {
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self
             .inner
-            .declare_subscriber(key.clone(), origin, callback)?;
+            .declare_subscriber(key.clone(), origin, callback, caller)?;
         Ok(Subscriber::new(self.inner.clone(), id, key))
     }
 
@@ -1030,6 +1047,7 @@ impl Session {
         key_expr: &str,
         capacity: usize,
     ) -> Result<(Subscriber, crate::FifoReceiver<Sample>), SessionError> {
+        let caller = &Caller::here();
         let (tx, rx) = crate::api::fifo_channel(capacity);
         let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counter = dropped.clone();
@@ -1042,6 +1060,7 @@ impl Session {
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
             })),
+            caller,
         )?;
         Ok((
             Subscriber::with_drops(self.inner.clone(), id, key, dropped),
@@ -1057,8 +1076,9 @@ impl Session {
         key: &str,
         options: PutOptions,
     ) -> Result<Publisher, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
-        let id = self.inner.declare_publisher(key.clone())?;
+        let id = self.inner.declare_publisher(key.clone(), caller)?;
         Ok(Publisher::new(self.inner.clone(), id, key, options))
     }
 
@@ -1070,7 +1090,8 @@ impl Session {
         selector: &str,
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
-        self.inner.get(selector, options)
+        let caller = &Caller::here();
+        self.inner.get(selector, options, caller)
     }
 
     /// As [`Session::get`], the replies waiting in the channel holding about `max_bytes`
@@ -1085,10 +1106,11 @@ impl Session {
         options: &GetOptions,
         max_bytes: usize,
     ) -> Result<PacedReplies, SessionError> {
+        let caller = &Caller::here();
         let pace = reply_pace::Pace::new(max_bytes);
         let replies = self
             .inner
-            .get_paced(selector, options, Some(pace.clone()))?;
+            .get_paced(selector, options, Some(pace.clone()), caller)?;
         Ok(PacedReplies::new(replies, pace))
     }
 
@@ -1128,10 +1150,11 @@ impl Session {
         key_expr: &str,
         options: GetOptions,
     ) -> Result<Querier, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
         Ok(Querier {
             inner: self.inner.clone(),
-            id: self.inner.declare_querier(key.clone())?,
+            id: self.inner.declare_querier(key.clone(), caller)?,
             key,
             options,
         })
@@ -1164,10 +1187,15 @@ impl Session {
     where
         F: Fn(Query) + Send + Sync + 'static,
     {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self
-            .inner
-            .declare_queryable(key.clone(), complete, origin, Arc::new(callback))?;
+        let id = self.inner.declare_queryable(
+            key.clone(),
+            complete,
+            origin,
+            Arc::new(callback),
+            caller,
+        )?;
         Ok(Queryable {
             inner: self.inner.clone(),
             id,
@@ -1179,8 +1207,9 @@ impl Session {
     /// Zenoh: it is alive for the liveliness subscribers and gets whose key expressions
     /// intersect it) until the handle is dropped or this session dies.
     pub fn declare_token(&self, key: &str) -> Result<LivelinessToken, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
-        let id = self.inner.declare_token(key)?;
+        let id = self.inner.declare_token(key, caller)?;
         Ok(LivelinessToken {
             inner: self.inner.clone(),
             id,
@@ -1199,11 +1228,13 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self.inner.declare_liveliness_subscriber(
             key,
             history,
             Callback::Borrowing(Arc::new(callback)),
+            caller,
         )?;
         Ok(LivelinessSubscriber {
             inner: self.inner.clone(),
@@ -1218,12 +1249,14 @@ impl Session {
         key_expr: &str,
         timeout: Duration,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
-        self.inner.liveliness_get(key_expr, timeout)
+        let caller = &Caller::here();
+        self.inner.liveliness_get(key_expr, timeout, caller)
     }
 
     /// Closes the session: tells every connected node and stops every thread.
     pub fn close(&self) {
-        self.inner.close();
+        let caller = &Caller::here();
+        self.inner.close(caller);
     }
 }
 
@@ -1238,14 +1271,16 @@ impl Clone for Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
         if self.owner {
-            self.inner.close();
+            self.inner.close(caller);
         }
     }
 }
 
 impl Inner {
-    pub(crate) fn close(&self) {
+    pub(crate) fn close(&self, caller: &Caller) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -1266,17 +1301,14 @@ impl Inner {
         // All at once, then one wait for every peer to close its side. Writing what is
         // pending ends for all of them at one deadline: faces that take nothing do not
         // each add their own wait.
-        crate::link::waiting_ends_by(
-            std::time::Instant::now() + crate::transport::FLUSH_ON_CLOSE,
-            || {
-                for t in &faces {
-                    t.start_close(CloseReason::GENERIC);
-                }
-            },
-        );
+        let flush_by = (!caller.serves_links())
+            .then(|| std::time::Instant::now() + crate::transport::FLUSH_ON_CLOSE);
+        for t in &faces {
+            t.start_close_by(CloseReason::GENERIC, flush_by, caller);
+        }
         let deadline = std::time::Instant::now() + crate::transport::CLOSE_DRAIN;
         for t in &faces {
-            t.wait_closed(deadline);
+            t.wait_closed(deadline, caller);
         }
         self.changed.notify_all();
         self.matching_signal.notify();
@@ -1291,7 +1323,9 @@ pub struct LivelinessToken {
 
 impl Drop for LivelinessToken {
     fn drop(&mut self) {
-        self.inner.undeclare_token(self.id);
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
+        self.inner.undeclare_token(self.id, caller);
     }
 }
 
@@ -1310,7 +1344,9 @@ impl LivelinessSubscriber {
 
 impl Drop for LivelinessSubscriber {
     fn drop(&mut self) {
-        self.inner.undeclare_liveliness_subscriber(self.id);
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
+        self.inner.undeclare_liveliness_subscriber(self.id, caller);
     }
 }
 

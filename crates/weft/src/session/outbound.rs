@@ -18,6 +18,7 @@ use super::face::{Face, PUBLISHER_INTEREST};
 use super::face_transport::{send_control, FaceTransport};
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
+use crate::transport::Caller;
 
 /// Numeric id and schema of an encoding given as text (`text/plain`, `text/plain;utf-8`,
 /// or any media type, sent as id 0xFFFF with the text as schema).
@@ -211,6 +212,7 @@ impl Inner {
         payload: &[u8],
         options: &PutOptions,
         own_routes: Option<&PublisherRoutes>,
+        caller: &Caller,
     ) -> Result<(), SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -218,7 +220,7 @@ impl Inner {
         let (enc_id, schema) = parse_encoding(&options.encoding);
         let timestamp = options
             .timestamp
-            .or_else(|| self.timestamping().then(|| self.new_timestamp()));
+            .or_else(|| self.timestamping().then(|| self.new_timestamp(caller)));
         let body = match kind {
             SampleKind::Put => PushBody::Put(Put {
                 timestamp,
@@ -261,6 +263,7 @@ impl Inner {
                     options.priority,
                     options.reliability,
                     options.congestion_control,
+                    caller,
                 );
                 if sent == Err(crate::transport::SendError::Dropped) {
                     *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
@@ -304,6 +307,7 @@ impl Inner {
         key: OwnedKeyExpr,
         origin: crate::api::Locality,
         callback: Callback,
+        caller: &Caller,
     ) -> Result<u32, SessionError> {
         let subscriber = LocalSubscriber {
             key: key.clone(),
@@ -315,21 +319,34 @@ impl Inner {
                 st.own.local_only_subscribers.insert(id, subscriber);
             });
         }
-        self.declare_own(EntityKind::Subscriber, &key, false, |st, id| {
-            st.own.subscribers.insert(id, subscriber);
-        })
+        self.declare_own(
+            EntityKind::Subscriber,
+            &key,
+            false,
+            |st, id| {
+                st.own.subscribers.insert(id, subscriber);
+            },
+            caller,
+        )
     }
 
-    pub(crate) fn undeclare_subscriber(&self, id: u32) {
+    pub(crate) fn undeclare_subscriber(&self, id: u32, caller: &Caller) {
         if self.undeclare_local_only(|st| st.own.local_only_subscribers.remove(&id).is_some()) {
             return;
         }
-        self.undeclare_own(EntityKind::Subscriber, id, |st| {
-            st.own.subscribers.remove(&id).map(|s| s.key)
-        });
+        self.undeclare_own(
+            EntityKind::Subscriber,
+            id,
+            |st| st.own.subscribers.remove(&id).map(|s| s.key),
+            caller,
+        );
     }
 
-    pub(crate) fn declare_publisher(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+    pub(crate) fn declare_publisher(
+        &self,
+        key: OwnedKeyExpr,
+        caller: &Caller,
+    ) -> Result<u32, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
@@ -349,12 +366,12 @@ impl Inner {
         };
         let msg = publisher_interest_msg(id, key.as_str());
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
         Ok(id)
     }
 
-    pub(crate) fn undeclare_publisher(&self, id: u32) {
+    pub(crate) fn undeclare_publisher(&self, id: u32, caller: &Caller) {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             st.routes_changed();
@@ -370,14 +387,14 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
     }
 
     /// Sends a new face what it must know of us: our subscribers (to peers and routers),
     /// our publishers' interests (client mode), and, between peers, the end of our initial
     /// declarations.
-    pub(crate) fn introduce(&self, t: &dyn FaceTransport) {
+    pub(crate) fn introduce(&self, t: &dyn FaceTransport, caller: &Caller) {
         let (subs, pubs, unsolicited, peer_link) = {
             let mut st = self.lock();
             st.routes_changed();
@@ -414,18 +431,21 @@ impl Inner {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Subscriber, *id, key, false, None),
+                    caller,
                 );
             }
             for (id, key, complete) in self.queryable_declarations() {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Queryable, id, &key, complete, None),
+                    caller,
                 );
             }
             for (id, key) in self.token_declarations() {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Token, id, &key, false, None),
+                    caller,
                 );
             }
         }
@@ -445,11 +465,11 @@ impl Inner {
                     Some(WireExpr::key(&key)),
                 );
                 i.qos = NetworkQos::DECLARE;
-                send_control(t, &NetworkMessage::Interest(i));
+                send_control(t, &NetworkMessage::Interest(i), caller);
             }
         }
         for (id, key) in &pubs {
-            send_control(t, &publisher_interest_msg(*id, key.as_str()));
+            send_control(t, &publisher_interest_msg(*id, key.as_str()), caller);
         }
         if self.config.mode == WhatAmI::Client {
             let queriers: Vec<(u32, OwnedKeyExpr)> = self
@@ -460,7 +480,11 @@ impl Inner {
                 .map(|(id, k)| (*id, k.clone()))
                 .collect();
             for (id, key) in queriers {
-                send_control(t, &super::matching::querier_interest_msg(id, key.as_str()));
+                send_control(
+                    t,
+                    &super::matching::querier_interest_msg(id, key.as_str()),
+                    caller,
+                );
             }
         }
         if unsolicited && self.is_router() {
@@ -472,9 +496,13 @@ impl Inner {
             for (kind, routed, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
                 let msg = own_declaration(kind, routed.id, &key, complete, None);
                 if to_router {
-                    send_control(t, &super::entity::to_router(&msg, routed.node_id, &key));
+                    send_control(
+                        t,
+                        &super::entity::to_router(&msg, routed.node_id, &key),
+                        caller,
+                    );
                 } else {
-                    send_control(t, &msg);
+                    send_control(t, &msg, caller);
                 }
             }
         }
@@ -483,7 +511,7 @@ impl Inner {
         // debug assertions stops reading a router link that sends one).
         let router_to_router = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         if peer_link && !router_to_router {
-            send_control(t, &declare_final_msg(0));
+            send_control(t, &declare_final_msg(0), caller);
         }
     }
 
@@ -493,12 +521,12 @@ impl Inner {
     pub(crate) fn answer_interest(
         &self,
         t: &dyn FaceTransport,
-        interest: u32,
-        mode: InterestMode,
-        options: InterestOptions,
+        i: &Interest<'_>,
         key: Option<OwnedKeyExpr>,
         mut aggregate: Option<Aggregate>,
+        caller: &Caller,
     ) {
+        let (interest, mode, options) = (i.id, i.mode, i.options);
         let Some(handle) = t.handle() else { return };
         let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
         let future = matches!(mode, InterestMode::Future | InterestMode::CurrentFuture);
@@ -634,13 +662,14 @@ impl Inner {
             send_control(
                 t,
                 &own_declaration(*kind, *id, k, *complete, Some(interest)),
+                caller,
             );
         }
         for change in &aggregates {
-            change.send();
+            change.send(caller);
         }
         if current {
-            send_control(t, &declare_final_msg(interest));
+            send_control(t, &declare_final_msg(interest), caller);
         }
     }
 }

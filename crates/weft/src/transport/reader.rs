@@ -10,7 +10,10 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{DiscardReason, Handler, ReceivedBatch, Transport};
+use super::{
+    hand_over_writes, serve_links_in, Caller, DiscardReason, Handler, ReceivedBatch, Transport,
+    Turn,
+};
 
 /// Whether a transport goes on after what was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,21 +78,21 @@ impl LinkRx {
         self.tick
     }
 
-    /// Handles one received batch: every network message in it goes to the handler.
-    pub(crate) fn on_batch(&mut self, batch: &[u8]) -> Flow {
+    /// Handles one received batch: every network message in it goes to the handler, for
+    /// `caller` (the thread serving the link, in its turn).
+    pub(crate) fn on_batch(&mut self, batch: &[u8], caller: &Caller) -> Flow {
         let t = &self.transport;
         t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
         t.stats
             .bytes_in
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let _clock = crate::clock::BatchClock::begin();
         let face = self.main.as_ref().unwrap_or(t);
         let handler = &*self.handler;
         let mut messages = 0;
         let received = ReceivedBatch::new(batch, self.copy_whole);
         let result = self.rx.on_batch(batch, |m| {
             messages += 1;
-            handler.on_message(face, m, &received);
+            handler.on_message(face, m, &received, caller);
         });
         self.copy_whole = received.dense();
         t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
@@ -106,7 +109,7 @@ impl LinkRx {
                 tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
                 t.stats.discarded.add(DiscardReason::Malformed, 1);
                 t.note_end(|| format!("malformed data: {e}"));
-                t.close(CloseReason::INVALID);
+                t.close(CloseReason::INVALID, caller);
                 Flow::Closed
             }
         }
@@ -114,7 +117,7 @@ impl LinkRx {
 
     /// Checks the lease: sends a KeepAlive when one is due, closes the transport when
     /// the peer has been silent too long.
-    pub(crate) fn on_tick(&mut self, now: Instant) -> Flow {
+    pub(crate) fn on_tick(&mut self, now: Instant, caller: &Caller) -> Flow {
         let t = &self.transport;
         self.liveness.on_send(t.last_tx());
         match self.liveness.poll(now) {
@@ -126,7 +129,7 @@ impl LinkRx {
             LeaseAction::Expired => {
                 tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
                 t.note_end(|| "its lease expired".to_owned());
-                t.close(CloseReason::EXPIRED);
+                t.close(CloseReason::EXPIRED, caller);
                 Flow::Closed
             }
         }
@@ -134,7 +137,7 @@ impl LinkRx {
 
     /// The link was read to its end: the transport is closed, and its face forgotten (or,
     /// for a link reserved for priorities, detached from its main transport).
-    pub(crate) fn finish(self) {
+    pub(crate) fn finish(self, caller: &Caller) {
         let t = &self.transport;
         t.note_end(|| "its link ended without a Close".to_owned());
         let _ = t.mark_closed();
@@ -147,9 +150,9 @@ impl LinkRx {
             }
             None => {
                 for link in t.priority_links.take_all() {
-                    link.close(CloseReason::GENERIC);
+                    link.close(CloseReason::GENERIC, caller);
                 }
-                self.handler.on_closed(t);
+                self.handler.on_closed(t, caller);
             }
         }
     }
@@ -177,6 +180,11 @@ pub(crate) fn spawn_thread(
                 return;
             };
             let t = rx.transport.clone();
+            // It serves this link as the I/O threads serve theirs: it never waits for a
+            // destination, and hands what it scheduled to their threads.
+            let turn = std::rc::Rc::new(Turn::new());
+            serve_links_in(turn.clone());
+            let caller = Caller::Turn(turn.clone());
             let _ = link.set_read_timeout(Some(rx.tick));
             let mut buf = vec![0u8; usize::from(u16::MAX)];
             loop {
@@ -191,19 +199,28 @@ pub(crate) fn spawn_thread(
                 match (&mut &link).read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
-                        if rx.on_batch(&buf[..n]) == Flow::Closed {
+                        turn.begin_batch();
+                        let flow = rx.on_batch(&buf[..n], &caller);
+                        // No other link of this thread's to pause for: back-pressure
+                        // is the destinations' overflow bounds.
+                        let _ = turn.end_batch();
+                        hand_over_writes(&turn);
+                        if flow == Flow::Closed {
                             break;
                         }
                     }
                     Err(e) if crate::link::is_timeout(&e) => {}
                     Err(_) => break,
                 }
-                if rx.on_tick(Instant::now()) == Flow::Closed {
+                let flow = rx.on_tick(Instant::now(), &caller);
+                hand_over_writes(&turn);
+                if flow == Flow::Closed {
                     break;
                 }
             }
             // A link without a stream has no end to wait for.
-            rx.finish();
+            rx.finish(&caller);
+            hand_over_writes(&turn);
         });
     match spawned {
         Ok(_) => Ok(()),

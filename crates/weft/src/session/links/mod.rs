@@ -35,6 +35,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::link::Listener;
+use crate::transport::Caller;
 use crate::transport::{Handshake, OpenError, Pending, Wait};
 use accepting::{Accepting, PendingAccept};
 use connector::Connector;
@@ -236,7 +237,9 @@ struct Runner {
 impl Runner {
     fn run(&mut self) {
         // One peer's link must not hold up the others: sends from here never wait.
-        crate::transport::never_wait_here();
+        let turn = std::rc::Rc::new(crate::transport::Turn::new());
+        crate::transport::serve_links_in(turn.clone());
+        let caller = Caller::Turn(turn.clone());
         let mut events = Events::with_capacity(256);
         loop {
             let timeout = self
@@ -250,16 +253,16 @@ impl Runner {
                 continue;
             }
             self.forget_closed_sessions();
-            self.run_commands();
+            self.run_commands(&caller);
             for event in &events {
                 match event.token() {
                     WAKE => {}
-                    token => self.ready(token),
+                    token => self.ready(token, &caller),
                 }
             }
-            self.run_timers();
+            self.run_timers(&caller);
             // What adopting transports sent.
-            crate::transport::hand_over_writes();
+            crate::transport::hand_over_writes(&turn);
         }
     }
 
@@ -311,7 +314,7 @@ impl Runner {
         entries.chain(connectors).min()
     }
 
-    fn run_commands(&mut self) {
+    fn run_commands(&mut self, caller: &Caller) {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
@@ -321,7 +324,7 @@ impl Runner {
             match command {
                 Command::Listen(inner, listener) => {
                     if let Some(inner) = inner.upgrade() {
-                        self.add_listener(&inner, listener);
+                        self.add_listener(&inner, listener, caller);
                     }
                 }
                 Command::Connect(inner, alternatives) => {
@@ -332,7 +335,7 @@ impl Runner {
                     self.next_connector += 1;
                     self.connectors
                         .insert(id, Connector::new(&inner, alternatives));
-                    self.attempt(id);
+                    self.attempt(id, caller);
                 }
                 Command::ConnectOnce {
                     inner,
@@ -349,21 +352,23 @@ impl Runner {
                     let c = Connector::discovered(&inner, zid, alternatives, how, start);
                     self.connectors.insert(id, c);
                 }
-                Command::Notified(token) => self.advance(token),
-                Command::Ended(id) => self.attempt(id),
-                Command::Answer(answering) => self.add_scouting(Entry::Answering(answering)),
+                Command::Notified(token) => self.advance(token, caller),
+                Command::Ended(id) => self.attempt(id, caller),
+                Command::Answer(answering) => {
+                    self.add_scouting(Entry::Answering(answering), caller)
+                }
                 Command::Autoconnect(autoconnecting) => {
-                    self.add_scouting(Entry::Autoconnecting(autoconnecting));
+                    self.add_scouting(Entry::Autoconnecting(autoconnecting), caller);
                 }
             }
         }
     }
 
-    fn ready(&mut self, token: Token) {
+    fn ready(&mut self, token: Token, caller: &Caller) {
         match self.entries.get(&token) {
-            Some(Entry::Listener(_)) => self.accept_all(token),
-            Some(Entry::Handshake(_)) => self.advance(token),
-            Some(Entry::Waiting(_)) => self.waiting_ready(token),
+            Some(Entry::Listener(_)) => self.accept_all(token, caller),
+            Some(Entry::Handshake(_)) => self.advance(token, caller),
+            Some(Entry::Waiting(_)) => self.waiting_ready(token, caller),
             Some(Entry::Answering(_) | Entry::Autoconnecting(_)) => {
                 match self.entries.get_mut(&token) {
                     Some(Entry::Answering(a)) => a.run(),
@@ -377,7 +382,7 @@ impl Runner {
 
     /// Serves a session's scouting from now on: its socket waited for readable, and
     /// run at once (what came before it was registered, the first Scout).
-    fn add_scouting(&mut self, entry: Entry) {
+    fn add_scouting(&mut self, entry: Entry, caller: &Caller) {
         let token = self.token();
         if let Some(fd) = entry.steady_fd() {
             if let Err(e) =
@@ -390,10 +395,10 @@ impl Runner {
             }
         }
         self.entries.insert(token, entry);
-        self.ready(token);
+        self.ready(token, caller);
     }
 
-    fn run_timers(&mut self) {
+    fn run_timers(&mut self, caller: &Caller) {
         let now = Instant::now();
         let due: Vec<Token> = self
             .entries
@@ -408,7 +413,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in due {
-            self.ready(token);
+            self.ready(token, caller);
         }
         let due: Vec<usize> = self
             .connectors
@@ -417,7 +422,7 @@ impl Runner {
             .map(|(id, _)| *id)
             .collect();
         for id in due {
-            self.attempt(id);
+            self.attempt(id, caller);
         }
     }
 
@@ -439,6 +444,7 @@ impl Runner {
         handshake: Handshake,
         purpose: Purpose,
         describe: String,
+        caller: &Caller,
     ) {
         self.entries.insert(
             token,
@@ -451,12 +457,12 @@ impl Runner {
                 started: Instant::now(),
             })),
         );
-        self.advance(token);
+        self.advance(token, caller);
     }
 
     /// Takes the handshake of `token` as far as it goes; hands its outcome on once it
     /// has one.
-    fn advance(&mut self, token: Token) {
+    fn advance(&mut self, token: Token, caller: &Caller) {
         let Some(Entry::Handshake(h)) = self.entries.get_mut(&token) else {
             return;
         };
@@ -497,15 +503,15 @@ impl Runner {
         };
         match h.purpose {
             Purpose::Accepted(place, source) => {
-                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
-                self.place_freed(&inner);
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome, caller);
+                self.place_freed(&inner, caller);
             }
-            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
+            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome, caller),
         }
     }
 
     /// Advances the handshakes of links a UDP listener hands datagrams to.
-    fn advance_listener_fed(&mut self) {
+    fn advance_listener_fed(&mut self, caller: &Caller) {
         let fed: Vec<Token> = self
             .entries
             .iter()
@@ -513,7 +519,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in fed {
-            self.advance(token);
+            self.advance(token, caller);
         }
     }
 }
