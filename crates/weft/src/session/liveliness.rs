@@ -230,7 +230,7 @@ impl Inner {
             {
                 sink.deliver(reply(k.as_str()), caller);
             }
-            st.queries.liveliness_gets.insert(
+            self.queries().liveliness_gets.insert(
                 id,
                 PendingLivelinessGet {
                     key: key.clone(),
@@ -264,8 +264,8 @@ impl Inner {
         caller: &Caller,
     ) {
         let answered_get = {
-            let mut st = self.lock();
-            match interest.and_then(|i| st.queries.liveliness_gets.get_mut(&i)) {
+            let mut queries = self.queries();
+            match interest.and_then(|i| queries.liveliness_gets.get_mut(&i)) {
                 Some(g) => {
                     if g.key.as_key_expr().intersects(key.as_key_expr()) {
                         g.sink.deliver(
@@ -281,21 +281,19 @@ impl Inner {
                     }
                     true
                 }
-                None => {
-                    let st = &mut *st;
-                    if let Some(face) = st.faces.get_mut(&face_zid) {
-                        st.declared.tokens.declare(
-                            face_zid,
-                            &mut face.tokens,
-                            Some(id),
-                            key.clone(),
-                        );
-                        face.set_origin(EntityKind::Token, id, origin);
-                    }
-                    false
-                }
+                None => false,
             }
         };
+        if !answered_get {
+            let mut st = self.lock();
+            let st = &mut *st;
+            if let Some(face) = st.faces.get_mut(&face_zid) {
+                st.declared
+                    .tokens
+                    .declare(face_zid, &mut face.tokens, Some(id), key.clone());
+                face.set_origin(EntityKind::Token, id, origin);
+            }
+        }
         if !answered_get {
             self.notify_token(key.as_str(), SampleKind::Put);
             if self.is_router() {
@@ -355,11 +353,7 @@ impl Inner {
 
     /// A DeclareFinal for one of our liveliness gets ends it.
     pub(crate) fn finish_liveliness_get(&self, interest: u32) -> bool {
-        self.lock()
-            .queries
-            .liveliness_gets
-            .remove(&interest)
-            .is_some()
+        self.queries().liveliness_gets.remove(&interest).is_some()
     }
 
     /// A face closed: its tokens disappear.

@@ -330,8 +330,6 @@ pub(crate) struct State {
     faces: FastMap<ZenohId, Face>,
     /// What the faces declared, by key expression (kept with each face's own tables).
     declared: declared::Declared,
-    /// Queries under way: this session's gets, and the queries a router forwards.
-    queries: state::Queries,
     /// Routes already computed, by key (see `routes`).
     routes: routes::RouteCache,
     /// What a router keeps to route for others: its mesh, gossip, re-declared ids.
@@ -366,6 +364,10 @@ pub(crate) struct Inner {
     hlc: Arc<crate::clock::Hlc>,
     config: Config,
     state: Mutex<State>,
+    /// Queries under way: this session's gets, and the queries a router forwards. Its
+    /// own lock: replies and their ends never wait for routing. Taken after `state`
+    /// where both are held (a query's targets and its record, set at once).
+    queries: Mutex<state::Queries>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
     /// Wakes the matching listeners at the same changes.
@@ -418,6 +420,11 @@ pub(crate) struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The queries under way (taken after [`Inner::lock`] where both are held).
+    pub(crate) fn queries(&self) -> MutexGuard<'_, state::Queries> {
+        self.queries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The global id of this session's entity `eid`.
@@ -513,7 +520,6 @@ impl Session {
                 own: state::Own::default(),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
-                queries: state::Queries::default(),
                 routes: routes::RouteCache::new(route_epoch.clone(), matching_signal.clone()),
                 routing: state::Routing {
                     routed_ids: HashMap::new(),
@@ -523,6 +529,7 @@ impl Session {
                 },
                 drops: HashMap::new(),
             }),
+            queries: Mutex::default(),
             route_epoch,
             matching_signal,
             query_stats: crate::metrics::QueryStats::default(),

@@ -372,7 +372,7 @@ impl Inner {
             if !locals.is_empty() {
                 waiting.insert(None);
             }
-            st.queries.gets.insert(
+            self.queries().gets.insert(
                 qid,
                 PendingGet {
                     key: key.clone(),
@@ -463,7 +463,7 @@ impl Inner {
 
     /// One target (a face, or `None` for this session's queryables) finished a `get`.
     pub(crate) fn target_done(&self, qid: u32, target: Option<ZenohId>, caller: &Caller) {
-        if let Some(g) = self.lock().queries.gets.get_mut(&qid) {
+        if let Some(g) = self.queries().gets.get_mut(&qid) {
             g.waiting.remove(&target);
         }
         self.check_done(qid, caller);
@@ -471,8 +471,7 @@ impl Inner {
 
     fn check_done(&self, qid: u32, caller: &Caller) {
         let done = self
-            .lock()
-            .queries
+            .queries()
             .gets
             .get(&qid)
             .is_some_and(|g| g.waiting.is_empty());
@@ -484,12 +483,12 @@ impl Inner {
     /// Ends a `get` its cancellation token cancelled: its channel closes, the replies it
     /// held for consolidation are dropped.
     pub(crate) fn cancel_get(&self, qid: u32) {
-        let pending = self.lock().queries.gets.remove(&qid);
+        let pending = self.queries().gets.remove(&qid);
         drop(pending);
     }
 
     pub(crate) fn finish_get(&self, qid: u32, caller: &Caller) {
-        let pending = self.lock().queries.gets.remove(&qid);
+        let pending = self.queries().gets.remove(&qid);
         if let Some(g) = pending {
             // Ended with targets still to finish: by its timeout.
             if !g.waiting.is_empty() {
@@ -505,8 +504,7 @@ impl Inner {
     /// A face closed: it will not finish the `get`s it was part of.
     pub(crate) fn forget_face_in_gets(&self, zid: ZenohId, caller: &Caller) {
         let qids: Vec<u32> = self
-            .lock()
-            .queries
+            .queries()
             .gets
             .iter()
             .filter(|(_, g)| g.waiting.contains(&Some(zid)))
@@ -521,8 +519,8 @@ impl Inner {
     /// that id is pending any more (it timed out or finished), or its key does not
     /// intersect the query's and the `get` accepts only replies that do.
     fn deliver_reply(&self, qid: u32, reply: Reply, caller: &Caller) -> Result<(), DiscardReason> {
-        let mut st = self.lock();
-        let Some(g) = st.queries.gets.get_mut(&qid) else {
+        let mut queries = self.queries();
+        let Some(g) = queries.gets.get_mut(&qid) else {
             return Err(DiscardReason::Expired);
         };
         if let Ok(s) = &reply.result {

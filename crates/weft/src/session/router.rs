@@ -534,21 +534,23 @@ impl Inner {
                 return None;
             }
             // Every target is registered before any is sent to, so that an early answer
-            // cannot end the query while others are still to come.
-            st.queries
+            // cannot end the query while others are still to come; and while the faces
+            // are held, so that a face closing now finds its part to end.
+            let mut queries = self.queries();
+            queries
                 .fanout
                 .insert((from.peer_zid(), r.id), (total, std::time::Instant::now()));
             let mut sends = Vec::with_capacity(targets.len());
             for t in targets {
                 let rid = Self::next_id(&mut st);
-                st.queries
+                queries
                     .forwarded
                     .insert((t.peer_zid(), rid), forwarded(&requester));
                 sends.push((t, rid));
             }
             let local_rid = with_local.then(|| {
                 let rid = Self::next_id(&mut st);
-                st.queries
+                queries
                     .forwarded
                     .insert((self.zid, rid), forwarded(&requester));
                 rid
@@ -587,8 +589,7 @@ impl Inner {
         caller: &Caller,
     ) -> bool {
         let target = {
-            let st = self.lock();
-            st.queries
+            self.queries()
                 .forwarded
                 .get(&(from.peer_zid(), r.request_id))
                 .map(|f| (f.requester.clone(), f.request_id))
@@ -614,17 +615,17 @@ impl Inner {
     /// if it was not a forwarded request.
     pub(crate) fn forwarded_done(&self, face: ZenohId, rid: u32, caller: &Caller) -> bool {
         let finished = {
-            let mut st = self.lock();
-            let Some(f) = st.queries.forwarded.remove(&(face, rid)) else {
+            let mut queries = self.queries();
+            let Some(f) = queries.forwarded.remove(&(face, rid)) else {
                 return false;
             };
             let key = (f.requester.peer_zid(), f.request_id);
-            let left = st.queries.fanout.get_mut(&key).map(|(n, since)| {
+            let left = queries.fanout.get_mut(&key).map(|(n, since)| {
                 *n -= 1;
                 (*n, *since)
             });
             if let Some((0, since)) = left {
-                st.queries.fanout.remove(&key);
+                queries.fanout.remove(&key);
                 self.query_stats.routed_durations.record(since.elapsed());
                 Some(f)
             } else {
@@ -654,8 +655,7 @@ impl Inner {
         caller: &Caller,
     ) {
         let pending: Vec<u32> = self
-            .lock()
-            .queries
+            .queries()
             .forwarded
             .keys()
             .filter(|(f, _)| *f == zid)
@@ -666,11 +666,11 @@ impl Inner {
         }
         // Requests that face had sent are abandoned.
         {
-            let mut st = self.lock();
-            st.queries
+            let mut queries = self.queries();
+            queries
                 .forwarded
                 .retain(|_, f| f.requester.peer_zid() != zid);
-            st.queries.fanout.retain(|(r, _), _| *r != zid);
+            queries.fanout.retain(|(r, _), _| *r != zid);
         }
         for (kind, entity, key, _) in entities {
             self.withdraw(zid, Some(role), kind, entity, &key, caller);

@@ -185,7 +185,9 @@ impl Scenario {
     /// Attaches a node of `whatami` with id `zid`, as if it had connected.
     pub(crate) fn attach(&self, zid: u128, whatami: WhatAmI) -> Arc<MemoryTransport> {
         let t = MemoryTransport::new(zid, whatami);
-        assert!(self.inner().attach_face(t.clone(), false, false, &serving_links()));
+        assert!(self
+            .inner()
+            .attach_face(t.clone(), false, false, &serving_links()));
         t
     }
 

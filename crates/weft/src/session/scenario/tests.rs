@@ -158,8 +158,9 @@ fn declaration_churn_leaves_nothing_behind() {
         "{} routed ids kept",
         st.routing.routed_ids.len()
     );
-    assert!(st.queries.forwarded.is_empty());
-    assert!(st.queries.fanout.is_empty());
+    let queries = router.inner().queries();
+    assert!(queries.forwarded.is_empty());
+    assert!(queries.fanout.is_empty());
 }
 
 #[test]
@@ -243,8 +244,8 @@ fn a_queryable_that_leaves_mid_query_ends_its_share() {
             Seen::Final(9)
         ]
     );
-    let st = router.inner().lock();
-    assert!(st.queries.forwarded.is_empty() && st.queries.fanout.is_empty());
+    let queries = router.inner().queries();
+    assert!(queries.forwarded.is_empty() && queries.fanout.is_empty());
 }
 
 /// What Zenoh-Pico's publisher does: an aggregated subscriber interest on its own key.
