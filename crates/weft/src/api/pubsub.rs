@@ -120,13 +120,19 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    pub(crate) fn new(inner: Arc<Inner>, id: u32, key: OwnedKeyExpr, options: PutOptions) -> Self {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        id: u32,
+        key: OwnedKeyExpr,
+        options: PutOptions,
+        expr_id: Option<u16>,
+    ) -> Self {
         Self {
             inner,
             id,
             key,
             options,
-            routes: PublisherRoutes::default(),
+            routes: PublisherRoutes::new(expr_id),
         }
     }
 
@@ -209,6 +215,9 @@ impl Publisher {
 impl Drop for Publisher {
     fn drop(&mut self) {
         let caller = &Caller::here();
+        if let Some(expr_id) = self.routes.withdraw_expr(self.options.priority, caller) {
+            self.inner.expr_ids().give_back(expr_id);
+        }
         self.inner.undeclare_publisher(self.id, caller);
     }
 }

@@ -66,6 +66,9 @@ pub(crate) trait FaceTransport: Send + Sync + 'static {
     fn wait_closed(&self, deadline: Instant, caller: &Caller);
     /// Whether it is closed.
     fn is_closed(&self) -> bool;
+    /// Whether what is sent on one priority arrives, all of it, in order (a stream link;
+    /// not a datagram link, which may lose some).
+    fn keeps_order(&self) -> bool;
     /// Its counters.
     fn stats(&self) -> &TransportStats;
     /// The access control applied to it, if any.
@@ -139,6 +142,10 @@ impl FaceTransport for Transport {
 
     fn is_closed(&self) -> bool {
         Self::is_closed(self)
+    }
+
+    fn keeps_order(&self) -> bool {
+        !self.is_datagram()
     }
 
     fn stats(&self) -> &TransportStats {

@@ -4,6 +4,7 @@ mod aggregate;
 mod callback;
 mod deadlines;
 mod declared;
+mod declared_expr;
 mod discovery;
 mod dispatch;
 mod entity;
@@ -368,6 +369,8 @@ pub(crate) struct Inner {
     /// own lock: replies and their ends never wait for routing. Taken after `state`
     /// where both are held (a query's targets and its record, set at once).
     queries: Mutex<state::Queries>,
+    /// The ids its publishers' key expressions are declared under.
+    expr_ids: Mutex<declared_expr::ExprIds>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
     /// Wakes the matching listeners at the same changes.
@@ -420,6 +423,11 @@ pub(crate) struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ids of its publishers' key expressions.
+    pub(crate) fn expr_ids(&self) -> MutexGuard<'_, declared_expr::ExprIds> {
+        self.expr_ids.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The queries under way (taken after [`Inner::lock`] where both are held).
@@ -530,6 +538,7 @@ impl Session {
                 drops: HashMap::new(),
             }),
             queries: Mutex::default(),
+            expr_ids: Mutex::default(),
             route_epoch,
             matching_signal,
             query_stats: crate::metrics::QueryStats::default(),
@@ -1086,7 +1095,14 @@ impl Session {
         let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
         let id = self.inner.declare_publisher(key.clone(), caller)?;
-        Ok(Publisher::new(self.inner.clone(), id, key, options))
+        let expr_id = self.inner.expr_ids().take();
+        Ok(Publisher::new(
+            self.inner.clone(),
+            id,
+            key,
+            options,
+            expr_id,
+        ))
     }
 
     /// Queries `selector` (a key expression, optionally followed by `?parameters`).

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{encoding_name, Encoding, NetworkQos, WhatAmI, WireExpr};
+use weft_proto::core::{encoding_name, Encoding, NetworkQos, Priority, WhatAmI, WireExpr};
 use weft_proto::network::{
     Declaration, Declare, DeclareFinal, Interest, InterestMode, InterestOptions, NetworkMessage,
     Push,
@@ -13,6 +13,7 @@ use weft_proto::network::{
 use weft_proto::zenoh::{Del, PushBody, Put};
 
 use super::aggregate::{Aggregate, AggregateChange};
+use super::declared_expr::DeclaredExpr;
 use super::entity::{own_declaration, EntityKind};
 use super::face::{Face, PUBLISHER_INTEREST};
 use super::face_transport::{send_control, FaceTransport};
@@ -64,10 +65,39 @@ struct Routes {
 }
 
 /// The routes a declared publisher keeps between puts, so that a put looks nothing up
-/// while no declaration, interest or face changed.
-#[derive(Default)]
+/// while no declaration, interest or face changed; and its key expression, declared on
+/// the faces it sends to.
 pub(crate) struct PublisherRoutes {
-    kept: std::sync::Mutex<Option<Routes>>,
+    kept: std::sync::Mutex<Kept>,
+}
+
+/// What a declared publisher keeps, under its lock.
+struct Kept {
+    routes: Option<Routes>,
+    /// Its key expression's id and the faces that know it (`None`: the session has no id
+    /// left; puts carry the key's text).
+    expr: Option<DeclaredExpr>,
+}
+
+impl PublisherRoutes {
+    /// The routes of a publisher whose key expression is declared under `expr_id`.
+    pub(crate) fn new(expr_id: Option<u16>) -> Self {
+        Self {
+            kept: std::sync::Mutex::new(Kept {
+                routes: None,
+                expr: expr_id.map(DeclaredExpr::new),
+            }),
+        }
+    }
+
+    /// Withdraws the key expression from the faces that know it (at `priority`, after
+    /// the puts before it); the id, given back, is returned.
+    pub(crate) fn withdraw_expr(&self, priority: Priority, caller: &Caller) -> Option<u16> {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let expr = kept.expr.as_mut()?;
+        expr.withdraw(priority, caller);
+        Some(expr.id())
+    }
 }
 
 impl Inner {
@@ -190,15 +220,18 @@ impl Inner {
         &self,
         own: &'p PublisherRoutes,
         key: &OwnedKeyExpr,
-    ) -> Option<std::sync::MutexGuard<'p, Option<Routes>>> {
+    ) -> Option<std::sync::MutexGuard<'p, Kept>> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
         let mut kept = match own.kept.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
-        if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
-            *kept = Some(self.routes_of(key));
+        if kept.routes.as_ref().is_none_or(|r| r.epoch != epoch) {
+            kept.routes = Some(self.routes_of(key));
+            if let Some(expr) = &mut kept.expr {
+                expr.forget_gone();
+            }
         }
         Some(kept)
     }
@@ -243,23 +276,40 @@ impl Inner {
             options.congestion_control,
             options.express,
         );
-        let msg = NetworkMessage::Push(push);
         let local = {
             // A declared publisher's kept routes (held under its lock until the message
             // is queued for every face), or this put's own (no allocation for them).
-            let kept = own_routes.and_then(|own| self.publisher_routes(own, key));
+            let mut kept = own_routes.and_then(|own| self.publisher_routes(own, key));
             let computed;
-            let routes: &Routes = match &kept {
-                Some(kept) => kept.as_ref().expect("publisher routes were just kept"),
+            let (routes, mut expr): (&Routes, Option<&mut DeclaredExpr>) = match &mut kept {
+                Some(kept) => {
+                    let Kept { routes, expr } = &mut **kept;
+                    (
+                        routes.as_ref().expect("publisher routes were just kept"),
+                        expr.as_mut(),
+                    )
+                }
                 None => {
                     computed = self.routes_of(key);
-                    &computed
+                    (&computed, None)
                 }
             };
+            // The same put naming the key by its declared id, for the faces that know it.
+            let by_id = expr.as_ref().map(|e| {
+                NetworkMessage::Push(Push {
+                    wire_expr: e.wire_expr(),
+                    ..push.clone()
+                })
+            });
+            let msg = NetworkMessage::Push(push);
             let remote = options.allowed_destination.includes_remote();
             for t in routes.targets.iter().filter(|_| remote) {
+                let lane = (options.priority, options.congestion_control);
+                let declared = expr
+                    .as_mut()
+                    .is_some_and(|e| e.declare_on(t, key.as_str(), lane, caller));
                 let sent = t.send(
-                    &msg,
+                    by_id.as_ref().filter(|_| declared).unwrap_or(&msg),
                     options.priority,
                     options.reliability,
                     options.congestion_control,

@@ -139,6 +139,10 @@ impl FaceTransport for MemoryTransport {
         self.closed.lock().unwrap().is_some()
     }
 
+    fn keeps_order(&self) -> bool {
+        true
+    }
+
     fn stats(&self) -> &TransportStats {
         &self.stats
     }

@@ -354,6 +354,12 @@ impl Transport {
         self.link.peer_ip()
     }
 
+    /// Whether its link carries one batch per datagram (UDP, serial), which may be lost,
+    /// rather than a stream.
+    pub(crate) fn is_datagram(&self) -> bool {
+        self.link.is_datagram()
+    }
+
     /// This link's protocol and local address (what access control knows of it).
     pub(crate) fn link_identity(&self) -> (&'static str, Option<std::net::IpAddr>) {
         (self.link.protocol_name(), self.link.local_ip())
