@@ -138,23 +138,28 @@ impl Handler for Glue {
 
 impl Inner {
     /// Logs a key a face sent that is not a valid key expression (or is over the size
-    /// limits): what it came with is ignored. Logged for the 1st, 2nd, 4th, 8th... such
-    /// key of the session, so that a flood of them cannot flood the log.
+    /// limits): what it came with is ignored, and counted. Logged at most once per
+    /// period per node ([`crate::log_limit`]), saying how many were left untold, so that
+    /// one node's flood neither floods the log nor hides another node's first one.
     pub(crate) fn refused_key(
         &self,
         t: &dyn FaceTransport,
         what: &str,
         e: &weft_keyexpr::KeyExprError,
     ) {
-        let n = self
-            .refused_keys
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
-        if n.is_power_of_two() {
+        self.refused_keys
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let zid = t.peer_zid();
+        let tell = self
+            .refused_key_log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count(&zid, std::time::Instant::now());
+        if let Some(tell) = tell {
             tracing::warn!(
-                "ignored {what} from {} ({}) on an invalid key: {e} ({n} such keys so far)",
+                "ignored {what} from {} ({zid}) on an invalid key: {e}{}",
                 t.describe(),
-                t.peer_zid()
+                tell.and_more(&zid)
             );
         }
     }

@@ -403,6 +403,8 @@ pub(crate) struct Inner {
     overflow_budget: Arc<crate::transport::OverflowBudget>,
     /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
     refused_keys: AtomicU64,
+    /// Paces the log lines about them, per node.
+    refused_key_log: Mutex<crate::log_limit::LogLimit<ZenohId>>,
     /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
     refused_sessions: AtomicU64,
     /// Sessions refused because a live session has their ZenohID.
@@ -555,6 +557,7 @@ impl Session {
             overflow_budget,
             access_control,
             refused_keys: AtomicU64::new(0),
+            refused_key_log: Mutex::default(),
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
             stalled_handshakes_closed: AtomicU64::new(0),
