@@ -335,8 +335,6 @@ pub(crate) struct State {
     routes: routes::RouteCache,
     /// What a router keeps to route for others: its mesh, gossip, re-declared ids.
     routing: state::Routing,
-    /// This session's own messages dropped, by key.
-    drops: HashMap<String, u64>,
 }
 
 /// The first sequence number of this router's link-state announcements: milliseconds of
@@ -371,6 +369,9 @@ pub(crate) struct Inner {
     queries: Mutex<state::Queries>,
     /// The ids its publishers' key expressions are declared under.
     expr_ids: Mutex<declared_expr::ExprIds>,
+    /// This session's own messages dropped by congestion control, by key (a lock of its
+    /// own: a publisher dropping under congestion never waits for routing).
+    own_drops: Mutex<HashMap<String, u64>>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
     /// Wakes the matching listeners at the same changes.
@@ -425,6 +426,22 @@ pub(crate) struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// This session's own messages dropped by congestion control, by key.
+    pub(crate) fn own_drops(&self) -> MutexGuard<'_, HashMap<String, u64>> {
+        self.own_drops.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts one of this session's messages on `key` dropped by congestion control.
+    pub(crate) fn count_own_drop(&self, key: &str) {
+        let mut drops = self.own_drops();
+        match drops.get_mut(key) {
+            Some(n) => *n += 1,
+            None => {
+                drops.insert(key.to_owned(), 1);
+            }
+        }
     }
 
     /// The ids of its publishers' key expressions.
@@ -537,10 +554,10 @@ impl Session {
                     gossip,
                     maybe_aggregated: false,
                 },
-                drops: HashMap::new(),
             }),
             queries: Mutex::default(),
             expr_ids: Mutex::default(),
+            own_drops: Mutex::default(),
             route_epoch,
             matching_signal,
             query_stats: crate::metrics::QueryStats::default(),
@@ -958,8 +975,7 @@ impl Session {
     pub fn drops(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
             .inner
-            .lock()
-            .drops
+            .own_drops()
             .iter()
             .map(|(k, n)| (k.clone(), *n))
             .collect();

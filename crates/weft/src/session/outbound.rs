@@ -316,7 +316,7 @@ impl Inner {
                     caller,
                 );
                 if sent == Err(crate::transport::SendError::Dropped) {
-                    *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
+                    self.count_own_drop(key.as_str());
                 }
             }
             // Local subscribers are called without the publisher's lock (one of them may
