@@ -29,7 +29,8 @@
 #                   bench/compare.sh's)
 #   ZROBOTNET_BIN   a zrobotnet binary to run instead of building bench/compare's
 #   ZENOHD          the zenohd 1.10.2 (release) for the routed runs (default the one
-#                   bench/compare.sh installs, COMPARE_TARGET_DIR/zenohd-1.10.2/bin/zenohd)
+#                   bench/compare.sh installs, COMPARE_TARGET_DIR/zenohd-1.10.2/bin/zenohd;
+#                   bench/compare's zrouter, a zenoh session in router mode, stands in)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
