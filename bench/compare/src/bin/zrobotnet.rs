@@ -223,7 +223,7 @@ impl Node {
                 let stream = &net.streams[*kind as usize][*to];
                 put(net, publisher, &mut payload, phase, Some(stream));
             }
-            if tick % event_every == 0 {
+            if tick.is_multiple_of(event_every) {
                 // The controller's own events are not measured.
                 let stream = net.streams[Kind::Event as usize].get(self.index);
                 put(net, &self.event, &mut payload, phase, stream);
