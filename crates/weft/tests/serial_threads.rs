@@ -75,7 +75,10 @@ fn exchange(a: &weft::Session, b: &weft::Session, i: usize) {
 #[test]
 fn accepted_serial_links_add_no_thread() {
     // Every line first: each has a thread of the test kit's watching socat.
-    let Some(lines) = (0..=LINKS).map(|_| PtyPair::new()).collect::<Option<Vec<_>>>() else {
+    let Some(lines) = (0..=LINKS)
+        .map(|_| PtyPair::new())
+        .collect::<Option<Vec<_>>>()
+    else {
         return;
     };
     let listen: Vec<String> = lines.iter().map(|l| l.endpoint(&l.a, "")).collect();

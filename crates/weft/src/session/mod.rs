@@ -1249,6 +1249,7 @@ impl Inner {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
         }
+        deadlines::forget(self);
         if let Ok(wakers) = self.wakers.lock() {
             for w in wakers.iter() {
                 let _ = w.wake();

@@ -292,7 +292,10 @@ impl Line {
     /// the listener stops watching the port.
     pub(super) fn take_over(&self, link: &Arc<AtomicBool>) {
         let mut st = self.lock();
-        if Self::is_on(&st, link) && !st.link_reads && !st.session.as_ref().is_some_and(|s| s.draining) {
+        if Self::is_on(&st, link)
+            && !st.link_reads
+            && !st.session.as_ref().is_some_and(|s| s.draining)
+        {
             st.link_reads = true;
             self.unwatch_port(&mut st);
         }

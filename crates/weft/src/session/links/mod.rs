@@ -8,7 +8,8 @@
 //! next turn.
 //!
 //! It also serves multicast scouting for every session that scouts (answering Scouts,
-//! autoconnect), each a socket in the same epoll and a timer.
+//! autoconnect), each a socket in the same epoll and a timer, and fires the deadlines of
+//! every session's gets (`session::deadlines`), the earliest its timer too.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
 //! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
@@ -32,6 +33,7 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use super::deadlines::{Deadlines, Timeout};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::link::Listener;
@@ -71,6 +73,8 @@ enum Command {
 pub(crate) struct LinksLoop {
     waker: Waker,
     commands: Mutex<Vec<Command>>,
+    /// The deadlines of every session's gets, which the loop fires.
+    deadlines: Deadlines,
 }
 
 /// The process's links loop, once started.
@@ -86,11 +90,17 @@ impl LinksLoop {
             .map_err(std::io::Error::other)
     }
 
+    /// The process's links loop, if it was started.
+    pub(crate) fn running() -> Option<Arc<Self>> {
+        LINKS_LOOP.get()?.as_ref().ok().cloned()
+    }
+
     fn start() -> std::io::Result<Arc<Self>> {
         let poll = Poll::new()?;
         let shared = Arc::new(Self {
             waker: Waker::new(poll.registry(), WAKE)?,
             commands: Mutex::new(Vec::new()),
+            deadlines: Deadlines::default(),
         });
         let mut runner = Runner {
             poll,
@@ -119,6 +129,18 @@ impl LinksLoop {
         if let Err(e) = self.waker.wake() {
             tracing::warn!("cannot wake the links loop: {e}");
         }
+    }
+
+    /// Fires `what` for `inner` at `at` (see `session::deadlines`).
+    pub(crate) fn schedule(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) {
+        if self.deadlines.add(inner, at, what) {
+            self.wake();
+        }
+    }
+
+    /// The deadlines the loop fires.
+    pub(crate) const fn deadlines(&self) -> &Deadlines {
+        &self.deadlines
     }
 
     /// Serves `listener` of `inner` from now on.
@@ -298,8 +320,9 @@ impl Runner {
     }
 
     /// The earliest time something is due: a handshake's deadline, a listener's pause, a
-    /// connector's next attempt.
+    /// connector's next attempt, a get's deadline.
     fn next_deadline(&self) -> Option<Instant> {
+        let gets = self.shared.upgrade().and_then(|s| s.deadlines.arm());
         let entries = self.entries.values().filter_map(|e| match e {
             Entry::Listener(l) => l.paused_until(),
             Entry::Handshake(h) => Some(h.handshake.next_due()),
@@ -308,7 +331,7 @@ impl Runner {
             Entry::Autoconnecting(a) => a.due(),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
-        entries.chain(connectors).min()
+        entries.chain(connectors).chain(gets).min()
     }
 
     fn run_commands(&mut self) {
@@ -395,6 +418,9 @@ impl Runner {
 
     fn run_timers(&mut self) {
         let now = Instant::now();
+        if let Some(shared) = self.shared.upgrade() {
+            shared.deadlines.fire_due(now);
+        }
         let due: Vec<Token> = self
             .entries
             .iter()
