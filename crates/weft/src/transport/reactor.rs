@@ -942,9 +942,9 @@ fn hand_batch(entry: &mut Entry, batch: &[u8], me: PausedSource) -> Option<ReadO
         .then_some(ReadOutcome::Paused)
 }
 
-/// Reads a datagram link (UDP, serial): each datagram is one batch, handed on as it comes, at
-/// most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has no end of
-/// stream: once closed, it is done.
+/// Reads a datagram link (UDP, serial): each datagram is one batch, handed on as it
+/// comes, at most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has
+/// no end of stream: once closed, or once its read says it ended, it is done.
 fn read_datagrams(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
     let t = entry.rx.transport().clone();
     if t.is_closed() {
