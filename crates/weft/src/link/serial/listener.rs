@@ -514,3 +514,141 @@ impl SerialListener {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{AsFd, OwnedFd};
+
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    use weft_proto::batch::serial::{encode, Decoder};
+
+    use super::*;
+
+    /// A pseudo-terminal's controlling side (the device at the far end of the line) and
+    /// a listener on its port, accepting without waiting.
+    fn line() -> (OwnedFd, SerialListener) {
+        let far = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
+        grantpt(&far).unwrap();
+        unlockpt(&far).unwrap();
+        let path = ptsname(&far, Vec::new()).unwrap();
+        rustix::io::ioctl_fionbio(&far, true).unwrap();
+        let settings = SerialSettings {
+            path: path.to_string_lossy().into_owned(),
+            baudrate: 115_200,
+            exclusive: false,
+            reset_wait: Duration::from_millis(50),
+        };
+        let listener = SerialListener::bind(&settings).unwrap();
+        listener.set_nonblocking();
+        (far, listener)
+    }
+
+    /// The device sends a frame.
+    fn send(far: &OwnedFd, flags: Flags, payload: &[u8]) {
+        let mut frame = Vec::new();
+        encode(flags, &[payload], &mut frame).unwrap();
+        assert_eq!(rustix::io::write(far, &frame).unwrap(), frame.len());
+    }
+
+    fn readable(fd: impl AsFd) -> bool {
+        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+        matches!(poll(&mut fds, PollTimeout::from(100u16)), Ok(n) if n > 0)
+    }
+
+    /// `op` until it gives something other than `WouldBlock`, waiting for `fd` between
+    /// tries (a pseudo-terminal passes bytes on a moment after they are written), 5 s
+    /// at most.
+    fn until<T>(fd: impl AsFd, mut op: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            match op() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    assert!(Instant::now() < deadline, "nothing came within 5 s");
+                    readable(&fd);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The flags of the next frame the device receives, within 5 s.
+    fn answer(far: &OwnedFd, decoder: &mut Decoder) -> Flags {
+        let mut buf = [0u8; 64];
+        let n = until(far, || Ok(rustix::io::read(far, &mut buf)?)).unwrap();
+        let (used, frame) = decoder.push(&buf[..n]);
+        assert_eq!(used, n, "one frame at a time");
+        frame.expect("a whole frame").unwrap().flags
+    }
+
+    /// What the listener's caller waits on.
+    fn listener_fd(l: &SerialListener) -> std::os::fd::BorrowedFd<'_> {
+        l.line.watch.registry().as_fd()
+    }
+
+    #[test]
+    fn a_session_reads_the_line_itself_once_served_and_hands_it_back_when_it_ends() {
+        let (far, listener) = line();
+        let mut decoder = Decoder::new();
+        let mut buf = [0u8; 64];
+        send(&far, Flags::INIT, &[]);
+        let link = until(listener_fd(&listener), || listener.accept()).unwrap();
+        assert_eq!(answer(&far, &mut decoder), Flags::INIT_ACK);
+
+        // While its handshake runs, the listener reads the line and holds its frames.
+        send(&far, Flags::DATA, b"one");
+        assert!(readable(link.fd()));
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        link.set_nonblocking(true);
+        let n = until(link.fd(), || link.next_batch(&mut buf))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"one");
+
+        // Served by the I/O threads: the link reads the port, the listener leaves it.
+        link.serve_from_io_thread();
+        send(&far, Flags::DATA, b"two");
+        assert!(readable(link.fd()));
+        assert_eq!(
+            listener.accept().unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        assert!(readable(link.fd()), "the listener read the link's frame");
+        let n = until(link.fd(), || link.next_batch(&mut buf))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"two");
+
+        // The device starts again, twice: the first `I` ends the session (answered `R`)
+        // and the second, read by the link too, is the listener's to answer.
+        let mut twice = Vec::new();
+        encode(Flags::INIT, &[], &mut twice).unwrap();
+        twice.extend_from_slice(&twice.clone());
+        assert_eq!(rustix::io::write(&far, &twice).unwrap(), twice.len());
+        assert_eq!(
+            until(link.fd(), || link.next_batch(&mut buf)).unwrap(),
+            None
+        );
+        assert_eq!(answer(&far, &mut decoder), Flags::RESET);
+        // The listener was woken, and answers the second `I` with a new session.
+        assert!(
+            readable(listener_fd(&listener)),
+            "the listener was not woken"
+        );
+        let next = until(listener_fd(&listener), || listener.accept()).unwrap();
+        assert_eq!(answer(&far, &mut decoder), Flags::INIT_ACK);
+        assert!(
+            link.write_now(b"late").is_err(),
+            "the ended session still writes"
+        );
+        send(&far, Flags::DATA, b"three");
+        next.serve_from_io_thread();
+        let n = until(next.fd(), || next.next_batch(&mut buf))
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf[..n], b"three");
+    }
+}
