@@ -4,17 +4,16 @@
 //! none per request or per session.
 //!
 //! [`DeadlineQueue`] is the pure part (time passed in), including what the loop serving
-//! it waits for; [`Deadlines`] is the process's queue as the links loop serves it, and
-//! [`schedule`] adds to it. A deadline holds its session weakly: what comes due after the
-//! session closed (or went) does not fire, and a session that closes takes its deadlines
-//! out of the queue ([`forget`]).
+//! it waits for; [`Deadlines`] is the process's queue as the links loop serves it (a
+//! session adds to it through the loop, `Inner::schedule_deadline`). A deadline holds
+//! its session weakly: what comes due after the session closed (or went) does not fire,
+//! and a session that closes takes its deadlines out of the queue ([`Deadlines::forget`]).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
-use super::links::LinksLoop;
 use super::Inner;
 
 /// What happens at a deadline.
@@ -178,24 +177,8 @@ impl Deadlines {
 
     /// How many deadlines of `inner` wait.
     #[cfg(test)]
-    fn pending_for(&self, inner: &Inner) -> usize {
+    pub(crate) fn pending_for(&self, inner: &Inner) -> usize {
         self.lock().count(|(s, _)| std::ptr::eq(s.as_ptr(), inner))
-    }
-}
-
-/// Schedules `what` for `inner` at `at`, on the process's links loop (started if it was
-/// not).
-pub(crate) fn schedule(inner: &Arc<Inner>, at: Instant, what: Timeout) {
-    match LinksLoop::get() {
-        Ok(links) => links.schedule(inner, at, what),
-        Err(e) => tracing::warn!("no links loop ({e}): a get's timeout cannot fire"),
-    }
-}
-
-/// Takes the deadlines of `inner`, which closes, out of the process's queue.
-pub(crate) fn forget(inner: &Inner) {
-    if let Some(links) = LinksLoop::running() {
-        links.deadlines().forget(inner);
     }
 }
 
@@ -246,23 +229,5 @@ mod tests {
         // Nothing left: the loop waits for none, and the next deadline wakes it.
         assert_eq!(q.arm(), None);
         assert!(q.push(t0 + ms(900), Timeout::Get(7)));
-    }
-
-    #[test]
-    fn a_session_that_closes_takes_its_deadlines_out_of_the_queue() {
-        use crate::session::scenario::Scenario;
-        let scenario = Scenario::new(weft_proto::core::WhatAmI::Peer);
-        let inner = scenario.inner().clone();
-        let held = Arc::weak_count(&inner);
-        let far = Instant::now() + Duration::from_secs(3600);
-        for qid in 0..1000 {
-            schedule(&inner, far, Timeout::Get(qid));
-        }
-        let links = LinksLoop::running().expect("scheduling started the links loop");
-        assert_eq!(links.deadlines().pending_for(&inner), 1000);
-        scenario.session.close();
-        assert_eq!(links.deadlines().pending_for(&inner), 0);
-        // Nothing in the queue holds on to the session's memory.
-        assert!(Arc::weak_count(&inner) <= held);
     }
 }

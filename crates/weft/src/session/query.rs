@@ -445,8 +445,7 @@ impl Inner {
             }
         }
         self.check_done(qid);
-        super::deadlines::schedule(
-            self,
+        self.schedule_deadline(
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::Get(qid),
         );

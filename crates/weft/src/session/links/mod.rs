@@ -546,3 +546,26 @@ impl Runner {
 
 /// What a connector's attempt gave.
 type Outcome = Result<Pending, OpenError>;
+
+#[cfg(test)]
+mod tests {
+    use super::super::scenario::Scenario;
+    use super::*;
+
+    #[test]
+    fn a_session_that_closes_takes_its_deadlines_out_of_the_queue() {
+        let scenario = Scenario::new(weft_proto::core::WhatAmI::Peer);
+        let inner = scenario.inner().clone();
+        let held = Arc::weak_count(&inner);
+        let far = Instant::now() + Duration::from_secs(3600);
+        for qid in 0..1000 {
+            inner.schedule_deadline(far, Timeout::Get(qid));
+        }
+        let links = LinksLoop::running().expect("scheduling started the links loop");
+        assert_eq!(links.deadlines().pending_for(&inner), 1000);
+        scenario.session.close();
+        assert_eq!(links.deadlines().pending_for(&inner), 0);
+        // Nothing in the queue holds on to the session's memory.
+        assert!(Arc::weak_count(&inner) <= held);
+    }
+}
