@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 use super::Inner;
+use crate::transport::Caller;
 
 /// What happens at a deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -145,10 +146,10 @@ impl Deadlines {
         self.lock().arm()
     }
 
-    /// Fires what is due at `now`, for the sessions still open; holds a session only
-    /// while firing, and the queue's lock not at all. Firing never waits: it ends the
-    /// get, whose replies' channel closes.
-    pub(crate) fn fire_due(&self, now: Instant) {
+    /// Fires what is due at `now`, for the sessions still open, as `caller` (the links
+    /// loop's turn: what ending a get sends never waits); holds a session only while
+    /// firing, and the queue's lock not at all.
+    pub(crate) fn fire_due(&self, now: Instant, caller: &Caller) {
         let due = {
             let mut queue = self.lock();
             if queue.next().is_none_or(|at| at > now) {
@@ -161,7 +162,7 @@ impl Deadlines {
                 continue;
             };
             match what {
-                Timeout::Get(qid) => inner.finish_get(qid),
+                Timeout::Get(qid) => inner.finish_get(qid, caller),
                 Timeout::LivelinessGet(id) => {
                     inner.finish_liveliness_get(id);
                 }

@@ -13,7 +13,7 @@ use weft_transport::establish::Negotiated;
 
 use super::priority_links::PriorityLinks;
 use super::reader::LinkRx;
-use super::{reactor, Handler, Transport, TransportStats, TxState};
+use super::{reactor, Caller, Handler, Transport, TransportStats, TxState};
 use crate::link::BatchReader;
 
 /// An established transport whose threads are not started yet: register it first (so
@@ -37,7 +37,7 @@ impl Pending {
     /// Returns false, and closes it, when it has no range, or `main` is closed, or
     /// narrower links already cover its whole range; a wider link it takes every
     /// priority from is closed.
-    pub(crate) fn start_beside(self, main: &Arc<Transport>) -> bool {
+    pub(crate) fn start_beside(self, main: &Arc<Transport>, caller: &Caller) -> bool {
         let link = self.transport.clone();
         let _ = link.main.set(Arc::downgrade(main));
         let (took, displaced) = if main.is_closed() {
@@ -46,24 +46,24 @@ impl Pending {
             main.priority_links.attach(&link)
         };
         for old in displaced {
-            old.close(CloseReason::MAX_LINKS);
+            old.close(CloseReason::MAX_LINKS, caller);
         }
         if !took {
-            link.close(CloseReason::MAX_LINKS);
+            link.close(CloseReason::MAX_LINKS, caller);
             return false;
         }
         link.set_manual_batching(main.manual_batching.load(Ordering::Relaxed));
-        self.start();
+        self.start(caller);
         // The main transport closed meanwhile: it may have missed this link.
         if main.is_closed() {
             main.priority_links.detach(&link);
-            link.close(CloseReason::GENERIC);
+            link.close(CloseReason::GENERIC, caller);
         }
         true
     }
 
     /// Starts serving the transport: an I/O thread reads and writes its link.
-    pub(crate) fn start(self) -> Arc<Transport> {
+    pub(crate) fn start(self, caller: &Caller) -> Arc<Transport> {
         let Self {
             transport,
             rest,
@@ -83,7 +83,7 @@ impl Pending {
                 transport.peer_zid()
             );
             transport.abort();
-            rx.finish();
+            rx.finish(caller);
         }
         transport
     }

@@ -9,7 +9,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{DiscardReason, Handler, ReceivedBatch, Transport};
+use super::{Caller, DiscardReason, Handler, ReceivedBatch, Transport};
 
 /// Whether a transport goes on after what was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,21 +74,21 @@ impl LinkRx {
         self.tick
     }
 
-    /// Handles one received batch: every network message in it goes to the handler.
-    pub(crate) fn on_batch(&mut self, batch: &[u8]) -> Flow {
+    /// Handles one received batch: every network message in it goes to the handler, for
+    /// `caller` (the thread serving the link, in its turn).
+    pub(crate) fn on_batch(&mut self, batch: &[u8], caller: &Caller) -> Flow {
         let t = &self.transport;
         t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
         t.stats
             .bytes_in
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let _clock = crate::clock::BatchClock::begin();
         let face = self.main.as_ref().unwrap_or(t);
         let handler = &*self.handler;
         let mut messages = 0;
         let received = ReceivedBatch::new(batch, self.copy_whole);
         let result = self.rx.on_batch(batch, |m| {
             messages += 1;
-            handler.on_message(face, m, &received);
+            handler.on_message(face, m, &received, caller);
         });
         self.copy_whole = received.dense();
         t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
@@ -105,7 +105,7 @@ impl LinkRx {
                 tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
                 t.stats.discarded.add(DiscardReason::Malformed, 1);
                 t.note_end(|| format!("malformed data: {e}"));
-                t.close(CloseReason::INVALID);
+                t.close(CloseReason::INVALID, caller);
                 Flow::Closed
             }
         }
@@ -113,7 +113,7 @@ impl LinkRx {
 
     /// Checks the lease: sends a KeepAlive when one is due, closes the transport when
     /// the peer has been silent too long.
-    pub(crate) fn on_tick(&mut self, now: Instant) -> Flow {
+    pub(crate) fn on_tick(&mut self, now: Instant, caller: &Caller) -> Flow {
         let t = &self.transport;
         self.liveness.on_send(t.last_tx());
         match self.liveness.poll(now) {
@@ -125,7 +125,7 @@ impl LinkRx {
             LeaseAction::Expired => {
                 tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
                 t.note_end(|| "its lease expired".to_owned());
-                t.close(CloseReason::EXPIRED);
+                t.close(CloseReason::EXPIRED, caller);
                 Flow::Closed
             }
         }
@@ -133,7 +133,7 @@ impl LinkRx {
 
     /// The link was read to its end: the transport is closed, and its face forgotten (or,
     /// for a link reserved for priorities, detached from its main transport).
-    pub(crate) fn finish(self) {
+    pub(crate) fn finish(self, caller: &Caller) {
         let t = &self.transport;
         t.note_end(|| "its link ended without a Close".to_owned());
         let _ = t.mark_closed();
@@ -146,9 +146,9 @@ impl LinkRx {
             }
             None => {
                 for link in t.priority_links.take_all() {
-                    link.close(CloseReason::GENERIC);
+                    link.close(CloseReason::GENERIC, caller);
                 }
-                self.handler.on_closed(t);
+                self.handler.on_closed(t, caller);
             }
         }
     }

@@ -37,6 +37,7 @@ use super::deadlines::{Deadlines, Timeout};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::link::Listener;
+use crate::transport::Caller;
 use crate::transport::{Handshake, OpenError, Pending, Wait};
 use accepting::{Accepting, PendingAccept};
 use connector::Connector;
@@ -258,7 +259,9 @@ struct Runner {
 impl Runner {
     fn run(&mut self) {
         // One peer's link must not hold up the others: sends from here never wait.
-        crate::transport::never_wait_here();
+        let turn = std::rc::Rc::new(crate::transport::Turn::new());
+        crate::transport::serve_links_in(turn.clone());
+        let caller = Caller::Turn(turn.clone());
         let mut events = Events::with_capacity(256);
         loop {
             let timeout = self
@@ -272,16 +275,16 @@ impl Runner {
                 continue;
             }
             self.forget_closed_sessions();
-            self.run_commands();
+            self.run_commands(&caller);
             for event in &events {
                 match event.token() {
                     WAKE => {}
-                    token => self.ready(token),
+                    token => self.ready(token, &caller),
                 }
             }
-            self.run_timers();
+            self.run_timers(&caller);
             // What adopting transports sent.
-            crate::transport::hand_over_writes();
+            crate::transport::hand_over_writes(&turn);
         }
     }
 
@@ -334,7 +337,7 @@ impl Runner {
         entries.chain(connectors).chain(gets).min()
     }
 
-    fn run_commands(&mut self) {
+    fn run_commands(&mut self, caller: &Caller) {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
@@ -344,7 +347,7 @@ impl Runner {
             match command {
                 Command::Listen(inner, listener) => {
                     if let Some(inner) = inner.upgrade() {
-                        self.add_listener(&inner, listener);
+                        self.add_listener(&inner, listener, caller);
                     }
                 }
                 Command::Connect(inner, alternatives) => {
@@ -355,7 +358,7 @@ impl Runner {
                     self.next_connector += 1;
                     self.connectors
                         .insert(id, Connector::new(&inner, alternatives));
-                    self.attempt(id);
+                    self.attempt(id, caller);
                 }
                 Command::ConnectOnce {
                     inner,
@@ -372,21 +375,23 @@ impl Runner {
                     let c = Connector::discovered(&inner, zid, alternatives, how, start);
                     self.connectors.insert(id, c);
                 }
-                Command::Notified(token) => self.advance(token),
-                Command::Ended(id) => self.attempt(id),
-                Command::Answer(answering) => self.add_scouting(Entry::Answering(answering)),
+                Command::Notified(token) => self.advance(token, caller),
+                Command::Ended(id) => self.attempt(id, caller),
+                Command::Answer(answering) => {
+                    self.add_scouting(Entry::Answering(answering), caller)
+                }
                 Command::Autoconnect(autoconnecting) => {
-                    self.add_scouting(Entry::Autoconnecting(autoconnecting));
+                    self.add_scouting(Entry::Autoconnecting(autoconnecting), caller);
                 }
             }
         }
     }
 
-    fn ready(&mut self, token: Token) {
+    fn ready(&mut self, token: Token, caller: &Caller) {
         match self.entries.get(&token) {
-            Some(Entry::Listener(_)) => self.accept_all(token),
-            Some(Entry::Handshake(_)) => self.advance(token),
-            Some(Entry::Waiting(_)) => self.waiting_ready(token),
+            Some(Entry::Listener(_)) => self.accept_all(token, caller),
+            Some(Entry::Handshake(_)) => self.advance(token, caller),
+            Some(Entry::Waiting(_)) => self.waiting_ready(token, caller),
             Some(Entry::Answering(_) | Entry::Autoconnecting(_)) => {
                 match self.entries.get_mut(&token) {
                     Some(Entry::Answering(a)) => a.run(),
@@ -400,7 +405,7 @@ impl Runner {
 
     /// Serves a session's scouting from now on: its socket waited for readable, and
     /// run at once (what came before it was registered, the first Scout).
-    fn add_scouting(&mut self, entry: Entry) {
+    fn add_scouting(&mut self, entry: Entry, caller: &Caller) {
         let token = self.token();
         if let Some(fd) = entry.steady_fd() {
             if let Err(e) =
@@ -413,13 +418,13 @@ impl Runner {
             }
         }
         self.entries.insert(token, entry);
-        self.ready(token);
+        self.ready(token, caller);
     }
 
-    fn run_timers(&mut self) {
+    fn run_timers(&mut self, caller: &Caller) {
         let now = Instant::now();
         if let Some(shared) = self.shared.upgrade() {
-            shared.deadlines.fire_due(now);
+            shared.deadlines.fire_due(now, caller);
         }
         let due: Vec<Token> = self
             .entries
@@ -434,7 +439,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in due {
-            self.ready(token);
+            self.ready(token, caller);
         }
         let due: Vec<usize> = self
             .connectors
@@ -443,7 +448,7 @@ impl Runner {
             .map(|(id, _)| *id)
             .collect();
         for id in due {
-            self.attempt(id);
+            self.attempt(id, caller);
         }
     }
 
@@ -465,6 +470,7 @@ impl Runner {
         handshake: Handshake,
         purpose: Purpose,
         describe: String,
+        caller: &Caller,
     ) {
         self.entries.insert(
             token,
@@ -477,12 +483,12 @@ impl Runner {
                 started: Instant::now(),
             })),
         );
-        self.advance(token);
+        self.advance(token, caller);
     }
 
     /// Takes the handshake of `token` as far as it goes; hands its outcome on once it
     /// has one.
-    fn advance(&mut self, token: Token) {
+    fn advance(&mut self, token: Token, caller: &Caller) {
         let Some(Entry::Handshake(h)) = self.entries.get_mut(&token) else {
             return;
         };
@@ -523,15 +529,15 @@ impl Runner {
         };
         match h.purpose {
             Purpose::Accepted(place, source) => {
-                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
-                self.place_freed(&inner);
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome, caller);
+                self.place_freed(&inner, caller);
             }
-            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
+            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome, caller),
         }
     }
 
     /// Advances the handshakes of links a UDP listener hands datagrams to.
-    fn advance_listener_fed(&mut self) {
+    fn advance_listener_fed(&mut self, caller: &Caller) {
         let fed: Vec<Token> = self
             .entries
             .iter()
@@ -539,7 +545,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in fed {
-            self.advance(token);
+            self.advance(token, caller);
         }
     }
 }
