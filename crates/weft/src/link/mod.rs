@@ -177,8 +177,9 @@ impl Link {
         self.0.fed_by_listener()
     }
 
-    /// Whether this link has no socket of its own to read (a serial link accepted by a
-    /// listener: its listener reads the port and hands it its frames).
+    /// Whether this link's handshake has no socket of its own to wait on (a serial link
+    /// accepted by a listener: its listener reads the port and hands it its frames until
+    /// the I/O threads serve it).
     pub fn reads_from_listener(&self) -> bool {
         self.0.reads_from_listener()
     }
@@ -275,7 +276,8 @@ impl Link {
 
     /// Reads nothing more from the link once its transport starts closing, where a link
     /// shares its line with the next one (a serial port this node connects to again):
-    /// reads give the end of the link, writes go on. Nothing for other links.
+    /// reads find nothing more (the transport's closed flag ends the link), writes go on.
+    /// Nothing for other links.
     pub fn stop_reading(&self) {
         self.0.stop_reading();
     }

@@ -245,8 +245,7 @@ impl Inner {
         for t in targets {
             send_control(&*t, &msg, caller);
         }
-        super::deadlines::schedule(
-            self,
+        self.schedule_deadline(
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::LivelinessGet(id),
         );

@@ -483,6 +483,19 @@ impl Inner {
     fn is_closing(&self) -> bool {
         self.closing.load(Ordering::Acquire)
     }
+
+    /// Has `what` happen at `at` (a get's timeout), fired by the process's links loop
+    /// (started if it was not: `deadlines`).
+    pub(crate) fn schedule_deadline(
+        self: &Arc<Self>,
+        at: std::time::Instant,
+        what: deadlines::Timeout,
+    ) {
+        match links::LinksLoop::get() {
+            Ok(links) => links.schedule(self, at, what),
+            Err(e) => tracing::warn!("no links loop ({e}): a get's timeout cannot fire"),
+        }
+    }
 }
 
 /// An open session.
@@ -1325,6 +1338,10 @@ impl Inner {
     pub(crate) fn close(&self, caller: &Caller) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
+        }
+        // Its gets' deadlines leave the process's queue (nothing there holds it).
+        if let Some(links) = links::LinksLoop::running() {
+            links.deadlines().forget(self);
         }
         if let Ok(wakers) = self.wakers.lock() {
             for w in wakers.iter() {

@@ -12,7 +12,7 @@ use weft_transport::connection::{Framing, Outbound, OutboundStats};
 use weft_transport::establish::Negotiated;
 
 use super::priority_links::PriorityLinks;
-use super::reader::{self, LinkRx};
+use super::reader::LinkRx;
 use super::{reactor, Caller, Handler, Transport, TransportStats, TxState};
 use crate::link::BatchReader;
 
@@ -62,8 +62,7 @@ impl Pending {
         true
     }
 
-    /// Starts serving the transport: an I/O thread reads and writes its link (a serial
-    /// link its listener reads is read by a thread of its own).
+    /// Starts serving the transport: an I/O thread reads and writes its link.
     pub(crate) fn start(self, caller: &Caller) -> Arc<Transport> {
         let Self {
             transport,
@@ -71,18 +70,9 @@ impl Pending {
             handler,
         } = self;
         let rx = LinkRx::new(transport.clone(), handler, Instant::now());
-        let failed = if transport.link.reads_from_listener() {
-            // A serial link its listener reads: its frames come through the listener, not
-            // from a socket of its own, so a thread of its own waits for them.
-            match reader::spawn_thread(&transport, rx) {
-                Ok(()) => None,
-                Err(failed) => Some(*failed),
-            }
-        } else {
-            match transport.link.set_nonblocking() {
-                Err(e) => Some((rx, e.to_string())),
-                Ok(()) => reactor::add(rest, rx).err().map(|failed| *failed),
-            }
+        let failed = match transport.link.set_nonblocking() {
+            Err(e) => Some((rx, e.to_string())),
+            Ok(()) => reactor::add(rest, rx).err().map(|failed| *failed),
         };
         if let Some((rx, e)) = failed {
             // Out of threads or descriptors: this session cannot be served; the others

@@ -820,9 +820,9 @@ fn hand_batch(
         .then_some(ReadOutcome::Paused)
 }
 
-/// Reads a datagram link (UDP): each datagram is one batch, handed on as it comes, at
-/// most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has no end of
-/// stream: once closed, it is done.
+/// Reads a datagram link (UDP, serial): each datagram is one batch, handed on as it
+/// comes, at most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has
+/// no end of stream: once closed, or once its read says it ended, it is done.
 fn read_datagrams(
     entry: &mut Entry,
     buf: &mut [u8],
@@ -835,8 +835,13 @@ fn read_datagrams(
     }
     let mut outcome = ReadOutcome::More;
     for _ in 0..READS_PER_TURN * READ_BUF_BATCHES {
-        match (&mut &t.link).read(buf) {
-            Ok(n) => {
+        match t.link.receive_batch(buf) {
+            // The link ended (a serial line's session did).
+            Ok(None) => {
+                outcome = ReadOutcome::Ended;
+                break;
+            }
+            Ok(Some(n)) => {
                 if let Some(stopped) = hand_batch(entry, &buf[..n], me, turn) {
                     outcome = stopped;
                     break;

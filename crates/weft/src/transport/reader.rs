@@ -1,7 +1,6 @@
 //! The receiving side of a transport: what a received batch does, the lease, and the
 //! transport's end, driven by the link's I/O thread ([`super::reactor`]).
 
-use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -10,10 +9,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{
-    hand_over_writes, serve_links_in, Caller, DiscardReason, Handler, ReceivedBatch, Transport,
-    Turn,
-};
+use super::{Caller, DiscardReason, Handler, ReceivedBatch, Transport};
 
 /// Whether a transport goes on after what was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,82 +149,6 @@ impl LinkRx {
                     link.close(CloseReason::GENERIC, caller);
                 }
                 self.handler.on_closed(t, caller);
-            }
-        }
-    }
-}
-
-/// Reads `transport`'s link on a thread of its own (a link with no socket of its own to
-/// wait on: a serial link its listener reads), handing each batch to `rx`, until the
-/// transport ends, and goes on with a write the line stalled when it has room again.
-/// Gives `rx` back when no thread can be started.
-pub(crate) fn spawn_thread(
-    transport: &Arc<Transport>,
-    rx: LinkRx,
-) -> Result<(), Box<(LinkRx, String)>> {
-    let mut link = match transport.link.try_clone() {
-        Ok(l) => l,
-        Err(e) => return Err(Box::new((rx, e.to_string()))),
-    };
-    // Handed over through a slot, so that it comes back if the thread cannot start.
-    let slot = Arc::new(std::sync::Mutex::new(Some(rx)));
-    let taken = slot.clone();
-    let spawned = std::thread::Builder::new()
-        .name(format!("weft-rx-{}", transport.peer_zid()))
-        .spawn(move || {
-            let Some(mut rx) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-                return;
-            };
-            let t = rx.transport.clone();
-            // It serves this link as the I/O threads serve theirs: it never waits for a
-            // destination, and hands what it scheduled to their threads.
-            let turn = std::rc::Rc::new(Turn::new());
-            serve_links_in(turn.clone());
-            let caller = Caller::Turn(turn.clone());
-            let _ = link.set_read_timeout(Some(rx.tick));
-            let mut buf = vec![0u8; usize::from(u16::MAX)];
-            loop {
-                if t.is_closed() {
-                    break;
-                }
-                // No I/O thread watches this link's port: a write the line did not take
-                // all of goes on from here once the port has room.
-                if t.write_stalled_since().is_some() && link.writable_within(rx.tick) {
-                    t.pump();
-                }
-                match (&mut &link).read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        turn.begin_batch();
-                        let flow = rx.on_batch(&buf[..n], &caller);
-                        // No other link of this thread's to pause for: back-pressure
-                        // is the destinations' overflow bounds.
-                        let _ = turn.end_batch();
-                        hand_over_writes(&turn);
-                        if flow == Flow::Closed {
-                            break;
-                        }
-                    }
-                    Err(e) if crate::link::is_timeout(&e) => {}
-                    Err(_) => break,
-                }
-                let flow = rx.on_tick(Instant::now(), &caller);
-                hand_over_writes(&turn);
-                if flow == Flow::Closed {
-                    break;
-                }
-            }
-            // A link without a stream has no end to wait for.
-            rx.finish(&caller);
-            hand_over_writes(&turn);
-        });
-    match spawned {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let rx = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            match rx {
-                Some(rx) => Err(Box::new((rx, e.to_string()))),
-                None => Ok(()),
             }
         }
     }

@@ -8,7 +8,8 @@
 //! next turn.
 //!
 //! It also serves multicast scouting for every session that scouts (answering Scouts,
-//! autoconnect), each a socket in the same epoll and a timer.
+//! autoconnect), each a socket in the same epoll and a timer, and fires the deadlines of
+//! every session's gets (`session::deadlines`), the earliest its timer too.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
 //! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
@@ -32,6 +33,7 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use super::deadlines::{Deadlines, Timeout};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::link::Listener;
@@ -72,6 +74,8 @@ enum Command {
 pub(crate) struct LinksLoop {
     waker: Waker,
     commands: Mutex<Vec<Command>>,
+    /// The deadlines of every session's gets, which the loop fires.
+    deadlines: Deadlines,
 }
 
 /// The process's links loop, once started.
@@ -87,11 +91,17 @@ impl LinksLoop {
             .map_err(std::io::Error::other)
     }
 
+    /// The process's links loop, if it was started.
+    pub(crate) fn running() -> Option<Arc<Self>> {
+        LINKS_LOOP.get()?.as_ref().ok().cloned()
+    }
+
     fn start() -> std::io::Result<Arc<Self>> {
         let poll = Poll::new()?;
         let shared = Arc::new(Self {
             waker: Waker::new(poll.registry(), WAKE)?,
             commands: Mutex::new(Vec::new()),
+            deadlines: Deadlines::default(),
         });
         let mut runner = Runner {
             poll,
@@ -120,6 +130,18 @@ impl LinksLoop {
         if let Err(e) = self.waker.wake() {
             tracing::warn!("cannot wake the links loop: {e}");
         }
+    }
+
+    /// Fires `what` for `inner` at `at` (see `session::deadlines`).
+    pub(crate) fn schedule(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) {
+        if self.deadlines.add(inner, at, what) {
+            self.wake();
+        }
+    }
+
+    /// The deadlines the loop fires.
+    pub(crate) const fn deadlines(&self) -> &Deadlines {
+        &self.deadlines
     }
 
     /// Serves `listener` of `inner` from now on.
@@ -301,8 +323,9 @@ impl Runner {
     }
 
     /// The earliest time something is due: a handshake's deadline, a listener's pause, a
-    /// connector's next attempt.
+    /// connector's next attempt, a get's deadline.
     fn next_deadline(&self) -> Option<Instant> {
+        let gets = self.shared.upgrade().and_then(|s| s.deadlines.arm());
         let entries = self.entries.values().filter_map(|e| match e {
             Entry::Listener(l) => l.paused_until(),
             Entry::Handshake(h) => Some(h.handshake.next_due()),
@@ -311,7 +334,7 @@ impl Runner {
             Entry::Autoconnecting(a) => a.due(),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
-        entries.chain(connectors).min()
+        entries.chain(connectors).chain(gets).min()
     }
 
     fn run_commands(&mut self, caller: &Caller) {
@@ -400,6 +423,9 @@ impl Runner {
 
     fn run_timers(&mut self, caller: &Caller) {
         let now = Instant::now();
+        if let Some(shared) = self.shared.upgrade() {
+            shared.deadlines.fire_due(now, caller);
+        }
         let due: Vec<Token> = self
             .entries
             .iter()
@@ -526,3 +552,26 @@ impl Runner {
 
 /// What a connector's attempt gave.
 type Outcome = Result<Pending, OpenError>;
+
+#[cfg(test)]
+mod tests {
+    use super::super::scenario::Scenario;
+    use super::*;
+
+    #[test]
+    fn a_session_that_closes_takes_its_deadlines_out_of_the_queue() {
+        let scenario = Scenario::new(weft_proto::core::WhatAmI::Peer);
+        let inner = scenario.inner().clone();
+        let held = Arc::weak_count(&inner);
+        let far = Instant::now() + Duration::from_secs(3600);
+        for qid in 0..1000 {
+            inner.schedule_deadline(far, Timeout::Get(qid));
+        }
+        let links = LinksLoop::running().expect("scheduling started the links loop");
+        assert_eq!(links.deadlines().pending_for(&inner), 1000);
+        scenario.session.close();
+        assert_eq!(links.deadlines().pending_for(&inner), 0);
+        // Nothing in the queue holds on to the session's memory.
+        assert!(Arc::weak_count(&inner) <= held);
+    }
+}
