@@ -17,7 +17,8 @@
 #                (default all)
 #   --payloads   comma-separated payload sizes in bytes, in place of the mode's
 #   --workloads  comma-separated among thr,rtt,wire,robotnet (default all; CPU time comes
-#                with thr; robotnet is weft's robot-net scenario, bench/robotnet.sh's program)
+#                with thr; robotnet is the robot-net scenario, bench/robotnet.sh's programs:
+#                weft's robotnet example, and bench/compare's zrobotnet for Zenoh)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #
@@ -27,6 +28,7 @@
 #   ZENOHD              a zenohd 1.10.2 (release) to use instead of installing one
 #   WEFT_BIN, WEFTD_BIN weft and weftd binaries to use instead of building this tree's
 #   ROBOTNET_BIN        the robotnet example to use (with WEFT_BIN, none is built)
+#   ZROBOTNET_BIN       Zenoh's robot net to use (default bench/compare's zrobotnet)
 #   BENCH_PORT          first TCP port used on 127.0.0.1 (default 17900)
 #   COMPARE_SAMPLES_SCALE  scales the messages per throughput round of weft, Zenoh and raw
 #                       TCP (default 1; the test suite's smoke run gives debug builds 0.05)
@@ -175,6 +177,7 @@ cat >"$BINS" <<EOF
  "zpub_thr": $(has zenoh && exe "$C/zpub_thr" || echo null),
  "zping": $(has zenoh && exe "$C/zping" || echo null),
  "zpong": $(has zenoh && exe "$C/zpong" || echo null),
+ "zrobotnet": $(has zenoh && exe "${ZROBOTNET_BIN:-$C/zrobotnet}" || echo null),
  "zenohd": $(exe "$ZENOHD"),
  "compare_bin": "$C",
  "tcp_thr": $(exe "$C/tcp_thr"), "tcp_pingpong": $(exe "$C/tcp_pingpong"),

@@ -10,7 +10,10 @@
 # 1-minute load average before each run is printed beside it: the figures are only
 # comparable at a similar load.
 #
-# Usage: bench/robotnet.sh [--p2p|--routed|--both] [--star] [--runs N] [--seconds S]
+# Usage: bench/robotnet.sh [--system weft|zenoh] [--p2p|--routed|--both] [--star] [--runs N]
+#                          [--seconds S]
+#   --system zenoh runs the same scenario with Eclipse Zenoh 1.10.2 instead (bench/compare's
+#   zrobotnet: the same options and output; routed, every session a client of one zenohd).
 #   --both (default) runs peer to peer then routed; N defaults to 5, S (measured seconds per
 #   run, after the warm-up) to 4. --star: peer to peer, the sensors listen nowhere, so
 #   gossip cannot mesh them (only the nine sensor-controller links, as in a build without
@@ -21,6 +24,13 @@
 #   BENCH_PORT      first TCP port used on 127.0.0.1 (default 18100)
 #   ROBOTNET_BIN    a robotnet binary to run instead of building this tree's
 #   WEFTD_BIN       a weftd binary to run instead of building this tree's
+#   With --system zenoh:
+#   COMPARE_TARGET_DIR  cargo target directory of bench/compare (default target/compare, as
+#                   bench/compare.sh's)
+#   ZROBOTNET_BIN   a zrobotnet binary to run instead of building bench/compare's
+#   ZENOHD          the zenohd 1.10.2 (release) for the routed runs (default the one
+#                   bench/compare.sh installs, COMPARE_TARGET_DIR/zenohd-1.10.2/bin/zenohd;
+#                   bench/compare's zrouter, a zenoh session in router mode, stands in)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +39,8 @@ cd "$ROOT"
 source "$ROOT/bench/lib.sh"
 
 usage() {
-    log "usage: bench/robotnet.sh [--p2p|--routed|--both] [--star] [--runs N] [--seconds S]"
+    log "usage: bench/robotnet.sh [--system weft|zenoh] [--p2p|--routed|--both] [--star]" \
+        "[--runs N] [--seconds S]"
     exit 2
 }
 
@@ -37,8 +48,14 @@ TOPOLOGIES=(p2p routed)
 RUNS=5
 RUN_SECONDS=4
 STAR=()
+SYSTEM=weft
 while (($#)); do
     case $1 in
+        --system)
+            [[ ${2:-} == weft || ${2:-} == zenoh ]] || usage
+            SYSTEM=$2
+            shift
+            ;;
         --p2p) TOPOLOGIES=(p2p) ;;
         --routed) TOPOLOGIES=(routed) ;;
         --both) TOPOLOGIES=(p2p routed) ;;
@@ -62,16 +79,33 @@ PORT=${BENCH_PORT:-18100}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/weft-robotnet.XXXXXX")
 OUT_DIR=$WORK
 BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release
-ROBOTNET=${ROBOTNET_BIN:-$BIN/examples/robotnet}
-WEFTD=${WEFTD_BIN:-$BIN/weftd}
+ROUTED=0
+[[ " ${TOPOLOGIES[*]} " == *" routed "* ]] && ROUTED=1
 
-if [[ -z "${ROBOTNET_BIN:-}" ]]; then
-    log "== building the robotnet example"
-    cargo build --release -p weft --example robotnet
-fi
-if [[ " ${TOPOLOGIES[*]} " == *" routed "* && -z "${WEFTD_BIN:-}" ]]; then
-    log "== building weftd"
-    cargo build --release -p weftd --bin weftd
+if [[ $SYSTEM == weft ]]; then
+    ROBOTNET=${ROBOTNET_BIN:-$BIN/examples/robotnet}
+    ROUTER=${WEFTD_BIN:-$BIN/weftd}
+    if [[ -z "${ROBOTNET_BIN:-}" ]]; then
+        log "== building the robotnet example"
+        cargo build --release -p weft --example robotnet
+    fi
+    if ((ROUTED)) && [[ -z "${WEFTD_BIN:-}" ]]; then
+        log "== building weftd"
+        cargo build --release -p weftd --bin weftd
+    fi
+else
+    COMPARE_TARGET_DIR=${COMPARE_TARGET_DIR:-$ROOT/target/compare}
+    ROBOTNET=${ZROBOTNET_BIN:-$COMPARE_TARGET_DIR/release/zrobotnet}
+    ROUTER=${ZENOHD:-$COMPARE_TARGET_DIR/zenohd-1.10.2/bin/zenohd}
+    if [[ -z "${ZROBOTNET_BIN:-}" ]]; then
+        log "== building bench/compare's zrobotnet (Zenoh 1.10.2; release)"
+        CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release \
+            --manifest-path bench/compare/Cargo.toml --bin zrobotnet
+    fi
+    if ((ROUTED)) && [[ ! -x "$ROUTER" ]]; then
+        log "no zenohd at $ROUTER: set ZENOHD, or run bench/compare.sh once (it installs one)"
+        exit 1
+    fi
 fi
 
 # A run's time limit: warm-up (at most 20 s to match), the run, the drain, closing.
@@ -87,7 +121,7 @@ for topology in "${TOPOLOGIES[@]}"; do
 { mode: "router", listen: { endpoints: ["tcp/127.0.0.1:$PORT"] },
   scouting: { multicast: { enabled: false } } }
 CFG
-            start weftd $((LIMIT + 30)) "$WEFTD" -c "$WORK/router.json5"
+            start router $((LIMIT + 30)) "$ROUTER" -c "$WORK/router.json5"
             router=$STARTED
             wait_listen "$PORT"
             where=(--routed "tcp/127.0.0.1:$PORT")
@@ -95,7 +129,7 @@ CFG
             where=(--p2p "$PORT" "${STAR[@]}")
         fi
         load=$(cut -d' ' -f1 /proc/loadavg)
-        log "== $topology, run $run of $RUNS (load average $load)"
+        log "== $SYSTEM $topology, run $run of $RUNS (load average $load)"
         start robotnet "$LIMIT" "$ROBOTNET" "${where[@]}" --seconds "$RUN_SECONDS"
         status=0
         wait "$STARTED" || status=$?
@@ -133,8 +167,11 @@ def cell(values):
     return f"{med:.0f} ({min(values):.0f}-{max(values):.0f})"
 
 for topology, rs in runs.items():
-    print(f"robot net, {topology}: {len(rs)} runs of {seconds} s; 1-min load average before "
-          f"each run: {', '.join(r['load'] for r in rs)}; links per session: {rs[0]['links']}")
+    # weft's program names no system; the others (zrobotnet) do.
+    system = f" ({rs[0]['system']})" if "system" in rs[0] else ""
+    print(f"robot net{system}, {topology}: {len(rs)} runs of {seconds} s; 1-min load average "
+          f"before each run: {', '.join(r['load'] for r in rs)}; links per session: "
+          f"{rs[0]['links']}")
     print("| stream | p50 µs | p99 µs | p99.9 µs | max µs | sent | received | lost |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind in ("state", "command", "event"):

@@ -7,7 +7,7 @@ subscriber's rate in rounds), round trips against payload (one message in flight
 bytes per round trip (counted by a TCP relay on the sending side), CPU time per message
 of each process (publisher, subscriber and router or broker, from the kernel's per-thread
 run time over the measured rounds of the throughput runs), the robot-net scenario (weft
-only: the program of bench/robotnet.sh), and a node's failure (a subscriber killed and
+and Zenoh: the programs of bench/robotnet.sh), and a node's failure (a subscriber killed and
 restarted while its publisher sends: how long until it receives again).
 
 Every process runs in its own process group, under a deadline, and is killed on exit. Only
@@ -39,6 +39,9 @@ TESTS = ["thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_n
 FULL_PAYLOADS = [8, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 QUICK_PAYLOADS = [8, 1024, 65536]
 WIRE_PAYLOADS = [8, 1024]
+# The robot-net program of each system that has one, by its name in bins.json (the same
+# options and output: bench/robotnet.sh runs either).
+ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet"}
 
 
 def log(msg: str) -> None:
@@ -895,13 +898,19 @@ class Runner:
 
     # -- the robot net --
 
+    def robotnet_bin(self, v: Variant) -> str | None:
+        """The robot-net program of the variant's system (weft's robotnet example, Zenoh's
+        zrobotnet), if it has one and it was built."""
+        return self.bins.get(ROBOTNET_PROGRAMS.get(v.system, ""))
+
     def robotnet(self, v: Variant, rport: int) -> None:
-        """weft's robot-net scenario (bench/robotnet.sh's program): ten sessions, nine
-        sensors at 10 kHz, commands at 10 kHz, 100 Hz express events; one-way latency per
-        stream kind into lat_p50/lat_p99 rows (the unit names the stream), max and loss into
-        meta.json."""
+        """The robot-net scenario (bench/robotnet.sh's program, weft's or Zenoh's): ten
+        sessions, nine sensors at 10 kHz, commands at 10 kHz, 100 Hz express events; one-way
+        latency per stream kind into lat_p50/lat_p99 rows (the unit names the stream), max
+        and loss into meta.json."""
         label = f"{v.system} {v.topology} robot net"
-        if v.system != "weft" or not self.bins.get("robotnet"):
+        program = self.robotnet_bin(v)
+        if not program:
             return
         fresh = None
         if v.topology == "routed":
@@ -914,7 +923,7 @@ class Runner:
         else:
             where = ["--p2p", str(self.ports.take())]
             self.ports.take()
-        cmd = [self.bins["robotnet"]] + where + ["--seconds", str(self.plan.robotnet_s)]
+        cmd = [program] + where + ["--seconds", str(self.plan.robotnet_s)]
         self.note_cmd(v, "robot net", cmd)
         p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
         p.wait()
@@ -956,8 +965,8 @@ class Runner:
         self.steps_total = per_variant * len(self.variants)
         if "failure" in plan.workloads:
             self.steps_total += len(self.variants)
-        if "robotnet" in plan.workloads and self.bins.get("robotnet"):
-            self.steps_total += sum(1 for v in self.variants if v.system == "weft")
+        if "robotnet" in plan.workloads:
+            self.steps_total += sum(1 for v in self.variants if self.robotnet_bin(v))
         for v in self.variants:
             log(f"== {v.system} {v.topology}")
             broker, rport = self.start_broker(v)

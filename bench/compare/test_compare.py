@@ -38,6 +38,10 @@ weft,routed,lat_p50,64,90,us state,90,90,1
 weft,routed,lat_p99,64,400,us state,400,400,1
 weft,routed,lat_p50,64,80,us event,80,80,1
 weft,routed,lat_p99,64,700,us event,700,700,1
+zenoh,p2p,lat_p50,64,60,us state,60,60,1
+zenoh,p2p,lat_p99,64,300,us state,300,300,1
+zenoh,p2p,lat_p50,64,70,us event,70,70,1
+zenoh,p2p,lat_p99,64,250,us event,250,250,1
 """
 
 META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "3.1 2 1",
@@ -53,7 +57,13 @@ META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "
                           "state": {"p50_us": 90, "p99_us": 400, "p999_us": 900,
                                     "max_us": 1200, "sent": 180000, "received": 180000},
                           "event": {"p50_us": 80, "p99_us": 700, "p999_us": 800,
-                                    "max_us": 900, "sent": 2000, "received": 2000}}}]}
+                                    "max_us": 900, "sent": 2000, "received": 2000}}},
+                     {"system": "zenoh", "topology": "p2p", "seconds": 2, "sent_late": 3,
+                      "ticks": 20000, "streams": {
+                          "state": {"p50_us": 60, "p99_us": 300, "p999_us": 500,
+                                    "max_us": 600, "sent": 180000, "received": 179990},
+                          "event": {"p50_us": 70, "p99_us": 250, "p999_us": 260,
+                                    "max_us": 270, "sent": 2000, "received": 2000}}}]}
 
 
 class ReportTest(unittest.TestCase):
@@ -102,6 +112,11 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
                          ["pass", "pass", "pass", "fail"])
         self.assertIn("robot-net run", row)
+        # Zenoh's robot net: 10 state samples lost, so 10 kHz is not met; events earlier.
+        row = re.search(r"<tr><td>zenoh p2p, robot net</td>(.*?)</tr>", req,
+                        flags=re.S).group(1)
+        self.assertEqual(re.findall(r'class="(pass|fail|na)"', row),
+                         ["pass", "pass", "fail", "pass"])
 
     def test_failure_table(self):
         f = self.html.split("<h2>A node's failure</h2>")[1].split("<h2>")[0]
@@ -112,6 +127,8 @@ class ReportTest(unittest.TestCase):
     def test_robotnet_table(self):
         rn = self.html.split("<h2>Robot net</h2>")[1].split("<h2>")[0]
         self.assertIn("<td>weft routed</td><td>event</td><td>80</td><td>700</td>", rn)
+        self.assertIn("<td>zenoh p2p</td><td>state</td><td>60</td><td>300</td><td>500</td>"
+                      "<td>600</td><td>180000</td><td>10</td>", rn)
 
     def test_losses_name_the_faster_systems(self):
         losses = self.html.split("<h2>Where weft loses</h2>")[1].split("<h2>")[0]
@@ -154,8 +171,25 @@ class CheckTest(unittest.TestCase):
                              ["no cpu_ns row for tcp p2p"])
             p.write_text(CSV + "corba,p2p,thr,8,1,msg/s,2,3,1\n")
             errors = check_results.check(str(p), [], [])
-            self.assertIn("line 22: system 'corba'", errors)
-            self.assertIn("line 22: value 1.0 outside [2.0, 3.0] or negative", errors)
+            self.assertIn("line 26: system 'corba'", errors)
+            self.assertIn("line 26: value 1.0 outside [2.0, 3.0] or negative", errors)
+
+
+class RobotnetProgramTest(unittest.TestCase):
+    def test_each_system_its_program(self):
+        import compare  # noqa: E402
+
+        class Runner:
+            bins = {"robotnet": "/bin/robotnet", "zrobotnet": "/bin/zrobotnet"}
+
+        def variant(system):
+            return compare.Variant(system, "p2p", "", "")
+        pick = compare.Runner.robotnet_bin
+        self.assertEqual(pick(Runner(), variant("weft")), "/bin/robotnet")
+        self.assertEqual(pick(Runner(), variant("zenoh")), "/bin/zrobotnet")
+        self.assertIsNone(pick(Runner(), variant("tcp")))
+        Runner.bins = {"robotnet": "/bin/robotnet", "zrobotnet": None}
+        self.assertIsNone(pick(Runner(), variant("zenoh")))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ pub enum KeyExprError {
         offset: usize,
     },
     /// `#` or `?` appears in the string.
-    #[error("forbidden character `{ch}` at byte {offset}")]
+    #[error("forbidden character {} at byte {offset}", ch.escape_debug())]
     ForbiddenChar {
         /// The forbidden character.
         ch: char,

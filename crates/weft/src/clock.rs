@@ -1,13 +1,12 @@
-//! The physical clock of the session's hybrid logical clock, read once per received batch.
+//! The session's hybrid logical clock.
 //!
 //! A router timestamps every value it forwards that has none. Reading the system clock
 //! for each of the thousands of messages of one batch costs more than routing them; so
-//! while a batch is handled, the first timestamp reads the clock and the others of the
-//! batch reuse that reading. The hybrid logical clock still makes every timestamp unique
-//! and increasing (it advances its counter when the physical time has not moved); they
-//! trail the real time by at most the time spent on the batch.
+//! the physical time is given by the caller: a thread serving links reads it once per
+//! received batch (`transport::Caller::physical_now`). The hybrid logical clock still
+//! makes every timestamp unique and increasing (it advances its counter when the physical
+//! time has not moved); they trail the real time by at most the time spent on the batch.
 
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -28,9 +27,10 @@ pub(crate) struct Hlc {
 }
 
 impl Hlc {
-    /// A new time (NTP64), unique and increasing for this clock.
-    pub(crate) fn new_time(&self) -> u64 {
-        let physical = physical_now().0 & !COUNTER_MASK;
+    /// A new time (NTP64), unique and increasing for this clock, at the physical time
+    /// `physical` or later.
+    pub(crate) fn new_time(&self, physical: NTP64) -> u64 {
+        let physical = physical.0 & !COUNTER_MASK;
         let mut last = self.last.load(Ordering::Relaxed);
         loop {
             let next = if physical > last { physical } else { last + 1 };
@@ -64,49 +64,9 @@ impl Clock {
     /// included).
     pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
         weft_proto::core::Timestamp {
-            time: self.hlc.new_time(),
+            time: self.hlc.new_time(uhlc::system_time_clock()),
             id: self.id,
         }
-    }
-}
-
-thread_local! {
-    /// Whether this thread is handling a received batch.
-    static IN_BATCH: Cell<bool> = const { Cell::new(false) };
-    /// The clock reading of the current batch (0 until first read).
-    static BATCH_NOW: Cell<u64> = const { Cell::new(0) };
-}
-
-/// The physical clock given to the session's HLC: the system time, read once per batch
-/// on a thread handling a batch.
-pub(crate) fn physical_now() -> NTP64 {
-    if !IN_BATCH.with(Cell::get) {
-        return uhlc::system_time_clock();
-    }
-    let cached = BATCH_NOW.with(Cell::get);
-    if cached != 0 {
-        return NTP64(cached);
-    }
-    let now = uhlc::system_time_clock();
-    BATCH_NOW.with(|c| c.set(now.0));
-    now
-}
-
-/// Marks the handling of one received batch on this thread, until dropped.
-pub(crate) struct BatchClock(());
-
-impl BatchClock {
-    /// Starts a batch: the next clock reading is fresh and kept for the batch.
-    pub(crate) fn begin() -> Self {
-        IN_BATCH.with(|b| b.set(true));
-        BATCH_NOW.with(|c| c.set(0));
-        Self(())
-    }
-}
-
-impl Drop for BatchClock {
-    fn drop(&mut self) {
-        IN_BATCH.with(|b| b.set(false));
     }
 }
 
@@ -114,31 +74,17 @@ impl Drop for BatchClock {
 mod tests {
     use super::*;
 
-    #[test]
-    fn one_reading_per_batch_and_fresh_readings_outside() {
-        let before = physical_now();
-        let first = {
-            let _batch = BatchClock::begin();
-            let first = physical_now();
-            std::thread::sleep(std::time::Duration::from_millis(2));
-            assert_eq!(physical_now(), first, "a batch reuses its reading");
-            first
-        };
-        assert!(first >= before);
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        let after = physical_now();
-        assert!(after > first, "outside a batch, the clock is read again");
-        let _batch = BatchClock::begin();
-        assert!(physical_now() >= after, "a new batch reads the clock again");
+    fn physical_now() -> NTP64 {
+        uhlc::system_time_clock()
     }
 
     #[test]
     fn timestamps_of_one_batch_are_unique_and_increasing() {
         let hlc = Hlc::default();
-        let _batch = BatchClock::begin();
-        let stamps: Vec<_> = (0..1000).map(|_| hlc.new_time()).collect();
+        let batch = physical_now();
+        let stamps: Vec<_> = (0..1000).map(|_| hlc.new_time(batch)).collect();
         assert!(stamps.windows(2).all(|w| w[0] < w[1]));
-        assert!(stamps[0] & !COUNTER_MASK == physical_now().0 & !COUNTER_MASK);
+        assert!(stamps[0] & !COUNTER_MASK == batch.0 & !COUNTER_MASK);
     }
 
     #[test]
@@ -149,7 +95,8 @@ mod tests {
             .map(|_| {
                 let hlc = hlc.clone();
                 std::thread::spawn(move || {
-                    let times: Vec<u64> = (0..10_000).map(|_| hlc.new_time()).collect();
+                    let times: Vec<u64> =
+                        (0..10_000).map(|_| hlc.new_time(physical_now())).collect();
                     assert!(
                         times.windows(2).all(|w| w[0] < w[1]),
                         "increasing per thread"
@@ -175,8 +122,8 @@ mod tests {
         let hlc = Hlc::default();
         let ahead = physical_now().0 + (10 << 32); // ten seconds ahead
         hlc.last.store(ahead, Ordering::Relaxed);
-        let t = hlc.new_time();
+        let t = hlc.new_time(physical_now());
         assert_eq!(t, ahead + 1, "the counter advances past the last time");
-        assert!(hlc.new_time() > t);
+        assert!(hlc.new_time(physical_now()) > t);
     }
 }

@@ -365,3 +365,71 @@ fn many_gets_waiting_on_a_silent_queryable_time_out_without_a_thread_each() {
         assert!(collect(rx).is_empty());
     }
 }
+
+/// The names of this process's threads.
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_owned())
+        .collect()
+}
+
+/// Thousands of gets waiting on a queryable that never answers each end at its own
+/// deadline, neither before nor much after, fired by the links loop: no thread of the
+/// process waits for deadlines alone.
+#[test]
+fn thousands_of_pending_gets_each_time_out_on_time_without_a_timer_thread() {
+    use std::sync::{Arc, Mutex};
+    const GETS: usize = 3000;
+    let a = session(WhatAmI::Peer, true, None);
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    let _q = a
+        .declare_queryable("late/**", false, move |q| keep.lock().unwrap().push(q))
+        .unwrap();
+    let b = session(WhatAmI::Peer, false, Some(&a.listen_endpoints()[0]));
+    // Deadlines 0.5 s to 1.4 s away, in no particular order.
+    let pending: Vec<_> = (0..GETS)
+        .map(|i| {
+            let timeout = Duration::from_millis(500 + (i as u64 * 7919) % 900);
+            let options = GetOptions {
+                timeout: Some(timeout),
+                ..GetOptions::default()
+            };
+            // Taken before the get starts: its own deadline is no earlier.
+            let due = Instant::now() + timeout;
+            (due, b.get(&format!("late/{i}"), &options).unwrap())
+        })
+        .collect();
+    let mut pending = pending;
+    pending.sort_by_key(|(due, _)| *due);
+    let mut latest = Duration::ZERO;
+    for (due, rx) in pending {
+        // The channel closes (with no reply) at the get's deadline.
+        assert!(
+            matches!(
+                rx.recv_timeout(Duration::from_secs(10)),
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+            ),
+            "a get did not end within 10 s of its deadline"
+        );
+        let now = Instant::now();
+        assert!(
+            now >= due,
+            "a get ended {:?} before its deadline",
+            due - now
+        );
+        latest = latest.max(now.saturating_duration_since(due));
+    }
+    println!("{GETS} gets: the latest ended {latest:?} after its deadline");
+    assert!(
+        latest < Duration::from_secs(1),
+        "a get ended {latest:?} after its deadline"
+    );
+    let names = thread_names();
+    assert!(
+        !names.iter().any(|n| n == "weft-timers"),
+        "a thread waits for deadlines: {names:?}"
+    );
+}

@@ -86,8 +86,9 @@ fn own_threads() -> usize {
 }
 
 /// A process holding many weft client sessions (each with gets under way) uses the I/O
-/// threads and one timer thread, whatever the number of sessions: no thread waits for a
-/// session's end (the face reconnects when it ends) or for a get's deadline. Each session
+/// threads and the links loop (which fires the gets' deadlines), whatever the number of
+/// sessions: no thread waits for a session's end (the face reconnects when it ends) or
+/// for a get's deadline. Each session
 /// still reconnects: weftd restarted on the same port, each session's put reaches it.
 #[test]
 fn a_process_with_many_client_sessions_has_a_bounded_number_of_threads() {

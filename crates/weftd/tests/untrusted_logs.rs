@@ -295,3 +295,38 @@ fn with_throttling_a_guessing_address_is_refused_fast_and_others_still_connect()
     drop(weftd);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn one_nodes_flood_of_invalid_keys_is_paced_and_hides_no_other_nodes_first_one() {
+    use weft_proto::core::Priority;
+    let dir = fresh_dir("keys");
+    let log = dir.join("weftd.log");
+    let port = free_port();
+    let weftd = Weftd::logging_to(port, "{}", &[] as &[&str], &log);
+    let mut flooder = RawClient::connect(port, 0xf100d).unwrap();
+    const FLOOD: u32 = 2000;
+    for id in 1..=FLOOD {
+        flooder
+            .declare_subscriber(id, &format!("flood//{id}"))
+            .unwrap();
+    }
+    flooder
+        .sync(Priority::Data, Duration::from_secs(10))
+        .unwrap();
+    let mut other = RawClient::connect(port, 0x0_7e4).unwrap();
+    other.declare_subscriber(1, "other/#/key").unwrap();
+    other.sync(Priority::Data, Duration::from_secs(10)).unwrap();
+    let text = log_with(&log, &["from", "f100d", "7e4", "forbidden character #"]);
+    let flood_lines = text
+        .lines()
+        .filter(|l| l.contains("invalid key") && l.contains("f100d"))
+        .count();
+    // Before, the log's doubling count hid the other node's key after a flood (its line
+    // came at the 2,048th such key), and told the flood 11 times.
+    assert!(
+        flood_lines <= 2,
+        "{flood_lines} lines for one node's {FLOOD} invalid keys: {text}"
+    );
+    drop(weftd);
+    let _ = std::fs::remove_dir_all(&dir);
+}

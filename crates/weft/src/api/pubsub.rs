@@ -9,6 +9,7 @@ use weft_proto::network::EntityGlobalId;
 
 use crate::api::SampleKind;
 use crate::session::{Inner, MatchingKind, MatchingListener, PublisherRoutes, SessionError};
+use crate::transport::Caller;
 
 /// How a value is published.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,8 @@ impl Subscriber {
 
 impl Drop for Subscriber {
     fn drop(&mut self) {
-        self.inner.undeclare_subscriber(self.id);
+        let caller = &Caller::here();
+        self.inner.undeclare_subscriber(self.id, caller);
     }
 }
 
@@ -118,13 +120,19 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    pub(crate) fn new(inner: Arc<Inner>, id: u32, key: OwnedKeyExpr, options: PutOptions) -> Self {
+    pub(crate) fn new(
+        inner: Arc<Inner>,
+        id: u32,
+        key: OwnedKeyExpr,
+        options: PutOptions,
+        expr_id: Option<u16>,
+    ) -> Self {
         Self {
             inner,
             id,
             key,
             options,
-            routes: PublisherRoutes::default(),
+            routes: PublisherRoutes::new(expr_id),
         }
     }
 
@@ -141,12 +149,14 @@ impl Publisher {
 
     /// Publishes `payload` with the publisher's options.
     pub fn put(&self, payload: &[u8]) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.inner.publish(
             &self.key,
             SampleKind::Put,
             payload,
             &self.options,
             Some(&self.routes),
+            caller,
         )
     }
 
@@ -156,6 +166,7 @@ impl Publisher {
         payload: &[u8],
         attachment: &[u8],
     ) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         let mut options = self.options.clone();
         options.attachment = Some(attachment.to_vec());
         self.inner.publish(
@@ -164,6 +175,7 @@ impl Publisher {
             payload,
             &options,
             Some(&self.routes),
+            caller,
         )
     }
 
@@ -188,18 +200,24 @@ impl Publisher {
 
     /// Deletes the key.
     pub fn delete(&self) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.inner.publish(
             &self.key,
             SampleKind::Delete,
             &[],
             &self.options,
             Some(&self.routes),
+            caller,
         )
     }
 }
 
 impl Drop for Publisher {
     fn drop(&mut self) {
-        self.inner.undeclare_publisher(self.id);
+        let caller = &Caller::here();
+        if let Some(expr_id) = self.routes.withdraw_expr(self.options.priority, caller) {
+            self.inner.expr_ids().give_back(expr_id);
+        }
+        self.inner.undeclare_publisher(self.id, caller);
     }
 }

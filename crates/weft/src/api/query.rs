@@ -9,6 +9,7 @@ use weft_proto::zenoh::Consolidation;
 
 use crate::api::{PutOptions, Sample};
 use crate::session::{Answer, Inner, MatchingKind, MatchingListener, QueryOrigin, SessionError};
+use crate::transport::Caller;
 
 /// How a `get` is made.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,12 +170,14 @@ impl Query {
         payload: &[u8],
         options: &PutOptions,
     ) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.accepts_reply_on(key)?;
         self.inner.reply(
             &self.origin,
             self.queryable_id,
             key,
             Answer::Value(payload, options),
+            caller,
         )
     }
 
@@ -187,20 +190,23 @@ impl Query {
         payload: &[u8],
         options: &PutOptions,
     ) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.accepts_reply_on(key_expr)?;
         self.inner.reply(
             &self.origin,
             self.queryable_id,
             key_expr,
             Answer::ValueOnKeyExpr(payload, options),
+            caller,
         )
     }
 
     /// Answers that `key` was deleted.
     pub fn reply_del(&self, key: &str) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.accepts_reply_on(key)?;
         self.inner
-            .reply(&self.origin, self.queryable_id, key, Answer::Delete)
+            .reply(&self.origin, self.queryable_id, key, Answer::Delete, caller)
     }
 
     /// Which replies the querier accepts: any key if its selector has the `_anyke`
@@ -228,11 +234,13 @@ impl Query {
 
     /// Answers with an error.
     pub fn reply_err(&self, payload: &[u8], encoding: &str) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         self.inner.reply(
             &self.origin,
             self.queryable_id,
             &self.key_expr,
             Answer::Error(payload, encoding),
+            caller,
         )
     }
 }
@@ -259,7 +267,8 @@ impl Queryable {
 
 impl Drop for Queryable {
     fn drop(&mut self) {
-        self.inner.undeclare_queryable(self.id);
+        let caller = &Caller::here();
+        self.inner.undeclare_queryable(self.id, caller);
     }
 }
 
@@ -275,7 +284,8 @@ pub struct Querier {
 
 impl Drop for Querier {
     fn drop(&mut self) {
-        self.inner.undeclare_querier(self.id);
+        let caller = &Caller::here();
+        self.inner.undeclare_querier(self.id, caller);
     }
 }
 
@@ -314,11 +324,12 @@ impl Querier {
     /// Queries the key expression, with `parameters` (may be empty); replies arrive on
     /// the returned channel, which closes when the query is over.
     pub fn get(&self, parameters: &str) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
+        let caller = &Caller::here();
         let selector = if parameters.is_empty() {
             self.key.to_string()
         } else {
             format!("{}?{parameters}", self.key)
         };
-        self.inner.get(&selector, &self.options)
+        self.inner.get(&selector, &self.options, caller)
     }
 }

@@ -191,8 +191,9 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         false
     }
 
-    /// Whether this link has no socket of its own to read: its listener reads the line
-    /// and hands it its frames.
+    /// Whether this link's handshake has no socket of its own to wait on: its listener
+    /// reads the line and hands it its frames (until [`LinkKind::set_nonblocking`], when
+    /// the I/O threads serve it).
     fn reads_from_listener(&self) -> bool {
         false
     }

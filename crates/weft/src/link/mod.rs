@@ -8,9 +8,9 @@
 //! A link is made without waiting ([`Connecting`]) and is non-blocking during its
 //! handshakes ([`Link::start_handshake`], [`Link::set_handshake_nonblocking`]) and once
 //! its transport runs: the I/O threads read it when it is readable and write it without
-//! ever waiting ([`Link::write_batch_from`]); an application thread writing it directly
-//! ([`Link::write_batch_parts`]) waits for room with `poll(2)`, at most
-//! [`BLOCKED_WRITE_LIMIT`], and an I/O thread never waits at all ([`wait`]).
+//! ever waiting ([`Link::write_transmit`]); which thread writes is the transport's
+//! decision. Writing a whole batch directly ([`Link::write_batch_parts`], for tests and
+//! tools) waits for room with `poll(2)`, at most [`BLOCKED_WRITE_LIMIT`] ([`wait`]).
 
 use std::io::{self, IoSlice, Read};
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
@@ -40,10 +40,7 @@ pub use serial::dropped_frames as serial_dropped_frames;
 use serial::{SerialListener, SerialSettings};
 pub use tcp::TcpBuffers;
 use tls::TlsSettings;
-pub(crate) use wait::{
-    is_timeout, never_wait_on_this_thread, wait_deadline, wait_ready, wait_room, waiting_ends_by,
-    BLOCKED_WRITE_LIMIT,
-};
+pub(crate) use wait::{is_timeout, wait_ready, wait_room, BLOCKED_WRITE_LIMIT};
 
 /// What making a link takes beyond its endpoint: the TCP buffer sizes, and the TLS
 /// settings of `tls/` and `quic/` endpoints (whose `#` configuration overrides them).
@@ -181,8 +178,9 @@ impl Link {
         self.0.fed_by_listener()
     }
 
-    /// Whether this link has no socket of its own to read (a serial link accepted by a
-    /// listener: its listener reads the port and hands it its frames).
+    /// Whether this link's handshake has no socket of its own to wait on (a serial link
+    /// accepted by a listener: its listener reads the port and hands it its frames until
+    /// the I/O threads serve it).
     pub fn reads_from_listener(&self) -> bool {
         self.0.reads_from_listener()
     }
@@ -216,8 +214,7 @@ impl Link {
         self.0.set_nonblocking()
     }
 
-    /// Whether the link can take more bytes now, or does within `wait` (false on a
-    /// thread that never waits, unless it can at once).
+    /// Whether the link can take more bytes now, or does within `wait`.
     pub fn writable_within(&self, wait: Duration) -> bool {
         use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
         let now = poll(
@@ -227,7 +224,7 @@ impl Link {
         if matches!(now, Ok(n) if n > 0) {
             return true;
         }
-        wait::wait_writable(self.fd(), Instant::now() + wait).is_ok()
+        wait::wait_room(self.fd(), Instant::now() + wait).is_ok()
     }
 
     /// Whether batches travel one per datagram (no length prefix): UDP, and serial
@@ -280,7 +277,8 @@ impl Link {
 
     /// Reads nothing more from the link once its transport starts closing, where a link
     /// shares its line with the next one (a serial port this node connects to again):
-    /// reads give the end of the link, writes go on. Nothing for other links.
+    /// reads find nothing more (the transport's closed flag ends the link), writes go on.
+    /// Nothing for other links.
     pub fn stop_reading(&self) {
         self.0.stop_reading();
     }
@@ -485,14 +483,13 @@ impl Link {
     }
 
     /// Writes every byte of `bufs`; on a non-blocking socket, waits for room at most
-    /// [`BLOCKED_WRITE_LIMIT`] (not at all on a thread that never waits).
+    /// [`BLOCKED_WRITE_LIMIT`].
     fn write_all_vectored(&self, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
         let mut written = 0;
         let mut deadline = None;
         while !self.0.write_now(&mut bufs, &mut written)? {
-            let d = *deadline
-                .get_or_insert_with(|| wait_deadline(Instant::now() + BLOCKED_WRITE_LIMIT));
-            wait::wait_writable(self.fd(), d)?;
+            let d = *deadline.get_or_insert_with(|| Instant::now() + BLOCKED_WRITE_LIMIT);
+            wait::wait_room(self.fd(), d)?;
         }
         Ok(())
     }

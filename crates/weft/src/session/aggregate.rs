@@ -25,6 +25,7 @@ use weft_proto::network::{
 use super::declared::EntityKind;
 use super::face_transport::FaceTransport;
 use super::{Inner, State};
+use crate::transport::Caller;
 
 /// The aggregation state of one interest of a client.
 #[derive(Debug, Clone)]
@@ -152,8 +153,8 @@ impl AggregateChange {
     }
 
     /// Sends it.
-    pub(crate) fn send(&self) {
-        super::face_transport::send_control(&*self.transport, &self.message());
+    pub(crate) fn send(&self, caller: &Caller) {
+        super::face_transport::send_control(&*self.transport, &self.message(), caller);
     }
 
     fn message(&self) -> NetworkMessage<'_> {

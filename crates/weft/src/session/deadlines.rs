@@ -1,18 +1,21 @@
 //! Sessions' deadlines (a `get` or a liveliness `get` that times out), kept in one queue
-//! and served by one thread for the whole process, instead of a sleeping thread per
-//! request or per session.
+//! for the whole process and fired by the links loop (`session/links`), which waits for
+//! the earliest of them in its epoll as for its other timers: no thread of their own,
+//! none per request or per session.
 //!
-//! [`DeadlineQueue`] is the pure part (time passed in); [`schedule`] adds to the
-//! process's queue, whose thread starts on first use and sleeps while nothing is
-//! pending. A deadline holds its session weakly: what comes due after the session closed
-//! (or went) does not fire.
+//! [`DeadlineQueue`] is the pure part (time passed in), including what the loop serving
+//! it waits for; [`Deadlines`] is the process's queue as the links loop serves it (a
+//! session adds to it through the loop, `Inner::schedule_deadline`). A deadline holds
+//! its session weakly: what comes due after the session closed (or went) does not fire,
+//! and a session that closes takes its deadlines out of the queue ([`Deadlines::forget`]).
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
-use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Instant;
 
 use super::Inner;
+use crate::transport::Caller;
 
 /// What happens at a deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -51,11 +54,17 @@ impl<T> Ord for Deadline<T> {
     }
 }
 
-/// Deadlines in time order (those at the same time in the order they were added).
+/// Deadlines in time order (those at the same time in the order they were added), and
+/// the one the loop serving them waits for: it asks for the earliest ([`Self::arm`])
+/// before it waits, and a deadline added before that one must wake it ([`Self::push`]
+/// says so); any other is found when it next looks, by then at the latest.
 #[derive(Debug)]
 pub(crate) struct DeadlineQueue<T> {
     heap: BinaryHeap<Reverse<Deadline<T>>>,
     seq: u64,
+    /// What the serving loop waits for (the earliest when it last looked); `None` while
+    /// it waits for none.
+    armed: Option<Instant>,
 }
 
 impl<T> Default for DeadlineQueue<T> {
@@ -63,21 +72,34 @@ impl<T> Default for DeadlineQueue<T> {
         Self {
             heap: BinaryHeap::new(),
             seq: 0,
+            armed: None,
         }
     }
 }
 
 impl<T> DeadlineQueue<T> {
-    /// Adds `what` for `at`.
-    pub(crate) fn push(&mut self, at: Instant, what: T) {
+    /// Adds `what` for `at`: whether the serving loop is to be woken (it waits for a
+    /// later deadline, or none; it is taken to wait for this one from now on).
+    pub(crate) fn push(&mut self, at: Instant, what: T) -> bool {
         self.seq += 1;
         let seq = self.seq;
         self.heap.push(Reverse(Deadline { at, seq, what }));
+        if self.armed.is_some_and(|armed| armed <= at) {
+            return false;
+        }
+        self.armed = Some(at);
+        true
     }
 
     /// The earliest deadline, if any.
     pub(crate) fn next(&self) -> Option<Instant> {
         self.heap.peek().map(|Reverse(d)| d.at)
+    }
+
+    /// The earliest deadline, which the serving loop waits for from now on.
+    pub(crate) fn arm(&mut self) -> Option<Instant> {
+        self.armed = self.next();
+        self.armed
     }
 
     /// Removes and returns what is due at `now`, earliest first.
@@ -90,86 +112,74 @@ impl<T> DeadlineQueue<T> {
         }
         due
     }
-}
 
-/// The process's deadlines, shared with their thread.
-#[derive(Default)]
-struct Shared {
-    state: Mutex<TimersState>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct TimersState {
-    deadlines: DeadlineQueue<(Weak<Inner>, Timeout)>,
-    /// The thread was started.
-    started: bool,
-}
-
-/// The process's deadlines.
-fn shared() -> &'static Arc<Shared> {
-    static SHARED: OnceLock<Arc<Shared>> = OnceLock::new();
-    SHARED.get_or_init(Arc::default)
-}
-
-/// Schedules `what` for `inner` at `at`, starting the timer thread on first use.
-pub(crate) fn schedule(inner: &Arc<Inner>, at: Instant, what: Timeout) {
-    let shared = shared();
-    let mut st = shared.lock();
-    st.deadlines.push(at, (Arc::downgrade(inner), what));
-    if !st.started {
-        let thread = shared.clone();
-        let started = std::thread::Builder::new()
-            .name("weft-timers".into())
-            .spawn(move || run(&thread));
-        st.started = started.is_ok();
-        if let Err(e) = started {
-            tracing::warn!("cannot start the timer thread ({e}): timeouts wait for the next get");
-        }
+    /// Takes out every deadline whose `what` `gone` says is gone.
+    pub(crate) fn remove(&mut self, mut gone: impl FnMut(&T) -> bool) {
+        self.heap.retain(|Reverse(d)| !gone(&d.what));
     }
-    drop(st);
-    shared.changed.notify_one();
-}
 
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, TimersState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    /// How many of the deadlines `count` counts.
+    #[cfg(test)]
+    pub(crate) fn count(&self, mut count: impl FnMut(&T) -> bool) -> usize {
+        self.heap.iter().filter(|Reverse(d)| count(&d.what)).count()
     }
 }
 
-/// The timer thread: sleeps until the next deadline (or until one is added), fires what
-/// is due for the sessions still open. It holds a session only while firing.
-fn run(shared: &Shared) {
-    let mut st = shared.lock();
-    loop {
-        let now = Instant::now();
-        let due = st.deadlines.pop_due(now);
-        if due.is_empty() {
-            st = match st.deadlines.next() {
-                None => shared.changed.wait(st).unwrap_or_else(|e| e.into_inner()),
-                Some(at) => {
-                    shared
-                        .changed
-                        .wait_timeout(st, at.saturating_duration_since(now))
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
-            };
-            continue;
-        }
-        drop(st);
+/// The process's deadlines, fired by the links loop (see [`DeadlineQueue`]).
+#[derive(Default)]
+pub(crate) struct Deadlines {
+    queue: Mutex<DeadlineQueue<(Weak<Inner>, Timeout)>>,
+}
+
+impl Deadlines {
+    fn lock(&self) -> MutexGuard<'_, DeadlineQueue<(Weak<Inner>, Timeout)>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds `what` for `inner` at `at`: whether the links loop is to be woken.
+    pub(crate) fn add(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) -> bool {
+        self.lock().push(at, (Arc::downgrade(inner), what))
+    }
+
+    /// The earliest deadline, which the links loop waits for from now on.
+    pub(crate) fn arm(&self) -> Option<Instant> {
+        self.lock().arm()
+    }
+
+    /// Fires what is due at `now`, for the sessions still open, as `caller` (the links
+    /// loop's turn: what ending a get sends never waits); holds a session only while
+    /// firing, and the queue's lock not at all.
+    pub(crate) fn fire_due(&self, now: Instant, caller: &Caller) {
+        let due = {
+            let mut queue = self.lock();
+            if queue.next().is_none_or(|at| at > now) {
+                return;
+            }
+            queue.pop_due(now)
+        };
         for (session, what) in due {
             let Some(inner) = session.upgrade().filter(|i| !i.is_closing()) else {
                 continue;
             };
             match what {
-                Timeout::Get(qid) => inner.finish_get(qid),
+                Timeout::Get(qid) => inner.finish_get(qid, caller),
                 Timeout::LivelinessGet(id) => {
                     inner.finish_liveliness_get(id);
                 }
             }
         }
-        st = shared.lock();
+    }
+
+    /// Takes out the deadlines of `inner` (which closes), and those of sessions gone.
+    pub(crate) fn forget(&self, inner: &Inner) {
+        self.lock()
+            .remove(|(s, _)| std::ptr::eq(s.as_ptr(), inner) || s.strong_count() == 0);
+    }
+
+    /// How many deadlines of `inner` wait.
+    #[cfg(test)]
+    pub(crate) fn pending_for(&self, inner: &Inner) -> usize {
+        self.lock().count(|(s, _)| std::ptr::eq(s.as_ptr(), inner))
     }
 }
 
@@ -196,5 +206,29 @@ mod tests {
         assert_eq!(q.next(), Some(t0 + ms(30)));
         assert_eq!(q.pop_due(t0 + ms(100)), [Timeout::Get(3)]);
         assert_eq!(q.next(), None);
+    }
+
+    #[test]
+    fn only_a_deadline_before_the_one_waited_for_wakes_the_loop() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut q = DeadlineQueue::default();
+        // The loop waits for nothing: the first deadline wakes it.
+        assert!(q.push(t0 + ms(100), Timeout::Get(1)));
+        // Later ones are found when it wakes for that one.
+        assert!(!q.push(t0 + ms(100), Timeout::Get(2)));
+        assert!(!q.push(t0 + ms(500), Timeout::Get(3)));
+        // An earlier one wakes it.
+        assert!(q.push(t0 + ms(50), Timeout::Get(4)));
+        assert_eq!(q.arm(), Some(t0 + ms(50)));
+        assert_eq!(q.pop_due(t0 + ms(100)).len(), 3);
+        // Looking again, it waits for the last one.
+        assert_eq!(q.arm(), Some(t0 + ms(500)));
+        assert!(!q.push(t0 + ms(600), Timeout::Get(5)));
+        assert!(q.push(t0 + ms(400), Timeout::Get(6)));
+        assert_eq!(q.pop_due(t0 + ms(600)).len(), 3);
+        // Nothing left: the loop waits for none, and the next deadline wakes it.
+        assert_eq!(q.arm(), None);
+        assert!(q.push(t0 + ms(900), Timeout::Get(7)));
     }
 }

@@ -14,6 +14,7 @@ use crate::endpoint::Endpoint;
 use crate::scouting::message::should_connect;
 use crate::scouting::responder::{Identity, Responder};
 use crate::scouting::{self, Hello, Scouter};
+use crate::transport::Caller;
 
 /// The endpoints of a Hello that weft can connect to.
 fn endpoints(hello: &Hello) -> Vec<Endpoint> {
@@ -165,13 +166,14 @@ pub(super) fn connected(
     zid: ZenohId,
     how: &'static str,
     pending: crate::transport::Pending,
+    caller: &Caller,
 ) {
     if pending.transport().peer_zid() != zid {
         // The locators led elsewhere: keep nothing.
         tracing::debug!("{how}: {} is not {zid}", pending.transport().describe());
         pending
             .transport()
-            .close(weft_proto::transport::CloseReason::GENERIC);
+            .close(weft_proto::transport::CloseReason::GENERIC, caller);
     } else {
         // Two peers or two routers: the session keeps one of two transports by a rule
         // both ends apply alike (`Inner::add_face`); otherwise the first one stays.
@@ -181,10 +183,10 @@ pub(super) fn connected(
             // endpoint): one session per node.
             pending
                 .transport()
-                .close(weft_proto::transport::CloseReason::GENERIC);
+                .close(weft_proto::transport::CloseReason::GENERIC, caller);
         } else {
             tracing::info!("{how}: connected to {zid}");
-            inner.adopt(pending, true);
+            inner.adopt(pending, true, caller);
         }
     }
     no_longer_connecting(inner, zid);

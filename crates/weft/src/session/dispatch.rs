@@ -19,7 +19,7 @@ use super::face::Face;
 use super::face_transport::FaceTransport;
 use super::Inner;
 use crate::api::{Sample, SampleKind};
-use crate::transport::{Handler, ReceivedBatch, Transport};
+use crate::transport::{Caller, Handler, ReceivedBatch, Transport};
 
 /// The id under which a face's declaration is kept: its own, or, for a router that
 /// declares with id 0 (entities identified by their key and the router they come from,
@@ -94,15 +94,16 @@ impl Handler for Glue {
         transport: &Arc<Transport>,
         incoming: &Incoming<'_, '_>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         if let Some(inner) = self.0.upgrade() {
-            inner.dispatch(&**transport, incoming, batch);
+            inner.dispatch(&**transport, incoming, batch, caller);
         }
     }
 
-    fn on_closed(&self, transport: &Arc<Transport>) {
+    fn on_closed(&self, transport: &Arc<Transport>, caller: &Caller) {
         if let Some(inner) = self.0.upgrade() {
-            inner.remove_face(&**transport);
+            inner.remove_face(&**transport, caller);
         }
     }
 
@@ -137,23 +138,28 @@ impl Handler for Glue {
 
 impl Inner {
     /// Logs a key a face sent that is not a valid key expression (or is over the size
-    /// limits): what it came with is ignored. Logged for the 1st, 2nd, 4th, 8th... such
-    /// key of the session, so that a flood of them cannot flood the log.
+    /// limits): what it came with is ignored, and counted. Logged at most once per
+    /// period per node ([`crate::log_limit`]), saying how many were left untold, so that
+    /// one node's flood neither floods the log nor hides another node's first one.
     pub(crate) fn refused_key(
         &self,
         t: &dyn FaceTransport,
         what: &str,
         e: &weft_keyexpr::KeyExprError,
     ) {
-        let n = self
-            .refused_keys
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            + 1;
-        if n.is_power_of_two() {
+        self.refused_keys
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let zid = t.peer_zid();
+        let tell = self
+            .refused_key_log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .count(&zid, std::time::Instant::now());
+        if let Some(tell) = tell {
             tracing::warn!(
-                "ignored {what} from {} ({}) on an invalid key: {e} ({n} such keys so far)",
+                "ignored {what} from {} ({zid}) on an invalid key: {e}{}",
                 t.describe(),
-                t.peer_zid()
+                tell.and_more(&zid)
             );
         }
     }
@@ -187,6 +193,7 @@ impl Inner {
         t: &dyn FaceTransport,
         incoming: &Incoming<'_, '_>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         if let Some(acl) = t.access_control() {
             if !self.ingress_allowed(t, acl, incoming.message) {
@@ -194,14 +201,16 @@ impl Inner {
             }
         }
         match &incoming.message {
-            NetworkMessage::Push(push) => self.on_push(t, push, incoming.reassembled, batch),
-            NetworkMessage::Declare(d) => self.on_declare(t, d.clone()),
-            NetworkMessage::Interest(i) => self.on_interest(t, i),
-            NetworkMessage::Request(r) => self.on_request(t, r),
-            NetworkMessage::Response(r) => self.on_response(t, r),
+            NetworkMessage::Push(push) => {
+                self.on_push(t, push, incoming.reassembled, batch, caller)
+            }
+            NetworkMessage::Declare(d) => self.on_declare(t, d.clone(), caller),
+            NetworkMessage::Interest(i) => self.on_interest(t, i, caller),
+            NetworkMessage::Request(r) => self.on_request(t, r, caller),
+            NetworkMessage::Response(r) => self.on_response(t, r, caller),
             NetworkMessage::ResponseFinal(f) => {
-                if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id)) {
-                    self.target_done(f.request_id, Some(t.peer_zid()));
+                if !(self.is_router() && self.forwarded_done(t.peer_zid(), f.request_id, caller)) {
+                    self.target_done(f.request_id, Some(t.peer_zid()), caller);
                 }
             }
             NetworkMessage::Oam(oam) => {
@@ -209,9 +218,9 @@ impl Inner {
                     (oam.id, &oam.body)
                 {
                     if self.is_router() && t.peer_whatami() == WhatAmI::Router {
-                        self.on_link_state(t, body);
+                        self.on_link_state(t, body, caller);
                     } else {
-                        self.on_gossip(t, body);
+                        self.on_gossip(t, body, caller);
                     }
                 }
             }
@@ -256,6 +265,7 @@ impl Inner {
         push: &Push<'_>,
         reassembled: Option<&Arc<Vec<u8>>>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     ) {
         let router = self.is_router();
         let Some(routes) = self.inbound_routes(t, &push.wire_expr) else {
@@ -286,7 +296,8 @@ impl Inner {
             PushBody::Put(p) => p.timestamp.is_none(),
             PushBody::Del(d) => d.timestamp.is_none(),
         };
-        let added = (unstamped && router && self.timestamping()).then(|| self.new_timestamp());
+        let added =
+            (unstamped && router && self.timestamping()).then(|| self.new_timestamp(caller));
         if let Some(route) = route {
             let sample = match &push.body {
                 PushBody::Put(p) => Sample {
@@ -317,7 +328,7 @@ impl Inner {
             super::deliver(&route, sample);
         }
         if let Some(targets) = forward {
-            self.route_push(t, &key, push, added, &targets);
+            self.route_push(t, &key, push, added, &targets, caller);
         }
     }
 
@@ -363,7 +374,7 @@ impl Inner {
         }
     }
 
-    fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>) {
+    fn on_declare(&self, t: &dyn FaceTransport, d: Declare<'_>, caller: &Caller) {
         let interest_id = d.interest_id;
         let origin = self.declaration_origin(t, d.node_id);
         match &d.body {
@@ -376,7 +387,7 @@ impl Inner {
                     } else {
                         tok.id
                     };
-                    self.on_remote_token(t.peer_zid(), id, key, interest_id, origin);
+                    self.on_remote_token(t.peer_zid(), id, key, interest_id, origin, caller);
                 }
                 return;
             }
@@ -390,7 +401,7 @@ impl Inner {
                     (Some(k), 0, true) => origin_entity_id(k, origin),
                     _ => u.id,
                 };
-                self.on_remote_token_gone(t.peer_zid(), id, key);
+                self.on_remote_token_gone(t.peer_zid(), id, key, caller);
                 return;
             }
             Declaration::Final(_) => {
@@ -523,16 +534,16 @@ impl Inner {
         match event {
             Some(Event::Changed) => self.changed.notify_all(),
             Some(Event::Declared(kind, id, key, complete)) if self.is_router() => {
-                self.propagate_declaration(t.peer_zid(), kind, id, &key, complete);
+                self.propagate_declaration(t.peer_zid(), kind, id, &key, complete, caller);
             }
             Some(Event::Undeclared(kind, id, key)) if self.is_router() => {
-                self.propagate_undeclaration(t.peer_zid(), kind, id, &key);
+                self.propagate_undeclaration(t.peer_zid(), kind, id, &key, caller);
             }
             _ => {}
         }
     }
 
-    fn on_interest(&self, t: &dyn FaceTransport, i: &Interest<'_>) {
+    fn on_interest(&self, t: &dyn FaceTransport, i: &Interest<'_>, caller: &Caller) {
         if i.mode == InterestMode::Final {
             self.with_face_mut(t, |face, _| face.their_interests.remove(&i.id));
             return;
@@ -545,6 +556,6 @@ impl Inner {
             None => None,
         };
         let aggregate = Aggregate::for_interest(t.peer_whatami(), i.options, i.wire_expr.as_ref());
-        self.answer_interest(t, i.id, i.mode, i.options, key, aggregate);
+        self.answer_interest(t, i, key, aggregate, caller);
     }
 }

@@ -17,6 +17,7 @@ pub(crate) use super::declared::EntityKind;
 use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
 use super::{Inner, State};
+use crate::transport::Caller;
 use crate::SessionError;
 
 /// The declaration of entity `id` of `kind` on `key`: answering interest `interest` if
@@ -133,29 +134,34 @@ impl Announcement {
     }
 
     /// Sends `msg` to every target, then the aggregate changes.
-    pub(crate) fn send(self, msg: &NetworkMessage<'_>) {
+    pub(crate) fn send(self, msg: &NetworkMessage<'_>, caller: &Caller) {
         for t in &self.targets {
-            send_control(&**t, msg);
+            send_control(&**t, msg, caller);
         }
-        self.aggregates.iter().for_each(AggregateChange::send);
+        self.aggregates.iter().for_each(|a| a.send(caller));
     }
 
     /// As [`Announcement::send`], for what a router forwards: `to_routers` to the
     /// routers among the targets, `msg` to the others.
-    pub(crate) fn send_split(self, msg: &NetworkMessage<'_>, to_routers: &NetworkMessage<'_>) {
+    pub(crate) fn send_split(
+        self,
+        msg: &NetworkMessage<'_>,
+        to_routers: &NetworkMessage<'_>,
+        caller: &Caller,
+    ) {
         for t in &self.targets {
             let to_router = t.peer_whatami() == WhatAmI::Router;
-            send_control(&**t, if to_router { to_routers } else { msg });
+            send_control(&**t, if to_router { to_routers } else { msg }, caller);
         }
-        self.aggregates.iter().for_each(AggregateChange::send);
+        self.aggregates.iter().for_each(|a| a.send(caller));
     }
 
     /// Sends the aggregate changes, then `msg` to every target (a withdrawal of this
     /// node's own entity: the aggregate stops covering it first).
-    fn send_aggregates_first(self, msg: &NetworkMessage<'_>) {
-        self.aggregates.iter().for_each(AggregateChange::send);
+    fn send_aggregates_first(self, msg: &NetworkMessage<'_>, caller: &Caller) {
+        self.aggregates.iter().for_each(|a| a.send(caller));
         for t in &self.targets {
-            send_control(&**t, msg);
+            send_control(&**t, msg, caller);
         }
     }
 }
@@ -192,6 +198,7 @@ impl Inner {
         key: &OwnedKeyExpr,
         complete: bool,
         store: impl FnOnce(&mut State, u32),
+        caller: &Caller,
     ) -> Result<u32, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -208,7 +215,10 @@ impl Inner {
                 self.announcement(&mut st, kind, key.as_key_expr(), None),
             )
         };
-        announcement.send(&own_declaration(kind, id, key.as_str(), complete, None));
+        announcement.send(
+            &own_declaration(kind, id, key.as_str(), complete, None),
+            caller,
+        );
         Ok(id)
     }
 
@@ -246,6 +256,7 @@ impl Inner {
         kind: EntityKind,
         id: u32,
         take: impl FnOnce(&mut State) -> Option<OwnedKeyExpr>,
+        caller: &Caller,
     ) -> Option<OwnedKeyExpr> {
         let (key, announcement) = {
             let mut st = self.lock();
@@ -256,7 +267,7 @@ impl Inner {
             let announcement = self.announcement(&mut st, kind, key.as_key_expr(), None);
             (key, announcement)
         };
-        announcement.send_aggregates_first(&undeclare_msg(kind, id));
+        announcement.send_aggregates_first(&undeclare_msg(kind, id), caller);
         Some(key)
     }
 }

@@ -12,15 +12,16 @@ use weft_proto::core::{CongestionControl, Priority, Reliability, WhatAmI, ZenohI
 use weft_proto::network::NetworkMessage;
 use weft_proto::transport::CloseReason;
 
-use crate::transport::{SendError, Transport, TransportStats};
+use crate::transport::{Caller, SendError, Transport, TransportStats};
 
 /// Control-plane messages are sent reliably at Control priority, blocking.
-pub(crate) fn send_control(t: &dyn FaceTransport, msg: &NetworkMessage<'_>) {
+pub(crate) fn send_control(t: &dyn FaceTransport, msg: &NetworkMessage<'_>, caller: &Caller) {
     let _ = t.send(
         msg,
         Priority::Control,
         Reliability::Reliable,
         CongestionControl::Block,
+        caller,
     );
 }
 
@@ -43,6 +44,7 @@ pub(crate) trait FaceTransport: Send + Sync + 'static {
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError>;
     /// Sends a message on behalf of another node: it never waits for this destination
     /// (see [`Transport::send_forwarded`]).
@@ -52,15 +54,21 @@ pub(crate) trait FaceTransport: Send + Sync + 'static {
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError>;
     /// Closes it, telling the node why.
-    fn close(&self, reason: CloseReason);
-    /// Starts closing it (see [`Transport::start_close`]).
-    fn start_close(&self, reason: CloseReason);
-    /// Waits until the node has closed its side, or `deadline`.
-    fn wait_closed(&self, deadline: Instant);
+    fn close(&self, reason: CloseReason, caller: &Caller);
+    /// Starts closing it, writing what is pending until `flush_by` at most (see
+    /// [`Transport::start_close_by`]).
+    fn start_close_by(&self, reason: CloseReason, flush_by: Option<Instant>, caller: &Caller);
+    /// Waits until the node has closed its side, or `deadline` (not at all for a thread
+    /// serving links).
+    fn wait_closed(&self, deadline: Instant, caller: &Caller);
     /// Whether it is closed.
     fn is_closed(&self) -> bool;
+    /// Whether what is sent on one priority arrives, all of it, in order (a stream link;
+    /// not a datagram link, which may lose some).
+    fn keeps_order(&self) -> bool;
     /// Its counters.
     fn stats(&self) -> &TransportStats;
     /// The access control applied to it, if any.
@@ -104,8 +112,9 @@ impl FaceTransport for Transport {
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError> {
-        Self::send(self, msg, priority, reliability, congestion)
+        Self::send(self, msg, priority, reliability, congestion, caller)
     }
 
     fn send_forwarded(
@@ -114,24 +123,29 @@ impl FaceTransport for Transport {
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError> {
-        Self::send_forwarded(self, msg, priority, reliability, congestion)
+        Self::send_forwarded(self, msg, priority, reliability, congestion, caller)
     }
 
-    fn close(&self, reason: CloseReason) {
-        Self::close(self, reason);
+    fn close(&self, reason: CloseReason, caller: &Caller) {
+        Self::close(self, reason, caller);
     }
 
-    fn start_close(&self, reason: CloseReason) {
-        Self::start_close(self, reason);
+    fn start_close_by(&self, reason: CloseReason, flush_by: Option<Instant>, caller: &Caller) {
+        Self::start_close_by(self, reason, flush_by, caller);
     }
 
-    fn wait_closed(&self, deadline: Instant) {
-        Self::wait_closed(self, deadline);
+    fn wait_closed(&self, deadline: Instant, caller: &Caller) {
+        Self::wait_closed(self, deadline, caller);
     }
 
     fn is_closed(&self) -> bool {
         Self::is_closed(self)
+    }
+
+    fn keeps_order(&self) -> bool {
+        !self.is_datagram()
     }
 
     fn stats(&self) -> &TransportStats {

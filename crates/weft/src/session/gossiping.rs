@@ -18,6 +18,7 @@ use super::face_transport::FaceTransport;
 use super::gossip::Entry;
 use super::Inner;
 use crate::endpoint::Endpoint;
+use crate::transport::Caller;
 
 /// The longest pause before connecting to a node named by gossip (as Eclipse Zenoh's
 /// routers pause): when two peers are told of each other at once, one connection
@@ -50,7 +51,7 @@ impl Inner {
 
     /// A face of a role this session gossips with came up: it is told where this node
     /// and the neighbours heard from can be reached.
-    pub(crate) fn gossip_link_up(&self, t: &dyn FaceTransport) {
+    pub(crate) fn gossip_link_up(&self, t: &dyn FaceTransport, caller: &Caller) {
         if !self.gossips_with(t.peer_whatami()) {
             return;
         }
@@ -66,15 +67,15 @@ impl Inner {
             )
         };
         if let Some(body) = body {
-            send_gossip(t, body);
+            send_gossip(t, body, caller);
         }
         for (to, body) in news {
-            send_gossip(&*to, Ok(body));
+            send_gossip(&*to, Ok(body), caller);
         }
     }
 
     /// The face of `zid` went away: with `multihop`, the other neighbours are told.
-    pub(crate) fn gossip_link_down(&self, zid: ZenohId, whatami: WhatAmI) {
+    pub(crate) fn gossip_link_down(&self, zid: ZenohId, whatami: WhatAmI, caller: &Caller) {
         if !self.gossips_with(whatami) {
             return;
         }
@@ -91,7 +92,7 @@ impl Inner {
             self.encoded(&mut st, news)
         };
         for (to, body) in news {
-            send_gossip(&*to, Ok(body));
+            send_gossip(&*to, Ok(body), caller);
         }
     }
 
@@ -113,8 +114,13 @@ impl Inner {
     /// A link-state list from a node this session gossips with: news relayed, nodes
     /// connected to (their connections started before the face counts as heard from,
     /// which an opening session waits for).
-    pub(crate) fn on_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
-        self.apply_gossip(from, body);
+    pub(crate) fn on_gossip(
+        self: &Arc<Self>,
+        from: &dyn FaceTransport,
+        body: &[u8],
+        caller: &Caller,
+    ) {
+        self.apply_gossip(from, body, caller);
         let mut st = self.lock();
         if let Some(face) = st.faces.get_mut(&from.peer_zid()) {
             face.gossip_heard = true;
@@ -123,7 +129,7 @@ impl Inner {
         self.changed.notify_all();
     }
 
-    fn apply_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
+    fn apply_gossip(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8], caller: &Caller) {
         if !self.config.scouting.gossip.enabled || !self.gossips_with(from.peer_whatami()) {
             return;
         }
@@ -163,7 +169,7 @@ impl Inner {
             (sends, outcome.connect)
         };
         for (t, body) in sends {
-            send_gossip(&*t, Ok(body));
+            send_gossip(&*t, Ok(body), caller);
         }
         for (zid, locators) in connect {
             let eps: Vec<Endpoint> = locators.iter().filter_map(|l| l.parse().ok()).collect();
@@ -173,7 +179,11 @@ impl Inner {
 }
 
 /// Sends one link-state list (network OAM 1) to `t`.
-fn send_gossip(t: &dyn FaceTransport, body: Result<Vec<u8>, weft_proto::error::EncodeError>) {
+fn send_gossip(
+    t: &dyn FaceTransport,
+    body: Result<Vec<u8>, weft_proto::error::EncodeError>,
+    caller: &Caller,
+) {
     let body = match body {
         Ok(body) => body,
         Err(e) => {
@@ -188,5 +198,5 @@ fn send_gossip(t: &dyn FaceTransport, body: Result<Vec<u8>, weft_proto::error::E
         unknown: Vec::new(),
         body: ExtBody::ZBuf(&body),
     });
-    send_control(t, &msg);
+    send_control(t, &msg, caller);
 }

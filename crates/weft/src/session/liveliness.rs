@@ -20,6 +20,7 @@ use super::face_transport::FaceTransport;
 use super::query::ReplySink;
 use super::{Callback, Inner, SessionError};
 use crate::api::{Payload, Reply, Sample, SampleKind};
+use crate::transport::Caller;
 
 pub(crate) struct LivelinessSubscriber {
     pub(crate) key: OwnedKeyExpr,
@@ -67,18 +68,32 @@ impl Inner {
         super::deliver(&callbacks, token_sample(key, kind));
     }
 
-    pub(crate) fn declare_token(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+    pub(crate) fn declare_token(
+        &self,
+        key: OwnedKeyExpr,
+        caller: &Caller,
+    ) -> Result<u32, SessionError> {
         let stored = key.clone();
-        let id = self.declare_own(EntityKind::Token, &key, false, |st, id| {
-            st.own.tokens.insert(id, stored);
-        })?;
+        let id = self.declare_own(
+            EntityKind::Token,
+            &key,
+            false,
+            |st, id| {
+                st.own.tokens.insert(id, stored);
+            },
+            caller,
+        )?;
         self.notify_token(key.as_str(), SampleKind::Put);
         Ok(id)
     }
 
-    pub(crate) fn undeclare_token(&self, id: u32) {
-        if let Some(key) = self.undeclare_own(EntityKind::Token, id, |st| st.own.tokens.remove(&id))
-        {
+    pub(crate) fn undeclare_token(&self, id: u32, caller: &Caller) {
+        if let Some(key) = self.undeclare_own(
+            EntityKind::Token,
+            id,
+            |st| st.own.tokens.remove(&id),
+            caller,
+        ) {
             self.notify_token(key.as_str(), SampleKind::Delete);
         }
     }
@@ -98,6 +113,7 @@ impl Inner {
         key: OwnedKeyExpr,
         history: bool,
         callback: Callback,
+        caller: &Caller,
     ) -> Result<u32, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -140,7 +156,7 @@ impl Inner {
         };
         let msg = liveliness_interest(id, mode, key.as_str());
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
         for k in known {
             callback.call_with(token_sample(&k, SampleKind::Put));
@@ -148,7 +164,7 @@ impl Inner {
         Ok(id)
     }
 
-    pub(crate) fn undeclare_liveliness_subscriber(&self, id: u32) {
+    pub(crate) fn undeclare_liveliness_subscriber(&self, id: u32, caller: &Caller) {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             if st.own.liveliness_subscribers.remove(&id).is_none() {
@@ -164,7 +180,7 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
     }
 
@@ -187,6 +203,7 @@ impl Inner {
         self: &Arc<Self>,
         key: &str,
         timeout: Duration,
+        caller: &Caller,
     ) -> Result<Receiver<Reply>, SessionError> {
         let key = OwnedKeyExpr::new(key)?;
         let (mut sink, rx) = ReplySink::new(None);
@@ -198,7 +215,7 @@ impl Inner {
             // Peers answer from what they know: no traffic.
             let known = self.known_tokens(&self.lock(), key.as_key_expr());
             for k in known {
-                sink.deliver(reply(&k));
+                sink.deliver(reply(&k), caller);
             }
             return Ok(rx);
         }
@@ -211,9 +228,9 @@ impl Inner {
                 .values()
                 .filter(|k| k.as_key_expr().intersects(key.as_key_expr()))
             {
-                sink.deliver(reply(k.as_str()));
+                sink.deliver(reply(k.as_str()), caller);
             }
-            st.queries.liveliness_gets.insert(
+            self.queries().liveliness_gets.insert(
                 id,
                 PendingLivelinessGet {
                     key: key.clone(),
@@ -226,10 +243,9 @@ impl Inner {
         };
         let msg = liveliness_interest(id, InterestMode::Current, key.as_str());
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
-        super::deadlines::schedule(
-            self,
+        self.schedule_deadline(
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::LivelinessGet(id),
         );
@@ -244,37 +260,39 @@ impl Inner {
         key: OwnedKeyExpr,
         interest: Option<u32>,
         origin: Option<ZenohId>,
+        caller: &Caller,
     ) {
         let answered_get = {
-            let mut st = self.lock();
-            match interest.and_then(|i| st.queries.liveliness_gets.get_mut(&i)) {
+            let mut queries = self.queries();
+            match interest.and_then(|i| queries.liveliness_gets.get_mut(&i)) {
                 Some(g) => {
                     if g.key.as_key_expr().intersects(key.as_key_expr()) {
-                        g.sink.deliver(Reply {
-                            result: Ok(token_sample(key.as_str(), SampleKind::Put)),
-                            replier_id: Some(weft_proto::network::EntityGlobalId {
-                                zid: face_zid,
-                                eid: 0,
-                            }),
-                        });
+                        g.sink.deliver(
+                            Reply {
+                                result: Ok(token_sample(key.as_str(), SampleKind::Put)),
+                                replier_id: Some(weft_proto::network::EntityGlobalId {
+                                    zid: face_zid,
+                                    eid: 0,
+                                }),
+                            },
+                            caller,
+                        );
                     }
                     true
                 }
-                None => {
-                    let st = &mut *st;
-                    if let Some(face) = st.faces.get_mut(&face_zid) {
-                        st.declared.tokens.declare(
-                            face_zid,
-                            &mut face.tokens,
-                            Some(id),
-                            key.clone(),
-                        );
-                        face.set_origin(EntityKind::Token, id, origin);
-                    }
-                    false
-                }
+                None => false,
             }
         };
+        if !answered_get {
+            let mut st = self.lock();
+            let st = &mut *st;
+            if let Some(face) = st.faces.get_mut(&face_zid) {
+                st.declared
+                    .tokens
+                    .declare(face_zid, &mut face.tokens, Some(id), key.clone());
+                face.set_origin(EntityKind::Token, id, origin);
+            }
+        }
         if !answered_get {
             self.notify_token(key.as_str(), SampleKind::Put);
             if self.is_router() {
@@ -284,13 +302,20 @@ impl Inner {
                     id,
                     &key,
                     false,
+                    caller,
                 );
             }
         }
     }
 
     /// A token withdrawn by a face.
-    pub(crate) fn on_remote_token_gone(&self, face_zid: ZenohId, id: u32, key: Option<String>) {
+    pub(crate) fn on_remote_token_gone(
+        &self,
+        face_zid: ZenohId,
+        id: u32,
+        key: Option<String>,
+        caller: &Caller,
+    ) {
         let key = {
             let mut st = self.lock();
             let st = &mut *st;
@@ -318,6 +343,7 @@ impl Inner {
                         super::entity::EntityKind::Token,
                         id,
                         &k,
+                        caller,
                     );
                 }
             }
@@ -326,11 +352,7 @@ impl Inner {
 
     /// A DeclareFinal for one of our liveliness gets ends it.
     pub(crate) fn finish_liveliness_get(&self, interest: u32) -> bool {
-        self.lock()
-            .queries
-            .liveliness_gets
-            .remove(&interest)
-            .is_some()
+        self.queries().liveliness_gets.remove(&interest).is_some()
     }
 
     /// A face closed: its tokens disappear.

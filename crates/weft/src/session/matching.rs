@@ -15,6 +15,7 @@ use weft_proto::network::{Interest, InterestMode, InterestOptions, NetworkMessag
 use super::face_transport::send_control;
 use super::listener_thread::{self, Registration, Watch};
 use super::{Inner, SessionError, State};
+use crate::transport::Caller;
 
 /// What a matching status is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +88,11 @@ impl Inner {
 
     /// Keeps a querier of `key`; in client mode, asks the connected nodes which
     /// queryables match it. Returns its id.
-    pub(crate) fn declare_querier(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+    pub(crate) fn declare_querier(
+        &self,
+        key: OwnedKeyExpr,
+        caller: &Caller,
+    ) -> Result<u32, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
@@ -104,13 +109,13 @@ impl Inner {
         };
         let msg = querier_interest_msg(id, key.as_str());
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
         Ok(id)
     }
 
     /// Forgets the querier `id`, and withdraws its interest.
-    pub(crate) fn undeclare_querier(&self, id: u32) {
+    pub(crate) fn undeclare_querier(&self, id: u32, caller: &Caller) {
         let targets: Vec<_> = {
             let mut st = self.lock();
             if st.own.queriers.remove(&id).is_none() || self.config.mode != WhatAmI::Client {
@@ -122,7 +127,7 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
     }
 }

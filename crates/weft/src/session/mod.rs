@@ -4,6 +4,7 @@ mod aggregate;
 mod callback;
 mod deadlines;
 mod declared;
+mod declared_expr;
 mod discovery;
 mod dispatch;
 mod entity;
@@ -57,6 +58,7 @@ use crate::api::{
     SampleKind, Subscriber,
 };
 use crate::config::Config;
+use crate::transport::Caller;
 use entity::EntityKind;
 use face::Face;
 
@@ -330,14 +332,10 @@ pub(crate) struct State {
     faces: FastMap<ZenohId, Face>,
     /// What the faces declared, by key expression (kept with each face's own tables).
     declared: declared::Declared,
-    /// Queries under way: this session's gets, and the queries a router forwards.
-    queries: state::Queries,
     /// Routes already computed, by key (see `routes`).
     routes: routes::RouteCache,
     /// What a router keeps to route for others: its mesh, gossip, re-declared ids.
     routing: state::Routing,
-    /// This session's own messages dropped, by key.
-    drops: HashMap<String, u64>,
 }
 
 /// The first sequence number of this router's link-state announcements: milliseconds of
@@ -366,6 +364,15 @@ pub(crate) struct Inner {
     hlc: Arc<crate::clock::Hlc>,
     config: Config,
     state: Mutex<State>,
+    /// Queries under way: this session's gets, and the queries a router forwards. Its
+    /// own lock: replies and their ends never wait for routing. Taken after `state`
+    /// where both are held (a query's targets and its record, set at once).
+    queries: Mutex<state::Queries>,
+    /// The ids its publishers' key expressions are declared under.
+    expr_ids: Mutex<declared_expr::ExprIds>,
+    /// This session's own messages dropped by congestion control, by key (a lock of its
+    /// own: a publisher dropping under congestion never waits for routing).
+    own_drops: Mutex<HashMap<String, u64>>,
     /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
     /// Wakes the matching listeners at the same changes.
@@ -398,6 +405,8 @@ pub(crate) struct Inner {
     overflow_budget: Arc<crate::transport::OverflowBudget>,
     /// Keys from other nodes refused as invalid, for [`Inner::refused_key`].
     refused_keys: AtomicU64,
+    /// Paces the log lines about them, per node.
+    refused_key_log: Mutex<crate::log_limit::LogLimit<ZenohId>>,
     /// Sessions refused beyond `transport.unicast.max_sessions` (for the log's pace).
     refused_sessions: AtomicU64,
     /// Sessions refused because a live session has their ZenohID.
@@ -420,15 +429,41 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// This session's own messages dropped by congestion control, by key.
+    pub(crate) fn own_drops(&self) -> MutexGuard<'_, HashMap<String, u64>> {
+        self.own_drops.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Counts one of this session's messages on `key` dropped by congestion control.
+    pub(crate) fn count_own_drop(&self, key: &str) {
+        let mut drops = self.own_drops();
+        match drops.get_mut(key) {
+            Some(n) => *n += 1,
+            None => {
+                drops.insert(key.to_owned(), 1);
+            }
+        }
+    }
+
+    /// The ids of its publishers' key expressions.
+    pub(crate) fn expr_ids(&self) -> MutexGuard<'_, declared_expr::ExprIds> {
+        self.expr_ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The queries under way (taken after [`Inner::lock`] where both are held).
+    pub(crate) fn queries(&self) -> MutexGuard<'_, state::Queries> {
+        self.queries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The global id of this session's entity `eid`.
     pub(crate) fn entity_id(&self, eid: u32) -> weft_proto::network::EntityGlobalId {
         weft_proto::network::EntityGlobalId { zid: self.zid, eid }
     }
 
-    /// A new timestamp from the session's clock.
-    pub(crate) fn new_timestamp(&self) -> weft_proto::core::Timestamp {
+    /// A new timestamp from the session's clock, at the physical time `caller` reads.
+    pub(crate) fn new_timestamp(&self, caller: &Caller) -> weft_proto::core::Timestamp {
         weft_proto::core::Timestamp {
-            time: self.hlc.new_time(),
+            time: self.hlc.new_time(caller.physical_now()),
             id: self.zid,
         }
     }
@@ -448,6 +483,19 @@ impl Inner {
 
     fn is_closing(&self) -> bool {
         self.closing.load(Ordering::Acquire)
+    }
+
+    /// Has `what` happen at `at` (a get's timeout), fired by the process's links loop
+    /// (started if it was not: `deadlines`).
+    pub(crate) fn schedule_deadline(
+        self: &Arc<Self>,
+        at: std::time::Instant,
+        what: deadlines::Timeout,
+    ) {
+        match links::LinksLoop::get() {
+            Ok(links) => links.schedule(self, at, what),
+            Err(e) => tracing::warn!("no links loop ({e}): a get's timeout cannot fire"),
+        }
     }
 }
 
@@ -513,7 +561,6 @@ impl Session {
                 own: state::Own::default(),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
-                queries: state::Queries::default(),
                 routes: routes::RouteCache::new(route_epoch.clone(), matching_signal.clone()),
                 routing: state::Routing {
                     routed_ids: HashMap::new(),
@@ -521,8 +568,10 @@ impl Session {
                     gossip,
                     maybe_aggregated: false,
                 },
-                drops: HashMap::new(),
             }),
+            queries: Mutex::default(),
+            expr_ids: Mutex::default(),
+            own_drops: Mutex::default(),
             route_epoch,
             matching_signal,
             query_stats: crate::metrics::QueryStats::default(),
@@ -539,6 +588,7 @@ impl Session {
             overflow_budget,
             access_control,
             refused_keys: AtomicU64::new(0),
+            refused_key_log: Mutex::default(),
             refused_sessions: AtomicU64::new(0),
             refused_duplicates: AtomicU64::new(0),
             stalled_handshakes_closed: AtomicU64::new(0),
@@ -681,7 +731,8 @@ impl Session {
 
     /// A new timestamp from this session's hybrid logical clock.
     pub fn new_timestamp(&self) -> weft_proto::core::Timestamp {
-        self.inner.new_timestamp()
+        let caller = &Caller::here();
+        self.inner.new_timestamp(caller)
     }
 
     /// This session's hybrid logical clock, as a handle that does not keep the session
@@ -938,8 +989,7 @@ impl Session {
     pub fn drops(&self) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = self
             .inner
-            .lock()
-            .drops
+            .own_drops()
             .iter()
             .map(|(k, n)| (k.clone(), *n))
             .collect();
@@ -950,17 +1000,19 @@ impl Session {
     /// Publishes `payload` on `key`: a key expression, which may hold wildcards (every
     /// subscriber whose expression intersects it receives the sample, as in Zenoh).
     pub fn put(&self, key: &str, payload: &[u8], options: &PutOptions) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
         self.inner
-            .publish(&key, SampleKind::Put, payload, options, None)
+            .publish(&key, SampleKind::Put, payload, options, None, caller)
     }
 
     /// Deletes `key` (a key expression, which may hold wildcards, as for
     /// [`Session::put`]).
     pub fn delete(&self, key: &str, options: &PutOptions) -> Result<(), SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
         self.inner
-            .publish(&key, SampleKind::Delete, &[], options, None)
+            .publish(&key, SampleKind::Delete, &[], options, None, caller)
     }
 
     /// Declares a subscriber calling `callback` for every sample on keys intersecting
@@ -988,7 +1040,13 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
-        self.subscribe(key_expr, origin, Callback::Borrowing(Arc::new(callback)))
+        let caller = &Caller::here();
+        self.subscribe(
+            key_expr,
+            origin,
+            Callback::Borrowing(Arc::new(callback)),
+            caller,
+        )
     }
 
     /// As [`Session::declare_subscriber_from`], with a callback that takes each sample
@@ -1004,7 +1062,13 @@ impl Session {
     where
         F: Fn(Sample) + Send + Sync + 'static,
     {
-        self.subscribe(key_expr, origin, Callback::Taking(Arc::new(callback)))
+        let caller = &Caller::here();
+        self.subscribe(
+            key_expr,
+            origin,
+            Callback::Taking(Arc::new(callback)),
+            caller,
+        )
     }
 
     /// Declares a subscriber on `key_expr` calling `callback`.
@@ -1013,11 +1077,12 @@ impl Session {
         key_expr: &str,
         origin: Locality,
         callback: Callback,
+        caller: &Caller,
     ) -> Result<Subscriber, SessionError> {
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self
             .inner
-            .declare_subscriber(key.clone(), origin, callback)?;
+            .declare_subscriber(key.clone(), origin, callback, caller)?;
         Ok(Subscriber::new(self.inner.clone(), id, key))
     }
 
@@ -1031,6 +1096,7 @@ impl Session {
         key_expr: &str,
         capacity: usize,
     ) -> Result<(Subscriber, crate::FifoReceiver<Sample>), SessionError> {
+        let caller = &Caller::here();
         let (tx, rx) = crate::api::fifo_channel(capacity);
         let dropped = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counter = dropped.clone();
@@ -1043,6 +1109,7 @@ impl Session {
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
             })),
+            caller,
         )?;
         Ok((
             Subscriber::with_drops(self.inner.clone(), id, key, dropped),
@@ -1058,9 +1125,17 @@ impl Session {
         key: &str,
         options: PutOptions,
     ) -> Result<Publisher, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
-        let id = self.inner.declare_publisher(key.clone())?;
-        Ok(Publisher::new(self.inner.clone(), id, key, options))
+        let id = self.inner.declare_publisher(key.clone(), caller)?;
+        let expr_id = self.inner.expr_ids().take();
+        Ok(Publisher::new(
+            self.inner.clone(),
+            id,
+            key,
+            options,
+            expr_id,
+        ))
     }
 
     /// Queries `selector` (a key expression, optionally followed by `?parameters`).
@@ -1071,7 +1146,8 @@ impl Session {
         selector: &str,
         options: &GetOptions,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
-        self.inner.get(selector, options)
+        let caller = &Caller::here();
+        self.inner.get(selector, options, caller)
     }
 
     /// As [`Session::get`], the replies waiting in the channel holding about `max_bytes`
@@ -1086,10 +1162,11 @@ impl Session {
         options: &GetOptions,
         max_bytes: usize,
     ) -> Result<PacedReplies, SessionError> {
+        let caller = &Caller::here();
         let pace = reply_pace::Pace::new(max_bytes);
         let replies = self
             .inner
-            .get_paced(selector, options, Some(pace.clone()))?;
+            .get_paced(selector, options, Some(pace.clone()), caller)?;
         Ok(PacedReplies::new(replies, pace))
     }
 
@@ -1129,10 +1206,11 @@ impl Session {
         key_expr: &str,
         options: GetOptions,
     ) -> Result<Querier, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
         Ok(Querier {
             inner: self.inner.clone(),
-            id: self.inner.declare_querier(key.clone())?,
+            id: self.inner.declare_querier(key.clone(), caller)?,
             key,
             options,
         })
@@ -1165,10 +1243,15 @@ impl Session {
     where
         F: Fn(Query) + Send + Sync + 'static,
     {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
-        let id = self
-            .inner
-            .declare_queryable(key.clone(), complete, origin, Arc::new(callback))?;
+        let id = self.inner.declare_queryable(
+            key.clone(),
+            complete,
+            origin,
+            Arc::new(callback),
+            caller,
+        )?;
         Ok(Queryable {
             inner: self.inner.clone(),
             id,
@@ -1180,8 +1263,9 @@ impl Session {
     /// Zenoh: it is alive for the liveliness subscribers and gets whose key expressions
     /// intersect it) until the handle is dropped or this session dies.
     pub fn declare_token(&self, key: &str) -> Result<LivelinessToken, SessionError> {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key)?;
-        let id = self.inner.declare_token(key)?;
+        let id = self.inner.declare_token(key, caller)?;
         Ok(LivelinessToken {
             inner: self.inner.clone(),
             id,
@@ -1200,11 +1284,13 @@ impl Session {
     where
         F: Fn(&Sample) + Send + Sync + 'static,
     {
+        let caller = &Caller::here();
         let key = OwnedKeyExpr::new(key_expr)?;
         let id = self.inner.declare_liveliness_subscriber(
             key,
             history,
             Callback::Borrowing(Arc::new(callback)),
+            caller,
         )?;
         Ok(LivelinessSubscriber {
             inner: self.inner.clone(),
@@ -1219,12 +1305,14 @@ impl Session {
         key_expr: &str,
         timeout: Duration,
     ) -> Result<std::sync::mpsc::Receiver<Reply>, SessionError> {
-        self.inner.liveliness_get(key_expr, timeout)
+        let caller = &Caller::here();
+        self.inner.liveliness_get(key_expr, timeout, caller)
     }
 
     /// Closes the session: tells every connected node and stops every thread.
     pub fn close(&self) {
-        self.inner.close();
+        let caller = &Caller::here();
+        self.inner.close(caller);
     }
 }
 
@@ -1239,16 +1327,22 @@ impl Clone for Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
         if self.owner {
-            self.inner.close();
+            self.inner.close(caller);
         }
     }
 }
 
 impl Inner {
-    pub(crate) fn close(&self) {
+    pub(crate) fn close(&self, caller: &Caller) {
         if self.closing.swap(true, Ordering::AcqRel) {
             return;
+        }
+        // Its gets' deadlines leave the process's queue (nothing there holds it).
+        if let Some(links) = links::LinksLoop::running() {
+            links.deadlines().forget(self);
         }
         if let Ok(wakers) = self.wakers.lock() {
             for w in wakers.iter() {
@@ -1267,17 +1361,14 @@ impl Inner {
         // All at once, then one wait for every peer to close its side. Writing what is
         // pending ends for all of them at one deadline: faces that take nothing do not
         // each add their own wait.
-        crate::link::waiting_ends_by(
-            std::time::Instant::now() + crate::transport::FLUSH_ON_CLOSE,
-            || {
-                for t in &faces {
-                    t.start_close(CloseReason::GENERIC);
-                }
-            },
-        );
+        let flush_by = (!caller.serves_links())
+            .then(|| std::time::Instant::now() + crate::transport::FLUSH_ON_CLOSE);
+        for t in &faces {
+            t.start_close_by(CloseReason::GENERIC, flush_by, caller);
+        }
         let deadline = std::time::Instant::now() + crate::transport::CLOSE_DRAIN;
         for t in &faces {
-            t.wait_closed(deadline);
+            t.wait_closed(deadline, caller);
         }
         self.changed.notify_all();
         self.matching_signal.notify();
@@ -1292,7 +1383,9 @@ pub struct LivelinessToken {
 
 impl Drop for LivelinessToken {
     fn drop(&mut self) {
-        self.inner.undeclare_token(self.id);
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
+        self.inner.undeclare_token(self.id, caller);
     }
 }
 
@@ -1311,7 +1404,9 @@ impl LivelinessSubscriber {
 
 impl Drop for LivelinessSubscriber {
     fn drop(&mut self) {
-        self.inner.undeclare_liveliness_subscriber(self.id);
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
+        self.inner.undeclare_liveliness_subscriber(self.id, caller);
     }
 }
 

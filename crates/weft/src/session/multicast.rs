@@ -42,7 +42,9 @@ use super::face_transport::FaceTransport;
 use super::{Inner, OpenError};
 use crate::endpoint::Endpoint;
 use crate::link::multicast::GroupSockets;
-use crate::transport::{DiscardReason, DropReason, ReceivedBatch, SendError, TransportStats};
+use crate::transport::{
+    Caller, DiscardReason, DropReason, ReceivedBatch, SendError, TransportStats, Turn,
+};
 
 /// The longest the group's thread waits before looking whether the session closes.
 const CLOSE_CHECK: Duration = Duration::from_millis(100);
@@ -310,6 +312,12 @@ fn send_joins(group: &Group, mut joins: JoinSchedule) {
 /// The group's reading thread: hands what members send to the session and ends members'
 /// leases, until the group is closed or the session is gone.
 fn run(group: &Arc<Group>, inner: &Weak<Inner>) {
+    // A thread serving a link, as the links loop is: what it sends never waits for a
+    // destination, and what it queues for other links is handed to their I/O threads
+    // after each datagram.
+    let turn = std::rc::Rc::new(Turn::new());
+    crate::transport::serve_links_in(turn.clone());
+    let caller = Caller::Turn(turn.clone());
     let mut members = Members::new(group.params.clone());
     let mut exprs = MemberExprs::new();
     let mut events = Vec::new();
@@ -341,15 +349,22 @@ fn run(group: &Arc<Group>, inner: &Weak<Inner>) {
         group.stats.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
         let datagram = &buf[..n];
         let batch = ReceivedBatch::new(datagram, true);
+        turn.begin_batch();
         members.on_datagram(
             Instant::now(),
             from,
             datagram,
             &mut events,
             |zid, incoming| {
-                deliver(&inner, group, &mut exprs, zid, incoming, &batch);
+                deliver(&inner, group, &mut exprs, zid, incoming, &batch, &caller);
             },
         );
+        // A group is never paused: what its members send meanwhile would be lost anyway.
+        let _ = turn.end_batch();
+        if turn.hooks_pending() {
+            turn.run_after_read(None);
+        }
+        crate::transport::hand_over_writes(&turn);
         tell(group, &mut events, &mut exprs);
     }
 }
@@ -386,12 +401,13 @@ fn deliver(
     zid: ZenohId,
     incoming: &Incoming<'_, '_>,
     batch: &ReceivedBatch<'_>,
+    caller: &Caller,
 ) {
     group.stats.messages_in.fetch_add(1, Ordering::Relaxed);
     let t: &dyn FaceTransport = &**group;
     match incoming.message {
         NetworkMessage::Push(push) if push.wire_expr.scope == 0 => {
-            inner.dispatch(t, incoming, batch);
+            inner.dispatch(t, incoming, batch, caller);
         }
         NetworkMessage::Push(push) => {
             let Some(full) = resolve(exprs, zid, &push.wire_expr) else {
@@ -409,6 +425,7 @@ fn deliver(
                     ..*incoming
                 },
                 batch,
+                caller,
             );
         }
         NetworkMessage::Declare(d) => match &d.body {
@@ -456,6 +473,7 @@ impl FaceTransport for Group {
         priority: Priority,
         reliability: Reliability,
         _congestion: CongestionControl,
+        _caller: &Caller,
     ) -> Result<(), SendError> {
         self.send_message(msg, priority, reliability)
     }
@@ -466,16 +484,18 @@ impl FaceTransport for Group {
         priority: Priority,
         reliability: Reliability,
         _congestion: CongestionControl,
+        _caller: &Caller,
     ) -> Result<(), SendError> {
         self.send_message(msg, priority, reliability)
     }
 
-    fn close(&self, reason: CloseReason) {
-        self.start_close(reason);
-        self.wait_closed(Instant::now() + 2 * CLOSE_CHECK);
+    fn close(&self, reason: CloseReason, caller: &Caller) {
+        self.start_close_by(reason, None, caller);
+        self.wait_closed(Instant::now() + 2 * CLOSE_CHECK, caller);
     }
 
-    fn start_close(&self, reason: CloseReason) {
+    fn start_close_by(&self, reason: CloseReason, _flush_by: Option<Instant>, _caller: &Caller) {
+        // Nothing waits to be written: every message leaves when it is sent.
         if !self.closed.swap(true, Ordering::AcqRel) {
             self.send_close(reason);
             let _guard = self.closing.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -483,11 +503,15 @@ impl FaceTransport for Group {
         }
     }
 
-    fn wait_closed(&self, deadline: Instant) {
+    fn wait_closed(&self, deadline: Instant, caller: &Caller) {
+        if caller.serves_links() {
+            // A thread serving links never waits: the group's threads end by themselves.
+            return;
+        }
         let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         for h in handles {
             if h.thread().id() == std::thread::current().id() {
-                // Closed from a callback on the reading thread: it ends by itself.
+                // Closed from the reading thread: it ends by itself.
                 continue;
             }
             while !h.is_finished() && Instant::now() < deadline {
@@ -497,6 +521,11 @@ impl FaceTransport for Group {
                 let _ = h.join();
             }
         }
+    }
+
+    fn keeps_order(&self) -> bool {
+        // Datagrams may be lost.
+        false
     }
 
     fn is_closed(&self) -> bool {

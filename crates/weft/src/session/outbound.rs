@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
-use weft_proto::core::{encoding_name, Encoding, NetworkQos, WhatAmI, WireExpr};
+use weft_proto::core::{encoding_name, Encoding, NetworkQos, Priority, WhatAmI, WireExpr};
 use weft_proto::network::{
     Declaration, Declare, DeclareFinal, Interest, InterestMode, InterestOptions, NetworkMessage,
     Push,
@@ -13,11 +13,13 @@ use weft_proto::network::{
 use weft_proto::zenoh::{Del, PushBody, Put};
 
 use super::aggregate::{Aggregate, AggregateChange};
+use super::declared_expr::DeclaredExpr;
 use super::entity::{own_declaration, EntityKind};
 use super::face::{Face, PUBLISHER_INTEREST};
 use super::face_transport::{send_control, FaceTransport};
 use super::{Callback, Inner, LocalSubscriber, SessionError};
 use crate::api::{PutOptions, Sample, SampleKind, SharedKey};
+use crate::transport::Caller;
 
 /// Numeric id and schema of an encoding given as text (`text/plain`, `text/plain;utf-8`,
 /// or any media type, sent as id 0xFFFF with the text as schema).
@@ -63,10 +65,39 @@ struct Routes {
 }
 
 /// The routes a declared publisher keeps between puts, so that a put looks nothing up
-/// while no declaration, interest or face changed.
-#[derive(Default)]
+/// while no declaration, interest or face changed; and its key expression, declared on
+/// the faces it sends to.
 pub(crate) struct PublisherRoutes {
-    kept: std::sync::Mutex<Option<Routes>>,
+    kept: std::sync::Mutex<Kept>,
+}
+
+/// What a declared publisher keeps, under its lock.
+struct Kept {
+    routes: Option<Routes>,
+    /// Its key expression's id and the faces that know it (`None`: the session has no id
+    /// left; puts carry the key's text).
+    expr: Option<DeclaredExpr>,
+}
+
+impl PublisherRoutes {
+    /// The routes of a publisher whose key expression is declared under `expr_id`.
+    pub(crate) fn new(expr_id: Option<u16>) -> Self {
+        Self {
+            kept: std::sync::Mutex::new(Kept {
+                routes: None,
+                expr: expr_id.map(DeclaredExpr::new),
+            }),
+        }
+    }
+
+    /// Withdraws the key expression from the faces that know it (at `priority`, after
+    /// the puts before it); the id, given back, is returned.
+    pub(crate) fn withdraw_expr(&self, priority: Priority, caller: &Caller) -> Option<u16> {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let expr = kept.expr.as_mut()?;
+        expr.withdraw(priority, caller);
+        Some(expr.id())
+    }
 }
 
 impl Inner {
@@ -189,15 +220,18 @@ impl Inner {
         &self,
         own: &'p PublisherRoutes,
         key: &OwnedKeyExpr,
-    ) -> Option<std::sync::MutexGuard<'p, Option<Routes>>> {
+    ) -> Option<std::sync::MutexGuard<'p, Kept>> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
         let mut kept = match own.kept.try_lock() {
             Ok(kept) => kept,
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
-        if kept.as_ref().is_none_or(|r| r.epoch != epoch) {
-            *kept = Some(self.routes_of(key));
+        if kept.routes.as_ref().is_none_or(|r| r.epoch != epoch) {
+            kept.routes = Some(self.routes_of(key));
+            if let Some(expr) = &mut kept.expr {
+                expr.forget_gone();
+            }
         }
         Some(kept)
     }
@@ -211,6 +245,7 @@ impl Inner {
         payload: &[u8],
         options: &PutOptions,
         own_routes: Option<&PublisherRoutes>,
+        caller: &Caller,
     ) -> Result<(), SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -218,7 +253,7 @@ impl Inner {
         let (enc_id, schema) = parse_encoding(&options.encoding);
         let timestamp = options
             .timestamp
-            .or_else(|| self.timestamping().then(|| self.new_timestamp()));
+            .or_else(|| self.timestamping().then(|| self.new_timestamp(caller)));
         let body = match kind {
             SampleKind::Put => PushBody::Put(Put {
                 timestamp,
@@ -241,29 +276,47 @@ impl Inner {
             options.congestion_control,
             options.express,
         );
-        let msg = NetworkMessage::Push(push);
         let local = {
             // A declared publisher's kept routes (held under its lock until the message
             // is queued for every face), or this put's own (no allocation for them).
-            let kept = own_routes.and_then(|own| self.publisher_routes(own, key));
+            let mut kept = own_routes.and_then(|own| self.publisher_routes(own, key));
             let computed;
-            let routes: &Routes = match &kept {
-                Some(kept) => kept.as_ref().expect("publisher routes were just kept"),
+            let (routes, mut expr): (&Routes, Option<&mut DeclaredExpr>) = match &mut kept {
+                Some(kept) => {
+                    let Kept { routes, expr } = &mut **kept;
+                    (
+                        routes.as_ref().expect("publisher routes were just kept"),
+                        expr.as_mut(),
+                    )
+                }
                 None => {
                     computed = self.routes_of(key);
-                    &computed
+                    (&computed, None)
                 }
             };
+            // The same put naming the key by its declared id, for the faces that know it.
+            let by_id = expr.as_ref().map(|e| {
+                NetworkMessage::Push(Push {
+                    wire_expr: e.wire_expr(),
+                    ..push.clone()
+                })
+            });
+            let msg = NetworkMessage::Push(push);
             let remote = options.allowed_destination.includes_remote();
             for t in routes.targets.iter().filter(|_| remote) {
+                let lane = (options.priority, options.congestion_control);
+                let declared = expr
+                    .as_mut()
+                    .is_some_and(|e| e.declare_on(t, key.as_str(), lane, caller));
                 let sent = t.send(
-                    &msg,
+                    by_id.as_ref().filter(|_| declared).unwrap_or(&msg),
                     options.priority,
                     options.reliability,
                     options.congestion_control,
+                    caller,
                 );
                 if sent == Err(crate::transport::SendError::Dropped) {
-                    *self.lock().drops.entry(key.to_string()).or_insert(0) += 1;
+                    self.count_own_drop(key.as_str());
                 }
             }
             // Local subscribers are called without the publisher's lock (one of them may
@@ -304,6 +357,7 @@ impl Inner {
         key: OwnedKeyExpr,
         origin: crate::api::Locality,
         callback: Callback,
+        caller: &Caller,
     ) -> Result<u32, SessionError> {
         let subscriber = LocalSubscriber {
             key: key.clone(),
@@ -315,21 +369,34 @@ impl Inner {
                 st.own.local_only_subscribers.insert(id, subscriber);
             });
         }
-        self.declare_own(EntityKind::Subscriber, &key, false, |st, id| {
-            st.own.subscribers.insert(id, subscriber);
-        })
+        self.declare_own(
+            EntityKind::Subscriber,
+            &key,
+            false,
+            |st, id| {
+                st.own.subscribers.insert(id, subscriber);
+            },
+            caller,
+        )
     }
 
-    pub(crate) fn undeclare_subscriber(&self, id: u32) {
+    pub(crate) fn undeclare_subscriber(&self, id: u32, caller: &Caller) {
         if self.undeclare_local_only(|st| st.own.local_only_subscribers.remove(&id).is_some()) {
             return;
         }
-        self.undeclare_own(EntityKind::Subscriber, id, |st| {
-            st.own.subscribers.remove(&id).map(|s| s.key)
-        });
+        self.undeclare_own(
+            EntityKind::Subscriber,
+            id,
+            |st| st.own.subscribers.remove(&id).map(|s| s.key),
+            caller,
+        );
     }
 
-    pub(crate) fn declare_publisher(&self, key: OwnedKeyExpr) -> Result<u32, SessionError> {
+    pub(crate) fn declare_publisher(
+        &self,
+        key: OwnedKeyExpr,
+        caller: &Caller,
+    ) -> Result<u32, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
         }
@@ -349,12 +416,12 @@ impl Inner {
         };
         let msg = publisher_interest_msg(id, key.as_str());
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
         Ok(id)
     }
 
-    pub(crate) fn undeclare_publisher(&self, id: u32) {
+    pub(crate) fn undeclare_publisher(&self, id: u32, caller: &Caller) {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
             st.routes_changed();
@@ -370,14 +437,14 @@ impl Inner {
         i.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Interest(i);
         for t in targets {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
     }
 
     /// Sends a new face what it must know of us: our subscribers (to peers and routers),
     /// our publishers' interests (client mode), and, between peers, the end of our initial
     /// declarations.
-    pub(crate) fn introduce(&self, t: &dyn FaceTransport) {
+    pub(crate) fn introduce(&self, t: &dyn FaceTransport, caller: &Caller) {
         let (subs, pubs, unsolicited, peer_link) = {
             let mut st = self.lock();
             st.routes_changed();
@@ -414,18 +481,21 @@ impl Inner {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Subscriber, *id, key, false, None),
+                    caller,
                 );
             }
             for (id, key, complete) in self.queryable_declarations() {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Queryable, id, &key, complete, None),
+                    caller,
                 );
             }
             for (id, key) in self.token_declarations() {
                 send_control(
                     t,
                     &own_declaration(EntityKind::Token, id, &key, false, None),
+                    caller,
                 );
             }
         }
@@ -445,11 +515,11 @@ impl Inner {
                     Some(WireExpr::key(&key)),
                 );
                 i.qos = NetworkQos::DECLARE;
-                send_control(t, &NetworkMessage::Interest(i));
+                send_control(t, &NetworkMessage::Interest(i), caller);
             }
         }
         for (id, key) in &pubs {
-            send_control(t, &publisher_interest_msg(*id, key.as_str()));
+            send_control(t, &publisher_interest_msg(*id, key.as_str()), caller);
         }
         if self.config.mode == WhatAmI::Client {
             let queriers: Vec<(u32, OwnedKeyExpr)> = self
@@ -460,7 +530,11 @@ impl Inner {
                 .map(|(id, k)| (*id, k.clone()))
                 .collect();
             for (id, key) in queriers {
-                send_control(t, &super::matching::querier_interest_msg(id, key.as_str()));
+                send_control(
+                    t,
+                    &super::matching::querier_interest_msg(id, key.as_str()),
+                    caller,
+                );
             }
         }
         if unsolicited && self.is_router() {
@@ -472,9 +546,13 @@ impl Inner {
             for (kind, routed, key, complete) in self.routed_declarations(t.peer_zid(), all, None) {
                 let msg = own_declaration(kind, routed.id, &key, complete, None);
                 if to_router {
-                    send_control(t, &super::entity::to_router(&msg, routed.node_id, &key));
+                    send_control(
+                        t,
+                        &super::entity::to_router(&msg, routed.node_id, &key),
+                        caller,
+                    );
                 } else {
-                    send_control(t, &msg);
+                    send_control(t, &msg, caller);
                 }
             }
         }
@@ -483,7 +561,7 @@ impl Inner {
         // debug assertions stops reading a router link that sends one).
         let router_to_router = self.is_router() && t.peer_whatami() == WhatAmI::Router;
         if peer_link && !router_to_router {
-            send_control(t, &declare_final_msg(0));
+            send_control(t, &declare_final_msg(0), caller);
         }
     }
 
@@ -493,12 +571,12 @@ impl Inner {
     pub(crate) fn answer_interest(
         &self,
         t: &dyn FaceTransport,
-        interest: u32,
-        mode: InterestMode,
-        options: InterestOptions,
+        i: &Interest<'_>,
         key: Option<OwnedKeyExpr>,
         mut aggregate: Option<Aggregate>,
+        caller: &Caller,
     ) {
+        let (interest, mode, options) = (i.id, i.mode, i.options);
         let Some(handle) = t.handle() else { return };
         let current = matches!(mode, InterestMode::Current | InterestMode::CurrentFuture);
         let future = matches!(mode, InterestMode::Future | InterestMode::CurrentFuture);
@@ -634,13 +712,14 @@ impl Inner {
             send_control(
                 t,
                 &own_declaration(*kind, *id, k, *complete, Some(interest)),
+                caller,
             );
         }
         for change in &aggregates {
-            change.send();
+            change.send(caller);
         }
         if current {
-            send_control(t, &declare_final_msg(interest));
+            send_control(t, &declare_final_msg(interest), caller);
         }
     }
 }

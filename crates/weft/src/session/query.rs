@@ -24,6 +24,7 @@ use super::{Inner, SessionError};
 use crate::api::{
     GetOptions, Payload, PutOptions, Query, Reply, ReplyError, ReplyKeyExpr, Sample, SampleKind,
 };
+use crate::transport::Caller;
 use crate::transport::DiscardReason;
 
 /// What a queryable answers.
@@ -82,14 +83,15 @@ impl ReplySink {
         (sink, replies)
     }
 
-    /// Hands a reply to the application, or counts it beyond the limit.
-    pub(crate) fn deliver(&mut self, reply: Reply) {
+    /// Hands a reply to the application, or counts it beyond the limit; past the pace's
+    /// bound, the link it came on (`caller`'s) waits for the reader.
+    pub(crate) fn deliver(&mut self, reply: Reply, caller: &Caller) {
         if self.delivered < MAX_REPLIES_PER_GET {
             self.delivered += 1;
             let bytes = super::reply_pace::reply_bytes(&reply);
             if self.sink.send(reply).is_ok() {
                 if let Some(pace) = &self.pace {
-                    pace.queued(bytes);
+                    pace.queued(bytes, caller);
                 }
             }
         } else {
@@ -182,6 +184,8 @@ pub(crate) enum QueryOrigin {
 
 impl Drop for QueryOrigin {
     fn drop(&mut self) {
+        // Dropped where the application (or a callback) lets go of it.
+        let caller = &Caller::here();
         match self {
             Self::Remote {
                 transport,
@@ -195,18 +199,19 @@ impl Drop for QueryOrigin {
                     qos.priority(),
                     Reliability::Reliable,
                     CongestionControl::Block,
+                    caller,
                 );
             }
             Self::Routed {
                 inner, local_rid, ..
             } => {
                 if let Some(inner) = inner.upgrade() {
-                    inner.forwarded_done(inner.zid, *local_rid);
+                    inner.forwarded_done(inner.zid, *local_rid, caller);
                 }
             }
             Self::Local { inner, qid } => {
                 if let Some(inner) = inner.upgrade() {
-                    inner.target_done(*qid, None);
+                    inner.target_done(*qid, None, caller);
                 }
             }
         }
@@ -259,13 +264,13 @@ impl PendingGet {
     }
 
     /// Delivers what was held (consolidation `Latest`) and closes the channel.
-    fn finish(mut self) {
+    fn finish(mut self, caller: &Caller) {
         if matches!(
             self.consolidation,
             Consolidation::Auto | Consolidation::Latest
         ) {
             for (_, r) in std::mem::take(&mut self.held) {
-                self.sink.deliver(r);
+                self.sink.deliver(r, caller);
             }
         }
     }
@@ -289,8 +294,9 @@ impl Inner {
         self: &Arc<Self>,
         selector: &str,
         options: &GetOptions,
+        caller: &Caller,
     ) -> Result<Receiver<Reply>, SessionError> {
-        self.get_paced(selector, options, None)
+        self.get_paced(selector, options, None, caller)
     }
 
     /// [`Inner::get`], the replies queued for the reader at its `pace`, if given.
@@ -299,6 +305,7 @@ impl Inner {
         selector: &str,
         options: &GetOptions,
         pace: Option<Arc<super::reply_pace::Pace>>,
+        caller: &Caller,
     ) -> Result<Receiver<Reply>, SessionError> {
         if self.is_closing() {
             return Err(SessionError::Closed);
@@ -365,7 +372,7 @@ impl Inner {
             if !locals.is_empty() {
                 waiting.insert(None);
             }
-            st.queries.gets.insert(
+            self.queries().gets.insert(
                 qid,
                 PendingGet {
                     key: key.clone(),
@@ -420,10 +427,11 @@ impl Inner {
                 options.priority,
                 Reliability::Reliable,
                 options.congestion_control,
+                caller,
             )
             .is_err()
             {
-                self.target_done(qid, Some(t.peer_zid()));
+                self.target_done(qid, Some(t.peer_zid()), caller);
             }
         }
         if !locals.is_empty() {
@@ -444,9 +452,8 @@ impl Inner {
                 });
             }
         }
-        self.check_done(qid);
-        super::deadlines::schedule(
-            self,
+        self.check_done(qid, caller);
+        self.schedule_deadline(
             std::time::Instant::now() + timeout,
             super::deadlines::Timeout::Get(qid),
         );
@@ -454,34 +461,33 @@ impl Inner {
     }
 
     /// One target (a face, or `None` for this session's queryables) finished a `get`.
-    pub(crate) fn target_done(&self, qid: u32, target: Option<ZenohId>) {
-        if let Some(g) = self.lock().queries.gets.get_mut(&qid) {
+    pub(crate) fn target_done(&self, qid: u32, target: Option<ZenohId>, caller: &Caller) {
+        if let Some(g) = self.queries().gets.get_mut(&qid) {
             g.waiting.remove(&target);
         }
-        self.check_done(qid);
+        self.check_done(qid, caller);
     }
 
-    fn check_done(&self, qid: u32) {
+    fn check_done(&self, qid: u32, caller: &Caller) {
         let done = self
-            .lock()
-            .queries
+            .queries()
             .gets
             .get(&qid)
             .is_some_and(|g| g.waiting.is_empty());
         if done {
-            self.finish_get(qid);
+            self.finish_get(qid, caller);
         }
     }
 
     /// Ends a `get` its cancellation token cancelled: its channel closes, the replies it
     /// held for consolidation are dropped.
     pub(crate) fn cancel_get(&self, qid: u32) {
-        let pending = self.lock().queries.gets.remove(&qid);
+        let pending = self.queries().gets.remove(&qid);
         drop(pending);
     }
 
-    pub(crate) fn finish_get(&self, qid: u32) {
-        let pending = self.lock().queries.gets.remove(&qid);
+    pub(crate) fn finish_get(&self, qid: u32, caller: &Caller) {
+        let pending = self.queries().gets.remove(&qid);
         if let Some(g) = pending {
             // Ended with targets still to finish: by its timeout.
             if !g.waiting.is_empty() {
@@ -490,31 +496,30 @@ impl Inner {
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             self.query_stats.get_durations.record(g.started.elapsed());
-            g.finish();
+            g.finish(caller);
         }
     }
 
     /// A face closed: it will not finish the `get`s it was part of.
-    pub(crate) fn forget_face_in_gets(&self, zid: ZenohId) {
+    pub(crate) fn forget_face_in_gets(&self, zid: ZenohId, caller: &Caller) {
         let qids: Vec<u32> = self
-            .lock()
-            .queries
+            .queries()
             .gets
             .iter()
             .filter(|(_, g)| g.waiting.contains(&Some(zid)))
             .map(|(q, _)| *q)
             .collect();
         for q in qids {
-            self.target_done(q, Some(zid));
+            self.target_done(q, Some(zid), caller);
         }
     }
 
     /// Delivers a reply to a pending `get`, or says why it was dropped: no `get` with
     /// that id is pending any more (it timed out or finished), or its key does not
     /// intersect the query's and the `get` accepts only replies that do.
-    fn deliver_reply(&self, qid: u32, reply: Reply) -> Result<(), DiscardReason> {
-        let mut st = self.lock();
-        let Some(g) = st.queries.gets.get_mut(&qid) else {
+    fn deliver_reply(&self, qid: u32, reply: Reply, caller: &Caller) -> Result<(), DiscardReason> {
+        let mut queries = self.queries();
+        let Some(g) = queries.gets.get_mut(&qid) else {
             return Err(DiscardReason::Expired);
         };
         if let Ok(s) = &reply.result {
@@ -525,17 +530,17 @@ impl Inner {
             }
         }
         if let Some(r) = g.accept(reply) {
-            g.sink.deliver(r);
+            g.sink.deliver(r, caller);
         }
         Ok(())
     }
 
     /// A Response from a face, for one of our `get`s.
-    pub(crate) fn on_response(&self, t: &dyn FaceTransport, r: &Response<'_>) {
+    pub(crate) fn on_response(&self, t: &dyn FaceTransport, r: &Response<'_>, caller: &Caller) {
         let Some(Some(key)) = self.face_resolve(t, &r.wire_expr) else {
             return;
         };
-        if self.is_router() && self.route_response(t, &key, r) {
+        if self.is_router() && self.route_response(t, &key, r, caller) {
             return;
         }
         let replier_id = r.responder;
@@ -546,13 +551,19 @@ impl Inner {
                 encoding: e.encoding.text().into_owned(),
             }),
         };
-        if let Err(reason) = self.deliver_reply(r.request_id, Reply { result, replier_id }) {
+        if let Err(reason) = self.deliver_reply(r.request_id, Reply { result, replier_id }, caller)
+        {
             t.stats().discarded.add(reason, 1);
         }
     }
 
     /// A request from a face: handed to every matching queryable, or finished at once.
-    pub(crate) fn on_request(self: &Arc<Self>, t: &dyn FaceTransport, r: &Request<'_>) {
+    pub(crate) fn on_request(
+        self: &Arc<Self>,
+        t: &dyn FaceTransport,
+        r: &Request<'_>,
+        caller: &Caller,
+    ) {
         let key = self
             .face_resolve(t, &r.wire_expr)
             .flatten()
@@ -568,12 +579,12 @@ impl Inner {
         let Some(handle) = t.handle() else { return };
         let origin = if self.is_router() {
             let Some(k) = &key else {
-                self.send_final(t, r.id, r.qos);
+                self.send_final(t, r.id, r.qos, caller);
                 return;
             };
-            match self.route_request(t, k, r, !locals.is_empty()) {
+            match self.route_request(t, k, r, !locals.is_empty(), caller) {
                 None => {
-                    self.send_final(t, r.id, r.qos);
+                    self.send_final(t, r.id, r.qos, caller);
                     return;
                 }
                 Some(None) => return,
@@ -614,7 +625,7 @@ impl Inner {
         }
     }
 
-    fn send_final(&self, t: &dyn FaceTransport, request_id: u32, qos: NetworkQos) {
+    fn send_final(&self, t: &dyn FaceTransport, request_id: u32, qos: NetworkQos, caller: &Caller) {
         let mut fin = ResponseFinal::new(request_id);
         fin.qos = qos;
         let _ = t.send(
@@ -622,6 +633,7 @@ impl Inner {
             qos.priority(),
             Reliability::Reliable,
             CongestionControl::Block,
+            caller,
         );
     }
 
@@ -632,6 +644,7 @@ impl Inner {
         queryable_id: u32,
         key: &str,
         answer: Answer<'_>,
+        caller: &Caller,
     ) -> Result<(), SessionError> {
         let owned = OwnedKeyExpr::new(key)?;
         // A value names a concrete key; an error names the query's own key expression,
@@ -695,6 +708,7 @@ impl Inner {
                         qos.priority(),
                         Reliability::Reliable,
                         CongestionControl::Block,
+                        caller,
                     )
                     .map_err(|_| SessionError::Closed)
             }
@@ -737,6 +751,7 @@ impl Inner {
                             eid: queryable_id,
                         }),
                     },
+                    caller,
                 );
                 Ok(())
             }
@@ -751,6 +766,7 @@ impl Inner {
         complete: bool,
         origin: crate::api::Locality,
         callback: QueryCallback,
+        caller: &Caller,
     ) -> Result<u32, SessionError> {
         let queryable = LocalQueryable {
             key: key.clone(),
@@ -763,18 +779,27 @@ impl Inner {
                 st.own.local_only_queryables.insert(id, queryable);
             });
         }
-        self.declare_own(EntityKind::Queryable, &key, complete, |st, id| {
-            st.own.queryables.insert(id, queryable);
-        })
+        self.declare_own(
+            EntityKind::Queryable,
+            &key,
+            complete,
+            |st, id| {
+                st.own.queryables.insert(id, queryable);
+            },
+            caller,
+        )
     }
 
-    pub(crate) fn undeclare_queryable(&self, id: u32) {
+    pub(crate) fn undeclare_queryable(&self, id: u32, caller: &Caller) {
         if self.undeclare_local_only(|st| st.own.local_only_queryables.remove(&id).is_some()) {
             return;
         }
-        self.undeclare_own(EntityKind::Queryable, id, |st| {
-            st.own.queryables.remove(&id).map(|q| q.key)
-        });
+        self.undeclare_own(
+            EntityKind::Queryable,
+            id,
+            |st| st.own.queryables.remove(&id).map(|q| q.key),
+            caller,
+        );
     }
 
     /// Our queryables, as declarations to send a new face.

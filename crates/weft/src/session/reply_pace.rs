@@ -9,12 +9,12 @@
 //! thread if it has to (`before_blocking`). A reply handed on elsewhere (this node's own
 //! queryables, a timer ending the get) is queued without waiting.
 
-use std::cell::RefCell;
 use std::sync::mpsc::{Receiver, RecvError, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::api::Reply;
+use crate::transport::{AfterRead, Caller};
 
 /// The longest an I/O thread's hook waits for a reader to take replies: a reader gone
 /// quiet that long (its HTTP client stalled, say) no longer holds the link.
@@ -43,11 +43,6 @@ struct Queued {
     closed: bool,
 }
 
-thread_local! {
-    /// The paces this I/O thread waits for once its batch is handed on.
-    static WAIT_FOR: RefCell<Vec<Arc<Pace>>> = const { RefCell::new(Vec::new()) };
-}
-
 impl Pace {
     /// A pace of at most about `max` bytes queued.
     pub(crate) fn new(max: usize) -> Arc<Self> {
@@ -59,21 +54,15 @@ impl Pace {
     }
 
     /// A reply of `bytes` was queued: over the bound, the link it came on waits for room
-    /// once its batch is handed on (on an I/O thread; elsewhere nothing waits).
-    pub(crate) fn queued(self: &Arc<Self>, bytes: usize) {
+    /// once its batch is handed on (for a thread serving links; elsewhere nothing waits).
+    pub(crate) fn queued(self: &Arc<Self>, bytes: usize, caller: &Caller) {
         let over = {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             st.bytes += bytes;
             st.bytes > self.max && !st.closed
         };
-        if over && crate::transport::after_this_read(wait_for_room) {
-            crate::transport::hold_this_link();
-            WAIT_FOR.with(|w| {
-                let mut w = w.borrow_mut();
-                if !w.iter().any(|p| Arc::ptr_eq(p, self)) {
-                    w.push(self.clone());
-                }
-            });
+        if let Some(turn) = caller.turn().filter(|_| over) {
+            turn.hold_link_for(self.clone());
         }
     }
 
@@ -114,12 +103,11 @@ impl Pace {
     }
 }
 
-/// The hook of an I/O thread whose batch brought replies beyond a pace: it waits for
-/// their readers.
-fn wait_for_room() {
-    let paces = WAIT_FOR.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    for pace in paces {
-        pace.wait();
+/// What a thread serving links does once its batch brought replies beyond a pace: it
+/// waits for their reader.
+impl AfterRead for Pace {
+    fn run(&self) {
+        self.wait();
     }
 }
 
@@ -173,7 +161,7 @@ mod tests {
     fn a_wait_ends_once_half_is_taken_or_the_reader_goes() {
         let pace = Pace::new(100);
         // Not on an I/O thread: queuing never waits.
-        pace.queued(150);
+        pace.queued(150, &Caller::App);
         let waiter = {
             let pace = pace.clone();
             std::thread::spawn(move || pace.wait())
@@ -182,7 +170,7 @@ mod tests {
         pace.taken(40);
         waiter.join().unwrap();
         assert_eq!(pace.state.lock().unwrap().bytes, 50);
-        pace.queued(500);
+        pace.queued(500, &Caller::App);
         let waiter = {
             let pace = pace.clone();
             std::thread::spawn(move || pace.wait())

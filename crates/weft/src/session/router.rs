@@ -36,6 +36,7 @@ use super::routes::{ForwardRoute, ForwardTarget};
 use super::Inner;
 use crate::api::SharedKey;
 use crate::endpoint::Endpoint;
+use crate::transport::Caller;
 
 /// A request forwarded by the router: where its answers go back.
 pub(crate) struct ForwardedQuery {
@@ -64,7 +65,7 @@ impl Inner {
     /// Tells every neighbouring router what this router knows of the mesh (network OAM 1,
     /// the link-state list Zenoh routers exchange): itself and its links first, then every
     /// other router it heard of.
-    pub(crate) fn send_link_state(&self) {
+    pub(crate) fn send_link_state(&self, caller: &Caller) {
         if !self.is_router() {
             return;
         }
@@ -102,13 +103,18 @@ impl Inner {
         oam.qos = NetworkQos::DECLARE;
         let msg = NetworkMessage::Oam(oam);
         for t in routers {
-            send_control(&*t, &msg);
+            send_control(&*t, &msg, caller);
         }
     }
 
     /// A link-state list from a neighbouring router: the mesh's graph is updated, and if it
     /// changed, the news is relayed and the spanning tree recomputed.
-    pub(crate) fn on_link_state(self: &Arc<Self>, from: &dyn FaceTransport, body: &[u8]) {
+    pub(crate) fn on_link_state(
+        self: &Arc<Self>,
+        from: &dyn FaceTransport,
+        body: &[u8],
+        caller: &Caller,
+    ) {
         if !self.is_router() || from.peer_whatami() != WhatAmI::Router {
             return;
         }
@@ -145,9 +151,9 @@ impl Inner {
             (changed, connect, lost)
         };
         if changed {
-            self.forget_origins(&lost);
-            self.update_tree();
-            self.send_link_state();
+            self.forget_origins(&lost, caller);
+            self.update_tree(caller);
+            self.send_link_state(caller);
         }
         // Gossip's autoconnection (`scouting.gossip.autoconnect` naming routers): the
         // routers the mesh's lists tell where to reach.
@@ -160,7 +166,7 @@ impl Inner {
     /// Routers left the mesh (`lost`): what neighbouring routers had declared on their
     /// behalf is forgotten and withdrawn from the other faces, as if undeclared (a Zenoh
     /// router in between withdraws nothing for a router it lost).
-    pub(crate) fn forget_origins(&self, lost: &[ZenohId]) {
+    pub(crate) fn forget_origins(&self, lost: &[ZenohId], caller: &Caller) {
         if lost.is_empty() {
             return;
         }
@@ -203,7 +209,7 @@ impl Inner {
             if kind == EntityKind::Token {
                 self.notify_token(key.as_str(), crate::api::SampleKind::Delete);
             }
-            self.propagate_undeclaration(zid, kind, id, &key);
+            self.propagate_undeclaration(zid, kind, id, &key, caller);
         }
     }
 
@@ -222,7 +228,7 @@ impl Inner {
 
     /// Places each link to a router on or off the spanning tree. A link joining the tree
     /// brings what its router declared to the other faces; a link leaving it withdraws it.
-    pub(crate) fn update_tree(&self) {
+    pub(crate) fn update_tree(&self, caller: &Caller) {
         if !self.is_router() {
             return;
         }
@@ -256,12 +262,12 @@ impl Inner {
         };
         for (zid, entities) in left {
             for (kind, id, key, _) in entities {
-                self.propagate_undeclaration(zid, kind, id, &key);
+                self.propagate_undeclaration(zid, kind, id, &key, caller);
             }
         }
         for (zid, entities) in joined {
             for (kind, id, key, complete) in entities {
-                self.propagate_declaration(zid, kind, id, &key, complete);
+                self.propagate_declaration(zid, kind, id, &key, complete, caller);
             }
         }
     }
@@ -307,6 +313,7 @@ impl Inner {
         push: &Push<'_>,
         added: Option<weft_proto::core::Timestamp>,
         targets: &[ForwardTarget],
+        caller: &Caller,
     ) {
         let bytes = match &push.body {
             PushBody::Put(p) => p.payload.len() as u64,
@@ -335,6 +342,7 @@ impl Inner {
                     priority,
                     Reliability::Reliable,
                     push.qos.congestion_control(),
+                    caller,
                 )
                 .is_ok();
             for traffic in target.drawn_by.iter() {
@@ -381,6 +389,7 @@ impl Inner {
         entity: u32,
         key: &OwnedKeyExpr,
         complete: bool,
+        caller: &Caller,
     ) {
         let (id, announcement) = {
             let mut st = self.lock();
@@ -400,7 +409,7 @@ impl Inner {
             distance: 1,
         };
         let msg = declare_msg(kind, id.id, key.as_str(), info, None);
-        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()));
+        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()), caller);
     }
 
     /// Withdraws from the other faces an entity a face undeclared (or lost with the face).
@@ -410,13 +419,14 @@ impl Inner {
         kind: EntityKind,
         entity: u32,
         key: &OwnedKeyExpr,
+        caller: &Caller,
     ) {
         let role = self
             .lock()
             .faces
             .get(&from)
             .map(|f| f.transport.peer_whatami());
-        self.withdraw(from, role, kind, entity, key);
+        self.withdraw(from, role, kind, entity, key, caller);
     }
 
     /// Withdraws an entity of the node `from`, of role `role` when known, from the other
@@ -428,6 +438,7 @@ impl Inner {
         kind: EntityKind,
         entity: u32,
         key: &OwnedKeyExpr,
+        caller: &Caller,
     ) {
         let (id, announcement) = {
             let mut st = self.lock();
@@ -440,7 +451,7 @@ impl Inner {
             (routed, announcement)
         };
         let msg = undeclare_msg(kind, id.id);
-        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()));
+        announcement.send_split(&msg, &to_router(&msg, id.node_id, key.as_str()), caller);
     }
 
     /// Declarations of the other faces that answer an interest of `to`: (kind, routed
@@ -495,6 +506,7 @@ impl Inner {
         key: &OwnedKeyExpr,
         r: &Request<'_>,
         with_local: bool,
+        caller: &Caller,
     ) -> Option<Option<u32>> {
         let requester = from.handle()?;
         let forwarded = |requester: &Arc<dyn FaceTransport>| ForwardedQuery {
@@ -522,21 +534,23 @@ impl Inner {
                 return None;
             }
             // Every target is registered before any is sent to, so that an early answer
-            // cannot end the query while others are still to come.
-            st.queries
+            // cannot end the query while others are still to come; and while the faces
+            // are held, so that a face closing now finds its part to end.
+            let mut queries = self.queries();
+            queries
                 .fanout
                 .insert((from.peer_zid(), r.id), (total, std::time::Instant::now()));
             let mut sends = Vec::with_capacity(targets.len());
             for t in targets {
                 let rid = Self::next_id(&mut st);
-                st.queries
+                queries
                     .forwarded
                     .insert((t.peer_zid(), rid), forwarded(&requester));
                 sends.push((t, rid));
             }
             let local_rid = with_local.then(|| {
                 let rid = Self::next_id(&mut st);
-                st.queries
+                queries
                     .forwarded
                     .insert((self.zid, rid), forwarded(&requester));
                 rid
@@ -555,10 +569,11 @@ impl Inner {
                 r.qos.priority(),
                 Reliability::Reliable,
                 CongestionControl::Block,
+                caller,
             )
             .is_err()
             {
-                self.forwarded_done(t.peer_zid(), rid);
+                self.forwarded_done(t.peer_zid(), rid, caller);
             }
         }
         Some(local_rid)
@@ -571,10 +586,10 @@ impl Inner {
         from: &dyn FaceTransport,
         key: &str,
         r: &Response<'_>,
+        caller: &Caller,
     ) -> bool {
         let target = {
-            let st = self.lock();
-            st.queries
+            self.queries()
                 .forwarded
                 .get(&(from.peer_zid(), r.request_id))
                 .map(|f| (f.requester.clone(), f.request_id))
@@ -591,25 +606,26 @@ impl Inner {
             r.qos.priority(),
             Reliability::Reliable,
             CongestionControl::Block,
+            caller,
         );
         true
     }
 
     /// A face finished a forwarded request (ResponseFinal, or the face died). Returns false
     /// if it was not a forwarded request.
-    pub(crate) fn forwarded_done(&self, face: ZenohId, rid: u32) -> bool {
+    pub(crate) fn forwarded_done(&self, face: ZenohId, rid: u32, caller: &Caller) -> bool {
         let finished = {
-            let mut st = self.lock();
-            let Some(f) = st.queries.forwarded.remove(&(face, rid)) else {
+            let mut queries = self.queries();
+            let Some(f) = queries.forwarded.remove(&(face, rid)) else {
                 return false;
             };
             let key = (f.requester.peer_zid(), f.request_id);
-            let left = st.queries.fanout.get_mut(&key).map(|(n, since)| {
+            let left = queries.fanout.get_mut(&key).map(|(n, since)| {
                 *n -= 1;
                 (*n, *since)
             });
             if let Some((0, since)) = left {
-                st.queries.fanout.remove(&key);
+                queries.fanout.remove(&key);
                 self.query_stats.routed_durations.record(since.elapsed());
                 Some(f)
             } else {
@@ -624,6 +640,7 @@ impl Inner {
                 f.qos.priority(),
                 Reliability::Reliable,
                 CongestionControl::Block,
+                caller,
             );
         }
         true
@@ -635,28 +652,28 @@ impl Inner {
         zid: ZenohId,
         role: WhatAmI,
         entities: Vec<(EntityKind, u32, OwnedKeyExpr, bool)>,
+        caller: &Caller,
     ) {
         let pending: Vec<u32> = self
-            .lock()
-            .queries
+            .queries()
             .forwarded
             .keys()
             .filter(|(f, _)| *f == zid)
             .map(|(_, r)| *r)
             .collect();
         for rid in pending {
-            self.forwarded_done(zid, rid);
+            self.forwarded_done(zid, rid, caller);
         }
         // Requests that face had sent are abandoned.
         {
-            let mut st = self.lock();
-            st.queries
+            let mut queries = self.queries();
+            queries
                 .forwarded
                 .retain(|_, f| f.requester.peer_zid() != zid);
-            st.queries.fanout.retain(|(r, _), _| *r != zid);
+            queries.fanout.retain(|(r, _), _| *r != zid);
         }
         for (kind, entity, key, _) in entities {
-            self.withdraw(zid, Some(role), kind, entity, &key);
+            self.withdraw(zid, Some(role), kind, entity, &key, caller);
         }
     }
 }

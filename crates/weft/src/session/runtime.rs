@@ -17,6 +17,7 @@ use super::{Inner, OpenError};
 use crate::api::SampleKind;
 use crate::endpoint::Endpoint;
 use crate::link::{Link, Listener};
+use crate::transport::Caller;
 use crate::transport::{self, Transport};
 
 impl Inner {
@@ -52,18 +53,23 @@ impl Inner {
     /// it: as a link reserved for its priorities beside the live main transport with the
     /// same node, if it has a priority range and there is one; else as a face
     /// ([`Inner::add_face`]). Returns whether it was kept.
-    pub(crate) fn adopt(self: &Arc<Self>, pending: transport::Pending, opened: bool) -> bool {
+    pub(crate) fn adopt(
+        self: &Arc<Self>,
+        pending: transport::Pending,
+        opened: bool,
+        caller: &Caller,
+    ) -> bool {
         let t = pending.transport().clone();
         if let Some(range) = t.negotiated().link_priorities {
             if let Some(main) = self.main_transport(t.peer_zid()) {
                 if self.is_closing() {
-                    t.close(weft_proto::transport::CloseReason::GENERIC);
+                    t.close(weft_proto::transport::CloseReason::GENERIC, caller);
                     return false;
                 }
                 // Recorded before it starts (it may end at once), told once it is kept.
                 let id = link_id(&t);
                 self.record_priority_link(&main, id, LinkEvent::of(SampleKind::Put, &*t));
-                let kept = pending.start_beside(&main);
+                let kept = pending.start_beside(&main, caller);
                 self.confirm_priority_link(&main, id, kept);
                 tracing::debug!(
                     "link {} for priorities {range:?} of {}: {}",
@@ -74,7 +80,7 @@ impl Inner {
                 return kept;
             }
         }
-        let kept = self.add_face(t.clone(), opened);
+        let kept = self.add_face(t.clone(), opened, caller);
         if kept {
             // Who the peer said it is (its user name, its certificate's name): escaped,
             // as the peer chose them.
@@ -89,7 +95,7 @@ impl Inner {
                 "session open"
             );
         }
-        pending.start();
+        pending.start(caller);
         kept
     }
 
@@ -110,7 +116,12 @@ impl Inner {
     /// Two peers (or two routers) that discover each other may both connect. Both then
     /// keep the transport opened by the node with the greater ZenohID and close the
     /// other, so that they agree whatever the order in which the two arrive.
-    pub(crate) fn add_face(self: &Arc<Self>, t: Arc<Transport>, opened: bool) -> bool {
+    pub(crate) fn add_face(
+        self: &Arc<Self>,
+        t: Arc<Transport>,
+        opened: bool,
+        caller: &Caller,
+    ) -> bool {
         if let Some(control) = &self.access_control {
             if !self.is_closing() {
                 t.set_access_control(Arc::new(crate::acl::Enforcer::new(
@@ -122,7 +133,7 @@ impl Inner {
             }
         }
         let link_priorities = t.negotiated().link_priorities;
-        self.attach_face(t, link_priorities.is_some(), opened)
+        self.attach_face(t, link_priorities.is_some(), opened, caller)
     }
 
     /// Makes `t` a face of this session (see [`Inner::add_face`]); `for_priorities` when
@@ -133,9 +144,10 @@ impl Inner {
         t: Arc<dyn FaceTransport>,
         for_priorities: bool,
         opened: bool,
+        caller: &Caller,
     ) -> bool {
         if self.is_closing() {
-            t.close(weft_proto::transport::CloseReason::GENERIC);
+            t.close(weft_proto::transport::CloseReason::GENERIC, caller);
             return false;
         }
         if self.batching.load(std::sync::atomic::Ordering::Relaxed) {
@@ -149,7 +161,7 @@ impl Inner {
             if !opened && !st.faces.contains_key(&peer) && sessions >= self.config.max_sessions {
                 drop(st);
                 self.refused_session(&*t, sessions);
-                t.close(weft_proto::transport::CloseReason::MAX_SESSIONS);
+                t.close(weft_proto::transport::CloseReason::MAX_SESSIONS, caller);
                 return false;
             }
             let between_peers =
@@ -175,7 +187,7 @@ impl Inner {
             {
                 drop(st);
                 tracing::debug!("a second session with peer {peer}: closed, one is kept");
-                t.close(weft_proto::transport::CloseReason::MAX_LINKS);
+                t.close(weft_proto::transport::CloseReason::MAX_LINKS, caller);
                 return false;
             }
             if live_duplicate && (!between_peers || !simultaneous) {
@@ -185,7 +197,7 @@ impl Inner {
                 // link ends.
                 drop(st);
                 self.refused_duplicate(&*t);
-                t.close(weft_proto::transport::CloseReason::MAX_LINKS);
+                t.close(weft_proto::transport::CloseReason::MAX_LINKS, caller);
                 return false;
             }
             st.routes_changed();
@@ -224,19 +236,19 @@ impl Inner {
         };
         if let Some(old) = replaced {
             old.transport
-                .close(weft_proto::transport::CloseReason::MAX_LINKS);
+                .close(weft_proto::transport::CloseReason::MAX_LINKS, caller);
         }
         if meshed {
             // The link state first: a Zenoh router resolves the node id of the
             // declarations that follow through the list it was given, and drops those it
             // cannot resolve.
-            self.update_tree();
-            self.send_link_state();
+            self.update_tree(caller);
+            self.send_link_state(caller);
         }
         if !for_priorities {
-            self.gossip_link_up(&*t);
+            self.gossip_link_up(&*t, caller);
         }
-        self.introduce(&*t);
+        self.introduce(&*t, caller);
         self.changed.notify_all();
         true
     }
@@ -360,7 +372,7 @@ impl Inner {
     }
 
     /// Forgets a closed transport and what its node declared.
-    pub(crate) fn remove_face(self: &Arc<Self>, t: &dyn FaceTransport) {
+    pub(crate) fn remove_face(self: &Arc<Self>, t: &dyn FaceTransport, caller: &Caller) {
         let mut st = self.lock();
         let was_open = st
             .faces
@@ -394,7 +406,7 @@ impl Inner {
         }
         drop(st);
         if was_open {
-            self.gossip_link_down(t.peer_zid(), t.peer_whatami());
+            self.gossip_link_down(t.peer_zid(), t.peer_whatami(), caller);
         }
         // Logged for the sessions that were open (the session's own close took them out
         // of the faces already), not for those refused or replaced.
@@ -414,14 +426,14 @@ impl Inner {
         if let Some(alternatives) = reconnect.filter(|_| !self.is_closing()) {
             spawn_connector(self, alternatives);
         }
-        self.forget_face_in_gets(t.peer_zid());
+        self.forget_face_in_gets(t.peer_zid(), caller);
         self.forget_face_tokens(tokens);
         if self.is_router() {
-            self.router_forget_face(t.peer_zid(), t.peer_whatami(), entities);
+            self.router_forget_face(t.peer_zid(), t.peer_whatami(), entities, caller);
             if t.peer_whatami() == WhatAmI::Router {
-                self.forget_origins(&lost);
-                self.update_tree();
-                self.send_link_state();
+                self.forget_origins(&lost, caller);
+                self.update_tree(caller);
+                self.send_link_state(caller);
             }
         }
         self.changed.notify_all();

@@ -22,7 +22,7 @@ use super::entity::{own_declaration, EntityKind};
 use super::face_transport::FaceTransport;
 use super::{Inner, Session};
 use crate::config::Config;
-use crate::transport::{ReceivedBatch, SendError, Transport, TransportStats};
+use crate::transport::{Caller, ReceivedBatch, SendError, Transport, TransportStats, Turn};
 
 /// A transport kept in memory: what the session sends it is recorded, encoded.
 pub(crate) struct MemoryTransport {
@@ -109,6 +109,7 @@ impl FaceTransport for MemoryTransport {
         _priority: Priority,
         _reliability: Reliability,
         congestion: CongestionControl,
+        _caller: &Caller,
     ) -> Result<(), SendError> {
         self.record(msg, congestion)
     }
@@ -119,22 +120,27 @@ impl FaceTransport for MemoryTransport {
         _priority: Priority,
         _reliability: Reliability,
         congestion: CongestionControl,
+        _caller: &Caller,
     ) -> Result<(), SendError> {
         self.record(msg, congestion)
     }
 
-    fn close(&self, reason: CloseReason) {
+    fn close(&self, reason: CloseReason, _caller: &Caller) {
         self.closed.lock().unwrap().get_or_insert(reason);
     }
 
-    fn start_close(&self, reason: CloseReason) {
-        self.close(reason);
+    fn start_close_by(&self, reason: CloseReason, _flush_by: Option<Instant>, caller: &Caller) {
+        self.close(reason, caller);
     }
 
-    fn wait_closed(&self, _deadline: Instant) {}
+    fn wait_closed(&self, _deadline: Instant, _caller: &Caller) {}
 
     fn is_closed(&self) -> bool {
         self.closed.lock().unwrap().is_some()
+    }
+
+    fn keeps_order(&self) -> bool {
+        true
     }
 
     fn stats(&self) -> &TransportStats {
@@ -183,14 +189,17 @@ impl Scenario {
     /// Attaches a node of `whatami` with id `zid`, as if it had connected.
     pub(crate) fn attach(&self, zid: u128, whatami: WhatAmI) -> Arc<MemoryTransport> {
         let t = MemoryTransport::new(zid, whatami);
-        assert!(self.inner().attach_face(t.clone(), false, false));
+        assert!(self
+            .inner()
+            .attach_face(t.clone(), false, false, &serving_links()));
         t
     }
 
     /// The node behind `t` closed its session.
     pub(crate) fn detach(&self, t: &Arc<MemoryTransport>) {
-        t.close(CloseReason::GENERIC);
-        self.inner().remove_face(&**t);
+        let caller = serving_links();
+        t.close(CloseReason::GENERIC, &caller);
+        self.inner().remove_face(&**t, &caller);
     }
 
     /// `msg` arrives from the node behind `from`.
@@ -201,9 +210,18 @@ impl Scenario {
             message: msg,
             reassembled: None,
         };
-        self.inner()
-            .dispatch(&**from, &incoming, &ReceivedBatch::unshared());
+        self.inner().dispatch(
+            &**from,
+            &incoming,
+            &ReceivedBatch::unshared(),
+            &serving_links(),
+        );
     }
+}
+
+/// The caller a node's messages come in with: a thread serving links, in its turn.
+fn serving_links() -> Caller {
+    Caller::Turn(std::rc::Rc::new(Turn::new()))
 }
 
 /// A subscriber declaration from a node.

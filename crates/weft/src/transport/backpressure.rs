@@ -13,22 +13,25 @@
 
 use std::time::Instant;
 
-use super::{reactor, Transport, TxState, PAUSE_MAX};
+use super::{reactor, Caller, Transport, TxState, PAUSE_MAX};
 
 impl Transport {
-    /// Asks that the link whose batch is being handled on this I/O thread stop being read
+    /// Asks that the link whose batch `caller`'s turn is handing on stop being read
     /// while this destination's overflow holds anything: its sender then waits for this
     /// destination, as Zenoh's `block` makes it wait, instead of the overflow growing.
     /// Not for longer than [`PAUSE_MAX`] in a row: a destination that stays behind that
     /// long loses the right to hold its sources, and its overflow's bounds apply.
-    pub(super) fn hold_source(&self, st: &mut TxState) {
-        if !reactor::on_io_thread() || !st.out.is_overflowing() {
+    pub(super) fn hold_source(&self, st: &mut TxState, caller: &Caller) {
+        let Some(turn) = caller.turn() else {
+            return;
+        };
+        if !st.out.is_overflowing() {
             return;
         }
         let now = Instant::now();
         let since = *st.over_since.get_or_insert(now);
         if now.duration_since(since) < PAUSE_MAX {
-            reactor::request_pause(self.me.clone());
+            turn.request_pause(self.me.clone());
         }
     }
 

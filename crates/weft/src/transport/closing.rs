@@ -8,7 +8,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::connection::EndReason;
 
 use super::drops::DropReason;
-use super::{reactor, Transport, CLOSE_DRAIN};
+use super::{reactor, Caller, Transport, CLOSE_DRAIN};
 
 impl Transport {
     /// Closes this transport at once, without flushing: its peer does not read. What
@@ -43,19 +43,34 @@ impl Transport {
     }
 
     /// Closes the transport, telling the peer why, after writing what is pending (so that
-    /// a put followed by a close is not lost).
-    pub(crate) fn close(&self, reason: CloseReason) {
-        self.start_close(reason);
-        self.wait_closed(Instant::now() + CLOSE_DRAIN);
+    /// a put followed by a close is not lost): a thread serving links writes only what
+    /// the socket takes at once, and does not wait for the peer's end.
+    pub(crate) fn close(&self, reason: CloseReason, caller: &Caller) {
+        self.start_close(reason, caller);
+        self.wait_closed(Instant::now() + CLOSE_DRAIN, caller);
     }
 
     /// The first half of [`Transport::close`]: writes what is pending and the Close,
     /// and ends the sending side, without waiting for the peer to end its own. Closing
     /// many transports, start them all, then wait for them all
     /// ([`Transport::wait_closed`]).
-    pub(crate) fn start_close(&self, reason: CloseReason) {
+    pub(crate) fn start_close(&self, reason: CloseReason, caller: &Caller) {
+        let flush_by = (!caller.serves_links()).then(|| Instant::now() + FLUSH_ON_CLOSE);
+        self.start_close_by(reason, flush_by, caller);
+    }
+
+    /// As [`Transport::start_close`], writing what is pending until `flush_by` at most
+    /// (`None`: only what the socket takes at once). Closing every transport of a
+    /// session, one peer that takes nothing cannot make the others wait their turn: they
+    /// all share one time.
+    pub(crate) fn start_close_by(
+        &self,
+        reason: CloseReason,
+        flush_by: Option<Instant>,
+        caller: &Caller,
+    ) {
         for link in self.priority_links.take_all() {
-            link.close(reason);
+            link.close(reason, caller);
         }
         if self.is_closed() {
             return;
@@ -63,16 +78,16 @@ impl Transport {
         self.note_end(|| format!("closed by this node ({reason})"));
         // A serial line is the next session's as soon as this one closes.
         self.link.stop_reading();
-        // An I/O thread writes only what the socket takes at once.
-        let on_io_thread = reactor::on_io_thread();
         let mut st = self.lock();
         st.out.close(reason);
-        let deadline = crate::link::wait_deadline(Instant::now() + FLUSH_ON_CLOSE);
         loop {
             let result;
             (st, result) = self.write_loop(st);
             let now = Instant::now();
-            if result.is_err() || st.out.is_ended() || on_io_thread || now >= deadline {
+            let Some(deadline) = flush_by.filter(|by| now < *by) else {
+                break;
+            };
+            if result.is_err() || st.out.is_ended() {
                 break;
             }
             let wait = deadline
@@ -101,13 +116,13 @@ impl Transport {
     }
 
     /// Waits until `deadline` at most for the peer to have closed its side after
-    /// [`Transport::start_close`] (its link was read to the end). Returns at once on an
-    /// I/O thread (they are the ones reading it).
-    pub(crate) fn wait_closed(&self, deadline: Instant) {
-        if reactor::on_io_thread() {
+    /// [`Transport::start_close`] (its link was read to the end). Returns at once for a
+    /// thread serving links (the I/O threads are the ones reading it).
+    pub(crate) fn wait_closed(&self, deadline: Instant, caller: &Caller) {
+        if caller.serves_links() {
             return;
         }
-        reactor::before_blocking();
+        super::before_blocking();
         let mut done = self.reader_done.lock().unwrap_or_else(|e| e.into_inner());
         while !*done {
             let left = deadline.saturating_duration_since(Instant::now());

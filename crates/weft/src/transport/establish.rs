@@ -12,8 +12,8 @@ use weft_transport::connection::{Framing, Outbound, OutboundStats};
 use weft_transport::establish::Negotiated;
 
 use super::priority_links::PriorityLinks;
-use super::reader::{self, LinkRx};
-use super::{reactor, Handler, Transport, TransportStats, TxState};
+use super::reader::LinkRx;
+use super::{reactor, Caller, Handler, Transport, TransportStats, TxState};
 use crate::link::BatchReader;
 
 /// An established transport whose threads are not started yet: register it first (so
@@ -37,7 +37,7 @@ impl Pending {
     /// Returns false, and closes it, when it has no range, or `main` is closed, or
     /// narrower links already cover its whole range; a wider link it takes every
     /// priority from is closed.
-    pub(crate) fn start_beside(self, main: &Arc<Transport>) -> bool {
+    pub(crate) fn start_beside(self, main: &Arc<Transport>, caller: &Caller) -> bool {
         let link = self.transport.clone();
         let _ = link.main.set(Arc::downgrade(main));
         let (took, displaced) = if main.is_closed() {
@@ -46,43 +46,33 @@ impl Pending {
             main.priority_links.attach(&link)
         };
         for old in displaced {
-            old.close(CloseReason::MAX_LINKS);
+            old.close(CloseReason::MAX_LINKS, caller);
         }
         if !took {
-            link.close(CloseReason::MAX_LINKS);
+            link.close(CloseReason::MAX_LINKS, caller);
             return false;
         }
         link.set_manual_batching(main.manual_batching.load(Ordering::Relaxed));
-        self.start();
+        self.start(caller);
         // The main transport closed meanwhile: it may have missed this link.
         if main.is_closed() {
             main.priority_links.detach(&link);
-            link.close(CloseReason::GENERIC);
+            link.close(CloseReason::GENERIC, caller);
         }
         true
     }
 
-    /// Starts serving the transport: an I/O thread reads and writes its link (a serial
-    /// link its listener reads is read by a thread of its own).
-    pub(crate) fn start(self) -> Arc<Transport> {
+    /// Starts serving the transport: an I/O thread reads and writes its link.
+    pub(crate) fn start(self, caller: &Caller) -> Arc<Transport> {
         let Self {
             transport,
             rest,
             handler,
         } = self;
         let rx = LinkRx::new(transport.clone(), handler, Instant::now());
-        let failed = if transport.link.reads_from_listener() {
-            // A serial link its listener reads: its frames come through the listener, not
-            // from a socket of its own, so a thread of its own waits for them.
-            match reader::spawn_thread(&transport, rx) {
-                Ok(()) => None,
-                Err(failed) => Some(*failed),
-            }
-        } else {
-            match transport.link.set_nonblocking() {
-                Err(e) => Some((rx, e.to_string())),
-                Ok(()) => reactor::add(rest, rx).err().map(|failed| *failed),
-            }
+        let failed = match transport.link.set_nonblocking() {
+            Err(e) => Some((rx, e.to_string())),
+            Ok(()) => reactor::add(rest, rx).err().map(|failed| *failed),
         };
         if let Some((rx, e)) = failed {
             // Out of threads or descriptors: this session cannot be served; the others
@@ -93,7 +83,7 @@ impl Pending {
                 transport.peer_zid()
             );
             transport.abort();
-            rx.finish();
+            rx.finish(caller);
         }
         transport
     }

@@ -22,6 +22,9 @@
 //! - `backpressure`: forwarded `block` messages waiting for room, and pausing their source;
 //! - `writer`: who writes the queue to the socket, and when;
 //! - `closing`: flushing, the Close message, and the end of the link;
+//! - `turn`: who calls (an application thread, or a thread serving links in its turn) and
+//!   what that turn collects: writes to make after the event, a pause asked for the link
+//!   being read, work left to after the read, the batch's clock reading;
 //! - this module: the transport itself, its limits and its counters.
 //!
 //! A transport may have links reserved for some priorities attached to it
@@ -38,6 +41,7 @@ mod reactor;
 mod reader;
 mod received;
 mod send;
+mod turn;
 mod writer;
 
 pub(crate) use closing::FLUSH_ON_CLOSE;
@@ -47,12 +51,12 @@ pub(crate) use drops::DropCounts;
 pub use drops::DropReason;
 pub(crate) use establish::Pending;
 pub(crate) use handshake::{Handshake, Wait};
-pub use reactor::{
-    after_this_read, before_blocking, hold_this_link, io_thread_count, MAX_IO_THREADS,
-};
-pub(crate) use reactor::{current_io_thread, hand_over_writes, never_wait_here};
+pub(crate) use reactor::{current_io_thread, hand_over_writes};
+pub use reactor::{io_thread_count, MAX_IO_THREADS};
 pub use received::{shared_batch_bytes, SHARED_BATCH_BUDGET};
 pub(crate) use received::{ReceivedBatch, SharedBatch};
+pub use turn::{after_this_read, before_blocking, hold_this_link};
+pub(crate) use turn::{serve_links_in, AfterRead, Caller, Turn};
 pub(crate) use weft_transport::queue::OverflowBudget;
 
 use std::io;
@@ -103,9 +107,10 @@ pub(crate) trait Handler: Send + Sync + 'static {
         transport: &Arc<Transport>,
         incoming: &Incoming<'_, '_>,
         batch: &ReceivedBatch<'_>,
+        caller: &Caller,
     );
     /// The transport is closed (by either side, or its lease expired).
-    fn on_closed(&self, transport: &Arc<Transport>);
+    fn on_closed(&self, transport: &Arc<Transport>, caller: &Caller);
     /// A link reserved for some priorities of `main`'s node, started beside it, ended.
     fn on_priority_link_closed(&self, _main: &Arc<Transport>, _link: &Arc<Transport>) {}
     /// The bounds of reassembly: the largest message, and the budget shared with the
@@ -347,6 +352,12 @@ impl Transport {
     /// The peer's address, for a link over IP.
     pub(crate) fn peer_ip(&self) -> Option<std::net::IpAddr> {
         self.link.peer_ip()
+    }
+
+    /// Whether its link carries one batch per datagram (UDP, serial), which may be lost,
+    /// rather than a stream.
+    pub(crate) fn is_datagram(&self) -> bool {
+        self.link.is_datagram()
     }
 
     /// This link's protocol and local address (what access control knows of it).

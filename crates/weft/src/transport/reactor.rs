@@ -28,15 +28,17 @@ use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-mod watchdog;
+pub(super) mod watchdog;
 
 use super::reader::{Flow, LinkRx};
+use super::turn::{self, Caller, Turn};
 use super::{Transport, CLOSE_DRAIN, PAUSE_MAX};
 use crate::link::{self, STREAM_BATCH_SIZE, STREAM_PREFIX};
 
@@ -61,98 +63,17 @@ const BATCH_ROOM: usize = STREAM_BATCH_SIZE as usize + 2;
 const WAKER: Token = Token(usize::MAX);
 
 thread_local! {
-    /// Which I/O thread this is, if it is one.
-    static IO_THREAD: Cell<Option<usize>> = const { Cell::new(None) };
     /// The I/O thread whose counter slot this thread writes (see [`current_io_thread`]).
     static COUNTER_SLOT: Cell<Option<usize>> = const { Cell::new(None) };
     /// The read buffer of this I/O thread's links: a whole batch always fits after what
     /// is left of the previous one.
     static READ_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    /// Transports this I/O thread is to write after the event it is handling.
-    static TO_WRITE: RefCell<Vec<Arc<Transport>>> = const { RefCell::new(Vec::new()) };
-    /// A destination that asked for the link being read to pause (see
-    /// [`request_pause`]).
-    static PAUSE_REQUEST: RefCell<Option<std::sync::Weak<Transport>>> =
-        const { RefCell::new(None) };
-    /// Whether this I/O thread is handing a batch to its link's receiver.
-    static IN_BATCH: Cell<bool> = const { Cell::new(false) };
-    /// What runs once the read being handed on is done (see [`after_this_read`]).
-    static AFTER_READ: RefCell<Vec<fn()>> = const { RefCell::new(Vec::new()) };
-    /// Whether the link read is to wait for [`AFTER_READ`] (see [`hold_this_link`]).
-    static HOLD_LINK: Cell<bool> = const { Cell::new(false) };
-    /// Whether this I/O thread runs the hooks of [`after_this_read`].
-    static IN_HOOKS: Cell<bool> = const { Cell::new(false) };
-    /// The worker this OS thread is (an I/O thread's).
-    static WORKER: RefCell<Option<Arc<watchdog::Worker>>> = const { RefCell::new(None) };
 }
 
-/// Says that this thread is about to wait (for a reply, a channel, room): on an I/O
-/// thread running the hooks of [`after_this_read`], another thread serves its links
-/// from now on, without waiting for the watchdog to see it blocked. Nothing elsewhere.
-pub fn before_blocking() {
-    if !IN_HOOKS.with(Cell::get) {
-        return;
-    }
-    WORKER.with(|w| {
-        if let Some(worker) = w.borrow().as_ref() {
-            watchdog::replace_now(worker, io_thread_count(), start_worker);
-        }
-    });
-}
-
-/// Asks that `hook` run on this thread once what it read is handed on (once, however
-/// often it is asked): `false`, and nothing is asked, when this thread is not an I/O
-/// thread handing on a batch, or when half of the replacements for blocked workers are
-/// in use already (see the watchdog: the caller then does its work elsewhere).
-///
-/// A callback can so leave work to after the read, such as handing what it received to
-/// an interpreter whose lock is best taken once for many messages. The read then ends
-/// the link's turn, and the hook runs with the link put back: should the hook block (on
-/// data the same link brings, say), the link is served by another thread meanwhile, as
-/// for any callback that blocks (see the watchdog). The hook runs where the thread holds
-/// no lock of weft's.
-pub fn after_this_read(hook: fn()) -> bool {
-    if !IN_BATCH.with(Cell::get) || !watchdog::replacements_to_spare(io_thread_count()) {
-        return false;
-    }
-    AFTER_READ.with(|hooks| {
-        let mut hooks = hooks.borrow_mut();
-        if !hooks.iter().any(|h| std::ptr::fn_addr_eq(*h, hook)) {
-            hooks.push(hook);
-        }
-    });
-    true
-}
-
-/// Has the link being read (whose batch this I/O thread is handing on) wait, unread,
-/// until the hooks asked for by [`after_this_read`] have run: back-pressure from a
-/// consumer that cannot take more yet. Nothing when this thread is not handing on a
-/// batch.
-pub fn hold_this_link() {
-    if IN_BATCH.with(Cell::get) {
-        HOLD_LINK.with(|h| h.set(true));
-    }
-}
-
-/// Whether hooks wait to run after the read.
-fn hooks_pending() -> bool {
-    AFTER_READ.with(|h| !h.borrow().is_empty())
-}
-
-/// Runs the hooks asked for by [`after_this_read`].
-fn run_after_read() {
-    HOLD_LINK.with(|h| h.set(false));
-    let mut hooks = AFTER_READ.with(|h| std::mem::take(&mut *h.borrow_mut()));
-    // Hooks act as application threads: they may wait for a socket, or for room.
-    IN_HOOKS.with(|h| h.set(true));
-    link::never_wait_on_this_thread(false);
-    for hook in hooks.drain(..) {
-        hook();
-    }
-    link::never_wait_on_this_thread(true);
-    IN_HOOKS.with(|h| h.set(false));
-    // The list is kept for the next read (no allocation per read).
-    AFTER_READ.with(|h| *h.borrow_mut() = hooks);
+/// Has another thread serve `worker`'s links from now on: it is about to block in the
+/// hooks it runs after a read (see [`super::turn::before_blocking`]).
+pub(super) fn replace_now(worker: &Arc<watchdog::Worker>) {
+    watchdog::replace_now(worker, io_thread_count(), start_worker);
 }
 
 /// A link paused by back-pressure: which I/O thread serves it, and where.
@@ -163,32 +84,11 @@ pub(crate) struct PausedSource {
     generation: u64,
 }
 
-/// Asks, from a destination whose overflow is large, that the link whose batch this I/O
-/// thread is handling stop being read until `destination` drains.
-pub(crate) fn request_pause(destination: std::sync::Weak<Transport>) {
-    PAUSE_REQUEST.with(|p| *p.borrow_mut() = Some(destination));
-}
-
 /// Reads a paused link again.
 pub(crate) fn resume(source: PausedSource) {
     if let Ok(handles) = threads() {
         handles[source.thread].send(Command::Resume(source.slot, source.generation));
     }
-}
-
-/// Whether this thread is one of the I/O threads, serving links (in the hooks of
-/// [`after_this_read`], it acts as an application thread: it may wait).
-pub(crate) fn on_io_thread() -> bool {
-    IO_THREAD.with(Cell::get).is_some() && !IN_HOOKS.with(Cell::get)
-}
-
-/// Makes this thread send as the I/O threads do: it never waits for room in a queue or
-/// for a socket (a message without room is dropped, or waits in its destination's
-/// overflow, as forwarded messages do). For the session's links loop, which serves every
-/// handshake and must not wait for any one peer.
-pub(crate) fn never_wait_here() {
-    IO_THREAD.with(|t| t.set(Some(usize::MAX)));
-    link::never_wait_on_this_thread(true);
 }
 
 /// Which I/O thread this is (0 to [`io_thread_count`] − 1), if it is one and owns that
@@ -302,9 +202,8 @@ fn serve(index: usize) {
     };
     let handle = &handles[index];
     let worker = watchdog::register(index);
-    WORKER.with(|w| *w.borrow_mut() = Some(worker.clone()));
-    IO_THREAD.with(|t| t.set(Some(index)));
-    link::never_wait_on_this_thread(true);
+    let turn = Rc::new(Turn::new());
+    turn::serve_links_in(turn.clone());
     READ_BUF.with(|b| {
         *b.borrow_mut() = vec![0; READ_BUF_BATCHES * BATCH_ROOM];
     });
@@ -312,13 +211,13 @@ fn serve(index: usize) {
     let mut state = lock(&handle.state);
     loop {
         claim_counter_slot(handle, index);
-        state.turn(&mut events, handle);
+        state.turn(&mut events, handle, &turn);
         while let Some(slot) = state.to_read.pop_front() {
-            match read_unlocked(state, slot, handle, &worker) {
+            match read_unlocked(state, slot, handle, &worker, &turn) {
                 Some(leading) => state = leading,
                 None => {
                     // Replaced: the new worker leads; this one ends.
-                    write_scheduled(index);
+                    write_scheduled(index, &turn);
                     if COUNTER_SLOT.with(|c| c.take()).is_some() {
                         handle
                             .counter_slot_taken
@@ -329,7 +228,7 @@ fn serve(index: usize) {
                 }
             }
         }
-        write_scheduled(index);
+        write_scheduled(index, &turn);
     }
 }
 
@@ -355,7 +254,8 @@ fn read_unlocked<'h>(
     mut state: std::sync::MutexGuard<'h, IoThread>,
     slot: usize,
     handle: &'h Handle,
-    worker: &watchdog::Worker,
+    worker: &Arc<watchdog::Worker>,
+    turn: &Rc<Turn>,
 ) -> Option<std::sync::MutexGuard<'h, IoThread>> {
     let Some(mut entry) = state.entries.get_mut(slot).and_then(Option::take) else {
         return Some(state);
@@ -372,16 +272,16 @@ fn read_unlocked<'h>(
     };
     drop(state);
     worker.enter_callbacks();
-    let outcome = READ_BUF.with(|buf| read_entry(&mut entry, &mut buf.borrow_mut(), source));
-    if hooks_pending() && HOLD_LINK.with(Cell::get) {
+    let outcome = READ_BUF.with(|buf| read_entry(&mut entry, &mut buf.borrow_mut(), source, turn));
+    if turn.holds_link() {
         // Back-pressure: the link waits for the hooks.
-        run_after_read();
+        turn.run_after_read(Some(worker));
     }
     let leading = worker.leave_callbacks();
     if leading {
         let mut state = lock(&handle.state);
-        state.settle(slot, entry, outcome);
-        if !hooks_pending() {
+        state.settle(slot, entry, outcome, turn);
+        if !turn.hooks_pending() {
             return Some(state);
         }
     } else {
@@ -398,12 +298,12 @@ fn read_unlocked<'h>(
     // (A worker replaced already runs them, then ends.)
     if leading {
         worker.enter_callbacks();
-        run_after_read();
+        turn.run_after_read(Some(worker));
         if worker.leave_callbacks() {
             return Some(lock(&handle.state));
         }
     } else {
-        run_after_read();
+        turn.run_after_read(Some(worker));
     }
     None
 }
@@ -437,24 +337,11 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
     }
 }
 
-/// Asks for `t`'s queue to be written: after the current event on an I/O thread (by this
-/// thread if it serves `t`), else by the I/O thread serving `t`.
-pub(crate) fn schedule_write(t: Arc<Transport>) {
-    if on_io_thread() {
-        TO_WRITE.with(|w| w.borrow_mut().push(t));
-        return;
-    }
-    write_later(t);
-}
-
-/// Hands the transports this thread was asked to write (see [`never_wait_here`]) to
-/// their own I/O threads. For a thread that sends as the I/O threads do without being one:
-/// it calls this after each turn.
-pub(crate) fn hand_over_writes() {
-    let scheduled = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    for t in scheduled {
-        write_later(t);
-    }
+/// Hands the transports `turn` was asked to write to their own I/O threads. For a
+/// thread that serves links without being an I/O thread (a session's links loop): it
+/// calls this after each event.
+pub(crate) fn hand_over_writes(turn: &Turn) {
+    turn.drain_writes(write_later);
 }
 
 /// Has `t`'s own I/O thread write what it queued after the events it has to handle (a
@@ -466,29 +353,17 @@ pub(crate) fn write_later(t: Arc<Transport>) {
     }
 }
 
-/// Writes, or hands to their own I/O thread, the transports this thread was asked to
-/// write during the event it handled.
-fn write_scheduled(me: usize) {
-    // Two lists swapped back and forth: what writing schedules lands in the other one,
-    // and neither is freed (no allocation per batch).
-    let mut batch = TO_WRITE.with(|w| std::mem::take(&mut *w.borrow_mut()));
-    while !batch.is_empty() {
-        for t in batch.drain(..) {
-            // A single batch is written at once, here (the shortest way for a sparse
-            // message); a queue of full batches is left to the link's own thread, which
-            // writes it in parallel with this one reading on.
-            if t.io_thread == me || !t.has_full_batches() {
-                t.pump();
-            } else if let Ok(handles) = threads() {
-                handles[t.io_thread].send(Command::Write(t));
-            }
-        }
-        TO_WRITE.with(|w| std::mem::swap(&mut *w.borrow_mut(), &mut batch));
-    }
-    TO_WRITE.with(|w| {
-        let mut w = w.borrow_mut();
-        if w.capacity() < batch.capacity() {
-            *w = batch;
+/// Writes, or hands to their own I/O thread, the transports `turn` was asked to write
+/// during the event it handled (`me`: this I/O thread).
+fn write_scheduled(me: usize, turn: &Turn) {
+    turn.drain_writes(|t| {
+        // A single batch is written at once, here (the shortest way for a sparse
+        // message); a queue of full batches is left to the link's own thread, which
+        // writes it in parallel with this one reading on.
+        if t.io_thread == me || !t.has_full_batches() {
+            t.pump();
+        } else if let Ok(handles) = threads() {
+            handles[t.io_thread].send(Command::Write(t));
         }
     });
 }
@@ -572,7 +447,7 @@ impl IoThread {
 
     /// One turn of the I/O thread: waits for events (or the next timer), runs the
     /// commands, writes and notes what is to be read (in `to_read`), runs the timers.
-    fn turn(&mut self, events: &mut Events, handle: &Handle) {
+    fn turn(&mut self, events: &mut Events, handle: &Handle, turn: &Rc<Turn>) {
         let timeout = if self.again.is_empty() && self.to_read.is_empty() {
             let next_timer = self.timers.peek().map(|Reverse((at, _, _))| *at);
             let next_resume = self.paused.iter().map(|(at, _, _)| *at).min();
@@ -591,8 +466,8 @@ impl IoThread {
             }
             return;
         }
-        self.take_returned(handle);
-        self.run_commands();
+        self.take_returned(handle, turn);
+        self.run_commands(turn);
         for again in std::mem::take(&mut self.again) {
             self.read(again);
         }
@@ -615,16 +490,16 @@ impl IoThread {
                 self.read(slot);
             }
         }
-        write_scheduled(self.index);
+        write_scheduled(self.index, turn);
         let now = Instant::now();
         self.resume_due(now);
-        self.run_timers(now);
+        self.run_timers(now, turn);
     }
 
     /// Takes back the links of workers replaced while their callbacks ran: their events
     /// and timers meanwhile went unserved, so their readiness is asked anew (registering
     /// again raises an event for what is ready) and their timer is due now.
-    fn take_returned(&mut self, handle: &Handle) {
+    fn take_returned(&mut self, handle: &Handle, turn: &Rc<Turn>) {
         let returned = std::mem::take(&mut *lock(&handle.returned));
         for Returned {
             slot,
@@ -641,12 +516,12 @@ impl IoThread {
             );
             self.timers
                 .push(Reverse((Instant::now(), slot, generation)));
-            self.settle(slot, entry, outcome);
+            self.settle(slot, entry, outcome, turn);
         }
     }
 
     /// Puts back a link that was read, and acts on what reading it came to.
-    fn settle(&mut self, slot: usize, mut entry: Entry, outcome: ReadOutcome) {
+    fn settle(&mut self, slot: usize, mut entry: Entry, outcome: ReadOutcome, turn: &Rc<Turn>) {
         let generation = entry.generation;
         match outcome {
             ReadOutcome::Drained => {}
@@ -660,7 +535,7 @@ impl IoThread {
         }
         self.entries[slot] = Some(entry);
         if let ReadOutcome::Ended = outcome {
-            self.finish(slot);
+            self.finish(slot, turn);
         }
     }
 
@@ -693,7 +568,7 @@ impl IoThread {
         self.read(slot);
     }
 
-    fn run_commands(&mut self) {
+    fn run_commands(&mut self, turn: &Rc<Turn>) {
         let Ok(handles) = threads() else {
             return;
         };
@@ -707,16 +582,16 @@ impl IoThread {
         let mut commands = std::mem::take(&mut self.commands);
         for command in commands.drain(..) {
             match command {
-                Command::Add(entry) => self.insert(*entry),
+                Command::Add(entry) => self.insert(*entry, turn),
                 Command::Write(t) => t.pump(),
                 Command::Resume(slot, generation) => self.resume(slot, generation),
             }
-            write_scheduled(self.index);
+            write_scheduled(self.index, turn);
         }
         self.commands = commands;
     }
 
-    fn insert(&mut self, mut entry: Entry) {
+    fn insert(&mut self, mut entry: Entry, turn: &Rc<Turn>) {
         self.generation += 1;
         entry.generation = self.generation;
         let slot = self.free.pop().unwrap_or_else(|| {
@@ -736,7 +611,7 @@ impl IoThread {
         self.entries[slot] = Some(entry);
         if let Err(e) = registered {
             tracing::warn!("cannot serve a link ({e}): closed");
-            self.finish(slot);
+            self.finish(slot, turn);
             return;
         }
         self.timers
@@ -759,7 +634,7 @@ impl IoThread {
         }
     }
 
-    fn run_timers(&mut self, now: Instant) {
+    fn run_timers(&mut self, now: Instant, turn: &Rc<Turn>) {
         while let Some(Reverse((at, slot, generation))) = self.timers.peek().copied() {
             if at > now {
                 return;
@@ -771,16 +646,16 @@ impl IoThread {
             if entry.generation != generation {
                 continue;
             }
-            match tick(entry, now) {
+            match tick(entry, now, turn) {
                 Some(next) => self.timers.push(Reverse((next, slot, generation))),
-                None => self.finish(slot),
+                None => self.finish(slot, turn),
             }
-            write_scheduled(self.index);
+            write_scheduled(self.index, turn);
         }
     }
 
     /// The link is done: it leaves the thread, and its transport's end is handled.
-    fn finish(&mut self, slot: usize) {
+    fn finish(&mut self, slot: usize, turn: &Rc<Turn>) {
         let Some(entry) = self.entries.get_mut(slot).and_then(Option::take) else {
             return;
         };
@@ -790,14 +665,14 @@ impl IoThread {
         self.again.retain(|s| *s != slot);
         self.to_read.retain(|s| *s != slot);
         self.paused.retain(|(_, s, _)| *s != slot);
-        entry.rx.finish();
-        write_scheduled(self.index);
+        entry.rx.finish(&Caller::Turn(turn.clone()));
+        write_scheduled(self.index, turn);
     }
 }
 
 /// A link's timer: its lease, a write that stalls, the end of a local close's drain.
 /// The time of its next timer, or `None` when the link is done.
-fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
+fn tick(entry: &mut Entry, now: Instant, turn: &Rc<Turn>) -> Option<Instant> {
     let t = entry.rx.transport().clone();
     if t.is_closed() {
         if t.link.is_datagram() {
@@ -829,7 +704,7 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
         t.abort();
         return Some(now + CLOSE_DRAIN);
     }
-    match entry.rx.on_tick(now) {
+    match entry.rx.on_tick(now, &Caller::Turn(turn.clone())) {
         Flow::Open => {
             t.release_idle_buffers(entry.rx.tick());
             let mut next = now + entry.rx.tick();
@@ -850,9 +725,9 @@ fn tick(entry: &mut Entry, now: Instant) -> Option<Instant> {
 /// after a local close). A batch whose messages made a destination ask for back-pressure
 /// ends the turn: the link (`me`) is registered with that destination, and what was read
 /// past that batch waits in the entry.
-fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
+fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource, turn: &Rc<Turn>) -> ReadOutcome {
     if entry.rx.transport().link.is_datagram() {
-        return read_datagrams(entry, buf, me);
+        return read_datagrams(entry, buf, me, turn);
     }
     let mut end = entry.rest.len();
     buf[..end].copy_from_slice(&entry.rest);
@@ -860,7 +735,7 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
     let t = entry.rx.transport().clone();
     let draining = t.is_closed();
     // Whole batches left by a turn that paused go first.
-    let mut outcome = match hand_on(entry, buf, &mut end, draining, me) {
+    let mut outcome = match hand_on(entry, buf, &mut end, draining, me, turn) {
         Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
         Some(paused) => paused,
         None => ReadOutcome::More,
@@ -893,7 +768,7 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
                     return ReadOutcome::Ended;
                 }
             }
-            match hand_on(entry, buf, &mut end, draining, me) {
+            match hand_on(entry, buf, &mut end, draining, me, turn) {
                 Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
                 Some(paused) => {
                     outcome = paused;
@@ -904,7 +779,7 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
             if let ReadOutcome::Drained = outcome {
                 break;
             }
-            if hooks_pending() {
+            if turn.hooks_pending() {
                 // What was read goes to the hooks before the link is read again.
                 outcome = ReadOutcome::More;
                 break;
@@ -927,34 +802,47 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcom
 
 /// Hands one batch to the link's receiver: `Ended` when the link is done, `Paused` when a
 /// destination asked for back-pressure and the link (`me`) is registered with it.
-fn hand_batch(entry: &mut Entry, batch: &[u8], me: PausedSource) -> Option<ReadOutcome> {
-    PAUSE_REQUEST.with(|p| p.borrow_mut().take());
-    IN_BATCH.with(|b| b.set(true));
-    let flow = entry.rx.on_batch(batch);
-    IN_BATCH.with(|b| b.set(false));
+fn hand_batch(
+    entry: &mut Entry,
+    batch: &[u8],
+    me: PausedSource,
+    turn: &Rc<Turn>,
+) -> Option<ReadOutcome> {
+    turn.begin_batch();
+    let flow = entry.rx.on_batch(batch, &Caller::Turn(turn.clone()));
+    let pause = turn.end_batch();
     if let Flow::Closed = flow {
         return Some(ReadOutcome::Ended);
     }
-    let pause = PAUSE_REQUEST.with(|p| p.borrow_mut().take());
     pause
         .and_then(|d| d.upgrade())
         .is_some_and(|d| d.add_paused_source(me))
         .then_some(ReadOutcome::Paused)
 }
 
-/// Reads a datagram link (UDP): each datagram is one batch, handed on as it comes, at
-/// most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has no end of
-/// stream: once closed, it is done.
-fn read_datagrams(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOutcome {
+/// Reads a datagram link (UDP, serial): each datagram is one batch, handed on as it
+/// comes, at most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has
+/// no end of stream: once closed, or once its read says it ended, it is done.
+fn read_datagrams(
+    entry: &mut Entry,
+    buf: &mut [u8],
+    me: PausedSource,
+    turn: &Rc<Turn>,
+) -> ReadOutcome {
     let t = entry.rx.transport().clone();
     if t.is_closed() {
         return ReadOutcome::Ended;
     }
     let mut outcome = ReadOutcome::More;
     for _ in 0..READS_PER_TURN * READ_BUF_BATCHES {
-        match (&mut &t.link).read(buf) {
-            Ok(n) => {
-                if let Some(stopped) = hand_batch(entry, &buf[..n], me) {
+        match t.link.receive_batch(buf) {
+            // The link ended (a serial line's session did).
+            Ok(None) => {
+                outcome = ReadOutcome::Ended;
+                break;
+            }
+            Ok(Some(n)) => {
+                if let Some(stopped) = hand_batch(entry, &buf[..n], me, turn) {
                     outcome = stopped;
                     break;
                 }
@@ -971,12 +859,12 @@ fn read_datagrams(entry: &mut Entry, buf: &mut [u8], me: PausedSource) -> ReadOu
                 break;
             }
         }
-        if hooks_pending() {
+        if turn.hooks_pending() {
             break;
         }
     }
     // What these batches forwarded leaves now.
-    write_scheduled(me.thread);
+    write_scheduled(me.thread, turn);
     outcome
 }
 
@@ -990,6 +878,7 @@ fn hand_on(
     end: &mut usize,
     draining: bool,
     me: PausedSource,
+    turn: &Rc<Turn>,
 ) -> Option<ReadOutcome> {
     let mut start = 0;
     let mut stopped = None;
@@ -998,13 +887,13 @@ fn hand_on(
         if draining {
             continue;
         }
-        stopped = hand_batch(entry, batch, me);
+        stopped = hand_batch(entry, batch, me, turn);
         if stopped.is_some() {
             break;
         }
     }
     // What these batches forwarded leaves now, not after the whole turn.
-    write_scheduled(me.thread);
+    write_scheduled(me.thread, turn);
     buf.copy_within(start..*end, 0);
     *end -= start;
     stopped

@@ -1,7 +1,6 @@
 //! The receiving side of a transport: what a received batch does, the lease, and the
 //! transport's end, driven by the link's I/O thread ([`super::reactor`]).
 
-use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -10,7 +9,7 @@ use weft_proto::transport::CloseReason;
 use weft_transport::lease::{LeaseAction, Liveness};
 use weft_transport::rx::{Control, Receiver, RxStats};
 
-use super::{DiscardReason, Handler, ReceivedBatch, Transport};
+use super::{Caller, DiscardReason, Handler, ReceivedBatch, Transport};
 
 /// Whether a transport goes on after what was handled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,21 +74,21 @@ impl LinkRx {
         self.tick
     }
 
-    /// Handles one received batch: every network message in it goes to the handler.
-    pub(crate) fn on_batch(&mut self, batch: &[u8]) -> Flow {
+    /// Handles one received batch: every network message in it goes to the handler, for
+    /// `caller` (the thread serving the link, in its turn).
+    pub(crate) fn on_batch(&mut self, batch: &[u8], caller: &Caller) -> Flow {
         let t = &self.transport;
         t.stats.batches_in.fetch_add(1, Ordering::Relaxed);
         t.stats
             .bytes_in
             .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        let _clock = crate::clock::BatchClock::begin();
         let face = self.main.as_ref().unwrap_or(t);
         let handler = &*self.handler;
         let mut messages = 0;
         let received = ReceivedBatch::new(batch, self.copy_whole);
         let result = self.rx.on_batch(batch, |m| {
             messages += 1;
-            handler.on_message(face, m, &received);
+            handler.on_message(face, m, &received, caller);
         });
         self.copy_whole = received.dense();
         t.stats.messages_in.fetch_add(messages, Ordering::Relaxed);
@@ -106,7 +105,7 @@ impl LinkRx {
                 tracing::warn!("closing {} ({}): {e}", t.describe, t.peer_zid());
                 t.stats.discarded.add(DiscardReason::Malformed, 1);
                 t.note_end(|| format!("malformed data: {e}"));
-                t.close(CloseReason::INVALID);
+                t.close(CloseReason::INVALID, caller);
                 Flow::Closed
             }
         }
@@ -114,7 +113,7 @@ impl LinkRx {
 
     /// Checks the lease: sends a KeepAlive when one is due, closes the transport when
     /// the peer has been silent too long.
-    pub(crate) fn on_tick(&mut self, now: Instant) -> Flow {
+    pub(crate) fn on_tick(&mut self, now: Instant, caller: &Caller) -> Flow {
         let t = &self.transport;
         self.liveness.on_send(t.last_tx());
         match self.liveness.poll(now) {
@@ -126,7 +125,7 @@ impl LinkRx {
             LeaseAction::Expired => {
                 tracing::warn!("lease of {} ({}) expired", t.describe, t.peer_zid());
                 t.note_end(|| "its lease expired".to_owned());
-                t.close(CloseReason::EXPIRED);
+                t.close(CloseReason::EXPIRED, caller);
                 Flow::Closed
             }
         }
@@ -134,7 +133,7 @@ impl LinkRx {
 
     /// The link was read to its end: the transport is closed, and its face forgotten (or,
     /// for a link reserved for priorities, detached from its main transport).
-    pub(crate) fn finish(self) {
+    pub(crate) fn finish(self, caller: &Caller) {
         let t = &self.transport;
         t.note_end(|| "its link ended without a Close".to_owned());
         let _ = t.mark_closed();
@@ -147,71 +146,9 @@ impl LinkRx {
             }
             None => {
                 for link in t.priority_links.take_all() {
-                    link.close(CloseReason::GENERIC);
+                    link.close(CloseReason::GENERIC, caller);
                 }
-                self.handler.on_closed(t);
-            }
-        }
-    }
-}
-
-/// Reads `transport`'s link on a thread of its own (a link with no socket of its own to
-/// wait on: a serial link its listener reads), handing each batch to `rx`, until the
-/// transport ends, and goes on with a write the line stalled when it has room again.
-/// Gives `rx` back when no thread can be started.
-pub(crate) fn spawn_thread(
-    transport: &Arc<Transport>,
-    rx: LinkRx,
-) -> Result<(), Box<(LinkRx, String)>> {
-    let mut link = match transport.link.try_clone() {
-        Ok(l) => l,
-        Err(e) => return Err(Box::new((rx, e.to_string()))),
-    };
-    // Handed over through a slot, so that it comes back if the thread cannot start.
-    let slot = Arc::new(std::sync::Mutex::new(Some(rx)));
-    let taken = slot.clone();
-    let spawned = std::thread::Builder::new()
-        .name(format!("weft-rx-{}", transport.peer_zid()))
-        .spawn(move || {
-            let Some(mut rx) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() else {
-                return;
-            };
-            let t = rx.transport.clone();
-            let _ = link.set_read_timeout(Some(rx.tick));
-            let mut buf = vec![0u8; usize::from(u16::MAX)];
-            loop {
-                if t.is_closed() {
-                    break;
-                }
-                // No I/O thread watches this link's port: a write the line did not take
-                // all of goes on from here once the port has room.
-                if t.write_stalled_since().is_some() && link.writable_within(rx.tick) {
-                    t.pump();
-                }
-                match (&mut &link).read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        if rx.on_batch(&buf[..n]) == Flow::Closed {
-                            break;
-                        }
-                    }
-                    Err(e) if crate::link::is_timeout(&e) => {}
-                    Err(_) => break,
-                }
-                if rx.on_tick(Instant::now()) == Flow::Closed {
-                    break;
-                }
-            }
-            // A link without a stream has no end to wait for.
-            rx.finish();
-        });
-    match spawned {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let rx = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-            match rx {
-                Some(rx) => Err(Box::new((rx, e.to_string()))),
-                None => Ok(()),
+                self.handler.on_closed(t, caller);
             }
         }
     }

@@ -12,7 +12,7 @@ use weft_proto::network::NetworkMessage;
 use weft_transport::connection::{EndReason, SendError as OutError, SendOptions, Sent, WriteHint};
 
 use super::drops::DropReason;
-use super::{reactor, SendError, Transport, TxState};
+use super::{reactor, Caller, SendError, Transport, TxState};
 
 impl Transport {
     /// Sends a network message on the channel (`priority`, `reliability`).
@@ -22,21 +22,23 @@ impl Transport {
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError> {
-        self.send_with(msg, priority, reliability, congestion, false)
+        self.send_with(msg, priority, reliability, congestion, false, caller)
     }
 
     /// As [`Transport::send`], for a message forwarded on behalf of another node: it never
-    /// waits for this destination (see `Transport::hold_source`). Every message sent from
-    /// an I/O thread is sent so.
+    /// waits for this destination (see `Transport::hold_source`). Every message sent by a
+    /// thread serving links is sent so.
     pub(crate) fn send_forwarded(
         &self,
         msg: &NetworkMessage<'_>,
         priority: Priority,
         reliability: Reliability,
         congestion: CongestionControl,
+        caller: &Caller,
     ) -> Result<(), SendError> {
-        self.send_with(msg, priority, reliability, congestion, true)
+        self.send_with(msg, priority, reliability, congestion, true, caller)
     }
 
     fn send_with(
@@ -46,6 +48,7 @@ impl Transport {
         reliability: Reliability,
         congestion: CongestionControl,
         forwarded: bool,
+        caller: &Caller,
     ) -> Result<(), SendError> {
         if let Some(acl) = self.access.get() {
             let key = crate::acl::enforcer::full_key(msg);
@@ -56,19 +59,18 @@ impl Transport {
             }
         }
         if let Some(link) = self.priority_links.for_priority(priority) {
-            match link.send_with(msg, priority, reliability, congestion, forwarded) {
+            match link.send_with(msg, priority, reliability, congestion, forwarded, caller) {
                 // The link just closed: the message goes on the main transport.
                 Err(SendError::Closed) => {}
                 result => return result,
             }
         }
-        // An I/O thread serves every link of the process: it never waits for one.
-        let on_io_thread = reactor::on_io_thread();
+        // A thread serving links serves many: it never waits for one.
         let mut opts = SendOptions {
             priority,
             reliability,
             congestion,
-            forwarded: forwarded || on_io_thread,
+            forwarded: forwarded || caller.serves_links(),
             since: None,
         };
         let mut st = self.lock();
@@ -77,9 +79,9 @@ impl Transport {
                 return Err(SendError::Closed);
             }
             match st.out.send(msg, opts, Instant::now) {
-                Ok(Sent::Queued(hint)) => return self.carry_out(st, hint, on_io_thread),
+                Ok(Sent::Queued(hint)) => return self.carry_out(st, hint, caller),
                 Ok(Sent::Overflowed) => {
-                    self.hold_source(&mut st);
+                    self.hold_source(&mut st, caller);
                     self.after_events(st);
                     return Ok(());
                 }
@@ -87,7 +89,7 @@ impl Transport {
                     opts.since = Some(since);
                     // The writer makes room: it is on its way, or is asked to come.
                     if let WriteHint::Wake = st.out.kick() {
-                        self.wake_writer();
+                        self.wake_writer(caller);
                     }
                     let left = until.saturating_duration_since(Instant::now());
                     st = self.wait_idle(st, Some(left));
@@ -106,19 +108,19 @@ impl Transport {
     }
 
     /// Does what the sending half said about writing: write here (an express message
-    /// on an idle link, from an application thread), wake the link's I/O thread, or
-    /// nothing.
+    /// on an idle link, from an application thread), have it written (after the turn of a
+    /// thread serving links, or by the link's I/O thread), or nothing.
     pub(super) fn carry_out(
         &self,
         st: MutexGuard<'_, TxState>,
         hint: WriteHint,
-        on_io_thread: bool,
+        caller: &Caller,
     ) -> Result<(), SendError> {
         match hint {
-            WriteHint::WriteNow if !on_io_thread => self.write_here(st),
+            WriteHint::WriteNow if !caller.serves_links() => self.write_here(st),
             WriteHint::WriteNow | WriteHint::Wake => {
                 drop(st);
-                self.wake_writer();
+                self.wake_writer(caller);
                 Ok(())
             }
             WriteHint::None => Ok(()),

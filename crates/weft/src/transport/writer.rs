@@ -9,9 +9,9 @@ use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use weft_transport::connection::{OutboundStats, Transmit};
+use weft_transport::connection::{OutboundStats, Transmit, WriteHint};
 
-use super::{reactor, SendError, Transport, TxState};
+use super::{reactor, Caller, SendError, Transport, TxState};
 
 impl Transport {
     /// Waits on `idle` (at most `timeout`), counted so that the writer wakes no one when
@@ -23,7 +23,7 @@ impl Transport {
     ) -> MutexGuard<'s, TxState> {
         // Waiting in a hook of an I/O thread: another thread serves its links (this
         // one's writer among them) meanwhile.
-        reactor::before_blocking();
+        super::before_blocking();
         st.idle_waiters += 1;
         let mut st = match timeout {
             None => self.idle.wait(st).unwrap_or_else(|e| e.into_inner()),
@@ -45,13 +45,16 @@ impl Transport {
         }
     }
 
-    /// Asks an I/O thread to write what is queued: the one that serves this link, or
-    /// this thread after the event it is handling if it is one. The sending half asked
-    /// for it ([`weft_transport::connection::WriteHint::Wake`]) once until the writer
-    /// begins.
-    pub(super) fn wake_writer(&self) {
+    /// Has what is queued written: by this thread after the event it is handling, for a
+    /// thread serving links, else by the I/O thread that serves this link. The sending
+    /// half asked for it ([`weft_transport::connection::WriteHint::Wake`]) once until the
+    /// writer begins.
+    pub(super) fn wake_writer(&self, caller: &Caller) {
         if let Some(me) = self.me.upgrade() {
-            reactor::schedule_write(me);
+            match caller.turn() {
+                Some(turn) => turn.schedule_write(me),
+                None => reactor::write_later(me),
+            }
         }
     }
 
@@ -92,7 +95,7 @@ impl Transport {
         let held = st.out.held_until().is_some();
         self.after_events(st);
         if held {
-            self.wake_writer();
+            self.wake_writer(&Caller::App);
         }
         result
     }
@@ -186,7 +189,7 @@ impl Transport {
         self.manual_batching.store(on, Ordering::Relaxed);
         let mut st = self.lock();
         let hint = st.out.set_manual_batching(on);
-        let _ = self.carry_out(st, hint, true);
+        self.write_by_its_thread(st, hint);
     }
 
     /// Hands every pending batch to the writer thread.
@@ -196,13 +199,26 @@ impl Transport {
         }
         let mut st = self.lock();
         let hint = st.out.flush();
-        let _ = self.carry_out(st, hint, true);
+        self.write_by_its_thread(st, hint);
     }
 
     /// Sends a KeepAlive if nothing else is being written or waits to be.
     pub(super) fn keep_alive(&self) {
         let mut st = self.lock();
         let hint = st.out.keep_alive();
-        let _ = self.carry_out(st, hint, true);
+        self.write_by_its_thread(st, hint);
+    }
+}
+
+impl Transport {
+    /// Has what the sending half said to write written by the link's own I/O thread
+    /// (whoever asks: a flush, a keep-alive, a change of batching).
+    fn write_by_its_thread(&self, st: MutexGuard<'_, TxState>, hint: WriteHint) {
+        drop(st);
+        if matches!(hint, WriteHint::WriteNow | WriteHint::Wake) {
+            if let Some(me) = self.me.upgrade() {
+                reactor::write_later(me);
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Serial as a kind of link: one batch per frame, a listener that reads the port and
-//! hands each session its frames, and a connecting side that waits for the line's answer.
+//! hands each session its frames while its handshake runs, and a connecting side that
+//! waits for the line's answer.
 
 use std::io;
 use std::os::fd::{BorrowedFd, RawFd};
@@ -50,9 +51,11 @@ impl LinkKind for SerialLink {
         self.next_batch(buf)
     }
 
-    /// Reads return at once when no frame is there; a write is still a whole frame.
+    /// Reads return at once when no frame is there; a write is still a whole frame. The
+    /// I/O threads serve the link from now on: an accepted link reads its listener's port
+    /// itself.
     fn set_nonblocking(&self) -> io::Result<()> {
-        Self::set_nonblocking(self, true);
+        self.serve_from_io_thread();
         Ok(())
     }
 

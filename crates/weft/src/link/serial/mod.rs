@@ -6,40 +6,40 @@
 //!   port, sends `I`, and the link is made when `I+A` comes; an `R` (the listener still
 //!   holds a session) has it send `I` again after the endpoint's `tout`, and so does an
 //!   answer that never comes, every [`INIT_RESEND`].
-//! - [`SerialListener`]: the listening side is the port, read by the session's links
-//!   loop like a UDP listener: an `I` starts a link, whose data frames the listener then
-//!   hands over (as datagrams to a UDP link accepted by its listener); an `I` while a
-//!   session is on ends that session and is answered `R`, as Zenoh does, and the next
-//!   `I` starts a new one. Any number of sessions follow one another on the port.
-//!   weft's additions: the port is never emptied, so an `I` sent before the listener
-//!   opened it is answered, and an `I` right after the one answered, before any data,
-//!   is taken for a copy of it ([`DUPLICATE_INIT_WINDOW`]); a data frame with no session
-//!   on is answered `R`, once until the next session (the other side still believes in
-//!   a session this node no longer has: it starts a new one at once instead of at its
-//!   lease's end); a line that hangs
-//!   up ends its session at once and is opened again when it is back.
-//! - [`SerialLink`]: an established link. A connecting side's link reads its port
-//!   itself; an accepted one reads what its listener hands over. Writes send one frame
-//!   per batch, at most [`MTU`] bytes.
+//! - [`SerialListener`] (`listener`): the listening side is the port, read by the
+//!   session's links loop like a UDP listener: an `I` starts a link, whose data frames
+//!   the listener then hands over while its handshake runs (as datagrams to a UDP link
+//!   accepted by its listener); an `I` while a session is on ends that session and is
+//!   answered `R`, as Zenoh does, and the next `I` starts a new one. Any number of
+//!   sessions follow one another on the port. weft's additions: the port is never
+//!   emptied, so an `I` sent before the listener opened it is answered, and an `I` right
+//!   after the one answered, before any data, is taken for a copy of it; a data frame
+//!   with no session on is answered `R`, once until the next session (the other side
+//!   still believes in a session this node no longer has: it starts a new one at once
+//!   instead of at its lease's end); a line that hangs up ends its session at once and
+//!   is opened again when it is back.
+//! - [`SerialLink`]: an established link, read and written by the I/O threads like a
+//!   socket: a connecting side's link reads its port; an accepted one reads its
+//!   listener's port once its handshake is over, the listener leaving it alone until the
+//!   session ends (`listener`). Writes send one frame per batch, at most [`MTU`] bytes.
 //!
 //! A frame that does not check (line noise, a cut frame) is dropped and counted; it
 //! never ends the link.
 
 mod kind;
+mod listener;
 mod port;
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{
-    sync_channel, Receiver, RecvTimeoutError, SyncSender, TryRecvError, TrySendError,
-};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use weft_proto::batch::serial::{Decoder, Flags, Frame, FrameError};
 
 use crate::endpoint::Endpoint;
+pub(crate) use listener::SerialListener;
 use port::Port;
 
 /// Largest batch a serial frame carries (Zenoh's serial MTU).
@@ -47,13 +47,6 @@ pub(crate) const MTU: u16 = weft_proto::batch::serial::MTU as u16;
 
 /// How long the connecting side waits for an answer to its `I` before sending it again.
 pub(crate) const INIT_RESEND: Duration = Duration::from_secs(1);
-
-/// How long after answering `I+A`, and before the session's first data frame, a
-/// listener takes another `I` for a copy of the one it answered rather than a new start.
-const DUPLICATE_INIT_WINDOW: Duration = Duration::from_millis(100);
-
-/// Data frames queued for an accepted link before new ones are dropped.
-const INBOX: usize = 256;
 
 /// Bytes read from the port at once.
 const READ_CHUNK: usize = 4096;
@@ -126,8 +119,8 @@ impl SerialSettings {
     }
 }
 
-/// Frames dropped on serial ports (line noise, cut frames), by every link and listener
-/// of the process.
+/// Frames dropped on serial ports (line noise, cut frames, frames a listener could not
+/// hold for a session whose handshake runs), by every link and listener of the process.
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
 /// Frames dropped on serial ports so far, process-wide.
@@ -137,8 +130,13 @@ pub fn dropped_frames() -> u64 {
 
 /// Counts and logs a dropped frame.
 fn dropped(path: &str, e: FrameError) {
+    dropped_for(path, &e.to_string());
+}
+
+/// Counts and logs a frame dropped for `why`.
+fn dropped_for(path: &str, why: &str) {
     DROPPED.fetch_add(1, Ordering::Relaxed);
-    tracing::debug!("serial port {path}: frame dropped: {e}");
+    tracing::debug!("serial port {path}: frame dropped: {why}");
 }
 
 /// Frames from a port, read on demand.
@@ -203,22 +201,24 @@ impl LineReader {
 #[derive(Debug)]
 enum Receiving {
     /// From its port (the connecting side).
-    Line(LineReader),
-    /// From its listener.
-    Inbox(Receiver<Vec<u8>>),
+    Line(Mutex<LineReader>),
+    /// From its listener's line (an accepted link).
+    Listener(Arc<listener::Line>),
 }
 
 /// An established serial link. Clones share the port and the receiving side.
 #[derive(Debug, Clone)]
 pub(crate) struct SerialLink {
     port: Arc<Port>,
-    rx: Arc<Mutex<Receiving>>,
-    /// Set when the link ends (by this node or by the line's exchange).
+    rx: Arc<Receiving>,
+    /// Set when the link ends (by this node or by the line's exchange); for an accepted
+    /// link, its session on its listener's line.
     ended: Arc<AtomicBool>,
     /// Set when its transport starts closing: nothing more is read from the line, which
     /// the next session on the same device (this node connecting again) reads.
     stopped_reading: Arc<AtomicBool>,
-    /// Whether this node accepted it (its listener reads the port).
+    /// Whether this node accepted it (its listener reads the port until its handshake
+    /// is over).
     accepted: bool,
     read_timeout: Option<Duration>,
     /// Reads return `WouldBlock` at once when no frame is there; shared by the clones,
@@ -237,7 +237,7 @@ impl SerialLink {
         self.port.fd()
     }
 
-    /// Whether its listener hands it its frames.
+    /// Whether its listener hands it its frames while its handshake runs.
     pub(crate) const fn reads_from_listener(&self) -> bool {
         self.accepted
     }
@@ -254,18 +254,37 @@ impl SerialLink {
         self.nonblocking.store(nonblocking, Ordering::Release);
     }
 
-    /// Ends the link: reads give the end of the link, and its listener takes the next
-    /// `I` as a new session; a connecting side's port can be opened again.
-    pub(crate) fn shutdown(&self) {
-        if !self.ended.swap(true, Ordering::AcqRel) && !self.accepted {
-            self.port.release();
+    /// The I/O threads read this link from now on (non-blocking): an accepted link reads
+    /// its listener's port itself, on its readable events, until its session ends.
+    pub(crate) fn serve_from_io_thread(&self) {
+        self.set_nonblocking(true);
+        if let Receiving::Listener(line) = &*self.rx {
+            line.take_over(&self.ended);
         }
     }
 
-    /// Reads nothing more from the line (its transport is closing): reads give the end of
-    /// the link; writes go on (the last batches and the Close).
+    /// Ends the link: reads give the end of the link, and its listener takes the next
+    /// `I` as a new session; a connecting side's port can be opened again.
+    pub(crate) fn shutdown(&self) {
+        if self.ended.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match &*self.rx {
+            Receiving::Listener(line) => line.end(&self.ended),
+            Receiving::Line(_) => self.port.release(),
+        }
+    }
+
+    /// Reads nothing more from the line (its transport is closing): reads find nothing
+    /// (the transport's closed flag ends the link); writes go on (the last batches and
+    /// the Close). An accepted link's listener reads the line again.
     pub(crate) fn stop_reading(&self) {
-        self.stopped_reading.store(true, Ordering::Release);
+        if self.stopped_reading.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if let Receiving::Listener(line) = &*self.rx {
+            line.stop_reading(&self.ended);
+        }
     }
 
     /// Writes one batch made of `parts` as one frame.
@@ -292,74 +311,72 @@ impl SerialLink {
     }
 
     /// The next batch, copied into `out`: its length, `None` once the link ended;
-    /// `WouldBlock` when none came within the read timeout (at once when non-blocking).
+    /// `WouldBlock` when none came within the read timeout (at once when non-blocking,
+    /// and always once it stopped reading).
     pub(crate) fn next_batch(&self, out: &mut [u8]) -> io::Result<Option<usize>> {
-        let mut rx = self.rx.lock().unwrap_or_else(|e| e.into_inner());
         let deadline = self.read_timeout.map(|t| Instant::now() + t);
         let nonblocking = self.nonblocking.load(Ordering::Acquire);
+        if self.ended.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        if self.stopped_reading.load(Ordering::Acquire) {
+            // Its transport is closing: nothing more is read, but the link goes on until
+            // the Close is written.
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the link reads no more",
+            ));
+        }
+        let reader = match &*self.rx {
+            Receiving::Listener(line) => {
+                return line.next_frame(&self.ended, &self.port, out, nonblocking, deadline)
+            }
+            Receiving::Line(reader) => reader,
+        };
+        let mut reader = reader.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if self.ended.load(Ordering::Acquire) || self.stopped_reading.load(Ordering::Acquire) {
+            if self.ended.load(Ordering::Acquire) {
                 return Ok(None);
             }
-            match &mut *rx {
-                Receiving::Inbox(inbox) => {
-                    let got = if nonblocking {
-                        inbox.try_recv().map_err(|e| match e {
-                            TryRecvError::Empty => RecvTimeoutError::Timeout,
-                            TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
-                        })
-                    } else {
-                        // Wakes now and then to see whether the link ended.
-                        let slice = deadline.map_or(Duration::from_millis(100), |d| {
-                            d.saturating_duration_since(Instant::now())
-                                .min(Duration::from_millis(100))
-                        });
-                        inbox.recv_timeout(slice)
-                    };
-                    match got {
-                        Ok(batch) => {
-                            let n = batch.len().min(out.len());
-                            out[..n].copy_from_slice(&batch[..n]);
-                            return Ok(Some(n));
-                        }
-                        Err(RecvTimeoutError::Disconnected) => return Ok(None),
-                        Err(RecvTimeoutError::Timeout) => {}
-                    }
-                }
-                Receiving::Line(reader) => match reader.next(&self.port, out)? {
-                    Got::Frame(flags, n) => {
-                        if flags.contains(Flags::INIT) {
-                            // The other side started again: as Zenoh, refuse and end.
-                            let _ = self.port.send(Flags::RESET, &[]);
-                            tracing::info!("serial port {}: the peer started again", self.path());
-                            self.shutdown();
-                            return Ok(None);
-                        }
-                        if flags.contains(Flags::RESET) {
-                            tracing::info!("serial port {}: the peer reset the line", self.path());
-                            self.shutdown();
-                            return Ok(None);
-                        }
-                        if n > 0 {
-                            return Ok(Some(n));
-                        }
-                        continue;
-                    }
-                    Got::HungUp => {
+            if self.stopped_reading.load(Ordering::Acquire) {
+                return Err(io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    "the link reads no more",
+                ));
+            }
+            match reader.next(&self.port, out)? {
+                Got::Frame(flags, n) => {
+                    if flags.contains(Flags::INIT) {
+                        // The other side started again: as Zenoh, refuse and end.
+                        let _ = self.port.send(Flags::RESET, &[]);
+                        tracing::info!("serial port {}: the peer started again", self.path());
                         self.shutdown();
                         return Ok(None);
                     }
-                    Got::Empty if nonblocking => {}
-                    Got::Empty => {
-                        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-                        let slice = left.map_or(Duration::from_millis(100), |l| {
-                            l.min(Duration::from_millis(100))
-                        });
-                        if !slice.is_zero() && self.port.wait_readable(Some(slice))? {
-                            continue;
-                        }
+                    if flags.contains(Flags::RESET) {
+                        tracing::info!("serial port {}: the peer reset the line", self.path());
+                        self.shutdown();
+                        return Ok(None);
                     }
-                },
+                    if n > 0 {
+                        return Ok(Some(n));
+                    }
+                    continue;
+                }
+                Got::HungUp => {
+                    self.shutdown();
+                    return Ok(None);
+                }
+                Got::Empty if nonblocking => {}
+                Got::Empty => {
+                    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                    let slice = left.map_or(Duration::from_millis(100), |l| {
+                        l.min(Duration::from_millis(100))
+                    });
+                    if !slice.is_zero() && self.port.wait_readable(Some(slice))? {
+                        continue;
+                    }
+                }
             }
             let timed_out = nonblocking || deadline.is_some_and(|d| Instant::now() >= d);
             if timed_out {
@@ -421,7 +438,7 @@ impl SerialConnecting {
                 Got::Frame(flags, _) if flags.contains(Flags::INIT_ACK) => {
                     let link = SerialLink {
                         port: self.port.clone(),
-                        rx: Arc::new(Mutex::new(Receiving::Line(std::mem::replace(
+                        rx: Arc::new(Receiving::Line(Mutex::new(std::mem::replace(
                             &mut self.reader,
                             LineReader::new(),
                         )))),
@@ -456,243 +473,6 @@ impl SerialConnecting {
                 Got::Empty => {
                     self.send_init_if_due(Instant::now())?;
                     return Ok(None);
-                }
-            }
-        }
-    }
-}
-
-/// The session on a listener's port, if one is on.
-#[derive(Debug)]
-struct Session {
-    inbox: SyncSender<Vec<u8>>,
-    ended: Arc<AtomicBool>,
-    /// When its `I+A` was sent, until its first data frame comes.
-    opened_at: Option<Instant>,
-}
-
-/// What a listener reads and who it hands frames to.
-#[derive(Debug)]
-struct Listening {
-    /// The port; `None` from the moment its line hangs up (the device unplugged, the
-    /// other end gone) until it opens again.
-    port: Option<Arc<Port>>,
-    reader: LineReader,
-    session: Option<Session>,
-    payload: Vec<u8>,
-    /// Whether a data frame came with no session on, and was answered `R`, since the
-    /// last session started (one `R` between two sessions: see
-    /// [`SerialListener::refuse_stray`]).
-    stray_answered: bool,
-}
-
-/// A serial port waiting for sessions (see the module's documentation).
-#[derive(Debug)]
-pub(crate) struct SerialListener {
-    settings: SerialSettings,
-    /// What its reader waits on: an epoll instance watching the port, so that the
-    /// descriptor stays the same when the port is opened again after a hang-up.
-    watch: mio::Poll,
-    /// Boxed: a listener is moved around among others much smaller.
-    state: Box<Mutex<Listening>>,
-    /// `accept` returns `WouldBlock` when the port has nothing to read.
-    nonblocking: AtomicBool,
-}
-
-impl SerialListener {
-    /// Opens the port of `settings` for sessions. What the port received before is read,
-    /// not dropped (as Zenoh's listener does): an `I` sent before it opened (a device that
-    /// started first and sends `I` once, as Zenoh-Pico does) is answered.
-    pub(crate) fn bind(settings: &SerialSettings) -> io::Result<Self> {
-        let port = Arc::new(Port::open(settings, false)?);
-        let watch = mio::Poll::new()?;
-        watch.registry().register(
-            &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
-            mio::Token(0),
-            mio::Interest::READABLE,
-        )?;
-        Ok(Self {
-            settings: settings.clone(),
-            watch,
-            state: Box::new(Mutex::new(Listening {
-                port: Some(port),
-                reader: LineReader::new(),
-                session: None,
-                payload: vec![0; usize::from(MTU)],
-                stray_answered: false,
-            })),
-            nonblocking: AtomicBool::new(false),
-        })
-    }
-
-    /// The device path.
-    pub(crate) fn path(&self) -> &str {
-        &self.settings.path
-    }
-
-    /// The descriptor to wait on (readable) for `accept`: the same for the listener's
-    /// whole life, whichever port is open behind it.
-    pub(crate) fn raw_fd(&self) -> RawFd {
-        self.watch.as_raw_fd()
-    }
-
-    /// Makes `accept` return `WouldBlock` once the port is drained.
-    pub(crate) fn set_nonblocking(&self) {
-        self.nonblocking.store(true, Ordering::Relaxed);
-    }
-
-    /// The line hung up (or its port cannot be read): the session on it ends at once (as
-    /// a socket's end would end it), and the port is closed until [`Self::reopen`].
-    fn line_gone(&self, st: &mut Listening, why: &io::Error) -> io::Error {
-        if let Some(old) = st.session.take() {
-            old.ended.store(true, Ordering::Release);
-        }
-        if let Some(port) = st.port.take() {
-            let _ = self
-                .watch
-                .registry()
-                .deregister(&mut mio::unix::SourceFd(&port.fd().as_raw_fd()));
-        }
-        st.reader = LineReader::new();
-        st.stray_answered = false;
-        tracing::info!(
-            "serial port {}: {why}; its session ends, and the port opens again when it is back",
-            self.path()
-        );
-        io::Error::new(
-            io::ErrorKind::ConnectionAborted,
-            format!("serial port {}: {why}", self.path()),
-        )
-    }
-
-    /// A data frame came with no session on: the other side believes its session lives
-    /// (this node started again, or ended the session). It is told with an `R`, once
-    /// until the next session starts: a weft node then opens a new session at once
-    /// rather than when its lease expires. Once only, because Zenoh's connecting side
-    /// reads an `R` during its session as an empty batch, which counts as news from this
-    /// node: an `R` to each of its frames would keep its dead session alive for ever.
-    fn refuse_stray(&self, st: &mut Listening, port: &Port) -> io::Result<()> {
-        if st.stray_answered {
-            return Ok(());
-        }
-        st.stray_answered = true;
-        tracing::debug!(
-            "serial port {}: a data frame with no session on; answered R",
-            self.path()
-        );
-        port.send(Flags::RESET, &[])
-    }
-
-    /// Opens the port again after its line hung up: the device's path may name a new
-    /// device by now (an adapter plugged back, a new pseudo-terminal).
-    fn reopen(&self, st: &mut Listening) -> io::Result<Arc<Port>> {
-        let port = Arc::new(Port::open(&self.settings, false)?);
-        self.watch.registry().register(
-            &mut mio::unix::SourceFd(&port.fd().as_raw_fd()),
-            mio::Token(0),
-            mio::Interest::READABLE,
-        )?;
-        tracing::info!("serial port {}: open again", self.path());
-        st.port = Some(port.clone());
-        Ok(port)
-    }
-
-    /// Reads the port, handing data frames to the session on; a new session's link
-    /// once an `I` starts one. Once the line hung up, each call tries to open the port
-    /// again first (its caller calls again after a pause when it fails).
-    pub(crate) fn accept(&self) -> io::Result<SerialLink> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let st = &mut *st;
-        loop {
-            if st
-                .session
-                .as_ref()
-                .is_some_and(|s| s.ended.load(Ordering::Acquire))
-            {
-                st.session = None;
-            }
-            let port = match &st.port {
-                Some(port) => port.clone(),
-                None => self.reopen(st)?,
-            };
-            let got = match st.reader.next(&port, &mut st.payload) {
-                Ok(got) => got,
-                Err(e) => return Err(self.line_gone(st, &e)),
-            };
-            match got {
-                Got::Frame(flags, _) if flags.contains(Flags::INIT) => {
-                    if st.session.as_ref().is_some_and(|s| {
-                        s.opened_at
-                            .is_some_and(|at| at.elapsed() < DUPLICATE_INIT_WINDOW)
-                    }) {
-                        // Another `I` right after the one answered, before any data: sent
-                        // before that answer came (the port held several, or the answer
-                        // was slow), not a new start.
-                        tracing::debug!(
-                            "serial port {}: an I again before the session's first frame; \
-                             taken for a copy",
-                            self.path()
-                        );
-                        continue;
-                    }
-                    if let Some(old) = st.session.take() {
-                        // The other side started again while its session was on.
-                        old.ended.store(true, Ordering::Release);
-                        tracing::info!(
-                            "serial port {}: the peer started again; its session ends",
-                            self.path()
-                        );
-                        port.send(Flags::RESET, &[])?;
-                        continue;
-                    }
-                    port.send(Flags::INIT_ACK, &[])?;
-                    st.stray_answered = false;
-                    let (tx, rx) = sync_channel(INBOX);
-                    let ended = Arc::new(AtomicBool::new(false));
-                    st.session = Some(Session {
-                        inbox: tx,
-                        ended: ended.clone(),
-                        opened_at: Some(Instant::now()),
-                    });
-                    return Ok(SerialLink {
-                        port,
-                        rx: Arc::new(Mutex::new(Receiving::Inbox(rx))),
-                        ended,
-                        stopped_reading: Arc::new(AtomicBool::new(false)),
-                        accepted: true,
-                        read_timeout: None,
-                        nonblocking: Arc::new(AtomicBool::new(false)),
-                    });
-                }
-                Got::Frame(flags, _) if flags.contains(Flags::RESET) => {
-                    if let Some(old) = st.session.take() {
-                        old.ended.store(true, Ordering::Release);
-                    }
-                }
-                Got::Frame(_, 0) => {}
-                Got::Frame(_, n) => {
-                    let handed = st.session.as_mut().is_some_and(|s| {
-                        s.opened_at = None;
-                        match s.inbox.try_send(st.payload[..n].to_vec()) {
-                            // As a full socket buffer: the batch is lost (best effort).
-                            Ok(()) | Err(TrySendError::Full(_)) => true,
-                            Err(TrySendError::Disconnected(_)) => false,
-                        }
-                    });
-                    if !handed {
-                        st.session = None;
-                        self.refuse_stray(st, &port)?;
-                    }
-                }
-                Got::HungUp => {
-                    let e = io::Error::new(io::ErrorKind::ConnectionAborted, "the line hung up");
-                    return Err(self.line_gone(st, &e));
-                }
-                Got::Empty => {
-                    if self.nonblocking.load(Ordering::Relaxed) {
-                        return Err(io::ErrorKind::WouldBlock.into());
-                    }
-                    port.wait_readable(None)?;
                 }
             }
         }

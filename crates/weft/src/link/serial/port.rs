@@ -213,8 +213,7 @@ impl Port {
     /// [`Port::send_now`].
     pub(crate) fn send(&self, flags: Flags, parts: &[&[u8]]) -> io::Result<()> {
         let mut w = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let deadline =
-            crate::link::wait_deadline(Instant::now() + crate::link::BLOCKED_WRITE_LIMIT);
+        let deadline = Instant::now() + crate::link::BLOCKED_WRITE_LIMIT;
         let finish = |w: &mut Writing| -> io::Result<()> {
             loop {
                 self.write_out(w)?;

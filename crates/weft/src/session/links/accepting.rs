@@ -14,6 +14,7 @@ use super::refusals::Source;
 use super::{Entry, Outcome, Purpose, Runner};
 use crate::link::Listener;
 use crate::session::Inner;
+use crate::transport::Caller;
 use crate::transport::Handshake;
 
 /// Counts an accepted link's handshake in progress; releases it when dropped.
@@ -103,7 +104,7 @@ impl Accepting {
 
 impl Runner {
     /// Serves `listener` from now on.
-    pub(super) fn add_listener(&mut self, inner: &Arc<Inner>, listener: Listener) {
+    pub(super) fn add_listener(&mut self, inner: &Arc<Inner>, listener: Listener, caller: &Caller) {
         if let Err(e) = listener.set_nonblocking() {
             tracing::error!("cannot serve a listener: {e}");
             return;
@@ -130,11 +131,11 @@ impl Runner {
             })),
         );
         // Connections that came before it was registered.
-        self.accept_all(token);
+        self.accept_all(token, caller);
     }
 
     /// Accepts every connection waiting on the listener of `token`.
-    pub(super) fn accept_all(&mut self, token: Token) {
+    pub(super) fn accept_all(&mut self, token: Token, caller: &Caller) {
         let Some(Entry::Listener(l)) = self.entries.get(&token) else {
             return;
         };
@@ -165,7 +166,7 @@ impl Runner {
                 }
             };
             l.succeeded();
-            if let Err(link) = self.admit(inner, link) {
+            if let Err(link) = self.admit(inner, link, caller) {
                 // No place, and the waiting room is full: closed unanswered.
                 let Some(Entry::Listener(l)) = self.entries.get_mut(&token) else {
                     return;
@@ -196,7 +197,7 @@ impl Runner {
         );
         if udp {
             // Datagrams for links whose handshake runs may have come.
-            self.advance_listener_fed();
+            self.advance_listener_fed(caller);
         }
     }
 }
@@ -242,6 +243,7 @@ impl Runner {
         &mut self,
         inner: &Arc<Inner>,
         link: crate::link::Link,
+        caller: &Caller,
     ) -> Result<(), crate::link::Link> {
         if inner.refusals.refuses(&link) {
             link.shutdown();
@@ -274,6 +276,7 @@ impl Runner {
                 h,
                 Purpose::Accepted(place, source),
                 describe,
+                caller,
             ),
             Err(e) => inner.refusals.failed(source, &describe, &e),
         }
@@ -319,7 +322,7 @@ impl Runner {
     /// A waiting connection's socket is readable, or its time is up, or a place was
     /// freed: it takes a place if it can, else waits on (or is closed once it has waited
     /// `accept_timeout`).
-    pub(super) fn waiting_ready(&mut self, token: Token) {
+    pub(super) fn waiting_ready(&mut self, token: Token, caller: &Caller) {
         let Some(Entry::Waiting(w)) = self.entries.remove(&token) else {
             return;
         };
@@ -333,7 +336,7 @@ impl Runner {
             return;
         }
         let since = w.since;
-        match self.admit(&inner, w.link) {
+        match self.admit(&inner, w.link, caller) {
             Ok(()) => {
                 // Back in the waiting room: keep its first arrival time.
                 if let Some(Entry::Waiting(again)) = self
@@ -350,7 +353,7 @@ impl Runner {
 
     /// A place of `inner` was freed: the connections waiting for one whose first bytes
     /// have come try again, the oldest first.
-    pub(super) fn place_freed(&mut self, inner: &Arc<Inner>) {
+    pub(super) fn place_freed(&mut self, inner: &Arc<Inner>, caller: &Caller) {
         let mut ready: Vec<Token> = self
             .entries
             .iter()
@@ -365,7 +368,7 @@ impl Runner {
             if PendingAccept::free(inner) == 0 {
                 break;
             }
-            self.waiting_ready(token);
+            self.waiting_ready(token, caller);
         }
     }
 }
@@ -429,12 +432,13 @@ pub(super) fn handshake_done(
     source: Source,
     describe: &str,
     outcome: Outcome,
+    caller: &Caller,
 ) {
     drop(place);
     match outcome {
         Ok(pending) => {
             inner.refusals.succeeded(source);
-            inner.adopt(pending, false);
+            inner.adopt(pending, false, caller);
         }
         Err(e) => inner.refusals.failed(source, describe, &e),
     }

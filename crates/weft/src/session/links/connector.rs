@@ -16,6 +16,7 @@ use weft_proto::transport::CloseReason;
 use super::{Command, Outcome, Purpose, Runner};
 use crate::endpoint::Endpoint;
 use crate::session::Inner;
+use crate::transport::Caller;
 use crate::transport::{Handshake, OpenError};
 
 /// First and largest pause between two attempts.
@@ -93,7 +94,7 @@ impl Connector {
 
 impl Runner {
     /// Starts the connector `id`'s next attempt, on its current alternative.
-    pub(super) fn attempt(&mut self, id: usize) {
+    pub(super) fn attempt(&mut self, id: usize, caller: &Caller) {
         let Some(inner) = self.connectors.get(&id).and_then(|c| c.inner.upgrade()) else {
             self.connectors.remove(&id);
             return;
@@ -118,7 +119,14 @@ impl Runner {
             );
             match started {
                 Ok(h) => {
-                    self.add_handshake(inner, token, h, Purpose::Connector(id), ep.to_string());
+                    self.add_handshake(
+                        inner,
+                        token,
+                        h,
+                        Purpose::Connector(id),
+                        ep.to_string(),
+                        caller,
+                    );
                     return;
                 }
                 Err(e) => {
@@ -173,30 +181,36 @@ impl Runner {
     }
 
     /// A handshake of connector `id` ended.
-    pub(super) fn attempt_done(&mut self, inner: &Arc<Inner>, id: usize, outcome: Outcome) {
+    pub(super) fn attempt_done(
+        &mut self,
+        inner: &Arc<Inner>,
+        id: usize,
+        outcome: Outcome,
+        caller: &Caller,
+    ) {
         let pending = match outcome {
             Ok(p) => p,
             Err(e) => {
                 if self.alternative_failed(inner, id, e) {
-                    self.attempt(id);
+                    self.attempt(id, caller);
                 }
                 return;
             }
         };
         let Some(c) = self.connectors.get_mut(&id) else {
-            pending.transport().close(CloseReason::GENERIC);
+            pending.transport().close(CloseReason::GENERIC, caller);
             return;
         };
         c.first_attempt = false;
         if let Some((zid, how)) = c.discovered {
             self.connectors.remove(&id);
-            super::super::discovery::connected(inner, zid, how, pending);
+            super::super::discovery::connected(inner, zid, how, pending, caller);
             return;
         }
         let t = pending.transport().clone();
         if c.twin && inner.main_transport(t.peer_zid()).is_none() {
             // The session this link goes beside is not up (yet, or any more).
-            t.close(CloseReason::GENERIC);
+            t.close(CloseReason::GENERIC, caller);
             c.pause();
             return;
         }
@@ -205,7 +219,7 @@ impl Runner {
         let peer_is_client = t.peer_whatami() == WhatAmI::Client;
         let reserved = t.negotiated().link_priorities.is_some();
         let (twin, alternatives) = (c.twin, c.alternatives.clone());
-        let kept = inner.adopt(pending, true);
+        let kept = inner.adopt(pending, true, caller);
         if twin || reserved {
             // A link reserved for priorities is either beside the main one (no face), or
             // a face standing in for it that the main link replaces when it comes. Either
@@ -231,7 +245,7 @@ impl Runner {
             return;
         }
         // Gone already: connect again.
-        self.attempt(id);
+        self.attempt(id, caller);
     }
 }
 

@@ -8,7 +8,8 @@
 //! next turn.
 //!
 //! It also serves multicast scouting for every session that scouts (answering Scouts,
-//! autoconnect), each a socket in the same epoll and a timer.
+//! autoconnect), each a socket in the same epoll and a timer, and fires the deadlines of
+//! every session's gets (`session::deadlines`), the earliest its timer too.
 //!
 //! Other threads reach it through [`LinksLoop`]: a command queue and a waker. Files:
 //! `accepting` (listeners and the handshakes of the links they accept), `refusals` and
@@ -32,9 +33,11 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use super::deadlines::{Deadlines, Timeout};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::link::Listener;
+use crate::transport::Caller;
 use crate::transport::{Handshake, OpenError, Pending, Wait};
 use accepting::{Accepting, PendingAccept};
 use connector::Connector;
@@ -71,6 +74,8 @@ enum Command {
 pub(crate) struct LinksLoop {
     waker: Waker,
     commands: Mutex<Vec<Command>>,
+    /// The deadlines of every session's gets, which the loop fires.
+    deadlines: Deadlines,
 }
 
 /// The process's links loop, once started.
@@ -86,11 +91,17 @@ impl LinksLoop {
             .map_err(std::io::Error::other)
     }
 
+    /// The process's links loop, if it was started.
+    pub(crate) fn running() -> Option<Arc<Self>> {
+        LINKS_LOOP.get()?.as_ref().ok().cloned()
+    }
+
     fn start() -> std::io::Result<Arc<Self>> {
         let poll = Poll::new()?;
         let shared = Arc::new(Self {
             waker: Waker::new(poll.registry(), WAKE)?,
             commands: Mutex::new(Vec::new()),
+            deadlines: Deadlines::default(),
         });
         let mut runner = Runner {
             poll,
@@ -119,6 +130,18 @@ impl LinksLoop {
         if let Err(e) = self.waker.wake() {
             tracing::warn!("cannot wake the links loop: {e}");
         }
+    }
+
+    /// Fires `what` for `inner` at `at` (see `session::deadlines`).
+    pub(crate) fn schedule(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) {
+        if self.deadlines.add(inner, at, what) {
+            self.wake();
+        }
+    }
+
+    /// The deadlines the loop fires.
+    pub(crate) const fn deadlines(&self) -> &Deadlines {
+        &self.deadlines
     }
 
     /// Serves `listener` of `inner` from now on.
@@ -236,7 +259,9 @@ struct Runner {
 impl Runner {
     fn run(&mut self) {
         // One peer's link must not hold up the others: sends from here never wait.
-        crate::transport::never_wait_here();
+        let turn = std::rc::Rc::new(crate::transport::Turn::new());
+        crate::transport::serve_links_in(turn.clone());
+        let caller = Caller::Turn(turn.clone());
         let mut events = Events::with_capacity(256);
         loop {
             let timeout = self
@@ -250,16 +275,16 @@ impl Runner {
                 continue;
             }
             self.forget_closed_sessions();
-            self.run_commands();
+            self.run_commands(&caller);
             for event in &events {
                 match event.token() {
                     WAKE => {}
-                    token => self.ready(token),
+                    token => self.ready(token, &caller),
                 }
             }
-            self.run_timers();
+            self.run_timers(&caller);
             // What adopting transports sent.
-            crate::transport::hand_over_writes();
+            crate::transport::hand_over_writes(&turn);
         }
     }
 
@@ -298,8 +323,9 @@ impl Runner {
     }
 
     /// The earliest time something is due: a handshake's deadline, a listener's pause, a
-    /// connector's next attempt.
+    /// connector's next attempt, a get's deadline.
     fn next_deadline(&self) -> Option<Instant> {
+        let gets = self.shared.upgrade().and_then(|s| s.deadlines.arm());
         let entries = self.entries.values().filter_map(|e| match e {
             Entry::Listener(l) => l.paused_until(),
             Entry::Handshake(h) => Some(h.handshake.next_due()),
@@ -308,10 +334,10 @@ impl Runner {
             Entry::Autoconnecting(a) => a.due(),
         });
         let connectors = self.connectors.values().filter_map(Connector::retry_at);
-        entries.chain(connectors).min()
+        entries.chain(connectors).chain(gets).min()
     }
 
-    fn run_commands(&mut self) {
+    fn run_commands(&mut self, caller: &Caller) {
         let Some(shared) = self.shared.upgrade() else {
             return;
         };
@@ -321,7 +347,7 @@ impl Runner {
             match command {
                 Command::Listen(inner, listener) => {
                     if let Some(inner) = inner.upgrade() {
-                        self.add_listener(&inner, listener);
+                        self.add_listener(&inner, listener, caller);
                     }
                 }
                 Command::Connect(inner, alternatives) => {
@@ -332,7 +358,7 @@ impl Runner {
                     self.next_connector += 1;
                     self.connectors
                         .insert(id, Connector::new(&inner, alternatives));
-                    self.attempt(id);
+                    self.attempt(id, caller);
                 }
                 Command::ConnectOnce {
                     inner,
@@ -349,21 +375,23 @@ impl Runner {
                     let c = Connector::discovered(&inner, zid, alternatives, how, start);
                     self.connectors.insert(id, c);
                 }
-                Command::Notified(token) => self.advance(token),
-                Command::Ended(id) => self.attempt(id),
-                Command::Answer(answering) => self.add_scouting(Entry::Answering(answering)),
+                Command::Notified(token) => self.advance(token, caller),
+                Command::Ended(id) => self.attempt(id, caller),
+                Command::Answer(answering) => {
+                    self.add_scouting(Entry::Answering(answering), caller)
+                }
                 Command::Autoconnect(autoconnecting) => {
-                    self.add_scouting(Entry::Autoconnecting(autoconnecting));
+                    self.add_scouting(Entry::Autoconnecting(autoconnecting), caller);
                 }
             }
         }
     }
 
-    fn ready(&mut self, token: Token) {
+    fn ready(&mut self, token: Token, caller: &Caller) {
         match self.entries.get(&token) {
-            Some(Entry::Listener(_)) => self.accept_all(token),
-            Some(Entry::Handshake(_)) => self.advance(token),
-            Some(Entry::Waiting(_)) => self.waiting_ready(token),
+            Some(Entry::Listener(_)) => self.accept_all(token, caller),
+            Some(Entry::Handshake(_)) => self.advance(token, caller),
+            Some(Entry::Waiting(_)) => self.waiting_ready(token, caller),
             Some(Entry::Answering(_) | Entry::Autoconnecting(_)) => {
                 match self.entries.get_mut(&token) {
                     Some(Entry::Answering(a)) => a.run(),
@@ -377,7 +405,7 @@ impl Runner {
 
     /// Serves a session's scouting from now on: its socket waited for readable, and
     /// run at once (what came before it was registered, the first Scout).
-    fn add_scouting(&mut self, entry: Entry) {
+    fn add_scouting(&mut self, entry: Entry, caller: &Caller) {
         let token = self.token();
         if let Some(fd) = entry.steady_fd() {
             if let Err(e) =
@@ -390,11 +418,14 @@ impl Runner {
             }
         }
         self.entries.insert(token, entry);
-        self.ready(token);
+        self.ready(token, caller);
     }
 
-    fn run_timers(&mut self) {
+    fn run_timers(&mut self, caller: &Caller) {
         let now = Instant::now();
+        if let Some(shared) = self.shared.upgrade() {
+            shared.deadlines.fire_due(now, caller);
+        }
         let due: Vec<Token> = self
             .entries
             .iter()
@@ -408,7 +439,7 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in due {
-            self.ready(token);
+            self.ready(token, caller);
         }
         let due: Vec<usize> = self
             .connectors
@@ -417,7 +448,7 @@ impl Runner {
             .map(|(id, _)| *id)
             .collect();
         for id in due {
-            self.attempt(id);
+            self.attempt(id, caller);
         }
     }
 
@@ -439,6 +470,7 @@ impl Runner {
         handshake: Handshake,
         purpose: Purpose,
         describe: String,
+        caller: &Caller,
     ) {
         self.entries.insert(
             token,
@@ -451,12 +483,12 @@ impl Runner {
                 started: Instant::now(),
             })),
         );
-        self.advance(token);
+        self.advance(token, caller);
     }
 
     /// Takes the handshake of `token` as far as it goes; hands its outcome on once it
     /// has one.
-    fn advance(&mut self, token: Token) {
+    fn advance(&mut self, token: Token, caller: &Caller) {
         let Some(Entry::Handshake(h)) = self.entries.get_mut(&token) else {
             return;
         };
@@ -497,15 +529,15 @@ impl Runner {
         };
         match h.purpose {
             Purpose::Accepted(place, source) => {
-                accepting::handshake_done(&inner, place, source, &h.describe, outcome);
-                self.place_freed(&inner);
+                accepting::handshake_done(&inner, place, source, &h.describe, outcome, caller);
+                self.place_freed(&inner, caller);
             }
-            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome),
+            Purpose::Connector(id) => self.attempt_done(&inner, id, outcome, caller),
         }
     }
 
     /// Advances the handshakes of links a UDP listener hands datagrams to.
-    fn advance_listener_fed(&mut self) {
+    fn advance_listener_fed(&mut self, caller: &Caller) {
         let fed: Vec<Token> = self
             .entries
             .iter()
@@ -513,10 +545,33 @@ impl Runner {
             .map(|(t, _)| *t)
             .collect();
         for token in fed {
-            self.advance(token);
+            self.advance(token, caller);
         }
     }
 }
 
 /// What a connector's attempt gave.
 type Outcome = Result<Pending, OpenError>;
+
+#[cfg(test)]
+mod tests {
+    use super::super::scenario::Scenario;
+    use super::*;
+
+    #[test]
+    fn a_session_that_closes_takes_its_deadlines_out_of_the_queue() {
+        let scenario = Scenario::new(weft_proto::core::WhatAmI::Peer);
+        let inner = scenario.inner().clone();
+        let held = Arc::weak_count(&inner);
+        let far = Instant::now() + Duration::from_secs(3600);
+        for qid in 0..1000 {
+            inner.schedule_deadline(far, Timeout::Get(qid));
+        }
+        let links = LinksLoop::running().expect("scheduling started the links loop");
+        assert_eq!(links.deadlines().pending_for(&inner), 1000);
+        scenario.session.close();
+        assert_eq!(links.deadlines().pending_for(&inner), 0);
+        // Nothing in the queue holds on to the session's memory.
+        assert!(Arc::weak_count(&inner) <= held);
+    }
+}

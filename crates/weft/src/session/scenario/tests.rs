@@ -158,8 +158,9 @@ fn declaration_churn_leaves_nothing_behind() {
         "{} routed ids kept",
         st.routing.routed_ids.len()
     );
-    assert!(st.queries.forwarded.is_empty());
-    assert!(st.queries.fanout.is_empty());
+    let queries = router.inner().queries();
+    assert!(queries.forwarded.is_empty());
+    assert!(queries.fanout.is_empty());
 }
 
 #[test]
@@ -243,8 +244,8 @@ fn a_queryable_that_leaves_mid_query_ends_its_share() {
             Seen::Final(9)
         ]
     );
-    let st = router.inner().lock();
-    assert!(st.queries.forwarded.is_empty() && st.queries.fanout.is_empty());
+    let queries = router.inner().queries();
+    assert!(queries.forwarded.is_empty() && queries.fanout.is_empty());
 }
 
 /// What Zenoh-Pico's publisher does: an aggregated subscriber interest on its own key.
@@ -475,4 +476,87 @@ fn a_declaration_forwarded_between_routers_names_its_origin() {
         [(false, "far/x".to_owned(), c_here)]
     );
     assert_eq!(relayed(&router), (vec!["far/x".to_owned()], vec![]));
+}
+
+/// What a node was sent, for key expressions declared by id: each message as text.
+fn by_id(sent: &[Vec<u8>]) -> Vec<String> {
+    use weft_proto::network::{Declaration, NetworkMessage};
+    use weft_proto::zenoh::PushBody;
+    sent.iter()
+        .filter_map(|bytes| {
+            match NetworkMessage::decode_exact(bytes).expect("what was sent decodes") {
+                NetworkMessage::Push(p) => {
+                    let PushBody::Put(put) = &p.body else {
+                        return None;
+                    };
+                    let payload = String::from_utf8_lossy(put.payload);
+                    Some(format!(
+                        "put {}{} {payload}",
+                        p.wire_expr.scope, p.wire_expr.suffix
+                    ))
+                }
+                NetworkMessage::Declare(d) => match &d.body {
+                    Declaration::KeyExpr(k) => {
+                        Some(format!("declare {} {}", k.id, k.wire_expr.suffix))
+                    }
+                    Declaration::UndeclareKeyExpr(k) => Some(format!("undeclare {}", k.id)),
+                    _ => None,
+                },
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_publisher_names_its_key_by_an_id_it_declared_once_to_each_face() {
+    let router = Scenario::new(WhatAmI::Router);
+    let first = router.attach(1, CLIENT);
+    router.receive(&first, &super::subscriber(1, "demo/**"));
+    let publisher = router
+        .session
+        .declare_publisher("demo/arm", crate::api::PutOptions::default())
+        .unwrap();
+    publisher.put(b"one").unwrap();
+    publisher.put(b"two").unwrap();
+    let second = router.attach(2, CLIENT);
+    router.receive(&second, &super::subscriber(1, "demo/**"));
+    publisher.put(b"three").unwrap();
+    // A put on the session names its key in full, as before.
+    router
+        .session
+        .put("demo/arm", b"four", &crate::api::PutOptions::default())
+        .unwrap();
+    drop(publisher);
+
+    assert_eq!(
+        by_id(&first.take_sent()),
+        [
+            "declare 1 demo/arm",
+            "put 1 one",
+            "put 1 two",
+            "put 1 three",
+            "put 0demo/arm four",
+            "undeclare 1"
+        ]
+    );
+    assert_eq!(
+        by_id(&second.take_sent()),
+        [
+            "declare 1 demo/arm",
+            "put 1 three",
+            "put 0demo/arm four",
+            "undeclare 1"
+        ]
+    );
+    // The id is given back, and the next publisher declares it again.
+    let again = router
+        .session
+        .declare_publisher("demo/other", crate::api::PutOptions::default())
+        .unwrap();
+    again.put(b"five").unwrap();
+    assert_eq!(
+        by_id(&first.take_sent()),
+        ["declare 1 demo/other", "put 1 five"]
+    );
 }

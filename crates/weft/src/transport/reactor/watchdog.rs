@@ -37,7 +37,7 @@ static WORKERS: Mutex<Vec<Arc<Worker>>> = Mutex::new(Vec::new());
 
 /// One OS thread serving an I/O thread's links.
 #[derive(Debug)]
-pub(super) struct Worker {
+pub(crate) struct Worker {
     /// The I/O thread it serves.
     pub(super) index: usize,
     /// [`LEADING`], [`REPLACED`], or 1 + the period in which it entered callbacks.
@@ -140,7 +140,7 @@ pub(super) fn unregister(worker: &Arc<Worker>) {
 
 /// Whether at least half of [`MAX_REPLACEMENTS`] are left: work that may block (and so
 /// take a replacement) is best left to other threads otherwise.
-pub(super) fn replacements_to_spare(io_threads: usize) -> bool {
+pub(crate) fn replacements_to_spare(io_threads: usize) -> bool {
     ALIVE.load(Ordering::Relaxed) < io_threads + MAX_REPLACEMENTS / 2
 }
 

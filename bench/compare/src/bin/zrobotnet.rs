@@ -1,0 +1,653 @@
+//! Zenoh counterpart of weft's robot net (`crates/weft/examples/robotnet.rs`): ten nodes of a
+//! robot as ten Eclipse Zenoh 1.10.2 sessions in one process (the synchronous API), and the
+//! one-way latency of their streams. The same workload, options and output as weft's, so
+//! that bench/robotnet.sh and bench/compare.sh read both alike; the JSON line adds
+//! `"system":"zenoh"`.
+//!
+//! `zrobotnet (--p2p PORT [--star] | --routed ENDPOINT) [--seconds S]`
+//!
+//! Nine sensor nodes each publish a 64-byte state sample at 10 kHz on `robot/<i>/state`;
+//! a controller node subscribes to the nine and publishes a 64-byte command to each at
+//! 10 kHz on `robot/<i>/cmd` (each sensor subscribes to its own). Every node also publishes
+//! a 100 Hz event (priority RealTime, express) on `robot/<i>/event` (`robot/ctl/event` for
+//! the controller), which the controller receives with one subscriber on `robot/*/event`.
+//! The controller's own events reach it within its session, over no link: they are left
+//! out of the figures. Every put uses congestion control `Block`, so a loss is a sample the
+//! transport lost, not one the publisher dropped.
+//!
+//! Topologies: `--p2p PORT`: peers, the controller listens on `tcp/127.0.0.1:PORT`, each
+//! sensor listens on a port of its own on 127.0.0.1 and connects to the controller; gossip
+//! (on by default in Zenoh) then has the sensors connect to each other: a full mesh, whose
+//! sensor-to-sensor links carry declarations only. With `--star`, the sensors listen nowhere
+//! and gossip is off, so only the nine sensor-controller links exist. `--routed ENDPOINT`:
+//! every session is a client of the router (a zenohd) at ENDPOINT. Multicast scouting is
+//! off in both.
+//!
+//! Each payload carries its send time (nanoseconds of one monotonic clock, the process's),
+//! a sequence number, its phase and its source node. Each node has one thread that sleeps
+//! until its next deadline (every 100 µs) and then publishes; a late thread publishes the
+//! ticks it missed at once, never before their time. Warm-up: the nodes publish until every
+//! stream has reached its subscriber and at least 0.5 s has passed; then every tick due in
+//! the next S seconds (4 by default) is measured. Afterwards, the run waits until every
+//! measured sample has arrived, or nothing arrived for 1 s. Prints a table and a JSON line:
+//! per stream kind p50, p99, p99.9 and max latency (µs), sent, received, lost; and how late
+//! the ticks were published (lateness from the deadline to the first put of the tick).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zenoh::pubsub::{Publisher, Subscriber};
+use zenoh::qos::{CongestionControl, Priority};
+use zenoh::{Session, Wait};
+
+/// Sensor nodes.
+const SENSORS: usize = 9;
+/// The controller's node index (in payloads and statistics).
+const CONTROLLER: usize = SENSORS;
+/// State and command rate, per stream.
+const RATE_HZ: u64 = 10_000;
+/// Event rate, per node.
+const EVENT_HZ: u64 = 100;
+/// Payload size.
+const PAYLOAD: usize = 64;
+/// The shortest warm-up.
+const MIN_WARM_UP: Duration = Duration::from_millis(500);
+/// The longest wait for every stream to reach its subscriber.
+const MATCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// A tick published later than this after its deadline counts as sent late.
+const LATE: Duration = Duration::from_micros(100);
+
+/// Phases a payload is sent in.
+const WARM_UP: u8 = 0;
+const MEASURED: u8 = 1;
+
+/// Stream kinds, the table's rows.
+#[derive(Clone, Copy)]
+enum Kind {
+    State = 0,
+    Command = 1,
+    Event = 2,
+}
+
+const KINDS: [(Kind, &str); 3] = [
+    (Kind::State, "state"),
+    (Kind::Command, "command"),
+    (Kind::Event, "event"),
+];
+
+/// One stream's receiving end: what its subscriber saw.
+struct Stream {
+    /// Warm-up samples received (the stream is matched once it has one).
+    warm: AtomicU64,
+    /// Measured samples received.
+    received: AtomicU64,
+    /// Measured samples sent.
+    sent: AtomicU64,
+    /// Latencies of the measured samples, nanoseconds; allocated before the run.
+    latencies: Mutex<Vec<u32>>,
+}
+
+impl Stream {
+    fn new(capacity: usize) -> Self {
+        Self {
+            warm: AtomicU64::new(0),
+            received: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            latencies: Mutex::new(Vec::with_capacity(capacity)),
+        }
+    }
+}
+
+/// What the whole run shares: the clock and every stream.
+struct Net {
+    epoch: Instant,
+    /// `streams[kind][node]`.
+    streams: [Vec<Stream>; 3],
+    /// Start of the measured window, nanoseconds on `epoch`'s clock (u64::MAX: not yet).
+    measure_from: AtomicU64,
+    /// End of the measured window.
+    measure_until: AtomicU64,
+    /// Set when the warm-up could not finish: every node stops.
+    abort: AtomicBool,
+    /// The controller's own events, received within its session.
+    own_events: AtomicU64,
+}
+
+impl Net {
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// A sample arrived on stream `kind` of sensor `sensor` (its payload as sent); an
+    /// event's sensor is the one that sent it.
+    fn received(&self, kind: Kind, sensor: Option<usize>, payload: &[u8]) {
+        let now = self.now_ns();
+        if payload.len() < 18 {
+            return;
+        }
+        let sent = u64::from_le_bytes(payload[..8].try_into().unwrap_or([0; 8]));
+        let sensor = sensor.unwrap_or(payload[17] as usize);
+        if sensor == CONTROLLER {
+            self.own_events.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let Some(stream) = self.streams[kind as usize].get(sensor) else {
+            return;
+        };
+        if payload[16] == WARM_UP {
+            stream.warm.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        stream.received.fetch_add(1, Ordering::Relaxed);
+        let ns = now.saturating_sub(sent).min(u32::MAX as u64) as u32;
+        let mut latencies = stream.latencies.lock().unwrap();
+        if latencies.len() < latencies.capacity() {
+            latencies.push(ns);
+        }
+    }
+
+    /// Whether every stream has reached its subscriber.
+    fn matched(&self) -> bool {
+        self.streams
+            .iter()
+            .flatten()
+            .all(|s| s.warm.load(Ordering::Relaxed) > 0)
+    }
+
+    /// Measured samples received and sent, over every stream.
+    fn totals(&self) -> (u64, u64) {
+        self.streams.iter().flatten().fold((0, 0), |(r, s), st| {
+            (
+                r + st.received.load(Ordering::Relaxed),
+                s + st.sent.load(Ordering::Relaxed),
+            )
+        })
+    }
+}
+
+/// How late one node's ticks were published.
+#[derive(Default)]
+struct Lateness {
+    /// Nanoseconds, one per measured tick.
+    ns: Vec<u64>,
+}
+
+/// One node's publishers: per tick (10 kHz) its state or commands, every 100th tick its
+/// event.
+struct Node {
+    index: usize,
+    /// `(stream kind, receiving-end node index, publisher)` for every tick.
+    every_tick: Vec<(Kind, usize, Publisher<'static>)>,
+    event: Publisher<'static>,
+}
+
+impl Node {
+    /// Publishes until the measured window has passed; returns how late the measured ticks
+    /// were.
+    fn run(self, net: &Net) -> Lateness {
+        let period = 1_000_000_000 / RATE_HZ;
+        let event_every = RATE_HZ / EVENT_HZ;
+        let mut lateness = Lateness::default();
+        let mut payload = [0u8; PAYLOAD];
+        payload[17] = self.index as u8;
+        // Ticks start on a common grid, offset per node so that they do not all wake at once.
+        let mut tick = net.now_ns() / period + 1;
+        let offset = period * self.index as u64 / (SENSORS as u64 + 1);
+        let mut seq = 0u64;
+        loop {
+            if net.abort.load(Ordering::Relaxed) {
+                return lateness;
+            }
+            let due = tick * period + offset;
+            let from = net.measure_from.load(Ordering::Relaxed);
+            let until = net.measure_until.load(Ordering::Relaxed);
+            if due >= until {
+                return lateness;
+            }
+            if lateness.ns.capacity() == 0 && from != u64::MAX {
+                lateness.ns.reserve(((until - from) / period + 2) as usize);
+            }
+            let now = net.now_ns();
+            if due > now {
+                std::thread::sleep(Duration::from_nanos(due - now));
+            }
+            let phase = if due >= from { MEASURED } else { WARM_UP };
+            let start = net.now_ns();
+            if phase == MEASURED && lateness.ns.len() < lateness.ns.capacity() {
+                lateness.ns.push(start.saturating_sub(due));
+            }
+            payload[8..16].copy_from_slice(&seq.to_le_bytes());
+            payload[16] = phase;
+            for (kind, to, publisher) in &self.every_tick {
+                let stream = &net.streams[*kind as usize][*to];
+                put(net, publisher, &mut payload, phase, Some(stream));
+            }
+            if tick.is_multiple_of(event_every) {
+                // The controller's own events are not measured.
+                let stream = net.streams[Kind::Event as usize].get(self.index);
+                put(net, &self.event, &mut payload, phase, stream);
+            }
+            seq += 1;
+            tick += 1;
+        }
+    }
+}
+
+/// Stamps `payload` with the time and puts it; counts it on `stream` when measured.
+fn put(
+    net: &Net,
+    publisher: &Publisher<'static>,
+    payload: &mut [u8],
+    phase: u8,
+    stream: Option<&Stream>,
+) {
+    payload[..8].copy_from_slice(&net.now_ns().to_le_bytes());
+    let ok = publisher.put(&payload[..]).wait().is_ok();
+    if let (true, MEASURED, Some(stream)) = (ok, phase, stream) {
+        stream.sent.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Where the sessions are.
+enum Topology {
+    /// Peers: the controller listens on this port, sensors connect to it; with `true`,
+    /// the sensors listen nowhere and gossip is off (a star rather than a mesh).
+    P2p(u16, bool),
+    /// Clients of the router at this endpoint.
+    Routed(String),
+}
+
+/// Opens a session with the configuration `json5`.
+fn open(json5: &str) -> Result<Session, String> {
+    let config = zenoh::Config::from_json5(json5).map_err(|e| format!("configuration: {e}"))?;
+    zenoh::open(config)
+        .wait()
+        .map_err(|e| format!("open a session: {e}"))
+}
+
+/// The controller's session and the nine sensors'.
+fn sessions(topology: &Topology) -> Result<(Session, Vec<Session>), String> {
+    let (controller, sensor) = match topology {
+        Topology::P2p(port, star) => {
+            let scouting = format!(
+                "scouting: {{ multicast: {{ enabled: false }}, gossip: {{ enabled: {} }} }}",
+                !star
+            );
+            let at = format!("tcp/127.0.0.1:{port}");
+            // Without a listen endpoint, a gossiping peer would listen on every interface.
+            let sensor_listen = if *star { "" } else { "\"tcp/127.0.0.1:0\"" };
+            (
+                format!("{{ mode: \"peer\", listen: {{ endpoints: [\"{at}\"] }}, {scouting} }}"),
+                format!(
+                    "{{ mode: \"peer\", listen: {{ endpoints: [{sensor_listen}] }}, \
+                     connect: {{ endpoints: [\"{at}\"] }}, {scouting} }}"
+                ),
+            )
+        }
+        Topology::Routed(router) => {
+            let client = format!(
+                "{{ mode: \"client\", connect: {{ endpoints: [\"{router}\"] }}, \
+                 scouting: {{ multicast: {{ enabled: false }} }} }}"
+            );
+            (client.clone(), client)
+        }
+    };
+    let controller = open(&controller)?;
+    let sensors = (0..SENSORS)
+        .map(|_| open(&sensor))
+        .collect::<Result<_, _>>()?;
+    Ok((controller, sensors))
+}
+
+/// A publisher on `key` with congestion control `Block`.
+fn publisher(
+    session: &Session,
+    key: String,
+    priority: Priority,
+    express: bool,
+) -> Result<Publisher<'static>, String> {
+    session
+        .declare_publisher(key)
+        .congestion_control(CongestionControl::Block)
+        .priority(priority)
+        .express(express)
+        .wait()
+        .map_err(|e| e.to_string())
+}
+
+/// A subscriber on `key` that hands every payload to `f`.
+fn subscriber(
+    session: &Session,
+    key: String,
+    f: impl Fn(&[u8]) + Send + Sync + 'static,
+) -> Result<Subscriber<()>, String> {
+    session
+        .declare_subscriber(key)
+        .callback(move |sample| f(&sample.payload().to_bytes()))
+        .wait()
+        .map_err(|e| e.to_string())
+}
+
+/// Percentile `p` (0 to 1) of sorted `v`, in µs.
+fn percentile(v: &[u32], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
+    v[i] as f64 / 1e3
+}
+
+/// One row of figures.
+struct Row {
+    name: &'static str,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    max: f64,
+    sent: u64,
+    received: u64,
+}
+
+fn row(net: &Net, kind: Kind, name: &'static str) -> Row {
+    let streams = &net.streams[kind as usize];
+    let mut all: Vec<u32> = Vec::new();
+    for s in streams {
+        all.extend_from_slice(&s.latencies.lock().unwrap());
+    }
+    all.sort_unstable();
+    Row {
+        name,
+        p50: percentile(&all, 0.5),
+        p99: percentile(&all, 0.99),
+        p999: percentile(&all, 0.999),
+        max: all.last().map_or(f64::NAN, |&m| m as f64 / 1e3),
+        sent: streams.iter().map(|s| s.sent.load(Ordering::Relaxed)).sum(),
+        received: streams
+            .iter()
+            .map(|s| s.received.load(Ordering::Relaxed))
+            .sum(),
+    }
+}
+
+fn json_number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "null".into()
+    }
+}
+
+struct Args {
+    topology: Topology,
+    seconds: f64,
+}
+
+fn args() -> Result<Args, String> {
+    let mut topology = None;
+    let mut star = false;
+    let mut seconds = 4.0;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--p2p" => {
+                let v = value()?;
+                let port = v.parse().map_err(|_| format!("not a port: {v}"))?;
+                topology = Some(Topology::P2p(port, false));
+            }
+            "--star" => star = true,
+            "--routed" => topology = Some(Topology::Routed(value()?)),
+            "--seconds" => {
+                let v = value()?;
+                seconds = v.parse().map_err(|_| format!("not a number: {v}"))?;
+            }
+            _ => return Err(format!("unknown argument {a}")),
+        }
+    }
+    if !(0.1..=600.0).contains(&seconds) {
+        return Err("--seconds: 0.1 to 600".into());
+    }
+    let topology = match topology {
+        Some(Topology::P2p(port, _)) => Topology::P2p(port, star),
+        Some(routed) if !star => routed,
+        Some(_) => return Err("--star goes with --p2p".into()),
+        None => return Err("--p2p PORT or --routed ENDPOINT is required".into()),
+    };
+    Ok(Args { topology, seconds })
+}
+
+fn run() -> Result<bool, String> {
+    let Args { topology, seconds } = args()?;
+    let capacity = (seconds * RATE_HZ as f64 * 1.1) as usize + 1000;
+    let event_capacity = (seconds * EVENT_HZ as f64 * 1.1) as usize + 100;
+    let streams = |n| (0..SENSORS).map(|_| Stream::new(n)).collect::<Vec<_>>();
+    let net = Arc::new(Net {
+        epoch: Instant::now(),
+        streams: [
+            streams(capacity),
+            streams(capacity),
+            streams(event_capacity),
+        ],
+        measure_from: AtomicU64::new(u64::MAX),
+        measure_until: AtomicU64::new(u64::MAX),
+        abort: AtomicBool::new(false),
+        own_events: AtomicU64::new(0),
+    });
+
+    let (controller, sensors) = sessions(&topology)?;
+    let mut subscribers = Vec::new();
+    for (i, sensor) in sensors.iter().enumerate() {
+        let n = net.clone();
+        subscribers.push(subscriber(
+            &controller,
+            format!("robot/{i}/state"),
+            move |p| n.received(Kind::State, Some(i), p),
+        )?);
+        let n = net.clone();
+        subscribers.push(subscriber(sensor, format!("robot/{i}/cmd"), move |p| {
+            n.received(Kind::Command, Some(i), p)
+        })?);
+    }
+    let n = net.clone();
+    subscribers.push(subscriber(&controller, "robot/*/event".into(), move |p| {
+        n.received(Kind::Event, None, p)
+    })?);
+
+    let mut nodes = Vec::new();
+    for (i, sensor) in sensors.iter().enumerate() {
+        nodes.push(Node {
+            index: i,
+            every_tick: vec![(
+                Kind::State,
+                i,
+                publisher(sensor, format!("robot/{i}/state"), Priority::Data, false)?,
+            )],
+            event: publisher(sensor, format!("robot/{i}/event"), Priority::RealTime, true)?,
+        });
+    }
+    let commands = (0..SENSORS)
+        .map(|i| {
+            publisher(&controller, format!("robot/{i}/cmd"), Priority::Data, false)
+                .map(|p| (Kind::Command, i, p))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    nodes.push(Node {
+        index: CONTROLLER,
+        every_tick: commands,
+        event: publisher(
+            &controller,
+            "robot/ctl/event".into(),
+            Priority::RealTime,
+            true,
+        )?,
+    });
+
+    let threads: Vec<_> = nodes
+        .into_iter()
+        .map(|node| {
+            let n = net.clone();
+            std::thread::Builder::new()
+                .name(format!("node-{}", node.index))
+                .spawn(move || node.run(&n))
+                .expect("spawn a node thread")
+        })
+        .collect();
+
+    // Warm-up: until every stream is matched and at least MIN_WARM_UP has passed.
+    let warm_start = Instant::now();
+    while !net.matched() && warm_start.elapsed() < MATCH_TIMEOUT {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let matched = net.matched();
+    let matched_after = warm_start.elapsed();
+    if matched {
+        std::thread::sleep(MIN_WARM_UP.saturating_sub(matched_after));
+        let from = net.now_ns() + 1_000_000;
+        net.measure_until
+            .store(from + (seconds * 1e9) as u64, Ordering::SeqCst);
+        net.measure_from.store(from, Ordering::SeqCst);
+    } else {
+        net.abort.store(true, Ordering::SeqCst);
+    }
+    let mut late: Vec<u64> = Vec::new();
+    for t in threads {
+        late.extend(t.join().map_err(|_| "a node thread panicked")?.ns);
+    }
+    if !matched {
+        let missing: Vec<String> = KINDS
+            .iter()
+            .flat_map(|(k, name)| {
+                net.streams[*k as usize]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.warm.load(Ordering::Relaxed) == 0)
+                    .map(move |(i, _)| format!("{name} {i}"))
+            })
+            .collect();
+        return Err(format!(
+            "not every stream reached its subscriber in {MATCH_TIMEOUT:?}; missing: {}",
+            missing.join(", ")
+        ));
+    }
+
+    // Drain: until everything sent has arrived, or nothing arrives for 1 s.
+    let mut last = net.totals();
+    let mut quiet_since = Instant::now();
+    while last.0 < last.1 && quiet_since.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(10));
+        let now = net.totals();
+        if now.0 != last.0 {
+            quiet_since = Instant::now();
+        }
+        last = now;
+    }
+    // Links: the routers and peers a session is connected to.
+    let links: Vec<usize> = std::iter::once(&controller)
+        .chain(&sensors)
+        .map(|s| s.info().routers_zid().wait().count() + s.info().peers_zid().wait().count())
+        .collect();
+    drop(subscribers);
+    for s in std::iter::once(&controller).chain(&sensors) {
+        let _ = s.close().wait();
+    }
+
+    late.sort_unstable();
+    let ticks = late.len();
+    let sent_late = late.iter().filter(|&&l| l > LATE.as_nanos() as u64).count();
+    let late_pct = |p: f64| {
+        if late.is_empty() {
+            f64::NAN
+        } else {
+            late[((ticks as f64 * p).ceil() as usize).clamp(1, ticks) - 1] as f64 / 1e3
+        }
+    };
+    let rows: Vec<Row> = KINDS.iter().map(|(k, name)| row(&net, *k, name)).collect();
+    let (name, links_desc) = match &topology {
+        Topology::P2p(_, false) => (
+            "p2p",
+            "peers: sensors connect to the controller, gossip meshes them",
+        ),
+        Topology::P2p(_, true) => (
+            "p2p-star",
+            "peers: sensors connect to the controller and listen nowhere",
+        ),
+        Topology::Routed(_) => ("routed", "clients of one router"),
+    };
+
+    println!(
+        "robot net (Zenoh 1.10.2), {name} ({links_desc}): {SENSORS} sensors + 1 controller, {PAYLOAD} B, \
+         {RATE_HZ} Hz state/command, {EVENT_HZ} Hz RealTime express events, {seconds} s \
+         measured after {:.0} ms of warm-up (matched after {:.0} ms)",
+        matched_after.max(MIN_WARM_UP).as_secs_f64() * 1e3,
+        matched_after.as_secs_f64() * 1e3
+    );
+    println!(
+        "{:<8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "stream", "p50 µs", "p99 µs", "p99.9 µs", "max µs", "sent", "received", "lost"
+    );
+    let mut lost_total = 0;
+    for r in &rows {
+        let lost = r.sent.saturating_sub(r.received);
+        lost_total += lost;
+        println!(
+            "{:<8} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>9} {:>9} {:>6}",
+            r.name, r.p50, r.p99, r.p999, r.max, r.sent, r.received, lost
+        );
+    }
+    println!(
+        "pacing: {sent_late} of {ticks} ticks published more than {} µs late; lateness p50 \
+         {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        LATE.as_micros(),
+        late_pct(0.5),
+        late_pct(0.99),
+        late.last().map_or(f64::NAN, |&m| m as f64 / 1e3)
+    );
+    println!(
+        "links per session (controller first): {links:?}; the controller's own events, \
+         delivered within its session and not counted: {}",
+        net.own_events.load(Ordering::Relaxed)
+    );
+
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let kinds: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "\"{}\":{{\"p50_us\":{},\"p99_us\":{},\"p999_us\":{},\"max_us\":{},\"sent\":{},\"received\":{},\"lost\":{}}}",
+                r.name,
+                json_number(r.p50),
+                json_number(r.p99),
+                json_number(r.p999),
+                json_number(r.max),
+                r.sent,
+                r.received,
+                r.sent.saturating_sub(r.received)
+            )
+        })
+        .collect();
+    println!(
+        "{{\"robotnet\":\"{name}\",\"system\":\"zenoh\",\"seconds\":{seconds},{},\"ticks\":{ticks},\"sent_late\":{sent_late},\
+         \"late_p99_us\":{},\"late_max_us\":{},\"links\":{links:?},\"loadavg\":\"{}\"}}",
+        kinds.join(","),
+        json_number(late_pct(0.99)),
+        json_number(late.last().map_or(f64::NAN, |&m| m as f64 / 1e3)),
+        load.join(" ")
+    );
+    Ok(lost_total == 0)
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("zrobotnet: samples were lost");
+            std::process::ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("zrobotnet: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
