@@ -349,3 +349,28 @@ fn publish_as_client_until(pair: &NetPair, tcp: &str, key: &str, payload: &str, 
     }
     panic!("{payload:?} did not reach the group member from weftd's client");
 }
+
+#[test]
+fn weft_members_exchange_data_over_an_ipv6_link_scoped_group() {
+    let _serial = lock();
+    let Some(pair) = NetPair::create(4) else {
+        return;
+    };
+    let v6 = |side: usize| format!("udp/[ff02::1:7]:17449#iface={}", pair.dev[side]);
+    let (a, _) = sub_on(&pair, 0, &v6(0), &[]);
+    for _ in 0..5 {
+        let (code, err) = run(
+            weft(
+                &pair,
+                1,
+                &["put", "-l", &v6(1), "-k", "demo/mc/v6", "-p", "over-ipv6"],
+            ),
+            15,
+        );
+        assert_eq!(code, Some(0), "put failed: {err}");
+        if received(&a, "over-ipv6", Duration::from_secs(1)) {
+            return;
+        }
+    }
+    panic!("nothing received over the IPv6 group");
+}

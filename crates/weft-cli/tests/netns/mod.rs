@@ -73,6 +73,17 @@ impl NetPair {
         for ns in &self.ns {
             ip(&["netns", "add", ns])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            // IPv6 link-local addresses usable at once (no duplicate detection), for the
+            // IPv6 groups.
+            ip(&[
+                "netns",
+                "exec",
+                ns,
+                "sysctl",
+                "-q",
+                "-w",
+                "net.ipv6.conf.default.accept_dad=0",
+            ])?;
         }
         ip(&[
             "link",
