@@ -53,6 +53,10 @@ pub(crate) struct DeclaredExpr {
     /// The faces told the id (held weakly: a face gone frees its entry, and a new face
     /// cannot take a former one's place while it is held).
     faces: Vec<Weak<dyn FaceTransport>>,
+    /// Whether each of the publisher's current targets knows the id, in the targets'
+    /// order (set by [`DeclaredExpr::align`] when the routes change): a put looks at a
+    /// flag per target, not at the faces.
+    known: Vec<bool>,
 }
 
 impl DeclaredExpr {
@@ -61,6 +65,7 @@ impl DeclaredExpr {
         Self {
             id,
             faces: Vec::new(),
+            known: Vec::new(),
         }
     }
 
@@ -79,28 +84,32 @@ impl DeclaredExpr {
     }
 
     /// Whether `t` knows the id.
-    pub(crate) fn known_by(&self, t: &Arc<dyn FaceTransport>) -> bool {
-        let t = Arc::downgrade(t);
-        self.faces.iter().any(|f| Weak::ptr_eq(f, &t))
+    fn known_by(&self, t: &Arc<dyn FaceTransport>) -> bool {
+        self.faces
+            .iter()
+            .any(|f| std::ptr::addr_eq(f.as_ptr(), Arc::as_ptr(t)))
     }
 
-    /// Forgets the faces that are gone.
-    pub(crate) fn forget_gone(&mut self) {
+    /// The publisher's routes changed to `targets`: forgets the faces that are gone, and
+    /// notes which targets know the id.
+    pub(crate) fn align(&mut self, targets: &[Arc<dyn FaceTransport>]) {
         self.faces
             .retain(|f| f.upgrade().is_some_and(|t| !t.is_closed()));
+        self.known = targets.iter().map(|t| self.known_by(t)).collect();
     }
 
-    /// Makes sure `t` knows the id before a put at `priority` with `congestion`: `true`
-    /// when it does (the put may name the key by it), `false` when this face is not to be
-    /// told one or could not be now (the put then carries the key's text).
+    /// Makes sure `t`, the `target`-th of the routes last aligned with, knows the id
+    /// before a put at `priority` with `congestion`: `true` when it does (the put may
+    /// name the key by it), `false` when this face is not to be told one or could not be
+    /// now (the put then carries the key's text).
     pub(crate) fn declare_on(
         &mut self,
-        t: &Arc<dyn FaceTransport>,
+        (target, t): (usize, &Arc<dyn FaceTransport>),
         key: &str,
         (priority, congestion): (Priority, CongestionControl),
         caller: &Caller,
     ) -> bool {
-        if self.known_by(t) {
+        if self.known.get(target) == Some(&true) {
             return true;
         }
         if !t.keeps_order() || t.access_control().is_some() {
@@ -126,6 +135,9 @@ impl DeclaredExpr {
             return false;
         }
         self.faces.push(Arc::downgrade(t));
+        if let Some(known) = self.known.get_mut(target) {
+            *known = true;
+        }
         true
     }
 
@@ -141,6 +153,7 @@ impl DeclaredExpr {
         );
         undeclare.qos = NetworkQos::new(priority, CongestionControl::Block, false);
         let msg = NetworkMessage::Declare(undeclare);
+        self.known.clear();
         for t in self.faces.drain(..).filter_map(|f| f.upgrade()) {
             let _ = t.send(
                 &msg,

@@ -228,10 +228,11 @@ impl Inner {
             Err(std::sync::TryLockError::WouldBlock) => return None,
         };
         if kept.routes.as_ref().is_none_or(|r| r.epoch != epoch) {
-            kept.routes = Some(self.routes_of(key));
+            let routes = self.routes_of(key);
             if let Some(expr) = &mut kept.expr {
-                expr.forget_gone();
+                expr.align(&routes.targets);
             }
+            kept.routes = Some(routes);
         }
         Some(kept)
     }
@@ -303,11 +304,11 @@ impl Inner {
             });
             let msg = NetworkMessage::Push(push);
             let remote = options.allowed_destination.includes_remote();
-            for t in routes.targets.iter().filter(|_| remote) {
+            for (i, t) in routes.targets.iter().enumerate().filter(|_| remote) {
                 let lane = (options.priority, options.congestion_control);
                 let declared = expr
                     .as_mut()
-                    .is_some_and(|e| e.declare_on(t, key.as_str(), lane, caller));
+                    .is_some_and(|e| e.declare_on((i, t), key.as_str(), lane, caller));
                 let sent = t.send(
                     by_id.as_ref().filter(|_| declared).unwrap_or(&msg),
                     options.priority,
