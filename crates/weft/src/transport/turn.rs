@@ -32,7 +32,6 @@ pub(crate) trait AfterRead: Send + Sync {
 }
 
 /// One piece of work left to after the read.
-#[derive(Clone)]
 enum Hook {
     /// A function (asked for at most once per read).
     Fn(fn()),
@@ -167,17 +166,20 @@ impl Turn {
     /// [`before_blocking`]).
     pub(crate) fn run_after_read(&self, worker: Option<&Arc<watchdog::Worker>>) {
         self.hold_link.set(false);
-        let hooks = std::mem::take(&mut *self.after_read.borrow_mut());
+        let mut hooks = std::mem::take(&mut *self.after_read.borrow_mut());
         let before = RUNNING.with(|r| {
             r.replace(match worker {
                 Some(w) => Running::Hooks(w.clone()),
                 None => Running::App,
             })
         });
-        for hook in hooks {
+        for hook in hooks.drain(..) {
             hook.run();
         }
         RUNNING.with(|r| r.replace(before));
+        // The list is kept for the next read (no allocation per read); hooks cannot ask
+        // for more (application code in them is not in a turn).
+        *self.after_read.borrow_mut() = hooks;
     }
 
     /// The physical clock for the batch being handed on: read once per batch (a router
