@@ -82,7 +82,7 @@ fn put_until_received(pair: &NetPair, side: usize, key: &str, payload: &str, sub
     let ep = group(pair, side);
     let mut waiting: Vec<&Proc> = subs.to_vec();
     for _ in 0..5 {
-        let (code, err) = run(
+        let (code, _, err) = run(
             weft(pair, side, &["put", "-l", &ep, "-k", key, "-p", payload]),
             15,
         );
@@ -101,7 +101,7 @@ fn put_until_received(pair: &NetPair, side: usize, key: &str, payload: &str, sub
 #[test]
 fn three_weft_members_exchange_data_and_a_silent_member_leaves_by_lease_then_joins_again() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(1) else {
+    let Some(pair) = NetPair::create("mc", 79, 1) else {
         return;
     };
     let (a, a_zid) = sub(&pair, 0, &[]);
@@ -143,7 +143,7 @@ fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways()
     let Some(python) = weft_testkit::zenoh_python() else {
         return;
     };
-    let Some(pair) = NetPair::create(2) else {
+    let Some(pair) = NetPair::create("mc", 79, 2) else {
         return;
     };
     let script = weft_testkit::repo_root().join("tests/interop/zenoh_node.py");
@@ -167,7 +167,7 @@ fn weft_and_eclipse_zenoh_peers_exchange_data_over_a_multicast_group_both_ways()
     put_until_received(&pair, 1, "demo/mc/to-zenoh", "from-weft", &[&zsub]);
     // Larger than a multicast batch (8192 bytes): fragments, reassembled by Zenoh.
     let large = "L".repeat(20_000);
-    let (code, err) = run(
+    let (code, _, err) = run(
         weft(
             &pair,
             1,
@@ -270,7 +270,7 @@ fn weftd_bin() -> String {
 #[test]
 fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clients() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(3) else {
+    let Some(pair) = NetPair::create("mc", 79, 3) else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("weft-mcast-{}", std::process::id()));
@@ -341,7 +341,7 @@ fn publish_as_client_until(pair: &NetPair, tcp: &str, key: &str, payload: &str, 
     for _ in 0..5 {
         let mut put = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
         put.args(["put", "-m", "client", "-e", tcp, "-k", key, "-p", payload]);
-        let (code, err) = run(put, 15);
+        let (code, _, err) = run(put, 15);
         assert_eq!(code, Some(0), "put failed: {err}");
         if received(sub, payload, Duration::from_secs(1)) {
             return;
@@ -353,13 +353,13 @@ fn publish_as_client_until(pair: &NetPair, tcp: &str, key: &str, payload: &str, 
 #[test]
 fn weft_members_exchange_data_over_an_ipv6_link_scoped_group() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(4) else {
+    let Some(pair) = NetPair::create("mc", 79, 4) else {
         return;
     };
     let v6 = |side: usize| format!("udp/[ff02::1:7]:17449#iface={}", pair.dev[side]);
     let (a, _) = sub_on(&pair, 0, &v6(0), &[]);
     for _ in 0..5 {
-        let (code, err) = run(
+        let (code, _, err) = run(
             weft(
                 &pair,
                 1,

@@ -1,6 +1,6 @@
 //! Multicast scouting between weft, weftd and Eclipse Zenoh, each scenario inside two
 //! network namespaces of its own joined by a veth pair (10.77.N.1 and 10.77.N.2, with
-//! a multicast route on the veth). Multicast never touches the machine's own
+//! a multicast route on the veth; `netns`, shared with the multicast transport's tests). Multicast never touches the machine's own
 //! interfaces; the namespaces are removed at the end, also on failure.
 //!
 //! Needs root and iproute2: skipped with a message otherwise, unless
@@ -8,203 +8,18 @@
 //! The scenarios with Eclipse Zenoh also need `WEFT_ZENOH_PYTHON` (see weft-testkit).
 //! `weftd` is built by the test (with the cargo running it) beside the `weft` binary.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+mod netns;
 
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use netns::{run, NetPair, Proc};
 use serde_json::Value;
-use weft_testkit::Prerequisite;
 
 /// One scenario at a time: the machine is small and the timings matter.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Two namespaces joined by a veth pair; removed when dropped.
-struct NetPair {
-    ns: [String; 2],
-    addr: [String; 2],
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-impl NetPair {
-    /// Creates the pair for scenario `tag`, or returns why it cannot (then the test is
-    /// skipped, or fails under `WEFT_REQUIRE_NETNS=1`).
-    fn create(tag: u8) -> Option<Self> {
-        let pid = std::process::id() % 1_000_000;
-        let pair = Self {
-            ns: [format!("weftsc{tag}a{pid}"), format!("weftsc{tag}b{pid}")],
-            addr: [format!("10.77.{tag}.1"), format!("10.77.{tag}.2")],
-        };
-        match pair.setup(tag, pid) {
-            Ok(()) => Some(pair),
-            Err(reason) => {
-                drop(pair);
-                Prerequisite::Netns.missing(format!(
-                    "network namespaces unavailable (needs root and iproute2): {reason}"
-                ));
-                None
-            }
-        }
-    }
-
-    fn setup(&self, tag: u8, pid: u32) -> Result<(), String> {
-        let uid = Command::new("id")
-            .arg("-u")
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_default();
-        if uid != "0" {
-            return Err(format!("running as uid {uid}, not root"));
-        }
-        let veth = [format!("wsv{tag}a{pid}"), format!("wsv{tag}b{pid}")];
-        for ns in &self.ns {
-            ip(&["netns", "add", ns])?;
-            ip(&["-n", ns, "link", "set", "lo", "up"])?;
-        }
-        ip(&[
-            "link",
-            "add",
-            &veth[0],
-            "netns",
-            &self.ns[0],
-            "type",
-            "veth",
-            "peer",
-            "name",
-            &veth[1],
-            "netns",
-            &self.ns[1],
-        ])?;
-        for ((ns, addr), dev) in self.ns.iter().zip(&self.addr).zip(&veth) {
-            let cidr = format!("{addr}/24");
-            ip(&["-n", ns, "addr", "add", &cidr, "dev", dev])?;
-            ip(&["-n", ns, "link", "set", dev, "up"])?;
-            ip(&["-n", ns, "route", "add", "224.0.0.0/4", "dev", dev])?;
-        }
-        Ok(())
-    }
-
-    /// A command run inside namespace `side` (0 or 1).
-    fn cmd(&self, side: usize, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", &self.ns[side], program]);
-        c
-    }
-}
-
-impl Drop for NetPair {
-    fn drop(&mut self) {
-        // Deleting a namespace deletes its end of the veth, and so the pair.
-        for ns in &self.ns {
-            let _ = Command::new("ip")
-                .args(["netns", "del", ns])
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
-}
-
-/// A background process, killed when dropped; its standard error lines are collected.
-struct Proc {
-    child: Child,
-    stdout: mpsc::Receiver<String>,
-    stderr: mpsc::Receiver<String>,
-}
-
-fn lines_of<R: Read + Send + 'static>(r: R) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(r).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-impl Proc {
-    fn spawn(mut cmd: Command) -> Self {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start a process");
-        let stdout = lines_of(child.stdout.take().unwrap());
-        let stderr = lines_of(child.stderr.take().unwrap());
-        Self {
-            child,
-            stdout,
-            stderr,
-        }
-    }
-
-    /// The first line of `stream` containing `needle`, within `secs`.
-    fn wait_line(rx: &mpsc::Receiver<String>, needle: &str, secs: u64) -> String {
-        let end = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return line,
-                Ok(_) => {}
-                Err(_) => panic!("no line with `{needle}` within {secs} s"),
-            }
-        }
-    }
-
-    /// Waits for the exit within `secs` (killing the process past it).
-    fn wait(&mut self, secs: u64) -> Option<ExitStatus> {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < end {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        None
-    }
-
-    /// Everything printed on standard output so far.
-    fn drain_stdout(&self) -> Vec<String> {
-        self.stdout.try_iter().collect()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Runs a command to completion within `secs`: exit code and standard output lines.
-fn run(cmd: Command, secs: u64) -> (Option<i32>, Vec<String>, String) {
-    let mut p = Proc::spawn(cmd);
-    let status = p.wait(secs);
-    // The readers finish once the process is gone.
-    std::thread::sleep(Duration::from_millis(50));
-    let out = p.drain_stdout();
-    let err: Vec<String> = p.stderr.try_iter().collect();
-    (status.and_then(|s| s.code()), out, err.join("\n"))
-}
 
 fn weft_bin() -> &'static str {
     env!("CARGO_BIN_EXE_weft")
@@ -242,7 +57,7 @@ fn weftd(pair: &NetPair, side: usize, args: &[&str]) -> (Proc, String) {
     let mut cmd = pair.cmd(side, &weftd_bin());
     cmd.args(args);
     let p = Proc::spawn(cmd);
-    let line = Proc::wait_line(&p.stderr, "listening on", 10);
+    let line = Proc::wait_line(&p.stderr, &["listening on"], 10);
     let zid = line
         .split("(zid ")
         .nth(1)
@@ -302,7 +117,7 @@ fn put_until_received(mut sub: Proc, put_cmd: impl Fn() -> Command, tries: u32) 
 #[test]
 fn a_client_without_endpoint_finds_weftd_by_scouting_and_pub_sub_goes_through_it() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(1) else {
+    let Some(pair) = NetPair::create("sc", 77, 1) else {
         return;
     };
     let (_router, _) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
@@ -331,7 +146,7 @@ fn weft_scout_lists_weftd_and_a_zenoh_router_with_their_addresses() {
     let Some(python) = weft_testkit::zenoh_python() else {
         return;
     };
-    let Some(pair) = NetPair::create(2) else {
+    let Some(pair) = NetPair::create("sc", 77, 2) else {
         return;
     };
     let (_router, weftd_zid) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
@@ -342,7 +157,7 @@ fn weft_scout_lists_weftd_and_a_zenoh_router_with_their_addresses() {
         .args(["--mode", "router", "--listen", "tcp/0.0.0.0:7448"])
         .args(["--multicast-scouting", "--timeout", "60"]);
     let zenoh = Proc::spawn(zenoh);
-    Proc::wait_line(&zenoh.stdout, "READY", 20);
+    Proc::wait_line(&zenoh.stdout, &["READY"], 20);
 
     let (code, nodes, err) = weft_scout(&pair, 0, &["--what", "router", "--timeout", "2500"]);
     assert_eq!(code, Some(0), "{err}");
@@ -373,7 +188,7 @@ fn zenoh_scout_finds_weftd_and_its_locator_works() {
     let Some(python) = weft_testkit::zenoh_python() else {
         return;
     };
-    let Some(pair) = NetPair::create(3) else {
+    let Some(pair) = NetPair::create("sc", 77, 3) else {
         return;
     };
     let (_router, weftd_zid) = weftd(&pair, 1, &["-l", "tcp/[::]:7447"]);
@@ -424,7 +239,7 @@ fn zenoh_scout_finds_weftd_and_its_locator_works() {
 #[test]
 fn two_weft_peers_in_two_namespaces_discover_each_other_and_exchange_data() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(4) else {
+    let Some(pair) = NetPair::create("sc", 77, 4) else {
         return;
     };
     // Both directions: which peer has the greater id (and so which transport both keep
@@ -455,7 +270,7 @@ fn two_weft_peers_in_two_namespaces_discover_each_other_and_exchange_data() {
 #[test]
 fn weftd_with_no_multicast_scouting_opens_no_socket_and_does_not_answer() {
     let _serial = lock();
-    let Some(pair) = NetPair::create(5) else {
+    let Some(pair) = NetPair::create("sc", 77, 5) else {
         return;
     };
     let (_silent, _) = weftd(&pair, 1, &["--no-multicast-scouting"]);
@@ -489,7 +304,7 @@ fn weftd_with_no_multicast_scouting_opens_no_socket_and_does_not_answer() {
 
 /// The threads of a running process.
 fn threads(p: &Proc) -> usize {
-    std::fs::read_dir(format!("/proc/{}/task", p.child.id()))
+    std::fs::read_dir(format!("/proc/{}/task", p.id()))
         .expect("the process runs")
         .count()
 }

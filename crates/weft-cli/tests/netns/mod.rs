@@ -1,6 +1,6 @@
-//! Two network namespaces joined by a veth pair (10.79.N.1 and 10.79.N.2, with a
-//! multicast route on the veth), created for one scenario and removed when dropped, and
-//! background processes run inside them.
+//! Two network namespaces joined by a veth pair (10.S.N.1 and 10.S.N.2, with a multicast
+//! route on the veth), created for one scenario and removed when dropped, and background
+//! processes run inside them. Shared by the scouting and multicast tests.
 //!
 //! Needs root and iproute2: [`NetPair::create`] reports the test skipped otherwise,
 //! unless `WEFT_REQUIRE_NETNS=1`, which turns the skip into a failure.
@@ -40,14 +40,25 @@ fn ip(args: &[&str]) -> Result<(), String> {
 }
 
 impl NetPair {
-    /// Creates the pair for scenario `tag`, or returns `None` after reporting why it
-    /// cannot (skipped, or a failure under `WEFT_REQUIRE_NETNS=1`).
-    pub(crate) fn create(tag: u8) -> Option<Self> {
+    /// Creates the pair for scenario `tag` of the test file `file` (two letters, in the
+    /// names of the namespaces and veths) on the subnet `10.<subnet>.<tag>.0/24`, or
+    /// returns `None` after reporting why it cannot (skipped, or a failure under
+    /// `WEFT_REQUIRE_NETNS=1`).
+    pub(crate) fn create(file: &str, subnet: u8, tag: u8) -> Option<Self> {
         let pid = std::process::id() % 1_000_000;
         let pair = Self {
-            ns: [format!("weftmc{tag}a{pid}"), format!("weftmc{tag}b{pid}")],
-            dev: [format!("wmv{tag}a{pid}"), format!("wmv{tag}b{pid}")],
-            addr: [format!("10.79.{tag}.1"), format!("10.79.{tag}.2")],
+            ns: [
+                format!("weft{file}{tag}a{pid}"),
+                format!("weft{file}{tag}b{pid}"),
+            ],
+            dev: [
+                format!("w{file}v{tag}a{pid}"),
+                format!("w{file}v{tag}b{pid}"),
+            ],
+            addr: [
+                format!("10.{subnet}.{tag}.1"),
+                format!("10.{subnet}.{tag}.2"),
+            ],
         };
         match pair.setup() {
             Ok(()) => Some(pair),
@@ -179,6 +190,16 @@ impl Proc {
         }
     }
 
+    /// Its process id.
+    pub(crate) fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Everything printed on standard output so far.
+    pub(crate) fn drain_stdout(&self) -> Vec<String> {
+        self.stdout.try_iter().collect()
+    }
+
     /// Kills it at once (no Close is sent).
     pub(crate) fn kill(&mut self) {
         let _ = self.child.kill();
@@ -205,13 +226,15 @@ impl Drop for Proc {
     }
 }
 
-/// Runs a command to completion within `secs`: exit code and standard error.
-pub(crate) fn run(cmd: Command, secs: u64) -> (Option<i32>, String) {
+/// Runs a command to completion within `secs` (killed past it): exit code, standard
+/// output lines and standard error.
+pub(crate) fn run(cmd: Command, secs: u64) -> (Option<i32>, Vec<String>, String) {
     let mut p = Proc::spawn(cmd);
     let status = p.wait(secs);
-    std::thread::sleep(Duration::from_millis(20));
-    let err: Vec<String> = p.stderr.try_iter().collect();
-    (status.and_then(|s| s.code()), err.join("\n"))
+    // The process is gone: its readers end at the end of its pipes.
+    let out: Vec<String> = p.stdout.iter().collect();
+    let err: Vec<String> = p.stderr.iter().collect();
+    (status.and_then(|s| s.code()), out, err.join("\n"))
 }
 
 /// The value of `field=` in a log line (`zid=...`, `member=...`).
