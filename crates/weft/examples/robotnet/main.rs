@@ -30,142 +30,13 @@
 //! the ticks were published (lateness from the deadline to the first put of the tick).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use weft::{CongestionControl, Priority, PutOptions};
 
-/// Sensor nodes.
-const SENSORS: usize = 9;
-/// The controller's node index (in payloads and statistics).
-const CONTROLLER: usize = SENSORS;
-/// State and command rate, per stream.
-const RATE_HZ: u64 = 10_000;
-/// Event rate, per node.
-const EVENT_HZ: u64 = 100;
-/// Payload size.
-const PAYLOAD: usize = 64;
-/// The shortest warm-up.
-const MIN_WARM_UP: Duration = Duration::from_millis(500);
-/// The longest wait for every stream to reach its subscriber.
-const MATCH_TIMEOUT: Duration = Duration::from_secs(20);
-/// A tick published later than this after its deadline counts as sent late.
-const LATE: Duration = Duration::from_micros(100);
-
-/// Phases a payload is sent in.
-const WARM_UP: u8 = 0;
-const MEASURED: u8 = 1;
-
-/// Stream kinds, the table's rows.
-#[derive(Clone, Copy)]
-enum Kind {
-    State = 0,
-    Command = 1,
-    Event = 2,
-}
-
-const KINDS: [(Kind, &str); 3] = [
-    (Kind::State, "state"),
-    (Kind::Command, "command"),
-    (Kind::Event, "event"),
-];
-
-/// One stream's receiving end: what its subscriber saw.
-struct Stream {
-    /// Warm-up samples received (the stream is matched once it has one).
-    warm: AtomicU64,
-    /// Measured samples received.
-    received: AtomicU64,
-    /// Measured samples sent.
-    sent: AtomicU64,
-    /// Latencies of the measured samples, nanoseconds; allocated before the run.
-    latencies: Mutex<Vec<u32>>,
-}
-
-impl Stream {
-    fn new(capacity: usize) -> Self {
-        Self {
-            warm: AtomicU64::new(0),
-            received: AtomicU64::new(0),
-            sent: AtomicU64::new(0),
-            latencies: Mutex::new(Vec::with_capacity(capacity)),
-        }
-    }
-}
-
-/// What the whole run shares: the clock and every stream.
-struct Net {
-    epoch: Instant,
-    /// `streams[kind][node]`.
-    streams: [Vec<Stream>; 3],
-    /// Start of the measured window, nanoseconds on `epoch`'s clock (u64::MAX: not yet).
-    measure_from: AtomicU64,
-    /// End of the measured window.
-    measure_until: AtomicU64,
-    /// Set when the warm-up could not finish: every node stops.
-    abort: AtomicBool,
-    /// The controller's own events, received within its session.
-    own_events: AtomicU64,
-}
-
-impl Net {
-    fn now_ns(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
-    }
-
-    /// A sample arrived on stream `kind` of sensor `sensor` (its payload as sent); an
-    /// event's sensor is the one that sent it.
-    fn received(&self, kind: Kind, sensor: Option<usize>, payload: &[u8]) {
-        let now = self.now_ns();
-        if payload.len() < 18 {
-            return;
-        }
-        let sent = u64::from_le_bytes(payload[..8].try_into().unwrap_or([0; 8]));
-        let sensor = sensor.unwrap_or(payload[17] as usize);
-        if sensor == CONTROLLER {
-            self.own_events.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        let Some(stream) = self.streams[kind as usize].get(sensor) else {
-            return;
-        };
-        if payload[16] == WARM_UP {
-            stream.warm.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        stream.received.fetch_add(1, Ordering::Relaxed);
-        let ns = now.saturating_sub(sent).min(u32::MAX as u64) as u32;
-        let mut latencies = stream.latencies.lock().unwrap();
-        if latencies.len() < latencies.capacity() {
-            latencies.push(ns);
-        }
-    }
-
-    /// Whether every stream has reached its subscriber.
-    fn matched(&self) -> bool {
-        self.streams
-            .iter()
-            .flatten()
-            .all(|s| s.warm.load(Ordering::Relaxed) > 0)
-    }
-
-    /// Measured samples received and sent, over every stream.
-    fn totals(&self) -> (u64, u64) {
-        self.streams.iter().flatten().fold((0, 0), |(r, s), st| {
-            (
-                r + st.received.load(Ordering::Relaxed),
-                s + st.sent.load(Ordering::Relaxed),
-            )
-        })
-    }
-}
-
-/// How late one node's ticks were published.
-#[derive(Default)]
-struct Lateness {
-    /// Nanoseconds, one per measured tick.
-    ns: Vec<u64>,
-}
+mod scenario;
+use scenario::*;
 
 /// One node's publishers: per tick (10 kHz) its state or commands, every 100th tick its
 /// event.
@@ -243,15 +114,6 @@ fn put(
     }
 }
 
-/// Where the sessions are.
-enum Topology {
-    /// Peers: the controller listens on this port, sensors connect to it; with `true`,
-    /// the sensors listen nowhere and gossip is off (a star rather than a mesh).
-    P2p(u16, bool),
-    /// Clients of the router at this endpoint.
-    Routed(String),
-}
-
 /// Opens a session with the configuration `json5` (Zenoh's keys; a key this build does
 /// not know, such as `scouting.gossip` in a build without gossip, is ignored).
 fn open(json5: &str) -> Result<weft::Session, String> {
@@ -301,94 +163,6 @@ fn options(priority: Priority, express: bool) -> PutOptions {
         congestion_control: CongestionControl::Block,
         ..PutOptions::default()
     }
-}
-
-/// Percentile `p` (0 to 1) of sorted `v`, in µs.
-fn percentile(v: &[u32], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((v.len() as f64 * p).ceil() as usize).clamp(1, v.len()) - 1;
-    v[i] as f64 / 1e3
-}
-
-/// One row of figures.
-struct Row {
-    name: &'static str,
-    p50: f64,
-    p99: f64,
-    p999: f64,
-    max: f64,
-    sent: u64,
-    received: u64,
-}
-
-fn row(net: &Net, kind: Kind, name: &'static str) -> Row {
-    let streams = &net.streams[kind as usize];
-    let mut all: Vec<u32> = Vec::new();
-    for s in streams {
-        all.extend_from_slice(&s.latencies.lock().unwrap());
-    }
-    all.sort_unstable();
-    Row {
-        name,
-        p50: percentile(&all, 0.5),
-        p99: percentile(&all, 0.99),
-        p999: percentile(&all, 0.999),
-        max: all.last().map_or(f64::NAN, |&m| m as f64 / 1e3),
-        sent: streams.iter().map(|s| s.sent.load(Ordering::Relaxed)).sum(),
-        received: streams
-            .iter()
-            .map(|s| s.received.load(Ordering::Relaxed))
-            .sum(),
-    }
-}
-
-fn json_number(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.1}")
-    } else {
-        "null".into()
-    }
-}
-
-struct Args {
-    topology: Topology,
-    seconds: f64,
-}
-
-fn args() -> Result<Args, String> {
-    let mut topology = None;
-    let mut star = false;
-    let mut seconds = 4.0;
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        let mut value = || it.next().ok_or_else(|| format!("{a} needs a value"));
-        match a.as_str() {
-            "--p2p" => {
-                let v = value()?;
-                let port = v.parse().map_err(|_| format!("not a port: {v}"))?;
-                topology = Some(Topology::P2p(port, false));
-            }
-            "--star" => star = true,
-            "--routed" => topology = Some(Topology::Routed(value()?)),
-            "--seconds" => {
-                let v = value()?;
-                seconds = v.parse().map_err(|_| format!("not a number: {v}"))?;
-            }
-            _ => return Err(format!("unknown argument {a}")),
-        }
-    }
-    if !(0.1..=600.0).contains(&seconds) {
-        return Err("--seconds: 0.1 to 600".into());
-    }
-    let topology = match topology {
-        Some(Topology::P2p(port, _)) => Topology::P2p(port, star),
-        Some(routed) if !star => routed,
-        Some(_) => return Err("--star goes with --p2p".into()),
-        None => return Err("--p2p PORT or --routed ENDPOINT is required".into()),
-    };
-    Ok(Args { topology, seconds })
 }
 
 fn run() -> Result<bool, String> {
