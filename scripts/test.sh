@@ -24,15 +24,27 @@ if [ ! -d "$WEFT_SPEC_DIR/vectors" ]; then
 fi
 
 step "the repository stands alone (no test or script reads outside it)"
-# Paths above the repository's root: a directory beside it, three levels up from a crate,
-# an absolute build directory (spelled in pieces so that this check does not find itself).
+# Paths above the repository's root: a directory beside it, an absolute build directory
+# (spelled in pieces so that this check does not find itself), and any relative path of
+# three or more levels up that, resolved from the file naming it, leaves the repository.
 # Docs included: a command they show must work from a clone.
 up='\.\.'
-outside="$up/shared|$up/$up/$up/|/wor""k/"
-if grep -rnE "$outside" --include='*.rs' --include='*.sh' --include='*.py' --include='*.c' \
-    --include='*.h' --include='CMakeLists.txt' --include='*.toml' --include='*.json5' \
-    --include='*.md' --include='run' crates pico python scripts tests bench fuzz .ci docs \
-    README.md ARCHITECTURE.md 2>/dev/null | grep -v '^pico/build'; then
+scanned=(--include='*.rs' --include='*.sh' --include='*.py' --include='*.c' --include='*.h'
+  --include='CMakeLists.txt' --include='*.toml' --include='*.json5' --include='*.md'
+  --include='run' crates pico python scripts tests bench fuzz .ci docs README.md ARCHITECTURE.md)
+outside=$(grep -rnE "$up/shared|/wor""k/" "${scanned[@]}" 2>/dev/null | grep -v '^pico/build' || true)
+while IFS=: read -r file line text; do
+  [ -n "$file" ] || continue
+  for rel in $(printf '%s\n' "$text" | grep -oE "($up/){3,}[A-Za-z0-9_./-]*"); do
+    resolved=$(realpath -m "$(dirname "$file")/$rel")
+    case "$resolved/" in
+      "$root"/*) ;;
+      *) outside+=$'\n'"$file:$line:$text" ;;
+    esac
+  done
+done < <(grep -rnE "($up/){3}" "${scanned[@]}" 2>/dev/null | grep -v '^pico/build' || true)
+if [ -n "${outside//[$'\n']/}" ]; then
+  printf '%s\n' "$outside" | sed '/^$/d'
   echo "error: the lines above reach outside the repository" >&2
   exit 1
 fi
