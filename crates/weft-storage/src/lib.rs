@@ -23,6 +23,7 @@
 //! } }
 //! ```
 
+mod answers;
 pub mod config;
 mod discards;
 mod storage;

@@ -9,9 +9,10 @@ use weft::metrics::DurationHistogram;
 use weft::{PutOptions, Query, Queryable, Sample, SampleKind, Session, SessionError, Subscriber};
 use weft_keyexpr::KeyExpr;
 
+use crate::answers::Answers;
 use crate::config::{StorageConfig, VolumeKind};
 use crate::discards::{self, DiscardLog};
-use crate::volume::{Entry, MemoryVolume, SqliteVolume, Volume, VolumeError};
+use crate::volume::{Entry, MemoryVolume, SqliteVolume, Volume, VolumeError, PAGE_BYTES};
 
 /// A storage that could not start.
 #[derive(Debug, Error)]
@@ -23,6 +24,14 @@ pub enum StorageError {
         name: String,
         /// Why.
         source: VolumeError,
+    },
+    /// Its answering thread could not start.
+    #[error("storage `{name}`: cannot start its thread: {source}")]
+    Thread {
+        /// The storage.
+        name: String,
+        /// Why.
+        source: std::io::Error,
     },
     /// Its subscriber or queryable could not be declared.
     #[error("storage `{name}`: {source}")]
@@ -64,6 +73,9 @@ pub struct StorageStats {
     pub stale: AtomicU64,
     /// Samples the volume failed to store.
     pub errors: AtomicU64,
+    /// Queries answered with an error at once: the storage's queue of queries was full
+    /// (`answers::QUEUED_QUERIES`).
+    pub queries_refused: AtomicU64,
     /// How long writes (load, compare and store) took.
     pub write_durations: DurationHistogram,
 }
@@ -112,7 +124,7 @@ impl Keys {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     volume: Arc<dyn Volume>,
     keys: Keys,
     /// The session's clock, for samples that come without a timestamp: the one the
@@ -124,8 +136,8 @@ struct Shared {
     /// compared with the same old entry.
     writing: Mutex<()>,
     discards: Mutex<DiscardLog>,
-    name: String,
-    stats: Arc<StorageStats>,
+    pub(crate) name: String,
+    pub(crate) stats: Arc<StorageStats>,
 }
 
 impl Shared {
@@ -168,23 +180,41 @@ impl Shared {
 
     /// The stored keys (deleted ones included) that `expr` includes.
     fn stored_keys_within(&self, expr: KeyExpr<'_>) -> Vec<String> {
-        match self.volume.scan(self.scan_prefix(expr)) {
-            Ok(entries) => entries
-                .into_iter()
-                .map(|(stored, _)| stored)
-                .filter(|stored| {
-                    KeyExpr::new(&self.keys.full(stored)).is_ok_and(|k| expr.includes(k))
-                })
-                .collect(),
-            Err(e) => {
-                self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(
-                    "storage `{}`: cannot update {}: {e}",
-                    self.name,
-                    weft::printable(expr.as_str())
-                );
-                Vec::new()
-            }
+        let mut keys = Vec::new();
+        let scanned = self.scan_pages(self.scan_prefix(expr), |page| {
+            keys.extend(page.into_iter().map(|(stored, _)| stored).filter(|stored| {
+                KeyExpr::new(&self.keys.full(stored)).is_ok_and(|k| expr.includes(k))
+            }));
+        });
+        if let Err(e) = scanned {
+            self.stats.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(
+                "storage `{}`: cannot update {}: {e}",
+                self.name,
+                weft::printable(expr.as_str())
+            );
+            return Vec::new();
+        }
+        keys
+    }
+
+    /// Hands `each` the entries whose stored key starts with `prefix`, in key order, a
+    /// page ([`PAGE_BYTES`]) at a time: what a scan holds is one page.
+    fn scan_pages(
+        &self,
+        prefix: &str,
+        mut each: impl FnMut(Vec<(String, Entry)>),
+    ) -> Result<(), VolumeError> {
+        let mut after: Option<String> = None;
+        loop {
+            let page = self
+                .volume
+                .scan_page(prefix, after.as_deref(), PAGE_BYTES)?;
+            let Some((last, _)) = page.last() else {
+                return Ok(());
+            };
+            after = Some(last.clone());
+            each(page);
         }
     }
 
@@ -242,31 +272,32 @@ impl Shared {
         }
     }
 
-    fn on_query(&self, q: &Query) {
+    /// Answers `q` from the volume (on the storage's answering thread: `answers`).
+    pub(crate) fn on_query(&self, q: &Query) {
         let Ok(asked) = KeyExpr::new(q.key_expr()) else {
             return;
         };
-        // Scan what starts with the query's wildcard-free prefix (in stored-key space).
-        let entries = match self.volume.scan(self.scan_prefix(asked)) {
-            Ok(e) => e,
-            Err(e) => {
-                let _ = q.reply_err(format!("storage error: {e}").as_bytes(), "text/plain");
-                return;
+        // Scan what starts with the query's wildcard-free prefix (in stored-key space), a
+        // page at a time: a paced reader (weftd's REST) holds the replies back while it
+        // streams them, so a query over a large storage holds about a page.
+        let scanned = self.scan_pages(self.scan_prefix(asked), |page| {
+            for (stored, entry) in page {
+                if entry.deleted {
+                    continue;
+                }
+                let full = self.keys.full(&stored);
+                if KeyExpr::new(&full).is_ok_and(|k| k.intersects(asked)) {
+                    let options = PutOptions {
+                        encoding: entry.encoding,
+                        timestamp: ZidTime(entry.time, entry.clock).timestamp(),
+                        ..PutOptions::default()
+                    };
+                    let _ = q.reply(&full, &entry.payload, &options);
+                }
             }
-        };
-        for (stored, entry) in entries {
-            if entry.deleted {
-                continue;
-            }
-            let full = self.keys.full(&stored);
-            if KeyExpr::new(&full).is_ok_and(|k| k.intersects(asked)) {
-                let options = PutOptions {
-                    encoding: entry.encoding.clone(),
-                    timestamp: ZidTime(entry.time, entry.clock).timestamp(),
-                    ..PutOptions::default()
-                };
-                let _ = q.reply(&full, &entry.payload, &options);
-            }
+        });
+        if let Err(e) = scanned {
+            let _ = q.reply_err(format!("storage error: {e}").as_bytes(), "text/plain");
         }
     }
 }
@@ -322,11 +353,12 @@ pub fn start(session: &Session, configs: Vec<StorageConfig>) -> Result<Vec<Stora
                 name: name.clone(),
                 source,
             })?;
-        let on_query = shared.clone();
+        let answers = Answers::start(shared.clone()).map_err(|source| StorageError::Thread {
+            name: name.clone(),
+            source,
+        })?;
         let queryable = session
-            .declare_queryable(config.key_expr.as_str(), true, move |q| {
-                on_query.on_query(&q)
-            })
+            .declare_queryable(config.key_expr.as_str(), true, move |q| answers.ask(q))
             .map_err(|source| StorageError::Session {
                 name: name.clone(),
                 source,

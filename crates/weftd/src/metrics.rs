@@ -544,6 +544,11 @@ fn register_storages(registry: &mut Registry, storages: &[StorageMetrics]) {
         counter(|s| &s.errors),
     );
     registry.register(
+        "weft_storage_queries_refused",
+        "Queries a storage answered with an error at once: its queue of queries was full",
+        counter(|s| &s.queries_refused),
+    );
+    registry.register(
         "weft_storage_write_seconds",
         "Time a storage took to write a sample (read, compare and store)",
         storages

@@ -1075,6 +1075,10 @@ fn a_storage_shows_what_it_holds_and_wrote_in_the_metrics() {
         Some(0.0)
     );
     assert_eq!(
+        metric(&samples, "weft_storage_queries_refused_total", &storage),
+        Some(0.0)
+    );
+    assert_eq!(
         metric(&samples, "weft_storage_write_seconds_count", &storage),
         Some(5.0)
     );

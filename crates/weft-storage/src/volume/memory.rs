@@ -1,9 +1,10 @@
 //! A volume in memory.
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::Mutex;
 
-use super::{Entry, Volume, VolumeError};
+use super::{fill_page, Entry, Volume, VolumeError};
 
 /// Entries in an ordered map, lost when the process ends.
 #[derive(Debug, Default)]
@@ -29,12 +30,20 @@ impl Volume for MemoryVolume {
         Ok(())
     }
 
-    fn scan(&self, prefix: &str) -> Result<Vec<(String, Entry)>, VolumeError> {
+    fn scan_page(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        max_bytes: usize,
+    ) -> Result<Vec<(String, Entry)>, VolumeError> {
         let map = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(map
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect())
+        let from = after.map_or_else(
+            || Bound::Included(prefix.to_string()),
+            |a| Bound::Excluded(a.to_string()),
+        );
+        let rows = map
+            .range((from, Bound::Unbounded))
+            .map(|(k, v)| Ok((k.clone(), v.clone())));
+        fill_page(prefix, max_bytes, rows)
     }
 }

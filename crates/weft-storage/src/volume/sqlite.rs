@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{Entry, Volume, VolumeError};
+use super::{fill_page, Entry, Volume, VolumeError};
 
 /// Entries in one table of an SQLite file.
 #[derive(Debug)]
@@ -90,13 +90,29 @@ impl Volume for SqliteVolume {
         Ok(())
     }
 
-    fn scan(&self, prefix: &str) -> Result<Vec<(String, Entry)>, VolumeError> {
+    fn scan_page(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        max_bytes: usize,
+    ) -> Result<Vec<(String, Entry)>, VolumeError> {
+        // The key's index walks from where the page starts, and the walk stops with the
+        // page: a page costs its own rows, not the table's. Keys compare bytewise in both
+        // SQLite and Rust, so a prefix's keys are contiguous from the prefix on.
         let db = self.lock();
-        let mut stmt = db.prepare(
+        let (sql, from) = match after {
+            None => ("key >= ?1", prefix),
+            Some(a) => ("key > ?1", a),
+        };
+        let mut stmt = db.prepare(&format!(
             "SELECT key, payload, encoding, time, clock, deleted FROM entries
-             WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
-        )?;
-        let rows = stmt.query_map(params![prefix], |row| Ok((row.get(0)?, entry(row, 1)?)))?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+             WHERE {sql} ORDER BY key"
+        ))?;
+        let rows = stmt.query_map(params![from], |row| Ok((row.get(0)?, entry(row, 1)?)))?;
+        fill_page(
+            prefix,
+            max_bytes,
+            rows.map(|r| r.map_err(VolumeError::from)),
+        )
     }
 }

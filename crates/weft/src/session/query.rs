@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{
@@ -179,6 +179,9 @@ pub(crate) enum QueryOrigin {
         inner: Weak<Inner>,
         /// The `get`'s id.
         qid: u32,
+        /// A paced get's reader pace: its queryables run on a thread of their own, and an
+        /// application thread replying beyond the pace waits for the reader.
+        pace: Option<Arc<super::reply_pace::Pace>>,
     },
 }
 
@@ -209,7 +212,7 @@ impl Drop for QueryOrigin {
                     inner.forwarded_done(inner.zid, *local_rid, caller);
                 }
             }
-            Self::Local { inner, qid } => {
+            Self::Local { inner, qid, .. } => {
                 if let Some(inner) = inner.upgrade() {
                     inner.target_done(*qid, None, caller);
                 }
@@ -287,6 +290,30 @@ pub(crate) fn has_parameter(parameters: &str, name: &str) -> bool {
         .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == name)
 }
 
+/// Runs this session's queryables answering a paced get on a thread of their own, so that
+/// the get returns at once and its reader takes the replies while they are made: a
+/// queryable replying beyond the reader's pace waits for it (a storage answering from a
+/// large volume holds about a page, not every reply). The thread ends with the callbacks;
+/// should it not start, they run here, as for a get that is not paced.
+fn answer_locally_beside(asked: Vec<(QueryCallback, Query)>) {
+    let slot = Arc::new(Mutex::new(Some(asked)));
+    let theirs = slot.clone();
+    let started = std::thread::Builder::new()
+        .name("weft-local-answers".into())
+        .spawn(move || {
+            let asked = theirs.lock().unwrap_or_else(|e| e.into_inner()).take();
+            for (callback, query) in asked.into_iter().flatten() {
+                callback(query);
+            }
+        });
+    if started.is_err() {
+        let asked = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        for (callback, query) in asked.into_iter().flatten() {
+            callback(query);
+        }
+    }
+}
+
 impl Inner {
     /// Sends a `get`; replies arrive on the returned channel, which closes when the query
     /// is over.
@@ -319,6 +346,7 @@ impl Inner {
         let timeout = options
             .timeout
             .unwrap_or(self.config.queries_default_timeout);
+        let local_pace = pace.clone();
         let (sink, replies) = ReplySink::new(pace);
         if options
             .cancellation
@@ -438,18 +466,31 @@ impl Inner {
             let origin = Arc::new(QueryOrigin::Local {
                 inner: Arc::downgrade(self),
                 qid,
+                pace: local_pace.clone(),
             });
-            for (id, callback) in locals {
-                callback(Query {
-                    inner: self.clone(),
-                    origin: origin.clone(),
-                    key_expr: key.as_ref().into(),
-                    parameters: parameters.to_string(),
-                    payload: options.payload.clone(),
-                    attachment: options.attachment.clone(),
-                    source_info: options.source_info,
-                    queryable_id: id,
-                });
+            let asked: Vec<(QueryCallback, Query)> = locals
+                .into_iter()
+                .map(|(id, callback)| {
+                    let query = Query {
+                        inner: self.clone(),
+                        origin: origin.clone(),
+                        key_expr: key.as_ref().into(),
+                        parameters: parameters.to_string(),
+                        payload: options.payload.clone(),
+                        attachment: options.attachment.clone(),
+                        source_info: options.source_info,
+                        queryable_id: id,
+                    };
+                    (callback, query)
+                })
+                .collect();
+            drop(origin);
+            if local_pace.is_some() {
+                answer_locally_beside(asked);
+            } else {
+                for (callback, query) in asked {
+                    callback(query);
+                }
             }
         }
         self.check_done(qid, caller);
@@ -712,7 +753,7 @@ impl Inner {
                     )
                     .map_err(|_| SessionError::Closed)
             }
-            QueryOrigin::Local { qid, .. } => {
+            QueryOrigin::Local { qid, pace, .. } => {
                 let sample = |kind, payload: &[u8], options: &PutOptions| Sample {
                     key_expr: key.into(),
                     kind,
@@ -753,6 +794,11 @@ impl Inner {
                     },
                     caller,
                 );
+                // Beyond a paced reader's bound, an application thread waits for it (a
+                // thread serving links never does: it queued without waiting).
+                if let (Some(pace), Caller::App) = (pace, caller) {
+                    pace.wait_while_over();
+                }
                 Ok(())
             }
         }

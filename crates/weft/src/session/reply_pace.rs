@@ -6,8 +6,9 @@
 //! The I/O thread handing a reply on never waits, and never under a lock: it asks for a
 //! hook to run once the batch is handed on (`transport::after_this_read`) with the link
 //! held (`hold_this_link`); the hook waits for room, the link then served by another
-//! thread if it has to (`before_blocking`). A reply handed on elsewhere (this node's own
-//! queryables, a timer ending the get) is queued without waiting.
+//! thread if it has to (`before_blocking`). This node's own queryables answer a paced get
+//! on a thread of their own, which waits for room past the bound as a remote replier
+//! does. A reply handed on elsewhere (a timer ending the get) is queued without waiting.
 
 use std::sync::mpsc::{Receiver, RecvError, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
@@ -79,6 +80,18 @@ impl Pace {
     fn close(&self) {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
         self.room.notify_all();
+    }
+
+    /// Over the bound, waits as [`Pace::wait`] does; else returns at once. For an
+    /// application thread replying to its own session's paced get.
+    pub(crate) fn wait_while_over(&self) {
+        let over = {
+            let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.bytes > self.max && !st.closed
+        };
+        if over {
+            self.wait();
+        }
     }
 
     /// Waits until half the bound is free, the reader is gone, or [`WAIT_MAX`] passed.
