@@ -298,6 +298,21 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     Proc::wait_line(&router.stderr, &["member of multicast group", "17448"], 10);
     Proc::wait_line(&router.stderr, &["listening on"], 10);
     let _ = std::fs::remove_dir_all(&dir);
+    // One thread per group (reading it); the Joins are the links loop's timers. A thread
+    // takes its name once it first runs: wait for both.
+    let group_threads = |names: Vec<String>| {
+        names
+            .into_iter()
+            .filter(|n| n.starts_with("weft-mcast"))
+            .collect::<Vec<_>>()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut named = group_threads(thread_names(router.id()));
+    while named.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        named = group_threads(thread_names(router.id()));
+    }
+    assert_eq!(named.len(), 2, "threads for two groups: {named:?}");
 
     // A member of the second group, reached from a client through weftd.
     let (other, _) = sub_on(&pair, 1, &second_group(&pair, 1), &[]);
@@ -327,7 +342,22 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     // A client on TCP -> router -> the group.
     let (member, _) = sub(&pair, 1, &[]);
     member_event(&router, "member joined", "", 10);
+    // weftd's Joins (its links loop's timers) reach the member.
+    member_event(&member, "member joined", "", 10);
     publish_as_client_until(&pair, &tcp, "demo/mc/to-group", "from-client", &member);
+}
+
+/// The names of the threads of process `pid`.
+fn thread_names(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+                .map(|n| n.trim().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A second group, on another address and port.

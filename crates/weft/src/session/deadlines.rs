@@ -1,4 +1,5 @@
-//! Sessions' deadlines (a `get` or a liveliness `get` that times out), kept in one queue
+//! Sessions' deadlines (a `get` or a liveliness `get` that times out, a multicast group's
+//! next Join), kept in one queue
 //! for the whole process and fired by the links loop (`session/links`), which waits for
 //! the earliest of them in its epoll as for its other timers: no thread of their own,
 //! none per request or per session.
@@ -18,12 +19,27 @@ use super::Inner;
 use crate::transport::Caller;
 
 /// What happens at a deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone)]
 pub(crate) enum Timeout {
     /// A `get` is finished, whatever is still missing.
     Get(u32),
     /// A liveliness `get` is finished.
     LivelinessGet(u32),
+    /// This node's next Join to a multicast group is due (held weakly: a group closed
+    /// sends none, and schedules no other).
+    MulticastJoin(Weak<super::multicast::Group>),
+}
+
+impl PartialEq for Timeout {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Get(a), Self::Get(b)) | (Self::LivelinessGet(a), Self::LivelinessGet(b)) => {
+                a == b
+            }
+            (Self::MulticastJoin(a), Self::MulticastJoin(b)) => a.ptr_eq(b),
+            _ => false,
+        }
+    }
 }
 
 /// One deadline: when, in what order among those at the same time, and what.
@@ -165,6 +181,12 @@ impl Deadlines {
                 Timeout::Get(qid) => inner.finish_get(qid, caller),
                 Timeout::LivelinessGet(id) => {
                     inner.finish_liveliness_get(id);
+                }
+                Timeout::MulticastJoin(group) => {
+                    let next = group.upgrade().and_then(|g| g.join_if_due(now));
+                    if let Some(next) = next {
+                        inner.schedule_deadline(next, Timeout::MulticastJoin(group));
+                    }
                 }
             }
         }

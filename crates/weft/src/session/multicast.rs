@@ -19,13 +19,13 @@
 //! Membership (Joins, per-member sequence numbers, leases) is
 //! `weft_transport::multicast::Members`; this module runs it on a thread of its own
 //! (`weft-mcast-<port>`), which reads the group's socket, routes what comes (callbacks
-//! run there) and drops the members whose lease ended. This node's Joins are sent by a
-//! second thread (`weft-mcast-join-<port>`), which only waits for the next one: a callback
-//! that blocks the reading thread does not silence the node.
+//! run there) and drops the members whose lease ended. This node's Joins are timers of
+//! the links loop (`Timeout::MulticastJoin`), which runs no callback: a callback that
+//! blocks the reading thread does not silence the node.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use weft_keyexpr::OwnedKeyExpr;
@@ -59,8 +59,8 @@ pub(crate) struct Group {
     params: GroupParams,
     tx: Mutex<Transmitter>,
     closed: AtomicBool,
-    /// Wakes the Join thread when the group closes.
-    closing: (Mutex<()>, Condvar),
+    /// When this node's next Join is due.
+    joins: Mutex<JoinSchedule>,
     stats: TransportStats,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
@@ -129,6 +129,7 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         peer_initial_sn: 0,
         link_priorities: None,
     };
+    let params_join_interval = params.join_interval;
     let group = Arc::new_cyclic(|me| Group {
         me: me.clone(),
         face_zid: n.peer_zid,
@@ -137,38 +138,36 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         tx: Mutex::new(Transmitter::new(&n, usize::from(params.batch_size))),
         params,
         closed: AtomicBool::new(false),
-        closing: (Mutex::new(()), Condvar::new()),
+        joins: Mutex::new(JoinSchedule::new(params_join_interval, Instant::now())),
         stats: TransportStats::default(),
         threads: Mutex::new(Vec::new()),
     });
     // The first Join goes out before anything else can be sent, so that members
-    // take this node's first data (a `put` right after opening).
-    let mut joins = JoinSchedule::new(group.params.join_interval, Instant::now());
-    group.send_join();
-    joins.sent(Instant::now());
+    // take this node's first data (a `put` right after opening); the next are the links
+    // loop's timers.
+    let first = Instant::now();
+    let next_join = group.join_if_due(first);
     attach(inner, &group)?;
+    if let Some(next) = next_join {
+        inner.schedule_deadline(
+            next,
+            super::deadlines::Timeout::MulticastJoin(Arc::downgrade(&group)),
+        );
+    }
     let port = group.sockets.group.port();
-    let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
-        std::thread::Builder::new()
-            .name(name)
-            .spawn(f)
-            .map_err(|e| refused(format!("cannot start the group's threads: {e}")))
-    };
     let (g, weak) = (group.clone(), Arc::downgrade(inner));
-    let reader = spawn(
-        format!("weft-mcast-{port}"),
-        Box::new(move || run(&g, &weak)),
-    )?;
-    let g = group.clone();
-    let joiner = spawn(
-        format!("weft-mcast-join-{port}"),
-        Box::new(move || send_joins(&g, joins)),
-    )?;
+    let reader = std::thread::Builder::new()
+        .name(format!("weft-mcast-{port}"))
+        .spawn(move || run(&g, &weak))
+        .map_err(|e| OpenError::Listen {
+            endpoint: ep.to_string(),
+            reason: format!("cannot start the group's thread: {e}"),
+        })?;
     group
         .threads
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .extend([reader, joiner]);
+        .push(reader);
     tracing::info!(
         group = %describe,
         zid = %inner.zid,
@@ -260,6 +259,20 @@ impl Group {
         }
     }
 
+    /// Sends this node's Join if one is due at `now`; returns when the next is due, or
+    /// `None` once the group is closed (the links loop's timer then ends).
+    pub(crate) fn join_if_due(&self, now: Instant) -> Option<Instant> {
+        if self.closed.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut joins = self.joins.lock().unwrap_or_else(|e| e.into_inner());
+        if joins.due(now) {
+            self.send_join();
+            joins.sent(now);
+        }
+        Some(joins.next())
+    }
+
     /// Sends this node's Join (with the next SNs, under the transmitter's lock so that
     /// no datagram overtakes it).
     fn send_join(&self) {
@@ -288,26 +301,6 @@ impl Group {
 /// What the group's thread keeps of each member beyond its membership: the key
 /// expressions it declared, by id.
 type MemberExprs = HashMap<ZenohId, HashMap<u16, String>>;
-
-/// The Join thread: this node's Joins at their interval, until the group is closed.
-/// Apart from the reading thread, so that a callback that blocks there does not silence
-/// this node (the other members would drop it after its lease).
-fn send_joins(group: &Group, mut joins: JoinSchedule) {
-    let (lock, wake) = &group.closing;
-    let mut guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-    while !group.closed.load(Ordering::Acquire) {
-        let now = Instant::now();
-        if joins.due(now) {
-            group.send_join();
-            joins.sent(now);
-        }
-        let wait = joins.next().saturating_duration_since(Instant::now());
-        guard = wake
-            .wait_timeout(guard, wait)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
-    }
-}
 
 /// The group's reading thread: hands what members send to the session and ends members'
 /// leases, until the group is closed or the session is gone.
@@ -498,14 +491,12 @@ impl FaceTransport for Group {
         // Nothing waits to be written: every message leaves when it is sent.
         if !self.closed.swap(true, Ordering::AcqRel) {
             self.send_close(reason);
-            let _guard = self.closing.0.lock().unwrap_or_else(|e| e.into_inner());
-            self.closing.1.notify_all();
         }
     }
 
     fn wait_closed(&self, deadline: Instant, caller: &Caller) {
         if caller.serves_links() {
-            // A thread serving links never waits: the group's threads end by themselves.
+            // A thread serving links never waits: the group's thread ends by itself.
             return;
         }
         let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
