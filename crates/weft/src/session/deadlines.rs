@@ -81,7 +81,14 @@ pub(crate) struct DeadlineQueue<T> {
     /// What the serving loop waits for (the earliest when it last looked); `None` while
     /// it waits for none.
     armed: Option<Instant>,
+    /// The length at which the queue is next swept of what no longer needs its deadline.
+    sweep_at: usize,
 }
+
+/// The shortest queue that is swept of deadlines no longer needed (a get that finished
+/// before its timeout): a sweep at every doubling keeps the queue within twice what is
+/// still pending, for a constant cost per deadline added.
+const SWEEP_MIN: usize = 1024;
 
 impl<T> Default for DeadlineQueue<T> {
     fn default() -> Self {
@@ -89,6 +96,7 @@ impl<T> Default for DeadlineQueue<T> {
             heap: BinaryHeap::new(),
             seq: 0,
             armed: None,
+            sweep_at: SWEEP_MIN,
         }
     }
 }
@@ -134,10 +142,39 @@ impl<T> DeadlineQueue<T> {
         self.heap.retain(|Reverse(d)| !gone(&d.what));
     }
 
+    /// Once the queue has grown to its next sweep, takes out what `gone` says no longer
+    /// needs its deadline, and sets the next sweep at twice what is left.
+    pub(crate) fn sweep_if_grown(&mut self, gone: impl FnMut(&T) -> bool) {
+        if self.heap.len() < self.sweep_at {
+            return;
+        }
+        self.remove(gone);
+        self.sweep_at = (2 * self.heap.len()).max(SWEEP_MIN);
+    }
+
+    /// How many deadlines wait.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len()
+    }
+
     /// How many of the deadlines `count` counts.
     #[cfg(test)]
     pub(crate) fn count(&self, mut count: impl FnMut(&T) -> bool) -> usize {
         self.heap.iter().filter(|Reverse(d)| count(&d.what)).count()
+    }
+}
+
+/// Whether `what` of `session` still waits for its deadline (taken under the queue's
+/// lock: the session's queries are locked after it, never the other way round).
+fn still_pending(session: &Weak<Inner>, what: &Timeout) -> bool {
+    let Some(inner) = session.upgrade() else {
+        return false;
+    };
+    match what {
+        Timeout::Get(qid) => inner.queries().gets.contains_key(qid),
+        Timeout::LivelinessGet(id) => inner.queries().liveliness_gets.contains_key(id),
+        Timeout::MulticastJoin(group) => group.strong_count() > 0,
     }
 }
 
@@ -152,9 +189,14 @@ impl Deadlines {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Adds `what` for `inner` at `at`: whether the links loop is to be woken.
+    /// Adds `what` for `inner` at `at`: whether the links loop is to be woken. A queue
+    /// grown to its next sweep first loses the deadlines of what ended before them (gets
+    /// answered before their timeout, sessions gone, groups closed), so that it holds
+    /// what is pending, not every request of the last timeout's length.
     pub(crate) fn add(&self, inner: &Arc<Inner>, at: Instant, what: Timeout) -> bool {
-        self.lock().push(at, (Arc::downgrade(inner), what))
+        let mut queue = self.lock();
+        queue.sweep_if_grown(|(session, what)| !still_pending(session, what));
+        queue.push(at, (Arc::downgrade(inner), what))
     }
 
     /// The earliest deadline, which the links loop waits for from now on.
@@ -228,6 +270,29 @@ mod tests {
         assert_eq!(q.next(), Some(t0 + ms(30)));
         assert_eq!(q.pop_due(t0 + ms(100)), [Timeout::Get(3)]);
         assert_eq!(q.next(), None);
+    }
+
+    #[test]
+    fn a_grown_queue_loses_what_ended_before_its_deadline() {
+        let far = Instant::now() + Duration::from_secs(3600);
+        let mut q = DeadlineQueue::default();
+        // Gets answered at once: only the last one added is still pending.
+        let mut pending = 0;
+        for qid in 0..100_000 {
+            q.sweep_if_grown(|t| *t != Timeout::Get(pending));
+            q.push(far, Timeout::Get(qid));
+            pending = qid;
+        }
+        // Swept at every doubling of what was left: bounded, not 100,000.
+        assert!(q.len() <= SWEEP_MIN, "{}", q.len());
+        // Gets all pending: nothing is taken out, and the sweeps grow apart.
+        let mut q = DeadlineQueue::default();
+        for qid in 0..10_000 {
+            q.sweep_if_grown(|_| false);
+            q.push(far, Timeout::Get(qid));
+        }
+        assert_eq!(q.len(), 10_000);
+        assert!(q.sweep_at > 10_000 && q.sweep_at <= 2 * 10_000 + 2);
     }
 
     #[test]
