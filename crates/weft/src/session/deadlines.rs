@@ -1,5 +1,5 @@
-//! Sessions' deadlines (a `get` or a liveliness `get` that times out, a multicast group's
-//! next Join), kept in one queue
+//! Sessions' deadlines (a `get` or a liveliness `get` that times out, a periodic task such
+//! as a multicast group's next Join), kept in one queue
 //! for the whole process and fired by the links loop (`session/links`), which waits for
 //! the earliest of them in its epoll as for its other timers: no thread of their own,
 //! none per request or per session.
@@ -25,9 +25,22 @@ pub(crate) enum Timeout {
     Get(u32),
     /// A liveliness `get` is finished.
     LivelinessGet(u32),
-    /// This node's next Join to a multicast group is due (held weakly: a group closed
-    /// sends none, and schedules no other).
-    MulticastJoin(Weak<super::multicast::Group>),
+    /// A periodic task of the session is due (a multicast group's next Join), held
+    /// weakly: one that is gone fires no more.
+    Periodic(Weak<dyn Periodic>),
+}
+
+/// Work done at a time the links loop keeps: a multicast group's Joins. It runs on the
+/// links loop, so it never waits and runs no application code.
+pub(crate) trait Periodic: Send + Sync {
+    /// Does what is due at `now`; returns when it is next due, or `None` once it is over.
+    fn run_due(&self, now: Instant) -> Option<Instant>;
+}
+
+impl std::fmt::Debug for dyn Periodic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Periodic")
+    }
 }
 
 impl PartialEq for Timeout {
@@ -36,7 +49,7 @@ impl PartialEq for Timeout {
             (Self::Get(a), Self::Get(b)) | (Self::LivelinessGet(a), Self::LivelinessGet(b)) => {
                 a == b
             }
-            (Self::MulticastJoin(a), Self::MulticastJoin(b)) => a.ptr_eq(b),
+            (Self::Periodic(a), Self::Periodic(b)) => std::ptr::addr_eq(a.as_ptr(), b.as_ptr()),
             _ => false,
         }
     }
@@ -174,7 +187,7 @@ fn still_pending(session: &Weak<Inner>, what: &Timeout) -> bool {
     match what {
         Timeout::Get(qid) => inner.queries().gets.contains_key(qid),
         Timeout::LivelinessGet(id) => inner.queries().liveliness_gets.contains_key(id),
-        Timeout::MulticastJoin(group) => group.strong_count() > 0,
+        Timeout::Periodic(task) => task.strong_count() > 0,
     }
 }
 
@@ -224,10 +237,10 @@ impl Deadlines {
                 Timeout::LivelinessGet(id) => {
                     inner.finish_liveliness_get(id);
                 }
-                Timeout::MulticastJoin(group) => {
-                    let next = group.upgrade().and_then(|g| g.join_if_due(now));
+                Timeout::Periodic(task) => {
+                    let next = task.upgrade().and_then(|t| t.run_due(now));
                     if let Some(next) = next {
-                        inner.schedule_deadline(next, Timeout::MulticastJoin(group));
+                        inner.schedule_deadline(next, Timeout::Periodic(task));
                     }
                 }
             }

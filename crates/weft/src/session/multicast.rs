@@ -20,7 +20,7 @@
 //! `weft_transport::multicast::Members`; this module runs it on a thread of its own
 //! (`weft-mcast-<port>`), which reads the group's socket, routes what comes (callbacks
 //! run there) and drops the members whose lease ended. This node's Joins are timers of
-//! the links loop (`Timeout::MulticastJoin`), which runs no callback: a callback that
+//! the links loop (`Timeout::Periodic`), which runs no callback: a callback that
 //! blocks the reading thread does not silence the node.
 
 use std::collections::HashMap;
@@ -37,6 +37,7 @@ use weft_transport::multicast::{GroupParams, JoinSchedule, MemberEvent, Members}
 use weft_transport::rx::Incoming;
 use weft_transport::tx::{Pushed, Transmitter};
 
+use super::deadlines::{Periodic, Timeout};
 use super::face::Face;
 use super::face_transport::FaceTransport;
 use super::{Inner, OpenError};
@@ -149,10 +150,8 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
     let next_join = group.join_if_due(first);
     attach(inner, &group)?;
     if let Some(next) = next_join {
-        inner.schedule_deadline(
-            next,
-            super::deadlines::Timeout::MulticastJoin(Arc::downgrade(&group)),
-        );
+        let joins: Arc<dyn Periodic> = group.clone();
+        inner.schedule_deadline(next, Timeout::Periodic(Arc::downgrade(&joins)));
     }
     let port = group.sockets.group.port();
     let (g, weak) = (group.clone(), Arc::downgrade(inner));
@@ -295,6 +294,13 @@ impl Group {
             let _tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
             self.send_datagram(&out);
         }
+    }
+}
+
+/// This node's Joins, on the links loop's timers.
+impl Periodic for Group {
+    fn run_due(&self, now: Instant) -> Option<Instant> {
+        self.join_if_due(now)
     }
 }
 
