@@ -16,9 +16,11 @@
 #   --systems    comma-separated among weft,weft-pico,zenoh,zeromq,redis,mqtt,dds,tcp
 #                (default all)
 #   --payloads   comma-separated payload sizes in bytes, in place of the mode's
-#   --workloads  comma-separated among thr,rtt,wire,robotnet (default all; CPU time comes
-#                with thr; robotnet is the robot-net scenario, bench/robotnet.sh's programs:
-#                weft's robotnet example, and bench/compare's zrobotnet for Zenoh)
+#   --workloads  comma-separated among thr,rtt,pinned,wire,robotnet,failure (default all
+#                but pinned, which a full run adds; CPU time comes with thr; pinned is rtt
+#                with every process on one core, as topology `<topology>-pinned`; robotnet
+#                is the robot-net scenario, bench/robotnet.sh's programs: weft's robotnet
+#                example, and bench/compare's zrobotnet for Zenoh)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #

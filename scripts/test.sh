@@ -159,9 +159,11 @@ compare_out="$root/target/compare-smoke"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=18950 \
   COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 120 bench/compare.sh --quick --systems weft,tcp \
-  --payloads 1024 --workloads thr,rtt,wire --out "$compare_out"
+  --payloads 1024 --workloads thr,rtt,pinned,wire --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p,weft:routed,tcp:p2p --tests thr,rtt_p50,rtt_p99,wire_bytes,cpu_ns
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect weft:p2p-pinned,weft:routed-pinned,tcp:p2p-pinned --tests rtt_p50,rtt_p99
 grep -q '<svg class="plot"' "$compare_out/report.html"
 
 step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
