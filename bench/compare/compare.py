@@ -46,7 +46,10 @@ QUICK_PAYLOADS = [8, 1024, 65536]
 WIRE_PAYLOADS = [8, 1024]
 # The robot-net program of each system that has one, by its name in bins.json (the same
 # options and output: bench/robotnet.sh runs either).
-ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet"}
+ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet", "zeromq": "zmq_robotnet",
+                    "redis": "redis_robotnet", "mqtt": "mqtt_robotnet"}
+# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last.
+C_ROBOTNETS = {"zeromq", "redis", "mqtt"}
 
 
 def log(msg: str) -> None:
@@ -948,17 +951,29 @@ class Runner:
         if not program:
             return
         fresh = None
-        if v.topology == "routed":
-            # A router of its own, fresh, as bench/robotnet.sh starts one.
+        if v.broker is not None:
+            # A router or broker of its own, fresh, as bench/robotnet.sh starts one.
             fresh, rport = self.start_broker(v)
             if rport < 0:
                 self.fail(label)
                 return
-            where = ["--routed", f"tcp/127.0.0.1:{rport}"]
+        seconds = ["--seconds", str(self.plan.robotnet_s)]
+        if v.system in C_ROBOTNETS:
+            if v.broker is None:
+                # Peer to peer (ZeroMQ): each node binds the next port of ten.
+                ports = [self.ports.take() for _ in range(10)]
+                while ports != list(range(ports[0], ports[0] + 10)):
+                    ports = [self.ports.take() for _ in range(10)]
+                rport = ports[0]
+            qos = ["--qos", "1"] if v.topology.endswith("qos1") else []
+            cmd = [program] + seconds + qos + [f"127.0.0.1:{rport}"]
         else:
-            where = ["--p2p", str(self.ports.take())]
-            self.ports.take()
-        cmd = [program] + where + ["--seconds", str(self.plan.robotnet_s)]
+            if v.topology == "routed":
+                where = ["--routed", f"tcp/127.0.0.1:{rport}"]
+            else:
+                where = ["--p2p", str(self.ports.take())]
+                self.ports.take()
+            cmd = [program] + where + seconds
         self.note_cmd(v, "robot net", cmd)
         p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
         p.wait()
@@ -974,16 +989,22 @@ class Runner:
                    "sent_late": r.get("sent_late"), "ticks": r.get("ticks"), "streams": {}}
         for kind in ("state", "command", "event"):
             k = r[kind]
-            self.res.add(v, "lat_p50", 64, k["p50_us"], f"us {kind}")
-            self.res.add(v, "lat_p99", 64, k["p99_us"], f"us {kind}")
+            # A stream that received nothing has no percentiles (null): no row, its loss
+            # is in meta.json and the report.
+            if k.get("p50_us") is not None:
+                self.res.add(v, "lat_p50", 64, k["p50_us"], f"us {kind}")
+                self.res.add(v, "lat_p99", 64, k["p99_us"], f"us {kind}")
             summary["streams"][kind] = {f: k.get(f) for f in
                                         ("p50_us", "p99_us", "p999_us", "max_us", "sent",
                                          "received")}
         self.robotnet_runs.append(summary)
         st = summary["streams"]
         lost = sum(x["sent"] - x["received"] for x in st.values())
-        self.progress(label, ", ".join(f"{k} p50 {x['p50_us']:.0f} p99 {x['p99_us']:.0f} max "
-                                       f"{x['max_us']:.0f} us" for k, x in st.items())
+        def us(x) -> str:
+            return "-" if x is None else f"{x:.0f}"
+
+        self.progress(label, ", ".join(f"{k} p50 {us(x['p50_us'])} p99 {us(x['p99_us'])} max "
+                                       f"{us(x['max_us'])} us" for k, x in st.items())
                       + f"; {lost} lost")
 
     # -- everything --

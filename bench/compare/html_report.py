@@ -495,7 +495,9 @@ def render(rows: list[dict], meta: dict) -> str:
         "controller sends each a 64 B command at 10 kHz, every node publishes a 100 Hz "
         "express RealTime event; one-way latency from the put to the callback "
         "(bench/robotnet.sh's programs: weft's robotnet example and, for Zenoh, "
-        "bench/compare's zrobotnet, the same workload with the zenoh crate).</p>",
+        "bench/compare's zrobotnet, the same workload with the zenoh crate; for ZeroMQ, "
+        "Redis and MQTT, bench/compare/c's robot nets, the same workload in C over each "
+        "library, without priorities).</p>",
         robotnet_table(meta),
         "<h2>A node's failure</h2>",
         "<p>A subscriber is killed (SIGKILL) while its publisher sends as fast as it can, and "
