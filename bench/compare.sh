@@ -16,9 +16,12 @@
 #   --systems    comma-separated among weft,weft-pico,zenoh,zeromq,redis,mqtt,dds,tcp
 #                (default all)
 #   --payloads   comma-separated payload sizes in bytes, in place of the mode's
-#   --workloads  comma-separated among thr,rtt,wire,robotnet (default all; CPU time comes
-#                with thr; robotnet is the robot-net scenario, bench/robotnet.sh's programs:
-#                weft's robotnet example, and bench/compare's zrobotnet for Zenoh)
+#   --workloads  comma-separated among thr,rtt,pinned,wire,robotnet,failure (default all
+#                but pinned, which a full run adds; CPU time comes with thr; pinned is rtt
+#                with every process on one core, as topology `<topology>-pinned`; robotnet
+#                is the robot-net scenario, bench/robotnet.sh's programs: weft's robotnet
+#                example, bench/compare's zrobotnet for Zenoh, and bench/compare/c's
+#                zmq_robotnet, redis_robotnet and mqtt_robotnet)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #
@@ -161,6 +164,10 @@ fi
 has zeromq && build_c zmq_bench -lzmq
 has redis && build_c redis_bench -lhiredis
 has mqtt && build_c mqtt_bench -lmosquitto
+# The robot net over each (bench/compare/c/robotnet.h: the workload of weft's example).
+has zeromq && build_c zmq_robotnet -lzmq -lpthread
+has redis && build_c redis_robotnet -lhiredis -lpthread
+has mqtt && build_c mqtt_robotnet -lmosquitto -lpthread
 
 # ---- run ---------------------------------------------------------------------------------
 
@@ -185,6 +192,9 @@ cat >"$BINS" <<EOF
  "zmq_bench": $(exe "$CBIN/zmq_bench"),
  "redis_bench": $(exe "$CBIN/redis_bench"),
  "mqtt_bench": $(exe "$CBIN/mqtt_bench"),
+ "zmq_robotnet": $(exe "$CBIN/zmq_robotnet"),
+ "redis_robotnet": $(exe "$CBIN/redis_robotnet"),
+ "mqtt_robotnet": $(exe "$CBIN/mqtt_robotnet"),
  "redis-server": $(exe "$(command -v redis-server || echo /nonexistent)"),
  "mosquitto": $(exe "$(command -v mosquitto || echo /usr/sbin/mosquitto)"),
  "ddsperf": $(exe "$(command -v ddsperf || echo /nonexistent)"),

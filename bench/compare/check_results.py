@@ -16,6 +16,8 @@ import sys
 COLUMNS = ["system", "topology", "test", "payload", "value", "unit", "min", "max", "reps"]
 SYSTEMS = {"weft", "weft-pico", "zenoh", "zeromq", "redis", "mqtt", "dds", "tcp"}
 TOPOLOGIES = {"p2p", "routed", "broker", "broker-qos1"}
+# Round trips with every process of a system on one core (`pinned` workload).
+TOPOLOGIES |= {f"{t}-pinned" for t in TOPOLOGIES}
 TESTS = {"thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_ns"}
 
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import atexit
 import csv
+import dataclasses
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -35,13 +37,19 @@ from typing import Callable
 
 CSV_COLUMNS = ["system", "topology", "test", "payload", "value", "unit", "min", "max", "reps"]
 SYSTEMS = ["weft", "weft-pico", "zenoh", "zeromq", "redis", "mqtt", "dds", "tcp"]
+# What a run measures unless told (a full run also pins every process to one core for
+# round trips: `pinned`).
+DEFAULT_WORKLOADS = "thr,rtt,wire,robotnet,failure"
 TESTS = ["thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_ns"]
 FULL_PAYLOADS = [8, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 QUICK_PAYLOADS = [8, 1024, 65536]
 WIRE_PAYLOADS = [8, 1024]
 # The robot-net program of each system that has one, by its name in bins.json (the same
 # options and output: bench/robotnet.sh runs either).
-ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet"}
+ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet", "zeromq": "zmq_robotnet",
+                    "redis": "redis_robotnet", "mqtt": "mqtt_robotnet"}
+# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last.
+C_ROBOTNETS = {"zeromq", "redis", "mqtt"}
 
 
 def log(msg: str) -> None:
@@ -763,6 +771,36 @@ class Runner:
         finally:
             pong.stop()
 
+    def pinned(self, v: Variant, broker: Proc | None, rport: int) -> None:
+        """Round trips with every process of `v` on one core (CPU 0): its ping, its pong
+        and its router or broker, as `v.topology`-pinned rows beside the unpinned ones."""
+        label = f"{v.system} {v.topology} pinned"
+        if not shutil.which("taskset"):
+            for size in self.rtt_sizes(v):
+                self.failures.append(f"{label} rtt {size} B (no taskset)")
+                self.progress(f"{label} rtt {size} B", "not run (no taskset)")
+            return
+        on_one = dataclasses.replace(
+            v, topology=f"{v.topology}-pinned",
+            ping=lambda *a: ["taskset", "-c", "0"] + v.ping(*a),
+            pong=lambda *a: ["taskset", "-c", "0"] + v.pong(*a))
+        if broker:
+            subprocess.run(["taskset", "-a", "-c", "-p", "0", str(broker.p.pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        try:
+            for size in self.rtt_sizes(v):
+                self.rtt(on_one, rport, size)
+        finally:
+            if broker:
+                every = f"0-{(os.cpu_count() or 1) - 1}"
+                subprocess.run(["taskset", "-a", "-c", "-p", every, str(broker.p.pid)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               check=False)
+
+    def rtt_sizes(self, v: Variant) -> list[int]:
+        """The payloads `v`'s programs take."""
+        return [p for p in self.plan.payloads if not v.max_payload or p <= v.max_payload]
+
     def rtt(self, v: Variant, rport: int, size: int) -> None:
         runs = []
         # Fewer round trips above 16 KiB (at least 500): a 1 MiB one takes a millisecond.
@@ -913,17 +951,29 @@ class Runner:
         if not program:
             return
         fresh = None
-        if v.topology == "routed":
-            # A router of its own, fresh, as bench/robotnet.sh starts one.
+        if v.broker is not None:
+            # A router or broker of its own, fresh, as bench/robotnet.sh starts one.
             fresh, rport = self.start_broker(v)
             if rport < 0:
                 self.fail(label)
                 return
-            where = ["--routed", f"tcp/127.0.0.1:{rport}"]
+        seconds = ["--seconds", str(self.plan.robotnet_s)]
+        if v.system in C_ROBOTNETS:
+            if v.broker is None:
+                # Peer to peer (ZeroMQ): each node binds the next port of ten.
+                ports = [self.ports.take() for _ in range(10)]
+                while ports != list(range(ports[0], ports[0] + 10)):
+                    ports = [self.ports.take() for _ in range(10)]
+                rport = ports[0]
+            qos = ["--qos", "1"] if v.topology.endswith("qos1") else []
+            cmd = [program] + seconds + qos + [f"127.0.0.1:{rport}"]
         else:
-            where = ["--p2p", str(self.ports.take())]
-            self.ports.take()
-        cmd = [program] + where + ["--seconds", str(self.plan.robotnet_s)]
+            if v.topology == "routed":
+                where = ["--routed", f"tcp/127.0.0.1:{rport}"]
+            else:
+                where = ["--p2p", str(self.ports.take())]
+                self.ports.take()
+            cmd = [program] + where + seconds
         self.note_cmd(v, "robot net", cmd)
         p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
         p.wait()
@@ -939,16 +989,22 @@ class Runner:
                    "sent_late": r.get("sent_late"), "ticks": r.get("ticks"), "streams": {}}
         for kind in ("state", "command", "event"):
             k = r[kind]
-            self.res.add(v, "lat_p50", 64, k["p50_us"], f"us {kind}")
-            self.res.add(v, "lat_p99", 64, k["p99_us"], f"us {kind}")
+            # A stream that received nothing has no percentiles (null): no row, its loss
+            # is in meta.json and the report.
+            if k.get("p50_us") is not None:
+                self.res.add(v, "lat_p50", 64, k["p50_us"], f"us {kind}")
+                self.res.add(v, "lat_p99", 64, k["p99_us"], f"us {kind}")
             summary["streams"][kind] = {f: k.get(f) for f in
                                         ("p50_us", "p99_us", "p999_us", "max_us", "sent",
                                          "received")}
         self.robotnet_runs.append(summary)
         st = summary["streams"]
         lost = sum(x["sent"] - x["received"] for x in st.values())
-        self.progress(label, ", ".join(f"{k} p50 {x['p50_us']:.0f} p99 {x['p99_us']:.0f} max "
-                                       f"{x['max_us']:.0f} us" for k, x in st.items())
+        def us(x) -> str:
+            return "-" if x is None else f"{x:.0f}"
+
+        self.progress(label, ", ".join(f"{k} p50 {us(x['p50_us'])} p99 {us(x['p99_us'])} max "
+                                       f"{us(x['max_us'])} us" for k, x in st.items())
                       + f"; {lost} lost")
 
     # -- everything --
@@ -959,6 +1015,8 @@ class Runner:
         if "thr" in plan.workloads:
             per_variant += len(plan.payloads)
         if "rtt" in plan.workloads:
+            per_variant += len(plan.payloads)
+        if "pinned" in plan.workloads:
             per_variant += len(plan.payloads)
         if "wire" in plan.workloads:
             per_variant += len(plan.wire_payloads)
@@ -991,6 +1049,8 @@ class Runner:
                 if "rtt" in plan.workloads:
                     for size in fits:
                         self.rtt(v, rport, size)
+                if "pinned" in plan.workloads:
+                    self.pinned(v, broker, rport)
                 if "wire" in plan.workloads:
                     for size in plan.wire_payloads:
                         self.wire(v, rport, size)
@@ -1009,7 +1069,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--payloads", default="")
-    ap.add_argument("--workloads", default="thr,rtt,wire,robotnet,failure")
+    ap.add_argument("--workloads", default=None,
+                    help="default thr,rtt,wire,robotnet,failure, and pinned in a full run")
     ap.add_argument("--port", type=int, default=17900)
     ap.add_argument("--samples-scale", type=float, default=1.0,
                     help="scales the messages per round of the programs that count them "
@@ -1047,7 +1108,8 @@ def main() -> int:
         rtt_samples=1000 if args.quick else 10000,
         rtt_runs=1 if args.quick else 3,
         wire_samples=(200, 700) if args.quick else (1000, 6000),
-        workloads=[w.strip() for w in args.workloads.split(",")],
+        workloads=[w.strip() for w in (args.workloads or DEFAULT_WORKLOADS + (
+            "" if args.quick else ",pinned")).split(",")],
         robotnet_s=2 if args.quick else 4,
         recovery_window_s=5 if args.quick else 15,
     )

@@ -222,6 +222,60 @@ def losses(rows: list[dict]) -> str:
     return "<ul>" + "\n".join(items) + "</ul>"
 
 
+def is_weft(series: str) -> bool:
+    """weft itself (peer to peer or routed), not weft-pico."""
+    return series.startswith("weft ")
+
+
+def meaning(rows: list[dict], test: str, higher: bool, what: str, unit: str,
+            unit_prefix: str = "") -> str:
+    """What one figure says, in sentences made from its figures: at how many of the
+    measured payloads weft's better topology leads the other middleware (raw TCP, the
+    machine's limit, apart), and at the smallest and largest payload weft's best against
+    the best of the others and against raw TCP. Empty when weft or the others were not
+    measured."""
+    data = by(rows, test, unit_prefix)
+    payloads = sorted({p for d in data.values() for p in d})
+    compared = []
+    for p in payloads:
+        pts = {k: d[p]["value"] for k, d in data.items() if p in d}
+        ranked = sorted(pts, key=pts.get, reverse=higher)
+        weft = [k for k in ranked if is_weft(k)]
+        others = [k for k in ranked if not is_weft(k) and not k.startswith("tcp ")]
+        tcp = [k for k in ranked if k.startswith("tcp ")]
+        if weft and others:
+            compared.append((p, pts, weft[0], others[0], tcp[0] if tcp else None))
+    if not compared:
+        return ""
+
+    def times(w: float, o: float) -> str:
+        if higher:
+            return f"{w / o:.2f}× as {what}" if o else "?"
+        return f"{o / w:.2f}× as {what}" if w else "?"
+
+    leads = [p for p, pts, w, o, _ in compared
+             if (pts[w] > pts[o] if higher else pts[w] < pts[o])]
+    trails = [p for p, *_ in compared if p not in leads]
+    out = [f"weft leads the other middleware at {len(leads)} of the {len(compared)} payloads "
+           "where both were measured"]
+    if trails:
+        out[0] += " and trails at " + ", ".join(fmt_size(p) for p in trails)
+    out[0] += "."
+    ends = [compared[0]] if len(compared) == 1 else [compared[0], compared[-1]]
+    for p, pts, w, o, tcp in ends:
+        sentence = (f"At {fmt_size(p)}, {w} {fmt_num(pts[w])} {unit} against "
+                    f"{fmt_num(pts[o])} for {o}, the best of the others (weft "
+                    f"{times(pts[w], pts[o])})")
+        if tcp:
+            sentence += (f"; raw TCP {fmt_num(pts[tcp])} (weft {times(pts[w], pts[tcp])})")
+        out.append(sentence + ".")
+    return " ".join(out)
+
+
+def meaning_html(text: str) -> str:
+    return f"<p class=means><b>What this means:</b> {esc(text)}</p>" if text else ""
+
+
 REQ_HEADERS = ["one-way p99 < 1 ms", "one-way p50 < 0.1 ms", "> 10 kHz", "events undelayed"]
 
 
@@ -363,7 +417,8 @@ CSS = """body{font-family:sans-serif;max-width:1100px;margin:1em auto;padding:0 
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;
 text-align:right;font-size:13px}td:first-child,th:first-child{text-align:left}
 .pass{background:#dfd}.fail{background:#fdd}.na{color:#888}.note{font-size:12px;color:#555}
-pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}svg.plot{display:block}"""
+pre{background:#f6f6f6;padding:6px;overflow-x:auto;font-size:12px}svg.plot{display:block}
+.means{background:#f4f7fb;border-left:3px solid #1f77b4;padding:.4em .8em}"""
 
 
 def render(rows: list[dict], meta: dict) -> str:
@@ -406,12 +461,15 @@ def render(rows: list[dict], meta: dict) -> str:
         "router or broker; dotted: MQTT at QoS 1.</p>",
         svg_plot("Throughput (msg/s)", thr, "payload", "messages per second"),
         svg_plot("Throughput (Gb/s of payload)", gbps, "payload", "Gb/s"),
+        meaning_html(meaning(rows, "thr", True, "fast", "msg/s")),
         table("Throughput, msg/s", by(rows, "thr"), "messages per second (median round)"),
         "<h2>Round trips</h2>",
         "<p>One message in flight, answered by the other end; p50 and p99 of the round trip "
         "in µs (the median over runs).</p>",
         svg_plot("Round trip p50 (µs)", r50, "payload", "µs"),
+        meaning_html(meaning(rows, "rtt_p50", False, "quick", "µs")),
         svg_plot("Round trip p99 (µs)", r99, "payload", "µs"),
+        meaning_html(meaning(rows, "rtt_p99", False, "quick", "µs")),
         table("Round trip p50, µs", by(rows, "rtt_p50"), "µs"),
         table("Round trip p99, µs", by(rows, "rtt_p99"), "µs"),
         "<h2>Wire bytes</h2>",
@@ -419,6 +477,7 @@ def render(rows: list[dict], meta: dict) -> str:
         "acknowledgement it sends), counted by a relay between it and the other side (or the "
         "broker): the difference between two runs of different lengths, so that connection "
         "set-up cancels out. No TCP/IP headers; DDS (UDP) is not measured.</p>",
+        meaning_html(meaning(rows, "wire_bytes", False, "lean", "B")),
         table("Wire bytes per message", by(rows, "wire_bytes"), "bytes per message"),
         "<h2>CPU time per message</h2>",
         "<p>Run time of every thread of each process (publisher, subscriber, router or "
@@ -427,6 +486,7 @@ def render(rows: list[dict], meta: dict) -> str:
         "nobody receives.</p>",
     ]
     for side in cpu_sides:
+        parts.append(meaning_html(meaning(rows, "cpu_ns", False, "frugal", "ns", side)))
         parts.append(table(f"CPU, {side}", by(rows, "cpu_ns", side), side))
     parts += [
         "<h2>Where weft loses</h2>", losses(rows),
@@ -435,7 +495,9 @@ def render(rows: list[dict], meta: dict) -> str:
         "controller sends each a 64 B command at 10 kHz, every node publishes a 100 Hz "
         "express RealTime event; one-way latency from the put to the callback "
         "(bench/robotnet.sh's programs: weft's robotnet example and, for Zenoh, "
-        "bench/compare's zrobotnet, the same workload with the zenoh crate).</p>",
+        "bench/compare's zrobotnet, the same workload with the zenoh crate; for ZeroMQ, "
+        "Redis and MQTT, bench/compare/c's robot nets, the same workload in C over each "
+        "library, without priorities).</p>",
         robotnet_table(meta),
         "<h2>A node's failure</h2>",
         "<p>A subscriber is killed (SIGKILL) while its publisher sends as fast as it can, and "
@@ -506,6 +568,13 @@ def markdown(rows: list[dict], meta: dict) -> str:
                        f"{c.get('pub', '-')} / {c.get('sub', '-')} / "
                        f"{c.get('router', c.get('broker', '-'))} | {back} |")
         out.append("")
+    for label, args in (("Throughput", ("thr", True, "fast", "msg/s")),
+                        ("Round trip p50", ("rtt_p50", False, "quick", "µs")),
+                        ("Round trip p99", ("rtt_p99", False, "quick", "µs")),
+                        ("Wire bytes", ("wire_bytes", False, "lean", "B"))):
+        text = meaning(rows, *args)
+        if text:
+            out += [f"{label}: {text}", ""]
     verdicts = requirement_verdicts(rows, meta)
     if verdicts:
         out += ["Requirements (pass or FAIL, with the figure):", "",

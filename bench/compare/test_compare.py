@@ -66,6 +66,55 @@ META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "
                                     "max_us": 270, "sent": 2000, "received": 2000}}}]}
 
 
+class MeaningTest(unittest.TestCase):
+    """The "what this means" sentences come from the figures, not from a template."""
+
+    ROWS = [
+        {"system": "weft", "topology": "p2p", "test": "thr", "payload": 8, "value": 6e6},
+        {"system": "weft", "topology": "routed", "test": "thr", "payload": 8, "value": 3e6},
+        {"system": "zenoh", "topology": "p2p", "test": "thr", "payload": 8, "value": 2e6},
+        {"system": "tcp", "topology": "p2p", "test": "thr", "payload": 8, "value": 12e6},
+        {"system": "weft", "topology": "p2p", "test": "thr", "payload": 1048576,
+         "value": 1600},
+        {"system": "zeromq", "topology": "p2p", "test": "thr", "payload": 1048576,
+         "value": 2000},
+        {"system": "weft", "topology": "p2p", "test": "rtt_p50", "payload": 64, "value": 30},
+        {"system": "zenoh", "topology": "p2p", "test": "rtt_p50", "payload": 64, "value": 60},
+    ]
+
+    def rows(self, changes=None):
+        changes = changes or {}
+        out = []
+        for r in self.ROWS:
+            r = dict(r, unit="", min=r["value"], max=r["value"], reps=1)
+            key = (r["system"], r["test"], r["payload"])
+            if key in changes:
+                r["value"] = changes[key]
+            out.append(r)
+        return out
+
+    def test_a_lead_and_a_loss_are_told_with_their_ratios(self):
+        text = html_report.meaning(self.rows(), "thr", True, "fast", "msg/s")
+        self.assertIn("leads the other middleware at 1 of the 2 payloads", text)
+        self.assertIn("trails at 1 MiB", text)
+        self.assertIn("At 8 B, weft p2p 6 M msg/s against 2 M for zenoh p2p", text)
+        self.assertIn("weft 3.00× as fast", text)
+        self.assertIn("raw TCP 12 M (weft 0.50× as fast)", text)
+        self.assertIn("At 1 MiB, weft p2p 1600 msg/s against 2000 for zeromq p2p", text)
+        text = html_report.meaning(self.rows(), "rtt_p50", False, "quick", "µs")
+        self.assertIn("1 of the 1 payloads", text)
+        self.assertIn("weft 2.00× as quick", text)
+
+    def test_other_figures_tell_another_story(self):
+        rows = self.rows({("zenoh", "thr", 8): 9e6, ("zeromq", "thr", 1048576): 1000})
+        text = html_report.meaning(rows, "thr", True, "fast", "msg/s")
+        self.assertIn("leads the other middleware at 1 of the 2 payloads", text)
+        self.assertIn("trails at 8 B", text)
+        self.assertIn("against 9 M for zenoh p2p", text)
+        self.assertIn("weft 0.67× as fast", text)
+        self.assertEqual(html_report.meaning(rows, "wire_bytes", False, "lean", "B"), "")
+
+
 class ReportTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
@@ -77,6 +126,10 @@ class ReportTest(unittest.TestCase):
         subprocess.run([sys.executable, str(HERE / "html_report.py"), "--csv", str(self.csv),
                         "--meta", str(self.meta), "--out", str(self.out)], check=True)
         self.html = self.out.read_text()
+
+    def test_figures_say_what_they_mean(self):
+        self.assertIn("What this means:", self.html)
+        self.assertIn("At 8 B, weft p2p 2 M msg/s against 5000 for mqtt broker-qos1", self.html)
 
     def tearDown(self):
         self.dir.cleanup()
