@@ -85,6 +85,17 @@ impl RawClient {
         Self::connect_with(port, LocalParams::new(zid, WhatAmI::Client))
     }
 
+    /// Opens a client session to `addr` (a loopback address: `127.0.0.1` or `[::1]`)
+    /// with Zenoh's default parameters and the id `zid`.
+    pub fn connect_to(addr: std::net::SocketAddr, zid: u128) -> Result<Self, RawError> {
+        let zid = ZenohId::new(zid).expect("a non-zero ZenohId");
+        let stream = TcpStream::connect(addr)?;
+        Self::handshake(
+            stream,
+            Initiator::new(LocalParams::new(zid, WhatAmI::Client)),
+        )
+    }
+
     /// Opens a session to `127.0.0.1:port` proposing `params`.
     pub fn connect_with(port: u16, params: LocalParams) -> Result<Self, RawError> {
         let stream = TcpStream::connect(("127.0.0.1", port))?;

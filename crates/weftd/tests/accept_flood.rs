@@ -1,11 +1,12 @@
 //! Connections that open and never finish their handshake, opened again as soon as weftd
 //! closes them, do not keep a legitimate client out: once every
 //! `transport.unicast.accept_pending` place is held, a new connection takes the place of
-//! the oldest handshake that has stalled for a while.
+//! the oldest handshake that has stalled for a while; and one address holds at most half
+//! of the places, so that a client from another finds one free at once.
 
 mod common;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -191,5 +192,55 @@ fn stalled_connections_to_a_tls_listener_do_not_keep_a_tls_client_out() {
     assert!(
         failed.is_empty(),
         "TLS sessions {failed:?} did not open within {WITHIN:?}"
+    );
+}
+
+/// The first bytes of a handshake that never goes on: a stream batch's length prefix and
+/// one byte of it.
+const FIRST_BYTES: [u8; 3] = [0x10, 0x00, 0x01];
+
+#[test]
+fn one_address_holds_at_most_half_of_the_handshake_places() {
+    const PLACES: usize = 4;
+    let (port, v6_port) = (free_port(), free_port());
+    let log = std::env::temp_dir().join(format!("weftd-share-{}.log", std::process::id()));
+    let v6 = format!("tcp/[::1]:{v6_port}");
+    let weftd = Weftd::logging_to(
+        port,
+        &format!("{{ transport: {{ unicast: {{ accept_pending: {PLACES} }} }} }}"),
+        &["-l", &v6],
+        &log,
+    );
+    // weftd holds two sockets of its own: its listeners.
+    let listeners = 2;
+    // From 127.0.0.1: as many handshakes as there are places, each started and stalled.
+    let held: Vec<TcpStream> = (0..PLACES)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            s.write_all(&FIRST_BYTES).unwrap();
+            s
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sockets(weftd.pid()) < listeners + PLACES {
+        assert!(
+            Instant::now() < deadline,
+            "weftd never accepted the stalled connections"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // From [::1], at once: a place is free for it, and no stalled handshake had to be
+    // closed to make room (weftd logs each such close; before, 127.0.0.1 held every
+    // place and the client waited until one had stalled 500 ms, then took it).
+    let addr: std::net::SocketAddr = format!("[::1]:{v6_port}").parse().unwrap();
+    let client = RawClient::connect_to(addr, 0xf2_0000_0001).expect("a session from [::1]");
+    let _ = client.close();
+    drop(held);
+    drop(weftd);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    assert!(
+        !text.contains("every accept_pending place was held"),
+        "a stalled handshake was closed to make room: {text}"
     );
 }

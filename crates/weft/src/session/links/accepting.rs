@@ -206,12 +206,28 @@ impl Runner {
 /// at most: each waits, unanswered, for a place (or `accept_timeout`).
 pub(super) const WAITING_MAX: usize = 1024;
 
+/// The `accept_pending` places one source address may hold at once: half of them (at
+/// least one). An address that opens handshakes faster than they end, or lets them stall,
+/// keeps the other half free for every other address: its next connections wait for one
+/// of its own places, in at most half of the waiting room.
+fn source_share(inner: &Inner) -> usize {
+    (inner.config.accept_pending / 2).max(1)
+}
+
 /// A connection accepted while every `accept_pending` place was taken, waiting for one.
 pub(super) struct Waiting {
     inner: std::sync::Weak<Inner>,
     link: crate::link::Link,
     since: Instant,
+    /// For one whose first bytes came (not watched: it needs only a place), when it next
+    /// tries for one, a stalled handshake's place included.
+    retry_at: Option<Instant>,
 }
+
+/// How often a waiting connection whose first bytes came tries again for a place (besides
+/// every time one is freed): a handshake that stalls becomes its to take after
+/// [`STALLED_AFTER`].
+const RETRY_EVERY: Duration = Duration::from_millis(100);
 
 impl Waiting {
     /// The session it waits for.
@@ -219,10 +235,12 @@ impl Waiting {
         &self.inner
     }
 
-    /// When it is closed unanswered if no place came.
+    /// When it next tries for a place, or is closed unanswered if none came by
+    /// `accept_timeout`.
     pub(super) fn gives_up_at(&self) -> Option<Instant> {
         let inner = self.inner.upgrade()?;
-        Some(self.since + inner.config.accept_timeout)
+        let end = self.since + inner.config.accept_timeout;
+        Some(self.retry_at.map_or(end, |r| r.min(end)))
     }
 
     /// Its socket.
@@ -249,10 +267,19 @@ impl Runner {
             link.shutdown();
             return Ok(());
         }
-        let place = PendingAccept::take(inner).or_else(|| {
-            (link.has_input_now() && self.evict_stalled(inner))
-                .then(|| PendingAccept::take(inner))?
-        });
+        let ip = link.peer_ip();
+        let ready = link.has_input_now();
+        let place = if ip.is_some() && self.held_by(inner, ip) >= source_share(inner) {
+            // Its address holds its share of the places: it may take only the place of a
+            // stalled handshake from that address, never another address's.
+            (ready && self.evict_stalled(inner, Some(ip)))
+                .then(|| PendingAccept::take(inner))
+                .flatten()
+        } else {
+            PendingAccept::take(inner).or_else(|| {
+                (ready && self.evict_stalled(inner, None)).then(|| PendingAccept::take(inner))?
+            })
+        };
         let Some(place) = place else {
             return self.wait_for_place(inner, link);
         };
@@ -283,28 +310,52 @@ impl Runner {
         Ok(())
     }
 
-    /// Parks `link` in the waiting room, its socket watched for its first bytes.
+    /// The handshakes in progress of links `inner`'s listeners accepted from `ip`.
+    fn held_by(&self, inner: &Arc<Inner>, ip: Option<std::net::IpAddr>) -> usize {
+        self.entries
+            .values()
+            .filter(|e| {
+                matches!(e, Entry::Handshake(h)
+                    if h.inner.as_ptr() == Arc::as_ptr(inner)
+                        && matches!(&h.purpose, Purpose::Accepted(_, source) if source.0 == ip))
+            })
+            .count()
+    }
+
+    /// Parks `link` in the waiting room, its socket watched for its first bytes: at most
+    /// [`WAITING_MAX`] connections, half of them from one address.
     fn wait_for_place(
         &mut self,
         inner: &Arc<Inner>,
         link: crate::link::Link,
     ) -> Result<(), crate::link::Link> {
-        let waiting = self
-            .entries
-            .values()
-            .filter(|e| matches!(e, Entry::Waiting(w) if w.inner.as_ptr() == Arc::as_ptr(inner)))
-            .count();
+        let ip = link.peer_ip();
+        let (mut waiting, mut from_ip) = (0, 0);
+        for e in self.entries.values() {
+            if let Entry::Waiting(w) = e {
+                if w.inner.as_ptr() == Arc::as_ptr(inner) {
+                    waiting += 1;
+                    from_ip += usize::from(w.link.peer_ip() == ip);
+                }
+            }
+        }
         // A UDP or QUIC link has no socket of its own to watch here.
-        if waiting >= WAITING_MAX || !link.has_own_stream_socket() {
+        if waiting >= WAITING_MAX || from_ip >= WAITING_MAX / 2 || !link.has_own_stream_socket() {
             return Err(link);
         }
         let token = self.token();
         let fd = link.raw_fd();
-        if self
-            .poll
-            .registry()
-            .register(&mut SourceFd(&fd), token, Interest::READABLE)
-            .is_err()
+        // One whose first bytes are here needs only a place: it is not watched (its
+        // socket, ready, would wake the loop at once and again), but tried again when a
+        // place is freed (`place_freed`) and every `RETRY_EVERY`, and closed at
+        // `accept_timeout`.
+        let has_input = link.has_input_now();
+        if !has_input
+            && self
+                .poll
+                .registry()
+                .register(&mut SourceFd(&fd), token, Interest::READABLE)
+                .is_err()
         {
             return Err(link);
         }
@@ -314,6 +365,7 @@ impl Runner {
                 inner: Arc::downgrade(inner),
                 link,
                 since: Instant::now(),
+                retry_at: has_input.then(|| Instant::now() + RETRY_EVERY),
             })),
         );
         Ok(())
@@ -381,16 +433,22 @@ impl Runner {
 pub(super) const STALLED_AFTER: Duration = Duration::from_millis(500);
 
 impl Runner {
-    /// Closes the oldest handshake of a link `inner`'s listeners accepted, if it has run
-    /// longer than [`STALLED_AFTER`], to free its place. Whether one was closed.
-    fn evict_stalled(&mut self, inner: &Arc<Inner>) -> bool {
+    /// Closes the oldest handshake of a link `inner`'s listeners accepted (from the
+    /// address `from` only, when given), if it has run longer than [`STALLED_AFTER`], to
+    /// free its place. Whether one was closed.
+    fn evict_stalled(
+        &mut self,
+        inner: &Arc<Inner>,
+        from: Option<Option<std::net::IpAddr>>,
+    ) -> bool {
         let now = Instant::now();
         let oldest = self
             .entries
             .iter()
             .filter_map(|(t, e)| match e {
                 Entry::Handshake(h)
-                    if matches!(h.purpose, Purpose::Accepted(..))
+                    if matches!(&h.purpose, Purpose::Accepted(_, source)
+                        if from.is_none_or(|ip| source.0 == ip))
                         && h.inner.as_ptr() == Arc::as_ptr(inner)
                         && now.duration_since(h.started) >= STALLED_AFTER =>
                 {
