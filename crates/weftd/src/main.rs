@@ -62,6 +62,11 @@ struct Args {
     /// repeatable, applied over the file.
     #[arg(long = "cfg", value_name = "KEY:VALUE")]
     cfg: Vec<String>,
+    /// Series of `/metrics` shown one by one in each family per declared key expression
+    /// (`weft_subscription_*`, `weft_publication_*`): the busiest declarations; the others
+    /// are added up in one `key_expr="other"` series. Default 100; 0 shows only the sum.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    metrics_declared_series: Option<u32>,
     /// How logs are written on standard error: `text`, or `json` (one object per line,
     /// for log collectors). What is logged: `RUST_LOG` (default `info`).
     #[arg(long, value_enum, default_value = "text")]
@@ -332,6 +337,7 @@ fn main() -> ExitCode {
                 stats: r.stats(),
             })
             .collect(),
+        declared_series: args.metrics_declared_series.map(|n| n as usize),
     };
     let admin_context = admin::Context {
         metadata,

@@ -61,6 +61,9 @@ pub(crate) struct PluginMetrics {
     pub(crate) storages: Vec<StorageMetrics>,
     /// The recordings.
     pub(crate) recordings: Vec<RecordingMetrics>,
+    /// Series shown one by one in each per-declaration family (`--metrics-declared-series`;
+    /// `None`: [`DECLARED_SERIES`]).
+    pub(crate) declared_series: Option<usize>,
 }
 
 /// zenohd's build labels: this node and weft's version.
@@ -198,7 +201,11 @@ pub(crate) fn metrics_text(
             version: version(),
         }),
     );
-    register_sessions(&mut registry, a);
+    register_sessions(
+        &mut registry,
+        a,
+        plugins.declared_series.unwrap_or(DECLARED_SERIES),
+    );
     register_queries(&mut registry, queries);
     register_storages(&mut registry, &plugins.storages);
     register_recordings(&mut registry, &plugins.recordings);
@@ -220,7 +227,7 @@ pub(crate) fn metrics_text(
 /// The families per session: sessions by role, bytes and batches by direction,
 /// messages received, dropped (by reason), discarded (by reason) and denied, and the
 /// traffic of each key expression a session declared.
-fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
+fn register_sessions(registry: &mut Registry, a: &AdminInfo, declared_series: usize) {
     let session = |f: &FaceInfo| Session {
         local_id: a.zid.to_string(),
         remote_id: f.zid.to_string(),
@@ -292,7 +299,7 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
          closed (waiting when the session was closed), unqueueable",
         by_reason(|f| &f.drops),
     );
-    register_declarations(registry, a, session);
+    register_declarations(registry, a, session, declared_series);
     registry.register(
         "weft_session_discarded",
         "Messages received from a session and discarded, by reason: too_large (over \
@@ -329,18 +336,19 @@ fn register_sessions(registry: &mut Registry, a: &AdminInfo) {
     );
 }
 
-/// Most series of each family per declared key expression: the busiest key expressions
-/// (by messages, then bytes) are shown one by one, the others added up in one series
+/// Most series of each family per declared key expression, unless weftd's
+/// `--metrics-declared-series` says otherwise: the busiest key expressions (by messages,
+/// then bytes) are shown one by one, the others added up in one series
 /// (`key_expr="other"`, without a session). So that a scrape stays small whatever the
 /// declarations: 50,000 subscribers cost as much as 100.
-const DECLARED_SERIES: usize = 100;
+pub(crate) const DECLARED_SERIES: usize = 100;
 
 /// The series of a family per declared key expression.
 #[derive(Debug, Clone)]
 enum DeclaredBy {
     /// A key expression one session declared.
     One(Session, Declared),
-    /// The key expressions beyond the busiest [`DECLARED_SERIES`], of all sessions.
+    /// The key expressions beyond the busiest, of all sessions.
     Others(Local),
 }
 
@@ -368,14 +376,15 @@ impl EncodeLabelSet for DeclaredBy {
     }
 }
 
-/// What each series of a per-declaration family counts: the busiest
-/// [`DECLARED_SERIES`] declarations in the order the sessions list them, then the sum of
+/// What each series of a per-declaration family counts: the `most` busiest
+/// declarations in the order the sessions list them, then the sum of
 /// the others if there are any. The sum goes down when a declaration joins the busiest
 /// or is undeclared.
 fn busiest(
     a: &AdminInfo,
     of: fn(&FaceInfo) -> &[DeclarationTraffic],
     session: impl Fn(&FaceInfo) -> Session,
+    most: usize,
 ) -> Vec<(DeclaredBy, DeclarationTraffic)> {
     let all: Vec<(&FaceInfo, &DeclarationTraffic)> = a
         .faces
@@ -383,15 +392,15 @@ fn busiest(
         .flat_map(|f| of(f).iter().map(move |t| (f, t)))
         .collect();
     let mut shown = vec![true; all.len()];
-    if all.len() > DECLARED_SERIES {
+    if all.len() > most {
         let mut by_traffic: Vec<usize> = (0..all.len()).collect();
         by_traffic.sort_by_key(|&i| std::cmp::Reverse((all[i].1.messages, all[i].1.bytes)));
-        for &i in &by_traffic[DECLARED_SERIES..] {
+        for &i in &by_traffic[most..] {
             shown[i] = false;
         }
     }
     let mut others: Option<DeclarationTraffic> = None;
-    let mut series = Vec::with_capacity(all.len().min(DECLARED_SERIES) + 1);
+    let mut series = Vec::with_capacity(all.len().min(most) + 1);
     for ((f, t), shown) in all.into_iter().zip(shown) {
         if shown {
             let declared = Declared {
@@ -413,14 +422,15 @@ fn busiest(
 }
 
 /// The families per key expression a session declared (subscriber, or publisher by its
-/// interest): never per key published, and the busiest [`DECLARED_SERIES`] only.
+/// interest): never per key published, and the `most` busiest only.
 fn register_declarations(
     registry: &mut Registry,
     a: &AdminInfo,
     session: impl Fn(&FaceInfo) -> Session,
+    most: usize,
 ) {
-    let subscriptions = busiest(a, |f| &f.subscriber_traffic, &session);
-    let publications = busiest(a, |f| &f.publisher_traffic, &session);
+    let subscriptions = busiest(a, |f| &f.subscriber_traffic, &session, most);
+    let publications = busiest(a, |f| &f.publisher_traffic, &session, most);
     type Traffic = [(DeclaredBy, DeclarationTraffic)];
     let each = |of: &Traffic, get: fn(&DeclarationTraffic) -> u64| -> Series<_, _> {
         of.iter()

@@ -1136,3 +1136,57 @@ fn routed_queries_show_in_the_metrics() {
     answering.close();
     asking.close();
 }
+
+/// `--metrics-declared-series N` sets how many declarations each per-declaration family
+/// shows one by one; the others are still added up in one `other` series.
+#[test]
+fn the_declarations_shown_one_by_one_are_configurable() {
+    if zenoh_python().is_none() {
+        return;
+    }
+    const SHOWN: usize = 3;
+    const SUBSCRIPTIONS: usize = 20;
+    let (rest, port) = (free_port(), free_port());
+    let weftd = Weftd::start(
+        port,
+        &[
+            "--rest-http-port",
+            &rest.to_string(),
+            "--metrics-declared-series",
+            &SHOWN.to_string(),
+        ],
+    );
+    wait_for_port(rest);
+    let subscriber = weftd.weft_client();
+    let _subscribers: Vec<weft::Subscriber> = (0..SUBSCRIPTIONS)
+        .map(|i| {
+            subscriber
+                .declare_subscriber(&format!("few/{i}"), |_| {})
+                .unwrap()
+        })
+        .collect();
+    // Until weftd shows every declaration (one by one or in the sum).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let series = loop {
+        let series: Vec<Value> = scrape(rest)
+            .into_iter()
+            .filter(|s| s["name"] == "weft_subscription_messages_total")
+            .collect();
+        if series.len() == SHOWN + 1 || Instant::now() > deadline {
+            break series;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(series.len(), SHOWN + 1, "{series:?}");
+    assert_eq!(
+        series
+            .iter()
+            .filter(|s| s["labels"]["key_expr"] == "other")
+            .count(),
+        1
+    );
+    // Out of range: refused with the flag named.
+    let (code, stderr) = common::run_weftd(&["--metrics-declared-series", "100001"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--metrics-declared-series"), "{stderr}");
+}
