@@ -14,6 +14,7 @@ import csv
 import html
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -586,16 +587,42 @@ def markdown(rows: list[dict], meta: dict) -> str:
     return "\n".join(out)
 
 
+def write_plots(page: str, out: Path) -> list[str]:
+    """Writes every plot of `page` with data to `out` as `<slug of its title>.svg`, on a
+    white background; returns the paths written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for m in re.finditer(r'<svg class="plot".*?</svg>', page, re.S):
+        svg = m.group(0)
+        title = re.search(r'aria-label="([^"]*)"', svg)
+        if not title or "no data" in svg:
+            continue
+        slug = re.sub(r"[^a-z0-9]+", "-",
+                      html.unescape(title.group(1)).replace("µ", "u").lower()).strip("-")
+        svg = re.sub(r"(<svg [^>]*>)", r'\1<rect width="100%" height="100%" fill="white"/>',
+                     svg, count=1)
+        path = out / f"{slug}.svg"
+        path.write_text(svg)
+        written.append(str(path))
+    return written
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--csv", required=True)
     ap.add_argument("--meta")
     ap.add_argument("--out", required=True)
     ap.add_argument("--markdown", help="also write the figures as Markdown tables here")
+    ap.add_argument("--svg-dir", help="also write each plot as an SVG file of its own here "
+                                      "(white background; `rsvg-convert` turns one into a PNG)")
     a = ap.parse_args()
     rows = load_rows(Path(a.csv))
     meta = json.loads(Path(a.meta).read_text()) if a.meta and Path(a.meta).exists() else {}
-    Path(a.out).write_text(render(rows, meta))
+    page = render(rows, meta)
+    Path(a.out).write_text(page)
+    if a.svg_dir:
+        for name in write_plots(page, Path(a.svg_dir)):
+            print(f"wrote {name}", file=sys.stderr)
     if a.markdown:
         Path(a.markdown).write_text(markdown(rows, meta))
     print(f"wrote {a.out} ({len(rows)} rows)", file=sys.stderr)

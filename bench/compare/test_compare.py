@@ -127,6 +127,17 @@ class ReportTest(unittest.TestCase):
                         "--meta", str(self.meta), "--out", str(self.out)], check=True)
         self.html = self.out.read_text()
 
+    def test_each_plot_can_be_written_as_a_file_of_its_own(self):
+        out = Path(self.dir.name) / "plots"
+        written = html_report.write_plots(self.html, out)
+        names = sorted(Path(p).name for p in written)
+        self.assertIn("throughput-msg-s.svg", names)
+        self.assertIn("round-trip-p50-us.svg", names)
+        svg = (out / "throughput-msg-s.svg").read_text()
+        self.assertTrue(svg.startswith('<svg class="plot"'))
+        self.assertIn('fill="white"', svg)
+        self.assertIn("weft p2p", svg)
+
     def test_figures_say_what_they_mean(self):
         self.assertIn("What this means:", self.html)
         self.assertIn("At 8 B, weft p2p 2 M msg/s against 5000 for mqtt broker-qos1", self.html)
