@@ -92,7 +92,8 @@ def log_ticks(lo: float, hi: float) -> list[float]:
 def svg_plot(title: str, series: dict[str, list[tuple[float, float]]], xlabel: str,
              ylabel: str, xfmt=fmt_size, yfmt=fmt_num) -> str:
     """A line plot on log-log axes, one line per series, the legend on the right."""
-    w, h = 760, 400
+    # Tall enough for the legend: one line of 17 px per series.
+    w, h = 760, max(400, 30 + 14 + 17 * len(series) + 10)
     left, right, top, bottom = 70, 200, 30, 50
     pts = [(x, y) for s in series.values() for x, y in s if x > 0 and y > 0]
     out = [f'<svg class="plot" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
@@ -139,9 +140,14 @@ def svg_plot(title: str, series: dict[str, list[tuple[float, float]]], xlabel: s
             continue
         system, _, topo = name.partition(" ")
         color = COLORS.get(system, "#000")
+        pinned = topo.endswith("-pinned")
+        topo = topo.removesuffix("-pinned")
         dash = {"p2p": "", "broker-qos1": ' stroke-dasharray="2 3"'}.get(
             topo, ' stroke-dasharray="6 3"')
-        width = 3 if system == "weft" else 1.6
+        # Every process on one core: the same line, thinner and lighter.
+        width = (3 if system == "weft" else 1.6) * (0.5 if pinned else 1)
+        if pinned:
+            dash += ' stroke-opacity="0.6"'
         d = " ".join(f"{'M' if j == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for j, (x, y) in enumerate(s))
         out.append(f'<path class="series" data-series="{esc(name)}" d="{d}" fill="none" '
                    f'stroke="{color}" stroke-width="{width}"{dash}/>')
@@ -232,7 +238,7 @@ def meaning(rows: list[dict], test: str, higher: bool, what: str, unit: str,
             unit_prefix: str = "") -> str:
     """What one figure says, in sentences made from its figures: at how many of the
     measured payloads weft's better topology leads the other middleware (raw TCP, the
-    machine's limit, apart), and at the smallest and largest payload weft's best against
+    machine's limit, and weft-pico, weft's own client, apart), and at the smallest and largest payload weft's best against
     the best of the others and against raw TCP. Empty when weft or the others were not
     measured."""
     data = by(rows, test, unit_prefix)
@@ -242,7 +248,8 @@ def meaning(rows: list[dict], test: str, higher: bool, what: str, unit: str,
         pts = {k: d[p]["value"] for k, d in data.items() if p in d}
         ranked = sorted(pts, key=pts.get, reverse=higher)
         weft = [k for k in ranked if is_weft(k)]
-        others = [k for k in ranked if not is_weft(k) and not k.startswith("tcp ")]
+        # weft-pico is weft's own client: neither weft nor one of the others.
+        others = [k for k in ranked if not k.startswith(("weft", "tcp "))]
         tcp = [k for k in ranked if k.startswith("tcp ")]
         if weft and others:
             compared.append((p, pts, weft[0], others[0], tcp[0] if tcp else None))
