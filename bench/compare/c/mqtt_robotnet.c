@@ -21,9 +21,7 @@ static int node_of[RN_NODES];
 
 static int sys_publish(int node, int kind, int to, const uint8_t *payload) {
     char topic[32];
-    if (kind == RN_STATE) snprintf(topic, sizeof topic, "robot/%d/state", node);
-    else if (kind == RN_COMMAND) snprintf(topic, sizeof topic, "robot/%d/cmd", to);
-    else snprintf(topic, sizeof topic, "robot/%d/event", node);
+    rn_topic(topic, sizeof topic, kind, node, to);
     return mosquitto_publish(clients[node], NULL, topic, RN_PAYLOAD, payload, QOS, false) ==
                    MOSQ_ERR_SUCCESS
                ? 0
@@ -45,7 +43,7 @@ static void on_subscribe(struct mosquitto *m, void *u, int mid, int n, const int
 static void on_message(struct mosquitto *m, void *u, const struct mosquitto_message *msg) {
     (void)m;
     const char *topic = msg->topic;
-    int kind = strstr(topic, "/state") ? RN_STATE : strstr(topic, "/cmd") ? RN_COMMAND : RN_EVENT;
+    int kind = rn_kind_of(topic);
     rn_received(kind, *(int *)u, msg->payload, (size_t)msg->payloadlen);
 }
 

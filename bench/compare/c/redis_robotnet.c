@@ -29,9 +29,7 @@ static redisContext *connect_to(const char *host, int port) {
 
 static int sys_publish(int node, int kind, int to, const uint8_t *payload) {
     char topic[32];
-    if (kind == RN_STATE) snprintf(topic, sizeof topic, "robot/%d/state", node);
-    else if (kind == RN_COMMAND) snprintf(topic, sizeof topic, "robot/%d/cmd", to);
-    else snprintf(topic, sizeof topic, "robot/%d/event", node);
+    rn_topic(topic, sizeof topic, kind, node, to);
     if (redisAppendCommand(pubs[node], "PUBLISH %s %b", topic, payload, (size_t)RN_PAYLOAD) !=
         REDIS_OK)
         return -1;
@@ -64,8 +62,7 @@ static void *receive(void *arg) {
         if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
             !strcmp(r->element[0]->str, "message")) {
             const char *topic = r->element[1]->str;
-            int kind = strstr(topic, "/state") ? RN_STATE : strstr(topic, "/cmd") ? RN_COMMAND
-                                                                                : RN_EVENT;
+            int kind = rn_kind_of(topic);
             rn_received(kind, node, (const uint8_t *)r->element[2]->str, r->element[2]->len);
         }
         freeReplyObject(r);

@@ -117,6 +117,18 @@ static int rn_matched(void) {
     return 1;
 }
 
+/* The topic of a message of `kind` from `node` (to `to`, for a command). */
+static inline void rn_topic(char *out, size_t size, int kind, int node, int to) {
+    if (kind == RN_STATE) snprintf(out, size, "robot/%d/state", node);
+    else if (kind == RN_COMMAND) snprintf(out, size, "robot/%d/cmd", to);
+    else snprintf(out, size, "robot/%d/event", node);
+}
+
+/* The kind of a message on `topic`. */
+static inline int rn_kind_of(const char *topic) {
+    return strstr(topic, "/state") ? RN_STATE : strstr(topic, "/cmd") ? RN_COMMAND : RN_EVENT;
+}
+
 /* Provided by the system (see the top of this file). */
 static const char *TOPOLOGY;
 static int sys_start(const char *host, int port, int qos);

@@ -24,9 +24,7 @@ static int check(int rc, const char *what) {
 
 static int sys_publish(int node, int kind, int to, const uint8_t *payload) {
     char topic[32];
-    if (kind == RN_STATE) snprintf(topic, sizeof topic, "robot/%d/state", node);
-    else if (kind == RN_COMMAND) snprintf(topic, sizeof topic, "robot/%d/cmd", to);
-    else snprintf(topic, sizeof topic, "robot/%d/event", node);
+    rn_topic(topic, sizeof topic, kind, node, to);
     if (zmq_send(pubs[node], topic, strlen(topic), ZMQ_SNDMORE) < 0) return -1;
     return zmq_send(pubs[node], payload, RN_PAYLOAD, 0) < 0 ? -1 : 0;
 }
@@ -48,7 +46,7 @@ static void *receive(void *arg) {
         if (!more) continue;
         int len = zmq_recv(subs[node], payload, sizeof payload, 0);
         if (len < 0) continue;
-        int kind = strstr(topic, "/state") ? RN_STATE : strstr(topic, "/cmd") ? RN_COMMAND : RN_EVENT;
+        int kind = rn_kind_of(topic);
         rn_received(kind, node, payload, (size_t)len);
     }
     return NULL;

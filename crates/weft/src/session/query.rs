@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::{
@@ -179,9 +179,12 @@ pub(crate) enum QueryOrigin {
         inner: Weak<Inner>,
         /// The `get`'s id.
         qid: u32,
-        /// A paced get's reader pace: its queryables run on a thread of their own, and an
-        /// application thread replying beyond the pace waits for the reader.
+        /// A paced get's reader pace: an application thread replying beyond it waits for
+        /// the reader, unless it is the thread that asked (the reader itself, or this
+        /// session's queryables called inline by the get).
         pace: Option<Arc<super::reply_pace::Pace>>,
+        /// The thread that made the get.
+        asked_on: std::thread::ThreadId,
     },
 }
 
@@ -288,30 +291,6 @@ pub(crate) fn has_parameter(parameters: &str, name: &str) -> bool {
     parameters
         .split(';')
         .any(|p| p.split_once('=').map_or(p, |(k, _)| k) == name)
-}
-
-/// Runs this session's queryables answering a paced get on a thread of their own, so that
-/// the get returns at once and its reader takes the replies while they are made: a
-/// queryable replying beyond the reader's pace waits for it (a storage answering from a
-/// large volume holds about a page, not every reply). The thread ends with the callbacks;
-/// should it not start, they run here, as for a get that is not paced.
-fn answer_locally_beside(asked: Vec<(QueryCallback, Query)>) {
-    let slot = Arc::new(Mutex::new(Some(asked)));
-    let theirs = slot.clone();
-    let started = std::thread::Builder::new()
-        .name("weft-local-answers".into())
-        .spawn(move || {
-            let asked = theirs.lock().unwrap_or_else(|e| e.into_inner()).take();
-            for (callback, query) in asked.into_iter().flatten() {
-                callback(query);
-            }
-        });
-    if started.is_err() {
-        let asked = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        for (callback, query) in asked.into_iter().flatten() {
-            callback(query);
-        }
-    }
 }
 
 impl Inner {
@@ -466,7 +445,8 @@ impl Inner {
             let origin = Arc::new(QueryOrigin::Local {
                 inner: Arc::downgrade(self),
                 qid,
-                pace: local_pace.clone(),
+                pace: local_pace,
+                asked_on: std::thread::current().id(),
             });
             let asked: Vec<(QueryCallback, Query)> = locals
                 .into_iter()
@@ -485,12 +465,8 @@ impl Inner {
                 })
                 .collect();
             drop(origin);
-            if local_pace.is_some() {
-                answer_locally_beside(asked);
-            } else {
-                for (callback, query) in asked {
-                    callback(query);
-                }
+            for (callback, query) in asked {
+                callback(query);
             }
         }
         self.check_done(qid, caller);
@@ -753,7 +729,12 @@ impl Inner {
                     )
                     .map_err(|_| SessionError::Closed)
             }
-            QueryOrigin::Local { qid, pace, .. } => {
+            QueryOrigin::Local {
+                qid,
+                pace,
+                asked_on,
+                ..
+            } => {
                 let sample = |kind, payload: &[u8], options: &PutOptions| Sample {
                     key_expr: key.into(),
                     kind,
@@ -794,9 +775,12 @@ impl Inner {
                     },
                     caller,
                 );
-                // Beyond a paced reader's bound, an application thread waits for it (a
-                // thread serving links never does: it queued without waiting).
-                if let (Some(pace), Caller::App) = (pace, caller) {
+                // Beyond a paced reader's bound, an application thread waits for it: not
+                // the thread that asked (it is the reader, or runs the queryables inline
+                // before the reader starts), nor a thread serving links (it queued
+                // without waiting).
+                let other_thread = std::thread::current().id() != *asked_on;
+                if let (Some(pace), Caller::App, true) = (pace, caller, other_thread) {
                     pace.wait_while_over();
                 }
                 Ok(())

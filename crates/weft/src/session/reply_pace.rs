@@ -6,9 +6,11 @@
 //! The I/O thread handing a reply on never waits, and never under a lock: it asks for a
 //! hook to run once the batch is handed on (`transport::after_this_read`) with the link
 //! held (`hold_this_link`); the hook waits for room, the link then served by another
-//! thread if it has to (`before_blocking`). This node's own queryables answer a paced get
-//! on a thread of their own, which waits for room past the bound as a remote replier
-//! does. A reply handed on elsewhere (a timer ending the get) is queued without waiting.
+//! thread if it has to (`before_blocking`). A reply from this node's own queryables made
+//! on another application thread (a storage's answering thread) waits for room past the
+//! bound, as a remote replier does; one made on the thread that asked (a queryable answering
+//! inline, before the reader starts) or by a timer ending the get is queued without
+//! waiting.
 
 use std::sync::mpsc::{Receiver, RecvError, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
