@@ -54,7 +54,7 @@ pub struct SendOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteHint {
     /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express
-    /// message from the application, on an idle link).
+    /// message, or one in fragments, from the application, on an idle link).
     WriteNow,
     /// Wake the link's driver: nobody is writing and nobody was asked to.
     Wake,
@@ -267,6 +267,7 @@ impl Outbound {
         if opts.forwarded && !self.queue.overflow_is_empty() {
             return self.overflow(msg, priority, reliability, opts.congestion, clock());
         }
+        let mut fragmented = false;
         loop {
             match self.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
@@ -274,6 +275,7 @@ impl Outbound {
                     if self.queue_fragments(msg, priority, reliability, opts, &clock)? {
                         return Ok(Sent::Overflowed);
                     }
+                    fragmented = true;
                     break;
                 }
                 Pushed::Full if self.queue.has_room() => self.queue.seal_lane(priority),
@@ -292,9 +294,10 @@ impl Outbound {
             return Ok(Sent::Queued(self.hint(false)));
         }
         self.stream.pushes += 1;
-        // An application's express message is written by its sender when nobody writes:
-        // no hand-over on its way.
-        Ok(Sent::Queued(self.hint(express)))
+        // An application's express message, or its message in fragments (full batches
+        // that no later message can join), is written by its sender when nobody
+        // writes: no hand-over on its way.
+        Ok(Sent::Queued(self.hint(express || fragmented)))
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds

@@ -311,6 +311,42 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
 }
 
 #[test]
+fn a_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
+    let (ni, _) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
+    let mut conn = Connection::new(&ni, framing, Limits::default(), now);
+    let big = put("big", &[7; 10_000], Priority::Data, false);
+    let o = opts(Priority::Data, CongestionControl::Block, now);
+    // Full batches no later message can join: no hand-over to the driver on their way.
+    assert_eq!(
+        conn.send(&big, o, now),
+        Ok(Sent::Queued(WriteHint::WriteNow))
+    );
+    let t = conn.poll_transmit(now).expect("the fragments");
+    // While its sender writes, the next one leaves its message to it.
+    assert_eq!(
+        conn.send(&big, o, now + US),
+        Ok(Sent::Queued(WriteHint::None))
+    );
+    let n = t.remaining();
+    assert!(conn.transmitted(t, n, now + US));
+    // Forwarded, a message in fragments is still the driver's to write.
+    while let Some(t) = conn.poll_transmit(now + 2 * US) {
+        let n = t.remaining();
+        conn.transmitted(t, n, now + 2 * US);
+    }
+    let forwarded = SendOptions {
+        forwarded: true,
+        ..o
+    };
+    assert_eq!(
+        conn.send(&big, forwarded, now + 3 * US),
+        Ok(Sent::Queued(WriteHint::Wake))
+    );
+}
+
+#[test]
 fn a_streaming_sender_fills_batches_and_a_lone_message_never_waits() {
     let (ni, _) = negotiated(u16::MAX, 10_000);
     let t0 = Instant::now();

@@ -4,10 +4,10 @@
 //! thread to write them (`reactor`): it writes them, highest priority first, without
 //! ever waiting for the socket. While it writes, senders keep appending: under load, small
 //! messages share batches. An express message on an idle link is written by the sending
-//! application thread itself, without waking anyone (the lowest latency). A message larger
-//! than a batch is written in fragments by the sending application thread, which writes
-//! any batch of a higher priority between two fragments itself; sent from an I/O thread
-//! (forwarded by a router), it is queued as fragment batches instead. The I/O threads
+//! application thread itself, without waking anyone (the lowest latency), and so is a
+//! message larger than a batch, queued as fragment batches (a batch of a higher priority
+//! queued meanwhile goes between two of its writes); sent from an I/O thread (forwarded
+//! by a router), its fragment batches are written by the I/O threads. The I/O threads
 //! read the links, hand each batch to the link's `reader::LinkRx` and watch the leases.
 //!
 //! The transmit queue itself (lanes, bounds, overflow, congestion decisions) is
