@@ -298,21 +298,15 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     Proc::wait_line(&router.stderr, &["member of multicast group", "17448"], 10);
     Proc::wait_line(&router.stderr, &["listening on"], 10);
     let _ = std::fs::remove_dir_all(&dir);
-    // One thread per group (reading it); the Joins are the links loop's timers. A thread
-    // takes its name once it first runs: wait for both.
-    let group_threads = |names: Vec<String>| {
-        names
-            .into_iter()
-            .filter(|n| n.starts_with("weft-mcast"))
-            .collect::<Vec<_>>()
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut named = group_threads(thread_names(router.id()));
-    while named.len() < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-        named = group_threads(thread_names(router.id()));
-    }
-    assert_eq!(named.len(), 2, "threads for two groups: {named:?}");
+    // No thread of its own per group: the I/O threads read the groups' sockets, the links
+    // loop sends the Joins (compared with a router without groups below).
+    assert!(
+        !thread_names(router.id())
+            .iter()
+            .any(|n| n.starts_with("weft-mcast")),
+        "a thread of its own for a group: {:?}",
+        thread_names(router.id())
+    );
 
     // A member of the second group, reached from a client through weftd.
     let (other, _) = sub_on(&pair, 1, &second_group(&pair, 1), &[]);
@@ -345,6 +339,38 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     // weftd's Joins (its links loop's timers) reach the member.
     member_event(&member, "member joined", "", 10);
     publish_as_client_until(&pair, &tcp, "demo/mc/to-group", "from-client", &member);
+
+    // The same router without groups, with a client too, runs as many threads.
+    let plain_tcp = format!("tcp/{}:7449", pair.addr[0]);
+    let plain_config = dir.join("plain.json5");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        &plain_config,
+        format!(
+            r#"{{ mode: "router",
+                 listen: {{ endpoints: ["{plain_tcp}"] }},
+                 scouting: {{ multicast: {{ enabled: false }} }} }}"#
+        ),
+    )
+    .unwrap();
+    let mut cmd = pair.cmd(0, &weftd_bin());
+    cmd.env("RUST_LOG", "weft=info,weftd=info")
+        .arg("-c")
+        .arg(&plain_config);
+    let plain = Proc::spawn(cmd);
+    Proc::wait_line(&plain.stderr, &["listening on"], 10);
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut plain_client = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
+    plain_client.args(["sub", "-m", "client", "-e", &plain_tcp, "-k", "demo/mc/**"]);
+    let plain_client = Proc::spawn(plain_client);
+    Proc::wait_line(&plain_client.stderr, &["subscribed to"], 10);
+    let with_groups = thread_names(router.id());
+    let without = thread_names(plain.id());
+    assert_eq!(
+        with_groups.len(),
+        without.len(),
+        "threads with two groups {with_groups:?}, without {without:?}"
+    );
 }
 
 /// The names of the threads of process `pid`.

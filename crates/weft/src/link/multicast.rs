@@ -11,7 +11,6 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6, UdpSocket};
-use std::time::Duration;
 
 use nix::ifaddrs::getifaddrs;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -30,7 +29,7 @@ pub(crate) fn is_multicast(ep: &Endpoint) -> bool {
 /// The two sockets of a group.
 #[derive(Debug)]
 pub(crate) struct GroupSockets {
-    /// Receives what is sent to the group.
+    /// Receives what is sent to the group (non-blocking).
     pub(crate) receive: UdpSocket,
     /// Sends to the group (non-blocking).
     pub(crate) send: UdpSocket,
@@ -84,27 +83,16 @@ impl GroupSockets {
         }
     }
 
-    /// Receives the next datagram sent to the group, waiting at most `wait`.
-    pub(crate) fn receive(
-        &self,
-        buf: &mut [u8],
-        wait: Duration,
-    ) -> io::Result<Option<(usize, SocketAddr)>> {
-        self.receive
-            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
-        match self.receive.recv_from(buf) {
-            Ok(got) => Ok(Some(got)),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
-                Ok(None)
+    /// Receives the next datagram sent to the group, without waiting: `None` when none
+    /// has come.
+    pub(crate) fn receive_now(&self, buf: &mut [u8]) -> io::Result<Option<(usize, SocketAddr)>> {
+        loop {
+            match self.receive.recv_from(buf) {
+                Ok(got) => return Ok(Some(got)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) => return Err(e),
             }
-            Err(e) => Err(e),
         }
     }
 }
@@ -123,8 +111,9 @@ fn receiver(domain: Domain, bind: SocketAddr) -> io::Result<Socket> {
     }
     // Bound to the group address: only what is sent to the group arrives.
     s.bind(&bind.into())?;
-    // Room for bursts: the thread reading it may be busy in callbacks.
+    // Room for bursts: the I/O thread reading it may be busy in callbacks.
     let _ = s.set_recv_buffer_size(1 << 20);
+    s.set_nonblocking(true)?;
     Ok(s)
 }
 

@@ -17,13 +17,15 @@
 //!   the group face is already routed everything.
 //!
 //! Membership (Joins, per-member sequence numbers, leases) is
-//! `weft_transport::multicast::Members`; this module runs it on a thread of its own
-//! (`weft-mcast-<port>`), which reads the group's socket, routes what comes (callbacks
-//! run there) and drops the members whose lease ended. This node's Joins are timers of
-//! the links loop (`Timeout::Periodic`), which runs no callback: a callback that
-//! blocks the reading thread does not silence the node.
+//! `weft_transport::multicast::Members`; this module runs it on the I/O threads, as a
+//! socket they serve beside the unicast links (`transport::Served`): one of them reads
+//! the group's socket, routes what comes (callbacks run there, under its watchdog) and,
+//! on its timer, drops the members whose lease ended. This node's Joins are timers of the
+//! links loop (`Timeout::Periodic`), which runs no callback: a callback that blocks does
+//! not silence the node.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -44,10 +46,12 @@ use super::{Inner, OpenError};
 use crate::endpoint::Endpoint;
 use crate::link::multicast::GroupSockets;
 use crate::transport::{
-    Caller, DiscardReason, DropReason, ReceivedBatch, SendError, TransportStats, Turn,
+    Caller, DiscardReason, DropReason, Readable, ReceivedBatch, SendError, Served, TransportStats,
+    Turn,
 };
 
-/// The longest the group's thread waits before looking whether the session closes.
+/// The longest the group's timer waits before looking whether the group was closed (and
+/// letting its socket go).
 const CLOSE_CHECK: Duration = Duration::from_millis(100);
 
 /// One multicast group this session is a member of.
@@ -63,7 +67,22 @@ pub(crate) struct Group {
     /// When this node's next Join is due.
     joins: Mutex<JoinSchedule>,
     stats: TransportStats,
-    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// The session, for handing on what members send.
+    inner: Weak<Inner>,
+    /// What the I/O thread serving the group keeps of its members.
+    members: Mutex<GroupMembers>,
+    /// Whether an I/O thread still serves the group's socket.
+    served: AtomicBool,
+}
+
+/// The members of a group, as the I/O thread serving it keeps them.
+struct GroupMembers {
+    /// Their membership: Joins, sequence numbers, leases.
+    members: Members,
+    /// The key expressions each declared.
+    exprs: MemberExprs,
+    /// Membership changes not yet logged.
+    events: Vec<MemberEvent>,
 }
 
 impl std::fmt::Debug for Group {
@@ -131,6 +150,11 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         link_priorities: None,
     };
     let params_join_interval = params.join_interval;
+    let members = GroupMembers {
+        members: Members::new(params.clone()),
+        exprs: MemberExprs::new(),
+        events: Vec::new(),
+    };
     let group = Arc::new_cyclic(|me| Group {
         me: me.clone(),
         face_zid: n.peer_zid,
@@ -141,7 +165,9 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         closed: AtomicBool::new(false),
         joins: Mutex::new(JoinSchedule::new(params_join_interval, Instant::now())),
         stats: TransportStats::default(),
-        threads: Mutex::new(Vec::new()),
+        inner: Arc::downgrade(inner),
+        members: Mutex::new(members),
+        served: AtomicBool::new(true),
     });
     // The first Join goes out before anything else can be sent, so that members
     // take this node's first data (a `put` right after opening); the next are the links
@@ -153,20 +179,16 @@ pub(crate) fn open(inner: &Arc<Inner>, ep: &Endpoint) -> Result<String, OpenErro
         let joins: Arc<dyn Periodic> = group.clone();
         inner.schedule_deadline(next, Timeout::Periodic(Arc::downgrade(&joins)));
     }
-    let port = group.sockets.group.port();
-    let (g, weak) = (group.clone(), Arc::downgrade(inner));
-    let reader = std::thread::Builder::new()
-        .name(format!("weft-mcast-{port}"))
-        .spawn(move || run(&g, &weak))
-        .map_err(|e| OpenError::Listen {
+    let served: Arc<dyn Served> = group.clone();
+    if let Err(e) = crate::transport::serve_socket(served) {
+        group.served.store(false, Ordering::Release);
+        group.start_close_by(CloseReason::GENERIC, None, &Caller::App);
+        inner.remove_face(&*group, &Caller::App);
+        return Err(OpenError::Listen {
             endpoint: ep.to_string(),
-            reason: format!("cannot start the group's thread: {e}"),
-        })?;
-    group
-        .threads
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(reader);
+            reason: format!("cannot read the group: {e}"),
+        });
+    }
     tracing::info!(
         group = %describe,
         zid = %inner.zid,
@@ -308,63 +330,80 @@ impl Periodic for Group {
 /// expressions it declared, by id.
 type MemberExprs = HashMap<ZenohId, HashMap<u16, String>>;
 
-/// The group's reading thread: hands what members send to the session and ends members'
-/// leases, until the group is closed or the session is gone.
-fn run(group: &Arc<Group>, inner: &Weak<Inner>) {
-    // A thread serving a link, as the links loop is: what it sends never waits for a
-    // destination, and what it queues for other links is handed to their I/O threads
-    // after each datagram.
-    let turn = std::rc::Rc::new(Turn::new());
-    crate::transport::serve_links_in(turn.clone());
-    let caller = Caller::Turn(turn.clone());
-    let mut members = Members::new(group.params.clone());
-    let mut exprs = MemberExprs::new();
-    let mut events = Vec::new();
-    let mut buf = vec![0u8; 65_536];
-    while !group.closed.load(Ordering::Acquire) {
-        let now = Instant::now();
-        members.handle_timeout(now, &mut events);
-        tell(group, &mut events, &mut exprs);
-        let wait = members
-            .poll_timeout()
-            .map_or(CLOSE_CHECK, |t| t.saturating_duration_since(now))
-            .min(CLOSE_CHECK);
-        let (n, from) = match group.sockets.receive(&mut buf, wait) {
-            Ok(Some(got)) => got,
-            Ok(None) => continue,
-            Err(e) => {
-                tracing::warn!(group = %group.describe, "cannot read the group: {e}");
-                std::thread::sleep(CLOSE_CHECK);
+/// The group's socket, served by an I/O thread: what members send is handed to the
+/// session, and the members whose lease ended are dropped.
+impl Served for Group {
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.sockets.receive.as_raw_fd()
+    }
+
+    fn on_readable(&self, buf: &mut [u8], max_reads: usize, turn: &Rc<Turn>) -> Readable {
+        if self.closed.load(Ordering::Acquire) {
+            return Readable::Ended;
+        }
+        let Some(inner) = self.inner.upgrade() else {
+            return Readable::Ended;
+        };
+        let Some(me) = self.me.upgrade() else {
+            return Readable::Ended;
+        };
+        let caller = Caller::Turn(turn.clone());
+        let mut guard = self.members.lock().unwrap_or_else(|e| e.into_inner());
+        let m = &mut *guard;
+        for _ in 0..max_reads {
+            let (n, from) = match self.sockets.receive_now(buf) {
+                Ok(Some(got)) => got,
+                Ok(None) => return Readable::Drained,
+                Err(e) => {
+                    tracing::warn!(group = %self.describe, "cannot read the group: {e}");
+                    return Readable::Drained;
+                }
+            };
+            if self.sockets.is_own(from) {
                 continue;
             }
-        };
-        if group.sockets.is_own(from) {
-            continue;
+            self.stats.batches_in.fetch_add(1, Ordering::Relaxed);
+            self.stats.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
+            let datagram = &buf[..n];
+            let batch = ReceivedBatch::new(datagram, true);
+            turn.begin_batch();
+            let exprs = &mut m.exprs;
+            m.members.on_datagram(
+                Instant::now(),
+                from,
+                datagram,
+                &mut m.events,
+                |zid, incoming| {
+                    deliver(&inner, &me, exprs, zid, incoming, &batch, &caller);
+                },
+            );
+            // A group is never paused: what its members send meanwhile would be lost
+            // anyway.
+            let _ = turn.end_batch();
+            tell(self, &mut m.events, &mut m.exprs);
+            if turn.hooks_pending() {
+                // What was read goes to the hooks before the socket is read again.
+                return Readable::More;
+            }
         }
-        let Some(inner) = inner.upgrade() else {
-            return;
-        };
-        group.stats.batches_in.fetch_add(1, Ordering::Relaxed);
-        group.stats.bytes_in.fetch_add(n as u64, Ordering::Relaxed);
-        let datagram = &buf[..n];
-        let batch = ReceivedBatch::new(datagram, true);
-        turn.begin_batch();
-        members.on_datagram(
-            Instant::now(),
-            from,
-            datagram,
-            &mut events,
-            |zid, incoming| {
-                deliver(&inner, group, &mut exprs, zid, incoming, &batch, &caller);
-            },
-        );
-        // A group is never paused: what its members send meanwhile would be lost anyway.
-        let _ = turn.end_batch();
-        if turn.hooks_pending() {
-            turn.run_after_read(None);
+        Readable::More
+    }
+
+    fn on_timer(&self, now: Instant, _turn: &Rc<Turn>) -> Option<Instant> {
+        if self.closed.load(Ordering::Acquire) {
+            return None;
         }
-        crate::transport::hand_over_writes(&turn);
-        tell(group, &mut events, &mut exprs);
+        let mut guard = self.members.lock().unwrap_or_else(|e| e.into_inner());
+        let m = &mut *guard;
+        m.members.handle_timeout(now, &mut m.events);
+        tell(self, &mut m.events, &mut m.exprs);
+        let next = m.members.poll_timeout().unwrap_or(now + CLOSE_CHECK);
+        Some(next.min(now + CLOSE_CHECK))
+    }
+
+    fn finished(&self) {
+        self.served.store(false, Ordering::Release);
     }
 }
 
@@ -502,21 +541,12 @@ impl FaceTransport for Group {
 
     fn wait_closed(&self, deadline: Instant, caller: &Caller) {
         if caller.serves_links() {
-            // A thread serving links never waits: the group's thread ends by itself.
+            // A thread serving links never waits: its I/O thread lets the group go at
+            // the group's next timer.
             return;
         }
-        let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        for h in handles {
-            if h.thread().id() == std::thread::current().id() {
-                // Closed from the reading thread: it ends by itself.
-                continue;
-            }
-            while !h.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if h.is_finished() {
-                let _ = h.join();
-            }
+        while self.served.load(Ordering::Acquire) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 

@@ -51,7 +51,7 @@ pub(crate) use drops::DropCounts;
 pub use drops::DropReason;
 pub(crate) use establish::Pending;
 pub(crate) use handshake::{Handshake, Wait};
-pub(crate) use reactor::{current_io_thread, hand_over_writes};
+pub(crate) use reactor::{current_io_thread, hand_over_writes, serve_socket, Readable, Served};
 pub use reactor::{io_thread_count, MAX_IO_THREADS};
 pub use received::{shared_batch_bytes, SHARED_BATCH_BUDGET};
 pub(crate) use received::{ReceivedBatch, SharedBatch};

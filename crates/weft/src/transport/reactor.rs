@@ -12,6 +12,10 @@
 //! expires is closed then (`close_link_on_expiration`), and a link closed locally is read
 //! to its end for [`CLOSE_DRAIN`] at most.
 //!
+//! A socket that is not a unicast link plugs in beside the links ([`Served`], [`serve_socket`]):
+//! a multicast group's socket is read, and its members' leases are kept, on the same
+//! threads and turns.
+//!
 //! Callbacks run on the I/O threads, but one that blocks holds only its own link: the
 //! thread's other links are taken over by another OS thread ([`watchdog`]).
 //!
@@ -323,7 +327,7 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
             let closes_at = closes_at(&rx.transport().link, Instant::now(), SystemTime::now());
             handles[index].send(Command::Add(Box::new(Entry {
                 rest,
-                rx,
+                source: Source::Link(rx),
                 generation: 0,
                 drain_until: None,
                 paused_until: None,
@@ -335,6 +339,51 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
         }
         Err(e) => Err(Box::new((rx, e.to_owned()))),
     }
+}
+
+/// A socket an I/O thread serves that is not a unicast link (a multicast group's): it
+/// is read when readable and its timer runs when due, in the thread's turns, as a link
+/// is; what it hands on runs there too (callbacks included, under the [`watchdog`]).
+pub(crate) trait Served: Send + Sync {
+    /// The socket, registered for readability (non-blocking).
+    fn raw_fd(&self) -> std::os::fd::RawFd;
+    /// Reads what the socket has, without waiting, into `buf` (a batch's room at least),
+    /// handing it on in `turn` (the turn's writes are made after it). At most
+    /// `max_reads` reads: beyond, it says [`Readable::More`].
+    fn on_readable(&self, buf: &mut [u8], max_reads: usize, turn: &Rc<Turn>) -> Readable;
+    /// Its timer, due at `now`: when it is next due, or `None` when it is done.
+    fn on_timer(&self, now: Instant, turn: &Rc<Turn>) -> Option<Instant>;
+    /// The thread no longer serves it (it said it is done, or the process's threads
+    /// stop).
+    fn finished(&self);
+}
+
+/// What reading a [`Served`] socket came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Readable {
+    /// The socket has nothing more for now.
+    Drained,
+    /// It was read as much as a turn allows, and may have more.
+    More,
+    /// It is done: the thread lets it go.
+    Ended,
+}
+
+/// Serves `socket` from now on, on the I/O thread `assign` chooses; its timer first runs
+/// at once. `Err` when the I/O threads cannot run.
+pub(crate) fn serve_socket(socket: Arc<dyn Served>) -> Result<(), String> {
+    let handles = threads().map_err(ToOwned::to_owned)?;
+    handles[assign()].send(Command::Add(Box::new(Entry {
+        rest: Vec::new(),
+        source: Source::Socket(socket),
+        generation: 0,
+        drain_until: None,
+        paused_until: None,
+        closes_at: None,
+        peer_ended: false,
+        to_read: false,
+    })));
+    Ok(())
 }
 
 /// Hands the transports `turn` was asked to write to their own I/O threads. For a
@@ -368,11 +417,47 @@ fn write_scheduled(me: usize, turn: &Turn) {
     });
 }
 
-/// A stream link served by an I/O thread.
+/// What an I/O thread serves in one slot. Nearly every slot holds a link, kept inline (a
+/// read reaches it without one more pointer); the few other sockets waste its room.
+#[allow(clippy::large_enum_variant)]
+enum Source {
+    /// A unicast transport's link.
+    Link(LinkRx),
+    /// Another socket (a multicast group's).
+    Socket(Arc<dyn Served>),
+}
+
+impl Source {
+    fn raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Self::Link(rx) => rx.transport().link.raw_fd(),
+            Self::Socket(s) => s.raw_fd(),
+        }
+    }
+
+    /// What the thread waits for: a link's writability too (a write the socket took in
+    /// part is finished then); another socket is only read.
+    fn interest(&self) -> Interest {
+        match self {
+            Self::Link(_) => Interest::READABLE | Interest::WRITABLE,
+            Self::Socket(_) => Interest::READABLE,
+        }
+    }
+
+    /// The link's transport, for a link.
+    fn transport(&self) -> Option<&Arc<Transport>> {
+        match self {
+            Self::Link(rx) => Some(rx.transport()),
+            Self::Socket(_) => None,
+        }
+    }
+}
+
+/// A link (or another socket) served by an I/O thread.
 struct Entry {
     /// Bytes of a batch that came in part.
     rest: Vec<u8>,
-    rx: LinkRx,
+    source: Source,
     /// Tells this entry's timers from those of an earlier entry in the same slot.
     generation: u64,
     /// Closed locally: read (and discard) until the peer ends its side or this time.
@@ -477,8 +562,13 @@ impl IoThread {
                 continue;
             }
             if event.is_writable() {
-                if let Some(e) = self.entries.get(slot).and_then(Option::as_ref) {
-                    e.rx.transport().pump();
+                if let Some(t) = self
+                    .entries
+                    .get(slot)
+                    .and_then(Option::as_ref)
+                    .and_then(|e| e.source.transport())
+                {
+                    t.pump();
                 }
             }
             if event.is_read_closed() || event.is_error() {
@@ -507,12 +597,12 @@ impl IoThread {
             outcome,
         } in returned
         {
-            let fd = entry.rx.transport().link.raw_fd();
+            let fd = entry.source.raw_fd();
             let generation = entry.generation;
             let _ = self.poll.registry().reregister(
                 &mut SourceFd(&fd),
                 Token(slot),
-                Interest::READABLE | Interest::WRITABLE,
+                entry.source.interest(),
             );
             self.timers
                 .push(Reverse((Instant::now(), slot, generation)));
@@ -598,13 +688,15 @@ impl IoThread {
             self.entries.push(None);
             self.entries.len() - 1
         });
-        let fd = entry.rx.transport().link.raw_fd();
-        let registered = self.poll.registry().register(
-            &mut SourceFd(&fd),
-            Token(slot),
-            Interest::READABLE | Interest::WRITABLE,
-        );
-        let mut first_tick = Instant::now() + entry.rx.tick();
+        let fd = entry.source.raw_fd();
+        let registered =
+            self.poll
+                .registry()
+                .register(&mut SourceFd(&fd), Token(slot), entry.source.interest());
+        let mut first_tick = match &entry.source {
+            Source::Link(rx) => Instant::now() + rx.tick(),
+            Source::Socket(_) => Instant::now(),
+        };
         if let Some(at) = entry.closes_at {
             first_tick = first_tick.min(at);
         }
@@ -618,8 +710,11 @@ impl IoThread {
             .push(Reverse((first_tick, slot, self.generation)));
         // What came with the handshake's last batch, and what came since.
         self.read(slot);
-        if let Some(e) = self.entries[slot].as_ref() {
-            e.rx.transport().pump();
+        if let Some(t) = self.entries[slot]
+            .as_ref()
+            .and_then(|e| e.source.transport())
+        {
+            t.pump();
         }
     }
 
@@ -659,13 +754,16 @@ impl IoThread {
         let Some(entry) = self.entries.get_mut(slot).and_then(Option::take) else {
             return;
         };
-        let fd = entry.rx.transport().link.raw_fd();
+        let fd = entry.source.raw_fd();
         let _ = self.poll.registry().deregister(&mut SourceFd(&fd));
         self.free.push(slot);
         self.again.retain(|s| *s != slot);
         self.to_read.retain(|s| *s != slot);
         self.paused.retain(|(_, s, _)| *s != slot);
-        entry.rx.finish(&Caller::Turn(turn.clone()));
+        match entry.source {
+            Source::Link(rx) => rx.finish(&Caller::Turn(turn.clone())),
+            Source::Socket(s) => s.finished(),
+        }
         write_scheduled(self.index, turn);
     }
 }
@@ -673,7 +771,11 @@ impl IoThread {
 /// A link's timer: its lease, a write that stalls, the end of a local close's drain.
 /// The time of its next timer, or `None` when the link is done.
 fn tick(entry: &mut Entry, now: Instant, turn: &Rc<Turn>) -> Option<Instant> {
-    let t = entry.rx.transport().clone();
+    let rx = match &mut entry.source {
+        Source::Link(rx) => rx,
+        Source::Socket(s) => return s.on_timer(now, turn),
+    };
+    let t = rx.transport().clone();
     if t.is_closed() {
         if t.link.is_datagram() {
             // No end of stream to wait for.
@@ -704,10 +806,10 @@ fn tick(entry: &mut Entry, now: Instant, turn: &Rc<Turn>) -> Option<Instant> {
         t.abort();
         return Some(now + CLOSE_DRAIN);
     }
-    match entry.rx.on_tick(now, &Caller::Turn(turn.clone())) {
+    match rx.on_tick(now, &Caller::Turn(turn.clone())) {
         Flow::Open => {
-            t.release_idle_buffers(entry.rx.tick());
-            let mut next = now + entry.rx.tick();
+            t.release_idle_buffers(rx.tick());
+            let mut next = now + rx.tick();
             if t.write_stalled_since().is_some() {
                 next = next.min(now + limit / 4);
             }
@@ -726,16 +828,28 @@ fn tick(entry: &mut Entry, now: Instant, turn: &Rc<Turn>) -> Option<Instant> {
 /// ends the turn: the link (`me`) is registered with that destination, and what was read
 /// past that batch waits in the entry.
 fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource, turn: &Rc<Turn>) -> ReadOutcome {
-    if entry.rx.transport().link.is_datagram() {
-        return read_datagrams(entry, buf, me, turn);
+    let rx = match &mut entry.source {
+        Source::Link(rx) => rx,
+        Source::Socket(s) => {
+            let outcome = match s.on_readable(buf, READS_PER_TURN * READ_BUF_BATCHES, turn) {
+                Readable::Drained => ReadOutcome::Drained,
+                Readable::More => ReadOutcome::More,
+                Readable::Ended => ReadOutcome::Ended,
+            };
+            write_scheduled(me.thread, turn);
+            return outcome;
+        }
+    };
+    if rx.transport().link.is_datagram() {
+        return read_datagrams(rx, buf, me, turn);
     }
     let mut end = entry.rest.len();
     buf[..end].copy_from_slice(&entry.rest);
     entry.rest.clear();
-    let t = entry.rx.transport().clone();
+    let t = rx.transport().clone();
     let draining = t.is_closed();
     // Whole batches left by a turn that paused go first.
-    let mut outcome = match hand_on(entry, buf, &mut end, draining, me, turn) {
+    let mut outcome = match hand_on(rx, buf, &mut end, draining, me, turn) {
         Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
         Some(paused) => paused,
         None => ReadOutcome::More,
@@ -768,7 +882,7 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource, turn: &Rc<Tur
                     return ReadOutcome::Ended;
                 }
             }
-            match hand_on(entry, buf, &mut end, draining, me, turn) {
+            match hand_on(rx, buf, &mut end, draining, me, turn) {
                 Some(ReadOutcome::Ended) => return ReadOutcome::Ended,
                 Some(paused) => {
                     outcome = paused;
@@ -803,13 +917,13 @@ fn read_entry(entry: &mut Entry, buf: &mut [u8], me: PausedSource, turn: &Rc<Tur
 /// Hands one batch to the link's receiver: `Ended` when the link is done, `Paused` when a
 /// destination asked for back-pressure and the link (`me`) is registered with it.
 fn hand_batch(
-    entry: &mut Entry,
+    rx: &mut LinkRx,
     batch: &[u8],
     me: PausedSource,
     turn: &Rc<Turn>,
 ) -> Option<ReadOutcome> {
     turn.begin_batch();
-    let flow = entry.rx.on_batch(batch, &Caller::Turn(turn.clone()));
+    let flow = rx.on_batch(batch, &Caller::Turn(turn.clone()));
     let pause = turn.end_batch();
     if let Flow::Closed = flow {
         return Some(ReadOutcome::Ended);
@@ -824,12 +938,12 @@ fn hand_batch(
 /// comes, at most [`READS_PER_TURN`] × [`READ_BUF_BATCHES`] per turn. A datagram link has
 /// no end of stream: once closed, or once its read says it ended, it is done.
 fn read_datagrams(
-    entry: &mut Entry,
+    rx: &mut LinkRx,
     buf: &mut [u8],
     me: PausedSource,
     turn: &Rc<Turn>,
 ) -> ReadOutcome {
-    let t = entry.rx.transport().clone();
+    let t = rx.transport().clone();
     if t.is_closed() {
         return ReadOutcome::Ended;
     }
@@ -842,7 +956,7 @@ fn read_datagrams(
                 break;
             }
             Ok(Some(n)) => {
-                if let Some(stopped) = hand_batch(entry, &buf[..n], me, turn) {
+                if let Some(stopped) = hand_batch(rx, &buf[..n], me, turn) {
                     outcome = stopped;
                     break;
                 }
@@ -873,7 +987,7 @@ fn read_datagrams(
 /// left to the front. Stops early with `Ended` (the link is done) or `Paused` (a
 /// destination asked for back-pressure and the link, `me`, is registered with it).
 fn hand_on(
-    entry: &mut Entry,
+    rx: &mut LinkRx,
     buf: &mut [u8],
     end: &mut usize,
     draining: bool,
@@ -887,7 +1001,7 @@ fn hand_on(
         if draining {
             continue;
         }
-        stopped = hand_batch(entry, batch, me, turn);
+        stopped = hand_batch(rx, batch, me, turn);
         if stopped.is_some() {
             break;
         }
