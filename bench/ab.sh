@@ -8,7 +8,9 @@
 #   each directory holds release `weft` and `weftd` binaries (target/release of a checkout).
 # Environment: BENCH_RUNS (default 3), BENCH_SIZES (default "8 1024 65536 1048576"),
 #   BENCH_SECONDS (seconds per throughput run, default 4), BENCH_PORT (default 18700),
-#   BENCH_TOPOLOGIES (default "peer routed").
+#   BENCH_TOPOLOGIES (default "peer routed"), BENCH_LINK (tcp, the default, tls or quic:
+#   the certificates of crates/weftd/secure/make-certs.sh, the connecting side checking
+#   the listener's against the CA, as bench/tls.sh does).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +39,33 @@ PORT=${BENCH_PORT:-18700}
 OUT_DIR=$(mktemp -d "${TMPDIR:-/tmp}/weft-ab.XXXXXX")
 RESULTS=$OUT_DIR/results.tsv
 : >"$RESULTS"
+LINK=${BENCH_LINK:-tcp}
+HOST=127.0.0.1
+LISTEN_CFG=()
+CONNECT_CFG=()
+case $LINK in
+    tcp) ;;
+    tls | quic)
+        sh "$ROOT/crates/weftd/secure/make-certs.sh" "$OUT_DIR/certs" >/dev/null
+        cat >"$OUT_DIR/listen.json5" <<EOF
+{ transport: { link: { tls: {
+    root_ca_certificate: "$OUT_DIR/certs/ca.pem",
+    listen_certificate: "$OUT_DIR/certs/router.pem",
+    listen_private_key: "$OUT_DIR/certs/router-key.pem",
+} } } }
+EOF
+        cat >"$OUT_DIR/connect.json5" <<EOF
+{ transport: { link: { tls: { root_ca_certificate: "$OUT_DIR/certs/ca.pem" } } } }
+EOF
+        HOST=localhost
+        LISTEN_CFG=(-c "$OUT_DIR/listen.json5")
+        CONNECT_CFG=(-c "$OUT_DIR/connect.json5")
+        ;;
+    *)
+        echo "error: BENCH_LINK is tcp, tls or quic, not $LINK" >&2
+        exit 2
+        ;;
+esac
 
 next_port() { PORT=$((PORT + 1)); }
 
@@ -44,16 +73,23 @@ next_port() { PORT=$((PORT + 1)); }
 ends() {
     next_port
     if [[ $2 == peer ]]; then
-        SERVER_END=(-l "tcp/127.0.0.1:$PORT")
-        CLIENT_END=(-e "tcp/127.0.0.1:$PORT")
+        SERVER_END=(-l "$LINK/127.0.0.1:$PORT" "${LISTEN_CFG[@]}")
+        CLIENT_END=(-e "$LINK/$HOST:$PORT" "${CONNECT_CFG[@]}")
         ROUTER=
     else
-        start router 600 "$1/weftd" -l "tcp/127.0.0.1:$PORT" --no-multicast-scouting
+        start router 600 "$1/weftd" -l "$LINK/127.0.0.1:$PORT" "${LISTEN_CFG[@]}" \
+            --no-multicast-scouting
         ROUTER=$STARTED
-        wait_listen "$PORT" || true
-        SERVER_END=(-m client -e "tcp/127.0.0.1:$PORT")
-        CLIENT_END=(-m client -e "tcp/127.0.0.1:$PORT")
+        listening
+        SERVER_END=(-m client -e "$LINK/$HOST:$PORT" "${CONNECT_CFG[@]}")
+        CLIENT_END=("${SERVER_END[@]}")
     fi
+}
+
+# listening: waits for the listener on PORT (a QUIC one has no TCP port to watch: a
+# second).
+listening() {
+    if [[ $LINK == quic ]]; then sleep 1; else wait_listen "$PORT" || true; fi
 }
 
 # samples SIZE: messages per round (a fraction of a second at weft's speed).
@@ -74,7 +110,7 @@ thr() {
         --no-multicast-scouting --samples "$(samples "$3")" --rounds 3 \
         --max-seconds "$SECONDS_PER_RUN"
     local sub=$STARTED
-    if [[ $2 == peer ]]; then wait_listen "$PORT" || true; else sleep 0.5; fi
+    if [[ $2 == peer ]]; then listening; else sleep 0.5; fi
     start pub $((SECONDS_PER_RUN * 3 + 25)) "$1/weft" pub-thr "$3" "${CLIENT_END[@]}" \
         --no-multicast-scouting --duration $((SECONDS_PER_RUN * 3 + 15))
     thr_collect "$sub" "$STARTED" "$2 $3 B"
@@ -87,7 +123,7 @@ lat() {
     ends "$1" "$2"
     start pong 60 "$1/weft" pong "${SERVER_END[@]}" --no-multicast-scouting
     local pong=$STARTED
-    if [[ $2 == peer ]]; then wait_listen "$PORT" || true; else sleep 0.5; fi
+    if [[ $2 == peer ]]; then listening; else sleep 0.5; fi
     start ping 60 "$1/weft" ping 64 "${CLIENT_END[@]}" --no-multicast-scouting --samples 5000
     wait "$STARTED" 2>/dev/null || true
     stop "$pong"

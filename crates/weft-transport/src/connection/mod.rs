@@ -73,6 +73,11 @@ pub struct Limits {
     /// Memory forwarded messages waiting for room may hold, shared with other
     /// connections (`transport.link.tx.overflow_budget`).
     pub overflow_budget: Option<Arc<OverflowBudget>>,
+    /// Whether an application's message in fragments is written by its sender when
+    /// nobody writes ([`WriteHint::WriteNow`]), as an express one is: true where a write
+    /// is a copy into the socket; false where the link seals what it writes (TLS), so
+    /// that the driver's sealing runs beside the sender's next message.
+    pub sender_writes_fragments: bool,
 }
 
 impl Default for Limits {
@@ -84,6 +89,7 @@ impl Default for Limits {
             max_message: 1 << 30,
             reassembly_budget: None,
             overflow_budget: None,
+            sender_writes_fragments: true,
         }
     }
 }

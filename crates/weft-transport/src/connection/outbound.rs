@@ -295,9 +295,10 @@ impl Outbound {
         }
         self.stream.pushes += 1;
         // An application's express message, or its message in fragments (full batches
-        // that no later message can join), is written by its sender when nobody
-        // writes: no hand-over on its way.
-        Ok(Sent::Queued(self.hint(express || fragmented)))
+        // that no later message can join) where writing is a mere copy, is written by
+        // its sender when nobody writes: no hand-over on its way.
+        let write_now = express || (fragmented && self.limits.sender_writes_fragments);
+        Ok(Sent::Queued(self.hint(write_now)))
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds

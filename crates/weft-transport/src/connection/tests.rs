@@ -344,6 +344,13 @@ fn a_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
         conn.send(&big, forwarded, now + 3 * US),
         Ok(Sent::Queued(WriteHint::Wake))
     );
+    // Where the link seals what it writes, the driver writes them, beside the sender.
+    let sealing = Limits {
+        sender_writes_fragments: false,
+        ..Limits::default()
+    };
+    let mut conn = Connection::new(&ni, framing, sealing, now);
+    assert_eq!(conn.send(&big, o, now), Ok(Sent::Queued(WriteHint::Wake)));
 }
 
 #[test]

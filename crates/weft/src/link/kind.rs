@@ -53,6 +53,13 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         STREAM_BATCH_SIZE
     }
 
+    /// Whether a write costs more than the copy into the socket (TLS seals each record):
+    /// a large message is then written by the link's I/O thread, its sealing running
+    /// beside the sender's encoding of the next, rather than by the sender itself.
+    fn seals_on_write(&self) -> bool {
+        false
+    }
+
     /// Reads bytes (a stream kind) or one whole batch (a datagram kind; `Ok(0)` once the
     /// link ended).
     fn read(&self, buf: &mut [u8]) -> io::Result<usize>;

@@ -233,6 +233,12 @@ impl Link {
         self.0.is_datagram()
     }
 
+    /// Whether a write costs more than the copy into the socket (TLS seals each
+    /// record).
+    pub fn seals_on_write(&self) -> bool {
+        self.0.seals_on_write()
+    }
+
     /// Largest batch the link can carry.
     pub fn mtu(&self) -> u16 {
         self.0.mtu()

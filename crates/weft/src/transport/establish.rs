@@ -107,7 +107,11 @@ pub(super) fn establish(
     } else {
         Framing::Stream(PrefixWidth::U16)
     };
-    let out = Outbound::new(&negotiated, framing, limits.connection(), Instant::now());
+    let connection_limits = weft_transport::connection::Limits {
+        sender_writes_fragments: !link.seals_on_write(),
+        ..limits.connection()
+    };
+    let out = Outbound::new(&negotiated, framing, connection_limits, Instant::now());
     let transport = Arc::new_cyclic(|me| Transport {
         me: me.clone(),
         io_thread: reactor::assign(),

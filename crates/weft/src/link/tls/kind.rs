@@ -37,6 +37,10 @@ impl LinkKind for TlsLink {
         Some(self.peer().ip())
     }
 
+    fn seals_on_write(&self) -> bool {
+        true
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.tcp().as_fd()
     }
