@@ -255,7 +255,7 @@ impl Inner {
             .faces
             .get_mut(&t.peer_zid())
             .map(|face| f(face, &mut st.declared));
-        st.routes_changed();
+        self.routes_changed();
         r
     }
 

@@ -206,7 +206,7 @@ impl Inner {
         let (id, announcement) = {
             let mut st = self.lock();
             if kind == EntityKind::Subscriber {
-                st.routes_changed();
+                self.routes_changed();
             }
             let id = Self::next_id(&mut st);
             store(&mut st, id);
@@ -232,7 +232,7 @@ impl Inner {
             return Err(SessionError::Closed);
         }
         let mut st = self.lock();
-        st.routes_changed();
+        self.routes_changed();
         let id = Self::next_id(&mut st);
         store(&mut st, id);
         Ok(id)
@@ -244,7 +244,7 @@ impl Inner {
         let mut st = self.lock();
         let taken = take(&mut st);
         if taken {
-            st.routes_changed();
+            self.routes_changed();
         }
         taken
     }
@@ -262,7 +262,7 @@ impl Inner {
             let mut st = self.lock();
             let key = take(&mut st)?;
             if kind == EntityKind::Subscriber {
-                st.routes_changed();
+                self.routes_changed();
             }
             let announcement = self.announcement(&mut st, kind, key.as_key_expr(), None);
             (key, announcement)

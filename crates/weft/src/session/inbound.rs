@@ -152,8 +152,8 @@ impl Inner {
         t: &dyn FaceTransport,
         we: &WireExpr<'_>,
     ) -> Option<(u64, InboundRoutes, PublishedBy)> {
-        let mut st = self.lock();
-        let epoch = st.routes.epoch();
+        let st = self.lock();
+        let epoch = self.route_epoch.load(Ordering::Acquire);
         let face = st.faces.get(&t.peer_zid())?;
         let key = face.resolve(we)?;
         let published_by: PublishedBy = if self.is_router() {
@@ -185,7 +185,7 @@ impl Inner {
         };
         // An invalid key (or one over the size limits) has no route: the message is
         // dropped, and said so. Checked where a route is first computed, not per message.
-        let routes = Self::inbound_routes_in(self.is_router(), &mut st, &key);
+        let routes = self.inbound_routes_in(&st, &key);
         let routes = match routes {
             Ok(routes) => routes,
             Err(e) => {
@@ -200,17 +200,17 @@ impl Inner {
     /// The routes of data on `key` (a router's forwarding route, and the session's own
     /// subscribers when it has any).
     fn inbound_routes_in(
-        router: bool,
-        st: &mut super::State,
+        &self,
+        st: &super::State,
         key: &str,
     ) -> Result<InboundRoutes, weft_keyexpr::KeyExprError> {
-        Ok(if router {
-            let (forward_key, forward) = Self::forward_route_in(st, key)?;
+        Ok(if self.is_router() {
+            let (forward_key, forward) = self.forward_route_in(st, key)?;
             // A router rarely has subscribers of its own (storages, admin).
             let (key, local) = if st.own.subscribers.is_empty() {
                 (forward_key, None)
             } else {
-                let (key, local) = Self::keyed_local_route_in(st, key)?;
+                let (key, local) = self.keyed_local_route_in(st, key)?;
                 (key, Some(local))
             };
             InboundRoutes {
@@ -219,7 +219,7 @@ impl Inner {
                 forward: Some(forward),
             }
         } else {
-            let (key, local) = Self::keyed_local_route_in(st, key)?;
+            let (key, local) = self.keyed_local_route_in(st, key)?;
             InboundRoutes {
                 key,
                 local: Some(local),

@@ -332,8 +332,6 @@ pub(crate) struct State {
     faces: FastMap<ZenohId, Face>,
     /// What the faces declared, by key expression (kept with each face's own tables).
     declared: declared::Declared,
-    /// Routes already computed, by key (see `routes`).
-    routes: routes::RouteCache,
     /// What a router keeps to route for others: its mesh, gossip, re-declared ids.
     routing: state::Routing,
 }
@@ -351,13 +349,6 @@ fn mesh_first_sn() -> u64 {
 /// seeded per process.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-impl State {
-    /// Forgets the cached routes (declarations, interests or faces changed).
-    pub(crate) fn routes_changed(&mut self) {
-        self.routes.changed();
-    }
-}
-
 /// What sessions share with their handles and threads.
 pub(crate) struct Inner {
     zid: ZenohId,
@@ -373,7 +364,12 @@ pub(crate) struct Inner {
     /// This session's own messages dropped by congestion control, by key (a lock of its
     /// own: a publisher dropping under congestion never waits for routing).
     own_drops: Mutex<HashMap<String, u64>>,
-    /// Bumped whenever cached routes become stale (see [`State::routes_changed`]).
+    /// Routes already computed, by key (see `routes`): a lock of its own, taken after
+    /// `state` (routes are computed from the state and cached while it is held), never
+    /// before, and held for a look-up, an insertion or clearing only (no other lock is
+    /// taken under it).
+    routes: Mutex<routes::RouteCache>,
+    /// Bumped whenever cached routes become stale (see [`Inner::routes_changed`]).
     route_epoch: Arc<AtomicU64>,
     /// Wakes the matching listeners at the same changes.
     matching_signal: Arc<matching::ChangeSignal>,
@@ -448,6 +444,19 @@ impl Inner {
     /// The ids of its publishers' key expressions.
     pub(crate) fn expr_ids(&self) -> MutexGuard<'_, declared_expr::ExprIds> {
         self.expr_ids.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The route caches (taken after [`Inner::lock`] where both are held).
+    pub(crate) fn routes(&self) -> MutexGuard<'_, routes::RouteCache> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Forgets the cached routes (declarations, interests or faces changed) and wakes
+    /// the matching listeners: called with the session's state held, where the change
+    /// was made.
+    pub(crate) fn routes_changed(&self) {
+        self.routes().changed();
+        self.matching_signal.notify();
     }
 
     /// The queries under way (taken after [`Inner::lock`] where both are held).
@@ -561,7 +570,6 @@ impl Session {
                 own: state::Own::default(),
                 faces: FastMap::default(),
                 declared: declared::Declared::default(),
-                routes: routes::RouteCache::new(route_epoch.clone(), matching_signal.clone()),
                 routing: state::Routing {
                     routed_ids: HashMap::new(),
                     mesh: mesh::Mesh::new(zid, mesh_first_sn()),
@@ -572,6 +580,7 @@ impl Session {
             queries: Mutex::default(),
             expr_ids: Mutex::default(),
             own_drops: Mutex::default(),
+            routes: Mutex::new(routes::RouteCache::new(route_epoch.clone())),
             route_epoch,
             matching_signal,
             query_stats: crate::metrics::QueryStats::default(),

@@ -217,7 +217,7 @@ fn attach(inner: &Arc<Inner>, group: &Arc<Group>) -> Result<(), OpenError> {
         .subscribers
         .declare(group.face_zid, &mut face.subscribers, Some(1), everything);
     st.faces.insert(group.face_zid, face);
-    st.routes_changed();
+    inner.routes_changed();
     drop(guard);
     inner.changed.notify_all();
     Ok(())

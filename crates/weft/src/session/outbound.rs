@@ -126,8 +126,8 @@ impl Inner {
 
     /// This session's subscribers that take its own publications on `key` (cached per
     /// key): those whose origin includes the session; `None` for an invalid key.
-    pub(crate) fn local_route_in(st: &mut super::State, key: &str) -> Option<Arc<[Callback]>> {
-        if let Some((_, r)) = st.routes.own_local.get(key) {
+    pub(crate) fn local_route_in(&self, st: &super::State, key: &str) -> Option<Arc<[Callback]>> {
+        if let Some((_, r)) = self.routes().own_local.get(key) {
             return Some(r.clone());
         }
         let k = KeyExpr::new(key).ok()?;
@@ -137,7 +137,7 @@ impl Inner {
             .filter(|s| s.key.as_key_expr().intersects(k))
             .map(|s| s.callback.clone())
             .collect();
-        st.routes
+        self.routes()
             .own_local
             .insert(SharedKey::from(key), route.clone());
         Some(route)
@@ -147,10 +147,11 @@ impl Inner {
     /// key), with the cache's shared copy of the key for the samples delivered on that
     /// route.
     pub(crate) fn keyed_local_route_in(
-        st: &mut super::State,
+        &self,
+        st: &super::State,
         key: &str,
     ) -> Result<(SharedKey, Arc<[Callback]>), weft_keyexpr::KeyExprError> {
-        if let Some((k, r)) = st.routes.local.get(key) {
+        if let Some((k, r)) = self.routes().local.get(key) {
             return Ok((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key)?;
@@ -162,17 +163,17 @@ impl Inner {
             .map(|s| s.callback.clone())
             .collect();
         let key = SharedKey::from(key);
-        st.routes.local.insert(key.clone(), route.clone());
+        self.routes().local.insert(key.clone(), route.clone());
         Ok((key, route))
     }
 
     /// The transports data on `key` goes to (cached per key).
     fn remote_route_in(
         &self,
-        st: &mut super::State,
+        st: &super::State,
         key: &OwnedKeyExpr,
     ) -> Arc<[Arc<dyn FaceTransport>]> {
-        if let Some((_, r)) = st.routes.remote.get(key.as_str()) {
+        if let Some((_, r)) = self.routes().remote.get(key.as_str()) {
             return r.clone();
         }
         let subscribed = st
@@ -194,7 +195,7 @@ impl Inner {
             })
             .map(|f| f.transport.clone())
             .collect();
-        st.routes
+        self.routes()
             .remote
             .insert(SharedKey::from(key.as_str()), route.clone());
         route
@@ -202,11 +203,11 @@ impl Inner {
 
     /// Both routes of `key`, in one lock.
     fn routes_of(&self, key: &OwnedKeyExpr) -> Routes {
-        let mut st = self.lock();
+        let st = self.lock();
         Routes {
-            epoch: st.routes.epoch(),
-            targets: self.remote_route_in(&mut st, key),
-            local: Self::local_route_in(&mut st, key.as_str()),
+            epoch: self.route_epoch.load(Ordering::Acquire),
+            targets: self.remote_route_in(&st, key),
+            local: self.local_route_in(&st, key.as_str()),
         }
     }
 
@@ -403,7 +404,7 @@ impl Inner {
         }
         let (id, targets) = {
             let mut st = self.lock();
-            st.routes_changed();
+            self.routes_changed();
             let id = Self::next_id(&mut st);
             st.own.publishers.insert(id, key.clone());
             let mut targets = Vec::new();
@@ -425,7 +426,7 @@ impl Inner {
     pub(crate) fn undeclare_publisher(&self, id: u32, caller: &Caller) {
         let targets: Vec<Arc<dyn FaceTransport>> = {
             let mut st = self.lock();
-            st.routes_changed();
+            self.routes_changed();
             if st.own.publishers.remove(&id).is_none() {
                 return;
             }
@@ -448,7 +449,7 @@ impl Inner {
     pub(crate) fn introduce(&self, t: &dyn FaceTransport, caller: &Caller) {
         let (subs, pubs, unsolicited, peer_link) = {
             let mut st = self.lock();
-            st.routes_changed();
+            self.routes_changed();
             let subs: Vec<(u32, String)> = st
                 .own
                 .subscribers
@@ -602,7 +603,7 @@ impl Inner {
         let mut aggregates = Vec::new();
         {
             let mut st = self.lock();
-            st.routes_changed();
+            self.routes_changed();
             if current {
                 if individually(InterestOptions::SUBSCRIBERS) {
                     found.extend(

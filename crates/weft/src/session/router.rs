@@ -201,7 +201,7 @@ impl Inner {
                 }
             }
             if !gone.is_empty() {
-                st.routes_changed();
+                self.routes_changed();
             }
         }
         for (zid, kind, id, key) in gone {
@@ -250,7 +250,7 @@ impl Inner {
                 }
             }
             if !(joined.is_empty() && left.is_empty()) {
-                st.routes_changed();
+                self.routes_changed();
                 tracing::info!(
                     "mesh tree: links on {:?}, joined {:?}, left {:?}",
                     tree,
@@ -280,10 +280,11 @@ impl Inner {
     /// The faces with a subscriber matching `key`, where a router forwards data on it,
     /// with the key as the cache keeps it (cached per key; an error for an invalid key).
     pub(crate) fn forward_route_in(
-        st: &mut super::State,
+        &self,
+        st: &super::State,
         key: &str,
     ) -> Result<(SharedKey, ForwardRoute), weft_keyexpr::KeyExprError> {
-        if let Some((k, r)) = st.routes.forward.get(key) {
+        if let Some((k, r)) = self.routes().forward.get(key) {
             return Ok((k.clone(), r.clone()));
         }
         let k = KeyExpr::new(key)?;
@@ -299,7 +300,7 @@ impl Inner {
             })
             .collect();
         let key = SharedKey::from(key);
-        st.routes.forward.insert(key.clone(), route.clone());
+        self.routes().forward.insert(key.clone(), route.clone());
         Ok((key, route))
     }
 

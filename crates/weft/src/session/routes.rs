@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use super::declared::Traffic;
 use super::face_transport::FaceTransport;
-use super::matching::ChangeSignal;
 use super::{Callback, FastMap};
 use crate::api::SharedKey;
 
@@ -128,27 +127,19 @@ pub(crate) struct RouteCache {
     /// excepted).
     pub(crate) forward: Bounded<SharedKey, ForwardRoute>,
     epoch: Arc<AtomicU64>,
-    /// Told of every change, for the matching listeners.
-    signal: Arc<ChangeSignal>,
 }
 
 impl RouteCache {
     /// Empty caches counting their changes in `epoch` (shared with whoever checks it
-    /// without the session lock), and telling `signal` of each.
-    pub(crate) fn new(epoch: Arc<AtomicU64>, signal: Arc<ChangeSignal>) -> Self {
+    /// without the session lock).
+    pub(crate) fn new(epoch: Arc<AtomicU64>) -> Self {
         Self {
             local: Bounded::new(),
             own_local: Bounded::new(),
             remote: Bounded::new(),
             forward: Bounded::new(),
             epoch,
-            signal,
         }
-    }
-
-    /// The epoch the cached routes belong to.
-    pub(crate) fn epoch(&self) -> u64 {
-        self.epoch.load(Ordering::Acquire)
     }
 
     /// Forgets every route (declarations, interests or faces changed), and starts a new
@@ -159,7 +150,6 @@ impl RouteCache {
         self.remote.clear();
         self.forward.clear();
         self.epoch.fetch_add(1, Ordering::Release);
-        self.signal.notify();
     }
 }
 
@@ -170,14 +160,13 @@ mod tests {
     #[test]
     fn a_change_forgets_everything() {
         let epoch = Arc::new(AtomicU64::new(0));
-        let mut cache = RouteCache::new(epoch.clone(), Arc::default());
+        let mut cache = RouteCache::new(epoch.clone());
         let empty: FaceRoute = Arc::new([]);
         cache.forward.insert(SharedKey::from("k"), Arc::new([]));
         cache.remote.insert(SharedKey::from("k"), empty);
         cache.changed();
         assert!(cache.forward.get("k").is_none());
         assert!(cache.remote.get("k").is_none());
-        assert_eq!(cache.epoch(), 1);
         assert_eq!(epoch.load(Ordering::Acquire), 1);
     }
 

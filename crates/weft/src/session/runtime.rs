@@ -200,7 +200,7 @@ impl Inner {
                 t.close(weft_proto::transport::CloseReason::MAX_LINKS, caller);
                 return false;
             }
-            st.routes_changed();
+            self.routes_changed();
             let mut face = Face::new(t.clone());
             face.for_priorities = for_priorities;
             if meshed {
@@ -378,7 +378,7 @@ impl Inner {
             .faces
             .get(&t.peer_zid())
             .is_some_and(|f| super::face_transport::same(&*f.transport, t));
-        st.routes_changed();
+        self.routes_changed();
         let mut tokens = std::collections::HashMap::new();
         let mut entities = Vec::new();
         let mut reconnect = None;

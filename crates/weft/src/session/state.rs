@@ -1,7 +1,8 @@
-//! The parts of the session's state, one job each, all behind the session's one lock
-//! (`State` in `mod.rs`): this session's own entities, the queries under way, and what a
-//! router keeps to route for others. The faces, what they declared and the route caches
-//! have their own modules (`face`, `declared`, `routes`).
+//! The parts of the session's state, one job each: this session's own entities and what
+//! a router keeps to route for others, behind the session's lock (`State` in `mod.rs`,
+//! with the faces and what they declared, modules `face` and `declared`), and the queries
+//! under way, behind a lock of their own. The route caches (`routes`) have their own lock
+//! too.
 
 use std::collections::HashMap;
 
