@@ -38,7 +38,7 @@ mod tests;
 pub use inbound::{Inbound, Input, InputError};
 pub use outbound::{
     Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, HOLD_ENOUGH, HOLD_LOOK,
-    STREAMING_GAP,
+    SENDER_WRITES_FROM, STREAMING_GAP,
 };
 pub use transmit::{Framing, Transmit, GATHER_MAX};
 

@@ -311,13 +311,21 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
 }
 
 #[test]
-fn a_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
+fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
     let (ni, _) = negotiated(2048, 10_000);
     let now = Instant::now();
     let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
     let mut conn = Connection::new(&ni, framing, Limits::default(), now);
-    let big = put("big", &[7; 10_000], Priority::Data, false);
+    // A few fragments: the driver writes them while the sender makes its next message.
+    let small = put("small", &[7; 4_000], Priority::Data, false);
     let o = opts(Priority::Data, CongestionControl::Block, now);
+    assert_eq!(conn.send(&small, o, now), Ok(Sent::Queued(WriteHint::Wake)));
+    while let Some(t) = conn.poll_transmit(now) {
+        let n = t.remaining();
+        conn.transmitted(t, n, now);
+    }
+    // SENDER_WRITES_FROM fragments or more: the sender writes them.
+    let big = put("big", &[7; 2048 * SENDER_WRITES_FROM], Priority::Data, false);
     // Full batches no later message can join: no hand-over to the driver on their way.
     assert_eq!(
         conn.send(&big, o, now),
