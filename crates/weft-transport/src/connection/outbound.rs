@@ -62,7 +62,7 @@ pub struct SendOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteHint {
     /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express
-    /// message, or one in fragments, from the application, on an idle link).
+    /// message, or a large one in fragments, from the application, on an idle link).
     WriteNow,
     /// Wake the link's driver: nobody is writing and nobody was asked to.
     Wake,

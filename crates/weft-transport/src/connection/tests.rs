@@ -325,7 +325,12 @@ fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
         conn.transmitted(t, n, now);
     }
     // SENDER_WRITES_FROM fragments or more: the sender writes them.
-    let big = put("big", &[7; 2048 * SENDER_WRITES_FROM], Priority::Data, false);
+    let big = put(
+        "big",
+        &[7; 2048 * SENDER_WRITES_FROM],
+        Priority::Data,
+        false,
+    );
     // Full batches no later message can join: no hand-over to the driver on their way.
     assert_eq!(
         conn.send(&big, o, now),

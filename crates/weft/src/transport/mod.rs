@@ -5,9 +5,10 @@
 //! ever waiting for the socket. While it writes, senders keep appending: under load, small
 //! messages share batches. An express message on an idle link is written by the sending
 //! application thread itself, without waking anyone (the lowest latency), and so is a
-//! message larger than a batch, queued as fragment batches (a batch of a higher priority
-//! queued meanwhile goes between two of its writes); sent from an I/O thread (forwarded
-//! by a router), its fragment batches are written by the I/O threads. The I/O threads
+//! message of 8 fragment batches or more (`SENDER_WRITES_FROM`; a batch of a higher
+//! priority queued meanwhile goes between two of its writes); a smaller one is written by
+//! the link's I/O thread while its sender makes the next, and so is one sent from an I/O
+//! thread (forwarded by a router). The I/O threads
 //! read the links, hand each batch to the link's `reader::LinkRx` and watch the leases.
 //!
 //! The transmit queue itself (lanes, bounds, overflow, congestion decisions) is

@@ -108,7 +108,7 @@ impl Transport {
     }
 
     /// Does what the sending half said about writing: write here (an express message,
-    /// or one in fragments, on an idle link, from an application thread), have it written (after the turn of a
+    /// or a large one in fragments, on an idle link, from an application thread), have it written (after the turn of a
     /// thread serving links, or by the link's I/O thread), or nothing.
     pub(super) fn carry_out(
         &self,

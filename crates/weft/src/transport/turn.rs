@@ -204,7 +204,7 @@ impl Turn {
 #[derive(Clone, Default)]
 pub(crate) enum Caller {
     /// An application thread: it may wait for room, as congestion control says, and
-    /// writes an express message, or one in fragments, on an idle link itself.
+    /// writes an express message, or a large one in fragments, on an idle link itself.
     #[default]
     App,
     /// A thread serving links, in a turn: it never waits for a destination.
