@@ -108,8 +108,9 @@ impl Transport {
     }
 
     /// Does what the sending half said about writing: write here (an express message,
-    /// or a large one in fragments, on an idle link, from an application thread), have it written (after the turn of a
-    /// thread serving links, or by the link's I/O thread), or nothing.
+    /// or a large one in fragments, on an idle link, from an application thread), have
+    /// it written (after the turn of a thread serving links, or by the link's I/O
+    /// thread), or nothing.
     pub(super) fn carry_out(
         &self,
         st: MutexGuard<'_, TxState>,

@@ -2,8 +2,9 @@
 //! waiting for the socket — the link's I/O thread ([`Transport::pump`]) or an application
 //! thread sending an express message, or a large one in fragments, on an idle link
 //! ([`Transport::write_here`]); which one is the sending half's decision
-//! ([`weft_transport::connection::Outbound`]). A transmit the socket takes in part is finished on the socket's next writable event.
-//! Senders waiting for room are woken as batches go out.
+//! ([`weft_transport::connection::Outbound`]). A transmit the socket takes in part is
+//! finished on the socket's next writable event. Senders waiting for room are woken as
+//! batches go out.
 
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
@@ -88,8 +89,9 @@ impl Transport {
     }
 
     /// Writes from this application thread what the sending half hands out (an express
-    /// message, or a large one in fragments, on an idle link: no hand-over on its way). What the socket does not take
-    /// now is left to the link's I/O thread, on the socket's writable event.
+    /// message, or a large one in fragments, on an idle link: no hand-over on its way).
+    /// What the socket does not take now is left to the link's I/O thread, on the
+    /// socket's writable event.
     pub(super) fn write_here(&self, st: MutexGuard<'_, TxState>) -> Result<(), SendError> {
         let (st, result) = self.write_loop(st);
         let held = st.out.held_until().is_some();
