@@ -28,6 +28,20 @@ fn queue_on_a(net: &mut Net, msg: &weft_proto::network::NetworkMessage<'_>) {
     net.a.conn.send(msg, o, net.now).unwrap();
 }
 
+/// A connection over a stream link, with `limits`, negotiated as `n` says.
+fn stream_connection(n: &Negotiated, limits: Limits, now: Instant) -> Connection {
+    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
+    Connection::new(n, framing, limits, now)
+}
+
+/// Has the link take whole every transmit `conn` hands out at `now`.
+fn write_all(conn: &mut Connection, now: Instant) {
+    while let Some(t) = conn.poll_transmit(now) {
+        let n = t.remaining();
+        conn.transmitted(t, n, now);
+    }
+}
+
 /// A payload of `len` bytes that says which message it is.
 fn payload(i: usize, len: usize) -> Vec<u8> {
     (0..len).map(|j| (i * 31 + j) as u8).collect()
@@ -196,8 +210,7 @@ fn close_writes_what_is_queued_then_the_close_and_the_peer_learns_it() {
 fn malformed_bytes_end_the_connection_with_a_close_invalid() {
     let (_, na) = negotiated(2048, 10_000);
     let now = Instant::now();
-    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
-    let mut conn = Connection::new(&na, framing, Limits::default(), now);
+    let mut conn = stream_connection(&na, Limits::default(), now);
     let input = conn.handle_stream(&[3, 0, 0xff, 0xff, 0xff], now, |_, _| {
         panic!("nothing to deliver")
     });
@@ -248,8 +261,7 @@ fn realtime_goes_before_bulk_queued_earlier() {
 fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
     let (ni, _) = negotiated(2048, 10_000);
     let now = Instant::now();
-    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
-    let mut conn = Connection::new(&ni, framing, Limits::default(), now);
+    let mut conn = stream_connection(&ni, Limits::default(), now);
     let msg = put("k", &[1; 10], Priority::Data, false);
     let o = opts(Priority::Data, CongestionControl::Block, now);
     // The driver is asked, once.
@@ -314,16 +326,12 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
 fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
     let (ni, _) = negotiated(2048, 10_000);
     let now = Instant::now();
-    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
-    let mut conn = Connection::new(&ni, framing, Limits::default(), now);
+    let mut conn = stream_connection(&ni, Limits::default(), now);
     // A few fragments: the driver writes them while the sender makes its next message.
     let small = put("small", &[7; 4_000], Priority::Data, false);
     let o = opts(Priority::Data, CongestionControl::Block, now);
     assert_eq!(conn.send(&small, o, now), Ok(Sent::Queued(WriteHint::Wake)));
-    while let Some(t) = conn.poll_transmit(now) {
-        let n = t.remaining();
-        conn.transmitted(t, n, now);
-    }
+    write_all(&mut conn, now);
     // SENDER_WRITES_FROM fragments or more: the sender writes them.
     let big = put(
         "big",
@@ -345,10 +353,7 @@ fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
     let n = t.remaining();
     assert!(conn.transmitted(t, n, now + US));
     // Forwarded, a message in fragments is still the driver's to write.
-    while let Some(t) = conn.poll_transmit(now + 2 * US) {
-        let n = t.remaining();
-        conn.transmitted(t, n, now + 2 * US);
-    }
+    write_all(&mut conn, now + 2 * US);
     let forwarded = SendOptions {
         forwarded: true,
         ..o
@@ -362,7 +367,7 @@ fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
         sender_writes_fragments: false,
         ..Limits::default()
     };
-    let mut conn = Connection::new(&ni, framing, sealing, now);
+    let mut conn = stream_connection(&ni, sealing, now);
     assert_eq!(conn.send(&big, o, now), Ok(Sent::Queued(WriteHint::Wake)));
 }
 
@@ -370,8 +375,7 @@ fn a_large_message_in_fragments_is_written_by_its_sender_when_nobody_writes() {
 fn a_streaming_sender_fills_batches_and_a_lone_message_never_waits() {
     let (ni, _) = negotiated(u16::MAX, 10_000);
     let t0 = Instant::now();
-    let framing = Framing::Stream(weft_proto::batch::framing::PrefixWidth::U16);
-    let mut conn = Connection::new(&ni, framing, Limits::default(), t0);
+    let mut conn = stream_connection(&ni, Limits::default(), t0);
     let msg = put("k", &[1; 8], Priority::Data, false);
     // A lone message: written at once.
     conn.send(&msg, opts(Priority::Data, CongestionControl::Block, t0), t0)
