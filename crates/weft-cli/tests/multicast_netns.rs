@@ -275,11 +275,11 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
     };
     let dir = std::env::temp_dir().join(format!("weft-mcast-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("weftd.json5");
     let tcp = format!("tcp/{}:7447", pair.addr[0]);
-    std::fs::write(
-        &config,
-        format!(
+    let router = weftd_in(
+        &pair,
+        &dir.join("weftd.json5"),
+        &format!(
             r#"{{ mode: "router",
                  listen: {{ endpoints: ["{tcp}", "{}", "{}"] }},
                  scouting: {{ multicast: {{ enabled: false }} }},
@@ -287,13 +287,7 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
             group(&pair, 0),
             second_group(&pair, 0)
         ),
-    )
-    .unwrap();
-    let mut cmd = pair.cmd(0, &weftd_bin());
-    cmd.env("RUST_LOG", "weft=info,weftd=info")
-        .arg("-c")
-        .arg(&config);
-    let router = Proc::spawn(cmd);
+    );
     Proc::wait_line(&router.stderr, &["member of multicast group", "17447"], 10);
     Proc::wait_line(&router.stderr, &["member of multicast group", "17448"], 10);
     Proc::wait_line(&router.stderr, &["listening on"], 10);
@@ -342,22 +336,16 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
 
     // The same router without groups, with a client too, runs as many threads.
     let plain_tcp = format!("tcp/{}:7449", pair.addr[0]);
-    let plain_config = dir.join("plain.json5");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        &plain_config,
-        format!(
+    let plain = weftd_in(
+        &pair,
+        &dir.join("plain.json5"),
+        &format!(
             r#"{{ mode: "router",
                  listen: {{ endpoints: ["{plain_tcp}"] }},
                  scouting: {{ multicast: {{ enabled: false }} }} }}"#
         ),
-    )
-    .unwrap();
-    let mut cmd = pair.cmd(0, &weftd_bin());
-    cmd.env("RUST_LOG", "weft=info,weftd=info")
-        .arg("-c")
-        .arg(&plain_config);
-    let plain = Proc::spawn(cmd);
+    );
     Proc::wait_line(&plain.stderr, &["listening on"], 10);
     let _ = std::fs::remove_dir_all(&dir);
     let mut plain_client = pair.cmd(0, env!("CARGO_BIN_EXE_weft"));
@@ -371,6 +359,17 @@ fn weftd_joins_a_group_from_its_configuration_and_routes_between_it_and_its_clie
         without.len(),
         "threads with two groups {with_groups:?}, without {without:?}"
     );
+}
+
+/// weftd in the pair's first namespace, with the configuration `json5` written to
+/// `config` (logging at info).
+fn weftd_in(pair: &NetPair, config: &std::path::Path, json5: &str) -> Proc {
+    std::fs::write(config, json5).unwrap();
+    let mut cmd = pair.cmd(0, &weftd_bin());
+    cmd.env("RUST_LOG", "weft=info,weftd=info")
+        .arg("-c")
+        .arg(config);
+    Proc::spawn(cmd)
 }
 
 /// The names of the threads of process `pid`.
