@@ -325,16 +325,11 @@ pub(crate) fn add(rest: Vec<u8>, rx: LinkRx) -> Result<(), Box<(LinkRx, String)>
     match threads() {
         Ok(handles) => {
             let closes_at = closes_at(&rx.transport().link, Instant::now(), SystemTime::now());
-            handles[index].send(Command::Add(Box::new(Entry {
+            handles[index].send(Command::Add(Box::new(Entry::new(
+                Source::Link(rx),
                 rest,
-                source: Source::Link(rx),
-                generation: 0,
-                drain_until: None,
-                paused_until: None,
                 closes_at,
-                peer_ended: false,
-                to_read: false,
-            })));
+            ))));
             Ok(())
         }
         Err(e) => Err(Box::new((rx, e.to_owned()))),
@@ -373,16 +368,11 @@ pub(crate) enum Readable {
 /// at once. `Err` when the I/O threads cannot run.
 pub(crate) fn serve_socket(socket: Arc<dyn Served>) -> Result<(), String> {
     let handles = threads().map_err(ToOwned::to_owned)?;
-    handles[assign()].send(Command::Add(Box::new(Entry {
-        rest: Vec::new(),
-        source: Source::Socket(socket),
-        generation: 0,
-        drain_until: None,
-        paused_until: None,
-        closes_at: None,
-        peer_ended: false,
-        to_read: false,
-    })));
+    handles[assign()].send(Command::Add(Box::new(Entry::new(
+        Source::Socket(socket),
+        Vec::new(),
+        None,
+    ))));
     Ok(())
 }
 
@@ -471,6 +461,23 @@ struct Entry {
     peer_ended: bool,
     /// Waits in the I/O thread's `to_read`.
     to_read: bool,
+}
+
+impl Entry {
+    /// A new entry for `source`, with `rest` already read from it, to be closed at
+    /// `closes_at` (a certificate's expiry).
+    fn new(source: Source, rest: Vec<u8>, closes_at: Option<Instant>) -> Self {
+        Self {
+            rest,
+            source,
+            generation: 0,
+            drain_until: None,
+            paused_until: None,
+            closes_at,
+            peer_ended: false,
+            to_read: false,
+        }
+    }
 }
 
 /// When `link` is to be closed because its peer's certificate expires, on the clock of
