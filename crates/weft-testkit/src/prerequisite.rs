@@ -27,6 +27,10 @@ pub enum Prerequisite {
     /// A zenohd 1.10.2 built with the serial link (`transport_serial`), which
     /// `WEFT_ZENOHD_SERIAL` names; `WEFT_REQUIRE_ZENOHD_SERIAL`.
     ZenohdSerial,
+    /// Zenoh-Pico's POSIX example programs (`z_pub`, `z_sub`, `z_get`, `z_queryable`,
+    /// `z_liveliness`) built with its serial link, in the directory
+    /// `WEFT_ZENOH_PICO_EXAMPLES` names; `WEFT_REQUIRE_ZENOH_PICO`.
+    ZenohPico,
 }
 
 impl Prerequisite {
@@ -41,6 +45,7 @@ impl Prerequisite {
             Self::DefaultPorts => "WEFT_REQUIRE_DEFAULT_PORTS",
             Self::Socat => "WEFT_REQUIRE_SOCAT",
             Self::ZenohdSerial => "WEFT_REQUIRE_ZENOHD_SERIAL",
+            Self::ZenohPico => "WEFT_REQUIRE_ZENOH_PICO",
         }
     }
 
@@ -80,6 +85,7 @@ mod tests {
             Prerequisite::DefaultPorts,
             Prerequisite::Socat,
             Prerequisite::ZenohdSerial,
+            Prerequisite::ZenohPico,
         ];
         let mut vars: Vec<_> = all.iter().map(|p| p.require_var()).collect();
         vars.sort_unstable();
