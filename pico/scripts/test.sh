@@ -71,12 +71,15 @@ fi
 # a multicast receive buffer for whole datagrams from Zenoh peers.
 CONFIG="-DZ_FRAG_MAX_SIZE=70000 -DZ_BATCH_MULTICAST_RX_SIZE=65535 -DWEFT_PYTHON=$PY -DWEFT_SPEC_DIR=$SPEC"
 # QoS through weftd too: the repository's weftd (built here if cargo is at hand).
+# The multicast test's weft peer: the repository's `weft` tool, built beside it.
 WEFTD=${CARGO_TARGET_DIR:-$PICO/../target}/debug/weftd
-if [ ! -x "$WEFTD" ] && command -v cargo >/dev/null 2>&1; then
-  (cd "$PICO/.." && cargo build --quiet -p weftd) || true
+WEFT_CLI=${CARGO_TARGET_DIR:-$PICO/../target}/debug/weft
+if { [ ! -x "$WEFTD" ] || [ ! -x "$WEFT_CLI" ]; } && command -v cargo >/dev/null 2>&1; then
+  (cd "$PICO/.." && cargo build --quiet -p weftd -p weft-cli) || true
 fi
 if [ -x "$WEFTD" ]; then
   CONFIG="$CONFIG -DWEFT_WEFTD=$WEFTD"
+  [ -x "$WEFT_CLI" ] && CONFIG="$CONFIG -DWEFT_CLI=$WEFT_CLI"
 elif [ -n "${WEFT_REQUIRE_INTEROP:-}" ] && [ "$WEFT_REQUIRE_INTEROP" != 0 ]; then
   echo "error: no weftd at $WEFTD for the tests through weftd, but WEFT_REQUIRE_INTEROP is set" >&2
   exit 1

@@ -8,6 +8,8 @@ namespaces at the end. Needs root and `ip`. Prints "N passed, N failed".
 """
 
 import argparse
+import base64
+import json
 import subprocess
 import sys
 import time
@@ -69,6 +71,7 @@ def scenario(s):
     s.check(get.has("REPLY demo/mcq/x 'reply:k=v'"), "reply content")
     s.finish(qbl, 20, "peer A queryable served the query")
     zenoh_peers(s)
+    weft_peers(s)
     scouting(s)
 
 
@@ -91,6 +94,50 @@ def zenoh_peers(s):
     s.finish(zpub, 30, "Zenoh peer published 5 x 2000 bytes to the group")
     s.finish(psub, 30, "the weft-pico peer received them and the delete")
     s.check(psub.count("SAMPLE PUT demo/zmc2/b len=2000 enc=4 att=4 ok") == 5, "intact, with encoding and attachment")
+
+
+def weft_peers(s):
+    """A weft-pico peer and a weft peer (the `weft` tool, WEFT_CLI) on the same group."""
+    cli = os.environ.get("WEFT_CLI", "")
+    if not os.access(cli, os.X_OK):
+        reason = f"no weft tool at {cli!r} (WEFT_CLI) for the group with a weft peer"
+        if os.environ.get("WEFT_REQUIRE_INTEROP", "0") not in ("", "0"):
+            s.check(False, reason)
+        else:
+            print(f"skipped: {reason}", flush=True)
+        return
+    group = "udp/224.0.0.225:17554"
+    # weft-pico -> weft: five fragmented values and the delete.
+    wsub = s.ns("weftpeersub", 1, [cli, "sub", "-l", f"{group}#iface={VETH[1]}", "-k", "demo/wmc/**",
+                                   "--json", "--count", 6, "--no-multicast-scouting"])
+    s.ready(wsub, "weft sub: subscribed to")
+    pub = s.start("picopeerpub2", ["ip", "netns", "exec", NS[0]] + s.wrapper +
+                  [s.bin, "pub", f"{group}#iface={VETH[0]}", "demo/wmc/a", "5", "20000"])
+    s.finish(pub, 30, "weft-pico peer published 5 x 20000 bytes (fragmented) to the group")
+    s.finish(wsub, 30, "the weft peer received them and the delete")
+    samples = [json.loads(line) for line in wsub.lines if line.startswith("{")]
+    puts = [x for x in samples if x["kind"] == "put" and x["key"] == "demo/wmc/a"]
+    s.check(len(puts) == 5 and all(pattern_ok(base64.b64decode(x["payload_b64"]), 20000) for x in puts),
+            "5 values of 20000 bytes, intact")
+    s.check(any(x["kind"] == "delete" for x in samples), "and the delete")
+    # weft -> weft-pico: a weft peer joins, puts once and leaves, until the pico peer has it
+    # (the pico peer takes a member's frames once it has its Join).
+    psub = s.start("picopeersub2", ["ip", "netns", "exec", NS[0]] + s.wrapper +
+                   [s.bin, "sub", f"{group}#iface={VETH[0]}", "demo/wmc2/**", "1", "30000"])
+    s.ready(psub)
+    end = time.time() + 25
+    while psub.p.poll() is None and time.time() < end:
+        put = s.ns("weftpeerput", 1, [cli, "put", "-l", f"{group}#iface={VETH[1]}", "-k", "demo/wmc2/b",
+                                     "-p", "abcdefghijklmnopqrstuvwxyz", "--no-multicast-scouting"])
+        put.wait(20)
+    s.finish(psub, 10, "the weft-pico peer received the weft peer's put")
+    s.check(psub.has("SAMPLE PUT demo/wmc2/b len=26 "), "its 26 bytes, intact")
+    s.check(not psub.has("CORRUPT"), "nothing corrupt")
+
+
+def pattern_ok(data, size):
+    """weft_interop's payload: consecutive byte values from any first one."""
+    return len(data) == size and all(data[i] == (data[0] + i) & 0xFF for i in range(len(data)))
 
 
 def scouting(s):
