@@ -45,15 +45,7 @@ impl ZenohNode {
             .stdout(Stdio::piped())
             .spawn()
             .expect("start a Zenoh node");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().unwrap());
         Some(Self { child, lines })
     }
 
@@ -98,6 +90,20 @@ impl Drop for ZenohNode {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The lines a child process prints on `output`, as they come: a thread reads them until
+/// the output ends or the receiver is dropped.
+pub fn lines_of(output: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(output).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
 }
 
 /// The repository's root directory.

@@ -11,14 +11,13 @@
 //! without it the tests say they are skipped (docs/zenoh-pico-examples.md says which
 //! Zenoh-Pico was used).
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use weft_testkit::pty::PtyPair;
-use weft_testkit::{free_port, zenoh_python, Prerequisite};
+use weft_testkit::{free_port, lines_of, zenoh_python, Prerequisite};
 
 mod common;
 use common::Weftd;
@@ -69,15 +68,7 @@ impl PicoProgram {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("start {program}: {e}"));
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = lines_of(child.stdout.take().unwrap());
         Self {
             child,
             lines,
