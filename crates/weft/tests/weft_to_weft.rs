@@ -555,6 +555,117 @@ fn a_router_forwards_a_running_stream_to_subscribers_that_come_and_go() {
 }
 
 #[test]
+fn interleaved_streams_on_more_keys_than_a_reader_keeps_routes_for_reach_their_subscribers() {
+    // A reader thread keeps the routes of the last few keys it received data on (32 per
+    // thread): here one client interleaves 48 keys through a router, so kept routes are
+    // used, overwritten and made stale by a new subscriber while the streams run. Each
+    // sample's payload names its key: a route kept for the wrong key would show.
+    const KEYS: usize = 48;
+    let router = session(WhatAmI::Router, true, None);
+    let endpoint = router.listen_endpoints()[0].clone();
+    let publisher = session(WhatAmI::Client, false, Some(&endpoint));
+    let all = session(WhatAmI::Client, false, Some(&endpoint));
+    let (_sub_all, on_all) = all.declare_subscriber_channel("mix/**", 4096).unwrap();
+    let key = |i: usize| format!("mix/{i}/{}", if i % 2 == 1 { "odd" } else { "even" });
+    let round = |tag: &str| {
+        for i in 0..KEYS {
+            let k = key(i);
+            let payload = format!("{k} {tag}");
+            publisher
+                .put(&k, payload.as_bytes(), &PutOptions::default())
+                .unwrap();
+        }
+    };
+    // The subscriber's declaration reaches the router before the first round arrives
+    // whole: wait for one full round, then check three more in order.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        round("warm");
+        if let Ok(s) = on_all.recv_timeout(Duration::from_millis(100)) {
+            assert_eq!(
+                s.payload.to_vec(),
+                format!("{} warm", s.key_expr.as_str()).into_bytes()
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "the router forwards nothing");
+    }
+    for tag in ["a", "b", "c"] {
+        round(tag);
+    }
+    let mut seen = std::collections::HashMap::new();
+    while seen.len() < KEYS || seen.values().any(|n: &usize| *n < 3) {
+        let s = next(&on_all);
+        let text = String::from_utf8(s.payload.to_vec()).unwrap();
+        let (k, tag) = text.split_once(' ').unwrap();
+        assert_eq!(
+            k,
+            s.key_expr.as_str(),
+            "a sample delivered under another key"
+        );
+        if tag != "warm" {
+            let n = seen.entry(k.to_string()).or_insert(0);
+            assert_eq!(tag, ["a", "b", "c"][*n], "rounds out of order on {k}");
+            *n += 1;
+        }
+    }
+    // A new subscriber on the odd keys changes the routes while they are kept.
+    let odd = session(WhatAmI::Client, false, Some(&endpoint));
+    let (_sub_odd, on_odd) = odd.declare_subscriber_channel("mix/*/odd", 4096).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut rounds = 0;
+    let first = loop {
+        round(&format!("r{rounds}"));
+        rounds += 1;
+        if let Ok(s) = on_odd.recv_timeout(Duration::from_millis(100)) {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new subscriber receives nothing"
+        );
+    };
+    round("last");
+    let mut odd_last = 0;
+    let mut s = first;
+    loop {
+        let text = String::from_utf8(s.payload.to_vec()).unwrap();
+        let (k, tag) = text.split_once(' ').unwrap();
+        assert_eq!(
+            k,
+            s.key_expr.as_str(),
+            "a sample delivered under another key"
+        );
+        assert!(
+            k.ends_with("/odd"),
+            "an even key reached the odd subscriber: {k}"
+        );
+        if tag == "last" {
+            odd_last += 1;
+            if odd_last == KEYS / 2 {
+                break;
+            }
+        }
+        s = next(&on_odd);
+    }
+    // The first subscriber still has every key of the last round.
+    let mut all_last = 0;
+    while all_last < KEYS {
+        let s = next(&on_all);
+        let text = String::from_utf8(s.payload.to_vec()).unwrap();
+        let (k, tag) = text.split_once(' ').unwrap();
+        assert_eq!(
+            k,
+            s.key_expr.as_str(),
+            "a sample delivered under another key"
+        );
+        if tag == "last" {
+            all_last += 1;
+        }
+    }
+}
+
+#[test]
 fn a_client_to_a_refused_endpoint_fails_at_once_unless_told_to_wait() {
     // Nothing listens on this port.
     let port = weft_testkit::free_port();

@@ -1,11 +1,15 @@
-//! The routes of the key a reader thread last received data on.
+//! The routes of the keys a reader thread last received data on.
 //!
 //! The messages of a data stream mostly share one key. Looking its routes up means taking
 //! the session lock, finding the face, resolving the key and hashing it into two caches,
-//! for every message. Instead, each reader thread keeps what it found for the last wire
-//! expression it saw and uses it again while the session's route epoch is unchanged:
-//! every change of faces, declarations (key-expression ids included) or the mesh bumps
-//! that epoch, so a kept route is never older than the last change.
+//! for every message. Instead, each reader thread keeps what it found for the last few
+//! (face, wire expression) pairs it saw ([`KEPT_MAX`]) and uses them again while their
+//! session's route epoch is unchanged: every change of faces, declarations
+//! (key-expression ids included) or the mesh bumps that epoch, so a kept route is never
+//! older than the last change. A thread serves many links, of many sessions in one
+//! process, and a link often carries several streams (a controller's nine sensors, a
+//! router's link to it): with one entry, interleaved streams missed on nearly every
+//! message and took the session lock each time.
 
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
@@ -74,8 +78,66 @@ fn same_text(a: &str, b: &str) -> bool {
     a.len() == b.len() && (a.is_empty() || a == b)
 }
 
+/// How many (face, wire expression) pairs a reader thread keeps routes for.
+const KEPT_MAX: usize = 32;
+
+/// A reader thread's kept routes: at most [`KEPT_MAX`], the one used last found first.
+#[derive(Default)]
+struct KeptRoutes {
+    entries: Vec<Kept>,
+    /// The entry used last (what [`Inner::count_published`] counts for).
+    last: usize,
+    /// The next entry to overwrite when all are in use and valid.
+    next_victim: usize,
+}
+
+/// Where a missed look-up's routes go.
+enum Slot {
+    /// An entry that no longer holds (another epoch) or comes next in turn.
+    Overwrite(usize),
+    /// A new entry (fewer than [`KEPT_MAX`] are kept).
+    Push,
+}
+
+impl KeptRoutes {
+    /// The entry valid for `t` and `we` in `inner` at `epoch`, or where to keep the
+    /// routes once looked up.
+    fn find(
+        &self,
+        inner: &Arc<Inner>,
+        t: &dyn FaceTransport,
+        we: &WireExpr<'_>,
+        epoch: u64,
+    ) -> Result<usize, Slot> {
+        if self
+            .entries
+            .get(self.last)
+            .is_some_and(|k| k.is_for(inner, t, we, epoch))
+        {
+            return Ok(self.last);
+        }
+        let mut stale = None;
+        for (i, k) in self.entries.iter().enumerate() {
+            if k.is_for(inner, t, we, epoch) {
+                return Ok(i);
+            }
+            if stale.is_none()
+                && std::ptr::eq(k.session.as_ptr(), Arc::as_ptr(inner))
+                && k.epoch != epoch
+            {
+                stale = Some(i);
+            }
+        }
+        Err(match stale {
+            Some(i) => Slot::Overwrite(i),
+            None if self.entries.len() < KEPT_MAX => Slot::Push,
+            None => Slot::Overwrite(self.next_victim),
+        })
+    }
+}
+
 thread_local! {
-    static LAST: RefCell<Option<Kept>> = const { RefCell::new(None) };
+    static KEPT: RefCell<KeptRoutes> = RefCell::new(KeptRoutes::default());
 }
 
 impl Inner {
@@ -88,57 +150,72 @@ impl Inner {
         we: &WireExpr<'_>,
     ) -> Option<InboundRoutes> {
         let epoch = self.route_epoch.load(Ordering::Acquire);
-        let hit = LAST.with(|last| {
-            let last = last.borrow();
-            last.as_ref()
-                .filter(|k| k.is_for(self, t, we, epoch))
-                .map(|k| k.routes.clone())
+        let slot = KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            match kept.find(self, t, we, epoch) {
+                Ok(i) => {
+                    kept.last = i;
+                    Ok(kept.entries[i].routes.clone())
+                }
+                Err(slot) => Err(slot),
+            }
         });
-        if hit.is_some() {
-            return hit;
-        }
+        let slot = match slot {
+            Ok(routes) => return Some(routes),
+            Err(slot) => slot,
+        };
         let (epoch, routes, published_by) = self.look_up_inbound(t, we)?;
-        let kept_in_place = LAST.with(|last| {
-            let mut last = last.borrow_mut();
-            // Data on ever-changing keys: the kept entry is rewritten in place (its
-            // suffix's buffer reused), not made anew for every message.
-            let Some(kept) = last.as_mut().filter(|k| {
-                std::ptr::addr_eq(k.transport.as_ptr(), t as *const dyn FaceTransport)
-                    && std::ptr::eq(k.session.as_ptr(), Arc::as_ptr(self))
-            }) else {
-                return false;
+        // A transport on its way out has no handle: its data is routed, not kept.
+        let Some(handle) = t.handle() else {
+            return Some(routes);
+        };
+        KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let i = match slot {
+                Slot::Overwrite(i) if i < kept.entries.len() => {
+                    // Data on ever-changing keys: the entry is rewritten in place (its
+                    // suffix's buffer reused), not made anew for every message.
+                    let k = &mut kept.entries[i];
+                    k.session = Arc::downgrade(self);
+                    k.transport = Arc::downgrade(&handle);
+                    k.epoch = epoch;
+                    k.scope = we.scope;
+                    k.mapping = we.mapping;
+                    k.suffix.clear();
+                    k.suffix.push_str(we.suffix);
+                    k.routes = routes.clone();
+                    k.published_by = published_by;
+                    i
+                }
+                _ => {
+                    kept.entries.push(Kept {
+                        session: Arc::downgrade(self),
+                        transport: Arc::downgrade(&handle),
+                        epoch,
+                        scope: we.scope,
+                        mapping: we.mapping,
+                        suffix: we.suffix.to_owned(),
+                        routes: routes.clone(),
+                        published_by,
+                    });
+                    kept.entries.len() - 1
+                }
             };
-            kept.epoch = epoch;
-            kept.scope = we.scope;
-            kept.mapping = we.mapping;
-            kept.suffix.clear();
-            kept.suffix.push_str(we.suffix);
-            kept.routes = routes.clone();
-            kept.published_by = published_by.clone();
-            true
+            if i == kept.next_victim {
+                kept.next_victim = (i + 1) % KEPT_MAX;
+            }
+            kept.last = i;
         });
-        if !kept_in_place {
-            let kept = Kept {
-                session: Arc::downgrade(self),
-                transport: Arc::downgrade(&t.handle()?),
-                epoch,
-                scope: we.scope,
-                mapping: we.mapping,
-                suffix: we.suffix.to_owned(),
-                routes: routes.clone(),
-                published_by,
-            };
-            LAST.with(|last| *last.borrow_mut() = Some(kept));
-        }
         Some(routes)
     }
 
     /// Counts `bytes` of data published by the node whose routes this thread looked up
     /// last ([`Inner::inbound_routes`]) for its publisher interests matching the key.
     pub(crate) fn count_published(&self, bytes: u64) {
-        LAST.with(|last| {
-            if let Some(kept) = last.borrow().as_ref() {
-                for traffic in kept.published_by.iter() {
+        KEPT.with(|kept| {
+            let kept = kept.borrow();
+            if let Some(k) = kept.entries.get(kept.last) {
+                for traffic in k.published_by.iter() {
                     traffic.sent(bytes);
                 }
             }
