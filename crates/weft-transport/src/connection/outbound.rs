@@ -62,7 +62,9 @@ pub struct SendOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteHint {
     /// Write it now from this thread: call [`Outbound::poll_transmit`] (an express
-    /// message, or a large one in fragments, from the application, on an idle link).
+    /// message, or a large one in fragments, from the application, on an idle link). A
+    /// forwarded express message gets it too: its forwarder writes it once the read that
+    /// brought it is handed on, not after its other reads.
     WriteNow,
     /// Wake the link's driver: nobody is writing and nobody was asked to.
     Wake,
@@ -299,7 +301,10 @@ impl Outbound {
             self.queue.request_flush();
         }
         if opts.forwarded {
-            return Ok(Sent::Queued(self.hint(false)));
+            // A forwarded express message asks its forwarder to write it as soon as the
+            // read that brought it is handed on; other forwarded messages may wait for
+            // the forwarder's next reads to join them.
+            return Ok(Sent::Queued(self.hint(express)));
         }
         self.stream.pushes += 1;
         // An application's express message, or its large message in fragments (full

@@ -320,6 +320,19 @@ fn one_writer_at_a_time_and_senders_told_whom_to_wake() {
         conn.send(&msg, forwarded, now + 1000 * US),
         Ok(Sent::Queued(WriteHint::Wake))
     );
+    // A forwarded express one asks its forwarder to write it at once (after the read
+    // that brought it), though the driver was asked already.
+    let express = put("k", b"urgent", Priority::RealTime, true);
+    assert_eq!(
+        conn.send(&express, forwarded, now + 1000 * US),
+        Ok(Sent::Queued(WriteHint::WriteNow))
+    );
+    write_all(&mut conn, now + 1000 * US);
+    assert_eq!(
+        conn.send(&express, forwarded, now + 1100 * US),
+        Ok(Sent::Queued(WriteHint::WriteNow)),
+        "with nobody writing"
+    );
 }
 
 #[test]

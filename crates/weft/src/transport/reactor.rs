@@ -407,6 +407,17 @@ fn write_scheduled(me: usize, turn: &Turn) {
     });
 }
 
+/// After a read: writes what it forwarded now when that is due (an express message, a
+/// destination with full batches, or a few reads' worth waiting: 8);
+/// else it waits for the thread's next reads in this turn to join it, and is written at
+/// the end of the turn. A router's link to a node fed by many others (a controller's, fed
+/// by its sensors) then gets one write for a turn's samples, not one per sample.
+fn write_due(me: usize, turn: &Turn) {
+    if turn.writes_due(Transport::has_full_batches) {
+        write_scheduled(me, turn);
+    }
+}
+
 /// What an I/O thread serves in one slot. Nearly every slot holds a link, kept inline (a
 /// read reaches it without one more pointer); the few other sockets waste its room.
 #[allow(clippy::large_enum_variant)]
@@ -1013,8 +1024,7 @@ fn hand_on(
             break;
         }
     }
-    // What these batches forwarded leaves now, not after the whole turn.
-    write_scheduled(me.thread, turn);
+    write_due(me.thread, turn);
     buf.copy_within(start..*end, 0);
     *end -= start;
     stopped

@@ -119,7 +119,14 @@ impl Transport {
     ) -> Result<(), SendError> {
         match hint {
             WriteHint::WriteNow if !caller.serves_links() => self.write_here(st),
-            WriteHint::WriteNow | WriteHint::Wake => {
+            WriteHint::WriteNow => {
+                drop(st);
+                if let (Some(turn), Some(me)) = (caller.turn(), self.me.upgrade()) {
+                    turn.schedule_write_now(me);
+                }
+                Ok(())
+            }
+            WriteHint::Wake => {
                 drop(st);
                 self.wake_writer(caller);
                 Ok(())

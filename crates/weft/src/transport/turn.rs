@@ -75,6 +75,36 @@ pub(crate) struct Turn {
     hold_link: Cell<bool>,
     /// The physical clock read for the batch being handed on (0: not read yet).
     clock: Cell<u64>,
+    /// When what it forwarded is written: after the read, or at the end of the turn.
+    deferral: Cell<Deferral>,
+}
+
+/// Whether the transports a turn was asked to write are written after the read that
+/// asked, or wait for the thread's next reads (so that messages from several links to one
+/// destination leave in one write).
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Deferral {
+    /// One asked to be written at once (an express message).
+    urgent: bool,
+    /// Reads since they were last written.
+    reads: u32,
+}
+
+impl Deferral {
+    /// How many reads forwarded messages wait for more to join them, at most.
+    const READS_MAX: u32 = 8;
+
+    /// After a read that left transports to write: whether to write them now (one is
+    /// urgent, one has full batches, or [`Deferral::READS_MAX`] reads have passed). The
+    /// read is counted otherwise.
+    fn write_now(&mut self, any_full_batches: impl FnOnce() -> bool) -> bool {
+        let reads = self.reads + 1;
+        if self.urgent || reads >= Self::READS_MAX || any_full_batches() {
+            return true;
+        }
+        self.reads = reads;
+        false
+    }
 }
 
 impl Turn {
@@ -88,10 +118,35 @@ impl Turn {
         self.to_write.borrow_mut().push(t);
     }
 
+    /// As [`Turn::schedule_write`], for a message that waits for no other read (an
+    /// express one): [`Turn::writes_due`] says so after the read that brought it.
+    pub(crate) fn schedule_write_now(&self, t: Arc<Transport>) {
+        self.deferral.set(Deferral {
+            urgent: true,
+            ..self.deferral.get()
+        });
+        self.schedule_write(t);
+    }
+
+    /// After a read: whether the transports to write should be written now (one was
+    /// asked to be at once, one has full batches — `has_full_batches` — or a few reads
+    /// have passed since they were asked for), rather than at the end of the turn.
+    pub(crate) fn writes_due(&self, has_full_batches: impl Fn(&Transport) -> bool) -> bool {
+        let to_write = self.to_write.borrow();
+        if to_write.is_empty() {
+            return false;
+        }
+        let mut deferral = self.deferral.get();
+        let now = deferral.write_now(|| to_write.iter().any(|t| has_full_batches(t)));
+        self.deferral.set(deferral);
+        now
+    }
+
     /// Hands every transport asked to be written to `write`, those asked for meanwhile
     /// included, until none is left. Two lists swapped back and forth: nothing is
     /// allocated per batch.
     pub(crate) fn drain_writes(&self, mut write: impl FnMut(Arc<Transport>)) {
+        self.deferral.take();
         let mut batch = self.spare.take();
         loop {
             std::mem::swap(&mut *self.to_write.borrow_mut(), &mut batch);
@@ -335,6 +390,31 @@ mod tests {
         turn.begin_batch();
         assert!(caller.physical_now() >= after, "a new batch reads it again");
         assert!(Caller::App.physical_now() >= after);
+    }
+
+    #[test]
+    fn forwarded_messages_wait_a_few_reads_unless_urgent_or_in_full_batches() {
+        let mut d = Deferral::default();
+        for read in 1..Deferral::READS_MAX {
+            assert!(!d.write_now(|| false), "read {read} waits for the next");
+        }
+        assert!(d.write_now(|| false), "at most READS_MAX reads");
+        let mut d = Deferral::default();
+        assert!(!d.write_now(|| false));
+        assert!(d.write_now(|| true), "full batches leave at once");
+        let mut d = Deferral {
+            urgent: true,
+            reads: 0,
+        };
+        assert!(d.write_now(|| false), "an express message leaves at once");
+        let turn = Turn::new();
+        assert!(!turn.writes_due(|_| true), "nothing to write");
+        turn.deferral.set(Deferral {
+            urgent: true,
+            reads: 3,
+        });
+        turn.drain_writes(|_| {});
+        assert_eq!(turn.deferral.get(), Deferral::default(), "written: reset");
     }
 
     #[test]
