@@ -19,7 +19,9 @@
 #     1 s of them).
 #
 # weft-pico's publisher uses congestion control block and its automatic batching
-# (weft-pico), or batches by hand, flushing every 100 puts (weft-pico-batch, `-b 100`);
+# (weft-pico), or batches by hand, flushing every 100 puts (weft-pico-batch, `-b 100`), or
+# puts with congestion control drop as Zenoh-Pico's does (weft-pico-drop, `-d 1`: block
+# costs each put a QoS extension, 2 bytes);
 # Zenoh-Pico's z_pub_thr batches by hand (zp_batch_start, flushing when a batch is full)
 # with congestion control drop, as it is shipped, and runs until it is stopped. Zenoh-Pico's serial endpoints say 115200 baud at
 # both rates (its POSIX serial link knows no 921600; the line's own rate is what counts).
@@ -32,7 +34,7 @@
 #   BENCH_UART_PINGS     round trips per latency run (default 200)
 #   BENCH_UART_BAUDS     line rates (default "115200 921600")
 #   BENCH_UART_SIZES     payload sizes (default "8 64 1024")
-#   BENCH_UART_SYSTEMS   clients (default "weft-pico weft-pico-batch", and zenoh-pico with
+#   BENCH_UART_SYSTEMS   clients (default "weft-pico weft-pico-batch weft-pico-drop", and zenoh-pico with
 #                        ZENOH_PICO_EXAMPLES)
 #   BENCH_NO_BUILD=1     use the binaries already built
 set -euo pipefail
@@ -59,7 +61,7 @@ PX=$PICO_BUILD/examples
 for b in "$BIN/weftd" "$BIN/weft" "$BIN/uart_line" "$BIN/count_sub" "$PX/z_pub_thr" "$PX/z_ping"; do
     [[ -x "$b" ]] || { log "missing $b"; exit 1; }
 done
-SYSTEMS=(weft-pico weft-pico-batch)
+SYSTEMS=(weft-pico weft-pico-batch weft-pico-drop)
 ZPX=${ZENOH_PICO_EXAMPLES:-}
 if [[ -n "$ZPX" ]]; then
     for b in "$ZPX/z_pub_thr" "$ZPX/z_ping"; do
@@ -125,7 +127,7 @@ teardown() {
 # endpoint SYSTEM BAUD: the serial endpoint the client opens.
 endpoint() {
     case $1 in
-        weft-pico | weft-pico-batch) echo "serial/$LINE_B#baudrate=$2" ;;
+        weft-pico | weft-pico-batch | weft-pico-drop) echo "serial/$LINE_B#baudrate=$2" ;;
         zenoh-pico) echo "serial/$LINE_B#baudrate=115200" ;;
     esac
 }
@@ -143,6 +145,9 @@ thr_run() {
         weft-pico) start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" ;;
         weft-pico-batch)
             start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" -b 100
+            ;;
+        weft-pico-drop)
+            start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" -d 1
             ;;
         zenoh-pico) start pub "$SECONDS_PER_RUN" "$ZPX/z_pub_thr" -e "$ep" -m client -s "$size" -k test/thr ;;
     esac
@@ -207,7 +212,8 @@ for baud in "${BAUDS[@]}"; do
             log "  $baud baud, $sys, $size B: $rate samples/s, $bps payload B/s ($share % of the line), $wire wire bytes per sample"
             ROWS+=("| $baud | $sys | $size | $rate | $bps | $share | $wire |")
         done
-        [[ $sys == weft-pico-batch ]] && continue # the same round trips as weft-pico
+        # the same round trips as weft-pico
+        [[ $sys == weft-pico-batch || $sys == weft-pico-drop ]] && continue
         setup "$baud"
         read -r p50 p99 < <(lat_run "$sys" "$baud")
         teardown

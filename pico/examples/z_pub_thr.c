@@ -5,6 +5,8 @@
  * writer (Z_FEATURE_AUTO_BATCHING): puts made while it writes share a batch.
  * -b N batches the puts by hand (zp_batch_start) and flushes every N of them.
  * -x 1 makes the publisher express: every put is sent at once, alone.
+ * -d 1 puts with congestion control drop (as Zenoh-Pico's z_pub_thr does; the
+ * default, block, costs each put a QoS extension of 2 bytes on the wire).
  * Last line: sent=N seconds=S msgs_per_s=R payload=SIZE batch=N express=0|1
  */
 #include "common.h"
@@ -15,6 +17,7 @@ int main(int argc, char **argv) {
     long seconds = example_opt(argc, argv, "-t", 10);
     long batch = example_opt(argc, argv, "-b", 0);
     bool express = example_opt(argc, argv, "-x", 0) != 0;
+    bool drop = example_opt(argc, argv, "-d", 0) != 0;
     static uint8_t value[65536];
     if (a.size <= 0 || a.size > (int)sizeof(value) || seconds <= 0 || batch < 0) return -1;
     memset(value, 1, (size_t)a.size);
@@ -24,7 +27,7 @@ int main(int argc, char **argv) {
     z_view_keyexpr_from_str(&ke, a.key);
     z_publisher_options_t opts;
     z_publisher_options_default(&opts);
-    opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
+    opts.congestion_control = drop ? Z_CONGESTION_CONTROL_DROP : Z_CONGESTION_CONTROL_BLOCK;
     opts.is_express = express;
     z_owned_publisher_t pub;
     if (z_declare_publisher(z_loan(s), &pub, z_loan(ke), &opts) < 0) return -1;

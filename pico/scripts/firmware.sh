@@ -80,6 +80,9 @@ if [ "$(cat "$OUT/cflags" 2>/dev/null)" != "$CFLAGS" ]; then
     rm -f "$OUT"/obj/*.o "$OUT"/obj-*/*.o
     printf '%s' "$CFLAGS" > "$OUT/cflags"
 fi
+# the newest header: an object older than it is compiled again (a header's change, a
+# struct's layout among them, reaches every file that includes it)
+NEWEST_HEADER=$(find "$PICO/src" "$PICO/include" "$PICO/boards" -name '*.h' -exec ls -t {} + | head -n 1)
 OBJS=""
 # library, port and board objects are shared by the applications of OUTDIR
 for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/transport/*.c \
@@ -91,7 +94,8 @@ for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c 
     "$APPSRC" | */args.c) obj="$OUT/obj-$APP/${base%.*}.o" ;;
     *) obj="$OUT/obj/${base%.*}.o" ;;
     esac
-    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$PICO/include/zenoh-pico/config.h.in" -nt "$obj" ]; then
+    if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ "$PICO/include/zenoh-pico/config.h.in" -nt "$obj" ] ||
+        [ "$NEWEST_HEADER" -nt "$obj" ]; then
         # shellcheck disable=SC2086
         $CC $CFLAGS -c "$src" -o "$obj"
     fi

@@ -251,6 +251,43 @@ static void test_request_to_queryable(void) {
     CHECK_EQ(seen.queries, 1);
 }
 
+#if Z_FEATURE_PUBLICATION == 1
+static void test_publisher_key_id_confirmed_by_its_final_only(void) {
+    _z_session_t *s = session();
+    _z_nmsg_t m;
+    _zs_pub_t *e = &s->pubs[0];
+    e->used = true;
+    e->ke_id = 5;
+    e->ke_iid = 77;
+    s->link_gen = 3;
+    memset(&m, 0, sizeof(m));
+    m.id = _Z_N_DECLARE;
+    m.m.declare.has_iid = true;
+    m.m.declare.iid = 78;
+    m.m.declare.decl.id = _Z_D_FINAL;
+    deliver(s, &m);
+    CHECK_EQ(e->ke_gen, 0u); /* another interest's final */
+    m.m.declare.has_iid = false;
+    m.m.declare.iid = 0;
+    deliver(s, &m);
+    CHECK_EQ(e->ke_gen, 0u); /* a final for no interest */
+    m.m.declare.has_iid = true;
+    m.m.declare.iid = 77;
+    m.m.declare.decl.id = _Z_D_TOKEN; /* a token answering it comes first */
+    key(&m.m.declare.decl.key, "demo/pub");
+    deliver(s, &m);
+    CHECK_EQ(e->ke_gen, 0u);
+    m.m.declare.decl.id = _Z_D_FINAL;
+    deliver(s, &m);
+    CHECK_EQ(e->ke_gen, 3u); /* confirmed on this link */
+    CHECK_EQ(e->ke_iid, 0u);
+    s->link_gen = 4; /* a new link: until confirmed again, puts carry the key in full */
+    CHECK(e->ke_gen != s->link_gen);
+    deliver(s, &m);
+    CHECK_EQ(e->ke_gen, 3u); /* the old final again confirms nothing */
+}
+#endif
+
 TEST_LIST = {
     {"Push reaches matching subscribers only", test_push_to_matching_subscribers},
     {"liveliness token declare / undeclare by id", test_liveliness_tokens},
@@ -258,6 +295,9 @@ TEST_LIST = {
     {"get: replies filtered by key and id, final ends it", test_get_replies_and_final},
     {"get: timeout and link loss end pending queries", test_get_timeout},
     {"Request reaches matching queryables", test_request_to_queryable},
+#if Z_FEATURE_PUBLICATION == 1
+    {"a publisher's key id: confirmed by its interest's final only", test_publisher_key_id_confirmed_by_its_final_only},
+#endif
     {NULL, NULL},
 };
 

@@ -37,7 +37,8 @@ static bool _z_entity_check(const _z_entity_ref_t *e) { return e->_s != NULL; }
 #if Z_FEATURE_PUBLICATION == 1
 /* ---- publication ---- */
 typedef struct {
-    const _z_slice_t *key;
+    const _z_slice_t *key; /* in full, when scope is 0 */
+    uint16_t scope;        /* a key-expression id this session declared, or 0 */
     uint8_t kind;
     const _z_bytes_t *payload;
     const _z_encoding_t *enc;
@@ -52,8 +53,13 @@ static z_result_t _z_send_push(_z_session_t *s, const _z_push_args_t *a) {
     /* a put's hot path: only the members a Push is encoded from are cleared */
     memset(&m, 0, offsetof(_z_nmsg_t, m) + sizeof(m.m.push));
     m.id = _Z_N_PUSH;
-    m.m.push.key.suffix = (const char *)a->key->_start;
-    m.m.push.key.suffix_len = (uint16_t)a->key->_len;
+    if (a->scope != 0) {
+        m.m.push.key.scope = a->scope;
+        m.m.push.key.sender_mapping = true;
+    } else {
+        m.m.push.key.suffix = (const char *)a->key->_start;
+        m.m.push.key.suffix_len = (uint16_t)a->key->_len;
+    }
     m.ext.has_qos = a->qos != 0x05;
     m.ext.qos = a->qos;
     _z_data_t *d = &m.m.push.body;
@@ -106,7 +112,7 @@ z_result_t z_put(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
     } else {
         z_put_options_default(&o);
     }
-    _z_push_args_t a = {&keyexpr->_s, _Z_Z_PUT, payload != NULL ? &payload->_this._val : NULL,
+    _z_push_args_t a = {&keyexpr->_s, 0, _Z_Z_PUT, payload != NULL ? &payload->_this._val : NULL,
                         o.encoding != NULL ? &o.encoding->_this._val : NULL,
                         o.attachment != NULL ? &o.attachment->_this._val : NULL, o.timestamp,
                         _z_qos_byte(o.priority, o.congestion_control, o.is_express),
@@ -126,7 +132,7 @@ z_result_t z_delete(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keye
     } else {
         z_delete_options_default(&o);
     }
-    _z_push_args_t a = {&keyexpr->_s, _Z_Z_DEL, NULL, NULL, NULL, o.timestamp,
+    _z_push_args_t a = {&keyexpr->_s, 0, _Z_Z_DEL, NULL, NULL, NULL, o.timestamp,
                         _z_qos_byte(o.priority, o.congestion_control, o.is_express),
                         o.reliability == Z_RELIABILITY_RELIABLE};
     return _z_send_push(zs->_s, &a);
@@ -145,6 +151,8 @@ static void _z_publisher_drop(_z_publisher_t *p) {
     _zs_pub_t *e = _z_pub_entry(p);
     if (e != NULL) {
         e->used = false;
+        if (e->ke_id != 0 && s->mode == 0 && s->connected) (void)_z_send_declare(s, _Z_U_KEYEXPR, e->ke_id, NULL, 0);
+        e->ke_id = 0;
         _z_encoding_drop(&e->enc);
     }
     _z_session_unlock(s);
@@ -187,6 +195,8 @@ z_result_t z_declare_publisher(const z_loaned_session_t *zs, z_owned_publisher_t
         pub->_val._s = s;
         pub->_val._slot = i;
         pub->_val._id = e->id;
+        e->ke_id = 0;
+        _z_publisher_declare_key(s, e);
         break;
     }
     _z_session_unlock(s);
@@ -220,7 +230,9 @@ static z_result_t _z_publisher_send(const z_loaned_publisher_t *pub, uint8_t kin
     }
     key = e->key;
     penc = e->enc;
-    _z_push_args_t a = {&kv, kind, payload, enc != NULL ? enc : &penc, att, ts, e->qos, e->reliable};
+    /* by id once the router confirmed it on this link, else in full */
+    uint16_t scope = e->ke_gen != 0 && e->ke_gen == s->link_gen ? e->ke_id : 0;
+    _z_push_args_t a = {&kv, scope, kind, payload, enc != NULL ? enc : &penc, att, ts, e->qos, e->reliable};
     _z_slice_set_view(&kv, (const uint8_t *)key.s, key.len);
     z_result_t res = _z_send_push(s, &a);
     _z_session_unlock(s);

@@ -1,7 +1,8 @@
 /*
  * Declarations and interests sent by the session, and their replay after a
- * reconnection. Keys are always sent in full (scope 0): weft-pico never
- * declares key-expression ids, and never asks for the router's (no K bit).
+ * reconnection. Keys are sent in full (scope 0), but for a client's declared
+ * publisher, whose puts name its key by an id it declares (once the router has
+ * confirmed it); weft-pico never asks for the router's ids (no K bit).
  */
 #include <string.h>
 
@@ -17,7 +18,7 @@ z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const
     m.ext.qos = _Z_DECL_QOS;
     m.m.declare.decl.id = decl_id;
     m.m.declare.decl.eid = eid;
-    if (decl_id == _Z_D_SUBSCRIBER || decl_id == _Z_D_QUERYABLE || decl_id == _Z_D_TOKEN) {
+    if (decl_id == _Z_D_KEYEXPR || decl_id == _Z_D_SUBSCRIBER || decl_id == _Z_D_QUERYABLE || decl_id == _Z_D_TOKEN) {
         _z_wexpr_from_kebuf(&m.m.declare.decl.key, key);
     } else if (decl_id == _Z_U_QUERYABLE || decl_id == _Z_U_TOKEN) {
         m.m.declare.decl.has_wire_ext = true; /* empty WireExpr, as 1.x sends */
@@ -45,7 +46,51 @@ z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t 
     return _z_session_send(s, &m, true, false);
 }
 
+#if Z_FEATURE_PUBLICATION == 1
+/*
+ * A publisher's key by id. The id is declared, then an Interest (mode Current,
+ * tokens on the publisher's key) is sent right behind it: the router reads them
+ * in order, so its DeclareFinal says the declaration was read. (Tokens, because a
+ * Zenoh 1.10.2 router answers nothing, not even DeclareFinal, to a client's
+ * Current interest for subscribers, queryables or no kind; the tokens it may
+ * send first are no liveliness subscriber's answer, and are ignored.) Until then puts name the key in full: on a lossy link (a frame damaged
+ * on a serial line is dropped) a lost declaration would leave every put by id
+ * unroutable. Ids count up from 1 and skip the live ones (an id is 16 bits on
+ * the wire; entity ids are 32).
+ */
+void _z_publisher_declare_key(_z_session_t *s, _zs_pub_t *e) {
+    e->ke_iid = 0;
+    e->ke_gen = 0;
+    if (s->mode != 0 || !s->connected) return;
+    while (e->ke_id == 0) {
+        uint16_t id = ++s->next_ke_id;
+        bool taken = id == 0;
+        for (unsigned i = 0; !taken && i < ZP_MAX_PUBLISHERS; i++) {
+            taken = s->pubs[i].used && s->pubs[i].ke_id == id;
+        }
+        if (!taken) e->ke_id = id;
+    }
+    if (_z_send_declare(s, _Z_D_KEYEXPR, e->ke_id, &e->key, 0) != Z_OK) return;
+    uint32_t iid = _z_session_new_id(s);
+    if (_z_send_interest(s, _Z_INTEREST_CURRENT, iid, _Z_IOPT_T, &e->key) == Z_OK) e->ke_iid = iid;
+}
+
+void _z_publisher_confirm_key(_z_session_t *s, uint32_t iid) {
+    for (unsigned i = 0; i < ZP_MAX_PUBLISHERS; i++) {
+        _zs_pub_t *e = &s->pubs[i];
+        if (!e->used || e->ke_iid == 0 || e->ke_iid != iid) continue;
+        e->ke_iid = 0;
+        e->ke_gen = s->link_gen;
+    }
+}
+#endif
+
 void _z_session_redeclare(_z_session_t *s) {
+#if Z_FEATURE_PUBLICATION == 1
+    for (unsigned i = 0; i < ZP_MAX_PUBLISHERS; i++) {
+        if (s->pubs[i].used) _z_publisher_declare_key(s, &s->pubs[i]);
+    }
+#endif
 #if Z_FEATURE_SUBSCRIPTION == 1
     for (unsigned i = 0; i < ZP_MAX_SUBSCRIBERS; i++) {
         _zs_sub_t *e = &s->subs[i];

@@ -227,9 +227,15 @@ static void _z_token_sample(_z_sample_t *sample, const _z_keyexpr_t *key, z_samp
     sample->kind = kind;
     sample->priority = Z_PRIORITY_DATA;
 }
+#endif
 
+#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
 static void _z_on_declare(_z_session_t *s, const _z_nmsg_t *m) {
     const _z_decl_t *d = &m->m.declare.decl;
+#if Z_FEATURE_PUBLICATION == 1
+    if (m->m.declare.has_iid && d->id == _Z_D_FINAL) _z_publisher_confirm_key(s, m->m.declare.iid);
+#endif
+#if Z_FEATURE_LIVELINESS == 1
     _z_keyexpr_t key;
     _z_sample_t sample;
 #if Z_FEATURE_QUERY == 1
@@ -281,6 +287,9 @@ static void _z_on_declare(_z_session_t *s, const _z_nmsg_t *m) {
 #endif
     (void)sample;
     (void)key;
+#endif
+    (void)s;
+    (void)d;
 }
 #endif
 
@@ -305,7 +314,7 @@ void _z_session_handle(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info) 
             _z_on_final(s, m);
             break;
 #endif
-#if Z_FEATURE_LIVELINESS == 1
+#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
         case _Z_N_DECLARE:
             _z_on_declare(s, m);
             break;

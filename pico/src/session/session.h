@@ -34,6 +34,9 @@ typedef struct {
     uint32_t id;
     uint8_t qos; /* network QoS byte: priority | D | E */
     bool reliable;
+    uint16_t ke_id;  /* key-expression id declared for key (client mode; 0: none) */
+    uint32_t ke_iid; /* the interest whose DeclareFinal confirms it (0: none awaited) */
+    uint32_t ke_gen; /* the link generation it is confirmed on: puts name it only then */
     _z_encoding_t enc;
     _z_kebuf_t key;
     _z_keyexpr_t view; /* loaned view on key */
@@ -91,6 +94,7 @@ struct _z_session_t {
     _z_transport_t tp;
 #if Z_FEATURE_PUBLICATION == 1
     _zs_pub_t pubs[ZP_MAX_PUBLISHERS];
+    uint16_t next_ke_id; /* the last key-expression id declared */
 #endif
 #if Z_FEATURE_SUBSCRIPTION == 1
     _zs_sub_t subs[ZP_MAX_SUBSCRIBERS];
@@ -150,6 +154,13 @@ z_result_t _z_scout_locator(const char *group, uint32_t timeout_ms, const _z_zid
 /* ---- declare.c: declaration messages ---- */
 z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const _z_kebuf_t *key, uint64_t qinfo);
 z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t options, const _z_kebuf_t *key);
+#if Z_FEATURE_PUBLICATION == 1
+/* Declares a publisher's key by id (client mode, connected; lock held) and asks for
+ * the confirmation puts wait for before they name it so. */
+void _z_publisher_declare_key(_z_session_t *s, _zs_pub_t *e);
+/* A DeclareFinal for interest iid: the publisher's key id it confirms, if any. */
+void _z_publisher_confirm_key(_z_session_t *s, uint32_t iid);
+#endif
 
 /* ---- api/pubsub.c: shared by liveliness subscribers ---- */
 z_result_t _z_declare_sub(_z_session_t *s, _z_subscriber_t *out, const z_loaned_keyexpr_t *keyexpr,

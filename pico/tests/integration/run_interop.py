@@ -115,6 +115,16 @@ class Scenario:
         time.sleep(0.3)
         return r
 
+    def weftd_router(self, port):
+        """weftd (WEFT_WEFTD) listening on TCP 127.0.0.1:`port`, once it answers."""
+        weftd = os.environ.get("WEFT_WEFTD", "")
+        if not os.access(weftd, os.X_OK):
+            raise RuntimeError("WEFT_WEFTD does not name a weftd binary")
+        r = self.start("weftd", ["timeout", "120", weftd, "-l", f"tcp/127.0.0.1:{port}",
+                                 "--no-multicast-scouting"])
+        wait_port(port)
+        return r
+
     def zenoh(self, name, role, port, key, *args):
         return self.start(name, [self.py, ACTOR, role, f"tcp/127.0.0.1:{port}", key] + [str(a) for a in args])
 
@@ -219,6 +229,9 @@ def pico_pub_zenoh_sub(s, port, st=False):
     s.check(sub.count("SAMPLE SampleKind.PUT demo/pico/a len=100") == 5, "5 puts of 100 bytes, intact")
     s.check(sub.has("text/plain"), "encoding text/plain carried")
     s.check(sub.count("SAMPLE SampleKind.DELETE demo/pico/a") == 1, "delete carried")
+    # 300 ms after its declaration the publisher names its key by the id it declared
+    # (the router confirmed it): the samples above went so, and arrived under the key.
+    s.check(pub.has("PUB KEY BY ID"), "the publisher's puts name its key by its declared id")
 
 
 def zenoh_pub_pico_sub(s, port, st=False):
@@ -348,6 +361,26 @@ def reconnect(s, port, st=False):
     s.finish(g, 20, "pico queryable re-declared: answers a get after the restart")
     lg = s.zenoh("zlget", "lget", port, "demo/rct/**", 1, 5000)
     s.finish(lg, 20, "pico liveliness token re-declared: seen after the restart")
+
+
+def publisher_reconnect(s, port, router="zenoh"):
+    """A publisher whose puts name its key by a declared id keeps reaching subscribers
+    across a router restart: it declares the id again on the new link and names the key
+    in full until the new router confirmed it (a put by an id the router never saw
+    would be lost)."""
+    r = s.router(port) if router == "zenoh" else s.weftd_router(port)
+    pub = s.pico("ppubrc", "pubrc", f"tcp/127.0.0.1:{port}", "demo/prc/a", 30000)
+    s.check(pub.wait_line("PUB KEY BY ID 1", 15) is not None, "the key is named by id on the first link")
+    z1 = s.zenoh("zsub1", "tsub", port, "demo/prc/**", 3, 10000)
+    s.finish(z1, 20, "a subscriber receives the publisher's samples by id")
+    r.kill()
+    r = s.router(port) if router == "zenoh" else s.weftd_router(port)
+    z2 = s.zenoh("zsub2", "tsub", port, "demo/prc/**", 3, 15000)
+    s.finish(z2, 25, "a subscriber on the restarted router receives the publisher's samples")
+    s.check(pub.wait_line("PUB KEY BY ID 2", 15) is not None, "the key is named by id again on the new link")
+    z3 = s.zenoh("zsub3", "tsub", port, "demo/prc/**", 3, 10000)
+    s.finish(z3, 20, "and its samples by the new id arrive")
+    pub.kill()
 
 
 def batching(s, port):
@@ -584,6 +617,8 @@ SCENARIOS = {
     "liveliness": liveliness,
     "reconnect": reconnect,
     "batching": batching,
+    "publisher_reconnect": publisher_reconnect,
+    "publisher_reconnect_weftd": lambda s, port: publisher_reconnect(s, port, "weftd"),
     "auto_batching": auto_batching,
     "udp_unicast": udp_unicast,
     "qos": qos,

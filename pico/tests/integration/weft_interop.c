@@ -21,6 +21,9 @@
  *   drop KEY MS             DROP puts on KEY while the link is stalled, then BLOCK puts on KEY/block
  *                           until one has waited 500 ms
  *   reconnect KEY COUNT MS  subscriber that must keep receiving across a router restart
+ *   pubrc KEY MS            publisher: a put every 50 ms for MS ms, across router restarts;
+ *                           prints "PUB KEY BY ID n" each time its puts begin to name the key
+ *                           by the id it declared (n-th time: once per link)
  *   scout GROUP MS          (no session) z_scout on GROUP; exit 0 if a node answered
  *
  * LOCATOR "scout:udp/GROUP:PORT#iface=X": no locator, the router is found by scouting.
@@ -178,6 +181,41 @@ static void on_query(z_loaned_query_t *query, void *ctx) {
     z_query_reply(query, z_query_keyexpr(query), z_bytes_move(&payload), NULL);
 }
 
+/* Whether the publisher's puts name its key by the id it declared (the router
+ * confirmed the declaration on the current link). */
+static bool pub_by_id(const z_owned_publisher_t *pub) {
+    _z_session_t *s = pub->_val._s;
+    _z_session_lock(s);
+    const _zs_pub_t *e = &s->pubs[pub->_val._slot];
+    bool by_id = e->used && e->ke_id != 0 && e->ke_gen != 0 && e->ke_gen == s->link_gen;
+    _z_session_unlock(s);
+    return by_id;
+}
+
+static int role_pubrc(const char *key, int ms) {
+    z_view_keyexpr_t ke;
+    z_owned_publisher_t pub;
+    if (z_view_keyexpr_from_str(&ke, key) != Z_OK) return 2;
+    if (z_declare_publisher(z_session_loan(&session), &pub, z_view_keyexpr_loan(&ke), NULL) != Z_OK) return 3;
+    z_clock_t start = z_clock_now();
+    int confirmed = 0, n = 0;
+    bool was_by_id = false;
+    while ((int)z_clock_elapsed_ms(&start) < ms) {
+        bool by_id = pub_by_id(&pub);
+        if (by_id && !was_by_id) printf("PUB KEY BY ID %d\n", ++confirmed);
+        was_by_id = by_id;
+        char value[32];
+        snprintf(value, sizeof(value), "n=%d", n++);
+        z_owned_bytes_t payload;
+        z_bytes_copy_from_str(&payload, value);
+        (void)z_publisher_put(z_publisher_loan(&pub), z_bytes_move(&payload), NULL); /* fails while away */
+        wait_for(50, NULL);
+    }
+    printf("PUB DONE %d\n", n);
+    z_publisher_drop(z_publisher_move(&pub));
+    return confirmed > 0 ? 0 : 5;
+}
+
 static int role_pub(const char *key, int count, int size) {
     z_view_keyexpr_t ke;
     z_owned_publisher_t pub;
@@ -189,6 +227,7 @@ static int role_pub(const char *key, int count, int size) {
     opts.congestion_control = Z_CONGESTION_CONTROL_BLOCK;
     if (z_declare_publisher(z_session_loan(&session), &pub, z_view_keyexpr_loan(&ke), &opts) != Z_OK) return 3;
     wait_for(300, NULL);
+    printf("PUB KEY %s\n", pub_by_id(&pub) ? "BY ID" : "IN FULL");
     for (int n = 0; n < count; n++) {
         z_owned_bytes_t payload;
         fill(buf, (size_t)size, n);
@@ -565,6 +604,7 @@ int main(int argc, char **argv) {
     if (open_session(locator) != 0) return 5;
     int rc = 2;
     if (strcmp(role, "pub") == 0) rc = role_pub(key, x, y);
+    if (strcmp(role, "pubrc") == 0) rc = role_pubrc(key, x);
     if (strcmp(role, "put") == 0) rc = role_put(key, x);
     if (strcmp(role, "sub") == 0 || strcmp(role, "reconnect") == 0) rc = role_sub(key, x, y, false, false);
     if (strcmp(role, "get") == 0) rc = role_get(key, x, y, false);
