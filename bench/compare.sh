@@ -21,7 +21,7 @@
 #                with every process on one core, as topology `<topology>-pinned`; robotnet
 #                is the robot-net scenario, bench/robotnet.sh's programs: weft's robotnet
 #                example, bench/compare's zrobotnet for Zenoh, and bench/compare/c's
-#                zmq_robotnet, redis_robotnet and mqtt_robotnet)
+#                zmq_robotnet, redis_robotnet, mqtt_robotnet and pico_robotnet)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #
@@ -157,9 +157,11 @@ if has weft-pico; then
     PICO_BUILD=$COMPARE_TARGET_DIR/pico
     # A host's build: 16 KiB batches (bench/pico.sh's fastest) and a reassembly buffer for
     # 1 MiB messages (the defaults, 2 KiB and 4 KiB, are sized for microcontrollers).
+    # Ten sessions of ten publishers for its robot net (one process, as the others').
     cmake -S pico -B "$PICO_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWEFT_PICO_TESTS=OFF \
-        -DZ_BATCH_UNICAST_SIZE=16384 -DZ_FRAG_MAX_SIZE=1100000 >/dev/null
-    cmake --build "$PICO_BUILD" -j 1 --target z_sub_thr z_pub_thr z_ping z_pong >/dev/null
+        -DZ_BATCH_UNICAST_SIZE=16384 -DZ_FRAG_MAX_SIZE=1100000 -DZP_MAX_SESSIONS=10 \
+        -DZP_MAX_PUBLISHERS=10 >/dev/null
+    cmake --build "$PICO_BUILD" -j 1 --target z_sub_thr z_pub_thr z_ping z_pong zenohpico >/dev/null
 fi
 has zeromq && build_c zmq_bench -lzmq
 has redis && build_c redis_bench -lhiredis
@@ -168,6 +170,8 @@ has mqtt && build_c mqtt_bench -lmosquitto
 has zeromq && build_c zmq_robotnet -lzmq -lpthread
 has redis && build_c redis_robotnet -lhiredis -lpthread
 has mqtt && build_c mqtt_robotnet -lmosquitto -lpthread
+has weft-pico && build_c pico_robotnet -Ipico/include "-I$PICO_BUILD/include" \
+    "$PICO_BUILD/libzenohpico.a" -lpthread
 
 # ---- run ---------------------------------------------------------------------------------
 
@@ -195,6 +199,7 @@ cat >"$BINS" <<EOF
  "zmq_robotnet": $(exe "$CBIN/zmq_robotnet"),
  "redis_robotnet": $(exe "$CBIN/redis_robotnet"),
  "mqtt_robotnet": $(exe "$CBIN/mqtt_robotnet"),
+ "pico_robotnet": $(has weft-pico && exe "$CBIN/pico_robotnet" || echo null),
  "redis-server": $(exe "$(command -v redis-server || echo /nonexistent)"),
  "mosquitto": $(exe "$(command -v mosquitto || echo /usr/sbin/mosquitto)"),
  "ddsperf": $(exe "$(command -v ddsperf || echo /nonexistent)"),

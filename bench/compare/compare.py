@@ -47,9 +47,10 @@ WIRE_PAYLOADS = [8, 1024]
 # The robot-net program of each system that has one, by its name in bins.json (the same
 # options and output: bench/robotnet.sh runs either).
 ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet", "zeromq": "zmq_robotnet",
-                    "redis": "redis_robotnet", "mqtt": "mqtt_robotnet"}
+                    "redis": "redis_robotnet", "mqtt": "mqtt_robotnet",
+                    "weft-pico": "pico_robotnet"}
 # The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last.
-C_ROBOTNETS = {"zeromq", "redis", "mqtt"}
+C_ROBOTNETS = {"zeromq", "redis", "mqtt", "weft-pico"}
 
 
 def log(msg: str) -> None:

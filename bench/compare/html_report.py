@@ -505,7 +505,8 @@ def render(rows: list[dict], meta: dict) -> str:
         "(bench/robotnet.sh's programs: weft's robotnet example and, for Zenoh, "
         "bench/compare's zrobotnet, the same workload with the zenoh crate; for ZeroMQ, "
         "Redis and MQTT, bench/compare/c's robot nets, the same workload in C over each "
-        "library, without priorities).</p>",
+        "library, without priorities; for weft-pico, bench/compare/c's pico_robotnet, ten "
+        "weft-pico client sessions of weftd, events RealTime and express).</p>",
         robotnet_table(meta),
         "<h2>A node's failure</h2>",
         "<p>A subscriber is killed (SIGKILL) while its publisher sends as fast as it can, and "
