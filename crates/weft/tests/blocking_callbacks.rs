@@ -102,6 +102,70 @@ fn a_blocked_callback_holds_no_other_link() {
     }
 }
 
+#[test]
+fn a_routers_blocked_callback_holds_no_stream_it_forwards() {
+    // A router whose own subscriber blocks on the first sample, while a stream from one
+    // client to another goes through it: the router's I/O threads serve the stream's
+    // links and the blocked one alike, and a forwarded message may wait for its thread's
+    // next reads. Whatever waits so when a callback blocks must still leave.
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let router = session(WhatAmI::Router, true, None);
+    let endpoint = router.listen_endpoints()[0].clone();
+    let (release, gate) = channel::<()>();
+    let gate = std::sync::Mutex::new(gate);
+    let (entered_tx, entered) = channel::<()>();
+    let entered_tx = std::sync::Mutex::new(entered_tx);
+    let _blocking = router
+        .declare_subscriber("stuck/**", move |s: &Sample| {
+            if s.payload == b"first" {
+                let _ = entered_tx.lock().unwrap().send(());
+                let _ = gate.lock().unwrap().recv();
+            }
+        })
+        .unwrap();
+    let sink = session(WhatAmI::Client, false, Some(&endpoint));
+    let (_flow, flow) = sink.declare_subscriber_channel("flow/**", 1 << 20).unwrap();
+    let source = session(WhatAmI::Client, false, Some(&endpoint));
+    let stop = Arc::new(AtomicBool::new(false));
+    let streaming = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            // Bounded: at most 30 s, a put per 100 µs.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                source.put("flow/a", b"x", &PutOptions::default()).unwrap();
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        })
+    };
+    flow.recv_timeout(Duration::from_secs(10))
+        .expect("the stream reaches the sink through the router");
+    let blocker = session(WhatAmI::Client, false, Some(&endpoint));
+    // Five times (whether a forwarded message is waiting for a later read when the
+    // callback blocks depends on the order the router's thread reads its links in).
+    for round in 0..5 {
+        blocker
+            .put("stuck/a", b"first", &PutOptions::default())
+            .unwrap();
+        entered
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the router's callback is entered");
+        // What arrived until now may have left before the callback blocked; 100 more
+        // must come while it stays blocked (a blocked worker is replaced within 0.1 s).
+        while flow.try_recv().is_ok() {}
+        for n in 0..100 {
+            flow.recv_timeout(Duration::from_secs(2))
+                .unwrap_or_else(|_| {
+                    panic!("round {round}: the stream stopped at {n} while a callback blocks")
+                });
+        }
+        release.send(()).unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    streaming.join().unwrap();
+}
+
 /// The session the hook below queries from, and where it says what it got.
 static HOOK_SESSION: std::sync::OnceLock<weft::Session> = std::sync::OnceLock::new();
 static HOOK_RESULTS: std::sync::Mutex<Option<std::sync::mpsc::Sender<Vec<Vec<u8>>>>> =

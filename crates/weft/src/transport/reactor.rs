@@ -42,7 +42,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 pub(super) mod watchdog;
 
 use super::reader::{Flow, LinkRx};
-use super::turn::{self, Caller, Turn};
+use super::turn::{self, Caller, ParkedWrites, Turn};
 use super::{Transport, CLOSE_DRAIN, PAUSE_MAX};
 use crate::link::{self, STREAM_BATCH_SIZE, STREAM_PREFIX};
 
@@ -215,6 +215,11 @@ fn serve(index: usize) {
     let mut state = lock(&handle.state);
     loop {
         claim_counter_slot(handle, index);
+        if !state.parked.is_empty() {
+            // Left by a worker whose callback blocked: they have waited long enough.
+            turn.unpark_writes(&mut state.parked, |_| true);
+            write_scheduled(index, &turn);
+        }
         state.turn(&mut events, handle, &turn);
         while let Some(slot) = state.to_read.pop_front() {
             match read_unlocked(state, slot, handle, &worker, &turn) {
@@ -274,6 +279,8 @@ fn read_unlocked<'h>(
         slot,
         generation: entry.generation,
     };
+    // What earlier reads left to write waits in the state while this one runs callbacks.
+    turn.park_writes(&mut state.parked);
     drop(state);
     worker.enter_callbacks();
     let outcome = READ_BUF.with(|buf| read_entry(&mut entry, &mut buf.borrow_mut(), source, turn));
@@ -285,9 +292,14 @@ fn read_unlocked<'h>(
     if leading {
         let mut state = lock(&handle.state);
         state.settle(slot, entry, outcome, turn);
+        let due = turn.unpark_writes(&mut state.parked, Transport::has_full_batches);
         if !turn.hooks_pending() {
+            if due {
+                write_scheduled(state.index, turn);
+            }
             return Some(state);
         }
+        turn.park_writes(&mut state.parked);
     } else {
         lock(&handle.returned).push(Returned {
             slot,
@@ -304,7 +316,11 @@ fn read_unlocked<'h>(
         worker.enter_callbacks();
         turn.run_after_read(Some(worker));
         if worker.leave_callbacks() {
-            return Some(lock(&handle.state));
+            let mut state = lock(&handle.state);
+            if turn.unpark_writes(&mut state.parked, Transport::has_full_batches) {
+                write_scheduled(state.index, turn);
+            }
+            return Some(state);
         }
     } else {
         turn.run_after_read(Some(worker));
@@ -530,6 +546,8 @@ struct IoThread {
     paused: Vec<(Instant, usize, u64)>,
     /// The commands being run, swapped with the thread's queue (kept, not freed).
     commands: Vec<Command>,
+    /// What the leading worker left to write after its next reads, while it reads.
+    parked: ParkedWrites,
 }
 
 impl IoThread {
@@ -545,6 +563,7 @@ impl IoThread {
             to_read: VecDeque::new(),
             paused: Vec::new(),
             commands: Vec::new(),
+            parked: ParkedWrites::default(),
         }
     }
 

@@ -90,6 +90,22 @@ struct Deferral {
     reads: u32,
 }
 
+/// Transports a turn left to write after later reads, put aside in the I/O thread's
+/// state while a read runs callbacks: should a callback block, the worker that replaces
+/// this one writes them, so they wait for no callback but their own link's.
+#[derive(Default)]
+pub(crate) struct ParkedWrites {
+    writes: Vec<Arc<Transport>>,
+    deferral: Deferral,
+}
+
+impl ParkedWrites {
+    /// Whether nothing is parked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+}
+
 impl Deferral {
     /// How many reads forwarded messages wait for more to join them, at most.
     const READS_MAX: u32 = 8;
@@ -138,6 +154,41 @@ impl Turn {
         }
         let mut deferral = self.deferral.get();
         let now = deferral.write_now(|| to_write.iter().any(|t| has_full_batches(t)));
+        self.deferral.set(deferral);
+        now
+    }
+
+    /// Puts the transports left to write aside in `into` (the I/O thread's state), with
+    /// how long they have waited, before a read whose callbacks may block.
+    pub(crate) fn park_writes(&self, into: &mut ParkedWrites) {
+        let mut to_write = self.to_write.borrow_mut();
+        if to_write.is_empty() {
+            return;
+        }
+        into.writes.append(&mut to_write);
+        into.deferral = self.deferral.take();
+    }
+
+    /// Takes back what [`Turn::park_writes`] put aside, counting the read that ran
+    /// meanwhile: whether they are all to be written now (one was urgent, one has full
+    /// batches — `has_full_batches` — or they have waited their reads).
+    pub(crate) fn unpark_writes(
+        &self,
+        from: &mut ParkedWrites,
+        has_full_batches: impl Fn(&Transport) -> bool,
+    ) -> bool {
+        if from.writes.is_empty() {
+            return false;
+        }
+        let parked = std::mem::take(&mut from.deferral);
+        let mut to_write = self.to_write.borrow_mut();
+        to_write.append(&mut from.writes);
+        let mut deferral = self.deferral.get();
+        deferral.urgent |= parked.urgent;
+        deferral.reads = deferral.reads.max(parked.reads + 1);
+        let now = deferral.urgent
+            || deferral.reads >= Deferral::READS_MAX
+            || to_write.iter().any(|t| has_full_batches(t));
         self.deferral.set(deferral);
         now
     }
@@ -415,6 +466,11 @@ mod tests {
         });
         turn.drain_writes(|_| {});
         assert_eq!(turn.deferral.get(), Deferral::default(), "written: reset");
+        // Nothing to park, nothing taken back.
+        let mut parked = ParkedWrites::default();
+        turn.park_writes(&mut parked);
+        assert!(parked.is_empty());
+        assert!(!turn.unpark_writes(&mut parked, |_| true));
     }
 
     #[test]
