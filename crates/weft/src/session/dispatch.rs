@@ -364,7 +364,8 @@ impl Inner {
             return None;
         }
         let from = t.peer_zid();
-        match self.lock().routing.mesh.origin(from, node_id) {
+        let origin = self.mesh().origin(from, node_id);
+        match origin {
             Some(origin) if origin != from && origin != self.zid => Some(origin),
             Some(_) => None,
             None => {

@@ -15,7 +15,7 @@ use weft_proto::network::{NetworkMessage, NetworkOam};
 
 use super::face_transport::send_control;
 use super::face_transport::FaceTransport;
-use super::gossip::Entry;
+use super::gossip::{Entry, Gossip};
 use super::Inner;
 use crate::endpoint::Endpoint;
 use crate::transport::Caller;
@@ -57,15 +57,15 @@ impl Inner {
         }
         let locators = self.own_locators();
         let (body, news) = {
-            let mut st = self.lock();
-            let gossip = &mut st.routing.gossip;
+            let mut gossip = self.gossip();
             let list = gossip.link_up(t.peer_zid(), t.peer_whatami(), &locators);
             let news = gossip.own_news(Some(t.peer_zid()), &locators);
             (
                 list.map(|list| gossip.encode(&list)),
-                self.encoded(&mut st, news),
+                encode_news(&mut gossip, news),
             )
         };
+        let news = self.to_faces(news);
         if let Some(body) = body {
             send_gossip(t, body, caller);
         }
@@ -81,33 +81,27 @@ impl Inner {
         }
         if !self.config.scouting.gossip.multihop {
             // Single-hop lists do not carry the graph: nobody is told.
-            self.lock().routing.gossip.link_down(zid);
+            self.gossip().link_down(zid);
             return;
         }
         let locators = self.own_locators();
         let news = {
-            let mut st = self.lock();
-            st.routing.gossip.link_down(zid);
-            let news = st.routing.gossip.own_news(None, &locators);
-            self.encoded(&mut st, news)
+            let mut gossip = self.gossip();
+            gossip.link_down(zid);
+            let news = gossip.own_news(None, &locators);
+            encode_news(&mut gossip, news)
         };
-        for (to, body) in news {
+        for (to, body) in self.to_faces(news) {
             send_gossip(&*to, Ok(body), caller);
         }
     }
 
-    /// The lists `news` for each neighbour, encoded, with the neighbour's face.
-    fn encoded(
-        &self,
-        st: &mut super::State,
-        news: Vec<(ZenohId, Vec<Entry>)>,
-    ) -> Vec<(Arc<dyn FaceTransport>, Vec<u8>)> {
+    /// The encoded lists `news`, each with the face of the neighbour it is for (lists
+    /// for nodes no longer connected are left out).
+    fn to_faces(&self, news: Vec<(ZenohId, Vec<u8>)>) -> Vec<(Arc<dyn FaceTransport>, Vec<u8>)> {
+        let st = self.lock();
         news.into_iter()
-            .filter_map(|(zid, entries)| {
-                let face = st.faces.get(&zid)?.transport.clone();
-                let body = st.routing.gossip.encode(&entries).ok()?;
-                Some((face, body))
-            })
+            .filter_map(|(zid, body)| Some((st.faces.get(&zid)?.transport.clone(), body)))
             .collect()
     }
 
@@ -148,27 +142,11 @@ impl Inner {
                 .collect::<Vec<_>>()
         );
         let (sends, connect) = {
-            let mut st = self.lock();
-            let outcome = st.routing.gossip.apply(from.peer_zid(), &list);
-            let mut sends = Vec::new();
-            for (zid, entries) in &outcome.sends {
-                if let Some(face) = st.faces.get(zid) {
-                    sends.push((face.transport.clone(), entries.clone()));
-                }
-            }
-            let sends: Vec<(Arc<dyn FaceTransport>, Vec<u8>)> = sends
-                .into_iter()
-                .filter_map(|(t, entries): (_, Vec<Entry>)| {
-                    st.routing
-                        .gossip
-                        .encode(&entries)
-                        .ok()
-                        .map(|body| (t, body))
-                })
-                .collect();
-            (sends, outcome.connect)
+            let mut gossip = self.gossip();
+            let outcome = gossip.apply(from.peer_zid(), &list);
+            (encode_news(&mut gossip, outcome.sends), outcome.connect)
         };
-        for (t, body) in sends {
+        for (t, body) in self.to_faces(sends) {
             send_gossip(&*t, Ok(body), caller);
         }
         for (zid, locators) in connect {
@@ -176,6 +154,20 @@ impl Inner {
             super::discovery::connect_discovered(self, zid, eps, "gossip", CONNECT_JITTER);
         }
     }
+}
+
+/// Each neighbour's list in `news`, encoded (a list that cannot be is left out, and
+/// logged).
+fn encode_news(gossip: &mut Gossip, news: Vec<(ZenohId, Vec<Entry>)>) -> Vec<(ZenohId, Vec<u8>)> {
+    news.into_iter()
+        .filter_map(|(zid, entries)| match gossip.encode(&entries) {
+            Ok(body) => Some((zid, body)),
+            Err(e) => {
+                tracing::debug!("gossip list not sent to {zid}: {e}");
+                None
+            }
+        })
+        .collect()
 }
 
 /// Sends one link-state list (network OAM 1) to `t`.

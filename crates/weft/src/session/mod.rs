@@ -355,6 +355,13 @@ pub(crate) struct Inner {
     hlc: Arc<crate::clock::Hlc>,
     config: Config,
     state: Mutex<State>,
+    /// The router mesh's graph and spanning tree (router mode; empty otherwise). Its own
+    /// lock, held for one question or one update of the graph: taken after `state` where
+    /// both are held, never before, and no other lock is taken under it.
+    mesh: Mutex<mesh::Mesh>,
+    /// Gossip scouting: what this node heard of others and tells its neighbours. Its own
+    /// lock, as `mesh`'s: after `state`, never with `mesh`, nothing taken under it.
+    gossip: Mutex<gossip::Gossip>,
     /// Queries under way: this session's gets, and the queries a router forwards. Its
     /// own lock: replies and their ends never wait for routing. Taken after `state`
     /// where both are held (a query's targets and its record, set at once).
@@ -423,6 +430,16 @@ pub(crate) struct Inner {
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The router mesh (see the field's lock order).
+    pub(super) fn mesh(&self) -> MutexGuard<'_, mesh::Mesh> {
+        self.mesh.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Gossip scouting's state (see the field's lock order).
+    fn gossip(&self) -> MutexGuard<'_, gossip::Gossip> {
+        self.gossip.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// This session's own messages dropped by congestion control, by key.
@@ -572,11 +589,11 @@ impl Session {
                 declared: declared::Declared::default(),
                 routing: state::Routing {
                     routed_ids: HashMap::new(),
-                    mesh: mesh::Mesh::new(zid, mesh_first_sn()),
-                    gossip,
                     maybe_aggregated: false,
                 },
             }),
+            mesh: Mutex::new(mesh::Mesh::new(zid, mesh_first_sn())),
+            gossip: Mutex::new(gossip),
             queries: Mutex::default(),
             expr_ids: Mutex::default(),
             own_drops: Mutex::default(),
@@ -941,10 +958,13 @@ impl Session {
             queryables,
             tokens: keys(&st.own.tokens),
             publishers: keys(&st.own.publishers),
-            mesh: (self.inner.config.mode == WhatAmI::Router).then(|| MeshInfo {
-                routers: st.routing.mesh.routers(),
-                links: st.routing.mesh.confirmed_links(),
-                next_hops: st.routing.mesh.next_hops().into_iter().collect(),
+            mesh: (self.inner.config.mode == WhatAmI::Router).then(|| {
+                let mesh = self.inner.mesh();
+                MeshInfo {
+                    routers: mesh.routers(),
+                    links: mesh.confirmed_links(),
+                    next_hops: mesh.next_hops().into_iter().collect(),
+                }
             }),
             refused: [
                 (

@@ -87,7 +87,8 @@ impl Inner {
             if routers.is_empty() {
                 return;
             }
-            let list = st.routing.mesh.announcement_sharing(&own_locators, shared);
+            let mesh = self.mesh();
+            let list = mesh.announcement_sharing(&own_locators, shared);
             if encode_list(&list, &mut body).is_err() {
                 return;
             }
@@ -125,11 +126,11 @@ impl Inner {
                 return;
             }
         };
-        let (changed, connect, lost) = {
-            let mut st = self.lock();
-            let before = st.routing.mesh.routers();
-            let applied = st.routing.mesh.apply_counting(from.peer_zid(), &list);
-            if applied.refused > 0 && st.routing.mesh.note_refusal(from.peer_zid()) {
+        let (changed, mut connect, lost) = {
+            let mut mesh = self.mesh();
+            let before = mesh.routers();
+            let applied = mesh.apply_counting(from.peer_zid(), &list);
+            if applied.refused > 0 && mesh.note_refusal(from.peer_zid()) {
                 tracing::warn!(
                     "router {}: {} link-state entries refused (a sequence number no router \
                      reaches, or beyond the window of the one known); told once per link",
@@ -139,17 +140,16 @@ impl Inner {
             }
             let changed = applied.changed;
             let lost: Vec<ZenohId> = if changed {
-                before
-                    .into_iter()
-                    .filter(|z| !st.routing.mesh.reaches(*z))
-                    .collect()
+                before.into_iter().filter(|z| !mesh.reaches(*z)).collect()
             } else {
                 Vec::new()
             };
-            let mut connect = st.routing.mesh.take_reachable();
-            connect.retain(|(zid, _)| st.routing.gossip.wants(*zid, WhatAmI::Router));
-            (changed, connect, lost)
+            (changed, mesh.take_reachable(), lost)
         };
+        {
+            let gossip = self.gossip();
+            connect.retain(|(zid, _)| gossip.wants(*zid, WhatAmI::Router));
+        }
         if changed {
             self.forget_origins(&lost, caller);
             self.update_tree(caller);
@@ -235,7 +235,7 @@ impl Inner {
         type Entities = Vec<(EntityKind, u32, OwnedKeyExpr, bool)>;
         let (joined, left) = {
             let mut st = self.lock();
-            let tree = st.routing.mesh.tree_neighbours();
+            let tree = self.mesh().tree_neighbours();
             let mut joined: Vec<(ZenohId, Entities)> = Vec::new();
             let mut left: Vec<(ZenohId, Entities)> = Vec::new();
             for (zid, face) in &mut st.faces {
@@ -376,7 +376,7 @@ impl Inner {
             .map_or(self.zid, |f| f.origin_of(kind, entity));
         let routed = Routed {
             id: Self::next_id(st),
-            node_id: st.routing.mesh.node_id(origin).unwrap_or(0),
+            node_id: self.mesh().node_id(origin).unwrap_or(0),
         };
         st.routing.routed_ids.insert((face, kind, entity), routed);
         routed

@@ -206,7 +206,7 @@ impl Inner {
             if meshed {
                 // Off the tree until the mesh's link states place it.
                 face.on_tree = false;
-                st.routing.mesh.link_up(t.peer_zid());
+                self.mesh().link_up(t.peer_zid());
             }
             if let Some(old) = st.faces.get_mut(&t.peer_zid()) {
                 face.reconnect = old.reconnect.take();
@@ -396,12 +396,10 @@ impl Inner {
                 declared.tokens.forget_face(zid, &mut face.tokens);
             }
             if self.is_router() && t.peer_whatami() == WhatAmI::Router {
-                let before = st.routing.mesh.routers();
-                st.routing.mesh.link_down(t.peer_zid());
-                lost = before
-                    .into_iter()
-                    .filter(|z| !st.routing.mesh.reaches(*z))
-                    .collect();
+                let mut mesh = self.mesh();
+                let before = mesh.routers();
+                mesh.link_down(t.peer_zid());
+                lost = before.into_iter().filter(|z| !mesh.reaches(*z)).collect();
             }
         }
         drop(st);

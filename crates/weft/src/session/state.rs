@@ -10,7 +10,7 @@ use weft_keyexpr::{KeyExpr, OwnedKeyExpr};
 use weft_proto::core::ZenohId;
 use weft_proto::network::QueryTarget;
 
-use super::{entity, gossip, liveliness, mesh, query, router, LocalSubscriber};
+use super::{entity, liveliness, query, router, LocalSubscriber};
 
 /// This session's own entities, by id.
 #[derive(Default)]
@@ -95,15 +95,12 @@ pub(crate) struct Queries {
     pub(crate) fanout: HashMap<(ZenohId, u32), (usize, std::time::Instant)>,
 }
 
-/// What a router keeps to route for others.
+/// What a router keeps to re-declare its faces' entities to others (the mesh's graph and
+/// gossip have locks of their own: `Inner::mesh`, `Inner::gossip`).
 pub(crate) struct Routing {
     /// The ids (and origin node ids) under which it re-declares its faces' entities, by
     /// (face, kind, face's id).
     pub(crate) routed_ids: HashMap<(ZenohId, entity::EntityKind, u32), router::Routed>,
-    /// The graph of the router mesh and its spanning tree.
-    pub(crate) mesh: mesh::Mesh,
-    /// Gossip scouting: what this node heard of others and tells its neighbours.
-    pub(crate) gossip: gossip::Gossip,
     /// Some face may hold an interest with the `aggregate` option (set when one is
     /// recorded; cleared when none is found): while false, declarations skip the walk over
     /// every face's interests.

@@ -405,9 +405,7 @@ fn a_declaration_forwarded_between_routers_names_its_origin() {
     let index_here = |zid: u128| {
         router
             .inner()
-            .lock()
-            .routing
-            .mesh
+            .mesh()
             .node_id(weft_proto::core::ZenohId::new(zid).unwrap())
             .expect("an index here")
     };
