@@ -48,9 +48,10 @@ WIRE_PAYLOADS = [8, 1024]
 # options and output: bench/robotnet.sh runs either).
 ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet", "zeromq": "zmq_robotnet",
                     "redis": "redis_robotnet", "mqtt": "mqtt_robotnet",
-                    "weft-pico": "pico_robotnet"}
-# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last.
-C_ROBOTNETS = {"zeromq", "redis", "mqtt", "weft-pico"}
+                    "weft-pico": "pico_robotnet", "dds": "dds_robotnet"}
+# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last
+# (DDS: HOST:DOMAIN, the domain id in place of a port).
+C_ROBOTNETS = {"zeromq", "redis", "mqtt", "weft-pico", "dds"}
 
 
 def log(msg: str) -> None:
@@ -468,8 +469,14 @@ def make_variants(b: dict) -> list[Variant]:
             "8 B runs as 12 B), reliable, default history; UDP on the loopback interface "
             "only, multicast off, the peer 127.0.0.1 (CYCLONEDDS_URI in meta.json); "
             "latency from ddsperf's own ping/pong (half the round trip, per second windows, "
-            "median over windows)",
-            "ddsperf (C, Cyclone DDS)",
+            "median over windows); socket receive buffers of up to 4 MB. Robot net: "
+            "bench/compare/c/dds_robotnet.c on Cyclone DDS's C API (cyclonedds-dev), a "
+            "DomainParticipant per node, the controller's in a second process (Cyclone DDS "
+            "hands samples between participants of one process in memory), a topic per "
+            "stream of the type of robotnet_sample.idl (idlc), every writer and reader "
+            "reliable, KEEP_ALL, latency budget 0, events at the highest transport "
+            "priority, samples taken in a data-available listener",
+            "ddsperf (C, Cyclone DDS); dds_robotnet (C, Cyclone DDS)",
             sub=lambda lp, rp, size, n, r, rs, ms: [d, "-i", dom, "-D", str(r + 3), "sub"],
             pub=lambda lp, rp, size, dur: [d, "-i", dom, "-D", str(dur), "pub", "size",
                                            str(max(12, size))],
@@ -513,6 +520,7 @@ log_type warning
 
 CYCLONE_XML = """<CycloneDDS><Domain id="any"><General><Interfaces>
 <NetworkInterface name="lo"/></Interfaces><AllowMulticast>false</AllowMulticast></General>
+<Internal><SocketReceiveBufferSize max="4MB"/></Internal>
 <Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>
 <Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>
 """
@@ -966,7 +974,10 @@ class Runner:
                 return
         seconds = ["--seconds", str(self.plan.robotnet_s)]
         if v.system in C_ROBOTNETS:
-            if v.broker is None:
+            if v.system == "dds":
+                # Its ports follow from the domain id (UDP, CYCLONEDDS_URI).
+                rport = self.bins["dds_domain"]
+            elif v.broker is None:
                 # Peer to peer (ZeroMQ): each node binds the next port of ten.
                 ports = [self.ports.take() for _ in range(10)]
                 while ports != list(range(ports[0], ports[0] + 10)):
@@ -982,7 +993,8 @@ class Runner:
                 self.ports.take()
             cmd = [program] + where + seconds
         self.note_cmd(v, "robot net", cmd)
-        p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
+        p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60,
+                 self.env(v))
         p.wait()
         p.stop()
         if fresh:

@@ -506,7 +506,9 @@ def render(rows: list[dict], meta: dict) -> str:
         "bench/compare's zrobotnet, the same workload with the zenoh crate; for ZeroMQ, "
         "Redis and MQTT, bench/compare/c's robot nets, the same workload in C over each "
         "library, without priorities; for weft-pico, bench/compare/c's pico_robotnet, ten "
-        "weft-pico client sessions of weftd, events RealTime and express).</p>",
+        "weft-pico client sessions of weftd, events RealTime and express; for DDS, "
+        "bench/compare/c's dds_robotnet, ten Cyclone DDS participants, the controller's in "
+        "a second process, reliable, events at the highest transport priority).</p>",
         robotnet_table(meta),
         "<h2>A node's failure</h2>",
         "<p>A subscriber is killed (SIGKILL) while its publisher sends as fast as it can, and "
