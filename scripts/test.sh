@@ -150,7 +150,7 @@ step "the robot-net scenario, short (ten sessions at 10 kHz, peer to peer and ro
 ROBOTNET_BIN="$root/target/debug/examples/robotnet" WEFTD_BIN="$root/target/debug/weftd" \
   BENCH_PORT=18900 bench/robotnet.sh --both --runs 1 --seconds 1
 
-step "the middleware comparison, smoke (bench/compare.sh: every system but Zenoh, one payload)"
+step "the middleware comparison, smoke (bench/compare.sh: every system but Zenoh, one payload, a node's failure)"
 # The report generator and the results checker on a synthetic CSV, then a tiny real run with
 # the debug builds cargo test made (bench/compare.sh builds the raw TCP programs, without
 # Zenoh, in seconds); the full comparison is bench/compare.sh (docs/compare.md).
@@ -159,9 +159,14 @@ compare_out="$root/target/compare-smoke"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=18950 \
   COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 120 bench/compare.sh --quick --systems weft,tcp \
-  --payloads 1024 --workloads thr,rtt,pinned,wire --out "$compare_out"
+  --payloads 1024 --workloads thr,rtt,pinned,wire,failure --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p,weft:routed,tcp:p2p --tests thr,rtt_p50,rtt_p99,wire_bytes,cpu_ns
+# A node's failure: the restarted subscriber receives again, and the one kept running
+# counted what it missed (numbered messages) and its longest wait.
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect weft:p2p,weft:routed,tcp:p2p \
+  --tests fail_recovery_ms,fail_others_loss,fail_others_gap_ms
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p-pinned,weft:routed-pinned,tcp:p2p-pinned --tests rtt_p50,rtt_p99
 grep -q '<svg class="plot"' "$compare_out/report.html"
