@@ -21,7 +21,8 @@
 #                with every process on one core, as topology `<topology>-pinned`; robotnet
 #                is the robot-net scenario, bench/robotnet.sh's programs: weft's robotnet
 #                example, bench/compare's zrobotnet for Zenoh, and bench/compare/c's
-#                zmq_robotnet, redis_robotnet, mqtt_robotnet and pico_robotnet)
+#                zmq_robotnet, redis_robotnet, mqtt_robotnet, pico_robotnet and
+#                dds_robotnet)
 #   --no-install use what is installed, install nothing (a system whose programs are
 #                missing is left out, and the report says so)
 #
@@ -86,6 +87,7 @@ declare -A PIN=(
     [mosquitto]=2.0.11-1.2+deb12u2
     [libmosquitto-dev]=2.0.11-1.2+deb12u2
     [cyclonedds-tools]=0.10.2-2
+    [cyclonedds-dev]=0.10.2-2
     [cmake]=3.25.1-1
     [ninja-build]=1.11.1-2~deb12u1
 )
@@ -108,7 +110,7 @@ command -v gcc >/dev/null || apt_install gcc
 has zeromq && apt_install libzmq3-dev
 has redis && apt_install libhiredis-dev redis-server
 has mqtt && apt_install mosquitto libmosquitto-dev
-has dds && apt_install cyclonedds-tools
+has dds && apt_install cyclonedds-tools cyclonedds-dev
 has weft-pico && apt_install cmake ninja-build
 
 # ---- build -------------------------------------------------------------------------------
@@ -170,6 +172,16 @@ has mqtt && build_c mqtt_bench -lmosquitto
 has zeromq && build_c zmq_robotnet -lzmq -lpthread
 has redis && build_c redis_robotnet -lhiredis -lpthread
 has mqtt && build_c mqtt_robotnet -lmosquitto -lpthread
+if has dds; then
+    # The sample type of bench/compare/c/robotnet_sample.idl, compiled by Cyclone DDS's idlc.
+    mkdir -p "$CBIN/dds-idl"
+    if idlc -o "$CBIN/dds-idl" bench/compare/c/robotnet_sample.idl; then
+        build_c dds_robotnet "-I$CBIN/dds-idl" "$CBIN/dds-idl/robotnet_sample.c" -lddsc -lpthread
+    else
+        log "warning: idlc did not compile bench/compare/c/robotnet_sample.idl"
+        rm -f "$CBIN/dds_robotnet"
+    fi
+fi
 has weft-pico && build_c pico_robotnet -Ipico/include "-I$PICO_BUILD/include" \
     "$PICO_BUILD/libzenohpico.a" -lpthread
 
@@ -200,6 +212,7 @@ cat >"$BINS" <<EOF
  "redis_robotnet": $(exe "$CBIN/redis_robotnet"),
  "mqtt_robotnet": $(exe "$CBIN/mqtt_robotnet"),
  "pico_robotnet": $(has weft-pico && exe "$CBIN/pico_robotnet" || echo null),
+ "dds_robotnet": $(has dds && exe "$CBIN/dds_robotnet" || echo null),
  "redis-server": $(exe "$(command -v redis-server || echo /nonexistent)"),
  "mosquitto": $(exe "$(command -v mosquitto || echo /usr/sbin/mosquitto)"),
  "ddsperf": $(exe "$(command -v ddsperf || echo /nonexistent)"),
@@ -210,6 +223,7 @@ cat >"$BINS" <<EOF
   "libzmq3-dev": "$(ver libzmq3-dev)", "libhiredis-dev": "$(ver libhiredis-dev)",
   "redis-server": "$(ver redis-server)", "mosquitto": "$(ver mosquitto)",
   "libmosquitto-dev": "$(ver libmosquitto-dev)", "cyclonedds-tools": "$(ver cyclonedds-tools)",
+  "cyclonedds-dev": "$(ver cyclonedds-dev)",
   "cmake": "$(ver cmake)",
   "gcc": "$(gcc -dumpfullversion 2>/dev/null || echo -)"
  }

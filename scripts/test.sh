@@ -150,7 +150,7 @@ step "the robot-net scenario, short (ten sessions at 10 kHz, peer to peer and ro
 ROBOTNET_BIN="$root/target/debug/examples/robotnet" WEFTD_BIN="$root/target/debug/weftd" \
   BENCH_PORT=18900 bench/robotnet.sh --both --runs 1 --seconds 1
 
-step "the middleware comparison, smoke (bench/compare.sh: every system but Zenoh, one payload)"
+step "the middleware comparison, smoke (bench/compare.sh: every system but Zenoh, one payload, a node's failure)"
 # The report generator and the results checker on a synthetic CSV, then a tiny real run with
 # the debug builds cargo test made (bench/compare.sh builds the raw TCP programs, without
 # Zenoh, in seconds); the full comparison is bench/compare.sh (docs/compare.md).
@@ -159,20 +159,25 @@ compare_out="$root/target/compare-smoke"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=18950 \
   COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 120 bench/compare.sh --quick --systems weft,tcp \
-  --payloads 1024 --workloads thr,rtt,pinned,wire --out "$compare_out"
+  --payloads 1024 --workloads thr,rtt,pinned,wire,failure --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p,weft:routed,tcp:p2p --tests thr,rtt_p50,rtt_p99,wire_bytes,cpu_ns
+# A node's failure: the restarted subscriber receives again, and the one kept running
+# counted what it missed (numbered messages) and its longest wait.
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect weft:p2p,weft:routed,tcp:p2p \
+  --tests fail_recovery_ms,fail_others_loss,fail_others_gap_ms
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect weft:p2p-pinned,weft:routed-pinned,tcp:p2p-pinned --tests rtt_p50,rtt_p99
 grep -q '<svg class="plot"' "$compare_out/report.html"
 # The other systems' clients (C, against Debian's libraries) and brokers, and Cyclone DDS's
 # ddsperf, and weft-pico's example programs through weftd: each runs one payload's
-# throughput and round trips, and the C robot nets (weft-pico's among them) run their
+# throughput and round trips, and the C robot nets (weft-pico's and DDS's among them) run their
 # scenario for a second; their CSV rows are checked.
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq || true
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq gcc \
   libzmq3-dev libhiredis-dev redis-server mosquitto libmosquitto-dev cyclonedds-tools \
-  cmake ninja-build >/dev/null
+  cyclonedds-dev cmake ninja-build >/dev/null
 compare_out="$root/target/compare-smoke-others"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=19050 \
@@ -183,7 +188,7 @@ python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zeromq:p2p,redis:broker,mqtt:broker,mqtt:broker-qos1,dds:p2p,weft-pico:routed \
   --tests thr,rtt_p50,rtt_p99
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
-  --expect zeromq:p2p,redis:broker,weft-pico:routed --tests lat_p50,lat_p99
+  --expect zeromq:p2p,redis:broker,weft-pico:routed,dds:p2p --tests lat_p50,lat_p99
 
 step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
 rustup target add thumbv7em-none-eabihf >/dev/null

@@ -19,6 +19,8 @@ TOPOLOGIES = {"p2p", "routed", "broker", "broker-qos1"}
 # Round trips with every process of a system on one core (`pinned` workload).
 TOPOLOGIES |= {f"{t}-pinned" for t in TOPOLOGIES}
 TESTS = {"thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_ns"}
+# A node's failure (the `failure` workload).
+TESTS |= {"fail_recovery_ms", "fail_gap_ms", "fail_others_loss", "fail_others_gap_ms"}
 
 
 def check(path: str, expect: list[str], tests: list[str]) -> list[str]:

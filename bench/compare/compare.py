@@ -7,8 +7,9 @@ subscriber's rate in rounds), round trips against payload (one message in flight
 bytes per round trip (counted by a TCP relay on the sending side), CPU time per message
 of each process (publisher, subscriber and router or broker, from the kernel's per-thread
 run time over the measured rounds of the throughput runs), the robot-net scenario (weft
-and Zenoh: the programs of bench/robotnet.sh), and a node's failure (a subscriber killed and
-restarted while its publisher sends: how long until it receives again).
+and Zenoh: the programs of bench/robotnet.sh, and bench/compare/c's), and a node's failure
+(one of two subscribers killed and restarted while their publisher sends numbered messages:
+how long until it receives again, and what the other missed meanwhile).
 
 Every process runs in its own process group, under a deadline, and is killed on exit. Only
 127.0.0.1 is used. The standard library only: this runs before anything is installed.
@@ -40,7 +41,10 @@ SYSTEMS = ["weft", "weft-pico", "zenoh", "zeromq", "redis", "mqtt", "dds", "tcp"
 # What a run measures unless told (a full run also pins every process to one core for
 # round trips: `pinned`).
 DEFAULT_WORKLOADS = "thr,rtt,wire,robotnet,failure"
-TESTS = ["thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_ns"]
+TESTS = ["thr", "lat_p50", "lat_p99", "rtt_p50", "rtt_p99", "wire_bytes", "cpu_ns",
+         # a node's failure: the restarted subscriber's time to its first message and its
+         # gap from the kill; what the subscriber kept running missed and its longest wait
+         "fail_recovery_ms", "fail_gap_ms", "fail_others_loss", "fail_others_gap_ms"]
 FULL_PAYLOADS = [8, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 QUICK_PAYLOADS = [8, 1024, 65536]
 WIRE_PAYLOADS = [8, 1024]
@@ -48,9 +52,10 @@ WIRE_PAYLOADS = [8, 1024]
 # options and output: bench/robotnet.sh runs either).
 ROBOTNET_PROGRAMS = {"weft": "robotnet", "zenoh": "zrobotnet", "zeromq": "zmq_robotnet",
                     "redis": "redis_robotnet", "mqtt": "mqtt_robotnet",
-                    "weft-pico": "pico_robotnet"}
-# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last.
-C_ROBOTNETS = {"zeromq", "redis", "mqtt", "weft-pico"}
+                    "weft-pico": "pico_robotnet", "dds": "dds_robotnet"}
+# The robot-net programs of bench/compare/c (one workload, robotnet.h): HOST:PORT last
+# (DDS: HOST:DOMAIN, the domain id in place of a port).
+C_ROBOTNETS = {"zeromq", "redis", "mqtt", "weft-pico", "dds"}
 
 
 def log(msg: str) -> None:
@@ -329,6 +334,12 @@ class Variant:
     env: dict = field(default_factory=dict)
     # the largest payload its programs take (0: no limit)
     max_payload: int = 0
+    # its throughput programs number their messages with `--seq` (a node's failure: what
+    # the surviving subscriber missed)
+    seq: bool = True
+    # arguments that make its publisher also reach a second listening subscriber on a port
+    # (peer to peer; a node's failure)
+    also: Callable[[int], list[str]] | None = None
 
 
 def make_variants(b: dict) -> list[Variant]:
@@ -365,6 +376,7 @@ def make_variants(b: dict) -> list[Variant]:
             "weft CLI (Rust)",
             broker=(lambda p: [weftd, "-l", f"tcp/127.0.0.1:{p}"] + nomc) if routed else None,
             count_rounds=True, listens=not routed,
+            also=None if routed else (lambda p: ["-e", f"tcp/127.0.0.1:{p}"]),
             **weft_like([weft, "sub-thr"], [weft, "pub-thr"], [weft, "ping"], [weft, "pong"],
                         routed)))
     if b.get("z_sub_thr"):
@@ -387,7 +399,7 @@ def make_variants(b: dict) -> list[Variant]:
             pong=lambda lp, rp: [f"{x}/z_pong"] + r(rp) + ["-n", "300"],
             ping=lambda lp, rp, size, n: [f"{x}/z_ping"] + r(rp) + [
                 "-s", str(size), "-n", str(n), "-w", "100", "-t", "60"],
-            count_rounds=True, listens=False, max_payload=65536))
+            count_rounds=True, listens=False, max_payload=65536, seq=False))
     if b.get("zsub_thr"):
         zset = ("Eclipse Zenoh 1.10.2 (Rust crate, TCP link only), programs of bench/compare "
                 "mirroring weft's: default configuration (reliable, Block congestion control "
@@ -401,6 +413,7 @@ def make_variants(b: dict) -> list[Variant]:
                 broker=(lambda p: [b["zenohd"], "-l", f"tcp/127.0.0.1:{p}"] + nomc)
                 if routed else None,
                 count_rounds=True, listens=not routed,
+                also=None if routed else (lambda p: ["-e", f"tcp/127.0.0.1:{p}"]),
                 **weft_like([b["zsub_thr"]], [b["zpub_thr"]], [b["zping"]],
                             [b["zpong"], "--max-seconds", "300"], routed)))
     if b.get("zmq_bench"):
@@ -419,7 +432,8 @@ def make_variants(b: dict) -> list[Variant]:
                                          str(d)],
             pong=lambda lp, rp: [z, "pong", f"127.0.0.1:{lp}", "--max-seconds", "300"],
             ping=lambda lp, rp, size, n: [z, "ping", str(size), f"127.0.0.1:{lp}", "--samples",
-                                          str(n)]))
+                                          str(n)],
+            also=lambda p: ["--also", f"127.0.0.1:{p}"]))
 
     def brokered(prog, qos=None):
         q = [] if qos is None else ["--qos", str(qos)]
@@ -468,15 +482,22 @@ def make_variants(b: dict) -> list[Variant]:
             "8 B runs as 12 B), reliable, default history; UDP on the loopback interface "
             "only, multicast off, the peer 127.0.0.1 (CYCLONEDDS_URI in meta.json); "
             "latency from ddsperf's own ping/pong (half the round trip, per second windows, "
-            "median over windows)",
-            "ddsperf (C, Cyclone DDS)",
+            "median over windows); socket receive buffers of up to 4 MB. Robot net: "
+            "bench/compare/c/dds_robotnet.c on Cyclone DDS's C API (cyclonedds-dev), a "
+            "DomainParticipant per node, the controller's in a second process (Cyclone DDS "
+            "hands samples between participants of one process in memory), a topic per "
+            "stream of the type of robotnet_sample.idl (idlc), every writer and reader "
+            "reliable, KEEP_ALL, latency budget 0, events at the highest transport "
+            "priority, samples taken in a data-available listener",
+            "ddsperf (C, Cyclone DDS); dds_robotnet (C, Cyclone DDS)",
             sub=lambda lp, rp, size, n, r, rs, ms: [d, "-i", dom, "-D", str(r + 3), "sub"],
             pub=lambda lp, rp, size, dur: [d, "-i", dom, "-D", str(dur), "pub", "size",
                                            str(max(12, size))],
             pong=lambda lp, rp: [d, "-i", dom, "-D", "300", "pong"],
             ping=lambda lp, rp, size, n: [d, "-i", dom, "-D", str(n), "ping", "size",
                                           str(max(12, size))],
-            listens=False, tcp=False, env={"CYCLONEDDS_URI": "file://" + b["cyclonedds_xml"]}))
+            listens=False, tcp=False, seq=False,
+            env={"CYCLONEDDS_URI": "file://" + b["cyclonedds_xml"]}))
     if b.get("tcp_thr"):
         v.append(Variant(
             "tcp", "p2p",
@@ -492,7 +513,7 @@ def make_variants(b: dict) -> list[Variant]:
             pong=lambda lp, rp: [b["tcp_pingpong"], "pong", "-l", f"127.0.0.1:{lp}"],
             ping=lambda lp, rp, size, n: [b["tcp_pingpong"], "ping", str(size), "-e",
                                           f"127.0.0.1:{lp}", "--samples", str(n)],
-            count_rounds=True))
+            count_rounds=True, also=lambda p: ["-e", f"127.0.0.1:{p}"]))
     return v
 
 
@@ -513,6 +534,7 @@ log_type warning
 
 CYCLONE_XML = """<CycloneDDS><Domain id="any"><General><Interfaces>
 <NetworkInterface name="lo"/></Interfaces><AllowMulticast>false</AllowMulticast></General>
+<Internal><SocketReceiveBufferSize max="4MB"/></Internal>
 <Discovery><ParticipantIndex>auto</ParticipantIndex><MaxAutoParticipantIndex>20</MaxAutoParticipantIndex>
 <Peers><Peer address="127.0.0.1"/></Peers></Discovery></Domain></CycloneDDS>
 """
@@ -524,6 +546,7 @@ RX_ROUND = re.compile(r"^round (\d+): ([0-9.]+) msgs/s")
 RX_MEDIAN = re.compile(r"^median_msgs_per_s=([0-9.]+)", re.M)
 RX_LAT = re.compile(r"p50_us=([0-9.]+) p99_us=([0-9.]+)")
 RX_DDS_SUB = re.compile(r"size (\d+) total (\d+) lost (\d+) delta (\d+) lost (\d+) rate ([0-9.]+) kS/s")
+RX_SEQ = re.compile(r"^seq_received=(\d+) seq_lost=(\d+) seq_max_gap_us=(\d+)")
 RX_DDS_PING = re.compile(r" 50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us max [0-9.]+us cnt (\d+)")
 
 
@@ -854,17 +877,27 @@ class Runner:
     # -- a node's failure --
 
     def failover(self, v: Variant, rport: int, size: int = 64) -> None:
-        """A subscriber killed (SIGKILL) and restarted mid-run, its publisher sending
-        throughout: how long until the new subscriber receives again. Its rounds are short
-        (about 20 ms), so the first message is dated to within a round; messages are not
-        numbered, so what was lost is not counted."""
+        """A node's failure: two subscribers of one publisher that numbers its messages; one
+        (A) is killed (SIGKILL) and started again (B) mid-run, the other (S) runs on. For B,
+        how long until it receives again (its rounds are short, about 20 ms, so its first
+        message is dated to within a round) and the gap from the kill; for S, what it saw
+        meanwhile: the numbers it missed and its longest wait between two messages (from
+        its `seq_*` lines; DDS: ddsperf's own count of lost samples, and no wait, since
+        ddsperf prints once a second; weft-pico's example programs do not number their
+        messages)."""
         label = f"{v.system} {v.topology} failure"
         down_s = 0.5
         lport = self.ports.take()
+        sport = self.ports.take()
         round_s = 0.02
         n = samples_for(v, size, round_s * self.args.samples_scale) if v.count_rounds \
             else 10 ** 9
         rounds = 500
+        seq = ["--seq"] if v.seq else []
+        # The subscriber kept running: rounds of about 0.3 s, as many as last the run.
+        s_round = 0.3
+        s_n = samples_for(v, size, s_round * self.args.samples_scale) if v.count_rounds \
+            else 10 ** 9
 
         def start_sub(tag: str) -> Proc:
             cmd = v.sub(lport, rport, size, n, rounds, round_s, 60)
@@ -887,30 +920,57 @@ class Runner:
                     return max(after, t - length)
             return None
 
+        def ready(p: Proc, port: int) -> None:
+            if v.listens and v.tcp:
+                wait_listen(port, 10)
+            elif v.says_ready:
+                p.wait_line("^subscribed", 10)
+            else:
+                time.sleep(0.5 if v.tcp else 0.3)
+
+        def survivor_counts(p: Proc) -> list[tuple[float, int | None, float | None]]:
+            """S's lines as (time, numbers missed so far, longest wait since its previous
+            line in ms): its `seq_*` lines, or ddsperf's (missed only)."""
+            out = []
+            for t, line in p.lines:
+                m = RX_SEQ.match(line)
+                if m:
+                    out.append((t, int(m.group(2)), int(m.group(3)) / 1000))
+                m2 = RX_DDS_SUB.search(line)
+                if m2:
+                    out.append((t, int(m2.group(3)), None))
+            return out
+
+        s_cmd = v.sub(sport, rport, size, s_n, 60 if v.system != "dds" else 30, s_round, 60) \
+            + seq
+        self.note_cmd(v, "failure: subscriber kept running", s_cmd)
+        surv = Proc(self.name(v, "failover-kept"), s_cmd, self.logs, 70, self.env(v))
+        ready(surv, sport)
         a = start_sub("a")
-        if v.listens and v.tcp:
-            wait_listen(lport, 10)
-        elif v.says_ready:
-            a.wait_line("^subscribed", 10)
-        else:
-            time.sleep(0.5 if v.tcp else 0.3)
-        pub_cmd = v.pub(lport, rport, size, 60)
+        ready(a, lport)
+        pub_cmd = v.pub(lport, rport, size, 60) + seq
+        if v.listens and v.tcp and v.also:
+            pub_cmd += v.also(sport)
         self.note_cmd(v, "failure: publisher", pub_cmd)
         pub = Proc(self.name(v, "failover-pub"), pub_cmd, self.logs, 70, self.env(v))
         result = {"system": v.system, "topology": v.topology, "payload": size,
-                  "down_s": down_s, "window_s": self.plan.recovery_window_s}
+                  "down_s": down_s, "window_s": self.plan.recovery_window_s,
+                  "subscribers": 2}
+        b = None
         try:
-            t_first_a = None
             end = time.monotonic() + 15
+            started = False
             while time.monotonic() < end:
-                if first_message(a, 0) is not None and len(a.lines) >= 4:
-                    t_first_a = True
+                if first_message(a, 0) is not None and len(a.lines) >= 4 and \
+                        (survivor_counts(surv) or not (v.seq or v.system == "dds")) and \
+                        first_message(surv, 0) is not None:
+                    started = True
                     break
-                if a.p.poll() is not None:
+                if a.p.poll() is not None or surv.p.poll() is not None:
                     break
                 time.sleep(0.05)
-            if not t_first_a:
-                self.fail(label, a, pub)
+            if not started:
+                self.fail(label, a, surv, pub)
                 return
             time.sleep(1.0 if v.system == "dds" else 0.3)
             t_kill = time.monotonic()
@@ -929,17 +989,74 @@ class Runner:
             b.stop()
             if t_back is None:
                 result.update(recovered=False, recovery_s=None, gap_s=None)
-                self.progress(label, f"no message within {self.plan.recovery_window_s} s of the "
-                                     "restart")
+                self.failures.append(f"{label}: the restarted subscriber (nothing within "
+                                     f"{self.plan.recovery_window_s} s)")
+                said = (f"the restarted subscriber received nothing within "
+                        f"{self.plan.recovery_window_s} s")
             else:
                 result.update(recovered=True, recovery_s=round(t_back - t_restart, 4),
                               gap_s=round(t_back - t_kill, 4))
-                self.progress(label, f"receiving again {1000 * (t_back - t_restart):.0f} ms "
-                                     f"after the restart (gap {1000 * (t_back - t_kill):.0f} ms,"
-                                     f" {1000 * down_s:.0f} ms of it down)")
+                self.res.add(v, "fail_recovery_ms", size, 1000 * (t_back - t_restart), "ms")
+                self.res.add(v, "fail_gap_ms", size, 1000 * (t_back - t_kill), "ms")
+                said = (f"receiving again {1000 * (t_back - t_restart):.0f} ms after the "
+                        f"restart (gap {1000 * (t_back - t_kill):.0f} ms, "
+                        f"{1000 * down_s:.0f} ms of it down)")
+            # S: what it saw from the kill until a line after the restarted one was back
+            # (or the window's end) and 0.3 s more.
+            t_until = (t_back if t_back is not None else time.monotonic()) + 0.3
+            limit = time.monotonic() + 5 + (2 if v.system == "dds" else 0)
+            while time.monotonic() < limit and surv.p.poll() is None and \
+                    not any(t > t_until for t, _, _ in survivor_counts(surv)):
+                time.sleep(0.02)
+            counts = survivor_counts(surv)
+            t_seen = time.monotonic()
+            before = [c for c in counts if c[0] <= t_kill]
+            during = [c for c in counts if c[0] > t_kill]
+            if v.system == "dds" and before:
+                # ddsperf prints a line a second while it receives: the longest time
+                # between two of its lines from the last before the kill (or from the last
+                # to now), less its second, bounds its longest wait from below.
+                times = [before[-1][0]] + [c[0] for c in during] + [t_seen]
+                bound = max(b - a for a, b in zip(times, times[1:])) - 1.0
+                during = [(t, lost, None) for t, lost, _ in during]
+                if during:
+                    during[-1] = (during[-1][0], during[-1][1], max(0.0, 1000 * bound))
+            if not (v.seq or v.system == "dds"):
+                result.update(others=None, others_note="its programs do not number their "
+                                                       "messages")
+                said += "; the subscriber kept running: not counted (messages not numbered)"
+            elif not during:
+                result.update(others={"received_again": False})
+                self.failures.append(f"{label}: the subscriber kept running (no line after "
+                                     "the kill)")
+                said += "; the subscriber kept running printed nothing after the kill"
+            else:
+                lost = during[-1][1] - (before[-1][1] if before else 0)
+                gaps = [g for _, _, g in during if g is not None]
+                gap_ms = max(gaps) if gaps else None
+                # For scale: what it missed before the kill, and over how long.
+                first = counts[0][0]
+                result["others"] = {"lost": lost, "max_gap_ms": gap_ms,
+                                    "until_s": round(during[-1][0] - t_kill, 3),
+                                    "lost_before": before[-1][1] if before else 0,
+                                    "before_s": round(before[-1][0] - first, 3) if before
+                                    else 0}
+                if v.system == "dds":
+                    result["others"]["gap_is_lower_bound"] = True
+                self.res.add(v, "fail_others_loss", size, lost, "msgs")
+                if gap_ms is not None:
+                    self.res.add(v, "fail_others_gap_ms", size, gap_ms, "ms")
+                said += (f"; the subscriber kept running missed {lost}, its longest wait "
+                         + ("not measured" if gap_ms is None else
+                            f"at least {gap_ms:.0f} ms (ddsperf prints once a second)"
+                            if v.system == "dds" else f"{gap_ms:.1f} ms"))
+            self.progress(label, said)
             self.failover_runs.append(result)
         finally:
             pub.stop()
+            surv.stop()
+            if b is not None:
+                b.stop()
 
     # -- the robot net --
 
@@ -966,7 +1083,10 @@ class Runner:
                 return
         seconds = ["--seconds", str(self.plan.robotnet_s)]
         if v.system in C_ROBOTNETS:
-            if v.broker is None:
+            if v.system == "dds":
+                # Its ports follow from the domain id (UDP, CYCLONEDDS_URI).
+                rport = self.bins["dds_domain"]
+            elif v.broker is None:
                 # Peer to peer (ZeroMQ): each node binds the next port of ten.
                 ports = [self.ports.take() for _ in range(10)]
                 while ports != list(range(ports[0], ports[0] + 10)):
@@ -982,7 +1102,8 @@ class Runner:
                 self.ports.take()
             cmd = [program] + where + seconds
         self.note_cmd(v, "robot net", cmd)
-        p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60)
+        p = Proc(self.name(v, "robotnet"), cmd, self.logs, self.plan.robotnet_s + 60,
+                 self.env(v))
         p.wait()
         p.stop()
         if fresh:

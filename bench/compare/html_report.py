@@ -390,23 +390,102 @@ def robotnet_table(meta: dict) -> str:
     return "\n".join(out)
 
 
+def others_text(m: dict) -> tuple[str, str]:
+    """What the subscriber kept running saw in failure run `m`, as (lost, longest wait)
+    texts: '-' where not counted, the reason where it is known."""
+    o = m.get("others")
+    if o is None:
+        return ("not counted", "not counted")
+    if not o.get("received_again", True) or "lost" not in o:
+        return ("nothing received after the kill", "-")
+    gap = o.get("max_gap_ms")
+    lost = f"{o['lost']}"
+    if o.get("lost_before"):
+        lost += f" ({o['lost_before']} in the {o.get('before_s', 0):.1f} s before the kill)"
+    if gap is None:
+        return (lost, "not measured")
+    return (lost, f"at least {gap:.0f} ms" if o.get("gap_is_lower_bound") else f"{gap:.1f} ms")
+
+
 def failure_table(meta: dict) -> str:
     runs = meta.get("failure", [])
     if not runs:
         return "<p>No failure run in this report.</p>"
     out = ["<table><tr><th>system</th><th>payload</th><th>down for</th>"
-           "<th>receiving again after the restart</th><th>gap (kill to first message)</th>"
+           "<th>restarted: receiving again after the restart</th>"
+           "<th>restarted: gap (kill to first message)</th>"
+           "<th>kept running: messages missed</th><th>kept running: longest wait</th>"
            "</tr>"]
     for m in runs:
         ok = m.get("recovered")
         rec = (f'<td class="pass">{1000 * m["recovery_s"]:.0f} ms</td>' if ok
                else f'<td class="fail">not within {m.get("window_s", "?")} s</td>')
         gap = f"<td>{1000 * m['gap_s']:.0f} ms</td>" if ok else "<td>-</td>"
+        lost, wait = others_text(m)
+        o = m.get("others") or {}
+        cls = ("na" if m.get("others") is None else
+               "pass" if o.get("lost") == 0 else "fail")
         out.append(f"<tr><td>{esc(m['system'])} {esc(m['topology'])}</td>"
                    f"<td>{esc(fmt_size(m['payload']))}</td><td>{1000 * m['down_s']:.0f} ms</td>"
-                   f"{rec}{gap}</tr>")
+                   f'{rec}{gap}<td class="{cls}">{esc(lost)}</td><td>{esc(wait)}</td></tr>')
     out.append("</table>")
     return "\n".join(out)
+
+
+def failure_meaning(meta: dict) -> str:
+    """What the failure runs say, in sentences made from their figures: which systems'
+    kept-running subscriber missed messages (and how many), the longest waits it saw,
+    weft's against the best of the others, and which restarted subscriber did not
+    receive again. Empty without failure runs."""
+    runs = meta.get("failure", [])
+    if not runs:
+        return ""
+    name = lambda m: f"{m['system']} {m['topology']}"  # noqa: E731
+    counted = [m for m in runs if (m.get("others") or {}).get("lost") is not None]
+    out = []
+    if counted:
+        clean = [name(m) for m in counted if m["others"]["lost"] == 0]
+        lossy = [f"{name(m)} ({m['others']['lost']}"
+                 + (f", and {m['others']['lost_before']} in the "
+                    f"{m['others'].get('before_s', 0):.1f} s before the kill"
+                    if m["others"].get("lost_before") else "") + ")"
+                 for m in counted if m["others"]["lost"] > 0]
+        sentence = (f"The subscriber kept running missed no message in {len(clean)} of the "
+                    f"{len(counted)} systems where messages were numbered")
+        if lossy:
+            sentence += "; it missed messages with " + ", ".join(lossy)
+        out.append(sentence + ".")
+    gaps = {name(m): m["others"]["max_gap_ms"] for m in counted
+            if m["others"].get("max_gap_ms") is not None
+            and not m["others"].get("gap_is_lower_bound")}
+    bounds = {name(m): m["others"]["max_gap_ms"] for m in counted
+              if m["others"].get("max_gap_ms") is not None
+              and m["others"].get("gap_is_lower_bound")}
+    weft = {k: v for k, v in gaps.items() if k.startswith("weft ")}
+    others = {k: v for k, v in gaps.items() if not k.startswith(("weft", "tcp "))}
+    if weft and others:
+        w = min(weft, key=weft.get)
+        o = min(others, key=others.get)
+        out.append(f"Its longest wait during the kill and restart: {w} {weft[w]:.1f} ms, "
+                   f"against {others[o]:.1f} ms for {o}, the shortest of the others"
+                   + (f", and {max(gaps.values()):.1f} ms at most ({max(gaps, key=gaps.get)})"
+                      if len(gaps) > 2 else "") + ".")
+    elif gaps:
+        out.append("Its longest wait during the kill and restart: " + ", ".join(
+            f"{k} {v:.1f} ms" for k, v in sorted(gaps.items())) + ".")
+    if bounds:
+        out.append("Measured only to the second (at least): " + ", ".join(
+            f"{k} {v:.0f} ms" for k, v in sorted(bounds.items())) + ".")
+    back = [m for m in runs if m.get("recovered")]
+    never = [name(m) for m in runs if not m.get("recovered")]
+    if back:
+        f = min(back, key=lambda m: m["recovery_s"])
+        out.append(f"The restarted subscriber received again in {len(back)} of {len(runs)} "
+                   f"systems, first with {name(f)} ({1000 * f['recovery_s']:.0f} ms after "
+                   "its restart)" + (f"; not with {', '.join(never)}" if never else "") + ".")
+    elif never:
+        out.append(f"No restarted subscriber received again ({', '.join(never)}).")
+    return " ".join(out)
 
 
 def settings(meta: dict) -> str:
@@ -506,15 +585,22 @@ def render(rows: list[dict], meta: dict) -> str:
         "bench/compare's zrobotnet, the same workload with the zenoh crate; for ZeroMQ, "
         "Redis and MQTT, bench/compare/c's robot nets, the same workload in C over each "
         "library, without priorities; for weft-pico, bench/compare/c's pico_robotnet, ten "
-        "weft-pico client sessions of weftd, events RealTime and express).</p>",
+        "weft-pico client sessions of weftd, events RealTime and express; for DDS, "
+        "bench/compare/c's dds_robotnet, ten Cyclone DDS participants, the controller's in "
+        "a second process, reliable, events at the highest transport priority).</p>",
         robotnet_table(meta),
         "<h2>A node's failure</h2>",
-        "<p>A subscriber is killed (SIGKILL) while its publisher sends as fast as it can, and "
-        "started again half a second later (peer to peer on the same port, so the publisher "
-        "must reconnect): how long until it receives again, dated to within one of its "
-        "20 ms rounds. The throughput programs do not number their messages: what was lost "
-        "meanwhile is not counted.</p>",
+        "<p>A publisher sends numbered 64 B messages as fast as it can to two subscribers; "
+        "one is killed (SIGKILL) and started again half a second later (peer to peer on the "
+        "same port, so the publisher must reconnect), the other runs on. For the restarted "
+        "one: how long until it receives again, dated to within one of its 20 ms rounds, "
+        "and the gap from the kill. For the one kept running: the message numbers it missed "
+        "from the kill until the restarted one received again, and its longest wait between "
+        "two messages then (DDS: ddsperf's own count of lost samples, its wait not measured "
+        "since it prints once a second; weft-pico's example programs do not number their "
+        "messages).</p>",
         failure_table(meta),
+        meaning_html(failure_meaning(meta)),
         "<h2>Requirements</h2>",
         "<p>The robot net's requirements (docs/compare.md): one-way latency p99 under 1 ms and "
         "p50 under 0.1 ms, more than 10 kHz, priority events undelayed by bulk traffic. From "
@@ -563,20 +649,26 @@ def markdown(rows: list[dict], meta: dict) -> str:
     if names:
         out += ["Wire bytes per message (8 B, 1 KiB payload), CPU ns per 1 KiB message "
                 "(publisher / subscriber / router or broker), and after a subscriber's restart, "
-                "the time to its first message:", "",
-                "| system | wire 8 B | wire 1 KiB | CPU pub / sub / router | back after restart |",
-                "|---|---:|---:|---:|---:|"]
+                "the time to its first message, and what the subscriber kept running missed "
+                "meanwhile and its longest wait:", "",
+                "| system | wire 8 B | wire 1 KiB | CPU pub / sub / router | back after restart "
+                "| kept running: missed / longest wait |",
+                "|---|---:|---:|---:|---:|---:|"]
         for n in names:
             w = wire.get(n, {})
             c = cpu.get(n, {})
             f = fail.get(n)
             back = "-" if f is None else (f"{1000 * f['recovery_s']:.0f} ms" if f["recovered"]
                                           else f"not within {f.get('window_s', '?')} s")
+            kept = "-" if f is None else " / ".join(others_text(f))
             out.append(f"| {n} | {fmt_num(w[8]['value']) if 8 in w else '-'} | "
                        f"{fmt_num(w[1024]['value']) if 1024 in w else '-'} | "
                        f"{c.get('pub', '-')} / {c.get('sub', '-')} / "
-                       f"{c.get('router', c.get('broker', '-'))} | {back} |")
+                       f"{c.get('router', c.get('broker', '-'))} | {back} | {kept} |")
         out.append("")
+        text = failure_meaning(meta)
+        if text:
+            out += [f"A node's failure: {text}", ""]
     for label, args in (("Throughput", ("thr", True, "fast", "msg/s")),
                         ("Round trip p50", ("rtt_p50", False, "quick", "µs")),
                         ("Round trip p99", ("rtt_p99", False, "quick", "µs")),

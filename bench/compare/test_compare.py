@@ -42,6 +42,10 @@ zenoh,p2p,lat_p50,64,60,us state,60,60,1
 zenoh,p2p,lat_p99,64,300,us state,300,300,1
 zenoh,p2p,lat_p50,64,70,us event,70,70,1
 zenoh,p2p,lat_p99,64,250,us event,250,250,1
+weft,p2p,fail_recovery_ms,64,250,ms,250,250,1
+weft,p2p,fail_gap_ms,64,750,ms,750,750,1
+weft,p2p,fail_others_loss,64,0,msgs,0,0,1
+weft,p2p,fail_others_gap_ms,64,8,ms,8,8,1
 """
 
 META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "3.1 2 1",
@@ -49,9 +53,22 @@ META = {"command": "bench/compare.sh --quick", "mode": "quick", "load_before": "
                      "client": "weft CLI", "commands": ["subscriber: weft sub-thr -l tcp/x"]}],
         "versions": {"weft": "abc1234"},
         "failure": [{"system": "weft", "topology": "p2p", "payload": 64, "down_s": 0.5,
-                     "recovered": True, "recovery_s": 0.25, "gap_s": 0.75},
+                     "recovered": True, "recovery_s": 0.25, "gap_s": 0.75,
+                     "others": {"lost": 0, "max_gap_ms": 8.0, "lost_before": 0}},
                     {"system": "tcp", "topology": "p2p", "payload": 64, "down_s": 0.5,
-                     "recovered": False, "recovery_s": None, "gap_s": None}],
+                     "recovered": False, "recovery_s": None, "gap_s": None,
+                     "others": {"lost": 12, "max_gap_ms": 30.5, "lost_before": 3,
+                                "before_s": 0.3}},
+                    {"system": "zeromq", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": True, "recovery_s": 0.1, "gap_s": 0.6,
+                     "others": {"lost": 5, "max_gap_ms": 20.0, "lost_before": 0}},
+                    {"system": "dds", "topology": "p2p", "payload": 64, "down_s": 0.5,
+                     "recovered": True, "recovery_s": 2.0, "gap_s": 2.5,
+                     "others": {"lost": 0, "max_gap_ms": 2000.0, "lost_before": 0,
+                                "gap_is_lower_bound": True}},
+                    {"system": "weft-pico", "topology": "routed", "payload": 64,
+                     "down_s": 0.5, "recovered": True, "recovery_s": 0.05, "gap_s": 0.55,
+                     "others": None}],
         "robotnet": [{"system": "weft", "topology": "routed", "seconds": 2, "sent_late": 5,
                       "ticks": 20000, "streams": {
                           "state": {"p50_us": 90, "p99_us": 400, "p999_us": 900,
@@ -185,8 +202,30 @@ class ReportTest(unittest.TestCase):
     def test_failure_table(self):
         f = self.html.split("<h2>A node's failure</h2>")[1].split("<h2>")[0]
         self.assertIn('<td>weft p2p</td><td>64 B</td><td>500 ms</td><td class="pass">250 ms'
-                      '</td><td>750 ms</td>', f)
+                      '</td><td>750 ms</td><td class="pass">0</td><td>8.0 ms</td>', f)
         self.assertIn('<td>tcp p2p</td><td>64 B</td><td>500 ms</td><td class="fail">', f)
+        # What the subscriber kept running missed, with what it missed before the kill.
+        self.assertIn('<td class="fail">12 (3 in the 0.3 s before the kill)</td>'
+                      '<td>30.5 ms</td>', f)
+        self.assertIn("<td>at least 2000 ms</td>", f)
+        self.assertIn('<td class="na">not counted</td><td>not counted</td>', f)
+
+    def test_failure_meaning_comes_from_the_runs(self):
+        text = html_report.failure_meaning(META)
+        self.assertIn("missed no message in 2 of the 4 systems where messages were numbered",
+                      text)
+        self.assertIn("tcp p2p (12, and 3 in the 0.3 s before the kill), zeromq p2p (5)", text)
+        self.assertIn("weft p2p 8.0 ms, against 20.0 ms for zeromq p2p", text)
+        self.assertIn("Measured only to the second (at least): dds p2p 2000 ms", text)
+        self.assertIn("received again in 4 of 5 systems, first with weft-pico routed (50 ms", text)
+        self.assertIn("not with tcp p2p", text)
+        other = json.loads(json.dumps(META))
+        other["failure"][0]["others"] = {"lost": 7, "max_gap_ms": 40.0}
+        text = html_report.failure_meaning(other)
+        self.assertIn("missed no message in 1 of the 4 systems", text)
+        self.assertIn("weft p2p 40.0 ms, against 20.0 ms for zeromq p2p", text)
+        self.assertEqual(html_report.failure_meaning({}), "")
+        self.assertIn("<b>What this means:</b> The subscriber kept running", self.html)
 
     def test_robotnet_table(self):
         rn = self.html.split("<h2>Robot net</h2>")[1].split("<h2>")[0]
@@ -211,8 +250,10 @@ class ReportTest(unittest.TestCase):
         md = html_report.markdown(html_report.load_rows(self.csv), META)
         self.assertIn("| weft p2p | 2 M | 900 k |", md)
         self.assertIn("| weft p2p | 20 / 150 | 24 / 3000 |", md)
-        self.assertIn("| weft p2p | 31 | - | - / - / - | 250 ms |", md)
-        self.assertIn("| tcp p2p | 12 | - | - / - / - | not within ? s |", md)
+        self.assertIn("| weft p2p | 31 | - | - / - / - | 250 ms | 0 / 8.0 ms |", md)
+        self.assertIn("| tcp p2p | 12 | - | - / - / - | not within ? s | 12 (3 in the 0.3 s "
+                      "before the kill) / 30.5 ms |", md)
+        self.assertIn("A node's failure: The subscriber kept running missed no message", md)
         self.assertIn("| weft routed, robot net | pass (700) | pass (90) | pass (0 lost) | FAIL "
                       "(700 against 400) | robot-net run", md)
         self.assertIn("| weft routed | not measured | not measured | pass (1.5 M) | not measured "
@@ -233,10 +274,23 @@ class CheckTest(unittest.TestCase):
                                                  ["thr", "rtt_p50"]), [])
             self.assertEqual(check_results.check(str(p), ["tcp:p2p"], ["cpu_ns"]),
                              ["no cpu_ns row for tcp p2p"])
+            self.assertEqual(check_results.check(
+                str(p), ["weft:p2p"], ["fail_recovery_ms", "fail_others_loss",
+                                       "fail_others_gap_ms"]), [])
             p.write_text(CSV + "corba,p2p,thr,8,1,msg/s,2,3,1\n")
             errors = check_results.check(str(p), [], [])
-            self.assertIn("line 26: system 'corba'", errors)
-            self.assertIn("line 26: value 1.0 outside [2.0, 3.0] or negative", errors)
+            self.assertIn("line 30: system 'corba'", errors)
+            self.assertIn("line 30: value 1.0 outside [2.0, 3.0] or negative", errors)
+
+
+class SeqLineTest(unittest.TestCase):
+    def test_the_numbered_subscribers_line_is_read(self):
+        import compare  # noqa: E402
+        m = compare.RX_SEQ.match("seq_received=1200 seq_lost=3 seq_max_gap_us=40500")
+        self.assertEqual(m.groups(), ("1200", "3", "40500"))
+        self.assertIsNone(compare.RX_SEQ.match("round 3: 1000 msgs/s"))
+        self.assertIn("fail_others_loss", compare.TESTS)
+        self.assertIn("fail_others_gap_ms", check_results.TESTS)
 
 
 class RobotnetProgramTest(unittest.TestCase):

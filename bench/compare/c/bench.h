@@ -9,7 +9,11 @@
  *   NAME pub SIZE ADDR [--duration S] [--qos Q]
  *   NAME ping SIZE ADDR [--samples N] [--qos Q]
  *   NAME pong ADDR [--max-seconds S] [--qos Q]
- * ADDR is HOST:PORT.
+ * ADDR is HOST:PORT. `--seq` (pub and sub) numbers the messages: the publisher writes each
+ * one's number (8 bytes, little-endian, from 0) at the start of its payload, and the
+ * subscriber prints `seq_received=R seq_lost=L seq_max_gap_us=G` after each round line:
+ * R and L counted from the first message it received (L: numbers skipped), G the longest
+ * wait between two messages since the previous such line. `--also HOST:PORT` (ZeroMQ's pub) connects to a second subscriber.
  */
 #ifndef WEFT_BENCH_H
 #define WEFT_BENCH_H
@@ -33,6 +37,8 @@ struct bench_args {
     double max_seconds;  /* sub and pong give up after this long */
     double duration;     /* pub sends for this long */
     int qos;             /* MQTT quality of service */
+    int seq;             /* --seq: numbered messages */
+    char also[256];      /* --also: a second address (ZeroMQ's pub) */
 };
 
 /* Seconds on the monotonic clock. */
@@ -75,17 +81,28 @@ static inline void bench_parse(int argc, char **argv, struct bench_args *a) {
     if (!colon || (size_t)(colon - addr) >= sizeof a->host) bench_usage(name);
     memcpy(a->host, addr, (size_t)(colon - addr));
     a->port = atoi(colon + 1);
-    for (; i + 1 < argc; i += 2) {
-        const char *k = argv[i], *v = argv[i + 1];
+    for (; i < argc; i++) {
+        const char *k = argv[i];
+        if (!strcmp(k, "--seq")) {
+            a->seq = 1;
+            continue;
+        }
+        if (i + 1 >= argc) bench_usage(name);
+        const char *v = argv[++i];
         if (!strcmp(k, "--samples")) a->samples = strtoull(v, NULL, 10);
         else if (!strcmp(k, "--rounds")) a->rounds = atoi(v);
         else if (!strcmp(k, "--round-seconds")) a->round_seconds = atof(v);
         else if (!strcmp(k, "--max-seconds")) a->max_seconds = atof(v);
         else if (!strcmp(k, "--duration")) a->duration = atof(v);
         else if (!strcmp(k, "--qos")) a->qos = atoi(v);
+        else if (!strcmp(k, "--also") && strlen(v) < sizeof a->also) strcpy(a->also, v);
         else bench_usage(name);
     }
-    if (i != argc || a->samples == 0 || a->rounds <= 0) bench_usage(name);
+    if (a->samples == 0 || a->rounds <= 0) bench_usage(name);
+    if (a->seq && (!strcmp(a->mode, "pub") || !strcmp(a->mode, "ping")) && a->size < 8) {
+        fprintf(stderr, "%s: --seq needs SIZE of 8 bytes or more\n", name);
+        exit(2);
+    }
     /* Lines reach the driver as they are printed. */
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
@@ -103,7 +120,33 @@ struct bench_rounds {
     int round;
     double rates[64];
     size_t last_size;
+    /* --seq: the number expected next (once have_next), what was received and skipped,
+       the arrival of the last message and the longest wait between two */
+    int have_next;
+    uint64_t next, seq_received, seq_lost;
+    double seq_last, seq_max_gap;
 };
+
+/* --seq: the number of message `n` written at the start of `buf` (of `size` >= 8 bytes). */
+static inline void bench_put_seq(char *buf, uint64_t n) {
+    for (int i = 0; i < 8; i++) buf[i] = (char)(uint8_t)(n >> (8 * i));
+}
+
+/* --seq: a message received, its payload `p` of `size` bytes. */
+static inline void bench_seq_record(struct bench_rounds *r, const void *p, size_t size) {
+    if (!r->a->seq) return;
+    double t = bench_now();
+    if (r->seq_received++ > 0 && t - r->seq_last > r->seq_max_gap) r->seq_max_gap = t - r->seq_last;
+    r->seq_last = t;
+    if (size < 8) return;
+    const uint8_t *b = p;
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; i--) n = (n << 8) | b[i];
+    if (r->have_next && n < r->next) return; /* repeated or out of order: not a loss */
+    if (r->have_next && n > r->next) r->seq_lost += n - r->next;
+    r->next = n + 1;
+    r->have_next = 1;
+}
 
 static int bench_cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -133,6 +176,11 @@ static inline int bench_rounds_tick(struct bench_rounds *r, size_t size) {
     if (n >= r->a->samples || t - r->t_start >= r->a->round_seconds) {
         double rate = (double)n / (t - r->t_start);
         printf("round %d: %.0f msgs/s\n", r->round, rate);
+        if (r->a->seq)
+            printf("seq_received=%llu seq_lost=%llu seq_max_gap_us=%.0f\n",
+                   (unsigned long long)r->seq_received, (unsigned long long)r->seq_lost,
+                   r->seq_max_gap * 1e6);
+        r->seq_max_gap = 0;
         r->rates[r->round++] = rate;
         r->round_start = r->count;
         r->t_start = t;

@@ -41,6 +41,7 @@ static void on_publish(struct mosquitto *m, void *u, int mid) {
 
 static void on_message_sub(struct mosquitto *m, void *u, const struct mosquitto_message *msg) {
     (void)m, (void)u;
+    bench_seq_record(&R, msg->payload, (size_t)msg->payloadlen);
     if (bench_rounds_tick(&R, (size_t)msg->payloadlen)) done = 1;
 }
 
@@ -117,6 +118,7 @@ int main(int argc, char **argv) {
         double end = bench_now() + A.duration;
         uint64_t sent = 0;
         while (bench_now() < end) {
+            if (A.seq) bench_put_seq(buf, sent);
             if (mosquitto_publish(m, NULL, "thr", (int)A.size, buf, A.qos, false) != MOSQ_ERR_SUCCESS) {
                 fprintf(stderr, "publish failed\n");
                 bench_exit(1);

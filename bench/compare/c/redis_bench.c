@@ -39,13 +39,16 @@ static void subscribe(redisContext *c, const char *channel) {
 }
 
 /* Reads the next message pushed to a subscribed connection; returns its payload length,
-   -1 on failure. */
-static long next_message(redisContext *c) {
+   -1 on failure; its first 8 bytes (those there are) go to `head`, if given. */
+static long next_message(redisContext *c, char head[8]) {
     void *v = NULL;
     if (redisGetReply(c, &v) != REDIS_OK || !v) return -1;
     redisReply *r = v;
     long n = 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3) n = (long)r->element[2]->len;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
+        n = (long)r->element[2]->len;
+        if (head) memcpy(head, r->element[2]->str, n < 8 ? (size_t)n : 8);
+    }
     freeReplyObject(r);
     return n;
 }
@@ -62,11 +65,13 @@ int main(int argc, char **argv) {
         struct bench_rounds r = {.a = &a};
         double give_up = bench_now() + a.max_seconds;
         for (;;) {
-            long n = next_message(c);
+            char head[8] = {0};
+            long n = next_message(c, head);
             if (n < 0 || bench_now() > give_up) {
                 bench_rounds_print_median(&r);
                 break;
             }
+            bench_seq_record(&r, head, n < 8 ? (size_t)n : 8);
             if (bench_rounds_tick(&r, (size_t)n)) break;
         }
         bench_exit(0);
@@ -76,7 +81,10 @@ int main(int argc, char **argv) {
         double end = bench_now() + a.duration;
         uint64_t sent = 0;
         while (bench_now() < end) {
-            for (int i = 0; i < PIPELINE; i++) redisAppendCommand(c, "PUBLISH thr %b", buf, a.size);
+            for (int i = 0; i < PIPELINE; i++) {
+                if (a.seq) bench_put_seq(buf, sent + (uint64_t)i);
+                redisAppendCommand(c, "PUBLISH thr %b", buf, a.size);
+            }
             for (int i = 0; i < PIPELINE; i++) {
                 void *v = NULL;
                 if (redisGetReply(c, &v) != REDIS_OK) {
@@ -114,7 +122,7 @@ int main(int argc, char **argv) {
                 usleep(10000);
                 continue;
             }
-            if (next_message(sub) < 0) {
+            if (next_message(sub, NULL) < 0) {
                 fprintf(stderr, "pong: %s\n", sub->errstr);
                 bench_exit(1);
             }

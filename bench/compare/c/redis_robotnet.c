@@ -56,7 +56,7 @@ static void sys_tick_done(int node) {
 /* A node's subscribing connection: ["message", channel, payload] until the run ends. */
 static void *receive(void *arg) {
     int node = (int)(intptr_t)arg;
-    while (!atomic_load(&rn_abort)) {
+    while (!atomic_load(&rn->abort)) {
         redisReply *r = NULL;
         if (redisGetReply(subs[node], (void **)&r) != REDIS_OK || !r) break;
         if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&

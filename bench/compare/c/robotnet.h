@@ -1,8 +1,8 @@
 /*
- * The robot-net scenario for the C clients of bench/compare.sh (ZeroMQ, Redis, MQTT): the
- * same workload, statistics and output as weft's `robotnet` example and Zenoh's `zrobotnet`
- * (crates/weft/examples/robotnet/scenario.rs), so that bench/compare's driver reads every
- * system alike.
+ * The robot-net scenario for the C clients of bench/compare.sh (ZeroMQ, Redis, MQTT,
+ * weft-pico, DDS): the same workload, statistics and output as weft's `robotnet` example and
+ * Zenoh's `zrobotnet` (crates/weft/examples/robotnet/scenario.rs), so that bench/compare's
+ * driver reads every system alike.
  *
  * Ten nodes in one process: nine sensors each publish a 64 B state sample on
  * `robot/<i>/state` at 10 kHz; a controller (node 9) receives the nine and publishes a 64 B
@@ -27,6 +27,13 @@
  *                                          writes them here)
  * and calls rn_received(kind, payload, len) for every sample a subscriber gets.
  *
+ * The state the nodes and the receivers share (the streams' counters and latencies, the
+ * phases, the pacing) lives in a shared anonymous mapping, so that a system may run some
+ * nodes in a process of its own: sys_start forks it, marks those nodes in rn_elsewhere (no
+ * thread of this process runs them) and runs them there with rn_node; rn_main waits until
+ * they have finished their ticks. Such a process must end with the first one (it is killed
+ * when the first one leaves: PR_SET_PDEATHSIG).
+ *
  * Command line: NAME [--seconds S] [--qos Q] HOST:PORT. Prints a table, then one JSON line
  * starting with {"robotnet": in the format of weft's example. Latencies are kept in
  * nanoseconds as 32-bit numbers, as weft's example keeps them: one of 4.29 s or more is
@@ -37,6 +44,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,11 +75,37 @@ struct rn_stream {
     size_t capacity;
 };
 
-static struct rn_stream rn_streams[3][RN_SENSORS];
-static atomic_ullong rn_measure_from = UINT64_MAX;
-static atomic_ullong rn_measure_until = UINT64_MAX;
-static atomic_int rn_abort;
+/* How late one node's measured ticks were, ns. */
+struct rn_lateness {
+    uint64_t *ns;
+    size_t n, cap;
+};
+
+/* What every process of a run shares (see the top of this file). */
+struct rn_shared {
+    struct rn_stream streams[3][RN_SENSORS];
+    atomic_ullong measure_from;
+    atomic_ullong measure_until;
+    atomic_int abort;
+    struct rn_lateness late[RN_NODES];
+    atomic_int finished[RN_NODES];
+};
+
+static struct rn_shared *rn;
+/* Nodes that another process of the run runs (set by sys_start). */
+static int rn_elsewhere[RN_NODES];
 static struct timespec rn_epoch;
+
+/* Zeroed memory shared with the processes forked afterwards. */
+static void *rn_shared_alloc(size_t size) {
+    void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    return p;
+}
 
 /* Nanoseconds since the run started. */
 static inline uint64_t rn_now_ns(void) {
@@ -98,7 +132,7 @@ static inline void rn_received(int kind, int to, const uint8_t *p, size_t len) {
     if (len < 18 || kind < 0 || kind > 2) return;
     int sensor = kind == RN_COMMAND ? to : p[17];
     if (sensor < 0 || sensor >= RN_SENSORS) return; /* the controller's own events */
-    struct rn_stream *s = &rn_streams[kind][sensor];
+    struct rn_stream *s = &rn->streams[kind][sensor];
     if (p[16] == 0) {
         atomic_fetch_add_explicit(&s->warm, 1, memory_order_relaxed);
         return;
@@ -113,7 +147,7 @@ static inline void rn_received(int kind, int to, const uint8_t *p, size_t len) {
 static int rn_matched(void) {
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < RN_SENSORS; i++)
-            if (atomic_load_explicit(&rn_streams[k][i].warm, memory_order_relaxed) == 0) return 0;
+            if (atomic_load_explicit(&rn->streams[k][i].warm, memory_order_relaxed) == 0) return 0;
     return 1;
 }
 
@@ -141,16 +175,8 @@ static void rn_put(int node, int kind, int to, uint8_t *p, int measured) {
     int ok = sys_publish(node, kind, to, p) == 0;
     int sensor = kind == RN_COMMAND ? to : node;
     if (ok && measured && sensor < RN_SENSORS)
-        atomic_fetch_add_explicit(&rn_streams[kind][sensor].sent, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rn->streams[kind][sensor].sent, 1, memory_order_relaxed);
 }
-
-/* How late one node's measured ticks were, ns. */
-struct rn_lateness {
-    uint64_t *ns;
-    size_t n, cap;
-};
-
-static struct rn_lateness rn_late[RN_NODES];
 
 static void *rn_node(void *arg) {
     int index = (int)(intptr_t)arg;
@@ -161,15 +187,11 @@ static void *rn_node(void *arg) {
     uint64_t tick = rn_now_ns() / period + 1;
     uint64_t offset = period * (uint64_t)index / (RN_SENSORS + 1);
     uint64_t seq = 0;
-    struct rn_lateness *late = &rn_late[index];
-    while (!atomic_load(&rn_abort)) {
+    struct rn_lateness *late = &rn->late[index];
+    while (!atomic_load(&rn->abort)) {
         uint64_t due = tick * period + offset;
-        uint64_t from = atomic_load(&rn_measure_from), until = atomic_load(&rn_measure_until);
+        uint64_t from = atomic_load(&rn->measure_from), until = atomic_load(&rn->measure_until);
         if (due >= until) break;
-        if (late->cap == 0 && from != UINT64_MAX) {
-            late->cap = (until - from) / period + 2;
-            late->ns = calloc(late->cap, sizeof *late->ns);
-        }
         uint64_t now = rn_now_ns();
         if (due > now) {
             struct timespec t = {.tv_sec = (time_t)((due - now) / 1000000000ull),
@@ -191,6 +213,7 @@ static void *rn_node(void *arg) {
         seq++;
         tick++;
     }
+    atomic_store(&rn->finished[index], 1);
     return NULL;
 }
 
@@ -251,24 +274,36 @@ static int rn_main(int argc, char **argv) {
     int port = atoi(colon + 1);
     setvbuf(stdout, NULL, _IOLBF, 0);
     clock_gettime(CLOCK_MONOTONIC, &rn_epoch);
+    rn = rn_shared_alloc(sizeof *rn);
+    atomic_store(&rn->measure_from, UINT64_MAX);
+    atomic_store(&rn->measure_until, UINT64_MAX);
     size_t per_stream = (size_t)(seconds * RN_RATE_HZ * 1.1) + 1000;
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < RN_SENSORS; i++) {
-            rn_streams[k][i].capacity = per_stream;
-            rn_streams[k][i].latencies = calloc(per_stream, sizeof(uint32_t));
+            rn->streams[k][i].capacity = per_stream;
+            rn->streams[k][i].latencies = rn_shared_alloc(per_stream * sizeof(uint32_t));
         }
-    if (sys_start(host, port, qos) != 0) return 1;
+    for (int i = 0; i < RN_NODES; i++) {
+        rn->late[i].cap = (size_t)(seconds * RN_RATE_HZ) + 2;
+        rn->late[i].ns = rn_shared_alloc(rn->late[i].cap * sizeof(uint64_t));
+    }
+    if (sys_start(host, port, qos) != 0) {
+        atomic_store(&rn->abort, 1);
+        return 1;
+    }
     pthread_t threads[RN_NODES];
     for (int i = 0; i < RN_NODES; i++)
-        pthread_create(&threads[i], NULL, rn_node, (void *)(intptr_t)i);
+        if (!rn_elsewhere[i]) pthread_create(&threads[i], NULL, rn_node, (void *)(intptr_t)i);
     /* Warm-up: until every stream is matched and at least 0.5 s has passed. */
     uint64_t started = rn_now_ns();
     while (!rn_matched()) {
-        if (rn_now_ns() - started > RN_MATCH_TIMEOUT_S * 1000000000ull) {
+        if (rn_now_ns() - started > RN_MATCH_TIMEOUT_S * 1000000000ull ||
+            atomic_load(&rn->abort)) {
             fprintf(stderr, "not every stream reached its subscriber within %d s\n",
                     RN_MATCH_TIMEOUT_S);
-            atomic_store(&rn_abort, 1);
-            for (int i = 0; i < RN_NODES; i++) pthread_join(threads[i], NULL);
+            atomic_store(&rn->abort, 1);
+            for (int i = 0; i < RN_NODES; i++)
+                if (!rn_elsewhere[i]) pthread_join(threads[i], NULL);
             return 1;
         }
         usleep(5000);
@@ -276,17 +311,25 @@ static int rn_main(int argc, char **argv) {
     uint64_t matched_after = rn_now_ns() - started;
     if (matched_after < RN_MIN_WARM_UP_NS) usleep((useconds_t)((RN_MIN_WARM_UP_NS - matched_after) / 1000));
     uint64_t from = rn_now_ns() + 10000000ull;
-    atomic_store(&rn_measure_until, from + (uint64_t)(seconds * 1e9));
-    atomic_store(&rn_measure_from, from);
-    for (int i = 0; i < RN_NODES; i++) pthread_join(threads[i], NULL);
+    uint64_t until = from + (uint64_t)(seconds * 1e9);
+    atomic_store(&rn->measure_until, until);
+    atomic_store(&rn->measure_from, from);
+    for (int i = 0; i < RN_NODES; i++)
+        if (!rn_elsewhere[i]) pthread_join(threads[i], NULL);
+    /* The nodes of other processes: until they have published their last tick (at most
+       5 s more). */
+    for (int i = 0; i < RN_NODES; i++)
+        while (rn_elsewhere[i] && !atomic_load(&rn->finished[i]) &&
+               rn_now_ns() < until + 5000000000ull)
+            usleep(1000);
     /* Every measured sample, or nothing new for 1 s. */
     uint64_t last_total = 0, quiet_since = rn_now_ns();
     for (;;) {
         uint64_t received = 0, sent = 0;
         for (int k = 0; k < 3; k++)
             for (int i = 0; i < RN_SENSORS; i++) {
-                received += atomic_load(&rn_streams[k][i].received);
-                sent += atomic_load(&rn_streams[k][i].sent);
+                received += atomic_load(&rn->streams[k][i].received);
+                sent += atomic_load(&rn->streams[k][i].sent);
             }
         if (received >= sent) break;
         if (received != last_total) {
@@ -306,17 +349,17 @@ static int rn_main(int argc, char **argv) {
         size_t n = 0;
         uint64_t sent = 0, received = 0;
         for (int i = 0; i < RN_SENSORS; i++) {
-            size_t c = atomic_load(&rn_streams[k][i].count);
-            n += c < rn_streams[k][i].capacity ? c : rn_streams[k][i].capacity;
-            sent += atomic_load(&rn_streams[k][i].sent);
-            received += atomic_load(&rn_streams[k][i].received);
+            size_t c = atomic_load(&rn->streams[k][i].count);
+            n += c < rn->streams[k][i].capacity ? c : rn->streams[k][i].capacity;
+            sent += atomic_load(&rn->streams[k][i].sent);
+            received += atomic_load(&rn->streams[k][i].received);
         }
         uint32_t *all = calloc(n ? n : 1, sizeof *all);
         size_t at = 0;
         for (int i = 0; i < RN_SENSORS; i++) {
-            size_t c = atomic_load(&rn_streams[k][i].count);
-            if (c > rn_streams[k][i].capacity) c = rn_streams[k][i].capacity;
-            memcpy(all + at, rn_streams[k][i].latencies, c * sizeof *all);
+            size_t c = atomic_load(&rn->streams[k][i].count);
+            if (c > rn->streams[k][i].capacity) c = rn->streams[k][i].capacity;
+            memcpy(all + at, rn->streams[k][i].latencies, c * sizeof *all);
             at += c;
         }
         qsort(all, n, sizeof *all, rn_cmp_u32);
@@ -339,12 +382,12 @@ static int rn_main(int argc, char **argv) {
         free(all);
     }
     size_t ticks = 0;
-    for (int i = 0; i < RN_NODES; i++) ticks += rn_late[i].n;
+    for (int i = 0; i < RN_NODES; i++) ticks += rn->late[i].n;
     uint64_t *late = calloc(ticks ? ticks : 1, sizeof *late);
     size_t at = 0, sent_late = 0;
     for (int i = 0; i < RN_NODES; i++) {
-        memcpy(late + at, rn_late[i].ns, rn_late[i].n * sizeof *late);
-        at += rn_late[i].n;
+        memcpy(late + at, rn->late[i].ns, rn->late[i].n * sizeof *late);
+        at += rn->late[i].n;
     }
     qsort(late, ticks, sizeof *late, rn_cmp_u64);
     for (size_t i = 0; i < ticks; i++) sent_late += late[i] > RN_LATE_NS;

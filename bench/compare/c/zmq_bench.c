@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
                 bench_rounds_print_median(&r);
                 break;
             }
+            bench_seq_record(&r, zmq_msg_data(&m), (size_t)n);
             if (bench_rounds_tick(&r, (size_t)n)) break;
         }
         zmq_msg_close(&m);
@@ -54,11 +55,16 @@ int main(int argc, char **argv) {
     } else if (!strcmp(a.mode, "pub")) {
         void *s = sock(ctx, ZMQ_PUB);
         check(zmq_connect(s, ep), "connect");
+        if (a.also[0]) {
+            snprintf(ep, sizeof ep, "tcp://%s", a.also);
+            check(zmq_connect(s, ep), "connect");
+        }
         char *buf = calloc(1, a.size ? a.size : 1);
         double end = bench_now() + a.duration;
         uint64_t sent = 0;
         while (bench_now() < end) {
             for (int i = 0; i < 1000; i++) {
+                if (a.seq) bench_put_seq(buf, sent);
                 check(zmq_send(s, buf, a.size, 0), "send");
                 sent++;
             }

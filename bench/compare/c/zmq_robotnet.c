@@ -36,9 +36,9 @@ static void *receive(void *arg) {
     int node = (int)(intptr_t)arg;
     char topic[64];
     uint8_t payload[256];
-    while (!atomic_load(&rn_abort)) {
+    while (!atomic_load(&rn->abort)) {
         int n = zmq_recv(subs[node], topic, sizeof topic - 1, 0);
-        if (n < 0) continue; /* timeout: look at rn_abort */
+        if (n < 0) continue; /* timeout: look at rn->abort */
         topic[n < (int)sizeof topic - 1 ? n : (int)sizeof topic - 1] = 0;
         int more = 0;
         size_t more_size = sizeof more;

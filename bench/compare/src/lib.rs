@@ -3,6 +3,7 @@
 
 use std::io::ErrorKind;
 use std::net::TcpStream;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Command-line arguments: flags with values, boolean flags and positional arguments.
@@ -21,7 +22,7 @@ pub struct Args {
 }
 
 /// Flags that take no value.
-const SWITCHES: &[&str] = &["--no-multicast-scouting", "--express"];
+const SWITCHES: &[&str] = &["--no-multicast-scouting", "--express", "--seq"];
 
 impl Args {
     /// Parses `std::env::args()`; exits with status 2 on a malformed command line.
@@ -137,6 +138,65 @@ pub fn print_latency(mut one_way_us: Vec<f64>, size: usize) {
     );
 }
 
+/// `--seq`: the publisher writes each message's number (8 bytes, little-endian, from 0) at
+/// the start of its payload; the subscriber counts the numbers it missed from the first
+/// message it received, and the longest wait between two messages, as weft's
+/// `sub-thr --seq` does.
+#[derive(Default)]
+pub struct SeqCheck(Mutex<SeqState>);
+
+#[derive(Default)]
+struct SeqState {
+    next: Option<u64>,
+    received: u64,
+    lost: u64,
+    last: Option<Instant>,
+    max_gap: Duration,
+}
+
+impl SeqCheck {
+    /// A message received, its payload starting with its number.
+    pub fn record(&self, payload: &[u8]) {
+        let now = Instant::now();
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(last) = s.last {
+            s.max_gap = s.max_gap.max(now - last);
+        }
+        s.last = Some(now);
+        s.received += 1;
+        let Some(head) = payload.get(..8) else {
+            return;
+        };
+        let n = u64::from_le_bytes(head.try_into().unwrap_or_default());
+        match s.next {
+            // Repeated or out of order: not a loss.
+            Some(next) if n < next => return,
+            Some(next) => s.lost += n - next,
+            None => {}
+        }
+        s.next = Some(n + 1);
+    }
+
+    /// `seq_received=R seq_lost=L seq_max_gap_us=G`, the line printed after each round: R
+    /// and L since the first message, G the longest wait since the previous line.
+    pub fn line(&self) -> String {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let line = format!(
+            "seq_received={} seq_lost={} seq_max_gap_us={}",
+            s.received,
+            s.lost,
+            s.max_gap.as_micros()
+        );
+        s.max_gap = Duration::ZERO;
+        line
+    }
+}
+
+/// Writes message number `n` at the start of `payload` (`--seq`; 8 bytes or more).
+pub fn put_seq(payload: &mut [u8], n: u64) {
+    payload[..8].copy_from_slice(&n.to_le_bytes());
+}
+
 /// Measures rounds of `samples` messages of a counter that another thread advances, as
 /// weft's `sub-thr` does: wait for the first message, then time each round by polling
 /// every 200 µs. Returns the rates of the complete rounds.
@@ -145,6 +205,17 @@ pub fn measure_rounds(
     samples: u64,
     rounds: u32,
     max_seconds: f64,
+) -> Vec<f64> {
+    measure_rounds_then(count, samples, rounds, max_seconds, || {})
+}
+
+/// `measure_rounds`, calling `after_round` after each round's line is printed.
+pub fn measure_rounds_then(
+    count: impl Fn() -> u64,
+    samples: u64,
+    rounds: u32,
+    max_seconds: f64,
+    after_round: impl Fn(),
 ) -> Vec<f64> {
     let give_up = Instant::now() + Duration::from_secs_f64(max_seconds);
     while count() == 0 {
@@ -169,6 +240,7 @@ pub fn measure_rounds(
         }
         let rate = n as f64 / start.elapsed().as_secs_f64();
         println!("round {round}: {rate:.0} msgs/s");
+        after_round();
         rates.push(rate);
     }
     rates

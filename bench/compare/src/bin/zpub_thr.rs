@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use weft_bench_compare::Args;
+use weft_bench_compare::{put_seq, Args};
 use zenoh::qos::{CongestionControl, Priority};
 use zenoh::Wait;
 
 const USAGE: &str = "zpub_thr SIZE [-m client|peer] [-e ENDPOINT] [-l ENDPOINT] \
-[--no-multicast-scouting] [--priority 1..7] [--express] [--duration SECONDS]";
+[--no-multicast-scouting] [--priority 1..7] [--express] [--duration SECONDS] [--seq]";
 
 fn main() {
     let args = Args::parse(USAGE);
@@ -41,12 +41,24 @@ fn main() {
             eprintln!("zpub_thr: {e}");
             std::process::exit(1)
         });
-    let payload = zenoh::bytes::ZBytes::from(vec![0xA5u8; size]);
+    let seq = args.flag("--seq");
+    if seq && size < 8 {
+        eprintln!("zpub_thr: --seq needs SIZE of 8 bytes or more");
+        std::process::exit(2);
+    }
+    let mut numbered = vec![0xA5u8; size];
+    let payload = zenoh::bytes::ZBytes::from(numbered.clone());
     let deadline = Instant::now() + Duration::from_secs_f64(duration);
     let mut sent = 0u64;
     'outer: while Instant::now() < deadline {
         for _ in 0..1000 {
-            if publisher.put(payload.clone()).wait().is_err() {
+            let p = if seq {
+                put_seq(&mut numbered, sent);
+                zenoh::bytes::ZBytes::from(numbered.clone())
+            } else {
+                payload.clone()
+            };
+            if publisher.put(p).wait().is_err() {
                 break 'outer;
             }
             sent += 1;

@@ -2,14 +2,15 @@
 //! rate over `--rounds` rounds of `--samples` messages, as
 //! `median_msgs_per_s=… payload=…`.
 
+use std::io::Read;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use weft_bench_compare::{measure_rounds, median, Args};
+use weft_bench_compare::{measure_rounds_then, median, Args, SeqCheck};
 use zenoh::Wait;
 
 const USAGE: &str = "zsub_thr [-m client|peer] [-e ENDPOINT] [-l ENDPOINT] \
-[--no-multicast-scouting] [--samples N] [--rounds R] [--max-seconds S]";
+[--no-multicast-scouting] [--samples N] [--rounds R] [--max-seconds S] [--seq]";
 
 fn main() {
     let args = Args::parse(USAGE);
@@ -22,11 +23,17 @@ fn main() {
     });
     let count = Arc::new(AtomicU64::new(0));
     let size = Arc::new(AtomicUsize::new(0));
-    let (c, z) = (count.clone(), size.clone());
+    let seq = args.flag("--seq").then(|| Arc::new(SeqCheck::default()));
+    let (c, z, q) = (count.clone(), size.clone(), seq.clone());
     let subscriber = session
         .declare_subscriber("test/thr")
         .callback(move |s| {
             z.store(s.payload().len(), Ordering::Relaxed);
+            if let Some(q) = &q {
+                let mut head = [0u8; 8];
+                let n = s.payload().reader().read(&mut head).unwrap_or(0);
+                q.record(&head[..n]);
+            }
             c.fetch_add(1, Ordering::Relaxed);
         })
         .wait()
@@ -34,11 +41,16 @@ fn main() {
             eprintln!("zsub_thr: {e}");
             std::process::exit(1)
         });
-    let rates = measure_rounds(
+    let rates = measure_rounds_then(
         || count.load(Ordering::Relaxed),
         samples,
         rounds,
         max_seconds,
+        || {
+            if let Some(q) = &seq {
+                println!("{}", q.line());
+            }
+        },
     );
     drop(subscriber);
     let _ = session.close().wait();

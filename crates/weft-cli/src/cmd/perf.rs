@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use weft::{CongestionControl, Priority, PutOptions};
@@ -47,6 +47,10 @@ pub(crate) struct PubThrArgs {
     /// message where they outnumber the routers' route caches).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     keys: u32,
+    /// Number the messages: each payload starts with its number (8 bytes, little-endian,
+    /// from 0), for `weft sub-thr --seq` to count what it missed. SIZE must be 8 or more.
+    #[arg(long)]
+    seq: bool,
 }
 
 /// Arguments of `weft sub-thr`.
@@ -68,6 +72,12 @@ pub(crate) struct SubThrArgs {
     /// The key expression subscribed to.
     #[arg(short, long, default_value = THR_KEY)]
     key: String,
+    /// The messages are numbered (`weft pub-thr --seq`): after each round, print
+    /// `seq_received=R seq_lost=L seq_max_gap_us=G`, R and L counted from the first message
+    /// received (L: numbers skipped), G the longest wait between two messages since the
+    /// previous such line.
+    #[arg(long)]
+    seq: bool,
 }
 
 /// Arguments of `weft ping`.
@@ -120,7 +130,11 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
         express: args.express,
         ..PutOptions::default()
     };
-    let payload = vec![0xA5u8; args.size];
+    if args.seq && args.size < 8 {
+        eprintln!("weft pub-thr: --seq needs SIZE of 8 bytes or more");
+        return ExitCode::from(2);
+    }
+    let mut payload = vec![0xA5u8; args.size];
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(args.duration);
     let pace = Pace::new(args.rate, started);
@@ -134,6 +148,9 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
         'sending: while !stopped(&stop) && Instant::now() < deadline {
             pace.wait(sent);
             for key in next.by_ref().take(pace.burst) {
+                if args.seq {
+                    payload[..8].copy_from_slice(&sent.to_le_bytes());
+                }
                 if let Err(e) = session.put(key, &payload, &options) {
                     eprintln!("weft pub-thr: {key}: {e}");
                     break 'sending;
@@ -153,6 +170,9 @@ pub(crate) fn pub_thr(args: &PubThrArgs) -> ExitCode {
         while !stopped(&stop) && Instant::now() < deadline {
             pace.wait(sent);
             for _ in 0..pace.burst {
+                if args.seq {
+                    payload[..8].copy_from_slice(&sent.to_le_bytes());
+                }
                 if publisher.put(&payload).is_err() {
                     break;
                 }
@@ -249,9 +269,19 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
     };
     let count = Arc::new(AtomicU64::new(0));
     let size = Arc::new(AtomicUsize::new(0));
-    let (c, z) = (count.clone(), size.clone());
+    let seq = args.seq.then(|| Arc::new(Mutex::new(SeqCheck::default())));
+    let (c, z, q) = (count.clone(), size.clone(), seq.clone());
     let _sub = match session.declare_subscriber(&args.key, move |s| {
         z.store(s.payload.len(), Ordering::Relaxed);
+        if let Some(q) = &q {
+            let mut head = [0u8; 8];
+            if s.payload.len() >= 8 {
+                head.copy_from_slice(&s.payload[..8]);
+            }
+            q.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record(u64::from_le_bytes(head));
+        }
         c.fetch_add(1, Ordering::Relaxed);
     }) {
         Ok(s) => s,
@@ -285,6 +315,9 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
         }
         let rate = n as f64 / start.elapsed().as_secs_f64();
         outln!("round {round}: {rate:.0} msgs/s");
+        if let Some(q) = &seq {
+            outln!("{}", q.lock().unwrap_or_else(|e| e.into_inner()).line());
+        }
         rates.push(rate);
     }
     session.close();
@@ -299,6 +332,48 @@ pub(crate) fn sub_thr(args: &SubThrArgs) -> ExitCode {
         size.load(Ordering::Relaxed)
     );
     ExitCode::SUCCESS
+}
+
+/// `weft sub-thr --seq`: what the numbers of the messages received tell.
+#[derive(Default)]
+struct SeqCheck {
+    /// The number expected next; none before the first message.
+    next: Option<u64>,
+    received: u64,
+    /// Numbers skipped.
+    lost: u64,
+    last: Option<Instant>,
+    max_gap: Duration,
+}
+
+impl SeqCheck {
+    fn record(&mut self, seq: u64) {
+        let now = Instant::now();
+        if let Some(last) = self.last {
+            self.max_gap = self.max_gap.max(now - last);
+        }
+        self.last = Some(now);
+        self.received += 1;
+        match self.next {
+            Some(next) if seq > next => self.lost += seq - next,
+            // Repeated or out of order: not a loss; the count goes on from the higher.
+            Some(next) if seq < next => return,
+            _ => {}
+        }
+        self.next = Some(seq + 1);
+    }
+
+    /// The line printed after a round; the longest wait starts again from there.
+    fn line(&mut self) -> String {
+        let line = format!(
+            "seq_received={} seq_lost={} seq_max_gap_us={}",
+            self.received,
+            self.lost,
+            self.max_gap.as_micros()
+        );
+        self.max_gap = Duration::ZERO;
+        line
+    }
 }
 
 /// Runs `weft ping`.
