@@ -90,7 +90,12 @@ impl Args {
     /// interface).
     pub fn zenoh_config(&self) -> zenoh::Config {
         // `-c FILE`: a configuration file first (TLS and QUIC settings for bench/tls.sh).
-        let mut c = match self.options.iter().rev().find(|(k, _)| k == "-c" || k == "--config") {
+        let mut c = match self
+            .options
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "-c" || k == "--config")
+        {
             Some((_, path)) => zenoh::Config::from_file(path).unwrap_or_else(|e| {
                 eprintln!("-c {path}: {e}");
                 std::process::exit(2)
