@@ -9,12 +9,13 @@
 #   +  a feature matrix (switches off, malloc-backed pool) built and unit-tested
 #   4. libFuzzer: every decoder entry point, 20 s each, seeded from the vectors
 #   5. install: an application built against the installed library (CMake, pkg-config)
-#   6. footprint: Cortex-M4 cross build and memory report
+#   6. footprint: Cortex-M4 cross build and memory report (and the same firmware images built
+#      with upstream Zenoh-Pico when ZENOH_PICO_SRC names its checkout: footprint_upstream.sh)
 #
 # Environment: WEFT_SPEC_DIR (the directory holding vectors/; default: <repo>/tests), WEFT_ZENOHD_SERIAL
 # (a zenohd 1.10.2 built with its serial link, for the interop_*_zenohd tests), WEFT_ZENOH_PYTHON
 # (a Python with eclipse-zenoh 1.10.2; default: a venv in pico/build-venv),
-# WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3.
+# WEFT_FUZZ_SECONDS (default 20), WEFT_SKIP_VALGRIND=1 to skip step 3, ZENOH_PICO_SRC (step 6).
 set -eu
 
 PICO=$(cd "$(dirname "$0")/.." && pwd)
@@ -176,5 +177,6 @@ sh "$PICO/scripts/install_check.sh"
 # ---- 6. footprint ----
 step "footprint"
 sh "$PICO/scripts/footprint.sh"
+sh "$PICO/scripts/footprint_upstream.sh" # skipped unless ZENOH_PICO_SRC names a Zenoh-Pico checkout
 
 step "all weft-pico checks passed"
