@@ -151,8 +151,10 @@ static void _z_publisher_drop(_z_publisher_t *p) {
     _zs_pub_t *e = _z_pub_entry(p);
     if (e != NULL) {
         e->used = false;
+#if _Z_PUB_KEY_IDS
         if (e->ke_id != 0 && s->mode == 0 && s->connected) (void)_z_send_declare(s, _Z_U_KEYEXPR, e->ke_id, NULL, 0);
         e->ke_id = 0;
+#endif
         _z_encoding_drop(&e->enc);
     }
     _z_session_unlock(s);
@@ -195,8 +197,10 @@ z_result_t z_declare_publisher(const z_loaned_session_t *zs, z_owned_publisher_t
         pub->_val._s = s;
         pub->_val._slot = i;
         pub->_val._id = e->id;
+#if _Z_PUB_KEY_IDS
         e->ke_id = 0;
         _z_publisher_declare_key(s, e);
+#endif
         break;
     }
     _z_session_unlock(s);
@@ -230,8 +234,12 @@ static z_result_t _z_publisher_send(const z_loaned_publisher_t *pub, uint8_t kin
     }
     key = e->key;
     penc = e->enc;
+#if _Z_PUB_KEY_IDS
     /* by id once the router confirmed it on this link, else in full */
     uint16_t scope = e->ke_gen != 0 && e->ke_gen == s->link_gen ? e->ke_id : 0;
+#else
+    uint16_t scope = 0;
+#endif
     _z_push_args_t a = {&kv, scope, kind, payload, enc != NULL ? enc : &penc, att, ts, e->qos, e->reliable};
     _z_slice_set_view(&kv, (const uint8_t *)key.s, key.len);
     z_result_t res = _z_send_push(s, &a);

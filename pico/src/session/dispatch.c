@@ -229,10 +229,10 @@ static void _z_token_sample(_z_sample_t *sample, const _z_keyexpr_t *key, z_samp
 }
 #endif
 
-#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
+#if Z_FEATURE_LIVELINESS == 1 || _Z_PUB_KEY_IDS
 static void _z_on_declare(_z_session_t *s, const _z_nmsg_t *m) {
     const _z_decl_t *d = &m->m.declare.decl;
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
     if (m->m.declare.has_iid && d->id == _Z_D_FINAL) _z_publisher_confirm_key(s, m->m.declare.iid);
 #endif
 #if Z_FEATURE_LIVELINESS == 1
@@ -314,7 +314,7 @@ void _z_session_handle(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info) 
             _z_on_final(s, m);
             break;
 #endif
-#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
+#if Z_FEATURE_LIVELINESS == 1 || _Z_PUB_KEY_IDS
         case _Z_N_DECLARE:
             _z_on_declare(s, m);
             break;

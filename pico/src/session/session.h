@@ -16,6 +16,10 @@ typedef struct {
     char s[ZP_KEYEXPR_CAPACITY];
 } _z_kebuf_t;
 
+/* A client's publisher names its key by an id it declares (see declare.c);
+ * a build that cannot encode declarations always sends the key in full. */
+#define _Z_PUB_KEY_IDS (Z_FEATURE_PUBLICATION && _Z_ENC_DECLARE)
+
 #define _ZS_SUB_DATA 0
 #define _ZS_SUB_LIVELINESS 1
 
@@ -34,9 +38,11 @@ typedef struct {
     uint32_t id;
     uint8_t qos; /* network QoS byte: priority | D | E */
     bool reliable;
+#if _Z_PUB_KEY_IDS
     uint16_t ke_id;  /* key-expression id declared for key (client mode; 0: none) */
     uint32_t ke_iid; /* the interest whose DeclareFinal confirms it (0: none awaited) */
     uint32_t ke_gen; /* the link generation it is confirmed on: puts name it only then */
+#endif
     _z_encoding_t enc;
     _z_kebuf_t key;
     _z_keyexpr_t view; /* loaned view on key */
@@ -94,6 +100,8 @@ struct _z_session_t {
     _z_transport_t tp;
 #if Z_FEATURE_PUBLICATION == 1
     _zs_pub_t pubs[ZP_MAX_PUBLISHERS];
+#endif
+#if _Z_PUB_KEY_IDS
     uint16_t next_ke_id; /* the last key-expression id declared */
 #endif
 #if Z_FEATURE_SUBSCRIPTION == 1
@@ -154,7 +162,7 @@ z_result_t _z_scout_locator(const char *group, uint32_t timeout_ms, const _z_zid
 /* ---- declare.c: declaration messages ---- */
 z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const _z_kebuf_t *key, uint64_t qinfo);
 z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t options, const _z_kebuf_t *key);
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
 /* Declares a publisher's key by id (client mode, connected; lock held) and asks for
  * the confirmation puts wait for before they name it so. */
 void _z_publisher_declare_key(_z_session_t *s, _zs_pub_t *e);
