@@ -141,56 +141,48 @@ z_result_t _z_ext_read(_zr_t *r, _z_ext_t *e, bool *more) {
 
 z_result_t _z_ext_keep(_z_exts_t *kept, const _z_ext_t *e) {
     if (e->hdr & _Z_EXT_M) return Z_EDESERIALIZE; /* unknown mandatory */
+#if _Z_KEEP_EXTS
     if (kept->n < _Z_KEPT_EXTS) kept->e[kept->n++] = *e;
+#else
+    (void)kept;
+#endif
     return Z_OK;
 }
 
-static _z_wext_t *_z_wexts_add(_z_wexts_t *l, uint8_t hdr) {
-    _z_wext_t *e = &l->e[l->n < _Z_WEXT_MAX ? l->n++ : _Z_WEXT_MAX - 1];
-    memset(e, 0, sizeof(*e));
-    e->hdr = hdr;
-    return e;
+static z_result_t _z_wext_hdr(_zw_t *w, uint8_t hdr) {
+    w->exts--;
+    return _zw_u8(w, (uint8_t)(hdr | (w->exts > 0 ? _Z_FLAG_Z : 0)));
 }
 
-void _z_wexts_unit(_z_wexts_t *l, uint8_t hdr) { (void)_z_wexts_add(l, hdr); }
-void _z_wexts_z64(_z_wexts_t *l, uint8_t hdr, uint64_t v) { _z_wexts_add(l, hdr)->z64 = v; }
-void _z_wexts_buf(_z_wexts_t *l, uint8_t hdr, _z_view_t v) { _z_wexts_add(l, hdr)->buf = v; }
-void _z_wexts_fn(_z_wexts_t *l, uint8_t hdr, _z_body_fn fn, const void *ctx) {
-    _z_wext_t *e = _z_wexts_add(l, hdr);
-    e->fn = fn;
-    e->ctx = ctx;
+z_result_t _z_wext_z64(_zw_t *w, uint8_t hdr, uint64_t v) {
+    _Z_TRY(_z_wext_hdr(w, hdr));
+    return (hdr & _Z_EXT_ENC_MASK) == _Z_EXT_Z64 ? _zw_zint(w, v) : Z_OK;
 }
 
-void _z_wexts_kept(_z_wexts_t *l, const _z_exts_t *kept) {
+z_result_t _z_wext_buf(_zw_t *w, uint8_t hdr, const uint8_t *p, size_t len) {
+    _Z_TRY(_z_wext_hdr(w, hdr));
+    return _zw_lbytes(w, p, len);
+}
+
+z_result_t _z_wext_fn(_zw_t *w, uint8_t hdr, _z_body_fn fn, const void *ctx) {
+    _zw_t c;
+    _zw_counter(&c);
+    _Z_TRY(fn(&c, ctx));
+    _Z_TRY(_z_wext_hdr(w, hdr));
+    _Z_TRY(_zw_zint(w, c.pos));
+    return fn(w, ctx);
+}
+
+#if _Z_KEEP_EXTS
+z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept) {
     for (uint8_t i = 0; i < kept->n; i++) {
-        _z_wext_t *e = _z_wexts_add(l, kept->e[i].hdr);
-        e->z64 = kept->e[i].z64;
-        e->buf = kept->e[i].buf;
-    }
-}
-
-z_result_t _z_wexts_write(_zw_t *w, const _z_wexts_t *l) {
-    for (uint8_t i = 0; i < l->n; i++) {
-        const _z_wext_t *e = &l->e[i];
-        _Z_TRY(_zw_u8(w, (uint8_t)(e->hdr | (i + 1 < l->n ? _Z_FLAG_Z : 0))));
-        switch (e->hdr & _Z_EXT_ENC_MASK) {
-            case _Z_EXT_Z64:
-                _Z_TRY(_zw_zint(w, e->z64));
-                break;
-            case _Z_EXT_ZBUF:
-                if (e->fn != NULL) {
-                    _zw_t c;
-                    _zw_counter(&c);
-                    _Z_TRY(e->fn(&c, e->ctx));
-                    _Z_TRY(_zw_zint(w, c.pos));
-                    _Z_TRY(e->fn(w, e->ctx));
-                } else {
-                    _Z_TRY(_zw_lbytes(w, e->buf.ptr, e->buf.len));
-                }
-                break;
-            default:
-                break;
+        const _z_ext_t *e = &kept->e[i];
+        if ((e->hdr & _Z_EXT_ENC_MASK) == _Z_EXT_ZBUF) {
+            _Z_TRY(_z_wext_buf(w, e->hdr, e->buf.ptr, e->buf.len));
+        } else {
+            _Z_TRY(_z_wext_z64(w, e->hdr, e->z64));
         }
     }
     return Z_OK;
 }
+#endif

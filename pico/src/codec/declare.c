@@ -102,18 +102,19 @@ z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
 }
 
 z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = d->id;
     bool has_key = d->id == _Z_D_KEYEXPR || d->id == _Z_D_SUBSCRIBER || d->id == _Z_D_QUERYABLE || d->id == _Z_D_TOKEN;
-    if (d->has_qinfo && d->id == _Z_D_QUERYABLE) _z_wexts_z64(&x, _Z_X_QINFO, d->qinfo);
-    if (d->has_wire_ext && _z_decl_is_undecl(d->id)) _z_wexts_fn(&x, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key);
-    _z_wexts_kept(&x, &d->kept);
+    bool qinfo = d->has_qinfo && d->id == _Z_D_QUERYABLE;
+    bool wire = d->has_wire_ext && _z_decl_is_undecl(d->id);
+    uint8_t n = (uint8_t)(qinfo + wire + _z_kept_n(&d->kept));
     if (has_key && d->key.suffix != NULL) h |= _Z_FLAG_1;
     if (has_key && d->id != _Z_D_KEYEXPR && d->key.sender_mapping) h |= _Z_FLAG_2;
-    if (x.n > 0) h |= _Z_FLAG_Z;
+    if (n > 0) h |= _Z_FLAG_Z;
     _Z_TRY(_zw_u8(w, h));
     if (d->id != _Z_D_FINAL) _Z_TRY(_zw_zint(w, d->eid));
     if (has_key) _Z_TRY(_z_wexpr_write(w, &d->key));
-    return _z_wexts_write(w, &x);
+    _z_wexts_begin(w, n);
+    if (qinfo) _Z_TRY(_z_wext_z64(w, _Z_X_QINFO, d->qinfo));
+    if (wire) _Z_TRY(_z_wext_fn(w, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key));
+    return _z_wext_kept(w, &d->kept);
 }

@@ -58,15 +58,20 @@ static z_result_t _z_nexts_take(_z_nexts_t *x, const _z_ext_t *e, bool *taken) {
 
 static z_result_t _z_ts_body(_zw_t *w, const void *ctx) { return _z_ts_write(w, (const _z_ts_t *)ctx); }
 
-static void _z_nexts_head(_z_wexts_t *l, const _z_nexts_t *x) {
-    if (x->has_qos) _z_wexts_z64(l, _Z_X_QOS, x->qos);
-    if (x->has_ts) _z_wexts_fn(l, _Z_X_TS, _z_ts_body, &x->ts);
+static uint8_t _z_nexts_count(const _z_nexts_t *x) {
+    return (uint8_t)(x->has_qos + x->has_ts + x->has_nodeid + x->has_tsstack + _z_kept_n(&x->kept));
 }
 
-static void _z_nexts_tail(_z_wexts_t *l, const _z_nexts_t *x) {
-    if (x->has_nodeid) _z_wexts_z64(l, _Z_X_NODEID, x->nodeid);
-    if (x->has_tsstack) _z_wexts_buf(l, _Z_X_TSSTACK, x->tsstack);
-    _z_wexts_kept(l, &x->kept);
+static z_result_t _z_nexts_head(_zw_t *w, const _z_nexts_t *x) {
+    if (x->has_qos) _Z_TRY(_z_wext_z64(w, _Z_X_QOS, x->qos));
+    if (x->has_ts) _Z_TRY(_z_wext_fn(w, _Z_X_TS, _z_ts_body, &x->ts));
+    return Z_OK;
+}
+
+static z_result_t _z_nexts_tail(_zw_t *w, const _z_nexts_t *x) {
+    if (x->has_nodeid) _Z_TRY(_z_wext_z64(w, _Z_X_NODEID, x->nodeid));
+    if (x->has_tsstack) _Z_TRY(_z_wext_buf(w, _Z_X_TSSTACK, x->tsstack.ptr, x->tsstack.len));
+    return _z_wext_kept(w, &x->kept);
 }
 
 /* Reads the extension chain of a network message; `own` handles the
@@ -215,77 +220,61 @@ static uint8_t _z_key_flags(const _z_wexpr_t *k) {
 #if _Z_ENC_RESPONSE
 static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
     if (m->m.response.body_id == _Z_Z_ERR) return _z_data_write(w, &m->m.response.body);
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
-    _z_wexts_kept(&x, &m->m.response.reply_kept);
-    uint8_t h = _Z_Z_REPLY | (m->m.response.has_cons ? _Z_FLAG_1 : 0) | (x.n > 0 ? _Z_FLAG_Z : 0);
+    uint8_t n = (uint8_t)_z_kept_n(&m->m.response.reply_kept);
+    uint8_t h = _Z_Z_REPLY | (m->m.response.has_cons ? _Z_FLAG_1 : 0) | (n > 0 ? _Z_FLAG_Z : 0);
     _Z_TRY(_zw_u8(w, h));
     if (m->m.response.has_cons) _Z_TRY(_zw_zint(w, m->m.response.cons));
-    _Z_TRY(_z_wexts_write(w, &x));
+    _z_wexts_begin(w, n);
+    _Z_TRY(_z_wext_kept(w, &m->m.response.reply_kept));
     return _z_data_write(w, &m->m.response.body);
 }
 #endif
 
-z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
+/* The header byte of a network message (but its Z flag), and in *n how many
+ * extensions the message itself adds to the common ones. */
+static uint8_t _z_network_header(const _z_nmsg_t *m, uint8_t *n) {
     uint8_t h = m->id;
-    if (!_z_enc_enabled(m->id)) return Z_EUNSUPPORTED;
-    _z_nexts_head(&x, &m->ext);
+    *n = 0;
     switch (m->id) {
         case _Z_N_PUSH:
-            h |= _z_key_flags(&m->m.push.key);
-            break;
+            return h | _z_key_flags(&m->m.push.key);
 #if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
-            h |= _z_key_flags(&m->m.request.key);
-            if (m->m.request.has_target) _z_wexts_z64(&x, _Z_X_TARGET, m->m.request.target);
-            if (m->m.request.has_budget) _z_wexts_z64(&x, _Z_X_BUDGET, m->m.request.budget);
-            if (m->m.request.has_timeout) _z_wexts_z64(&x, _Z_X_TIMEOUT, m->m.request.timeout);
-            break;
+            *n = (uint8_t)(m->m.request.has_target + m->m.request.has_budget + m->m.request.has_timeout);
+            return h | _z_key_flags(&m->m.request.key);
 #endif
 #if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
-            h |= _z_key_flags(&m->m.response.key);
-            if (m->m.response.has_responder) _z_wexts_fn(&x, _Z_X_RESPONDER, _z_responder_body, m);
-            break;
+            *n = m->m.response.has_responder;
+            return h | _z_key_flags(&m->m.response.key);
 #endif
         case _Z_N_INTEREST:
-            h |= (uint8_t)(m->m.interest.mode << 5);
-            break;
+            return (uint8_t)(h | (m->m.interest.mode << 5));
         case _Z_N_DECLARE:
-            if (m->m.declare.has_iid) h |= _Z_FLAG_1;
-            break;
+            return m->m.declare.has_iid ? (uint8_t)(h | _Z_FLAG_1) : h;
         case _Z_N_OAM:
-            h |= m->m.oam.enc;
-            break;
+            return h | m->m.oam.enc;
         default:
-            break;
+            return h;
     }
-    _z_nexts_tail(&x, &m->ext);
-    if (x.n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
+}
+
+/* What comes before the extensions; Z_EINVAL for a message this build does not encode. */
+static z_result_t _z_network_fields(_zw_t *w, const _z_nmsg_t *m) {
     switch (m->id) {
         case _Z_N_PUSH:
-            _Z_TRY(_z_wexpr_write(w, &m->m.push.key));
-            _Z_TRY(_z_wexts_write(w, &x));
-            return _z_data_write(w, &m->m.push.body);
+            return _z_wexpr_write(w, &m->m.push.key);
 #if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
             _Z_TRY(_zw_zint(w, m->m.request.rid));
-            _Z_TRY(_z_wexpr_write(w, &m->m.request.key));
-            _Z_TRY(_z_wexts_write(w, &x));
-            return _z_qmsg_write(w, &m->m.request.query);
+            return _z_wexpr_write(w, &m->m.request.key);
 #endif
 #if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
             _Z_TRY(_zw_zint(w, m->m.response.rid));
-            _Z_TRY(_z_wexpr_write(w, &m->m.response.key));
-            _Z_TRY(_z_wexts_write(w, &x));
-            return _z_reply_write(w, m);
+            return _z_wexpr_write(w, &m->m.response.key);
         case _Z_N_RESPONSE_FINAL:
-            _Z_TRY(_zw_zint(w, m->m.final.rid));
-            return _z_wexts_write(w, &x);
+            return _zw_zint(w, m->m.final.rid);
 #endif
 #if _Z_ENC_INTEREST
         case _Z_N_INTEREST:
@@ -300,23 +289,77 @@ z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
                 _Z_TRY(_zw_u8(w, o));
                 if (o & _Z_IOPT_R) _Z_TRY(_z_wexpr_write(w, &m->m.interest.key));
             }
-            return _z_wexts_write(w, &x);
+            return Z_OK;
 #endif
 #if _Z_ENC_DECLARE
         case _Z_N_DECLARE:
-            if (m->m.declare.has_iid) _Z_TRY(_zw_zint(w, m->m.declare.iid));
-            _Z_TRY(_z_wexts_write(w, &x));
+            return m->m.declare.has_iid ? _zw_zint(w, m->m.declare.iid) : Z_OK;
+#endif
+#if ZP_CODEC_ALL
+        case _Z_N_OAM:
+            return _zw_zint(w, m->m.oam.oam_id);
+#endif
+        default:
+            return Z_EINVAL;
+    }
+}
+
+/* The message's own extensions, between the common head and tail ones. */
+static z_result_t _z_network_own_exts(_zw_t *w, const _z_nmsg_t *m) {
+#if _Z_ENC_REQUEST
+    if (m->id == _Z_N_REQUEST) {
+        if (m->m.request.has_target) _Z_TRY(_z_wext_z64(w, _Z_X_TARGET, m->m.request.target));
+        if (m->m.request.has_budget) _Z_TRY(_z_wext_z64(w, _Z_X_BUDGET, m->m.request.budget));
+        if (m->m.request.has_timeout) _Z_TRY(_z_wext_z64(w, _Z_X_TIMEOUT, m->m.request.timeout));
+    }
+#endif
+#if _Z_ENC_RESPONSE
+    if (m->id == _Z_N_RESPONSE && m->m.response.has_responder)
+        _Z_TRY(_z_wext_fn(w, _Z_X_RESPONDER, _z_responder_body, m));
+#endif
+    (void)w;
+    (void)m;
+    return Z_OK;
+}
+
+/* What follows the extensions. */
+static z_result_t _z_network_body(_zw_t *w, const _z_nmsg_t *m) {
+    switch (m->id) {
+        case _Z_N_PUSH:
+            return _z_data_write(w, &m->m.push.body);
+#if _Z_ENC_REQUEST
+        case _Z_N_REQUEST:
+            return _z_qmsg_write(w, &m->m.request.query);
+#endif
+#if _Z_ENC_RESPONSE
+        case _Z_N_RESPONSE:
+            return _z_reply_write(w, m);
+#endif
+#if _Z_ENC_DECLARE
+        case _Z_N_DECLARE:
             return _z_decl_write(w, &m->m.declare.decl);
 #endif
 #if ZP_CODEC_ALL
         case _Z_N_OAM:
-            _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
-            _Z_TRY(_z_wexts_write(w, &x));
             if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
             if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
             return Z_OK;
 #endif
         default:
-            return Z_EINVAL;
+            return Z_OK;
     }
+}
+
+z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
+    uint8_t n;
+    if (!_z_enc_enabled(m->id)) return Z_EUNSUPPORTED;
+    uint8_t h = _z_network_header(m, &n);
+    n = (uint8_t)(n + _z_nexts_count(&m->ext));
+    _Z_TRY(_zw_u8(w, n > 0 ? (uint8_t)(h | _Z_FLAG_Z) : h));
+    _Z_TRY(_z_network_fields(w, m));
+    _z_wexts_begin(w, n);
+    _Z_TRY(_z_nexts_head(w, &m->ext));
+    _Z_TRY(_z_network_own_exts(w, m));
+    _Z_TRY(_z_nexts_tail(w, &m->ext));
+    return _z_network_body(w, m);
 }

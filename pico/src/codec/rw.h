@@ -35,6 +35,7 @@ typedef struct {
     size_t cap;
     size_t pos;
     size_t skip;
+    uint8_t exts; /* extensions of the chain being written still to come (msg.h) */
 } _zw_t;
 
 static inline void _zr_init(_zr_t *r, const uint8_t *p, size_t len) {

@@ -58,19 +58,19 @@ z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
 }
 
 z_result_t _z_data_write(_zw_t *w, const _z_data_t *d) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = d->id;
-    if (d->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &d->sinfo);
-    if (d->has_att && d->id != _Z_Z_ERR) _z_wexts_buf(&x, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att);
-    _z_wexts_kept(&x, &d->kept);
+    bool att = d->has_att && d->id != _Z_Z_ERR;
+    uint8_t n = (uint8_t)(d->has_sinfo + att + _z_kept_n(&d->kept));
     if (d->has_ts && d->id != _Z_Z_ERR) h |= _Z_FLAG_1;
     if (d->has_enc && d->id != _Z_Z_DEL) h |= _Z_FLAG_2;
-    if (x.n > 0) h |= _Z_FLAG_Z;
+    if (n > 0) h |= _Z_FLAG_Z;
     _Z_TRY(_zw_u8(w, h));
     if (h & _Z_FLAG_1) _Z_TRY(_z_ts_write(w, &d->ts));
     if (h & _Z_FLAG_2) _Z_TRY(_z_enc_write(w, &d->enc));
-    _Z_TRY(_z_wexts_write(w, &x));
+    _z_wexts_begin(w, n);
+    if (d->has_sinfo) _Z_TRY(_z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &d->sinfo));
+    if (att) _Z_TRY(_z_wext_buf(w, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att.ptr, d->att.len));
+    _Z_TRY(_z_wext_kept(w, &d->kept));
     if (d->id != _Z_Z_DEL) _Z_TRY(_zw_lbytes(w, d->payload.ptr, d->payload.len));
     return Z_OK;
 }
@@ -125,18 +125,17 @@ z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
 }
 
 z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = _Z_Z_QUERY;
-    if (q->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &q->sinfo);
-    if (q->has_body) _z_wexts_fn(&x, _Z_X_QRY_BODY, _z_qbody_write, q);
-    if (q->has_att) _z_wexts_buf(&x, _Z_X_QRY_ATT, q->att);
-    _z_wexts_kept(&x, &q->kept);
+    uint8_t n = (uint8_t)(q->has_sinfo + q->has_body + q->has_att + _z_kept_n(&q->kept));
     if (q->has_cons) h |= _Z_FLAG_1;
     if (q->params != NULL) h |= _Z_FLAG_2;
-    if (x.n > 0) h |= _Z_FLAG_Z;
+    if (n > 0) h |= _Z_FLAG_Z;
     _Z_TRY(_zw_u8(w, h));
     if (q->has_cons) _Z_TRY(_zw_zint(w, q->cons));
     if (q->params != NULL) _Z_TRY(_zw_lbytes(w, (const uint8_t *)q->params, q->params_len));
-    return _z_wexts_write(w, &x);
+    _z_wexts_begin(w, n);
+    if (q->has_sinfo) _Z_TRY(_z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &q->sinfo));
+    if (q->has_body) _Z_TRY(_z_wext_fn(w, _Z_X_QRY_BODY, _z_qbody_write, q));
+    if (q->has_att) _Z_TRY(_z_wext_buf(w, _Z_X_QRY_ATT, q->att.ptr, q->att.len));
+    return _z_wext_kept(w, &q->kept);
 }
