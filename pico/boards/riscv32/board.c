@@ -39,9 +39,27 @@ static uint64_t boot;
 
 void board_init(void) { boot = mtime(); }
 
+#if MTIME_HZ != 32768u && MTIME_HZ % 1000000u == 0 && MTIME_HZ / 1000000u < 65536u
+/* t / d for d < 2^16 by long division in 16-bit steps (the partial dividends
+ * stay below d << 16): rv32 has 32-bit division only, and the C runtime's
+ * 64-bit one is large. */
+static uint64_t div_small(uint64_t t, uint32_t d) {
+    uint32_t hi = (uint32_t)(t >> 32), lo = (uint32_t)t;
+    uint32_t mid = ((hi % d) << 16) | (lo >> 16);
+    uint32_t low = ((mid % d) << 16) | (lo & 0xffffu);
+    return ((uint64_t)(hi / d) << 32) | ((mid / d) << 16) | (low / d);
+}
+#endif
+
 uint64_t board_clock_us(void) {
     uint64_t t = mtime() - boot;
+#if MTIME_HZ == 32768u /* 10^6 / 2^15 = 15625 / 2^9 */
+    return (t >> 15) * 1000000u + ((((uint32_t)t & 0x7fffu) * 15625u) >> 9);
+#elif MTIME_HZ % 1000000u == 0 && MTIME_HZ / 1000000u < 65536u
+    return div_small(t, MTIME_HZ / 1000000u);
+#else
     return (t / MTIME_HZ) * 1000000u + (t % MTIME_HZ) * 1000000u / MTIME_HZ;
+#endif
 }
 
 uint32_t board_entropy(void) {

@@ -111,7 +111,7 @@ typedef struct {
     uint16_t batch_size; /* largest batch we may send, prefix included */
     uint32_t sn_mask;
     bool qos; /* QoS negotiated: _Z_PRIO_CHANNELS SN spaces per reliability */
-    uint64_t lease_ms;        /* ours */
+    uint32_t lease_ms;        /* ours (32 bits: no 64-bit division for the lease in seconds) */
     uint64_t remote_lease_ms; /* the other side's */
     /* tx */
     uint32_t tx_sn_r[_Z_PRIO_CHANNELS], tx_sn_be[_Z_PRIO_CHANNELS];
