@@ -39,7 +39,7 @@ z_result_t _z_ts_read(_zr_t *r, _z_ts_t *out) {
 }
 
 z_result_t _z_ts_write(_zw_t *w, const _z_ts_t *ts) {
-    _Z_TRY(_zw_zint(w, ts->time));
+    _zw_zint(w, ts->time);
     return _zw_lbytes(w, ts->id.id, ts->id.len);
 }
 
@@ -65,9 +65,9 @@ z_result_t _z_enc_read(_zr_t *r, _z_enc_t *out) {
 }
 
 z_result_t _z_enc_write(_zw_t *w, const _z_enc_t *e) {
-    _Z_TRY(_zw_zint(w, ((uint64_t)e->id << 1) | (e->has_schema ? 1u : 0u)));
-    if (e->has_schema) _Z_TRY(_zw_lbytes(w, e->schema, e->schema_len));
-    return Z_OK;
+    _zw_zint(w, ((uint64_t)e->id << 1) | (e->has_schema ? 1u : 0u));
+    if (e->has_schema) _zw_lbytes(w, e->schema, e->schema_len);
+    return w->err;
 }
 
 bool _z_enc_is_default(const _z_enc_t *e) { return e->id == 0 && !e->has_schema; }
@@ -93,9 +93,9 @@ z_result_t _z_wexpr_read(_zr_t *r, bool has_suffix, bool sender, _z_wexpr_t *out
 }
 
 z_result_t _z_wexpr_write(_zw_t *w, const _z_wexpr_t *k) {
-    _Z_TRY(_zw_zint(w, k->scope));
-    if (k->suffix != NULL) _Z_TRY(_zw_lbytes(w, (const uint8_t *)k->suffix, k->suffix_len));
-    return Z_OK;
+    _zw_zint(w, k->scope);
+    if (k->suffix != NULL) _zw_lbytes(w, (const uint8_t *)k->suffix, k->suffix_len);
+    return w->err;
 }
 
 /*
@@ -111,9 +111,9 @@ z_result_t _z_sinfo_read(_zr_t *r, _z_sinfo_t *out) {
 }
 
 z_result_t _z_sinfo_write(_zw_t *w, const _z_sinfo_t *s) {
-    _Z_TRY(_zw_u8(w, (uint8_t)((s->zid.len - 1) << 4)));
-    _Z_TRY(_zw_bytes(w, s->zid.id, s->zid.len));
-    _Z_TRY(_zw_zint(w, s->eid));
+    _zw_u8(w, (uint8_t)((s->zid.len - 1) << 4));
+    _zw_bytes(w, s->zid.id, s->zid.len);
+    _zw_zint(w, s->eid);
     return _zw_zint(w, s->sn);
 }
 
@@ -155,12 +155,12 @@ static z_result_t _z_wext_hdr(_zw_t *w, uint8_t hdr) {
 }
 
 z_result_t _z_wext_z64(_zw_t *w, uint8_t hdr, uint64_t v) {
-    _Z_TRY(_z_wext_hdr(w, hdr));
-    return (hdr & _Z_EXT_ENC_MASK) == _Z_EXT_Z64 ? _zw_zint(w, v) : Z_OK;
+    _z_wext_hdr(w, hdr);
+    return (hdr & _Z_EXT_ENC_MASK) == _Z_EXT_Z64 ? _zw_zint(w, v) : w->err;
 }
 
 z_result_t _z_wext_buf(_zw_t *w, uint8_t hdr, const uint8_t *p, size_t len) {
-    _Z_TRY(_z_wext_hdr(w, hdr));
+    _z_wext_hdr(w, hdr);
     return _zw_lbytes(w, p, len);
 }
 
@@ -168,8 +168,8 @@ z_result_t _z_wext_fn(_zw_t *w, uint8_t hdr, _z_body_fn fn, const void *ctx) {
     _zw_t c;
     _zw_counter(&c);
     _Z_TRY(fn(&c, ctx));
-    _Z_TRY(_z_wext_hdr(w, hdr));
-    _Z_TRY(_zw_zint(w, c.pos));
+    _z_wext_hdr(w, hdr);
+    _zw_zint(w, c.pos);
     return fn(w, ctx);
 }
 
@@ -178,11 +178,11 @@ z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept) {
     for (uint8_t i = 0; i < kept->n; i++) {
         const _z_ext_t *e = &kept->e[i];
         if ((e->hdr & _Z_EXT_ENC_MASK) == _Z_EXT_ZBUF) {
-            _Z_TRY(_z_wext_buf(w, e->hdr, e->buf.ptr, e->buf.len));
+            _z_wext_buf(w, e->hdr, e->buf.ptr, e->buf.len);
         } else {
-            _Z_TRY(_z_wext_z64(w, e->hdr, e->z64));
+            _z_wext_z64(w, e->hdr, e->z64);
         }
     }
-    return Z_OK;
+    return w->err;
 }
 #endif

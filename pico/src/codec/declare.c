@@ -43,10 +43,10 @@ static z_result_t _z_wire_ext_parse(const _z_ext_t *e, _z_wexpr_t *k) {
 
 static z_result_t _z_wire_ext_body(_zw_t *w, const void *ctx) {
     const _z_wexpr_t *k = (const _z_wexpr_t *)ctx;
-    _Z_TRY(_zw_u8(w, (uint8_t)((k->suffix != NULL ? 0x01 : 0) | (k->sender_mapping ? 0x02 : 0))));
-    _Z_TRY(_zw_zint(w, k->scope));
-    if (k->suffix != NULL) _Z_TRY(_zw_bytes(w, (const uint8_t *)k->suffix, k->suffix_len));
-    return Z_OK;
+    _zw_u8(w, (uint8_t)((k->suffix != NULL ? 0x01 : 0) | (k->sender_mapping ? 0x02 : 0)));
+    _zw_zint(w, k->scope);
+    if (k->suffix != NULL) _zw_bytes(w, (const uint8_t *)k->suffix, k->suffix_len);
+    return w->err;
 }
 
 z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
@@ -110,11 +110,11 @@ z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d) {
     if (has_key && d->key.suffix != NULL) h |= _Z_FLAG_1;
     if (has_key && d->id != _Z_D_KEYEXPR && d->key.sender_mapping) h |= _Z_FLAG_2;
     if (n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
-    if (d->id != _Z_D_FINAL) _Z_TRY(_zw_zint(w, d->eid));
-    if (has_key) _Z_TRY(_z_wexpr_write(w, &d->key));
+    _zw_u8(w, h);
+    if (d->id != _Z_D_FINAL) _zw_zint(w, d->eid);
+    if (has_key) _z_wexpr_write(w, &d->key);
     _z_wexts_begin(w, n);
-    if (qinfo) _Z_TRY(_z_wext_z64(w, _Z_X_QINFO, d->qinfo));
-    if (wire) _Z_TRY(_z_wext_fn(w, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key));
+    if (qinfo) _z_wext_z64(w, _Z_X_QINFO, d->qinfo);
+    if (wire) _z_wext_fn(w, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key);
     return _z_wext_kept(w, &d->kept);
 }

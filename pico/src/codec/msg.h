@@ -390,13 +390,23 @@ z_result_t _z_wext_buf(_zw_t *w, uint8_t hdr, const uint8_t *p, size_t len);
 /* A ZBuf extension whose body `fn` writes (run twice: to measure, then to write). */
 typedef z_result_t (*_z_body_fn)(_zw_t *w, const void *ctx);
 z_result_t _z_wext_fn(_zw_t *w, uint8_t hdr, _z_body_fn fn, const void *ctx);
+/* A field the library never sets when it sends (a source info, a timestamp
+ * extension...): only a ZP_CODEC_ALL build encodes it. */
+#if ZP_CODEC_ALL
+#define _Z_SENT(flag) (flag)
+#else
+#define _Z_SENT(flag) false
+#endif
 #if _Z_KEEP_EXTS
 #define _z_kept_n(k) ((k)->n)
 /* The kept extensions, as they were read. */
 z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept);
 #else
 #define _z_kept_n(k) 0
-#define _z_wext_kept(w, k) Z_OK
+static inline z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept) {
+    (void)kept;
+    return w->err;
+}
 #endif
 
 /* ---- zenoh layer (codec/zenoh.c) ---- */
@@ -428,6 +438,9 @@ z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m);
  * A Fragment takes the rest of r as its payload.
  */
 z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *out);
+/* Decodes an Init or an Open, the messages of a unicast handshake (any other
+ * message: Z_EOPEN), without the code of the others. */
+z_result_t _z_handshake_decode(_zr_t *r, _z_tmsg_t *m);
 /* Encodes one transport message (a Frame: header only; a Fragment: with payload). */
 z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m);
 /* True while a Frame being read still has network messages. */

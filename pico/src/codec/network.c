@@ -56,6 +56,7 @@ static z_result_t _z_nexts_take(_z_nexts_t *x, const _z_ext_t *e, bool *taken) {
     return Z_OK;
 }
 
+#if ZP_CODEC_ALL
 static z_result_t _z_ts_body(_zw_t *w, const void *ctx) { return _z_ts_write(w, (const _z_ts_t *)ctx); }
 
 static uint8_t _z_nexts_count(const _z_nexts_t *x) {
@@ -63,16 +64,25 @@ static uint8_t _z_nexts_count(const _z_nexts_t *x) {
 }
 
 static z_result_t _z_nexts_head(_zw_t *w, const _z_nexts_t *x) {
-    if (x->has_qos) _Z_TRY(_z_wext_z64(w, _Z_X_QOS, x->qos));
-    if (x->has_ts) _Z_TRY(_z_wext_fn(w, _Z_X_TS, _z_ts_body, &x->ts));
-    return Z_OK;
+    if (x->has_qos) _z_wext_z64(w, _Z_X_QOS, x->qos);
+    if (x->has_ts) _z_wext_fn(w, _Z_X_TS, _z_ts_body, &x->ts);
+    return w->err;
 }
 
 static z_result_t _z_nexts_tail(_zw_t *w, const _z_nexts_t *x) {
-    if (x->has_nodeid) _Z_TRY(_z_wext_z64(w, _Z_X_NODEID, x->nodeid));
-    if (x->has_tsstack) _Z_TRY(_z_wext_buf(w, _Z_X_TSSTACK, x->tsstack.ptr, x->tsstack.len));
+    if (x->has_nodeid) _z_wext_z64(w, _Z_X_NODEID, x->nodeid);
+    if (x->has_tsstack) _z_wext_buf(w, _Z_X_TSSTACK, x->tsstack.ptr, x->tsstack.len);
     return _z_wext_kept(w, &x->kept);
 }
+#else
+/* The library sends QoS only: no Timestamp, NodeId or TsStack extension. */
+#define _z_nexts_count(x) ((uint8_t)(x)->has_qos)
+static z_result_t _z_nexts_head(_zw_t *w, const _z_nexts_t *x) {
+    if (x->has_qos) _z_wext_z64(w, _Z_X_QOS, x->qos);
+    return w->err;
+}
+#define _z_nexts_tail(w, x) ((void)0)
+#endif
 
 /* Reads the extension chain of a network message; `own` handles the
  * message-specific ones (returns Z_EUNSUPPORTED when not its own). */
@@ -125,11 +135,11 @@ static z_result_t _z_response_ext(_z_nmsg_t *m, const _z_ext_t *e) {
     return Z_OK;
 }
 
-#if _Z_ENC_RESPONSE
+#if _Z_ENC_RESPONSE && ZP_CODEC_ALL
 static z_result_t _z_responder_body(_zw_t *w, const void *ctx) {
     const _z_nmsg_t *m = (const _z_nmsg_t *)ctx;
-    _Z_TRY(_zw_u8(w, (uint8_t)((m->m.response.rzid.len - 1) << 4)));
-    _Z_TRY(_zw_bytes(w, m->m.response.rzid.id, m->m.response.rzid.len));
+    _zw_u8(w, (uint8_t)((m->m.response.rzid.len - 1) << 4));
+    _zw_bytes(w, m->m.response.rzid.id, m->m.response.rzid.len);
     return _zw_zint(w, m->m.response.reid);
 }
 #endif
@@ -221,11 +231,12 @@ static uint8_t _z_key_flags(const _z_wexpr_t *k) {
 static z_result_t _z_reply_write(_zw_t *w, const _z_nmsg_t *m) {
     if (m->m.response.body_id == _Z_Z_ERR) return _z_data_write(w, &m->m.response.body);
     uint8_t n = (uint8_t)_z_kept_n(&m->m.response.reply_kept);
-    uint8_t h = _Z_Z_REPLY | (m->m.response.has_cons ? _Z_FLAG_1 : 0) | (n > 0 ? _Z_FLAG_Z : 0);
-    _Z_TRY(_zw_u8(w, h));
-    if (m->m.response.has_cons) _Z_TRY(_zw_zint(w, m->m.response.cons));
+    bool cons = _Z_SENT(m->m.response.has_cons);
+    uint8_t h = _Z_Z_REPLY | (cons ? _Z_FLAG_1 : 0) | (n > 0 ? _Z_FLAG_Z : 0);
+    _zw_u8(w, h);
+    if (cons) _zw_zint(w, m->m.response.cons);
     _z_wexts_begin(w, n);
-    _Z_TRY(_z_wext_kept(w, &m->m.response.reply_kept));
+    _z_wext_kept(w, &m->m.response.reply_kept);
     return _z_data_write(w, &m->m.response.body);
 }
 #endif
@@ -240,12 +251,12 @@ static uint8_t _z_network_header(const _z_nmsg_t *m, uint8_t *n) {
             return h | _z_key_flags(&m->m.push.key);
 #if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
-            *n = (uint8_t)(m->m.request.has_target + m->m.request.has_budget + m->m.request.has_timeout);
+            *n = (uint8_t)(m->m.request.has_target + _Z_SENT(m->m.request.has_budget) + m->m.request.has_timeout);
             return h | _z_key_flags(&m->m.request.key);
 #endif
 #if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
-            *n = m->m.response.has_responder;
+            *n = _Z_SENT(m->m.response.has_responder);
             return h | _z_key_flags(&m->m.response.key);
 #endif
         case _Z_N_INTEREST:
@@ -266,19 +277,19 @@ static z_result_t _z_network_fields(_zw_t *w, const _z_nmsg_t *m) {
             return _z_wexpr_write(w, &m->m.push.key);
 #if _Z_ENC_REQUEST
         case _Z_N_REQUEST:
-            _Z_TRY(_zw_zint(w, m->m.request.rid));
+            _zw_zint(w, m->m.request.rid);
             return _z_wexpr_write(w, &m->m.request.key);
 #endif
 #if _Z_ENC_RESPONSE
         case _Z_N_RESPONSE:
-            _Z_TRY(_zw_zint(w, m->m.response.rid));
+            _zw_zint(w, m->m.response.rid);
             return _z_wexpr_write(w, &m->m.response.key);
         case _Z_N_RESPONSE_FINAL:
             return _zw_zint(w, m->m.final.rid);
 #endif
 #if _Z_ENC_INTEREST
         case _Z_N_INTEREST:
-            _Z_TRY(_zw_zint(w, m->m.interest.id));
+            _zw_zint(w, m->m.interest.id);
             if (m->m.interest.mode != _Z_INTEREST_FINAL) {
                 uint8_t o = m->m.interest.options;
                 if (o & _Z_IOPT_R) {
@@ -286,10 +297,10 @@ static z_result_t _z_network_fields(_zw_t *w, const _z_nmsg_t *m) {
                     if (m->m.interest.key.suffix != NULL) o |= _Z_IOPT_N;
                     if (m->m.interest.key.sender_mapping) o |= _Z_IOPT_M;
                 }
-                _Z_TRY(_zw_u8(w, o));
-                if (o & _Z_IOPT_R) _Z_TRY(_z_wexpr_write(w, &m->m.interest.key));
+                _zw_u8(w, o);
+                if (o & _Z_IOPT_R) _z_wexpr_write(w, &m->m.interest.key);
             }
-            return Z_OK;
+            return w->err;
 #endif
 #if _Z_ENC_DECLARE
         case _Z_N_DECLARE:
@@ -308,18 +319,18 @@ static z_result_t _z_network_fields(_zw_t *w, const _z_nmsg_t *m) {
 static z_result_t _z_network_own_exts(_zw_t *w, const _z_nmsg_t *m) {
 #if _Z_ENC_REQUEST
     if (m->id == _Z_N_REQUEST) {
-        if (m->m.request.has_target) _Z_TRY(_z_wext_z64(w, _Z_X_TARGET, m->m.request.target));
-        if (m->m.request.has_budget) _Z_TRY(_z_wext_z64(w, _Z_X_BUDGET, m->m.request.budget));
-        if (m->m.request.has_timeout) _Z_TRY(_z_wext_z64(w, _Z_X_TIMEOUT, m->m.request.timeout));
+        if (m->m.request.has_target) _z_wext_z64(w, _Z_X_TARGET, m->m.request.target);
+        if (_Z_SENT(m->m.request.has_budget)) _z_wext_z64(w, _Z_X_BUDGET, m->m.request.budget);
+        if (m->m.request.has_timeout) _z_wext_z64(w, _Z_X_TIMEOUT, m->m.request.timeout);
     }
 #endif
-#if _Z_ENC_RESPONSE
+#if _Z_ENC_RESPONSE && ZP_CODEC_ALL
     if (m->id == _Z_N_RESPONSE && m->m.response.has_responder)
-        _Z_TRY(_z_wext_fn(w, _Z_X_RESPONDER, _z_responder_body, m));
+        _z_wext_fn(w, _Z_X_RESPONDER, _z_responder_body, m);
 #endif
     (void)w;
     (void)m;
-    return Z_OK;
+    return w->err;
 }
 
 /* What follows the extensions. */
@@ -343,10 +354,10 @@ static z_result_t _z_network_body(_zw_t *w, const _z_nmsg_t *m) {
         case _Z_N_OAM:
             if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
             if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
-            return Z_OK;
+            return w->err;
 #endif
         default:
-            return Z_OK;
+            return w->err;
     }
 }
 
@@ -355,11 +366,11 @@ z_result_t _z_network_encode(_zw_t *w, const _z_nmsg_t *m) {
     if (!_z_enc_enabled(m->id)) return Z_EUNSUPPORTED;
     uint8_t h = _z_network_header(m, &n);
     n = (uint8_t)(n + _z_nexts_count(&m->ext));
-    _Z_TRY(_zw_u8(w, n > 0 ? (uint8_t)(h | _Z_FLAG_Z) : h));
+    _zw_u8(w, n > 0 ? (uint8_t)(h | _Z_FLAG_Z) : h);
     _Z_TRY(_z_network_fields(w, m));
     _z_wexts_begin(w, n);
-    _Z_TRY(_z_nexts_head(w, &m->ext));
-    _Z_TRY(_z_network_own_exts(w, m));
-    _Z_TRY(_z_nexts_tail(w, &m->ext));
+    _z_nexts_head(w, &m->ext);
+    _z_network_own_exts(w, m);
+    _z_nexts_tail(w, &m->ext);
     return _z_network_body(w, m);
 }

@@ -75,7 +75,7 @@ z_result_t _zr_skip(_zr_t *r, size_t n) {
 z_result_t _zw_u8(_zw_t *w, uint8_t v) {
     if (w->skip == 0 && w->pos < w->cap && w->p != NULL) { /* the common case: a plain buffer with room */
         w->p[w->pos++] = v;
-        return Z_OK;
+        return Z_OK; /* no error yet: an error leaves pos at the window's end */
     }
     return _zw_bytes(w, &v, 1);
 }
@@ -83,7 +83,7 @@ z_result_t _zw_u8(_zw_t *w, uint8_t v) {
 z_result_t _zw_zint(_zw_t *w, uint64_t v) {
     unsigned n = 0;
     while (v > 0x7f && n < 8) {
-        _Z_TRY(_zw_u8(w, (uint8_t)((v & 0x7f) | 0x80)));
+        _zw_u8(w, (uint8_t)((v & 0x7f) | 0x80));
         v >>= 7;
         n++;
     }
@@ -94,23 +94,24 @@ z_result_t _zw_bytes(_zw_t *w, const uint8_t *src, size_t n) {
     if (w->skip == 0 && w->p != NULL && n <= w->cap - w->pos) { /* pos <= cap always holds */
         if (n > 0) memcpy(w->p + w->pos, src, n);
         w->pos += n;
-        return Z_OK;
+        return w->err;
     }
     size_t end = w->skip + w->cap; /* first position outside the window */
     if (end < w->skip) end = (size_t)-1; /* counting writer: no limit */
     size_t from = w->pos < w->skip ? w->skip : w->pos;
     size_t to = w->pos + n > end ? end : w->pos + n;
     if (w->p != NULL && to > from) memcpy(w->p + (from - w->skip), src + (from - w->pos), to - from);
-    if (w->pos + n > end) {
+    if (w->pos + n > end) { /* pos stays at the end: the fast paths never write again */
         w->pos = end;
-        return Z_ENOSPACE;
+        w->err = Z_ENOSPACE;
+    } else {
+        w->pos += n;
     }
-    w->pos += n;
-    return Z_OK;
+    return w->err;
 }
 
 z_result_t _zw_lbytes(_zw_t *w, const uint8_t *src, size_t n) {
-    _Z_TRY(_zw_zint(w, n));
+    _zw_zint(w, n);
     return _zw_bytes(w, src, n);
 }
 

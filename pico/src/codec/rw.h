@@ -35,6 +35,7 @@ typedef struct {
     size_t cap;
     size_t pos;
     size_t skip;
+    z_result_t err; /* the first error; every write after it does nothing and returns it */
     uint8_t exts; /* extensions of the chain being written still to come (msg.h) */
 } _zw_t;
 
@@ -69,10 +70,13 @@ static inline void _zw_init(_zw_t *w, uint8_t *p, size_t cap) {
     w->cap = cap;
     w->pos = 0;
     w->skip = 0;
+    w->err = Z_OK;
 }
 /* A writer that only counts. */
 static inline void _zw_counter(_zw_t *w) { _zw_init(w, NULL, (size_t)-1); }
 
+/* The writers return the writer's error (err): an encoder may write field
+ * after field and check once, at its end. */
 z_result_t _zw_u8(_zw_t *w, uint8_t v);
 z_result_t _zw_zint(_zw_t *w, uint64_t v);
 z_result_t _zw_bytes(_zw_t *w, const uint8_t *src, size_t n);

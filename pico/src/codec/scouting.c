@@ -65,13 +65,13 @@ z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m) {
     } else {
         f = (uint8_t)((m->what & 0x03) | ((m->zid.len - 1) << 4));
     }
-    _Z_TRY(_zw_u8(w, h));
-    _Z_TRY(_zw_u8(w, Z_PROTO_VERSION_BYTE));
-    _Z_TRY(_zw_u8(w, f));
-    if (m->has_zid) _Z_TRY(_zw_bytes(w, m->zid.id, m->zid.len));
+    _zw_u8(w, h);
+    _zw_u8(w, Z_PROTO_VERSION_BYTE);
+    _zw_u8(w, f);
+    if (m->has_zid) _zw_bytes(w, m->zid.id, m->zid.len);
     if (h & _Z_FLAG_1) {
-        _Z_TRY(_zw_zint(w, m->nloc));
-        _Z_TRY(_zw_bytes(w, m->locators.ptr, m->locators.len));
+        _zw_zint(w, m->nloc);
+        _zw_bytes(w, m->locators.ptr, m->locators.len);
     }
     _z_wexts_begin(w, n);
     return _z_wext_kept(w, &m->kept);

@@ -53,8 +53,8 @@ static z_result_t _z_ident_read(_zr_t *r, uint8_t *wai, _z_zid_t *zid) {
 }
 
 static z_result_t _z_ident_write(_zw_t *w, uint8_t wai, const _z_zid_t *zid) {
-    _Z_TRY(_zw_u8(w, Z_PROTO_VERSION_BYTE));
-    _Z_TRY(_zw_u8(w, (uint8_t)(((zid->len - 1) << 4) | (wai & 0x03))));
+    _zw_u8(w, Z_PROTO_VERSION_BYTE);
+    _zw_u8(w, (uint8_t)(((zid->len - 1) << 4) | (wai & 0x03)));
     return _zw_bytes(w, zid->id, zid->len);
 }
 
@@ -68,8 +68,8 @@ static z_result_t _z_size_read(_zr_t *r, uint8_t *res, uint16_t *batch) {
 }
 
 static z_result_t _z_size_write(_zw_t *w, uint8_t res, uint16_t batch) {
-    _Z_TRY(_zw_u8(w, res));
-    _Z_TRY(_zw_u8(w, (uint8_t)(batch & 0xff)));
+    _zw_u8(w, res);
+    _zw_u8(w, (uint8_t)(batch & 0xff));
     return _zw_u8(w, (uint8_t)(batch >> 8));
 }
 
@@ -168,30 +168,82 @@ static z_result_t _z_texts_read(_zr_t *r, uint8_t h, _z_tmsg_t *m, _z_text_fn fn
     return Z_OK;
 }
 
+/* Each reader below takes the rest of a message whose header byte h was read. */
+static z_result_t _z_init_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
+    m->m.init.ack = (h & _Z_FLAG_1) != 0;
+    _Z_TRY(_z_ident_read(r, &m->m.init.whatami, &m->m.init.zid));
+    m->m.init.resolution = 0x0a;
+    m->m.init.batch_size = 65535;
+    if (h & _Z_FLAG_2) {
+        m->m.init.has_size = true;
+        _Z_TRY(_z_size_read(r, &m->m.init.resolution, &m->m.init.batch_size));
+    }
+    if (m->m.init.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.init.cookie.ptr, &m->m.init.cookie.len));
+    return _z_texts_read(r, h, m, _z_init_ext);
+}
+
+static z_result_t _z_open_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
+    m->m.open.ack = (h & _Z_FLAG_1) != 0;
+    m->m.open.lease_in_s = (h & _Z_FLAG_2) != 0;
+    _Z_TRY(_zr_zint(r, &m->m.open.lease));
+    _Z_TRY(_zr_zint(r, &m->m.open.initial_sn));
+    if (!m->m.open.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.open.cookie.ptr, &m->m.open.cookie.len));
+    return _z_texts_read(r, h, m, _z_open_ext);
+}
+
+static z_result_t _z_frame_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
+    m->m.frame.reliable = (h & _Z_FLAG_1) != 0;
+    m->m.frame.more = m->id == _Z_T_FRAGMENT && (h & _Z_FLAG_2) != 0;
+    _Z_TRY(_zr_zint(r, &m->m.frame.sn));
+    _Z_TRY(_z_texts_read(r, h, m, _z_frame_ext));
+    if (m->id != _Z_T_FRAGMENT) return Z_OK;
+    m->m.frame.payload.len = _zr_left(r);
+    return _zr_take(r, m->m.frame.payload.len, &m->m.frame.payload.ptr);
+}
+
+static z_result_t _z_join_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
+    m->m.join.version = Z_PROTO_VERSION_BYTE;
+    _Z_TRY(_z_ident_read(r, &m->m.join.whatami, &m->m.join.zid));
+    m->m.join.resolution = 0x0a;
+    m->m.join.batch_size = 8192;
+    if (h & _Z_FLAG_2) {
+        m->m.join.has_size = true;
+        _Z_TRY(_z_size_read(r, &m->m.join.resolution, &m->m.join.batch_size));
+    }
+    m->m.join.lease_in_s = (h & _Z_FLAG_1) != 0;
+    _Z_TRY(_zr_zint(r, &m->m.join.lease));
+    _Z_TRY(_zr_zint(r, &m->m.join.next_sn_r));
+    _Z_TRY(_zr_zint(r, &m->m.join.next_sn_be));
+    return _z_texts_read(r, h, m, _z_join_ext);
+}
+
+static z_result_t _z_oam_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
+    m->m.oam.enc = h & _Z_EXT_ENC_MASK;
+    _Z_TRY(_zr_z16(r, &m->m.oam.oam_id));
+    _Z_TRY(_z_texts_read(r, h, m, _z_oam_ext));
+    if (m->m.oam.enc == _Z_EXT_Z64) return _zr_zint(r, &m->m.oam.z64);
+    if (m->m.oam.enc == _Z_EXT_ZBUF) return _zr_lbytes(r, UINT32_MAX, &m->m.oam.body.ptr, &m->m.oam.body.len);
+    return m->m.oam.enc == _Z_EXT_UNIT ? Z_OK : Z_EDESERIALIZE;
+}
+
+/* Clears m and reads a message's header byte (*h, m->id); an Init or an Open
+ * is read whole, any other message is left to the caller after its header. */
+static z_result_t _z_tmsg_start(_zr_t *r, _z_tmsg_t *m, uint8_t *h) {
+    memset(m, 0, sizeof(*m));
+    _Z_TRY(_zr_u8(r, h));
+    m->id = *h & _Z_MID_MASK;
+    if (m->id == _Z_T_INIT) return _z_init_read(r, *h, m);
+    if (m->id == _Z_T_OPEN) return _z_open_read(r, *h, m);
+    return Z_OK;
+}
+
 z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
     uint8_t h;
-    memset(m, 0, sizeof(*m));
-    _Z_TRY(_zr_u8(r, &h));
-    m->id = h & _Z_MID_MASK;
+    _Z_TRY(_z_tmsg_start(r, m, &h));
     switch (m->id) {
         case _Z_T_INIT:
-            m->m.init.ack = (h & _Z_FLAG_1) != 0;
-            _Z_TRY(_z_ident_read(r, &m->m.init.whatami, &m->m.init.zid));
-            m->m.init.resolution = 0x0a;
-            m->m.init.batch_size = 65535;
-            if (h & _Z_FLAG_2) {
-                m->m.init.has_size = true;
-                _Z_TRY(_z_size_read(r, &m->m.init.resolution, &m->m.init.batch_size));
-            }
-            if (m->m.init.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.init.cookie.ptr, &m->m.init.cookie.len));
-            return _z_texts_read(r, h, m, _z_init_ext);
         case _Z_T_OPEN:
-            m->m.open.ack = (h & _Z_FLAG_1) != 0;
-            m->m.open.lease_in_s = (h & _Z_FLAG_2) != 0;
-            _Z_TRY(_zr_zint(r, &m->m.open.lease));
-            _Z_TRY(_zr_zint(r, &m->m.open.initial_sn));
-            if (!m->m.open.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.open.cookie.ptr, &m->m.open.cookie.len));
-            return _z_texts_read(r, h, m, _z_open_ext);
+            return Z_OK;
         case _Z_T_CLOSE:
             m->m.close.session = (h & _Z_FLAG_1) != 0;
             _Z_TRY(_zr_u8(r, &m->m.close.reason));
@@ -200,39 +252,20 @@ z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
             return _z_texts_read(r, h, m, _z_other_ext);
         case _Z_T_FRAME:
         case _Z_T_FRAGMENT:
-            m->m.frame.reliable = (h & _Z_FLAG_1) != 0;
-            m->m.frame.more = m->id == _Z_T_FRAGMENT && (h & _Z_FLAG_2) != 0;
-            _Z_TRY(_zr_zint(r, &m->m.frame.sn));
-            _Z_TRY(_z_texts_read(r, h, m, _z_frame_ext));
-            if (m->id == _Z_T_FRAGMENT) {
-                m->m.frame.payload.len = _zr_left(r);
-                return _zr_take(r, m->m.frame.payload.len, &m->m.frame.payload.ptr);
-            }
-            return Z_OK;
+            return _z_frame_read(r, h, m);
         case _Z_T_JOIN:
-            m->m.join.version = Z_PROTO_VERSION_BYTE;
-            _Z_TRY(_z_ident_read(r, &m->m.join.whatami, &m->m.join.zid));
-            m->m.join.resolution = 0x0a;
-            m->m.join.batch_size = 8192;
-            if (h & _Z_FLAG_2) {
-                m->m.join.has_size = true;
-                _Z_TRY(_z_size_read(r, &m->m.join.resolution, &m->m.join.batch_size));
-            }
-            m->m.join.lease_in_s = (h & _Z_FLAG_1) != 0;
-            _Z_TRY(_zr_zint(r, &m->m.join.lease));
-            _Z_TRY(_zr_zint(r, &m->m.join.next_sn_r));
-            _Z_TRY(_zr_zint(r, &m->m.join.next_sn_be));
-            return _z_texts_read(r, h, m, _z_join_ext);
+            return _z_join_read(r, h, m);
         case _Z_T_OAM:
-            m->m.oam.enc = h & _Z_EXT_ENC_MASK;
-            _Z_TRY(_zr_z16(r, &m->m.oam.oam_id));
-            _Z_TRY(_z_texts_read(r, h, m, _z_oam_ext));
-            if (m->m.oam.enc == _Z_EXT_Z64) return _zr_zint(r, &m->m.oam.z64);
-            if (m->m.oam.enc == _Z_EXT_ZBUF) return _zr_lbytes(r, UINT32_MAX, &m->m.oam.body.ptr, &m->m.oam.body.len);
-            return m->m.oam.enc == _Z_EXT_UNIT ? Z_OK : Z_EDESERIALIZE;
+            return _z_oam_read(r, h, m);
         default:
             return Z_EDESERIALIZE;
     }
+}
+
+z_result_t _z_handshake_decode(_zr_t *r, _z_tmsg_t *m) {
+    uint8_t h;
+    _Z_TRY(_z_tmsg_start(r, m, &h));
+    return m->id == _Z_T_INIT || m->id == _Z_T_OPEN ? Z_OK : Z_EOPEN;
 }
 
 #if ZP_CODEC_ALL
@@ -243,16 +276,16 @@ static uint8_t _z_init_nexts(const _z_tmsg_t *m) {
 }
 
 static z_result_t _z_init_wexts(_zw_t *w, const _z_tmsg_t *m) {
-    if (m->m.init.qos) _Z_TRY(_z_wext_z64(w, _Z_X_QOS, 0));
-    if (m->m.init.has_qoslink) _Z_TRY(_z_wext_z64(w, _Z_X_QOSLINK, m->m.init.qoslink));
-    if (m->m.init.has_shm) _Z_TRY(_z_wext_buf(w, _Z_X_SHM, m->m.init.shm.ptr, m->m.init.shm.len));
-    if (m->m.init.has_auth) _Z_TRY(_z_wext_buf(w, _Z_X_AUTH, m->m.init.auth.ptr, m->m.init.auth.len));
-    if (m->m.init.has_mlink) _Z_TRY(_z_wext_buf(w, _Z_X_MLINK, m->m.init.mlink.ptr, m->m.init.mlink.len));
-    if (m->m.init.lowlatency) _Z_TRY(_z_wext_z64(w, _Z_X_LOWLAT, 0));
-    if (m->m.init.compression) _Z_TRY(_z_wext_z64(w, _Z_X_COMPRESS, 0));
-    if (m->m.init.has_patch) _Z_TRY(_z_wext_z64(w, _Z_X_PATCH, m->m.init.patch));
-    if (m->m.init.has_region) _Z_TRY(_z_wext_buf(w, _Z_X_REGION, m->m.init.region.ptr, m->m.init.region.len));
-    return Z_OK;
+    if (m->m.init.qos) _z_wext_z64(w, _Z_X_QOS, 0);
+    if (m->m.init.has_qoslink) _z_wext_z64(w, _Z_X_QOSLINK, m->m.init.qoslink);
+    if (m->m.init.has_shm) _z_wext_buf(w, _Z_X_SHM, m->m.init.shm.ptr, m->m.init.shm.len);
+    if (m->m.init.has_auth) _z_wext_buf(w, _Z_X_AUTH, m->m.init.auth.ptr, m->m.init.auth.len);
+    if (m->m.init.has_mlink) _z_wext_buf(w, _Z_X_MLINK, m->m.init.mlink.ptr, m->m.init.mlink.len);
+    if (m->m.init.lowlatency) _z_wext_z64(w, _Z_X_LOWLAT, 0);
+    if (m->m.init.compression) _z_wext_z64(w, _Z_X_COMPRESS, 0);
+    if (m->m.init.has_patch) _z_wext_z64(w, _Z_X_PATCH, m->m.init.patch);
+    if (m->m.init.has_region) _z_wext_buf(w, _Z_X_REGION, m->m.init.region.ptr, m->m.init.region.len);
+    return w->err;
 }
 
 static uint8_t _z_open_nexts(const _z_tmsg_t *m) {
@@ -261,22 +294,24 @@ static uint8_t _z_open_nexts(const _z_tmsg_t *m) {
 }
 
 static z_result_t _z_open_wexts(_zw_t *w, const _z_tmsg_t *m) {
-    if (m->m.open.qos) _Z_TRY(_z_wext_z64(w, _Z_X_QOS, 0));
-    if (m->m.open.has_shm) _Z_TRY(_z_wext_buf(w, _Z_X_SHM, m->m.open.shm.ptr, m->m.open.shm.len));
-    if (m->m.open.has_auth) _Z_TRY(_z_wext_buf(w, _Z_X_AUTH, m->m.open.auth.ptr, m->m.open.auth.len));
-    if (m->m.open.has_mlink) _Z_TRY(_z_wext_buf(w, _Z_X_MLINK, m->m.open.mlink.ptr, m->m.open.mlink.len));
-    if (m->m.open.mlink_ack) _Z_TRY(_z_wext_z64(w, _Z_X_MLINK_ACK, 0));
-    if (m->m.open.lowlatency) _Z_TRY(_z_wext_z64(w, _Z_X_LOWLAT, 0));
-    if (m->m.open.compression) _Z_TRY(_z_wext_z64(w, _Z_X_COMPRESS, 0));
-    if (m->m.open.has_remote_bound) _Z_TRY(_z_wext_z64(w, _Z_X_REMOTE_BOUND, m->m.open.remote_bound));
-    return Z_OK;
+    if (m->m.open.qos) _z_wext_z64(w, _Z_X_QOS, 0);
+    if (m->m.open.has_shm) _z_wext_buf(w, _Z_X_SHM, m->m.open.shm.ptr, m->m.open.shm.len);
+    if (m->m.open.has_auth) _z_wext_buf(w, _Z_X_AUTH, m->m.open.auth.ptr, m->m.open.auth.len);
+    if (m->m.open.has_mlink) _z_wext_buf(w, _Z_X_MLINK, m->m.open.mlink.ptr, m->m.open.mlink.len);
+    if (m->m.open.mlink_ack) _z_wext_z64(w, _Z_X_MLINK_ACK, 0);
+    if (m->m.open.lowlatency) _z_wext_z64(w, _Z_X_LOWLAT, 0);
+    if (m->m.open.compression) _z_wext_z64(w, _Z_X_COMPRESS, 0);
+    if (m->m.open.has_remote_bound) _z_wext_z64(w, _Z_X_REMOTE_BOUND, m->m.open.remote_bound);
+    return w->err;
 }
 #else
 /* The library sends InitSyn with at most QoS, and OpenSyn without extensions. */
 #define _z_init_nexts(m) ((uint8_t)(m)->m.init.qos)
-#define _z_init_wexts(w, m) ((m)->m.init.qos ? _z_wext_z64(w, _Z_X_QOS, 0) : Z_OK)
 #define _z_open_nexts(m) 0
-#define _z_open_wexts(w, m) Z_OK
+static void _z_init_wexts(_zw_t *w, const _z_tmsg_t *m) {
+    if (m->m.init.qos) _z_wext_z64(w, _Z_X_QOS, 0);
+}
+#define _z_open_wexts(w, m) ((void)0)
 #endif
 
 /* The header byte of a transport message and, in w->exts, how many extensions
@@ -331,58 +366,58 @@ static uint8_t _z_transport_header(_zw_t *w, const _z_tmsg_t *m) {
 z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
     uint8_t h = _z_transport_header(w, m);
     if (h == _Z_T_NONE) return Z_EINVAL;
-    _Z_TRY(_zw_u8(w, h));
+    _zw_u8(w, h);
     switch (m->id) {
         case _Z_T_INIT:
-            _Z_TRY(_z_ident_write(w, m->m.init.whatami, &m->m.init.zid));
-            if (m->m.init.has_size) _Z_TRY(_z_size_write(w, m->m.init.resolution, m->m.init.batch_size));
-            if (m->m.init.ack) _Z_TRY(_zw_lbytes(w, m->m.init.cookie.ptr, m->m.init.cookie.len));
-            _Z_TRY(_z_init_wexts(w, m));
+            _z_ident_write(w, m->m.init.whatami, &m->m.init.zid);
+            if (m->m.init.has_size) _z_size_write(w, m->m.init.resolution, m->m.init.batch_size);
+            if (m->m.init.ack) _zw_lbytes(w, m->m.init.cookie.ptr, m->m.init.cookie.len);
+            _z_init_wexts(w, m);
             break;
         case _Z_T_OPEN:
-            _Z_TRY(_zw_zint(w, m->m.open.lease));
-            _Z_TRY(_zw_zint(w, m->m.open.initial_sn));
-            if (!m->m.open.ack) _Z_TRY(_zw_lbytes(w, m->m.open.cookie.ptr, m->m.open.cookie.len));
-            _Z_TRY(_z_open_wexts(w, m));
+            _zw_zint(w, m->m.open.lease);
+            _zw_zint(w, m->m.open.initial_sn);
+            if (!m->m.open.ack) _zw_lbytes(w, m->m.open.cookie.ptr, m->m.open.cookie.len);
+            _z_open_wexts(w, m);
             break;
         case _Z_T_CLOSE:
-            _Z_TRY(_zw_u8(w, m->m.close.reason));
+            _zw_u8(w, m->m.close.reason);
             break;
         case _Z_T_FRAME:
         case _Z_T_FRAGMENT:
-            _Z_TRY(_zw_zint(w, m->m.frame.sn));
-            if (m->m.frame.has_qos) _Z_TRY(_z_wext_z64(w, _Z_X_FQOS, m->m.frame.qos));
-            if (m->m.frame.first) _Z_TRY(_z_wext_z64(w, _Z_X_FIRST, 0));
-            if (m->m.frame.drop) _Z_TRY(_z_wext_z64(w, _Z_X_DROP, 0));
+            _zw_zint(w, m->m.frame.sn);
+            if (m->m.frame.has_qos) _z_wext_z64(w, _Z_X_FQOS, m->m.frame.qos);
+            if (m->m.frame.first) _z_wext_z64(w, _Z_X_FIRST, 0);
+            if (m->m.frame.drop) _z_wext_z64(w, _Z_X_DROP, 0);
             break;
 #if _Z_ENC_JOIN
         case _Z_T_JOIN:
-            _Z_TRY(_z_ident_write(w, m->m.join.whatami, &m->m.join.zid));
-            if (m->m.join.has_size) _Z_TRY(_z_size_write(w, m->m.join.resolution, m->m.join.batch_size));
-            _Z_TRY(_zw_zint(w, m->m.join.lease));
-            _Z_TRY(_zw_zint(w, m->m.join.next_sn_r));
-            _Z_TRY(_zw_zint(w, m->m.join.next_sn_be));
-            if (m->m.join.has_qos_sns) _Z_TRY(_z_wext_buf(w, _Z_X_JQOS, m->m.join.qos_sns.ptr, m->m.join.qos_sns.len));
-            if (m->m.join.has_shm) _Z_TRY(_z_wext_buf(w, _Z_X_JSHM, m->m.join.shm.ptr, m->m.join.shm.len));
-            if (m->m.join.has_patch) _Z_TRY(_z_wext_z64(w, _Z_X_PATCH, m->m.join.patch));
+            _z_ident_write(w, m->m.join.whatami, &m->m.join.zid);
+            if (m->m.join.has_size) _z_size_write(w, m->m.join.resolution, m->m.join.batch_size);
+            _zw_zint(w, m->m.join.lease);
+            _zw_zint(w, m->m.join.next_sn_r);
+            _zw_zint(w, m->m.join.next_sn_be);
+            if (m->m.join.has_qos_sns) _z_wext_buf(w, _Z_X_JQOS, m->m.join.qos_sns.ptr, m->m.join.qos_sns.len);
+            if (m->m.join.has_shm) _z_wext_buf(w, _Z_X_JSHM, m->m.join.shm.ptr, m->m.join.shm.len);
+            if (m->m.join.has_patch) _z_wext_z64(w, _Z_X_PATCH, m->m.join.patch);
             break;
 #endif
 #if ZP_CODEC_ALL
         case _Z_T_OAM:
-            _Z_TRY(_zw_zint(w, m->m.oam.oam_id));
-            if (m->m.oam.has_qos) _Z_TRY(_z_wext_z64(w, _Z_X_FQOS, m->m.oam.qos));
+            _zw_zint(w, m->m.oam.oam_id);
+            if (m->m.oam.has_qos) _z_wext_z64(w, _Z_X_FQOS, m->m.oam.qos);
             break;
 #endif
         default:
             break;
     }
-    _Z_TRY(_z_wext_kept(w, &m->kept));
-    if (m->id == _Z_T_FRAGMENT) _Z_TRY(_zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len));
+    _z_wext_kept(w, &m->kept);
+    if (m->id == _Z_T_FRAGMENT) _zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len);
 #if ZP_CODEC_ALL
     if (m->id == _Z_T_OAM) {
         if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);
         if (m->m.oam.enc == _Z_EXT_ZBUF) return _zw_lbytes(w, m->m.oam.body.ptr, m->m.oam.body.len);
     }
 #endif
-    return Z_OK;
+    return w->err;
 }

@@ -16,7 +16,9 @@
 #define _Z_X_QRY_BODY 0x43
 #define _Z_X_QRY_ATT 0x45
 
+#if ZP_CODEC_ALL
 static z_result_t _z_sinfo_body(_zw_t *w, const void *ctx) { return _z_sinfo_write(w, (const _z_sinfo_t *)ctx); }
+#endif
 
 static z_result_t _z_sinfo_from_ext(const _z_ext_t *e, _z_sinfo_t *out) {
     _zr_t sub;
@@ -60,25 +62,27 @@ z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
 z_result_t _z_data_write(_zw_t *w, const _z_data_t *d) {
     uint8_t h = d->id;
     bool att = d->has_att && d->id != _Z_Z_ERR;
-    uint8_t n = (uint8_t)(d->has_sinfo + att + _z_kept_n(&d->kept));
+    uint8_t n = (uint8_t)(_Z_SENT(d->has_sinfo) + att + _z_kept_n(&d->kept));
     if (d->has_ts && d->id != _Z_Z_ERR) h |= _Z_FLAG_1;
     if (d->has_enc && d->id != _Z_Z_DEL) h |= _Z_FLAG_2;
     if (n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
-    if (h & _Z_FLAG_1) _Z_TRY(_z_ts_write(w, &d->ts));
-    if (h & _Z_FLAG_2) _Z_TRY(_z_enc_write(w, &d->enc));
+    _zw_u8(w, h);
+    if (h & _Z_FLAG_1) _z_ts_write(w, &d->ts);
+    if (h & _Z_FLAG_2) _z_enc_write(w, &d->enc);
     _z_wexts_begin(w, n);
-    if (d->has_sinfo) _Z_TRY(_z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &d->sinfo));
-    if (att) _Z_TRY(_z_wext_buf(w, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att.ptr, d->att.len));
-    _Z_TRY(_z_wext_kept(w, &d->kept));
-    if (d->id != _Z_Z_DEL) _Z_TRY(_zw_lbytes(w, d->payload.ptr, d->payload.len));
-    return Z_OK;
+#if ZP_CODEC_ALL
+    if (d->has_sinfo) _z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &d->sinfo);
+#endif
+    if (att) _z_wext_buf(w, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att.ptr, d->att.len);
+    _z_wext_kept(w, &d->kept);
+    if (d->id != _Z_Z_DEL) _zw_lbytes(w, d->payload.ptr, d->payload.len);
+    return w->err;
 }
 
 /* QueryBody extension: encoding then raw payload up to the end of the body. */
 static z_result_t _z_qbody_write(_zw_t *w, const void *ctx) {
     const _z_qmsg_t *q = (const _z_qmsg_t *)ctx;
-    _Z_TRY(_z_enc_write(w, &q->body_enc));
+    _z_enc_write(w, &q->body_enc);
     return _zw_bytes(w, q->body.ptr, q->body.len);
 }
 
@@ -126,16 +130,18 @@ z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
 
 z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q) {
     uint8_t h = _Z_Z_QUERY;
-    uint8_t n = (uint8_t)(q->has_sinfo + q->has_body + q->has_att + _z_kept_n(&q->kept));
+    uint8_t n = (uint8_t)(_Z_SENT(q->has_sinfo) + q->has_body + q->has_att + _z_kept_n(&q->kept));
     if (q->has_cons) h |= _Z_FLAG_1;
     if (q->params != NULL) h |= _Z_FLAG_2;
     if (n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
-    if (q->has_cons) _Z_TRY(_zw_zint(w, q->cons));
-    if (q->params != NULL) _Z_TRY(_zw_lbytes(w, (const uint8_t *)q->params, q->params_len));
+    _zw_u8(w, h);
+    if (q->has_cons) _zw_zint(w, q->cons);
+    if (q->params != NULL) _zw_lbytes(w, (const uint8_t *)q->params, q->params_len);
     _z_wexts_begin(w, n);
-    if (q->has_sinfo) _Z_TRY(_z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &q->sinfo));
-    if (q->has_body) _Z_TRY(_z_wext_fn(w, _Z_X_QRY_BODY, _z_qbody_write, q));
-    if (q->has_att) _Z_TRY(_z_wext_buf(w, _Z_X_QRY_ATT, q->att.ptr, q->att.len));
+#if ZP_CODEC_ALL
+    if (q->has_sinfo) _z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &q->sinfo);
+#endif
+    if (q->has_body) _z_wext_fn(w, _Z_X_QRY_BODY, _z_qbody_write, q);
+    if (q->has_att) _z_wext_buf(w, _Z_X_QRY_ATT, q->att.ptr, q->att.len);
     return _z_wext_kept(w, &q->kept);
 }

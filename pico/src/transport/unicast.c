@@ -79,7 +79,7 @@ static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadlin
     }
     _zr_t r;
     _zr_init(&r, t->rx, len);
-    return _z_transport_decode(&r, m);
+    return _z_handshake_decode(&r, m);
 }
 
 static z_result_t _z_handshake(_z_transport_t *t) {
