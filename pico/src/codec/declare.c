@@ -41,6 +41,7 @@ static z_result_t _z_wire_ext_parse(const _z_ext_t *e, _z_wexpr_t *k) {
     return Z_OK;
 }
 
+#if ZP_CODEC_ALL
 static z_result_t _z_wire_ext_body(_zw_t *w, const void *ctx) {
     const _z_wexpr_t *k = (const _z_wexpr_t *)ctx;
     _zw_u8(w, (uint8_t)((k->suffix != NULL ? 0x01 : 0) | (k->sender_mapping ? 0x02 : 0)));
@@ -48,6 +49,7 @@ static z_result_t _z_wire_ext_body(_zw_t *w, const void *ctx) {
     if (k->suffix != NULL) _zw_bytes(w, (const uint8_t *)k->suffix, k->suffix_len);
     return w->err;
 }
+#endif
 
 z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
     uint8_t h;
@@ -89,8 +91,8 @@ z_result_t _z_decl_read(_zr_t *r, _z_decl_t *out) {
         _z_ext_t e;
         _Z_TRY(_z_ext_read(r, &e, &more));
         if (e.hdr == _Z_X_WIREEXPR && _z_decl_is_undecl(out->id)) {
-            out->has_wire_ext = true;
-            _Z_TRY(_z_wire_ext_parse(&e, &out->key));
+            out->has_wire_ext = true; /* mandatory; the session reads undeclarations by id only */
+            if (ZP_CODEC_ALL) _Z_TRY(_z_wire_ext_parse(&e, &out->key));
         } else if (e.hdr == _Z_X_QINFO && out->id == _Z_D_QUERYABLE) {
             out->has_qinfo = true;
             out->qinfo = e.z64;
@@ -115,6 +117,11 @@ z_result_t _z_decl_write(_zw_t *w, const _z_decl_t *d) {
     if (has_key) _z_wexpr_write(w, &d->key);
     _z_wexts_begin(w, n);
     if (qinfo) _z_wext_z64(w, _Z_X_QINFO, d->qinfo);
+#if ZP_CODEC_ALL
     if (wire) _z_wext_fn(w, _Z_X_WIREEXPR, _z_wire_ext_body, &d->key);
+#else
+    static const uint8_t empty[2] = {0, 0}; /* flags, scope 0: the only WireExpr the session sends */
+    if (wire) _z_wext_buf(w, _Z_X_WIREEXPR, empty, sizeof(empty));
+#endif
     return _z_wext_kept(w, &d->kept);
 }

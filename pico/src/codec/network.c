@@ -38,6 +38,7 @@ static z_result_t _z_nexts_take(_z_nexts_t *x, const _z_ext_t *e, bool *taken) {
         if (e->z64 > 0x7f) return Z_EDESERIALIZE;
         x->has_qos = true;
         x->qos = (uint8_t)e->z64;
+#if ZP_CODEC_ALL
     } else if (e->hdr == _Z_X_TS) {
         _zr_t sub;
         _zr_init(&sub, e->buf.ptr, e->buf.len);
@@ -50,8 +51,11 @@ static z_result_t _z_nexts_take(_z_nexts_t *x, const _z_ext_t *e, bool *taken) {
     } else if (e->hdr == _Z_X_TSSTACK) {
         x->has_tsstack = true;
         x->tsstack = e->buf;
+#else
+    } else if (e->hdr == _Z_X_NODEID) { /* mandatory, and of no use to a client: accepted */
+#endif
     } else {
-        *taken = false;
+        *taken = false; /* a Timestamp or TsStack too without ZP_CODEC_ALL: the session reads neither */
     }
     return Z_OK;
 }
@@ -105,6 +109,7 @@ static z_result_t _z_nexts_read(_zr_t *r, bool more, _z_nmsg_t *m, _z_own_ext_fn
     return Z_OK;
 }
 
+#if ZP_CODEC_ALL
 static z_result_t _z_request_ext(_z_nmsg_t *m, const _z_ext_t *e) {
     if (e->hdr == _Z_X_TARGET) {
         if (e->z64 > 2) return Z_EDESERIALIZE;
@@ -122,6 +127,13 @@ static z_result_t _z_request_ext(_z_nmsg_t *m, const _z_ext_t *e) {
     }
     return Z_OK;
 }
+#else
+/* A queryable reads none of them: the target (mandatory) is accepted, the others skipped. */
+static z_result_t _z_request_ext(_z_nmsg_t *m, const _z_ext_t *e) {
+    (void)m;
+    return e->hdr == _Z_X_TARGET ? Z_OK : Z_EUNSUPPORTED;
+}
+#endif
 
 static z_result_t _z_response_ext(_z_nmsg_t *m, const _z_ext_t *e) {
     if (e->hdr != _Z_X_RESPONDER) return Z_EUNSUPPORTED;

@@ -201,6 +201,10 @@ static z_result_t _z_frame_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     return _zr_take(r, m->m.frame.payload.len, &m->m.frame.payload.ptr);
 }
 
+/* A unicast link never carries a Join: only a multicast or a ZP_CODEC_ALL build reads one. */
+#define _Z_DEC_JOIN (ZP_CODEC_ALL || Z_FEATURE_MULTICAST_TRANSPORT)
+
+#if _Z_DEC_JOIN
 static z_result_t _z_join_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.join.version = Z_PROTO_VERSION_BYTE;
     _Z_TRY(_z_ident_read(r, &m->m.join.whatami, &m->m.join.zid));
@@ -216,6 +220,7 @@ static z_result_t _z_join_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     _Z_TRY(_zr_zint(r, &m->m.join.next_sn_be));
     return _z_texts_read(r, h, m, _z_join_ext);
 }
+#endif
 
 static z_result_t _z_oam_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.oam.enc = h & _Z_EXT_ENC_MASK;
@@ -253,8 +258,10 @@ z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
         case _Z_T_FRAME:
         case _Z_T_FRAGMENT:
             return _z_frame_read(r, h, m);
+#if _Z_DEC_JOIN
         case _Z_T_JOIN:
             return _z_join_read(r, h, m);
+#endif
         case _Z_T_OAM:
             return _z_oam_read(r, h, m);
         default:
@@ -267,6 +274,13 @@ z_result_t _z_handshake_decode(_zr_t *r, _z_tmsg_t *m) {
     _Z_TRY(_z_tmsg_start(r, m, &h));
     return m->id == _Z_T_INIT || m->id == _Z_T_OPEN ? Z_OK : Z_EOPEN;
 }
+
+/* A Fragment's field: only a build that fragments sends one. */
+#if _Z_ENC_FRAGMENT
+#define _Z_FRAG_SENT(flag) (flag)
+#else
+#define _Z_FRAG_SENT(flag) false
+#endif
 
 #if ZP_CODEC_ALL
 static uint8_t _z_init_nexts(const _z_tmsg_t *m) {
@@ -336,10 +350,12 @@ static uint8_t _z_transport_header(_zw_t *w, const _z_tmsg_t *m) {
             if (m->m.close.session) h |= _Z_FLAG_1;
             break;
         case _Z_T_FRAME:
+#if _Z_ENC_FRAGMENT
         case _Z_T_FRAGMENT:
-            n = (uint8_t)(n + m->m.frame.has_qos + m->m.frame.first + m->m.frame.drop);
+#endif
+            n = (uint8_t)(n + m->m.frame.has_qos + _Z_FRAG_SENT(m->m.frame.first) + _Z_SENT(m->m.frame.drop));
             if (m->m.frame.reliable) h |= _Z_FLAG_1;
-            if (m->m.frame.more) h |= _Z_FLAG_2;
+            if (_Z_FRAG_SENT(m->m.frame.more)) h |= _Z_FLAG_2;
             break;
 #if _Z_ENC_JOIN
         case _Z_T_JOIN:
@@ -387,8 +403,8 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
         case _Z_T_FRAGMENT:
             _zw_zint(w, m->m.frame.sn);
             if (m->m.frame.has_qos) _z_wext_z64(w, _Z_X_FQOS, m->m.frame.qos);
-            if (m->m.frame.first) _z_wext_z64(w, _Z_X_FIRST, 0);
-            if (m->m.frame.drop) _z_wext_z64(w, _Z_X_DROP, 0);
+            if (_Z_FRAG_SENT(m->m.frame.first)) _z_wext_z64(w, _Z_X_FIRST, 0);
+            if (_Z_SENT(m->m.frame.drop)) _z_wext_z64(w, _Z_X_DROP, 0);
             break;
 #if _Z_ENC_JOIN
         case _Z_T_JOIN:
@@ -412,7 +428,7 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
             break;
     }
     _z_wext_kept(w, &m->kept);
-    if (m->id == _Z_T_FRAGMENT) _zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len);
+    if (_Z_ENC_FRAGMENT && m->id == _Z_T_FRAGMENT) _zw_bytes(w, m->m.frame.payload.ptr, m->m.frame.payload.len);
 #if ZP_CODEC_ALL
     if (m->id == _Z_T_OAM) {
         if (m->m.oam.enc == _Z_EXT_Z64) return _zw_zint(w, m->m.oam.z64);

@@ -20,6 +20,9 @@
 static z_result_t _z_sinfo_body(_zw_t *w, const void *ctx) { return _z_sinfo_write(w, (const _z_sinfo_t *)ctx); }
 #endif
 
+/* The session reads no source info: without ZP_CODEC_ALL it is skipped. */
+#define _Z_READ_SINFO ZP_CODEC_ALL
+
 static z_result_t _z_sinfo_from_ext(const _z_ext_t *e, _z_sinfo_t *out) {
     _zr_t sub;
     _zr_init(&sub, e->buf.ptr, e->buf.len);
@@ -45,7 +48,7 @@ z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
         _z_ext_t e;
         _Z_TRY(_z_ext_read(r, &e, &more));
         uint8_t att = out->id == _Z_Z_PUT ? _Z_X_PUT_ATT : (out->id == _Z_Z_DEL ? _Z_X_DEL_ATT : 0xff);
-        if (e.hdr == _Z_X_SINFO) {
+        if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
             _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
         } else if (e.hdr == att) {
@@ -108,7 +111,7 @@ z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
     while (more) {
         _z_ext_t e;
         _Z_TRY(_z_ext_read(r, &e, &more));
-        if (e.hdr == _Z_X_SINFO) {
+        if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
             _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
         } else if (e.hdr == _Z_X_QRY_BODY) {

@@ -75,12 +75,6 @@ static void _z_on_push(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_t *
 #endif
 
 #if Z_FEATURE_QUERYABLE == 1
-/* True if the selector parameters contain "_anyke". */
-static bool _z_has_anyke(const char *p, size_t len) {
-    for (size_t i = 0; i + 6 <= len; i++)
-        if (memcmp(p + i, "_anyke", 6) == 0) return true;
-    return false;
-}
 
 static void _z_send_final(_z_session_t *s, uint32_t rid, uint8_t qos) {
     _z_nmsg_t f;

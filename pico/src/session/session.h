@@ -97,7 +97,6 @@ struct _z_session_t {
     uint64_t next_reconnect_ms;
     uint32_t next_id;
     uint32_t next_rid;
-    _z_transport_t tp;
 #if Z_FEATURE_PUBLICATION == 1
     _zs_pub_t pubs[ZP_MAX_PUBLISHERS];
 #endif
@@ -129,6 +128,7 @@ struct _z_session_t {
     volatile bool read_running;
     volatile bool lease_running;
 #endif
+    _z_transport_t tp; /* last: its buffers would put the tables out of an immediate offset's reach */
 };
 
 /* ---- session.c ---- */
@@ -194,6 +194,15 @@ void _z_open_query_unref(_z_session_t *s, uint32_t rid);
 #endif
 
 /* ---- helpers ---- */
+/* True if the selector parameters p[0..len) contain "_anyke". */
+bool _z_has_anyke(const char *p, size_t len);
+/* The wire encoding of an encoding (its schema cut to 255 bytes). */
+void _z_enc_from(_z_enc_t *w, const _z_encoding_t *e);
+/* Fills the zeroed body `d` of a Put, Del or Err the session sends: payload,
+ * encoding (unless the default one), attachment, timestamp (when valid with a
+ * non-zero id); any of them may be NULL. */
+void _z_data_fill(_z_data_t *d, uint8_t kind, const _z_bytes_t *payload, const _z_encoding_t *enc,
+                  const _z_bytes_t *att, const z_timestamp_t *ts);
 z_result_t _z_kebuf_set(_z_kebuf_t *k, const char *s, size_t len);
 void _z_wexpr_from_kebuf(_z_wexpr_t *w, const _z_kebuf_t *k);
 uint8_t _z_qos_byte(z_priority_t prio, z_congestion_control_t cc, bool express);

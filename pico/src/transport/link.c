@@ -19,6 +19,10 @@ static const char *_z_parse_u8(const char *s, uint8_t *out) {
     return s;
 }
 
+/* Only multicast groups (of a peer or of scouting) have an interface. */
+#define _Z_LOCATOR_IFACE (Z_FEATURE_MULTICAST_TRANSPORT || Z_FEATURE_SCOUTING)
+
+#if _Z_LOCATOR_IFACE || Z_FEATURE_LINK_SERIAL
 /* The value of `key` ("iface=") in the "#k=v;k=v" part of a locator, copied
  * to out[cap] (NUL-terminated; "" when absent). False when it does not fit. */
 static bool _z_locator_param(const char *hash, const char *key, char *out, size_t cap) {
@@ -38,6 +42,7 @@ static bool _z_locator_param(const char *hash, const char *key, char *out, size_
     out[k] = '\0';
     return true;
 }
+#endif
 
 #if Z_FEATURE_LINK_SERIAL == 1
 /* "serial/<device>#baudrate=N" (the device ends at '#' or '?'; the baud rate is required). */
@@ -95,7 +100,9 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     /* skip "?metadata"; read "#iface=NAME" */
     const char *hash = strchr(s, '#');
     if (hash == NULL && *s != '\0' && *s != '?') return Z_ECONFIG;
+#if _Z_LOCATOR_IFACE
     if (!_z_locator_param(hash, "iface=", ep->iface, sizeof(ep->iface))) ep->iface[sizeof(ep->iface) - 1] = '\0';
+#endif
     if (ep->kind == _Z_LINK_TCP && !Z_FEATURE_LINK_TCP) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP && !Z_FEATURE_LINK_UDP_UNICAST) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP_MULTICAST && !Z_FEATURE_MULTICAST_TRANSPORT) return Z_EUNSUPPORTED;
@@ -113,7 +120,7 @@ static z_result_t _z_link_write(_z_transport_t *t, const uint8_t *buf, size_t le
 /* Sealed batches (see _z_link_send_sealed): on a stream the prefixes are the
  * framing, so everything goes in one write; a datagram carries one batch. */
 static z_result_t _z_link_write_sealed(_z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
-    if (t->stream) return _z_link_write(t, buf, len, droppable);
+    if (!_Z_DATAGRAM_LINKS || t->stream) return _z_link_write(t, buf, len, droppable);
     for (size_t at = 0; at + _Z_BATCH_PREFIX <= len;) {
         size_t n = (size_t)buf[at] | ((size_t)buf[at + 1] << 8);
         if (n > len - at - _Z_BATCH_PREFIX) return Z_EGENERIC; /* never: the batches were sealed here */
@@ -229,7 +236,7 @@ static z_result_t _z_recv_stream(_z_transport_t *t, uint32_t timeout_ms, size_t 
 z_result_t _z_transport_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len, uint8_t src[6]) {
     *len = 0;
     if (!t->open) return Z_ETRANSPORT;
-    if (t->stream) return _z_recv_stream(t, timeout_ms, len);
+    if (!_Z_DATAGRAM_LINKS || t->stream) return _z_recv_stream(t, timeout_ms, len);
 #if Z_FEATURE_LINK_SERIAL == 1
     if (t->serial) return _z_serial_recv(t, timeout_ms, len);
 #endif

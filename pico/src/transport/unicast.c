@@ -69,8 +69,9 @@ static z_result_t _z_send_tmsg(_z_transport_t *t, const _z_tmsg_t *m) {
     return _z_link_send_batch(t, batch, w.pos);
 }
 
-/* Waits (bounded) for one whole batch and decodes its first message. */
-static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadline) {
+/* Waits (bounded) for one whole batch and decodes its first message, which
+ * must be the acknowledgement `id` (InitAck or OpenAck; Z_EOPEN otherwise). */
+static z_result_t _z_recv_ack(_z_transport_t *t, _z_tmsg_t *m, uint8_t id, uint64_t deadline) {
     size_t len = 0;
     while (len == 0) {
         uint64_t now = _z_clock_ms();
@@ -79,7 +80,9 @@ static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadlin
     }
     _zr_t r;
     _zr_init(&r, t->rx, len);
-    return _z_handshake_decode(&r, m);
+    _Z_TRY(_z_handshake_decode(&r, m));
+    /* ack is the first member of both init and open (a common initial sequence) */
+    return m->id == id && m->m.init.ack ? Z_OK : Z_EOPEN;
 }
 
 static z_result_t _z_handshake(_z_transport_t *t) {
@@ -101,8 +104,7 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     m.m.init.qos = Z_FEATURE_QOS == 1; /* offer the 8 priority channels */
     _Z_TRY(_z_send_tmsg(t, &m));
 
-    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
-    if (m.id != _Z_T_INIT || !m.m.init.ack) return Z_EOPEN;
+    _Z_TRY(_z_recv_ack(t, &m, _Z_T_INIT, deadline));
     if ((m.m.init.resolution & 0x03) > 0x02 || ((m.m.init.resolution >> 2) & 0x03) > 0x02) return Z_EOPEN;
     t->sn_mask = _z_sn_mask(m.m.init.resolution);
     t->batch_size = m.m.init.batch_size < ours ? m.m.init.batch_size : ours;
@@ -117,14 +119,13 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     isn &= t->sn_mask;
     memset(&m, 0, sizeof(m));
     m.id = _Z_T_OPEN;
-    m.m.open.lease_in_s = (t->lease_ms % 1000u) == 0;
-    m.m.open.lease = m.m.open.lease_in_s ? t->lease_ms / 1000u : t->lease_ms;
+    m.m.open.lease_in_s = (Z_TRANSPORT_LEASE % 1000u) == 0; /* t->lease_ms, set by _z_transport_reset */
+    m.m.open.lease = m.m.open.lease_in_s ? Z_TRANSPORT_LEASE / 1000u : Z_TRANSPORT_LEASE;
     m.m.open.initial_sn = isn;
     m.m.open.cookie = cookie;
     _Z_TRY(_z_send_tmsg(t, &m));
 
-    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
-    if (m.id != _Z_T_OPEN || !m.m.open.ack) return Z_EOPEN;
+    _Z_TRY(_z_recv_ack(t, &m, _Z_T_OPEN, deadline));
     if ((m.m.open.initial_sn & ~(uint64_t)t->sn_mask) != 0) return Z_EOPEN;
     t->remote_lease_ms = m.m.open.lease_in_s ? m.m.open.lease * 1000u : m.m.open.lease;
     if (t->remote_lease_ms == 0) t->remote_lease_ms = Z_TRANSPORT_LEASE;
