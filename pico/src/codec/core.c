@@ -9,8 +9,8 @@
 /* ZenohID: `len` raw little-endian bytes (len comes from a nibble or a zint). */
 z_result_t _z_zid_read(_zr_t *r, uint8_t len, _z_zid_t *out) {
     const uint8_t *p;
-    if (len < 1 || len > 16) return Z_EDESERIALIZE;
-    _Z_TRY(_zr_take(r, len, &p));
+    if (len < 1 || len > 16) return _zr_fail(r);
+    _Z_TRY(_zr_take(r, len, &p)); /* before the copy */
     memset(out->id, 0, sizeof(out->id));
     memcpy(out->id, p, len);
     out->len = len;
@@ -32,10 +32,9 @@ uint8_t _z_zid_wire_len(const uint8_t id[16]) {
  */
 z_result_t _z_ts_read(_zr_t *r, _z_ts_t *out) {
     uint64_t n;
-    _Z_TRY(_zr_zint(r, &out->time));
-    _Z_TRY(_zr_zint(r, &n));
-    if (n < 1 || n > 16) return Z_EDESERIALIZE;
-    return _z_zid_read(r, (uint8_t)n, &out->id);
+    _zr_zint(r, &out->time);
+    _zr_zint(r, &n);
+    return _z_zid_read(r, n <= 16 ? (uint8_t)n : 0, &out->id);
 }
 
 z_result_t _z_ts_write(_zw_t *w, const _z_ts_t *ts) {
@@ -51,17 +50,17 @@ z_result_t _z_ts_write(_zw_t *w, const _z_ts_t *ts) {
 z_result_t _z_enc_read(_zr_t *r, _z_enc_t *out) {
     uint32_t v;
     size_t len = 0;
-    _Z_TRY(_zr_z32(r, &v));
-    if ((v >> 1) > UINT16_MAX) return Z_EDESERIALIZE;
+    _zr_z32(r, &v);
+    if ((v >> 1) > UINT16_MAX) return _zr_fail(r);
     out->id = (uint16_t)(v >> 1);
     out->has_schema = (v & 1) != 0;
     out->schema = NULL;
     out->schema_len = 0;
     if (out->has_schema) {
-        _Z_TRY(_zr_lbytes(r, UINT8_MAX, &out->schema, &len));
+        _zr_lbytes(r, UINT8_MAX, &out->schema, &len);
         out->schema_len = (uint8_t)len;
     }
-    return Z_OK;
+    return r->err;
 }
 
 z_result_t _z_enc_write(_zw_t *w, const _z_enc_t *e) {
@@ -78,18 +77,18 @@ bool _z_enc_is_default(const _z_enc_t *e) { return e->id == 0 && !e->has_schema;
  * ~ key_suffix    ~  <utf8;z16> if the message's N flag is set
  */
 z_result_t _z_wexpr_read(_zr_t *r, bool has_suffix, bool sender, _z_wexpr_t *out) {
-    _Z_TRY(_zr_z16(r, &out->scope));
+    _zr_z16(r, &out->scope);
     out->sender_mapping = sender;
     out->suffix = NULL;
     out->suffix_len = 0;
     if (has_suffix) {
         const uint8_t *p;
         size_t len;
-        _Z_TRY(_zr_lbytes(r, UINT16_MAX, &p, &len));
+        _zr_lbytes(r, UINT16_MAX, &p, &len);
         out->suffix = (const char *)p;
         out->suffix_len = (uint16_t)len;
     }
-    return Z_OK;
+    return r->err;
 }
 
 z_result_t _z_wexpr_write(_zw_t *w, const _z_wexpr_t *k) {
@@ -104,9 +103,9 @@ z_result_t _z_wexpr_write(_zw_t *w, const _z_wexpr_t *k) {
  */
 z_result_t _z_sinfo_read(_zr_t *r, _z_sinfo_t *out) {
     uint8_t f;
-    _Z_TRY(_zr_u8(r, &f));
-    _Z_TRY(_z_zid_read(r, (uint8_t)((f >> 4) + 1), &out->zid));
-    _Z_TRY(_zr_z32(r, &out->eid));
+    _zr_u8(r, &f);
+    _z_zid_read(r, (uint8_t)((f >> 4) + 1), &out->zid);
+    _zr_z32(r, &out->eid);
     return _zr_z32(r, &out->sn);
 }
 
@@ -121,7 +120,7 @@ z_result_t _z_sinfo_write(_zw_t *w, const _z_sinfo_t *s) {
 
 z_result_t _z_ext_read(_zr_t *r, _z_ext_t *e, bool *more) {
     uint8_t h;
-    _Z_TRY(_zr_u8(r, &h));
+    _zr_u8(r, &h); /* failed: h is 0, no more extension */
     *more = (h & _Z_FLAG_Z) != 0;
     e->hdr = h & 0x7f;
     e->z64 = 0;
@@ -129,13 +128,13 @@ z_result_t _z_ext_read(_zr_t *r, _z_ext_t *e, bool *more) {
     e->buf.len = 0;
     switch (h & _Z_EXT_ENC_MASK) {
         case _Z_EXT_UNIT:
-            return Z_OK;
+            return r->err;
         case _Z_EXT_Z64:
             return _zr_zint(r, &e->z64);
         case _Z_EXT_ZBUF:
             return _zr_lbytes(r, UINT32_MAX, &e->buf.ptr, &e->buf.len);
         default:
-            return Z_EDESERIALIZE;
+            return _zr_fail(r);
     }
 }
 

@@ -441,7 +441,9 @@ z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *out);
 /* Decodes an Init or an Open, the messages of a unicast handshake (any other
  * message: Z_EOPEN), without the code of the others. */
 z_result_t _z_handshake_decode(_zr_t *r, _z_tmsg_t *m);
-/* Encodes one transport message (a Frame: header only; a Fragment: with payload). */
+/* Encodes one transport message (a Frame: header only; a Fragment: with payload).
+ * Without ZP_CODEC_ALL only Frames, Fragments and Joins: the unicast transport
+ * writes its InitSyn, OpenSyn, Close and KeepAlive itself. */
 z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m);
 /* True while a Frame being read still has network messages. */
 bool _z_frame_more(const _zr_t *r);

@@ -3,8 +3,17 @@
 
 #include <string.h>
 
+z_result_t _zr_fail(_zr_t *r) {
+    r->pos = r->len;
+    r->err = Z_EDESERIALIZE;
+    return Z_EDESERIALIZE;
+}
+
 z_result_t _zr_u8(_zr_t *r, uint8_t *out) {
-    if (r->pos >= r->len) return Z_EDESERIALIZE;
+    if (r->pos >= r->len) {
+        *out = 0;
+        return _zr_fail(r);
+    }
     *out = r->p[r->pos++];
     return Z_OK;
 }
@@ -18,6 +27,7 @@ z_result_t _zr_peek(const _zr_t *r, uint8_t *out) {
 z_result_t _zr_zint(_zr_t *r, uint64_t *out) {
     uint64_t v = 0;
     unsigned shift = 0;
+    *out = 0;
     for (unsigned n = 0; n < 9; n++) {
         uint8_t b;
         _Z_TRY(_zr_u8(r, &b));
@@ -35,36 +45,38 @@ z_result_t _zr_zint(_zr_t *r, uint64_t *out) {
 
 z_result_t _zr_zbound(_zr_t *r, uint64_t max, uint64_t *out) {
     _Z_TRY(_zr_zint(r, out));
-    return *out <= max ? Z_OK : Z_EDESERIALIZE;
+    if (*out <= max) return Z_OK;
+    *out = 0;
+    return _zr_fail(r);
 }
 
 z_result_t _zr_z16(_zr_t *r, uint16_t *out) {
     uint64_t v;
-    _Z_TRY(_zr_zbound(r, UINT16_MAX, &v));
+    z_result_t res = _zr_zbound(r, UINT16_MAX, &v);
     *out = (uint16_t)v;
-    return Z_OK;
+    return res;
 }
 
 z_result_t _zr_z32(_zr_t *r, uint32_t *out) {
     uint64_t v;
-    _Z_TRY(_zr_zbound(r, UINT32_MAX, &v));
+    z_result_t res = _zr_zbound(r, UINT32_MAX, &v);
     *out = (uint32_t)v;
-    return Z_OK;
+    return res;
 }
 
 z_result_t _zr_take(_zr_t *r, size_t n, const uint8_t **out) {
-    if (n > _zr_left(r)) return Z_EDESERIALIZE;
-    *out = r->p + r->pos;
-    r->pos += n;
-    return Z_OK;
+    if (n > _zr_left(r)) _zr_fail(r);
+    *out = r->p + r->pos; /* failed: at the end, for 0 bytes */
+    if (r->err == Z_OK) r->pos += n;
+    return r->err;
 }
 
 z_result_t _zr_lbytes(_zr_t *r, size_t max, const uint8_t **out, size_t *len) {
     uint64_t n;
-    _Z_TRY(_zr_zint(r, &n));
-    if (n > max || n > _zr_left(r)) return Z_EDESERIALIZE;
-    *len = (size_t)n;
-    return _zr_take(r, (size_t)n, out);
+    _zr_zint(r, &n);
+    if (n > max || n > _zr_left(r)) _zr_fail(r);
+    *len = r->err == Z_OK ? (size_t)n : 0;
+    return _zr_take(r, *len, out);
 }
 
 z_result_t _zr_skip(_zr_t *r, size_t n) {

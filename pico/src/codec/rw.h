@@ -19,6 +19,7 @@ typedef struct {
     const uint8_t *p;
     size_t len;
     size_t pos;
+    z_result_t err; /* Z_EDESERIALIZE once a read failed (see _zr_fail) */
 } _zr_t;
 
 /*
@@ -43,13 +44,23 @@ static inline void _zr_init(_zr_t *r, const uint8_t *p, size_t len) {
     r->p = p;
     r->len = len;
     r->pos = 0;
+    r->err = Z_OK;
 }
 static inline size_t _zr_left(const _zr_t *r) { return r->len - r->pos; }
 static inline const uint8_t *_zr_here(const _zr_t *r) { return r->p + r->pos; }
 
+/*
+ * A failed read fails the reader: err is set and the position goes to the
+ * end, so that every later read fails too and yields zeros (an empty view
+ * for bytes). A decoder may thus read field after field and look at the
+ * result once, at its end (err, or its last read's result); it records its
+ * own verdicts (a bad value) with _zr_fail as well. A read that cannot fail
+ * once err is set (a view on 0 bytes) returns err too.
+ */
+z_result_t _zr_fail(_zr_t *r);
 /* Reads one byte. */
 z_result_t _zr_u8(_zr_t *r, uint8_t *out);
-/* Returns the next byte without consuming it. */
+/* Returns the next byte without consuming it (at the end: an error, but the reader is not failed). */
 z_result_t _zr_peek(const _zr_t *r, uint8_t *out);
 /* Reads a zint (1..9 bytes) into a u64. */
 z_result_t _zr_zint(_zr_t *r, uint64_t *out);

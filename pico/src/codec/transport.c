@@ -44,34 +44,38 @@ bool _z_frame_more(const _zr_t *r) {
 /* |version| |zid_len|x|x|wai| ~zid~ */
 static z_result_t _z_ident_read(_zr_t *r, uint8_t *wai, _z_zid_t *zid) {
     uint8_t v, f;
-    _Z_TRY(_zr_u8(r, &v));
-    if (v != Z_PROTO_VERSION_BYTE) return Z_EDESERIALIZE;
-    _Z_TRY(_zr_u8(r, &f));
+    _zr_u8(r, &v);
+    if (v != Z_PROTO_VERSION_BYTE) return _zr_fail(r);
+    _zr_u8(r, &f);
     *wai = f & 0x03;
-    if (*wai > _Z_WAI_CLIENT) return Z_EDESERIALIZE;
+    if (*wai > _Z_WAI_CLIENT) return _zr_fail(r);
     return _z_zid_read(r, (uint8_t)((f >> 4) + 1), zid);
 }
 
+#if _Z_ENC_JOIN /* with ZP_CODEC_ALL or multicast: the Init the library sends is written by unicast.c */
 static z_result_t _z_ident_write(_zw_t *w, uint8_t wai, const _z_zid_t *zid) {
     _zw_u8(w, Z_PROTO_VERSION_BYTE);
     _zw_u8(w, (uint8_t)(((zid->len - 1) << 4) | (wai & 0x03)));
     return _zw_bytes(w, zid->id, zid->len);
 }
+#endif
 
 static z_result_t _z_size_read(_zr_t *r, uint8_t *res, uint16_t *batch) {
     const uint8_t *p;
-    _Z_TRY(_zr_u8(r, res));
+    _zr_u8(r, res);
     *res &= 0x3f;
-    _Z_TRY(_zr_take(r, 2, &p));
+    _Z_TRY(_zr_take(r, 2, &p)); /* before reading p */
     *batch = (uint16_t)(p[0] | (p[1] << 8));
     return Z_OK;
 }
 
+#if _Z_ENC_JOIN
 static z_result_t _z_size_write(_zw_t *w, uint8_t res, uint16_t batch) {
     _zw_u8(w, res);
     _zw_u8(w, (uint8_t)(batch & 0xff));
     return _zw_u8(w, (uint8_t)(batch >> 8));
 }
+#endif
 
 static z_result_t _z_other_ext(_z_tmsg_t *m, const _z_ext_t *e) { return _z_ext_keep(&m->kept, e); }
 
@@ -162,41 +166,41 @@ static z_result_t _z_texts_read(_zr_t *r, uint8_t h, _z_tmsg_t *m, _z_text_fn fn
     bool more = (h & _Z_FLAG_Z) != 0;
     while (more) {
         _z_ext_t e;
-        _Z_TRY(_z_ext_read(r, &e, &more));
-        _Z_TRY(fn(m, &e));
+        _z_ext_read(r, &e, &more);
+        if (fn(m, &e) != Z_OK) return _zr_fail(r);
     }
-    return Z_OK;
+    return r->err;
 }
 
 /* Each reader below takes the rest of a message whose header byte h was read. */
 static z_result_t _z_init_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.init.ack = (h & _Z_FLAG_1) != 0;
-    _Z_TRY(_z_ident_read(r, &m->m.init.whatami, &m->m.init.zid));
+    _z_ident_read(r, &m->m.init.whatami, &m->m.init.zid);
     m->m.init.resolution = 0x0a;
     m->m.init.batch_size = 65535;
     if (h & _Z_FLAG_2) {
         m->m.init.has_size = true;
-        _Z_TRY(_z_size_read(r, &m->m.init.resolution, &m->m.init.batch_size));
+        _z_size_read(r, &m->m.init.resolution, &m->m.init.batch_size);
     }
-    if (m->m.init.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.init.cookie.ptr, &m->m.init.cookie.len));
+    if (m->m.init.ack) _zr_lbytes(r, UINT16_MAX, &m->m.init.cookie.ptr, &m->m.init.cookie.len);
     return _z_texts_read(r, h, m, _z_init_ext);
 }
 
 static z_result_t _z_open_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.open.ack = (h & _Z_FLAG_1) != 0;
     m->m.open.lease_in_s = (h & _Z_FLAG_2) != 0;
-    _Z_TRY(_zr_zint(r, &m->m.open.lease));
-    _Z_TRY(_zr_zint(r, &m->m.open.initial_sn));
-    if (!m->m.open.ack) _Z_TRY(_zr_lbytes(r, UINT16_MAX, &m->m.open.cookie.ptr, &m->m.open.cookie.len));
+    _zr_zint(r, &m->m.open.lease);
+    _zr_zint(r, &m->m.open.initial_sn);
+    if (!m->m.open.ack) _zr_lbytes(r, UINT16_MAX, &m->m.open.cookie.ptr, &m->m.open.cookie.len);
     return _z_texts_read(r, h, m, _z_open_ext);
 }
 
 static z_result_t _z_frame_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.frame.reliable = (h & _Z_FLAG_1) != 0;
     m->m.frame.more = m->id == _Z_T_FRAGMENT && (h & _Z_FLAG_2) != 0;
-    _Z_TRY(_zr_zint(r, &m->m.frame.sn));
-    _Z_TRY(_z_texts_read(r, h, m, _z_frame_ext));
-    if (m->id != _Z_T_FRAGMENT) return Z_OK;
+    _zr_zint(r, &m->m.frame.sn);
+    _z_texts_read(r, h, m, _z_frame_ext);
+    if (m->id != _Z_T_FRAGMENT) return r->err;
     m->m.frame.payload.len = _zr_left(r);
     return _zr_take(r, m->m.frame.payload.len, &m->m.frame.payload.ptr);
 }
@@ -207,28 +211,28 @@ static z_result_t _z_frame_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
 #if _Z_DEC_JOIN
 static z_result_t _z_join_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.join.version = Z_PROTO_VERSION_BYTE;
-    _Z_TRY(_z_ident_read(r, &m->m.join.whatami, &m->m.join.zid));
+    _z_ident_read(r, &m->m.join.whatami, &m->m.join.zid);
     m->m.join.resolution = 0x0a;
     m->m.join.batch_size = 8192;
     if (h & _Z_FLAG_2) {
         m->m.join.has_size = true;
-        _Z_TRY(_z_size_read(r, &m->m.join.resolution, &m->m.join.batch_size));
+        _z_size_read(r, &m->m.join.resolution, &m->m.join.batch_size);
     }
     m->m.join.lease_in_s = (h & _Z_FLAG_1) != 0;
-    _Z_TRY(_zr_zint(r, &m->m.join.lease));
-    _Z_TRY(_zr_zint(r, &m->m.join.next_sn_r));
-    _Z_TRY(_zr_zint(r, &m->m.join.next_sn_be));
+    _zr_zint(r, &m->m.join.lease);
+    _zr_zint(r, &m->m.join.next_sn_r);
+    _zr_zint(r, &m->m.join.next_sn_be);
     return _z_texts_read(r, h, m, _z_join_ext);
 }
 #endif
 
 static z_result_t _z_oam_read(_zr_t *r, uint8_t h, _z_tmsg_t *m) {
     m->m.oam.enc = h & _Z_EXT_ENC_MASK;
-    _Z_TRY(_zr_z16(r, &m->m.oam.oam_id));
-    _Z_TRY(_z_texts_read(r, h, m, _z_oam_ext));
+    _zr_z16(r, &m->m.oam.oam_id);
+    _z_texts_read(r, h, m, _z_oam_ext);
     if (m->m.oam.enc == _Z_EXT_Z64) return _zr_zint(r, &m->m.oam.z64);
     if (m->m.oam.enc == _Z_EXT_ZBUF) return _zr_lbytes(r, UINT32_MAX, &m->m.oam.body.ptr, &m->m.oam.body.len);
-    return m->m.oam.enc == _Z_EXT_UNIT ? Z_OK : Z_EDESERIALIZE;
+    return m->m.oam.enc == _Z_EXT_UNIT ? r->err : _zr_fail(r);
 }
 
 /* Clears m and reads a message's header byte (*h, m->id); an Init or an Open
@@ -239,7 +243,7 @@ static z_result_t _z_tmsg_start(_zr_t *r, _z_tmsg_t *m, uint8_t *h) {
     m->id = *h & _Z_MID_MASK;
     if (m->id == _Z_T_INIT) return _z_init_read(r, *h, m);
     if (m->id == _Z_T_OPEN) return _z_open_read(r, *h, m);
-    return Z_OK;
+    return r->err;
 }
 
 z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
@@ -251,7 +255,7 @@ z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
             return Z_OK;
         case _Z_T_CLOSE:
             m->m.close.session = (h & _Z_FLAG_1) != 0;
-            _Z_TRY(_zr_u8(r, &m->m.close.reason));
+            _zr_u8(r, &m->m.close.reason);
             return _z_texts_read(r, h, m, _z_other_ext);
         case _Z_T_KEEPALIVE:
             return _z_texts_read(r, h, m, _z_other_ext);
@@ -265,7 +269,7 @@ z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *m) {
         case _Z_T_OAM:
             return _z_oam_read(r, h, m);
         default:
-            return Z_EDESERIALIZE;
+            return _zr_fail(r);
     }
 }
 
@@ -318,14 +322,6 @@ static z_result_t _z_open_wexts(_zw_t *w, const _z_tmsg_t *m) {
     if (m->m.open.has_remote_bound) _z_wext_z64(w, _Z_X_REMOTE_BOUND, m->m.open.remote_bound);
     return w->err;
 }
-#else
-/* The library sends InitSyn with at most QoS, and OpenSyn without extensions. */
-#define _z_init_nexts(m) ((uint8_t)(m)->m.init.qos)
-#define _z_open_nexts(m) 0
-static void _z_init_wexts(_zw_t *w, const _z_tmsg_t *m) {
-    if (m->m.init.qos) _z_wext_z64(w, _Z_X_QOS, 0);
-}
-#define _z_open_wexts(w, m) ((void)0)
 #endif
 
 /* The header byte of a transport message and, in w->exts, how many extensions
@@ -336,6 +332,7 @@ static uint8_t _z_transport_header(_zw_t *w, const _z_tmsg_t *m) {
     uint8_t h = m->id;
     uint8_t n = (uint8_t)_z_kept_n(&m->kept);
     switch (m->id) {
+#if ZP_CODEC_ALL
         case _Z_T_INIT:
             n = (uint8_t)(n + _z_init_nexts(m));
             if (m->m.init.ack) h |= _Z_FLAG_1;
@@ -349,6 +346,9 @@ static uint8_t _z_transport_header(_zw_t *w, const _z_tmsg_t *m) {
         case _Z_T_CLOSE:
             if (m->m.close.session) h |= _Z_FLAG_1;
             break;
+        case _Z_T_KEEPALIVE:
+            break;
+#endif
         case _Z_T_FRAME:
 #if _Z_ENC_FRAGMENT
         case _Z_T_FRAGMENT:
@@ -370,8 +370,6 @@ static uint8_t _z_transport_header(_zw_t *w, const _z_tmsg_t *m) {
             h |= m->m.oam.enc;
             break;
 #endif
-        case _Z_T_KEEPALIVE:
-            break;
         default:
             return _Z_T_NONE;
     }
@@ -384,6 +382,7 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
     if (h == _Z_T_NONE) return Z_EINVAL;
     _zw_u8(w, h);
     switch (m->id) {
+#if ZP_CODEC_ALL
         case _Z_T_INIT:
             _z_ident_write(w, m->m.init.whatami, &m->m.init.zid);
             if (m->m.init.has_size) _z_size_write(w, m->m.init.resolution, m->m.init.batch_size);
@@ -399,6 +398,7 @@ z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m) {
         case _Z_T_CLOSE:
             _zw_u8(w, m->m.close.reason);
             break;
+#endif
         case _Z_T_FRAME:
         case _Z_T_FRAGMENT:
             _zw_zint(w, m->m.frame.sn);

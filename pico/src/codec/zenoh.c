@@ -32,34 +32,34 @@ static z_result_t _z_sinfo_from_ext(const _z_ext_t *e, _z_sinfo_t *out) {
 z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
     uint8_t h;
     memset(out, 0, sizeof(*out));
-    _Z_TRY(_zr_u8(r, &h));
+    _zr_u8(r, &h);
     out->id = h & _Z_MID_MASK;
-    if (out->id != _Z_Z_PUT && out->id != _Z_Z_DEL && out->id != _Z_Z_ERR) return Z_EDESERIALIZE;
+    if (out->id != _Z_Z_PUT && out->id != _Z_Z_DEL && out->id != _Z_Z_ERR) return _zr_fail(r);
     if (out->id != _Z_Z_ERR && (h & _Z_FLAG_1)) {
         out->has_ts = true;
-        _Z_TRY(_z_ts_read(r, &out->ts));
+        _z_ts_read(r, &out->ts);
     }
     if (out->id != _Z_Z_DEL && (h & _Z_FLAG_2)) {
         out->has_enc = true;
-        _Z_TRY(_z_enc_read(r, &out->enc));
+        _z_enc_read(r, &out->enc);
     }
     bool more = (h & _Z_FLAG_Z) != 0;
     while (more) {
         _z_ext_t e;
-        _Z_TRY(_z_ext_read(r, &e, &more));
+        _z_ext_read(r, &e, &more);
         uint8_t att = out->id == _Z_Z_PUT ? _Z_X_PUT_ATT : (out->id == _Z_Z_DEL ? _Z_X_DEL_ATT : 0xff);
         if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
-            _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
+            if (_z_sinfo_from_ext(&e, &out->sinfo) != Z_OK) return _zr_fail(r);
         } else if (e.hdr == att) {
             out->has_att = true;
             out->att = e.buf;
-        } else {
-            _Z_TRY(_z_ext_keep(&out->kept, &e));
+        } else if (_z_ext_keep(&out->kept, &e) != Z_OK) {
+            return _zr_fail(r);
         }
     }
-    if (out->id != _Z_Z_DEL) _Z_TRY(_zr_lbytes(r, UINT32_MAX, &out->payload.ptr, &out->payload.len));
-    return Z_OK;
+    if (out->id != _Z_Z_DEL) _zr_lbytes(r, UINT32_MAX, &out->payload.ptr, &out->payload.len);
+    return r->err;
 }
 
 z_result_t _z_data_write(_zw_t *w, const _z_data_t *d) {
@@ -92,43 +92,43 @@ static z_result_t _z_qbody_write(_zw_t *w, const void *ctx) {
 z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
     uint8_t h;
     memset(out, 0, sizeof(*out));
-    _Z_TRY(_zr_u8(r, &h));
-    if ((h & _Z_MID_MASK) != _Z_Z_QUERY) return Z_EDESERIALIZE;
+    _zr_u8(r, &h);
+    if ((h & _Z_MID_MASK) != _Z_Z_QUERY) return _zr_fail(r);
     if (h & _Z_FLAG_1) {
         uint64_t c;
         out->has_cons = true;
-        _Z_TRY(_zr_zbound(r, UINT8_MAX, &c));
+        _zr_zbound(r, UINT8_MAX, &c);
         out->cons = (uint8_t)c;
     }
     if (h & _Z_FLAG_2) {
         const uint8_t *p;
         size_t len;
-        _Z_TRY(_zr_lbytes(r, UINT16_MAX, &p, &len));
+        _zr_lbytes(r, UINT16_MAX, &p, &len);
         out->params = (const char *)p;
         out->params_len = (uint16_t)len;
     }
     bool more = (h & _Z_FLAG_Z) != 0;
     while (more) {
         _z_ext_t e;
-        _Z_TRY(_z_ext_read(r, &e, &more));
+        _z_ext_read(r, &e, &more);
         if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
-            _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
+            if (_z_sinfo_from_ext(&e, &out->sinfo) != Z_OK) return _zr_fail(r);
         } else if (e.hdr == _Z_X_QRY_BODY) {
             _zr_t sub;
             _zr_init(&sub, e.buf.ptr, e.buf.len);
             out->has_body = true;
-            _Z_TRY(_z_enc_read(&sub, &out->body_enc));
+            if (_z_enc_read(&sub, &out->body_enc) != Z_OK) return _zr_fail(r);
             out->body.len = _zr_left(&sub);
             out->body.ptr = _zr_here(&sub);
         } else if (e.hdr == _Z_X_QRY_ATT) {
             out->has_att = true;
             out->att = e.buf;
-        } else {
-            _Z_TRY(_z_ext_keep(&out->kept, &e));
+        } else if (_z_ext_keep(&out->kept, &e) != Z_OK) {
+            return _zr_fail(r);
         }
     }
-    return Z_OK;
+    return r->err;
 }
 
 z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q) {
