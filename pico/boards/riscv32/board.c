@@ -69,7 +69,7 @@ uint32_t board_entropy(void) {
 }
 
 int board_uart_open(const char *dev, uint32_t baudrate) {
-    if (strncmp(dev, "uart", 4) != 0 || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
+    if (dev[0] != 'u' || dev[1] != 'a' || dev[2] != 'r' || dev[3] != 't' || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
     if (baudrate == 0 || TLCLK_HZ / baudrate < 2u) return -1;
     int u = dev[4] - '0';
     *reg(uart_base[u], UART_DIV) = TLCLK_HZ / baudrate - 1u;

@@ -3,6 +3,7 @@
 
 #include "../keyexpr/keyexpr.h"
 #include "../mem/pool.h"
+#include "../mem/text.h"
 #include "../session/session.h"
 #include "olv.h"
 
@@ -100,7 +101,7 @@ z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
     } else {
         z_get_options_default(&o);
     }
-    size_t params_len = parameters != NULL ? strlen(parameters) : 0;
+    size_t params_len = parameters != NULL ? _z_strlen(parameters) : 0;
     z_result_t res = Z_EINVAL; /* the wire bounds the key and the parameters to 16 bits */
     int slot = -1;
     if (keyexpr->_s._len > UINT16_MAX || params_len > UINT16_MAX) goto done;

@@ -32,7 +32,8 @@ static _ke_t _ke_rest(_ke_t k) {
     return r;
 }
 
-static bool _ke_is(const char *p, size_t len, const char *lit) { return len == strlen(lit) && memcmp(p, lit, len) == 0; }
+/* Is p[0..len) the string literal lit? (its length from sizeof: no strlen) */
+#define _ke_is(p, len, lit) ((len) == sizeof(lit) - 1 && memcmp((p), (lit), sizeof(lit) - 1) == 0)
 static bool _ke_dstar(_ke_t k) { return _ke_is(k.p, _ke_chunk(k), "**"); }
 static bool _ke_verbatim(_ke_t k) { return k.len > 0 && k.p[0] == '@'; }
 

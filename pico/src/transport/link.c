@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "../mem/text.h"
 #include "transport.h"
 
 static const char *_z_parse_u8(const char *s, uint8_t *out) {
@@ -26,13 +27,12 @@ static const char *_z_parse_u8(const char *s, uint8_t *out) {
 /* The value of `key` ("iface=") in the "#k=v;k=v" part of a locator, copied
  * to out[cap] (NUL-terminated; "" when absent). False when it does not fit. */
 static bool _z_locator_param(const char *hash, const char *key, char *out, size_t cap) {
-    size_t klen = strlen(key);
     out[0] = '\0';
     if (hash == NULL) return true;
     const char *v = hash + 1;
-    while (*v != '\0' && strncmp(v, key, klen) != 0) v++;
+    while (*v != '\0' && !_z_prefix(v, key)) v++;
     if (*v == '\0') return true;
-    v += klen;
+    v += _z_strlen(key);
     size_t k = 0;
     while (v[k] != '\0' && v[k] != ';') {
         if (k + 1 >= cap) return false;
@@ -47,12 +47,13 @@ static bool _z_locator_param(const char *hash, const char *key, char *out, size_
 #if Z_FEATURE_LINK_SERIAL == 1
 /* "serial/<device>#baudrate=N" (the device ends at '#' or '?'; the baud rate is required). */
 static z_result_t _z_serial_endpoint_parse(_z_endpoint_t *ep, const char *s) {
-    size_t n = strcspn(s, "#?");
+    size_t n = 0;
+    while (s[n] != '\0' && s[n] != '#' && s[n] != '?') n++;
     if (n == 0 || n >= sizeof(ep->dev)) return Z_ECONFIG;
     memcpy(ep->dev, s, n);
     ep->dev[n] = '\0';
     char rate[12];
-    if (!_z_locator_param(strchr(s, '#'), "baudrate=", rate, sizeof(rate)) || rate[0] == '\0') return Z_ECONFIG;
+    if (!_z_locator_param(_z_strchr(s, '#'), "baudrate=", rate, sizeof(rate)) || rate[0] == '\0') return Z_ECONFIG;
     uint32_t v = 0;
     for (const char *c = rate; *c != '\0'; c++) {
         if (*c < '0' || *c > '9' || v > 100000000u) return Z_ECONFIG;
@@ -68,16 +69,16 @@ static z_result_t _z_serial_endpoint_parse(_z_endpoint_t *ep, const char *s) {
 z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     memset(ep, 0, sizeof(*ep));
     if (loc == NULL) return Z_ECONFIG;
-    if (strncmp(loc, "serial/", 7) == 0) {
+    if (_z_prefix(loc, "serial/")) {
 #if Z_FEATURE_LINK_SERIAL == 1
         return _z_serial_endpoint_parse(ep, loc + 7);
 #else
         return Z_EUNSUPPORTED;
 #endif
     }
-    if (strncmp(loc, "tcp/", 4) == 0) {
+    if (_z_prefix(loc, "tcp/")) {
         ep->kind = _Z_LINK_TCP;
-    } else if (strncmp(loc, "udp/", 4) == 0) {
+    } else if (_z_prefix(loc, "udp/")) {
         ep->kind = _Z_LINK_UDP;
     } else {
         return Z_ECONFIG;
@@ -98,7 +99,7 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     ep->port = (uint16_t)port;
     if (ep->kind == _Z_LINK_UDP && ep->addr[0] >= 224 && ep->addr[0] <= 239) ep->kind = _Z_LINK_UDP_MULTICAST;
     /* skip "?metadata"; read "#iface=NAME" */
-    const char *hash = strchr(s, '#');
+    const char *hash = _z_strchr(s, '#');
     if (hash == NULL && *s != '\0' && *s != '?') return Z_ECONFIG;
 #if _Z_LOCATOR_IFACE
     if (!_z_locator_param(hash, "iface=", ep->iface, sizeof(ep->iface))) ep->iface[sizeof(ep->iface) - 1] = '\0';
