@@ -85,7 +85,7 @@ static z_result_t _z_send_init_syn(_z_transport_t *t, uint16_t batch) {
     _zw_u8(&w, (uint8_t)(((t->zid.len - 1) << 4) | t->whatami));
     _zw_bytes(&w, t->zid.id, t->zid.len);
     if (size) {
-        _zw_u8(&w, 0x0a); /* resolution: 32-bit SNs and request ids */
+        _zw_u8(&w, 0x0a); /* resolution: the default (0b10 for SNs and for request ids) */
         _zw_u8(&w, (uint8_t)(batch & 0xffu));
         _zw_u8(&w, (uint8_t)(batch >> 8));
     }
