@@ -85,7 +85,7 @@ fi
 NEWEST_HEADER=$(find "$PICO/src" "$PICO/include" "$PICO/boards" -name '*.h' -exec ls -t {} + | head -n 1)
 OBJS=""
 # library, port and board objects are shared by the applications of OUTDIR
-for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/transport/*.c \
+for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/mem/text.c "$PICO"/src/transport/*.c \
            "$PICO"/src/session/*.c "$PICO"/src/api/*.c "$PICO"/src/platform/baremetal/*.c \
            "$PICO"/boards/common/*.c "$BOARD"/*.c "$BOARD"/*.S "$APPSRC" "$OUT/obj-$APP/args.c"; do
     [ -f "$src" ] || continue

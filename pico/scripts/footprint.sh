@@ -48,7 +48,7 @@ build() {
     sed $sedargs "$PICO/include/zenoh-pico/config.h.in" > "$dir/include/zenoh-pico/config.h"
     if grep -q '@[A-Z_]*@' "$dir/include/zenoh-pico/config.h"; then echo "unset config value" >&2; exit 1; fi
     CFLAGS="$ARCH $WARN -I$dir/include -I$PICO/include -I$PICO/footprint -DZP_PLATFORM_HEADER=\"platform_stub.h\""
-    for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/transport/*.c \
+    for src in "$PICO"/src/codec/*.c "$PICO"/src/keyexpr/*.c "$PICO"/src/mem/pool.c "$PICO"/src/mem/text.c "$PICO"/src/transport/*.c \
                "$PICO"/src/session/*.c "$PICO"/src/api/*.c; do
         obj="$dir/obj/$(basename "$(dirname "$src")")_$(basename "$src" .c).o"
         # shellcheck disable=SC2086

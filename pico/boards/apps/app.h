@@ -16,10 +16,19 @@
 
 int app_main(int argc, const char *const *argv);
 
+/* True if a and b are the same string (the C library's strcmp is large on a microcontroller). */
+static inline bool app_streq(const char *a, const char *b) {
+    while (*a != '\0' && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 /* The value of option `flag`, or `def`. */
 static inline const char *app_opt(int argc, const char *const *argv, const char *flag, const char *def) {
     for (int i = 1; i + 1 < argc; i += 2)
-        if (strcmp(argv[i], flag) == 0) return argv[i + 1];
+        if (app_streq(argv[i], flag)) return argv[i + 1];
     return def;
 }
 

@@ -48,7 +48,7 @@ uint64_t board_clock_us(void) {
 uint32_t board_entropy(void) { return SYST_CVR ^ (tick_ms << 16); }
 
 int board_uart_open(const char *dev, uint32_t baudrate) {
-    if (strncmp(dev, "uart", 4) != 0 || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
+    if (dev[0] != 'u' || dev[1] != 'a' || dev[2] != 'r' || dev[3] != 't' || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
     if (baudrate == 0 || SYSCLK_HZ / baudrate < 16u) return -1;
     int u = dev[4] - '0';
     *reg(uart_base[u], UART_CTRL) = 0;

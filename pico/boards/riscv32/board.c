@@ -39,9 +39,27 @@ static uint64_t boot;
 
 void board_init(void) { boot = mtime(); }
 
+#if MTIME_HZ != 32768u && MTIME_HZ % 1000000u == 0 && MTIME_HZ / 1000000u < 65536u
+/* t / d for d < 2^16 by long division in 16-bit steps (the partial dividends
+ * stay below d << 16): rv32 has 32-bit division only, and the C runtime's
+ * 64-bit one is large. */
+static uint64_t div_small(uint64_t t, uint32_t d) {
+    uint32_t hi = (uint32_t)(t >> 32), lo = (uint32_t)t;
+    uint32_t mid = ((hi % d) << 16) | (lo >> 16);
+    uint32_t low = ((mid % d) << 16) | (lo & 0xffffu);
+    return ((uint64_t)(hi / d) << 32) | ((mid / d) << 16) | (low / d);
+}
+#endif
+
 uint64_t board_clock_us(void) {
     uint64_t t = mtime() - boot;
+#if MTIME_HZ == 32768u /* 10^6 / 2^15 = 15625 / 2^9 */
+    return (t >> 15) * 1000000u + ((((uint32_t)t & 0x7fffu) * 15625u) >> 9);
+#elif MTIME_HZ % 1000000u == 0 && MTIME_HZ / 1000000u < 65536u
+    return div_small(t, MTIME_HZ / 1000000u);
+#else
     return (t / MTIME_HZ) * 1000000u + (t % MTIME_HZ) * 1000000u / MTIME_HZ;
+#endif
 }
 
 uint32_t board_entropy(void) {
@@ -51,7 +69,7 @@ uint32_t board_entropy(void) {
 }
 
 int board_uart_open(const char *dev, uint32_t baudrate) {
-    if (strncmp(dev, "uart", 4) != 0 || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
+    if (dev[0] != 'u' || dev[1] != 'a' || dev[2] != 'r' || dev[3] != 't' || dev[4] < '0' || dev[4] >= '0' + UARTS || dev[5] != '\0') return -1;
     if (baudrate == 0 || TLCLK_HZ / baudrate < 2u) return -1;
     int u = dev[4] - '0';
     *reg(uart_base[u], UART_DIV) = TLCLK_HZ / baudrate - 1u;

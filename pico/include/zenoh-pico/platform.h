@@ -92,8 +92,11 @@ int32_t _z_net_recv(const _z_sys_socket_t *sock, uint8_t *buf, size_t len, uint3
 /* Closes the link. */
 void _z_net_close(_z_sys_socket_t *sock);
 
-/* Monotonic milliseconds (derived). */
-static inline uint64_t _z_clock_ms(void) { return _z_clock_us() / 1000u; }
+/* Monotonic milliseconds (derived, in the library). */
+uint64_t _z_clock_ms(void);
+/* x / 1000 with 32-bit divisions only: no 64-bit division routine of the C
+ * runtime (about 700 B on a Cortex-M) is linked for the clock (in the library). */
+uint64_t _z_div1000(uint64_t x);
 
 #if Z_FEATURE_MULTI_THREAD == 1
 /* ---- threads (multi-thread builds only) ---- */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "../mem/pool.h"
+#include "../mem/text.h"
 #include "olv.h"
 
 static const uint8_t _z_empty_byte = 0;
@@ -69,7 +70,7 @@ bool z_slice_is_empty(const z_loaned_slice_t *slice) { return slice->_len == 0; 
 /* ---- strings ---- */
 z_result_t z_view_string_from_str(z_view_string_t *str, const char *value) {
     if (value == NULL) return Z_EINVAL;
-    _z_slice_set_view(&str->_val._s, (const uint8_t *)value, strlen(value));
+    _z_slice_set_view(&str->_val._s, (const uint8_t *)value, _z_strlen(value));
     return Z_OK;
 }
 z_result_t z_view_string_from_substr(z_view_string_t *str, const char *value, size_t len) {
@@ -80,7 +81,7 @@ const char *z_string_data(const z_loaned_string_t *str) { return (const char *)s
 size_t z_string_len(const z_loaned_string_t *str) { return str->_s._len; }
 z_result_t z_string_copy_from_str(z_owned_string_t *str, const char *value) {
     if (value == NULL) return Z_EINVAL;
-    return _z_slice_copy(&str->_val._s, (const uint8_t *)value, strlen(value));
+    return _z_slice_copy(&str->_val._s, (const uint8_t *)value, _z_strlen(value));
 }
 z_result_t z_string_copy_from_substr(z_owned_string_t *str, const char *value, size_t len) {
     return _z_slice_copy(&str->_val._s, (const uint8_t *)value, len);
@@ -88,7 +89,7 @@ z_result_t z_string_copy_from_substr(z_owned_string_t *str, const char *value, s
 z_result_t z_string_from_str(z_owned_string_t *str, char *value, void (*deleter)(void *value, void *context),
                              void *context) {
     if (value == NULL) return Z_EINVAL;
-    _z_slice_set_view(&str->_val._s, (const uint8_t *)value, strlen(value));
+    _z_slice_set_view(&str->_val._s, (const uint8_t *)value, _z_strlen(value));
     str->_val._s._deleter = deleter;
     str->_val._s._context = context;
     return Z_OK;
@@ -117,16 +118,16 @@ z_result_t z_bytes_from_static_buf(z_owned_bytes_t *bytes, const uint8_t *data, 
 }
 z_result_t z_bytes_copy_from_str(z_owned_bytes_t *bytes, const char *value) {
     if (value == NULL) return Z_EINVAL;
-    return _z_slice_copy(&bytes->_val._s, (const uint8_t *)value, strlen(value));
+    return _z_slice_copy(&bytes->_val._s, (const uint8_t *)value, _z_strlen(value));
 }
 z_result_t z_bytes_from_str(z_owned_bytes_t *bytes, char *value, void (*deleter)(void *value, void *context),
                             void *context) {
     if (value == NULL) return Z_EINVAL;
-    return z_bytes_from_buf(bytes, (uint8_t *)value, strlen(value), deleter, context);
+    return z_bytes_from_buf(bytes, (uint8_t *)value, _z_strlen(value), deleter, context);
 }
 z_result_t z_bytes_from_static_str(z_owned_bytes_t *bytes, const char *value) {
     if (value == NULL) return Z_EINVAL;
-    _z_slice_set_view(&bytes->_val._s, (const uint8_t *)value, strlen(value));
+    _z_slice_set_view(&bytes->_val._s, (const uint8_t *)value, _z_strlen(value));
     return Z_OK;
 }
 z_result_t z_bytes_copy_from_slice(z_owned_bytes_t *bytes, const z_loaned_slice_t *slice) {

@@ -1,6 +1,7 @@
 /* Configuration: mode, locators and zid (other Zenoh-Pico keys are accepted and ignored). */
 #include <string.h>
 
+#include "../mem/text.h"
 #include "olv.h"
 
 static void _z_config_null(_z_config_t *c) { memset(c, 0, sizeof(*c)); }
@@ -27,12 +28,12 @@ static int _z_hex(char c) {
 
 z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *value) {
     if (value == NULL) return Z_EINVAL;
-    size_t len = strlen(value);
+    size_t len = _z_strlen(value);
     switch (key) {
         case Z_CONFIG_MODE_KEY:
-            if (strcmp(value, Z_CONFIG_MODE_CLIENT) == 0) {
+            if (_z_streq(value, Z_CONFIG_MODE_CLIENT)) {
                 config->_mode = 0;
-            } else if (strcmp(value, Z_CONFIG_MODE_PEER) == 0) {
+            } else if (_z_streq(value, Z_CONFIG_MODE_PEER)) {
                 config->_mode = 1;
             } else {
                 return Z_ECONFIG;
@@ -40,7 +41,7 @@ z_result_t zp_config_insert(z_loaned_config_t *config, uint8_t key, const char *
             return Z_OK;
 #if Z_FEATURE_SCOUTING == 1
         case Z_CONFIG_MULTICAST_SCOUTING_KEY:
-            config->_no_scouting = strcmp(value, "false") == 0;
+            config->_no_scouting = _z_streq(value, "false");
             return Z_OK;
         case Z_CONFIG_SCOUTING_TIMEOUT_KEY: {
             unsigned long ms = 0;

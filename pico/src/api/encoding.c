@@ -1,6 +1,7 @@
 /* Encodings: predefined ids 0..52, "mime;schema" strings, ownership. */
 #include <string.h>
 
+#include "../mem/text.h"
 #include "olv.h"
 #include "zenoh-pico/api/encoding.h"
 
@@ -28,7 +29,7 @@ z_result_t z_encoding_from_substr(z_owned_encoding_t *encoding, const char *s, s
     const char *semi = memchr(s, ';', len);
     size_t name_len = semi != NULL ? (size_t)(semi - s) : len;
     for (uint16_t i = 0; i < _ZP_ENC_COUNT; i++) {
-        if (strlen(_zp_enc_names[i]) == name_len && memcmp(_zp_enc_names[i], s, name_len) == 0) {
+        if (_z_strlen(_zp_enc_names[i]) == name_len && memcmp(_zp_enc_names[i], s, name_len) == 0) {
             encoding->_val._id = i;
             if (semi == NULL) return Z_OK;
             return _z_slice_copy(&encoding->_val._schema._s, (const uint8_t *)semi + 1, len - name_len - 1);
@@ -39,20 +40,20 @@ z_result_t z_encoding_from_substr(z_owned_encoding_t *encoding, const char *s, s
     return _z_slice_copy(&encoding->_val._schema._s, (const uint8_t *)s, len);
 }
 z_result_t z_encoding_from_str(z_owned_encoding_t *encoding, const char *s) {
-    return z_encoding_from_substr(encoding, s, s != NULL ? strlen(s) : 0);
+    return z_encoding_from_substr(encoding, s, s != NULL ? _z_strlen(s) : 0);
 }
 z_result_t z_encoding_set_schema_from_substr(z_loaned_encoding_t *encoding, const char *schema, size_t len) {
     _z_slice_drop(&encoding->_schema._s);
     return _z_slice_copy(&encoding->_schema._s, (const uint8_t *)schema, len);
 }
 z_result_t z_encoding_set_schema_from_str(z_loaned_encoding_t *encoding, const char *schema) {
-    return z_encoding_set_schema_from_substr(encoding, schema, strlen(schema));
+    return z_encoding_set_schema_from_substr(encoding, schema, _z_strlen(schema));
 }
 z_result_t z_encoding_to_string(const z_loaned_encoding_t *encoding, z_owned_string_t *string) {
     char buf[ZP_POOL_BLOCK_SIZE > 128 ? 128 : ZP_POOL_BLOCK_SIZE];
     size_t n = 0, sl = encoding->_schema._s._len;
     const char *name = encoding->_id < _ZP_ENC_COUNT ? _zp_enc_names[encoding->_id] : "";
-    size_t nl = strlen(name);
+    size_t nl = _z_strlen(name);
     if (nl + 1 + sl >= sizeof(buf)) return Z_ENOSPACE;
     memcpy(buf, name, nl);
     n = nl;

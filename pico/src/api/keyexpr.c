@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "../keyexpr/keyexpr.h"
+#include "../mem/text.h"
 #include "olv.h"
 
 static void _z_keyexpr_null(_z_keyexpr_t *k) { _z_slice_null(&k->_s); }
@@ -21,13 +22,13 @@ z_result_t z_view_keyexpr_from_substr(z_view_keyexpr_t *keyexpr, const char *nam
 }
 z_result_t z_view_keyexpr_from_str(z_view_keyexpr_t *keyexpr, const char *name) {
     if (name == NULL) return Z_EINVAL;
-    return z_view_keyexpr_from_substr(keyexpr, name, strlen(name));
+    return z_view_keyexpr_from_substr(keyexpr, name, _z_strlen(name));
 }
 void z_view_keyexpr_from_substr_unchecked(z_view_keyexpr_t *keyexpr, const char *name, size_t len) {
     _z_slice_set_view(&keyexpr->_val._s, (const uint8_t *)name, len);
 }
 void z_view_keyexpr_from_str_unchecked(z_view_keyexpr_t *keyexpr, const char *name) {
-    z_view_keyexpr_from_substr_unchecked(keyexpr, name, strlen(name));
+    z_view_keyexpr_from_substr_unchecked(keyexpr, name, _z_strlen(name));
 }
 z_result_t z_keyexpr_from_substr(z_owned_keyexpr_t *keyexpr, const char *name, size_t len) {
     _z_keyexpr_null(&keyexpr->_val);
@@ -36,7 +37,7 @@ z_result_t z_keyexpr_from_substr(z_owned_keyexpr_t *keyexpr, const char *name, s
 }
 z_result_t z_keyexpr_from_str(z_owned_keyexpr_t *keyexpr, const char *name) {
     if (name == NULL) return Z_EINVAL;
-    return z_keyexpr_from_substr(keyexpr, name, strlen(name));
+    return z_keyexpr_from_substr(keyexpr, name, _z_strlen(name));
 }
 z_result_t z_keyexpr_clone(z_owned_keyexpr_t *dst, const z_loaned_keyexpr_t *src) {
     return _z_slice_copy(&dst->_val._s, src->_s._start, src->_s._len);

@@ -89,8 +89,7 @@ z_result_t z_liveliness_get(const z_loaned_session_t *zs, const z_loaned_keyexpr
                             z_moved_closure_reply_t *callback, z_liveliness_get_options_t *options) {
     _z_session_t *s = zs->_s;
     z_result_t res = Z_ENOMEM;
-    _z_kebuf_t key;
-    if (_z_kebuf_set(&key, (const char *)keyexpr->_s._start, keyexpr->_s._len) != Z_OK) {
+    if (keyexpr->_s._len >= ZP_KEYEXPR_CAPACITY) { /* longer than a pending query keeps */
         z_closure_reply_drop(callback);
         return Z_ENOSPACE;
     }
@@ -98,8 +97,8 @@ z_result_t z_liveliness_get(const z_loaned_session_t *zs, const z_loaned_keyexpr
     uint32_t id = _z_session_new_id(s);
     int slot = _z_pending_add(s, _ZS_PENDING_LIVELINESS, id, keyexpr,
                               options != NULL ? options->timeout_ms : Z_GET_TIMEOUT_DEFAULT, callback);
-    if (slot >= 0) {
-        res = s->mode == 0 ? _z_send_interest(s, _Z_INTEREST_CURRENT, id, _Z_IOPT_T, &key) : Z_OK;
+    if (slot >= 0) { /* the interest names the key the pending query keeps */
+        res = s->mode == 0 ? _z_send_interest(s, _Z_INTEREST_CURRENT, id, _Z_IOPT_T, &s->pending[slot].key) : Z_OK;
         if (res != Z_OK) _z_pending_cancel(s, slot);
     }
     _z_session_unlock(s);

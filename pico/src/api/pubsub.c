@@ -62,31 +62,7 @@ static z_result_t _z_send_push(_z_session_t *s, const _z_push_args_t *a) {
     }
     m.ext.has_qos = a->qos != 0x05;
     m.ext.qos = a->qos;
-    _z_data_t *d = &m.m.push.body;
-    d->id = a->kind;
-    if (a->payload != NULL) {
-        d->payload.ptr = a->payload->_s._start;
-        d->payload.len = a->payload->_s._len;
-    }
-    if (a->enc != NULL && (a->enc->_id != 0 || a->enc->_schema._s._len > 0)) {
-        d->has_enc = true;
-        d->enc.id = a->enc->_id;
-        d->enc.has_schema = a->enc->_schema._s._len > 0;
-        d->enc.schema = a->enc->_schema._s._start;
-        d->enc.schema_len = (uint8_t)(a->enc->_schema._s._len > 255 ? 255 : a->enc->_schema._s._len);
-    }
-    if (a->att != NULL && a->att->_s._start != NULL) {
-        d->has_att = true;
-        d->att.ptr = a->att->_s._start;
-        d->att.len = a->att->_s._len;
-    }
-    if (a->ts != NULL && a->ts->valid) {
-        d->has_ts = true;
-        d->ts.time = a->ts->time;
-        memcpy(d->ts.id.id, a->ts->id.id, 16);
-        d->ts.id.len = _z_zid_wire_len(a->ts->id.id);
-        if (d->ts.id.len == 0) d->has_ts = false;
-    }
+    _z_data_fill(&m.m.push.body, a->kind, a->payload, a->enc, a->att, a->ts);
     if (a->key->_len > UINT16_MAX) return Z_EINVAL;
     return _z_session_send(s, &m, a->reliable, (a->qos & 0x10) != 0);
 }
@@ -151,8 +127,10 @@ static void _z_publisher_drop(_z_publisher_t *p) {
     _zs_pub_t *e = _z_pub_entry(p);
     if (e != NULL) {
         e->used = false;
+#if _Z_PUB_KEY_IDS
         if (e->ke_id != 0 && s->mode == 0 && s->connected) (void)_z_send_declare(s, _Z_U_KEYEXPR, e->ke_id, NULL, 0);
         e->ke_id = 0;
+#endif
         _z_encoding_drop(&e->enc);
     }
     _z_session_unlock(s);
@@ -195,8 +173,10 @@ z_result_t z_declare_publisher(const z_loaned_session_t *zs, z_owned_publisher_t
         pub->_val._s = s;
         pub->_val._slot = i;
         pub->_val._id = e->id;
+#if _Z_PUB_KEY_IDS
         e->ke_id = 0;
         _z_publisher_declare_key(s, e);
+#endif
         break;
     }
     _z_session_unlock(s);
@@ -214,11 +194,9 @@ void z_publisher_delete_options_default(z_publisher_delete_options_t *options) {
     memset(options, 0, sizeof(*options));
 }
 
-/* Sends a Put/Del with the publisher's key and QoS (copied under the lock). */
+/* Sends a Put/Del with the publisher's key and QoS (read under the lock, held while it is sent). */
 static z_result_t _z_publisher_send(const z_loaned_publisher_t *pub, uint8_t kind, const _z_bytes_t *payload,
                                     const _z_encoding_t *enc, const _z_bytes_t *att, const z_timestamp_t *ts) {
-    _z_kebuf_t key;
-    _z_encoding_t penc;
     _z_slice_t kv;
     _z_session_t *s = pub->_s;
     if (s == NULL) return Z_EINVAL;
@@ -228,12 +206,14 @@ static z_result_t _z_publisher_send(const z_loaned_publisher_t *pub, uint8_t kin
         _z_session_unlock(s);
         return Z_EINVAL;
     }
-    key = e->key;
-    penc = e->enc;
+#if _Z_PUB_KEY_IDS
     /* by id once the router confirmed it on this link, else in full */
     uint16_t scope = e->ke_gen != 0 && e->ke_gen == s->link_gen ? e->ke_id : 0;
-    _z_push_args_t a = {&kv, scope, kind, payload, enc != NULL ? enc : &penc, att, ts, e->qos, e->reliable};
-    _z_slice_set_view(&kv, (const uint8_t *)key.s, key.len);
+#else
+    uint16_t scope = 0;
+#endif
+    _z_push_args_t a = {&kv, scope, kind, payload, enc != NULL ? enc : &e->enc, att, ts, e->qos, e->reliable};
+    _z_slice_set_view(&kv, (const uint8_t *)e->key.s, e->key.len);
     z_result_t res = _z_send_push(s, &a);
     _z_session_unlock(s);
     return res;

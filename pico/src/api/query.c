@@ -3,6 +3,7 @@
 
 #include "../keyexpr/keyexpr.h"
 #include "../mem/pool.h"
+#include "../mem/text.h"
 #include "../session/session.h"
 #include "olv.h"
 
@@ -53,13 +54,6 @@ const z_loaned_encoding_t *z_reply_err_encoding(const z_loaned_reply_err_t *repl
     return &reply_err->encoding;
 }
 
-static inline void _z_set_enc(_z_enc_t *w, const _z_encoding_t *e) {
-    w->id = e->_id;
-    w->has_schema = e->_schema._s._len > 0;
-    w->schema = e->_schema._s._start;
-    w->schema_len = (uint8_t)(e->_schema._s._len > 255 ? 255 : e->_schema._s._len);
-}
-
 #if Z_FEATURE_QUERY == 1
 /* Reserves a pending-query slot; returns its index or -1. Lock held. */
 int _z_pending_add(_z_session_t *s, uint8_t kind, uint32_t id, const z_loaned_keyexpr_t *keyexpr, uint64_t timeout_ms,
@@ -107,13 +101,10 @@ z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
     } else {
         z_get_options_default(&o);
     }
-    if (keyexpr->_s._len > UINT16_MAX || (parameters != NULL && strlen(parameters) > UINT16_MAX)) {
-        z_closure_reply_drop(callback);
-        z_bytes_drop(o.payload);
-        z_encoding_drop(o.encoding);
-        z_bytes_drop(o.attachment);
-        return Z_EINVAL; /* the wire bounds both to 16 bits */
-    }
+    size_t params_len = parameters != NULL ? _z_strlen(parameters) : 0;
+    z_result_t res = Z_EINVAL; /* the wire bounds the key and the parameters to 16 bits */
+    int slot = -1;
+    if (keyexpr->_s._len > UINT16_MAX || params_len > UINT16_MAX) goto done;
     memset(&m, 0, sizeof(m));
     m.id = _Z_N_REQUEST;
     m.ext.qos = _z_qos_byte(o.priority, o.congestion_control, o.is_express);
@@ -129,35 +120,33 @@ z_result_t z_get(const z_loaned_session_t *zs, const z_loaned_keyexpr_t *keyexpr
     int cons = o.consolidation.mode == Z_CONSOLIDATION_MODE_AUTO ? 3 : (int)o.consolidation.mode + 1;
     q->has_cons = true;
     q->cons = (uint8_t)cons;
-    if (parameters != NULL && parameters[0] != '\0') {
+    if (params_len > 0) {
         q->params = parameters;
-        q->params_len = (uint16_t)strlen(parameters);
+        q->params_len = (uint16_t)params_len;
     }
     if (o.payload != NULL) {
         q->has_body = true;
         q->body.ptr = o.payload->_this._val._s._start;
         q->body.len = o.payload->_this._val._s._len;
-        if (o.encoding != NULL) _z_set_enc(&q->body_enc, &o.encoding->_this._val);
+        if (o.encoding != NULL) _z_enc_from(&q->body_enc, &o.encoding->_this._val);
     }
     if (o.attachment != NULL && o.attachment->_this._val._s._start != NULL) {
         q->has_att = true;
         q->att.ptr = o.attachment->_this._val._s._start;
         q->att.len = o.attachment->_this._val._s._len;
     }
-    z_result_t res = Z_ENOMEM;
+    res = Z_ENOMEM;
     _z_session_lock(s);
     uint32_t rid = ++s->next_rid;
-    int slot = _z_pending_add(s, _ZS_PENDING_GET, rid, keyexpr, o.timeout_ms, callback);
+    slot = _z_pending_add(s, _ZS_PENDING_GET, rid, keyexpr, o.timeout_ms, callback);
     if (slot >= 0) {
-        bool anyke = o.accept_replies == Z_REPLY_KEYEXPR_ANY;
-        for (size_t i = 0; q->params != NULL && i + 6 <= q->params_len; i++)
-            if (memcmp(q->params + i, "_anyke", 6) == 0) anyke = true;
-        s->pending[slot].anyke = anyke;
+        s->pending[slot].anyke = o.accept_replies == Z_REPLY_KEYEXPR_ANY || _z_has_anyke(parameters, params_len);
         m.m.request.rid = rid;
         res = _z_session_send(s, &m, true, o.is_express);
         if (res != Z_OK) _z_pending_cancel(s, slot);
     }
     _z_session_unlock(s);
+done:
     if (slot < 0) z_closure_reply_drop(callback);
     z_bytes_drop(o.payload);
     z_encoding_drop(o.encoding);
@@ -258,27 +247,7 @@ static z_result_t _z_reply_send(const z_loaned_query_t *query, const z_loaned_ke
     m.m.response.key.suffix = (const char *)key->_s._start;
     m.m.response.key.suffix_len = (uint16_t)key->_s._len;
     m.m.response.body_id = body == _Z_Z_ERR ? _Z_Z_ERR : _Z_Z_REPLY;
-    _z_data_t *d = &m.m.response.body;
-    d->id = body;
-    if (payload != NULL) {
-        d->payload.ptr = payload->_s._start;
-        d->payload.len = payload->_s._len;
-    }
-    if (enc != NULL && (enc->_id != 0 || enc->_schema._s._len > 0)) {
-        d->has_enc = true;
-        _z_set_enc(&d->enc, enc);
-    }
-    if (att != NULL && att->_s._start != NULL) {
-        d->has_att = true;
-        d->att.ptr = att->_s._start;
-        d->att.len = att->_s._len;
-    }
-    if (ts != NULL && ts->valid && _z_zid_wire_len(ts->id.id) > 0) {
-        d->has_ts = true;
-        d->ts.time = ts->time;
-        memcpy(d->ts.id.id, ts->id.id, 16);
-        d->ts.id.len = _z_zid_wire_len(ts->id.id);
-    }
+    _z_data_fill(&m.m.response.body, body, payload, enc, att, ts);
     return _z_session_send(query->_s, &m, true, false);
 }
 

@@ -102,9 +102,19 @@ typedef struct {
     _z_view_t buf;
 } _z_ext_t;
 
-/* Extensions kept because the codec does not model them. */
+/*
+ * Extensions kept because the codec does not model them: only a build that
+ * re-encodes decoded messages (ZP_CODEC_ALL) keeps them; otherwise an unknown
+ * extension is checked (mandatory: the message fails) and skipped, and n stays 0.
+ */
+#ifndef ZP_CODEC_ALL
+#define ZP_CODEC_ALL 0
+#endif
+#define _Z_KEEP_EXTS ZP_CODEC_ALL
 typedef struct {
+#if _Z_KEEP_EXTS
     _z_ext_t e[_Z_KEPT_EXTS];
+#endif
     uint8_t n;
 } _z_exts_t;
 
@@ -311,12 +321,11 @@ typedef struct {
 
 /*
  * Encoders of messages a build never sends are left out; ZP_CODEC_ALL = 1
- * keeps every encoder (the conformance tests and fuzzers need them). Every
- * decoder is always present: any message may arrive.
+ * keeps every encoder, and every field and extension of every message (the
+ * conformance tests and fuzzers need them). Every decoder is always present:
+ * any message may arrive; without ZP_CODEC_ALL it only fills what the
+ * library reads.
  */
-#ifndef ZP_CODEC_ALL
-#define ZP_CODEC_ALL 0
-#endif
 #define _Z_ENC_REQUEST (ZP_CODEC_ALL || Z_FEATURE_QUERY)
 #define _Z_ENC_RESPONSE (ZP_CODEC_ALL || Z_FEATURE_QUERYABLE)
 #define _Z_ENC_INTEREST (ZP_CODEC_ALL || Z_FEATURE_LIVELINESS)
@@ -368,28 +377,37 @@ z_result_t _z_ext_read(_zr_t *r, _z_ext_t *e, bool *more);
 /* Keeps an unmodelled extension, or fails if it is mandatory. */
 z_result_t _z_ext_keep(_z_exts_t *kept, const _z_ext_t *e);
 
-/* An extension to write: fixed value, byte view, or a body encoder. */
+/*
+ * Writing an extension chain. The encoder counts the extensions it writes
+ * first (_z_wexts_begin), so that each header carries the Z flag while
+ * another follows; a chain is written in one go, with no list built first.
+ */
+static inline void _z_wexts_begin(_zw_t *w, uint8_t n) { w->exts = n; }
+/* A Unit extension, or a Z64 one with value v (by the encoding bits of hdr). */
+z_result_t _z_wext_z64(_zw_t *w, uint8_t hdr, uint64_t v);
+/* A ZBuf extension holding len bytes at p. */
+z_result_t _z_wext_buf(_zw_t *w, uint8_t hdr, const uint8_t *p, size_t len);
+/* A ZBuf extension whose body `fn` writes (run twice: to measure, then to write). */
 typedef z_result_t (*_z_body_fn)(_zw_t *w, const void *ctx);
-typedef struct {
-    uint8_t hdr;
-    uint64_t z64;
-    _z_view_t buf;
-    _z_body_fn fn;
-    const void *ctx;
-} _z_wext_t;
-
-#define _Z_WEXT_MAX 12
-typedef struct {
-    _z_wext_t e[_Z_WEXT_MAX];
-    uint8_t n;
-} _z_wexts_t;
-
-void _z_wexts_unit(_z_wexts_t *l, uint8_t hdr);
-void _z_wexts_z64(_z_wexts_t *l, uint8_t hdr, uint64_t v);
-void _z_wexts_buf(_z_wexts_t *l, uint8_t hdr, _z_view_t v);
-void _z_wexts_fn(_z_wexts_t *l, uint8_t hdr, _z_body_fn fn, const void *ctx);
-void _z_wexts_kept(_z_wexts_t *l, const _z_exts_t *kept);
-z_result_t _z_wexts_write(_zw_t *w, const _z_wexts_t *l);
+z_result_t _z_wext_fn(_zw_t *w, uint8_t hdr, _z_body_fn fn, const void *ctx);
+/* A field the library never sets when it sends (a source info, a timestamp
+ * extension...): only a ZP_CODEC_ALL build encodes it. */
+#if ZP_CODEC_ALL
+#define _Z_SENT(flag) (flag)
+#else
+#define _Z_SENT(flag) false
+#endif
+#if _Z_KEEP_EXTS
+#define _z_kept_n(k) ((k)->n)
+/* The kept extensions, as they were read. */
+z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept);
+#else
+#define _z_kept_n(k) 0
+static inline z_result_t _z_wext_kept(_zw_t *w, const _z_exts_t *kept) {
+    (void)kept;
+    return w->err;
+}
+#endif
 
 /* ---- zenoh layer (codec/zenoh.c) ---- */
 z_result_t _z_data_read(_zr_t *r, _z_data_t *out);
@@ -420,7 +438,12 @@ z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m);
  * A Fragment takes the rest of r as its payload.
  */
 z_result_t _z_transport_decode(_zr_t *r, _z_tmsg_t *out);
-/* Encodes one transport message (a Frame: header only; a Fragment: with payload). */
+/* Decodes an Init or an Open, the messages of a unicast handshake (any other
+ * message: Z_EOPEN), without the code of the others. */
+z_result_t _z_handshake_decode(_zr_t *r, _z_tmsg_t *m);
+/* Encodes one transport message (a Frame: header only; a Fragment: with payload).
+ * Without ZP_CODEC_ALL only Frames, Fragments and Joins: the unicast transport
+ * writes its InitSyn, OpenSyn, Close and KeepAlive itself. */
 z_result_t _z_transport_encode(_zw_t *w, const _z_tmsg_t *m);
 /* True while a Frame being read still has network messages. */
 bool _z_frame_more(const _zr_t *r);

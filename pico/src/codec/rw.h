@@ -19,6 +19,7 @@ typedef struct {
     const uint8_t *p;
     size_t len;
     size_t pos;
+    z_result_t err; /* Z_EDESERIALIZE once a read failed (see _zr_fail) */
 } _zr_t;
 
 /*
@@ -35,19 +36,31 @@ typedef struct {
     size_t cap;
     size_t pos;
     size_t skip;
+    z_result_t err; /* the first error; every write after it does nothing and returns it */
+    uint8_t exts; /* extensions of the chain being written still to come (msg.h) */
 } _zw_t;
 
 static inline void _zr_init(_zr_t *r, const uint8_t *p, size_t len) {
     r->p = p;
     r->len = len;
     r->pos = 0;
+    r->err = Z_OK;
 }
 static inline size_t _zr_left(const _zr_t *r) { return r->len - r->pos; }
 static inline const uint8_t *_zr_here(const _zr_t *r) { return r->p + r->pos; }
 
+/*
+ * A failed read fails the reader: err is set and the position goes to the
+ * end, so that every later read fails too and yields zeros (an empty view
+ * for bytes). A decoder may thus read field after field and look at the
+ * result once, at its end (err, or its last read's result); it records its
+ * own verdicts (a bad value) with _zr_fail as well. A read that cannot fail
+ * once err is set (a view on 0 bytes) returns err too.
+ */
+z_result_t _zr_fail(_zr_t *r);
 /* Reads one byte. */
 z_result_t _zr_u8(_zr_t *r, uint8_t *out);
-/* Returns the next byte without consuming it. */
+/* Returns the next byte without consuming it (at the end: an error, but the reader is not failed). */
 z_result_t _zr_peek(const _zr_t *r, uint8_t *out);
 /* Reads a zint (1..9 bytes) into a u64. */
 z_result_t _zr_zint(_zr_t *r, uint64_t *out);
@@ -68,10 +81,13 @@ static inline void _zw_init(_zw_t *w, uint8_t *p, size_t cap) {
     w->cap = cap;
     w->pos = 0;
     w->skip = 0;
+    w->err = Z_OK;
 }
 /* A writer that only counts. */
 static inline void _zw_counter(_zw_t *w) { _zw_init(w, NULL, (size_t)-1); }
 
+/* The writers return the writer's error (err): an encoder may write field
+ * after field and check once, at its end. */
 z_result_t _zw_u8(_zw_t *w, uint8_t v);
 z_result_t _zw_zint(_zw_t *w, uint64_t v);
 z_result_t _zw_bytes(_zw_t *w, const uint8_t *src, size_t n);

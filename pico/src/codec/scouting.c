@@ -56,24 +56,23 @@ z_result_t _z_scouting_decode(_zr_t *r, _z_smsg_t *m) {
 }
 
 z_result_t _z_scouting_encode(_zw_t *w, const _z_smsg_t *m) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = m->id, f;
-    _z_wexts_kept(&x, &m->kept);
+    uint8_t n = (uint8_t)_z_kept_n(&m->kept);
     if (m->id == _Z_S_HELLO && m->has_locators) h |= _Z_FLAG_1;
-    if (x.n > 0) h |= _Z_FLAG_Z;
+    if (n > 0) h |= _Z_FLAG_Z;
     if (m->id == _Z_S_SCOUT) {
         f = (uint8_t)((m->what & 0x07) | (m->has_zid ? _Z_SCOUT_I | ((m->zid.len - 1) << 4) : 0));
     } else {
         f = (uint8_t)((m->what & 0x03) | ((m->zid.len - 1) << 4));
     }
-    _Z_TRY(_zw_u8(w, h));
-    _Z_TRY(_zw_u8(w, Z_PROTO_VERSION_BYTE));
-    _Z_TRY(_zw_u8(w, f));
-    if (m->has_zid) _Z_TRY(_zw_bytes(w, m->zid.id, m->zid.len));
+    _zw_u8(w, h);
+    _zw_u8(w, Z_PROTO_VERSION_BYTE);
+    _zw_u8(w, f);
+    if (m->has_zid) _zw_bytes(w, m->zid.id, m->zid.len);
     if (h & _Z_FLAG_1) {
-        _Z_TRY(_zw_zint(w, m->nloc));
-        _Z_TRY(_zw_bytes(w, m->locators.ptr, m->locators.len));
+        _zw_zint(w, m->nloc);
+        _zw_bytes(w, m->locators.ptr, m->locators.len);
     }
-    return _z_wexts_write(w, &x);
+    _z_wexts_begin(w, n);
+    return _z_wext_kept(w, &m->kept);
 }

@@ -16,7 +16,12 @@
 #define _Z_X_QRY_BODY 0x43
 #define _Z_X_QRY_ATT 0x45
 
+#if ZP_CODEC_ALL
 static z_result_t _z_sinfo_body(_zw_t *w, const void *ctx) { return _z_sinfo_write(w, (const _z_sinfo_t *)ctx); }
+#endif
+
+/* The session reads no source info: without ZP_CODEC_ALL it is skipped. */
+#define _Z_READ_SINFO ZP_CODEC_ALL
 
 static z_result_t _z_sinfo_from_ext(const _z_ext_t *e, _z_sinfo_t *out) {
     _zr_t sub;
@@ -27,116 +32,119 @@ static z_result_t _z_sinfo_from_ext(const _z_ext_t *e, _z_sinfo_t *out) {
 z_result_t _z_data_read(_zr_t *r, _z_data_t *out) {
     uint8_t h;
     memset(out, 0, sizeof(*out));
-    _Z_TRY(_zr_u8(r, &h));
+    _zr_u8(r, &h);
     out->id = h & _Z_MID_MASK;
-    if (out->id != _Z_Z_PUT && out->id != _Z_Z_DEL && out->id != _Z_Z_ERR) return Z_EDESERIALIZE;
+    if (out->id != _Z_Z_PUT && out->id != _Z_Z_DEL && out->id != _Z_Z_ERR) return _zr_fail(r);
     if (out->id != _Z_Z_ERR && (h & _Z_FLAG_1)) {
         out->has_ts = true;
-        _Z_TRY(_z_ts_read(r, &out->ts));
+        _z_ts_read(r, &out->ts);
     }
     if (out->id != _Z_Z_DEL && (h & _Z_FLAG_2)) {
         out->has_enc = true;
-        _Z_TRY(_z_enc_read(r, &out->enc));
+        _z_enc_read(r, &out->enc);
     }
     bool more = (h & _Z_FLAG_Z) != 0;
     while (more) {
         _z_ext_t e;
-        _Z_TRY(_z_ext_read(r, &e, &more));
+        _z_ext_read(r, &e, &more);
         uint8_t att = out->id == _Z_Z_PUT ? _Z_X_PUT_ATT : (out->id == _Z_Z_DEL ? _Z_X_DEL_ATT : 0xff);
-        if (e.hdr == _Z_X_SINFO) {
+        if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
-            _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
+            if (_z_sinfo_from_ext(&e, &out->sinfo) != Z_OK) return _zr_fail(r);
         } else if (e.hdr == att) {
             out->has_att = true;
             out->att = e.buf;
-        } else {
-            _Z_TRY(_z_ext_keep(&out->kept, &e));
+        } else if (_z_ext_keep(&out->kept, &e) != Z_OK) {
+            return _zr_fail(r);
         }
     }
-    if (out->id != _Z_Z_DEL) _Z_TRY(_zr_lbytes(r, UINT32_MAX, &out->payload.ptr, &out->payload.len));
-    return Z_OK;
+    if (out->id != _Z_Z_DEL) _zr_lbytes(r, UINT32_MAX, &out->payload.ptr, &out->payload.len);
+    return r->err;
 }
 
 z_result_t _z_data_write(_zw_t *w, const _z_data_t *d) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = d->id;
-    if (d->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &d->sinfo);
-    if (d->has_att && d->id != _Z_Z_ERR) _z_wexts_buf(&x, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att);
-    _z_wexts_kept(&x, &d->kept);
+    bool att = d->has_att && d->id != _Z_Z_ERR;
+    uint8_t n = (uint8_t)(_Z_SENT(d->has_sinfo) + att + _z_kept_n(&d->kept));
     if (d->has_ts && d->id != _Z_Z_ERR) h |= _Z_FLAG_1;
     if (d->has_enc && d->id != _Z_Z_DEL) h |= _Z_FLAG_2;
-    if (x.n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
-    if (h & _Z_FLAG_1) _Z_TRY(_z_ts_write(w, &d->ts));
-    if (h & _Z_FLAG_2) _Z_TRY(_z_enc_write(w, &d->enc));
-    _Z_TRY(_z_wexts_write(w, &x));
-    if (d->id != _Z_Z_DEL) _Z_TRY(_zw_lbytes(w, d->payload.ptr, d->payload.len));
-    return Z_OK;
+    if (n > 0) h |= _Z_FLAG_Z;
+    _zw_u8(w, h);
+    if (h & _Z_FLAG_1) _z_ts_write(w, &d->ts);
+    if (h & _Z_FLAG_2) _z_enc_write(w, &d->enc);
+    _z_wexts_begin(w, n);
+#if ZP_CODEC_ALL
+    if (d->has_sinfo) _z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &d->sinfo);
+#endif
+    if (att) _z_wext_buf(w, d->id == _Z_Z_PUT ? _Z_X_PUT_ATT : _Z_X_DEL_ATT, d->att.ptr, d->att.len);
+    _z_wext_kept(w, &d->kept);
+    if (d->id != _Z_Z_DEL) _zw_lbytes(w, d->payload.ptr, d->payload.len);
+    return w->err;
 }
 
 /* QueryBody extension: encoding then raw payload up to the end of the body. */
 static z_result_t _z_qbody_write(_zw_t *w, const void *ctx) {
     const _z_qmsg_t *q = (const _z_qmsg_t *)ctx;
-    _Z_TRY(_z_enc_write(w, &q->body_enc));
+    _z_enc_write(w, &q->body_enc);
     return _zw_bytes(w, q->body.ptr, q->body.len);
 }
 
 z_result_t _z_qmsg_read(_zr_t *r, _z_qmsg_t *out) {
     uint8_t h;
     memset(out, 0, sizeof(*out));
-    _Z_TRY(_zr_u8(r, &h));
-    if ((h & _Z_MID_MASK) != _Z_Z_QUERY) return Z_EDESERIALIZE;
+    _zr_u8(r, &h);
+    if ((h & _Z_MID_MASK) != _Z_Z_QUERY) return _zr_fail(r);
     if (h & _Z_FLAG_1) {
         uint64_t c;
         out->has_cons = true;
-        _Z_TRY(_zr_zbound(r, UINT8_MAX, &c));
+        _zr_zbound(r, UINT8_MAX, &c);
         out->cons = (uint8_t)c;
     }
     if (h & _Z_FLAG_2) {
         const uint8_t *p;
         size_t len;
-        _Z_TRY(_zr_lbytes(r, UINT16_MAX, &p, &len));
+        _zr_lbytes(r, UINT16_MAX, &p, &len);
         out->params = (const char *)p;
         out->params_len = (uint16_t)len;
     }
     bool more = (h & _Z_FLAG_Z) != 0;
     while (more) {
         _z_ext_t e;
-        _Z_TRY(_z_ext_read(r, &e, &more));
-        if (e.hdr == _Z_X_SINFO) {
+        _z_ext_read(r, &e, &more);
+        if (_Z_READ_SINFO && e.hdr == _Z_X_SINFO) {
             out->has_sinfo = true;
-            _Z_TRY(_z_sinfo_from_ext(&e, &out->sinfo));
+            if (_z_sinfo_from_ext(&e, &out->sinfo) != Z_OK) return _zr_fail(r);
         } else if (e.hdr == _Z_X_QRY_BODY) {
             _zr_t sub;
             _zr_init(&sub, e.buf.ptr, e.buf.len);
             out->has_body = true;
-            _Z_TRY(_z_enc_read(&sub, &out->body_enc));
+            if (_z_enc_read(&sub, &out->body_enc) != Z_OK) return _zr_fail(r);
             out->body.len = _zr_left(&sub);
             out->body.ptr = _zr_here(&sub);
         } else if (e.hdr == _Z_X_QRY_ATT) {
             out->has_att = true;
             out->att = e.buf;
-        } else {
-            _Z_TRY(_z_ext_keep(&out->kept, &e));
+        } else if (_z_ext_keep(&out->kept, &e) != Z_OK) {
+            return _zr_fail(r);
         }
     }
-    return Z_OK;
+    return r->err;
 }
 
 z_result_t _z_qmsg_write(_zw_t *w, const _z_qmsg_t *q) {
-    _z_wexts_t x;
-    x.n = 0; /* the entries are set as they are added */
     uint8_t h = _Z_Z_QUERY;
-    if (q->has_sinfo) _z_wexts_fn(&x, _Z_X_SINFO, _z_sinfo_body, &q->sinfo);
-    if (q->has_body) _z_wexts_fn(&x, _Z_X_QRY_BODY, _z_qbody_write, q);
-    if (q->has_att) _z_wexts_buf(&x, _Z_X_QRY_ATT, q->att);
-    _z_wexts_kept(&x, &q->kept);
+    uint8_t n = (uint8_t)(_Z_SENT(q->has_sinfo) + q->has_body + q->has_att + _z_kept_n(&q->kept));
     if (q->has_cons) h |= _Z_FLAG_1;
     if (q->params != NULL) h |= _Z_FLAG_2;
-    if (x.n > 0) h |= _Z_FLAG_Z;
-    _Z_TRY(_zw_u8(w, h));
-    if (q->has_cons) _Z_TRY(_zw_zint(w, q->cons));
-    if (q->params != NULL) _Z_TRY(_zw_lbytes(w, (const uint8_t *)q->params, q->params_len));
-    return _z_wexts_write(w, &x);
+    if (n > 0) h |= _Z_FLAG_Z;
+    _zw_u8(w, h);
+    if (q->has_cons) _zw_zint(w, q->cons);
+    if (q->params != NULL) _zw_lbytes(w, (const uint8_t *)q->params, q->params_len);
+    _z_wexts_begin(w, n);
+#if ZP_CODEC_ALL
+    if (q->has_sinfo) _z_wext_fn(w, _Z_X_SINFO, _z_sinfo_body, &q->sinfo);
+#endif
+    if (q->has_body) _z_wext_fn(w, _Z_X_QRY_BODY, _z_qbody_write, q);
+    if (q->has_att) _z_wext_buf(w, _Z_X_QRY_ATT, q->att.ptr, q->att.len);
+    return _z_wext_kept(w, &q->kept);
 }

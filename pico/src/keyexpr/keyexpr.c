@@ -32,41 +32,34 @@ static _ke_t _ke_rest(_ke_t k) {
     return r;
 }
 
-static bool _ke_is(const char *p, size_t len, const char *lit) { return len == strlen(lit) && memcmp(p, lit, len) == 0; }
+/* Is p[0..len) the string literal lit? (its length from sizeof: no strlen) */
+#define _ke_is(p, len, lit) ((len) == sizeof(lit) - 1 && memcmp((p), (lit), sizeof(lit) - 1) == 0)
 static bool _ke_dstar(_ke_t k) { return _ke_is(k.p, _ke_chunk(k), "**"); }
 static bool _ke_verbatim(_ke_t k) { return k.len > 0 && k.p[0] == '@'; }
 
+/* One pass over the chunks (no chunk search per chunk): each is checked as it ends. */
 z_result_t _z_ke_check(const char *s, size_t len) {
     if (s == NULL || len == 0) return Z_EINVAL;
-    _ke_t k = {s, len};
+    const char *end = s + len;
     bool prev_dstar = false;
-    while (true) {
-        size_t c = _ke_chunk(k);
-        const char *p = k.p;
-        if (c == 0) return Z_EINVAL; /* empty chunk */
-        bool dstar = _ke_is(p, c, "**");
-        if (dstar && prev_dstar) return Z_EINVAL;                  /* two ** in a row */
-        if (prev_dstar && _ke_is(p, c, "*")) return Z_EINVAL;      /* ** then * is written * then ** */
-        if (_ke_is(p, c, "$*")) return Z_EINVAL;                   /* lone $* -> * */
-        for (size_t i = 0; i < c; i++) {
+    for (const char *p = s;;) {
+        const char *q = p;
+        while (q < end && *q != '/') q++;
+        size_t c = (size_t)(q - p);
+        bool star = c == 1 && p[0] == '*';
+        bool dstar = c == 2 && p[0] == '*' && p[1] == '*';
+        /* an empty chunk ('/' first, last or doubled), ** then ** or *, a lone $* (written *) */
+        if (c == 0 || (prev_dstar && (star || dstar)) || (c == 2 && p[0] == '$' && p[1] == '*')) return Z_EINVAL;
+        for (size_t i = 0; i < c && !star && !dstar; i++) {
             char ch = p[i];
             if (ch == '#' || ch == '?') return Z_EINVAL;
-            if (ch == '*') {
-                bool whole = (c == 1) || (c == 2 && p[0] == '*' && p[1] == '*');
-                if (!whole && !(i > 0 && p[i - 1] == '$')) return Z_EINVAL;
-                if (whole) break;
-            }
-            if (ch == '$') {
-                if (i + 1 >= c || p[i + 1] != '*') return Z_EINVAL;
-                if (i + 2 < c && p[i + 2] == '$') return Z_EINVAL; /* $*$ */
-            }
+            if (ch == '*' && (i == 0 || p[i - 1] != '$')) return Z_EINVAL; /* * inside a chunk: only in $* */
+            if (ch == '$' && (i + 1 >= c || p[i + 1] != '*' || (i + 2 < c && p[i + 2] == '$'))) return Z_EINVAL;
         }
         prev_dstar = dstar;
-        if (c == k.len) break;
-        k = _ke_rest(k);
-        if (k.len == 0) return Z_EINVAL; /* trailing '/' */
+        if (q == end) return Z_OK;
+        p = q + 1;
     }
-    return Z_OK;
 }
 
 /* Sub-chunk patterns: `$*` matches any (possibly empty) run of bytes. */

@@ -41,5 +41,5 @@ _ZP_REPORT(liveliness_remote, sizeof(_ZP_S->rtokens) * ZP_MAX_SESSIONS)
 #endif
 #endif
 #if ZP_MALLOC == 0
-_ZP_REPORT(block_pool, (size_t)ZP_POOL_BLOCKS * ZP_POOL_BLOCK_SIZE + ZP_POOL_BLOCKS)
+_ZP_REPORT(block_pool, (size_t)ZP_POOL_BLOCKS * (ZP_POOL_BLOCK_SIZE + 4u)) /* blocks and their 32-bit flags (pool.c) */
 #endif

@@ -14,7 +14,9 @@ typedef union {
 } _z_block_t;
 
 _z_block_t _zp_pool_blocks[ZP_POOL_BLOCKS];
-static volatile uint8_t _zp_pool_used[ZP_POOL_BLOCKS];
+/* Word-sized flags: a compare-and-swap every target has as instructions (an
+ * RV32 one has none for bytes, and the C runtime's emulation takes 1.2 KB). */
+static volatile uint32_t _zp_pool_used[ZP_POOL_BLOCKS];
 
 void *_z_mem_alloc(size_t len) {
     if (len > ZP_POOL_BLOCK_SIZE) return NULL;

@@ -46,7 +46,7 @@ z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t 
     return _z_session_send(s, &m, true, false);
 }
 
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
 /*
  * A publisher's key by id. The id is declared, then an Interest (mode Current,
  * tokens on the publisher's key) is sent right behind it: the router reads them
@@ -86,7 +86,7 @@ void _z_publisher_confirm_key(_z_session_t *s, uint32_t iid) {
 #endif
 
 void _z_session_redeclare(_z_session_t *s) {
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
     for (unsigned i = 0; i < ZP_MAX_PUBLISHERS; i++) {
         if (s->pubs[i].used) _z_publisher_declare_key(s, &s->pubs[i]);
     }

@@ -17,6 +17,12 @@ static inline void _z_slice_view(_z_slice_t *s, const uint8_t *p, size_t len) {
     s->_context = NULL;
 }
 
+/* A view in a structure cleared before (its deleter and context are NULL already). */
+static inline void _z_zeroed_view(_z_slice_t *s, const uint8_t *p, size_t len) {
+    s->_start = p;
+    s->_len = len;
+}
+
 /* Only full keys can be resolved: weft-pico declares no ids and asks for none. */
 static inline bool _z_resolve(const _z_wexpr_t *w, _z_keyexpr_t *k) {
     if (w->scope != 0 || w->suffix == NULL) return false;
@@ -28,7 +34,7 @@ static inline void _z_enc_view(_z_encoding_t *e, const _z_enc_t *w, bool present
     memset(e, 0, sizeof(*e));
     if (!present) return;
     e->_id = w->id;
-    if (w->has_schema) _z_slice_view(&e->_schema._s, w->schema, w->schema_len);
+    if (w->has_schema) _z_zeroed_view(&e->_schema._s, w->schema, w->schema_len);
 }
 
 static inline void _z_sample_from(_z_sample_t *s, const _z_keyexpr_t *key, const _z_data_t *d, const _z_nexts_t *x,
@@ -36,9 +42,9 @@ static inline void _z_sample_from(_z_sample_t *s, const _z_keyexpr_t *key, const
     memset(s, 0, sizeof(*s));
     s->keyexpr = *key;
     s->kind = d->id == _Z_Z_DEL ? Z_SAMPLE_KIND_DELETE : Z_SAMPLE_KIND_PUT;
-    _z_slice_view(&s->payload._s, d->payload.ptr, d->payload.len);
+    _z_zeroed_view(&s->payload._s, d->payload.ptr, d->payload.len);
     _z_enc_view(&s->encoding, &d->enc, d->has_enc);
-    if (d->has_att) _z_slice_view(&s->attachment._s, d->att.ptr, d->att.len);
+    if (d->has_att) _z_zeroed_view(&s->attachment._s, d->att.ptr, d->att.len);
     if (d->has_ts) {
         s->timestamp.valid = true;
         s->timestamp.time = d->ts.time;
@@ -75,12 +81,6 @@ static void _z_on_push(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_t *
 #endif
 
 #if Z_FEATURE_QUERYABLE == 1
-/* True if the selector parameters contain "_anyke". */
-static bool _z_has_anyke(const char *p, size_t len) {
-    for (size_t i = 0; i + 6 <= len; i++)
-        if (memcmp(p + i, "_anyke", 6) == 0) return true;
-    return false;
-}
 
 static void _z_send_final(_z_session_t *s, uint32_t rid, uint8_t qos) {
     _z_nmsg_t f;
@@ -139,14 +139,14 @@ static void _z_on_request(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info_
     }
     if (_z_resolve(&m->m.request.key, &query._key)) {
         if (q->params != NULL) {
-            _z_slice_view(&query._params._s, (const uint8_t *)q->params, q->params_len);
+            _z_zeroed_view(&query._params._s, (const uint8_t *)q->params, q->params_len);
             query._anyke = _z_has_anyke(q->params, q->params_len);
         }
         if (q->has_body) {
-            _z_slice_view(&query._payload._s, q->body.ptr, q->body.len);
+            _z_zeroed_view(&query._payload._s, q->body.ptr, q->body.len);
             _z_enc_view(&query._encoding, &q->body_enc, true);
         }
-        if (q->has_att) _z_slice_view(&query._attachment._s, q->att.ptr, q->att.len);
+        if (q->has_att) _z_zeroed_view(&query._attachment._s, q->att.ptr, q->att.len);
         for (unsigned i = 0; i < ZP_MAX_QUERYABLES; i++) {
             _zs_qbl_t *e = &s->qbls[i];
             if (e->used && e->cb.call != NULL && _z_ke_match(&e->key, &query._key)) e->cb.call(&query, e->cb.context);
@@ -197,7 +197,7 @@ static void _z_on_response(_z_session_t *s, const _z_nmsg_t *m, const _z_rx_info
         reply._replier.eid = m->m.response.reid;
     }
     if (m->m.response.body_id == _Z_Z_ERR) {
-        _z_slice_view(&reply._err.payload._s, m->m.response.body.payload.ptr, m->m.response.body.payload.len);
+        _z_zeroed_view(&reply._err.payload._s, m->m.response.body.payload.ptr, m->m.response.body.payload.len);
         _z_enc_view(&reply._err.encoding, &m->m.response.body.enc, m->m.response.body.has_enc);
     } else {
         if (!p->anyke && !_z_ke_match(&p->key, &key)) return;
@@ -229,10 +229,10 @@ static void _z_token_sample(_z_sample_t *sample, const _z_keyexpr_t *key, z_samp
 }
 #endif
 
-#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
+#if Z_FEATURE_LIVELINESS == 1 || _Z_PUB_KEY_IDS
 static void _z_on_declare(_z_session_t *s, const _z_nmsg_t *m) {
     const _z_decl_t *d = &m->m.declare.decl;
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
     if (m->m.declare.has_iid && d->id == _Z_D_FINAL) _z_publisher_confirm_key(s, m->m.declare.iid);
 #endif
 #if Z_FEATURE_LIVELINESS == 1
@@ -314,7 +314,7 @@ void _z_session_handle(void *ctx, const _z_nmsg_t *m, const _z_rx_info_t *info) 
             _z_on_final(s, m);
             break;
 #endif
-#if Z_FEATURE_LIVELINESS == 1 || Z_FEATURE_PUBLICATION == 1
+#if Z_FEATURE_LIVELINESS == 1 || _Z_PUB_KEY_IDS
         case _Z_N_DECLARE:
             _z_on_declare(s, m);
             break;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../api/olv.h"
+#include "../mem/text.h"
 #include "session.h"
 
 static void _z_hello_null(_z_hello_t *h) { memset(h, 0, sizeof(*h)); }
@@ -160,7 +161,7 @@ z_result_t z_scout(z_moved_config_t *config, z_moved_closure_hello_t *callback, 
     }
     const char *g = config != NULL && config->_this._val._scouting[0] != '\0' ? config->_this._val._scouting
                                                                                : Z_CONFIG_MULTICAST_LOCATOR_DEFAULT;
-    memcpy(group, g, strlen(g) + 1);
+    memcpy(group, g, _z_strlen(g) + 1);
     z_config_drop(config);
     z_result_t res = _z_scout_run(group, (uint8_t)(o.what & 0x07), o.timeout_ms, NULL, _z_report_hello, &ctx);
     if (ctx.cb.drop != NULL) ctx.cb.drop(ctx.cb.context);

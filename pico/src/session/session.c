@@ -72,6 +72,43 @@ uint8_t _z_qos_byte(z_priority_t prio, z_congestion_control_t cc, bool express) 
 
 uint32_t _z_session_new_id(_z_session_t *s) { return ++s->next_id; }
 
+bool _z_has_anyke(const char *p, size_t len) {
+    for (size_t i = 0; i + 6 <= len; i++)
+        if (memcmp(p + i, "_anyke", 6) == 0) return true;
+    return false;
+}
+
+void _z_enc_from(_z_enc_t *w, const _z_encoding_t *e) {
+    w->id = e->_id;
+    w->has_schema = e->_schema._s._len > 0;
+    w->schema = e->_schema._s._start;
+    w->schema_len = (uint8_t)(e->_schema._s._len > 255 ? 255 : e->_schema._s._len);
+}
+
+void _z_data_fill(_z_data_t *d, uint8_t kind, const _z_bytes_t *payload, const _z_encoding_t *enc,
+                  const _z_bytes_t *att, const z_timestamp_t *ts) {
+    d->id = kind;
+    if (payload != NULL) {
+        d->payload.ptr = payload->_s._start;
+        d->payload.len = payload->_s._len;
+    }
+    if (enc != NULL && (enc->_id != 0 || enc->_schema._s._len > 0)) {
+        d->has_enc = true;
+        _z_enc_from(&d->enc, enc);
+    }
+    if (att != NULL && att->_s._start != NULL) {
+        d->has_att = true;
+        d->att.ptr = att->_s._start;
+        d->att.len = att->_s._len;
+    }
+    if (ts != NULL && ts->valid) {
+        d->ts.time = ts->time;
+        memcpy(d->ts.id.id, ts->id.id, 16);
+        d->ts.id.len = _z_zid_wire_len(ts->id.id);
+        d->has_ts = d->ts.id.len > 0;
+    }
+}
+
 z_result_t _z_session_open(_z_session_t *s, const _z_config_t *cfg) {
     const char *loc = cfg->_connect[0] != '\0' ? cfg->_connect : cfg->_listen;
     s->mode = cfg->_mode;

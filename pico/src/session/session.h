@@ -16,6 +16,10 @@ typedef struct {
     char s[ZP_KEYEXPR_CAPACITY];
 } _z_kebuf_t;
 
+/* A client's publisher names its key by an id it declares (see declare.c);
+ * a build that cannot encode declarations always sends the key in full. */
+#define _Z_PUB_KEY_IDS (Z_FEATURE_PUBLICATION && _Z_ENC_DECLARE)
+
 #define _ZS_SUB_DATA 0
 #define _ZS_SUB_LIVELINESS 1
 
@@ -34,9 +38,11 @@ typedef struct {
     uint32_t id;
     uint8_t qos; /* network QoS byte: priority | D | E */
     bool reliable;
+#if _Z_PUB_KEY_IDS
     uint16_t ke_id;  /* key-expression id declared for key (client mode; 0: none) */
     uint32_t ke_iid; /* the interest whose DeclareFinal confirms it (0: none awaited) */
     uint32_t ke_gen; /* the link generation it is confirmed on: puts name it only then */
+#endif
     _z_encoding_t enc;
     _z_kebuf_t key;
     _z_keyexpr_t view; /* loaned view on key */
@@ -91,9 +97,10 @@ struct _z_session_t {
     uint64_t next_reconnect_ms;
     uint32_t next_id;
     uint32_t next_rid;
-    _z_transport_t tp;
 #if Z_FEATURE_PUBLICATION == 1
     _zs_pub_t pubs[ZP_MAX_PUBLISHERS];
+#endif
+#if _Z_PUB_KEY_IDS
     uint16_t next_ke_id; /* the last key-expression id declared */
 #endif
 #if Z_FEATURE_SUBSCRIPTION == 1
@@ -121,6 +128,7 @@ struct _z_session_t {
     volatile bool read_running;
     volatile bool lease_running;
 #endif
+    _z_transport_t tp; /* last: its buffers would put the tables out of an immediate offset's reach */
 };
 
 /* ---- session.c ---- */
@@ -154,7 +162,7 @@ z_result_t _z_scout_locator(const char *group, uint32_t timeout_ms, const _z_zid
 /* ---- declare.c: declaration messages ---- */
 z_result_t _z_send_declare(_z_session_t *s, uint8_t decl_id, uint32_t eid, const _z_kebuf_t *key, uint64_t qinfo);
 z_result_t _z_send_interest(_z_session_t *s, uint8_t mode, uint32_t id, uint8_t options, const _z_kebuf_t *key);
-#if Z_FEATURE_PUBLICATION == 1
+#if _Z_PUB_KEY_IDS
 /* Declares a publisher's key by id (client mode, connected; lock held) and asks for
  * the confirmation puts wait for before they name it so. */
 void _z_publisher_declare_key(_z_session_t *s, _zs_pub_t *e);
@@ -186,6 +194,15 @@ void _z_open_query_unref(_z_session_t *s, uint32_t rid);
 #endif
 
 /* ---- helpers ---- */
+/* True if the selector parameters p[0..len) contain "_anyke". */
+bool _z_has_anyke(const char *p, size_t len);
+/* The wire encoding of an encoding (its schema cut to 255 bytes). */
+void _z_enc_from(_z_enc_t *w, const _z_encoding_t *e);
+/* Fills the zeroed body `d` of a Put, Del or Err the session sends: payload,
+ * encoding (unless the default one), attachment, timestamp (when valid with a
+ * non-zero id); any of them may be NULL. */
+void _z_data_fill(_z_data_t *d, uint8_t kind, const _z_bytes_t *payload, const _z_encoding_t *enc,
+                  const _z_bytes_t *att, const z_timestamp_t *ts);
 z_result_t _z_kebuf_set(_z_kebuf_t *k, const char *s, size_t len);
 void _z_wexpr_from_kebuf(_z_wexpr_t *w, const _z_kebuf_t *k);
 uint8_t _z_qos_byte(z_priority_t prio, z_congestion_control_t cc, bool express);

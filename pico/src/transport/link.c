@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "../mem/text.h"
 #include "transport.h"
 
 static const char *_z_parse_u8(const char *s, uint8_t *out) {
@@ -19,16 +20,19 @@ static const char *_z_parse_u8(const char *s, uint8_t *out) {
     return s;
 }
 
+/* Only multicast groups (of a peer or of scouting) have an interface. */
+#define _Z_LOCATOR_IFACE (Z_FEATURE_MULTICAST_TRANSPORT || Z_FEATURE_SCOUTING)
+
+#if _Z_LOCATOR_IFACE || Z_FEATURE_LINK_SERIAL
 /* The value of `key` ("iface=") in the "#k=v;k=v" part of a locator, copied
  * to out[cap] (NUL-terminated; "" when absent). False when it does not fit. */
 static bool _z_locator_param(const char *hash, const char *key, char *out, size_t cap) {
-    size_t klen = strlen(key);
     out[0] = '\0';
     if (hash == NULL) return true;
     const char *v = hash + 1;
-    while (*v != '\0' && strncmp(v, key, klen) != 0) v++;
+    while (*v != '\0' && !_z_prefix(v, key)) v++;
     if (*v == '\0') return true;
-    v += klen;
+    v += _z_strlen(key);
     size_t k = 0;
     while (v[k] != '\0' && v[k] != ';') {
         if (k + 1 >= cap) return false;
@@ -38,16 +42,18 @@ static bool _z_locator_param(const char *hash, const char *key, char *out, size_
     out[k] = '\0';
     return true;
 }
+#endif
 
 #if Z_FEATURE_LINK_SERIAL == 1
 /* "serial/<device>#baudrate=N" (the device ends at '#' or '?'; the baud rate is required). */
 static z_result_t _z_serial_endpoint_parse(_z_endpoint_t *ep, const char *s) {
-    size_t n = strcspn(s, "#?");
+    size_t n = 0;
+    while (s[n] != '\0' && s[n] != '#' && s[n] != '?') n++;
     if (n == 0 || n >= sizeof(ep->dev)) return Z_ECONFIG;
     memcpy(ep->dev, s, n);
     ep->dev[n] = '\0';
     char rate[12];
-    if (!_z_locator_param(strchr(s, '#'), "baudrate=", rate, sizeof(rate)) || rate[0] == '\0') return Z_ECONFIG;
+    if (!_z_locator_param(_z_strchr(s, '#'), "baudrate=", rate, sizeof(rate)) || rate[0] == '\0') return Z_ECONFIG;
     uint32_t v = 0;
     for (const char *c = rate; *c != '\0'; c++) {
         if (*c < '0' || *c > '9' || v > 100000000u) return Z_ECONFIG;
@@ -63,16 +69,16 @@ static z_result_t _z_serial_endpoint_parse(_z_endpoint_t *ep, const char *s) {
 z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     memset(ep, 0, sizeof(*ep));
     if (loc == NULL) return Z_ECONFIG;
-    if (strncmp(loc, "serial/", 7) == 0) {
+    if (_z_prefix(loc, "serial/")) {
 #if Z_FEATURE_LINK_SERIAL == 1
         return _z_serial_endpoint_parse(ep, loc + 7);
 #else
         return Z_EUNSUPPORTED;
 #endif
     }
-    if (strncmp(loc, "tcp/", 4) == 0) {
+    if (_z_prefix(loc, "tcp/")) {
         ep->kind = _Z_LINK_TCP;
-    } else if (strncmp(loc, "udp/", 4) == 0) {
+    } else if (_z_prefix(loc, "udp/")) {
         ep->kind = _Z_LINK_UDP;
     } else {
         return Z_ECONFIG;
@@ -93,9 +99,11 @@ z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *loc) {
     ep->port = (uint16_t)port;
     if (ep->kind == _Z_LINK_UDP && ep->addr[0] >= 224 && ep->addr[0] <= 239) ep->kind = _Z_LINK_UDP_MULTICAST;
     /* skip "?metadata"; read "#iface=NAME" */
-    const char *hash = strchr(s, '#');
+    const char *hash = _z_strchr(s, '#');
     if (hash == NULL && *s != '\0' && *s != '?') return Z_ECONFIG;
+#if _Z_LOCATOR_IFACE
     if (!_z_locator_param(hash, "iface=", ep->iface, sizeof(ep->iface))) ep->iface[sizeof(ep->iface) - 1] = '\0';
+#endif
     if (ep->kind == _Z_LINK_TCP && !Z_FEATURE_LINK_TCP) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP && !Z_FEATURE_LINK_UDP_UNICAST) return Z_EUNSUPPORTED;
     if (ep->kind == _Z_LINK_UDP_MULTICAST && !Z_FEATURE_MULTICAST_TRANSPORT) return Z_EUNSUPPORTED;
@@ -113,7 +121,7 @@ static z_result_t _z_link_write(_z_transport_t *t, const uint8_t *buf, size_t le
 /* Sealed batches (see _z_link_send_sealed): on a stream the prefixes are the
  * framing, so everything goes in one write; a datagram carries one batch. */
 static z_result_t _z_link_write_sealed(_z_transport_t *t, const uint8_t *buf, size_t len, bool droppable) {
-    if (t->stream) return _z_link_write(t, buf, len, droppable);
+    if (!_Z_DATAGRAM_LINKS || t->stream) return _z_link_write(t, buf, len, droppable);
     for (size_t at = 0; at + _Z_BATCH_PREFIX <= len;) {
         size_t n = (size_t)buf[at] | ((size_t)buf[at + 1] << 8);
         if (n > len - at - _Z_BATCH_PREFIX) return Z_EGENERIC; /* never: the batches were sealed here */
@@ -229,7 +237,7 @@ static z_result_t _z_recv_stream(_z_transport_t *t, uint32_t timeout_ms, size_t 
 z_result_t _z_transport_recv(_z_transport_t *t, uint32_t timeout_ms, size_t *len, uint8_t src[6]) {
     *len = 0;
     if (!t->open) return Z_ETRANSPORT;
-    if (t->stream) return _z_recv_stream(t, timeout_ms, len);
+    if (!_Z_DATAGRAM_LINKS || t->stream) return _z_recv_stream(t, timeout_ms, len);
 #if Z_FEATURE_LINK_SERIAL == 1
     if (t->serial) return _z_serial_recv(t, timeout_ms, len);
 #endif

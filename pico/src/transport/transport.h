@@ -111,7 +111,7 @@ typedef struct {
     uint16_t batch_size; /* largest batch we may send, prefix included */
     uint32_t sn_mask;
     bool qos; /* QoS negotiated: _Z_PRIO_CHANNELS SN spaces per reliability */
-    uint64_t lease_ms;        /* ours */
+    uint32_t lease_ms;        /* ours (32 bits: no 64-bit division for the lease in seconds) */
     uint64_t remote_lease_ms; /* the other side's */
     /* tx */
     uint32_t tx_sn_r[_Z_PRIO_CHANNELS], tx_sn_be[_Z_PRIO_CHANNELS];
@@ -123,7 +123,6 @@ typedef struct {
     uint32_t tx_dropped; /* messages dropped by congestion control DROP (kept across reconnections) */
     bool batching;
     uint64_t last_tx_ms;
-    uint8_t tx[_Z_TX_REGION];
 #if Z_FEATURE_AUTO_BATCHING == 1
     /* The writer task's batch: the session's writer sends tx_out without the
      * lock; every other sender waits until it is free (tx_out_len 0, atomic). */
@@ -138,24 +137,36 @@ typedef struct {
     bool tx_done_wanted; /* atomic: a sender waits on tx_done for the writer's buffer */
     _z_event_t tx_wake;  /* set when the writer has work and waits */
     _z_event_t tx_done;  /* set when the writer has sent tx_out and a sender waits */
-    uint8_t tx_out[_Z_TX_REGION];
 #endif
     /* rx */
     _z_rx_sn_t rx_sn[_Z_PRIO_CHANNELS];
     uint64_t last_rx_ms;
     size_t rx_have; /* stream: bytes of the current batch (or prefix) received */
     size_t rx_need; /* stream: 0 while reading the prefix */
-    uint8_t rx[_Z_RX_CAPACITY];
-#if Z_FEATURE_FRAGMENTATION == 1
-    _z_defrag_t defrag;
-#endif
 #if Z_FEATURE_MULTICAST_TRANSPORT == 1
-    _z_mpeer_t peers[ZP_MAX_PEERS];
     uint64_t last_join_ms;
 #endif
     _z_nmsg_handler_t handler;
     void *handler_ctx;
+    /* The buffers last: every other member stays within the reach of one
+     * load or store with an immediate offset (a smaller and faster access). */
+#if Z_FEATURE_MULTICAST_TRANSPORT == 1
+    _z_mpeer_t peers[ZP_MAX_PEERS];
+#endif
+    uint8_t tx[_Z_TX_REGION];
+#if Z_FEATURE_AUTO_BATCHING == 1
+    uint8_t tx_out[_Z_TX_REGION];
+#endif
+    uint8_t rx[_Z_RX_CAPACITY];
+#if Z_FEATURE_FRAGMENTATION == 1
+    _z_defrag_t defrag;
+#endif
 } _z_transport_t;
+
+/* Links other than TCP this build may open: without them every link is a
+ * stream, and the code of datagrams is left out. */
+#define _Z_UDP_LINKS (Z_FEATURE_LINK_UDP_UNICAST || Z_FEATURE_MULTICAST_TRANSPORT)
+#define _Z_DATAGRAM_LINKS (_Z_UDP_LINKS || Z_FEATURE_LINK_SERIAL)
 
 /* Parses a locator ("tcp/1.2.3.4:7447", "udp/224.0.0.225:7447#iface=eth0"). */
 z_result_t _z_endpoint_parse(_z_endpoint_t *ep, const char *locator);

@@ -60,17 +60,55 @@ static void _z_transport_reset(_z_transport_t *t, const _z_endpoint_t *ep) {
 #endif
 }
 
-/* Sends one transport message alone in a batch (handshake, Close). */
-static z_result_t _z_send_tmsg(_z_transport_t *t, const _z_tmsg_t *m) {
-    uint8_t *batch = t->tx + 2;
-    _zw_t w;
-    _zw_init(&w, batch, _Z_TX_CAPACITY - 2);
-    _Z_TRY(_z_transport_encode(&w, m));
-    return _z_link_send_batch(t, batch, w.pos);
+/*
+ * The InitSyn and OpenSyn of the handshake are written here, field by field,
+ * rather than by the transport encoder (and the Close, like a KeepAlive, as
+ * its bytes): they are the only Init, Open and Close a client sends, so a
+ * build without ZP_CODEC_ALL has no encoder for those messages at all.
+ */
+static void _z_syn_start(_z_transport_t *t, _zw_t *w, uint8_t header) {
+    _zw_init(w, t->tx + _Z_BATCH_PREFIX, _Z_TX_CAPACITY - _Z_BATCH_PREFIX);
+    _zw_u8(w, header);
 }
 
-/* Waits (bounded) for one whole batch and decodes its first message. */
-static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadline) {
+static z_result_t _z_syn_send(_z_transport_t *t, const _zw_t *w) {
+    _Z_TRY(w->err);
+    return _z_link_send_batch(t, t->tx + _Z_BATCH_PREFIX, w->pos);
+}
+
+/* |Z|S|A| INIT | |version| |zid_len|x|x|wai| ~zid~ [|resolution| |batch size LE|] [QoS] */
+static z_result_t _z_send_init_syn(_z_transport_t *t, uint16_t batch) {
+    _zw_t w;
+    bool size = batch != 65535; /* the default */
+    _z_syn_start(t, &w, (uint8_t)(_Z_T_INIT | (size ? _Z_FLAG_2 : 0) | (Z_FEATURE_QOS == 1 ? _Z_FLAG_Z : 0)));
+    _zw_u8(&w, Z_PROTO_VERSION_BYTE);
+    _zw_u8(&w, (uint8_t)(((t->zid.len - 1) << 4) | t->whatami));
+    _zw_bytes(&w, t->zid.id, t->zid.len);
+    if (size) {
+        _zw_u8(&w, 0x0a); /* resolution: the default (0b10 for SNs and for request ids) */
+        _zw_u8(&w, (uint8_t)(batch & 0xffu));
+        _zw_u8(&w, (uint8_t)(batch >> 8));
+    }
+#if Z_FEATURE_QOS == 1
+    _zw_u8(&w, 0x01); /* the QoS extension (unit, the last one): offers the 8 priority channels */
+#endif
+    return _z_syn_send(t, &w);
+}
+
+/* |Z|T|A| OPEN | %lease% %initial sn% ~cookie <u8;z16>~ */
+static z_result_t _z_send_open_syn(_z_transport_t *t, uint32_t isn, _z_view_t cookie) {
+    _zw_t w;
+    bool in_s = (Z_TRANSPORT_LEASE % 1000u) == 0; /* t->lease_ms, set by _z_transport_reset */
+    _z_syn_start(t, &w, (uint8_t)(_Z_T_OPEN | (in_s ? _Z_FLAG_2 : 0)));
+    _zw_zint(&w, in_s ? Z_TRANSPORT_LEASE / 1000u : Z_TRANSPORT_LEASE);
+    _zw_zint(&w, isn);
+    _zw_lbytes(&w, cookie.ptr, cookie.len);
+    return _z_syn_send(t, &w);
+}
+
+/* Waits (bounded) for one whole batch and decodes its first message, which
+ * must be the acknowledgement `id` (InitAck or OpenAck; Z_EOPEN otherwise). */
+static z_result_t _z_recv_ack(_z_transport_t *t, _z_tmsg_t *m, uint8_t id, uint64_t deadline) {
     size_t len = 0;
     while (len == 0) {
         uint64_t now = _z_clock_ms();
@@ -79,7 +117,9 @@ static z_result_t _z_recv_tmsg(_z_transport_t *t, _z_tmsg_t *m, uint64_t deadlin
     }
     _zr_t r;
     _zr_init(&r, t->rx, len);
-    return _z_transport_decode(&r, m);
+    _Z_TRY(_z_handshake_decode(&r, m));
+    /* ack is the first member of both init and open (a common initial sequence) */
+    return m->id == id && m->m.init.ack ? Z_OK : Z_EOPEN;
 }
 
 static z_result_t _z_handshake(_z_transport_t *t) {
@@ -91,18 +131,9 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     if (t->serial && ours > _Z_SERIAL_MTU) ours = (uint16_t)_Z_SERIAL_MTU;
 #endif
 
-    memset(&m, 0, sizeof(m));
-    m.id = _Z_T_INIT;
-    m.m.init.whatami = t->whatami;
-    m.m.init.zid = t->zid;
-    m.m.init.resolution = 0x0a;
-    m.m.init.batch_size = ours;
-    m.m.init.has_size = ours != 65535;
-    m.m.init.qos = Z_FEATURE_QOS == 1; /* offer the 8 priority channels */
-    _Z_TRY(_z_send_tmsg(t, &m));
+    _Z_TRY(_z_send_init_syn(t, ours));
 
-    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
-    if (m.id != _Z_T_INIT || !m.m.init.ack) return Z_EOPEN;
+    _Z_TRY(_z_recv_ack(t, &m, _Z_T_INIT, deadline));
     if ((m.m.init.resolution & 0x03) > 0x02 || ((m.m.init.resolution >> 2) & 0x03) > 0x02) return Z_EOPEN;
     t->sn_mask = _z_sn_mask(m.m.init.resolution);
     t->batch_size = m.m.init.batch_size < ours ? m.m.init.batch_size : ours;
@@ -115,16 +146,9 @@ static z_result_t _z_handshake(_z_transport_t *t) {
     uint32_t isn;
     _z_random_fill(&isn, sizeof(isn));
     isn &= t->sn_mask;
-    memset(&m, 0, sizeof(m));
-    m.id = _Z_T_OPEN;
-    m.m.open.lease_in_s = (t->lease_ms % 1000u) == 0;
-    m.m.open.lease = m.m.open.lease_in_s ? t->lease_ms / 1000u : t->lease_ms;
-    m.m.open.initial_sn = isn;
-    m.m.open.cookie = cookie;
-    _Z_TRY(_z_send_tmsg(t, &m));
+    _Z_TRY(_z_send_open_syn(t, isn, cookie));
 
-    _Z_TRY(_z_recv_tmsg(t, &m, deadline));
-    if (m.id != _Z_T_OPEN || !m.m.open.ack) return Z_EOPEN;
+    _Z_TRY(_z_recv_ack(t, &m, _Z_T_OPEN, deadline));
     if ((m.m.open.initial_sn & ~(uint64_t)t->sn_mask) != 0) return Z_EOPEN;
     t->remote_lease_ms = m.m.open.lease_in_s ? m.m.open.lease * 1000u : m.m.open.lease;
     if (t->remote_lease_ms == 0) t->remote_lease_ms = Z_TRANSPORT_LEASE;
@@ -165,11 +189,9 @@ void _z_transport_close(_z_transport_t *t, bool send_close) {
     (void)_z_transport_wait_writer(t); /* the writer may be sending on the socket */
 #endif
     if (send_close) {
-        _z_tmsg_t m;
+        uint8_t close[4] = {0, 0, _Z_T_CLOSE, 0}; /* room for the length, Close (link), reason 0 */
         (void)_z_transport_flush(t);
-        memset(&m, 0, sizeof(m));
-        m.id = _Z_T_CLOSE;
-        (void)_z_send_tmsg(t, &m);
+        (void)_z_link_send_batch(t, close + _Z_BATCH_PREFIX, 2);
     }
     _z_net_close(&t->sock);
     t->open = false;
