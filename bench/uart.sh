@@ -12,7 +12,12 @@
 #     payload bytes, first to last. Printed: samples/s, payload bytes/s, the share of the
 #     line's byte budget (baud / 10) the payload used, and the wire bytes per sample: the
 #     line's bytes from the publisher (counted by the line, its session's opening and
-#     declarations included, a few hundred bytes in all) over the samples received.
+#     declarations included, a few hundred bytes in all) over the samples received; and the
+#     same over the second half of the run only (the line's bytes and the samples between
+#     the same two instants, both programs dating their counts every 100 ms): the steady
+#     state, without the start, where a publisher's first puts may carry its full key until
+#     the router confirms a declared id, and a pseudo-terminal (unlike a UART's small
+#     buffer) takes ~50 KB of them before the line has carried the confirmation's question.
 #   round trip: `z_ping -s 8` on the line against a `weft pong` client of weftd on TCP
 #     (weftd between them, so the line is crossed once each way): p50 and p99 of the round
 #     trips each program printed, after its warm-up (weft-pico: 50 round trips; Zenoh-Pico:
@@ -21,7 +26,9 @@
 # weft-pico's publisher uses congestion control block and its automatic batching
 # (weft-pico), or batches by hand, flushing every 100 puts (weft-pico-batch, `-b 100`), or
 # puts with congestion control drop as Zenoh-Pico's does (weft-pico-drop, `-d 1`: block
-# costs each put a QoS extension, 2 bytes);
+# costs each put a QoS extension, 2 bytes), or both, as Zenoh-Pico's z_pub_thr does:
+# congestion control drop, batched by hand and sent when a batch is full
+# (weft-pico-full, `-d 1 -b 1000000000`);
 # Zenoh-Pico's z_pub_thr batches by hand (zp_batch_start, flushing when a batch is full)
 # with congestion control drop, as it is shipped, and runs until it is stopped. Zenoh-Pico's serial endpoints say 115200 baud at
 # both rates (its POSIX serial link knows no 921600; the line's own rate is what counts).
@@ -37,6 +44,7 @@
 #   BENCH_UART_SYSTEMS   clients (default "weft-pico weft-pico-batch weft-pico-drop", and zenoh-pico with
 #                        ZENOH_PICO_EXAMPLES)
 #   BENCH_NO_BUILD=1     use the binaries already built
+#   BENCH_UART_KEEP=1    keep the work directory (the programs' outputs) for a look after
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -76,7 +84,7 @@ fi
 # bytes, and Zenoh-Pico refuses a dot in it
 [[ -n "${BENCH_UART_SYSTEMS:-}" ]] && read -r -a SYSTEMS <<<"$BENCH_UART_SYSTEMS"
 WORK=$(mktemp -d /tmp/wuartXXXXXX)
-OUT_DIR=$WORK
+OUT_DIR=$WORK; [[ -n "${BENCH_UART_KEEP:-}" ]] && trap - EXIT
 LINE_A=$WORK/a
 LINE_B=$WORK/b
 
@@ -127,19 +135,19 @@ teardown() {
 # endpoint SYSTEM BAUD: the serial endpoint the client opens.
 endpoint() {
     case $1 in
-        weft-pico | weft-pico-batch | weft-pico-drop) echo "serial/$LINE_B#baudrate=$2" ;;
+        weft-pico | weft-pico-batch | weft-pico-drop | weft-pico-full) echo "serial/$LINE_B#baudrate=$2" ;;
         zenoh-pico) echo "serial/$LINE_B#baudrate=115200" ;;
     esac
 }
 
-# thr_run SYSTEM BAUD SIZE: prints "SAMPLES_PER_S PAYLOAD_BYTES_PER_S LINE_SHARE_% WIRE_BYTES"
-# or "- - - -".
+# thr_run SYSTEM BAUD SIZE: prints "SAMPLES_PER_S PAYLOAD_BYTES_PER_S LINE_SHARE_% WIRE_BYTES
+# STEADY_WIRE_BYTES" or "- - - - -".
 thr_run() {
     local sys=$1 baud=$2 size=$3 ep from0 from1
     ep=$(endpoint "$sys" "$baud")
     start sub $((SECONDS_PER_RUN + 60)) "$BIN/count_sub" "$PORT" test/thr 3 $((SECONDS_PER_RUN + 50))
     local sub_pid=$STARTED
-    wait_for sub declared 10 || { echo "- - - -"; return; }
+    wait_for sub declared 10 || { echo "- - - - -"; return; }
     from0=$(line_bytes b_to_a)
     case $sys in
         weft-pico) start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" ;;
@@ -148,6 +156,10 @@ thr_run() {
             ;;
         weft-pico-drop)
             start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" -d 1
+            ;;
+        weft-pico-full)
+            start pub $((SECONDS_PER_RUN + 30)) "$PX/z_pub_thr" -e "$ep" -s "$size" -t "$SECONDS_PER_RUN" -d 1 \
+                -b 1000000000
             ;;
         zenoh-pico) start pub "$SECONDS_PER_RUN" "$ZPX/z_pub_thr" -e "$ep" -m client -s "$size" -k test/thr ;;
     esac
@@ -164,19 +176,53 @@ thr_run() {
         sed 's/^/    weftd: /' "$OUT_DIR/router.out" | tail -3 >&2
         grep -v '^bytes' "$OUT_DIR/line.out" | sed 's/^/    line: /' | head -5 >&2
     fi
-    python3 - "$OUT_DIR/sub.out" "$((from1 - from0))" "$baud" <<'PY'
+    python3 - "$OUT_DIR/sub.out" "$((from1 - from0))" "$baud" "$OUT_DIR/line.out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 m = re.search(r"samples=(\d+) payload_bytes=(\d+) seconds=([0-9.]+)", text)
 line_bytes, baud = int(sys.argv[2]), int(sys.argv[3])
+
+
+def series(lines, pattern):
+    """(time in ms, count) pairs of a program's dated reports."""
+    return [(int(t), int(v)) for t, v in re.findall(pattern, lines)]
+
+
+def at(points, t):
+    """The count at time t, linear between the two reports around it."""
+    for (t0, v0), (t1, v1) in zip(points, points[1:]):
+        if t0 <= t <= t1:
+            return v0 + (v1 - v0) * (t - t0) / (t1 - t0) if t1 > t0 else v1
+    return None
+
+
+def steady():
+    """Wire bytes per sample over the second half of the samples' span: the line's bytes
+    over the samples counted between the same two instants (both programs date their
+    counts every 100 ms), leaving out the start, whose puts may carry full keys until the
+    router confirms a declared id (and the terminal's buffer holds ~50 KB of them)."""
+    samples = series(text, r"at_ms=(\d+) samples=(\d+)")
+    line = series(open(sys.argv[4]).read(), r"b_to_a=(\d+) at_ms=(\d+)")
+    line = [(t, v) for v, t in line]
+    moving = [p for p, q in zip(samples, samples[1:]) if q[1] > p[1]]
+    if len(moving) < 20:
+        return "-"
+    start, end = moving[0][0], moving[-1][0]
+    t0 = start + (end - start) / 2
+    s0, s1, b0, b1 = at(samples, t0), at(samples, end), at(line, t0), at(line, end)
+    if None in (s0, s1, b0, b1) or s1 - s0 < 1:
+        return "-"
+    return f"{(b1 - b0) / (s1 - s0):.2f}"
+
+
 if not m or int(m.group(1)) < 2 or float(m.group(3)) <= 0:
-    print("- - - -")
+    print("- - - - -")
 else:
     n, payload, secs = int(m.group(1)), int(m.group(2)), float(m.group(3))
     # samples after the first, over the time from the first to the last
     rate = (n - 1) / secs
     bps = payload * (n - 1) / n / secs
-    print(f"{rate:.1f} {bps:.0f} {100 * bps / (baud / 10):.1f} {line_bytes / n:.1f}")
+    print(f"{rate:.1f} {bps:.0f} {100 * bps / (baud / 10):.1f} {line_bytes / n:.1f} {steady()}")
 PY
 }
 
@@ -207,23 +253,23 @@ for baud in "${BAUDS[@]}"; do
     for sys in "${SYSTEMS[@]}"; do
         for size in "${SIZES[@]}"; do
             setup "$baud"
-            read -r rate bps share wire < <(thr_run "$sys" "$baud" "$size")
+            read -r rate bps share wire steady < <(thr_run "$sys" "$baud" "$size")
             teardown
-            log "  $baud baud, $sys, $size B: $rate samples/s, $bps payload B/s ($share % of the line), $wire wire bytes per sample"
-            ROWS+=("| $baud | $sys | $size | $rate | $bps | $share | $wire |")
+            log "  $baud baud, $sys, $size B: $rate samples/s, $bps payload B/s ($share % of the line), $wire wire bytes per sample ($steady in the second half)"
+            ROWS+=("| $baud | $sys | $size | $rate | $bps | $share | $wire | $steady |")
         done
         # the same round trips as weft-pico
-        [[ $sys == weft-pico-batch || $sys == weft-pico-drop ]] && continue
+        [[ $sys == weft-pico-batch || $sys == weft-pico-drop || $sys == weft-pico-full ]] && continue
         setup "$baud"
         read -r p50 p99 < <(lat_run "$sys" "$baud")
         teardown
         log "  $baud baud, $sys, 8 B round trip: p50 $p50 µs, p99 $p99 µs"
-        ROWS+=("| $baud | $sys | rtt 8 B | p50 $p50 µs | p99 $p99 µs | | |")
+        ROWS+=("| $baud | $sys | rtt 8 B | p50 $p50 µs | p99 $p99 µs | | | |")
     done
 done
 
 echo "Speed over an emulated UART (8N1), load average before: $LOAD_BEFORE; each publisher ${SECONDS_PER_RUN} s; $PINGS round trips"
 echo
-echo "| baud | client | payload B | samples/s | payload B/s | line used % | wire bytes / sample |"
-echo "|---:|---|---:|---:|---:|---:|---:|"
+echo "| baud | client | payload B | samples/s | payload B/s | line used % | wire bytes / sample | the same, second half |"
+echo "|---:|---|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"

@@ -248,3 +248,11 @@ pub fn weft_router() -> (weft::Session, u16) {
 pub fn pattern(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i % 251) as u8).collect()
 }
+
+/// Milliseconds since the Unix epoch: the clock two benchmark programs date their reports
+/// with, so that one's counts can be matched to the other's.
+pub fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}

@@ -4,8 +4,10 @@
 //!
 //! Usage: `count_sub PORT KEY IDLE_SECONDS MAX_SECONDS`
 //!
-//! Prints `declared` once subscribed, then ends IDLE_SECONDS after the last sample (once
-//! one came) or after MAX_SECONDS, printing
+//! Prints `declared` once subscribed, then every 100 ms `at_ms=T samples=N` (the count so
+//! far, T in milliseconds since the Unix epoch, as `uart_line` dates its byte counts, so
+//! that a steady state's bytes per sample can be told from the start's), and ends
+//! IDLE_SECONDS after the last sample (once one came) or after MAX_SECONDS, printing
 //! `samples=N payload_bytes=B seconds=S` (S from the first sample to the last).
 
 use std::sync::{Arc, Mutex};
@@ -55,11 +57,15 @@ fn main() {
     println!("declared");
     loop {
         let now = Instant::now();
-        let last = seen.lock().unwrap().last;
+        let (last, samples) = {
+            let seen = seen.lock().unwrap();
+            (seen.last, seen.samples)
+        };
         if now >= until || last.is_some_and(|t| now.duration_since(t) >= idle) {
             break;
         }
-        // The end is checked ten times a second.
+        println!("at_ms={} samples={samples}", weft_testkit::unix_ms());
+        // The end is checked, and the count reported, ten times a second.
         std::thread::sleep(Duration::from_millis(100));
     }
     let seen = seen.lock().unwrap();

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Links `PATH`s to the two terminals' devices, prints `READY` once both are open, then
-//! every 100 ms a line `bytes a_to_b=N b_to_a=M` (bytes delivered so far each way). A byte
+//! every 100 ms a line `bytes a_to_b=N b_to_a=M at_ms=T` (bytes delivered so far each way,
+//! and when: milliseconds since the Unix epoch, as `count_sub` dates its counts). A byte
 //! is delivered when the line would have carried it: each direction keeps the time its
 //! line is free again, and a writer waits (its terminal's buffer fills) while the line is
 //! busy, as on a real UART. Nothing is dropped. Ends at SIGTERM or SIGINT (the default
@@ -155,9 +156,10 @@ fn main() {
         // The counters' report period (this loop does nothing else).
         std::thread::sleep(Duration::from_millis(100));
         let line = format!(
-            "bytes a_to_b={} b_to_a={}",
+            "bytes a_to_b={} b_to_a={} at_ms={}",
             a_to_b.load(Ordering::Relaxed),
-            b_to_a.load(Ordering::Relaxed)
+            b_to_a.load(Ordering::Relaxed),
+            weft_testkit::unix_ms()
         );
         if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
             return;
