@@ -29,6 +29,9 @@
 # Environment (all optional):
 #   COMPARE_TARGET_DIR  cargo target directory of bench/compare and zenohd (default
 #                       target/compare, shared with bench/run.sh)
+#   COMPARE_PROFILE     release (default) or debug: the cargo profile bench/compare's
+#                       programs are built in (debug for the test suite's smoke only: its
+#                       figures are not Zenoh's)
 #   ZENOHD              a zenohd 1.10.2 (release) to use instead of installing one
 #   WEFT_BIN, WEFTD_BIN weft and weftd binaries to use instead of building this tree's
 #   ROBOTNET_BIN        the robotnet example to use (with WEFT_BIN, none is built)
@@ -73,6 +76,11 @@ has() { [[ ",$SYSTEMS," == *",$1,"* ]]; }
 
 ZENOH_VERSION=1.10.2
 COMPARE_TARGET_DIR=${COMPARE_TARGET_DIR:-$ROOT/target/compare}
+COMPARE_PROFILE=${COMPARE_PROFILE:-release}
+case $COMPARE_PROFILE in
+    release | debug) ;;
+    *) log "COMPARE_PROFILE must be release or debug, not '$COMPARE_PROFILE'"; exit 2 ;;
+esac
 ZENOHD=${ZENOHD:-$COMPARE_TARGET_DIR/zenohd-$ZENOH_VERSION/bin/zenohd}
 WEFT_TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
@@ -128,18 +136,21 @@ fi
 ROBOTNET=${ROBOTNET_BIN:-$ROBOTNET}
 WEFT=${WEFT_BIN:-$WEFT_TARGET/release/weft}
 WEFTD=${WEFTD_BIN:-$WEFT_TARGET/release/weftd}
-C=$COMPARE_TARGET_DIR/release
+PROFILE_ARGS=(--release)
+[[ $COMPARE_PROFILE == debug ]] && PROFILE_ARGS=()
+C=$COMPARE_TARGET_DIR/$COMPARE_PROFILE
 if has zenoh; then
-    log "== building bench/compare (Zenoh $ZENOH_VERSION, raw TCP; release)"
-    CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release --manifest-path bench/compare/Cargo.toml
+    log "== building bench/compare (Zenoh $ZENOH_VERSION with its TCP link, raw TCP; $COMPARE_PROFILE)"
+    CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build "${PROFILE_ARGS[@]}" \
+        --manifest-path bench/compare/Cargo.toml --no-default-features --features zenoh
     if [[ ! -x "$ZENOHD" ]] && ((INSTALL)); then
         log "== installing zenohd $ZENOH_VERSION (release) into ${ZENOHD%/bin/zenohd}"
         CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo install zenohd --version "$ZENOH_VERSION" \
             --locked --root "${ZENOHD%/bin/zenohd}"
     fi
 elif has tcp; then
-    log "== building bench/compare's raw TCP programs (release, without Zenoh)"
-    CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release --quiet \
+    log "== building bench/compare's raw TCP programs ($COMPARE_PROFILE, without Zenoh)"
+    CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build "${PROFILE_ARGS[@]}" --quiet \
         --manifest-path bench/compare/Cargo.toml --no-default-features
 fi
 CBIN=$COMPARE_TARGET_DIR/c

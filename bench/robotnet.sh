@@ -100,7 +100,8 @@ else
     if [[ -z "${ZROBOTNET_BIN:-}" ]]; then
         log "== building bench/compare's zrobotnet (Zenoh 1.10.2; release)"
         CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release \
-            --manifest-path bench/compare/Cargo.toml --bin zrobotnet
+            --manifest-path bench/compare/Cargo.toml --no-default-features --features zenoh \
+            --bin zrobotnet
     fi
     if ((ROUTED)) && [[ ! -x "$ROUTER" ]]; then
         log "no zenohd at $ROUTER: set ZENOHD, or run bench/compare.sh once (it installs one)"

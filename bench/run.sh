@@ -95,7 +95,8 @@ choose_ends() {
 log "== building weft (weft-cli, weftd)"
 cargo build --release -p weft-cli -p weftd
 log "== building bench/compare (Zenoh $ZENOH_VERSION, raw TCP)"
-CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release --manifest-path bench/compare/Cargo.toml
+CARGO_TARGET_DIR=$COMPARE_TARGET_DIR cargo build --release --manifest-path bench/compare/Cargo.toml \
+    --no-default-features --features zenoh
 if [[ ! -x "$ZENOHD" ]]; then
     log "== installing zenohd $ZENOH_VERSION into $ZENOHD_ROOT"
     t0=$(date +%s)

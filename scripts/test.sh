@@ -150,7 +150,7 @@ step "the robot-net scenario, short (ten sessions at 10 kHz, peer to peer and ro
 ROBOTNET_BIN="$root/target/debug/examples/robotnet" WEFTD_BIN="$root/target/debug/weftd" \
   BENCH_PORT=18900 bench/robotnet.sh --both --runs 1 --seconds 1
 
-step "the middleware comparison, smoke (bench/compare.sh: every system but Zenoh, one payload, a node's failure)"
+step "the middleware comparison, smoke (bench/compare.sh: every system, one payload, robot nets, a node's failure)"
 # The report generator and the results checker on a synthetic CSV, then a tiny real run with
 # the debug builds cargo test made (bench/compare.sh builds the raw TCP programs, without
 # Zenoh, in seconds); the full comparison is bench/compare.sh (docs/compare.md).
@@ -189,6 +189,23 @@ python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --tests thr,rtt_p50,rtt_p99
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zeromq:p2p,redis:broker,weft-pico:routed,dds:p2p --tests lat_p50,lat_p99
+# Eclipse Zenoh 1.10.2: bench/compare's programs with Zenoh's TCP link (built once into
+# WEFT_TOOLS_DIR, as zenohd above, in the debug profile that zenohd's build shares),
+# routed through the suite's zenohd: one payload's throughput and round trips, its robot
+# net for a second, a node's failure.
+compare_zenoh_target=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/compare-zenoh
+CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} CARGO_TARGET_DIR="$compare_zenoh_target" cargo build --quiet \
+  --manifest-path bench/compare/Cargo.toml --no-default-features --features zenoh
+compare_out="$root/target/compare-smoke-zenoh"
+rm -rf "$compare_out"
+COMPARE_TARGET_DIR="$compare_zenoh_target" COMPARE_PROFILE=debug ZENOHD="$WEFT_ZENOHD" \
+  WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=19150 \
+  COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 300 bench/compare.sh --quick --no-install \
+  --systems zenoh --payloads 1024 --workloads thr,rtt,robotnet,failure --out "$compare_out"
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect zenoh:p2p,zenoh:routed --tests thr,rtt_p50,rtt_p99,lat_p50,lat_p99
+python3 bench/compare/check_results.py "$compare_out/results.csv" \
+  --expect zenoh:p2p,zenoh:routed --tests fail_recovery_ms,fail_others_loss,fail_others_gap_ms
 
 step "weft-proto and weft-keyexpr build for a microcontroller (no_std, thumbv7em-none-eabihf)"
 rustup target add thumbv7em-none-eabihf >/dev/null
