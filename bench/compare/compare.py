@@ -749,8 +749,10 @@ class Runner:
     # -- round trips --
 
     def rtt_once(self, v: Variant, rport: int, size: int, samples: int,
-                 relay_to: bool = False) -> tuple[tuple[float, float] | None, Relay | None]:
-        """One ping-pong run with fresh processes; returns ((p50, p99) one-way µs, relay)."""
+                 relay_to: bool = False
+                 ) -> tuple[tuple[float, float] | None, Relay | None, int]:
+        """One ping-pong run with fresh processes; returns ((p50, p99) one-way µs, relay,
+        the round trips made: `samples`, or for DDS the sum of ddsperf's windows)."""
         lport = self.ports.take()
         pong_cmd = v.pong(lport, rport)
         self.note_cmd(v, "pong", pong_cmd)
@@ -758,7 +760,7 @@ class Runner:
         try:
             if v.listens and v.tcp:
                 if not wait_listen(lport, 10):
-                    return None, None
+                    return None, None, 0
             elif v.says_ready:
                 pong.wait_line("^subscribed", 10)
             else:
@@ -785,19 +787,20 @@ class Runner:
                 time.sleep(0.05)
                 relay.close()
             if v.system == "dds":
-                wins = [(float(m.group(1)), float(m.group(2))) for m in
+                wins = [(float(m.group(1)), float(m.group(2)), int(m.group(3))) for m in
                         (RX_DDS_PING.search(line) for _, line in ping.lines) if m]
+                made = sum(w[2] for w in wins)
                 wins = wins[1:] or wins
                 if not wins:
-                    return None, relay
+                    return None, relay, 0
                 return (statistics.median(w[0] for w in wins),
-                        statistics.median(w[1] for w in wins)), relay
+                        statistics.median(w[1] for w in wins)), relay, made
             m = RX_LAT.search(ping.output())
             if not m:
                 for line in ping.output().splitlines()[-3:]:
                     log(f"    ping: {line}")
-                return None, relay
-            return (float(m.group(1)), float(m.group(2))), relay
+                return None, relay, 0
+            return (float(m.group(1)), float(m.group(2))), relay, samples
         finally:
             pong.stop()
 
@@ -838,7 +841,7 @@ class Runner:
         if size > 16384:
             samples = max(min(500, samples), samples * 16384 // size)
         for _ in range(self.plan.rtt_runs):
-            r, _ = self.rtt_once(v, rport, size, samples)
+            r, _, _ = self.rtt_once(v, rport, size, samples)
             if r:
                 runs.append(r)
         label = f"{v.system} {v.topology} rtt {size} B"
@@ -858,11 +861,11 @@ class Runner:
     def wire(self, v: Variant, rport: int, size: int) -> None:
         label = f"{v.system} {v.topology} wire {size} B"
         if not v.tcp:
-            self.progress(label, "not measured (UDP: the relay counts TCP bytes)")
+            self.wire_udp(v, rport, size)
             return
         counts = []
         for n in self.plan.wire_samples:
-            r, relay = self.rtt_once(v, rport, size, n, relay_to=True)
+            r, relay, _ = self.rtt_once(v, rport, size, n, relay_to=True)
             if not r or relay is None:
                 self.failures.append(label)
                 self.progress(label, "no result")
@@ -873,6 +876,58 @@ class Runner:
         down = (d2 - d1) / (n2 - n1)
         self.res.add(v, "wire_bytes", size, up, "B/msg")
         self.progress(label, f"{up:.1f} B per message sent, {down:.1f} B per reply")
+
+    def wire_udp(self, v: Variant, rport: int, size: int) -> None:
+        """Wire bytes of a system on UDP (DDS), which no TCP relay can count: its ping and
+        pong in a network namespace of their own, whose loopback interface then carries
+        nothing else; the UDP payload that interface carried (its byte counter less 42
+        bytes of Ethernet, IPv4 and UDP headers per packet) over the messages both ways,
+        protocol traffic (discovery, heartbeats, acknowledgements) included. Two runs of
+        different lengths, as for TCP, so that what does not grow with the messages
+        (discovery, the start and the end) cancels out."""
+        label = f"{v.system} {v.topology} wire {size} B"
+        if os.geteuid() != 0 or not shutil.which("ip"):
+            self.progress(label, "not measured (UDP: counting it needs a network namespace, "
+                                 "root and ip(8))")
+            return
+        ns = f"weft-compare-{os.getpid()}"
+        inside = ["ip", "netns", "exec", ns]
+        boxed = dataclasses.replace(v, ping=lambda *a: inside + v.ping(*a),
+                                    pong=lambda *a: inside + v.pong(*a))
+
+        def lo_counters() -> tuple[int, int]:
+            out = subprocess.run(inside + ["cat", "/sys/class/net/lo/statistics/tx_bytes",
+                                           "/sys/class/net/lo/statistics/tx_packets"],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            return int(out[0]), int(out[1])
+
+        counts = []
+        try:
+            subprocess.run(["ip", "netns", "add", ns], check=True, capture_output=True)
+            subprocess.run(inside + ["ip", "link", "set", "lo", "up"], check=True,
+                           capture_output=True)
+            # ddsperf runs for a time (rtt_once: a second per 5000 samples, at least 3 s):
+            # runs of 3 and 6 seconds.
+            for secs in (3, 6):
+                b0, p0 = lo_counters()
+                r, _, made = self.rtt_once(boxed, rport, size, 5000 * (secs - 1))
+                b1, p1 = lo_counters()
+                if not r or made <= 0:
+                    break
+                counts.append((made, (b1 - b0) - 42 * (p1 - p0)))
+        except (subprocess.CalledProcessError, OSError) as e:
+            self.progress(label, f"not measured (network namespace: {e})")
+            return
+        finally:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        if len(counts) < 2 or counts[1][0] <= counts[0][0]:
+            self.failures.append(label)
+            self.progress(label, "no result")
+            return
+        (n1, u1), (n2, u2) = counts
+        per = (u2 - u1) / (2 * (n2 - n1))
+        self.res.add(v, "wire_bytes", size, per, "B/msg")
+        self.progress(label, f"{per:.1f} B of UDP payload per message, each way")
 
     # -- a node's failure --
 

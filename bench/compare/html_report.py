@@ -563,7 +563,10 @@ def render(rows: list[dict], meta: dict) -> str:
         "<p>TCP payload bytes the pinging side writes per round trip (its message, plus any "
         "acknowledgement it sends), counted by a relay between it and the other side (or the "
         "broker): the difference between two runs of different lengths, so that connection "
-        "set-up cancels out. No TCP/IP headers; DDS (UDP) is not measured.</p>",
+        "set-up cancels out. No TCP/IP headers. DDS (UDP): the UDP payload a network "
+        "namespace's loopback carried while its ping and pong ran there alone, over the "
+        "messages both ways, RTPS heartbeats and acknowledgements included (no IP or UDP "
+        "headers), the same difference of two runs.</p>",
         meaning_html(meaning(rows, "wire_bytes", False, "lean", "B")),
         table("Wire bytes per message", by(rows, "wire_bytes"), "bytes per message"),
         "<h2>CPU time per message</h2>",
