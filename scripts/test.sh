@@ -172,7 +172,7 @@ python3 bench/compare/check_results.py "$compare_out/results.csv" \
 grep -q '<svg class="plot"' "$compare_out/report.html"
 # The other systems' clients (C, against Debian's libraries) and brokers, and Cyclone DDS's
 # ddsperf, and weft-pico's example programs through weftd: each runs one payload's
-# throughput and round trips, and the C robot nets (weft-pico's and DDS's among them) run their
+# throughput, round trips and wire bytes (DDS's in a network namespace), and the C robot nets (weft-pico's and DDS's among them) run their
 # scenario for a second; their CSV rows are checked.
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq || true
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq gcc \
@@ -182,16 +182,16 @@ compare_out="$root/target/compare-smoke-others"
 rm -rf "$compare_out"
 WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=19050 \
   COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 420 bench/compare.sh --quick --no-install \
-  --systems zeromq,redis,mqtt,dds,weft-pico --payloads 1024 --workloads thr,rtt,robotnet \
+  --systems zeromq,redis,mqtt,dds,weft-pico --payloads 1024 --workloads thr,rtt,wire,robotnet \
   --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zeromq:p2p,redis:broker,mqtt:broker,mqtt:broker-qos1,dds:p2p,weft-pico:routed \
-  --tests thr,rtt_p50,rtt_p99
+  --tests thr,rtt_p50,rtt_p99,wire_bytes
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zeromq:p2p,redis:broker,weft-pico:routed,dds:p2p --tests lat_p50,lat_p99
 # Eclipse Zenoh 1.10.2: bench/compare's programs with Zenoh's TCP link (built once into
 # WEFT_TOOLS_DIR, as zenohd above, in the debug profile that zenohd's build shares),
-# routed through the suite's zenohd: one payload's throughput and round trips, its robot
+# routed through the suite's zenohd: one payload's throughput, round trips and wire bytes, its robot
 # net for a second, a node's failure.
 compare_zenoh_target=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/compare-zenoh
 CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} CARGO_TARGET_DIR="$compare_zenoh_target" cargo build --quiet \
@@ -201,9 +201,9 @@ rm -rf "$compare_out"
 COMPARE_TARGET_DIR="$compare_zenoh_target" COMPARE_PROFILE=debug ZENOHD="$WEFT_ZENOHD" \
   WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=19150 \
   COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 300 bench/compare.sh --quick --no-install \
-  --systems zenoh --payloads 1024 --workloads thr,rtt,robotnet,failure --out "$compare_out"
+  --systems zenoh --payloads 1024 --workloads thr,rtt,wire,robotnet,failure --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
-  --expect zenoh:p2p,zenoh:routed --tests thr,rtt_p50,rtt_p99,lat_p50,lat_p99
+  --expect zenoh:p2p,zenoh:routed --tests thr,rtt_p50,rtt_p99,wire_bytes,lat_p50,lat_p99
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zenoh:p2p,zenoh:routed --tests fail_recovery_ms,fail_others_loss,fail_others_gap_ms
 
