@@ -67,10 +67,15 @@ fn bytes_cross_whole_in_order_and_no_faster_than_the_baud_rate() {
             "the counts never reached 5760 and 13"
         );
         let counts = report.next().expect("a report").unwrap();
-        if counts == "bytes a_to_b=5760 b_to_a=13" {
+        // `bytes a_to_b=N b_to_a=M at_ms=T`: the counts, then when they were taken.
+        let (seen, at) = counts
+            .rsplit_once(" at_ms=")
+            .unwrap_or_else(|| panic!("no time in {counts:?}"));
+        assert!(at.parse::<u64>().is_ok(), "{counts}");
+        if seen == "bytes a_to_b=5760 b_to_a=13" {
             break;
         }
-        assert!(counts.starts_with("bytes "), "{counts}");
+        assert!(seen.starts_with("bytes "), "{counts}");
     }
     let _ = line.kill();
     let _ = line.wait();
