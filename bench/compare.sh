@@ -118,7 +118,8 @@ command -v gcc >/dev/null || apt_install gcc
 has zeromq && apt_install libzmq3-dev
 has redis && apt_install libhiredis-dev redis-server
 has mqtt && apt_install mosquitto libmosquitto-dev
-has dds && apt_install cyclonedds-tools cyclonedds-dev
+# iproute2: DDS's wire bytes are counted in a network namespace (`ip netns`, as root).
+has dds && apt_install cyclonedds-tools cyclonedds-dev iproute2
 has weft-pico && apt_install cmake ninja-build
 
 # ---- build -------------------------------------------------------------------------------
