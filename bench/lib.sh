@@ -2,7 +2,8 @@
 #
 # Every background process runs under `timeout`, which leads its own process group: killing
 # the group ends the program too. At exit, every process started is ended and the scratch
-# directory $WORK (if the script set one) is removed.
+# directory $WORK (if the script set one) is removed, unless KEEP_WORK is set (then its
+# path is printed).
 #
 # The script sets OUT_DIR, where `start` writes each process's output.
 
@@ -17,7 +18,11 @@ cleanup() {
     sleep 0.3
     for p in "${PIDS[@]}"; do kill -KILL -- "-$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    if [[ -n "${WORK:-}" ]]; then rm -rf "$WORK"; fi
+    if [[ -n "${WORK:-}" && -n "${KEEP_WORK:-}" ]]; then
+        log "kept: $WORK"
+    elif [[ -n "${WORK:-}" ]]; then
+        rm -rf "$WORK"
+    fi
     exit "$status"
 }
 trap cleanup EXIT

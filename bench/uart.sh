@@ -84,7 +84,9 @@ fi
 # bytes, and Zenoh-Pico refuses a dot in it
 [[ -n "${BENCH_UART_SYSTEMS:-}" ]] && read -r -a SYSTEMS <<<"$BENCH_UART_SYSTEMS"
 WORK=$(mktemp -d /tmp/wuartXXXXXX)
-OUT_DIR=$WORK; [[ -n "${BENCH_UART_KEEP:-}" ]] && trap - EXIT
+OUT_DIR=$WORK
+# The programs are still ended at exit (bench/lib.sh); only the directory is kept.
+[[ -n "${BENCH_UART_KEEP:-}" ]] && KEEP_WORK=1
 LINE_A=$WORK/a
 LINE_B=$WORK/b
 

@@ -172,8 +172,9 @@ python3 bench/compare/check_results.py "$compare_out/results.csv" \
 grep -q '<svg class="plot"' "$compare_out/report.html"
 # The other systems' clients (C, against Debian's libraries) and brokers, and Cyclone DDS's
 # ddsperf, and weft-pico's example programs through weftd: each runs one payload's
-# throughput, round trips and wire bytes (DDS's in a network namespace), and the C robot nets (weft-pico's and DDS's among them) run their
-# scenario for a second; their CSV rows are checked.
+# throughput, round trips and wire bytes (DDS's in a network namespace), and the C robot
+# nets (weft-pico's and DDS's among them) run their scenario for a second; their CSV rows
+# are checked.
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -qq || true
 DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq gcc \
   libzmq3-dev libhiredis-dev redis-server mosquitto libmosquitto-dev cyclonedds-tools \
@@ -199,18 +200,18 @@ else
 fi
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zeromq:p2p,redis:broker,weft-pico:routed,dds:p2p --tests lat_p50,lat_p99
-# Eclipse Zenoh 1.10.2: bench/compare's programs with Zenoh's TCP link (built once into
-# WEFT_TOOLS_DIR, as zenohd above, in the debug profile that zenohd's build shares),
-# routed through the suite's zenohd: one payload's throughput, round trips and wire bytes, its robot
-# net for a second, a node's failure.
-compare_zenoh_target=${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/compare-zenoh
-CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} CARGO_TARGET_DIR="$compare_zenoh_target" cargo build --quiet \
-  --manifest-path bench/compare/Cargo.toml --no-default-features --features zenoh
+# Eclipse Zenoh 1.10.2: bench/compare's programs with Zenoh's TCP link (which
+# bench/compare.sh builds, in the debug profile, once into WEFT_TOOLS_DIR beside zenohd
+# above), routed through the suite's zenohd: one payload's throughput, round trips and wire
+# bytes, its robot net for a second, a node's failure (the time limit covers that build on a
+# first run).
 compare_out="$root/target/compare-smoke-zenoh"
 rm -rf "$compare_out"
-COMPARE_TARGET_DIR="$compare_zenoh_target" COMPARE_PROFILE=debug ZENOHD="$WEFT_ZENOHD" \
+CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2} \
+  COMPARE_TARGET_DIR="${WEFT_TOOLS_DIR:-$HOME/.cache/weft/tools}/compare-zenoh" \
+  COMPARE_PROFILE=debug ZENOHD="$WEFT_ZENOHD" \
   WEFT_BIN="$root/target/debug/weft" WEFTD_BIN="$root/target/debug/weftd" BENCH_PORT=19150 \
-  COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 300 bench/compare.sh --quick --no-install \
+  COMPARE_SAMPLES_SCALE=0.05 timeout -k 10 900 bench/compare.sh --quick --no-install \
   --systems zenoh --payloads 1024 --workloads thr,rtt,wire,robotnet,failure --out "$compare_out"
 python3 bench/compare/check_results.py "$compare_out/results.csv" \
   --expect zenoh:p2p,zenoh:routed --tests thr,rtt_p50,rtt_p99,wire_bytes,lat_p50,lat_p99
