@@ -24,6 +24,16 @@ pub trait Writer {
     /// Number of bytes written so far.
     fn written(&self) -> usize;
 
+    /// Appends the first `len` bytes of `bytes` (`len` ≤ [`SMALL_MAX`]): a short field
+    /// kept in a fixed array, such as a zint or a ZenohId. A writer with room for the
+    /// whole array may copy all of it and count only `len` bytes, one fixed-size copy
+    /// instead of one of a length known only at run time (a call into the C library for
+    /// a few bytes, on every timestamp a router adds).
+    #[inline]
+    fn put_small(&mut self, bytes: &[u8; SMALL_MAX], len: usize) -> Result<(), EncodeError> {
+        self.put(&bytes[..len])
+    }
+
     /// Appends `value` as a minimal zint.
     #[inline(always)]
     fn zint(&mut self, value: u64) -> Result<(), EncodeError> {
@@ -100,12 +110,30 @@ impl Writer for SkippingWriter<'_, '_> {
     }
 }
 
+/// The longest field [`Writer::put_small`] takes.
+pub const SMALL_MAX: usize = 16;
+
 /// [`Writer::zint`] for values of three bytes or more.
 #[inline(never)]
 fn put_long_zint<W: Writer + ?Sized>(w: &mut W, value: u64) -> Result<(), EncodeError> {
-    let mut tmp = [0u8; ZINT_MAX_LEN];
-    let n = encode_zint(value, &mut tmp);
-    w.put(&tmp[..n])
+    let (bytes, n) = zint_in_register(value);
+    w.put_small(&bytes.to_le_bytes(), n)
+}
+
+/// The minimal zint of `value` as the low bytes of an integer (first byte lowest), and
+/// how many bytes it takes: built in a register, so that it is written with whole-word
+/// stores rather than byte by byte into memory and read back (which stalls the store).
+#[inline]
+fn zint_in_register(mut value: u64) -> (u128, usize) {
+    let mut out = 0u128;
+    let mut n = 0;
+    while value > 0x7F && n < ZINT_MAX_LEN - 1 {
+        out |= u128::from((value as u8 & 0x7F) | 0x80) << (8 * n);
+        value >>= 7;
+        n += 1;
+    }
+    out |= u128::from(value as u8) << (8 * n);
+    (out, n + 1)
 }
 
 /// Encodes `value` as a minimal zint into `out`, returning the number of bytes used.
@@ -215,6 +243,21 @@ impl Writer for SliceWriter<'_> {
         Ok(())
     }
 
+    /// The whole array where it fits (the bytes after `len` are past what was written:
+    /// the next field overwrites them, and nothing reads them), else `len` bytes.
+    #[inline(always)]
+    fn put_small(&mut self, bytes: &[u8; SMALL_MAX], len: usize) -> Result<(), EncodeError> {
+        debug_assert!(len <= SMALL_MAX);
+        match self.buf.get_mut(self.len..self.len + SMALL_MAX) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += len;
+                Ok(())
+            }
+            None => self.put(&bytes[..len]),
+        }
+    }
+
     #[inline(always)]
     fn u8(&mut self, b: u8) -> Result<(), EncodeError> {
         match self.buf.get_mut(self.len) {
@@ -257,6 +300,45 @@ impl Writer for LenCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zint_in_register_is_encode_zint() {
+        for shift in 0..64 {
+            for v in [1u64 << shift, (1u64 << shift) - 1, u64::MAX >> shift] {
+                let mut tmp = [0u8; ZINT_MAX_LEN];
+                let n = encode_zint(v, &mut tmp);
+                let (reg, m) = zint_in_register(v);
+                assert_eq!((&reg.to_le_bytes()[..m], m), (&tmp[..n], n), "{v:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn put_small_writes_what_put_writes_with_room_or_without() {
+        let mut field = [0u8; SMALL_MAX];
+        field
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = i as u8 + 1);
+        for room in 0..=SMALL_MAX + 3 {
+            for len in 0..=SMALL_MAX {
+                let (mut a, mut b) = ([0xEEu8; 40], [0xEEu8; 40]);
+                let mut wa = SliceWriter::new(&mut a[..room + 2]);
+                let mut wb = SliceWriter::new(&mut b[..room + 2]);
+                wa.put(&[9, 9]).unwrap();
+                wb.put(&[9, 9]).unwrap();
+                let small = wa.put_small(&field, len);
+                let plain = wb.put(&field[..len]);
+                assert_eq!(small.is_ok(), plain.is_ok(), "room {room} len {len}");
+                assert_eq!(wa.written(), wb.written());
+                let n = wa.written();
+                assert_eq!(a[..n], b[..n], "room {room} len {len}");
+            }
+        }
+        let mut v = Vec::new();
+        v.put_small(&field, 5).unwrap();
+        assert_eq!(v, field[..5]);
+    }
 
     #[test]
     fn zint_len_matches_encoding() {

@@ -66,7 +66,7 @@ impl ZenohId {
 
     /// Writes the significant little-endian bytes (no length).
     pub(crate) fn write<W: Writer>(self, w: &mut W) -> Result<(), EncodeError> {
-        w.put(&self.to_le_bytes()[..self.size()])
+        w.put_small(&self.to_le_bytes(), self.size())
     }
 
     /// The length nibble (`size - 1`) placed in bits 4..=7 of a flags byte.
