@@ -115,6 +115,7 @@ fn senders_and_a_driver() {
                         Sent::Queued(WriteHint::WriteNow) => write_loop(&out, &wire),
                         Sent::Queued(WriteHint::Wake) => wake.send(true).unwrap(),
                         Sent::Queued(WriteHint::None) | Sent::Overflowed => {}
+                        Sent::Direct(_) => unreachable!("one-batch messages"),
                     }
                 }
             })

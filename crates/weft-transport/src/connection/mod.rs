@@ -24,6 +24,7 @@
 //! (delivery runs there without any lock of the sending half, so a callback may send on
 //! the same connection), the [`Outbound`] half is shared by the senders and the writer.
 
+mod direct;
 mod inbound;
 mod outbound;
 mod transmit;
@@ -35,6 +36,7 @@ mod sim;
 #[cfg(test)]
 mod tests;
 
+pub use direct::{DirectFragment, DirectWrite, FRAGMENT_SLICES};
 pub use inbound::{Inbound, Input, InputError};
 pub use outbound::{
     Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, HOLD_ENOUGH, HOLD_LOOK,
@@ -169,14 +171,41 @@ impl Connection {
         &self.outbound
     }
 
-    /// Queues a message (see [`Outbound::send`]).
+    /// Queues a message (see [`Outbound::send`]). A message the sending half would have
+    /// its sender write from its own bytes ([`Sent::Direct`]) is handed to the driver
+    /// instead, nothing written, as the rest of a transmit the link did not take: this
+    /// interface writes only what [`Connection::poll_transmit`] hands out. A driver that
+    /// writes such messages itself uses [`Connection::send_direct`].
     pub fn send(
         &mut self,
         msg: &NetworkMessage<'_>,
         opts: SendOptions,
         now: Instant,
     ) -> Result<Sent, SendError> {
+        match self.outbound.send(msg, opts, || now)? {
+            Sent::Direct(mut direct) => {
+                let first = direct.next_fragment().expect("a message in fragments");
+                let bulk = msg.bulk().unwrap_or_default();
+                self.outbound.direct_blocked(direct, first, 0, bulk, now);
+                Ok(Sent::Queued(WriteHint::None))
+            }
+            sent => Ok(sent),
+        }
+    }
+
+    /// As [`Outbound::send`]: a [`Sent::Direct`] message is the caller's to write.
+    pub fn send_direct(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        opts: SendOptions,
+        now: Instant,
+    ) -> Result<Sent, SendError> {
         self.outbound.send(msg, opts, || now)
+    }
+
+    /// The sending half, to report how a [`Sent::Direct`] message was written.
+    pub fn outbound_mut(&mut self) -> &mut Outbound {
+        &mut self.outbound
     }
 
     /// Bytes read from a stream link (see [`Inbound::handle_stream`]). Malformed bytes

@@ -15,6 +15,7 @@ use weft_proto::core::{CongestionControl, Priority, Reliability};
 use weft_proto::network::NetworkMessage;
 use weft_proto::transport::CloseReason;
 
+use super::direct::{DirectFragment, DirectWrite};
 use super::transmit::{Framing, Transmit, GATHER_MAX};
 use super::{EndReason, Event, Limits};
 use crate::establish::{close_batch, Negotiated};
@@ -29,7 +30,8 @@ pub const HOLD_ENOUGH: usize = 16 << 10;
 /// message leaves too little room for the next to be made while the driver writes it, so
 /// a hand-over gains nothing and costs a wake-up per message (peer to peer 1 MiB: 1.25×).
 /// A smaller one is left to the driver, which writes it while the sender makes the next
-/// (a Python publisher of 64 KiB samples: 0.65× when it wrote them itself).
+/// (a Python publisher of 64 KiB samples: 0.65× when it wrote them itself), unless its
+/// sender streams them ([`Sent::Direct`]).
 pub const SENDER_WRITES_FROM: usize = crate::queue::READY_MAX / 2;
 
 /// A sender whose messages come closer together than this is streaming: its pending batch
@@ -74,10 +76,14 @@ pub enum WriteHint {
 }
 
 /// Where a sent message went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub enum Sent {
     /// In the transmit queue.
     Queued(WriteHint),
+    /// To be written by its sender, now, from its own bytes: a message in fragments from
+    /// an application that streams them, on a link nobody writes (see
+    /// [`Outbound::direct_done`]).
+    Direct(DirectWrite),
     /// A forwarded `block` message with no room: it waits in this destination's overflow.
     /// Its source should stop reading until [`Event::OverflowDrained`].
     Overflowed,
@@ -162,6 +168,8 @@ struct Stream {
     seen_at: Option<Instant>,
     /// Since when the driver has held the pending batch.
     held_since: Option<Instant>,
+    /// When the application's last message in fragments was queued.
+    fragmented_at: Option<Instant>,
 }
 
 /// The sending half of a connection.
@@ -282,6 +290,12 @@ impl Outbound {
             match self.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
                 Pushed::Full if self.queue.lane_is_empty(priority) => {
+                    if !opts.forwarded && self.streams_fragments(opts.since, clock()) {
+                        if let Some(direct) = self.direct(msg, priority, reliability)? {
+                            self.stream.pushes += 1;
+                            return Ok(Sent::Direct(direct));
+                        }
+                    }
                     match self.queue_fragments(msg, priority, reliability, opts, &clock)? {
                         Some(count) => fragments = count,
                         None => return Ok(Sent::Overflowed),
@@ -315,6 +329,137 @@ impl Outbound {
         let write_now =
             express || (fragments >= SENDER_WRITES_FROM && self.limits.sender_writes_fragments);
         Ok(Sent::Queued(self.hint(write_now)))
+    }
+
+    /// A message larger than a batch that its sender writes itself, from its own bytes,
+    /// when it streams such messages (this one came less than [`STREAMING_GAP`] after the
+    /// one before was queued, waits for room not counted), nothing waits to be written
+    /// and nobody writes, on a stream link whose writes are mere copies, and the message
+    /// is at most [`GATHER_MAX`] fragments (what is left of it if the link takes part
+    /// goes back as one transmit). Such a sender would only wait while the driver wrote
+    /// the message, after a copy and a wake-up, on the cores it needs; a sender with work
+    /// of its own between messages (a Python publisher) hands them over instead.
+    fn direct(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<Option<DirectWrite>, SendError> {
+        let Framing::Stream(width) = self.framing else {
+            return Ok(None);
+        };
+        if !self.limits.sender_writes_fragments
+            || self.writer != Writer::Idle
+            || self.partial.is_some()
+            || self.ending != Ending::Open
+            || self.queue.is_fragmenting()
+            || self.queue.ready_count() > 0
+            || !self.queue.pending_is_empty()
+            || !self.queue.overflow_is_empty()
+        {
+            return Ok(None);
+        }
+        let mut head = self.queue.take_fragment_buf();
+        let split = match msg.encode_split(&mut head) {
+            Ok(split) => split,
+            Err(e) => {
+                self.queue.keep_fragment_buf(head);
+                return Err(SendError::Tx(TxError::Encode(e)));
+            }
+        };
+        let len = head.len() + split.bulk.len();
+        let count = self.queue.fragment_count(len);
+        if count > GATHER_MAX {
+            self.queue.keep_fragment_buf(head);
+            return Ok(None);
+        }
+        let fragments = self.queue.start_fragmenting(len, priority, reliability)?;
+        self.writer = Writer::Writing;
+        Ok(Some(DirectWrite {
+            head,
+            at: split.at,
+            bulk_len: split.bulk.len(),
+            fragments,
+            width,
+            count,
+            handed: (0, 0),
+        }))
+    }
+
+    /// Whether the application streams messages in fragments: this one came (`asked`,
+    /// its first try when it had to wait for room, else `now`) less than
+    /// [`STREAMING_GAP`] after the one before was queued.
+    fn streams_fragments(&mut self, asked: Option<Instant>, now: Instant) -> bool {
+        let asked = asked.unwrap_or(now);
+        let before = self.stream.fragmented_at.replace(now);
+        before.is_some_and(|at| asked.saturating_duration_since(at) < STREAMING_GAP)
+    }
+
+    /// The sender wrote the whole of its [`Sent::Direct`] message: the link is nobody's
+    /// again. Then write what was queued meanwhile ([`WriteHint::WriteNow`]: the sender
+    /// goes on with [`Outbound::poll_transmit`]), if anything.
+    pub fn direct_done(&mut self, direct: DirectWrite, now: Instant) -> WriteHint {
+        let (batches, bytes) = direct.handed;
+        self.stats.batches += batches;
+        self.stats.bytes += bytes;
+        self.direct_end(direct, now);
+        self.writer = Writer::Idle;
+        self.polled_while_writing = false;
+        if self.queue.has_work(self.manual) || self.ending != Ending::Open {
+            WriteHint::WriteNow
+        } else {
+            WriteHint::None
+        }
+    }
+
+    /// The link took `written` bytes of `current`, a fragment of the sender's
+    /// [`Sent::Direct`] message, and no more now: the rest of it and the fragments after
+    /// it (`direct` hands out no more) are copied and wait for the link to be writable,
+    /// as any transmit the link took part of (the driver writes them on its writable
+    /// event, before anything queued since).
+    pub fn direct_blocked(
+        &mut self,
+        mut direct: DirectWrite,
+        current: DirectFragment,
+        written: usize,
+        bulk: &[u8],
+        now: Instant,
+    ) {
+        // The fragments handed out before this one went whole.
+        let (batches, bytes) = direct.handed;
+        self.stats.batches += batches - 1;
+        self.stats.bytes += bytes - current.batch_len() as u64;
+        let mut rest = vec![current];
+        while let Some(f) = direct.next_fragment() {
+            rest.push(f);
+        }
+        let parts = direct.parts(bulk);
+        let mut batches = std::mem::take(&mut self.spare_list);
+        batches.extend(rest.into_iter().map(|f| f.to_batch(parts, Vec::new())));
+        let mut transmit = Transmit::new(batches, self.framing);
+        transmit.advance(written);
+        self.direct_end(direct, now);
+        if written > 0 {
+            self.last_progress = now;
+        }
+        self.partial = Some(transmit);
+        self.writer = Writer::Blocked;
+    }
+
+    /// Writing the sender's [`Sent::Direct`] message failed: the connection ends.
+    pub fn direct_failed(&mut self, direct: DirectWrite, now: Instant) {
+        self.direct_end(direct, now);
+        self.writer = Writer::Idle;
+        self.fail(EndReason::LinkFailed);
+    }
+
+    /// The lane is free again and the head's buffer kept; the fragments written whole are
+    /// counted.
+    fn direct_end(&mut self, direct: DirectWrite, now: Instant) {
+        self.queue.end_fragmenting();
+        self.queue.keep_fragment_buf(direct.head);
+        self.last_tx = now;
+        self.last_progress = now;
     }
 
     /// A message larger than a batch, as fragment batches behind what its lane holds

@@ -462,6 +462,7 @@ fn forwarded_block_messages_wait_in_the_overflow_and_the_source_is_told_when_it_
         match net.a.conn.send(&msg, fwd, net.now).unwrap() {
             Sent::Overflowed => overflowed += 1,
             Sent::Queued(_) => {}
+            Sent::Direct(_) => unreachable!("Connection::send hands them to the driver"),
         }
         net.step(US);
     }
@@ -550,4 +551,137 @@ fn a_large_forwarded_message_without_room_overflows_and_says_so() {
     assert!(net.a.conn.outbound().overflow_bytes() >= 5000);
     net.b.read_rate = usize::MAX;
     assert!(net.run_until(US, 10_000, |n| n.a.events.contains(&Event::OverflowDrained)));
+}
+
+/// Appends to `wire` what `conn` hands out from `now` on, every transmit taken whole and
+/// a batch held for more looked at again when its hold ends; returns the time then.
+fn drain_to(conn: &mut Connection, mut now: Instant, wire: &mut Vec<u8>) -> Instant {
+    loop {
+        while let Some(t) = conn.poll_transmit(now) {
+            let mut slices = [std::io::IoSlice::new(&[]); 2 * GATHER_MAX];
+            let count = t.io_slices(&mut slices);
+            for s in &slices[..count] {
+                wire.extend_from_slice(s);
+            }
+            let n = t.remaining();
+            conn.transmitted(t, n, now);
+        }
+        match conn.outbound().held_until() {
+            Some(until) => now = until,
+            None => return now,
+        }
+    }
+}
+
+/// The framed bytes of one fragment of a direct write.
+fn framed(f: &DirectFragment, parts: [&[u8]; 3]) -> Vec<u8> {
+    let mut slices = [std::io::IoSlice::new(&[]); FRAGMENT_SLICES];
+    let n = f.io_slices(parts, &mut slices);
+    slices[..n].iter().flat_map(|s| s.iter().copied()).collect()
+}
+
+/// The payloads `conn` delivers from `wire`, in order.
+fn delivered(conn: &mut Connection, wire: &[u8], now: Instant) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let input = conn.handle_stream(wire, now, |m, _| {
+        if let weft_proto::network::NetworkMessage::Push(p) = m.message {
+            if let weft_proto::zenoh::PushBody::Put(put) = &p.body {
+                got.push(put.payload.to_vec());
+            }
+        }
+    });
+    assert_eq!(input.consumed, wire.len(), "every byte read");
+    got
+}
+
+#[test]
+fn a_sender_streaming_messages_in_fragments_writes_them_from_its_own_bytes() {
+    let (ni, nb) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let mut a = stream_connection(&ni, Limits::default(), now);
+    let mut b = stream_connection(&nb, Limits::default(), now);
+    let first = put("k", &payload(1, 3_000), Priority::Data, false);
+    let second = put("k", &payload(2, 3_000), Priority::Data, false);
+    let third = put("k", &payload(3, 100), Priority::Data, false);
+    let fourth = put("k", &payload(4, 5_000), Priority::Data, false);
+    let o = |at| SendOptions {
+        since: None,
+        ..opts(Priority::Data, CongestionControl::Block, at)
+    };
+    let mut wire = Vec::new();
+    // The first message in fragments: nothing says the sender streams yet.
+    assert_eq!(
+        a.send_direct(&first, o(now), now),
+        Ok(Sent::Queued(WriteHint::Wake))
+    );
+    let now = drain_to(&mut a, now, &mut wire);
+    // The next, 1 µs later: its sender writes it, the link taking the first fragment
+    // whole and 10 bytes of the second.
+    let t1 = now + US;
+    let Ok(Sent::Direct(mut direct)) = a.send_direct(&second, o(t1), t1) else {
+        panic!("a streaming sender writes its own fragments");
+    };
+    assert_eq!(direct.count(), 2);
+    let bulk = second.bulk().unwrap();
+    let f1 = direct.next_fragment().unwrap();
+    wire.extend(framed(&f1, direct.parts(bulk)));
+    let f2 = direct.next_fragment().unwrap();
+    wire.extend(&framed(&f2, direct.parts(bulk))[..10]);
+    // Meanwhile the link is the sender's: another message waits in the queue.
+    assert_eq!(
+        a.send_direct(&third, o(t1), t1),
+        Ok(Sent::Queued(WriteHint::None))
+    );
+    a.outbound_mut().direct_blocked(direct, f2, 10, bulk, t1);
+    // The rest of the fragment the link did not take goes first, then the queue.
+    let t1 = drain_to(&mut a, t1, &mut wire);
+    // Written whole, with nothing queued meanwhile: the link is free again.
+    let t2 = t1 + US;
+    let Ok(Sent::Direct(mut direct)) = a.send_direct(&fourth, o(t2), t2) else {
+        panic!("a streaming sender writes its own fragments");
+    };
+    let bulk = fourth.bulk().unwrap();
+    while let Some(f) = direct.next_fragment() {
+        wire.extend(framed(&f, direct.parts(bulk)));
+    }
+    let batches = a.outbound().stats().batches;
+    assert_eq!(a.outbound_mut().direct_done(direct, t2), WriteHint::None);
+    assert_eq!(
+        a.outbound().stats().batches,
+        batches + 3,
+        "its three fragments"
+    );
+    let got = delivered(&mut b, &wire, t2);
+    assert_eq!(
+        got,
+        vec![
+            payload(1, 3_000),
+            payload(2, 3_000),
+            payload(3, 100),
+            payload(4, 5_000)
+        ]
+    );
+    // A sender with time between its messages hands them over as before.
+    let t3 = t2 + 100 * US;
+    assert_eq!(
+        a.send_direct(&fourth, o(t3), t3),
+        Ok(Sent::Queued(WriteHint::Wake))
+    );
+}
+
+#[test]
+fn a_connection_without_a_writing_sender_hands_direct_messages_to_its_driver() {
+    let (ni, nb) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let mut a = stream_connection(&ni, Limits::default(), now);
+    let mut b = stream_connection(&nb, Limits::default(), now);
+    let mut wire = Vec::new();
+    let o = opts(Priority::Data, CongestionControl::Block, now);
+    for i in 0..5 {
+        let msg = put("k", &payload(i, 4_000), Priority::Data, false);
+        assert!(matches!(a.send(&msg, o, now), Ok(Sent::Queued(_))));
+        drain_to(&mut a, now, &mut wire);
+    }
+    let got = delivered(&mut b, &wire, now);
+    assert_eq!(got, (0..5).map(|i| payload(i, 4_000)).collect::<Vec<_>>());
 }

@@ -424,6 +424,15 @@ impl Link {
         Ok(written)
     }
 
+    /// Writes `bufs`, laid end to end, on a stream link as far as the socket takes them
+    /// now, without waiting: the bytes taken.
+    pub fn write_slices_now(&self, bufs: &mut [IoSlice<'_>]) -> io::Result<usize> {
+        let mut bufs = bufs;
+        let mut written = 0;
+        self.0.write_now(&mut bufs, &mut written)?;
+        Ok(written)
+    }
+
     /// Writes one batch: with its length prefix on streams, as one datagram on UDP.
     pub fn write_batch(&self, batch: &[u8]) -> io::Result<()> {
         self.write_batch_parts(&[batch])

@@ -80,6 +80,7 @@ impl Transport {
             }
             match st.out.send(msg, opts, Instant::now) {
                 Ok(Sent::Queued(hint)) => return self.carry_out(st, hint, caller),
+                Ok(Sent::Direct(direct)) => return self.write_direct(st, direct, msg),
                 Ok(Sent::Overflowed) => {
                     self.hold_source(&mut st, caller);
                     self.after_events(st);

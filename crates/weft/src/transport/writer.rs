@@ -1,16 +1,22 @@
 //! Writing the link: whoever holds the connection's [`Transmit`] writes it, without ever
 //! waiting for the socket — the link's I/O thread ([`Transport::pump`]) or an application
 //! thread sending an express message, or a large one in fragments, on an idle link
-//! ([`Transport::write_here`]); which one is the sending half's decision
-//! ([`weft_transport::connection::Outbound`]). A transmit the socket takes in part is
-//! finished on the socket's next writable event. Senders waiting for room are woken as
+//! ([`Transport::write_here`]), or one streaming messages of a few fragments, written from
+//! the message's own bytes ([`Transport::write_direct`]); which one is the sending half's
+//! decision ([`weft_transport::connection::Outbound`]). A transmit the socket takes in
+//! part is finished on the socket's next writable event. Senders waiting for room are woken as
 //! batches go out.
 
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use weft_transport::connection::{OutboundStats, Transmit, WriteHint};
+use std::io::IoSlice;
+
+use weft_proto::network::NetworkMessage;
+use weft_transport::connection::{
+    DirectWrite, OutboundStats, Transmit, WriteHint, FRAGMENT_SLICES,
+};
 
 use super::{reactor, Caller, SendError, Transport, TxState};
 
@@ -99,6 +105,68 @@ impl Transport {
         if held {
             self.wake_writer(&Caller::App);
         }
+        result
+    }
+
+    /// Writes from this application thread its message in fragments, from the message's
+    /// own bytes (the sending half's [`weft_transport::connection::Sent::Direct`]: an
+    /// application streaming such messages on a link nobody writes), then what was
+    /// queued meanwhile. What the socket does not take now goes back to the sending half,
+    /// for the link's I/O thread to finish on the socket's writable event.
+    pub(super) fn write_direct(
+        &self,
+        st: MutexGuard<'_, TxState>,
+        mut direct: DirectWrite,
+        msg: &NetworkMessage<'_>,
+    ) -> Result<(), SendError> {
+        let before = st.out.stats();
+        drop(st);
+        let bulk = msg.bulk().unwrap_or_default();
+        let mut outcome = Ok(None);
+        {
+            let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(fragment) = direct.next_fragment() {
+                let mut slices = [IoSlice::new(&[]); FRAGMENT_SLICES];
+                let n = fragment.io_slices(direct.parts(bulk), &mut slices);
+                match self.link.write_slices_now(&mut slices[..n]) {
+                    Ok(written) if written == fragment.framed_len() => {}
+                    Ok(written) => {
+                        outcome = Ok(Some((fragment, written)));
+                        break;
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            }
+        }
+        let mut st = self.lock();
+        let now = Instant::now();
+        let result = match outcome {
+            Ok(None) => {
+                let hint = st.out.direct_done(direct, now);
+                self.count_written(before, st.out.stats());
+                if let WriteHint::WriteNow = hint {
+                    let result;
+                    (st, result) = self.write_loop(st);
+                    result
+                } else {
+                    Ok(())
+                }
+            }
+            Ok(Some((fragment, written))) => {
+                st.out.direct_blocked(direct, fragment, written, bulk, now);
+                self.count_written(before, st.out.stats());
+                Ok(())
+            }
+            Err(_) => {
+                st.out.direct_failed(direct, now);
+                Err(SendError::Closed)
+            }
+        };
+        self.notify_idle(&st);
+        self.after_events(st);
         result
     }
 
