@@ -39,8 +39,8 @@ mod tests;
 pub use direct::{DirectFragment, DirectWrite, FRAGMENT_SLICES};
 pub use inbound::{Inbound, Input, InputError};
 pub use outbound::{
-    Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, HOLD_ENOUGH, HOLD_LOOK,
-    SENDER_WRITES_FROM, STREAMING_GAP,
+    Outbound, OutboundStats, SendError, SendOptions, Sent, WriteHint, DIRECT_GAP, HOLD_ENOUGH,
+    HOLD_LOOK, SENDER_WRITES_FROM, STREAMING_GAP,
 };
 pub use transmit::{Framing, Transmit, GATHER_MAX};
 

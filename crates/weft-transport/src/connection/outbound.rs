@@ -34,6 +34,13 @@ pub const HOLD_ENOUGH: usize = 16 << 10;
 /// sender streams them ([`Sent::Direct`]).
 pub const SENDER_WRITES_FROM: usize = crate::queue::READY_MAX / 2;
 
+/// An application that makes its next message in fragments sooner than this after the
+/// last one was written (or queued, when the driver writes it) streams them: it writes
+/// each itself from its own bytes ([`Sent::Direct`]). A sender with more work of its own
+/// between messages (a Python publisher of 64 KiB samples: about 20 µs) hands them to the
+/// driver, which writes one while it makes the next.
+pub const DIRECT_GAP: Duration = Duration::from_micros(5);
+
 /// A sender whose messages come closer together than this is streaming: its pending batch
 /// may wait for more (see [`Limits::batching_time_limit`]); one slower than this has its
 /// messages written as they come.
@@ -332,8 +339,8 @@ impl Outbound {
     }
 
     /// A message larger than a batch that its sender writes itself, from its own bytes,
-    /// when it streams such messages (this one came less than [`STREAMING_GAP`] after the
-    /// one before was queued, waits for room not counted), nothing waits to be written
+    /// when it streams such messages (this one came less than [`DIRECT_GAP`] after the
+    /// one before was written or queued, waits for room not counted), nothing waits to be written
     /// and nobody writes, on a stream link whose writes are mere copies, and the message
     /// is at most [`GATHER_MAX`] fragments (what is left of it if the link takes part
     /// goes back as one transmit). Such a sender would only wait while the driver wrote
@@ -387,12 +394,12 @@ impl Outbound {
     }
 
     /// Whether the application streams messages in fragments: this one came (`asked`,
-    /// its first try when it had to wait for room, else `now`) less than
-    /// [`STREAMING_GAP`] after the one before was queued.
+    /// its first try when it had to wait for room, else `now`) less than [`DIRECT_GAP`]
+    /// after the one before was written by its sender, or queued for the driver.
     fn streams_fragments(&mut self, asked: Option<Instant>, now: Instant) -> bool {
         let asked = asked.unwrap_or(now);
         let before = self.stream.fragmented_at.replace(now);
-        before.is_some_and(|at| asked.saturating_duration_since(at) < STREAMING_GAP)
+        before.is_some_and(|at| asked.saturating_duration_since(at) < DIRECT_GAP)
     }
 
     /// The sender wrote the whole of its [`Sent::Direct`] message: the link is nobody's
@@ -456,6 +463,9 @@ impl Outbound {
     /// The lane is free again and the head's buffer kept; the fragments written whole are
     /// counted.
     fn direct_end(&mut self, direct: DirectWrite, now: Instant) {
+        // The sender's next message is judged from here: its own time between messages,
+        // not the write's.
+        self.stream.fragmented_at = Some(now);
         self.queue.end_fragmenting();
         self.queue.keep_fragment_buf(direct.head);
         self.last_tx = now;

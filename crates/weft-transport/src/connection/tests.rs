@@ -602,7 +602,8 @@ fn a_sender_streaming_messages_in_fragments_writes_them_from_its_own_bytes() {
     let mut b = stream_connection(&nb, Limits::default(), now);
     let first = put("k", &payload(1, 3_000), Priority::Data, false);
     let second = put("k", &payload(2, 3_000), Priority::Data, false);
-    let third = put("k", &payload(3, 100), Priority::Data, false);
+    // Express: written at once, not held for more.
+    let third = put("k", &payload(3, 100), Priority::Data, true);
     let fourth = put("k", &payload(4, 5_000), Priority::Data, false);
     let o = |at| SendOptions {
         since: None,
@@ -634,7 +635,7 @@ fn a_sender_streaming_messages_in_fragments_writes_them_from_its_own_bytes() {
     );
     a.outbound_mut().direct_blocked(direct, f2, 10, bulk, t1);
     // The rest of the fragment the link did not take goes first, then the queue.
-    let t1 = drain_to(&mut a, t1, &mut wire);
+    assert_eq!(drain_to(&mut a, t1, &mut wire), t1, "nothing held");
     // Written whole, with nothing queued meanwhile: the link is free again.
     let t2 = t1 + US;
     let Ok(Sent::Direct(mut direct)) = a.send_direct(&fourth, o(t2), t2) else {
