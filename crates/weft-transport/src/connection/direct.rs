@@ -6,6 +6,7 @@
 use std::io::IoSlice;
 
 use weft_proto::batch::framing::PrefixWidth;
+use weft_proto::SliceWriter;
 
 use crate::queue::slice_parts;
 use crate::tx::{Fragments, PlannedFragment};
@@ -67,10 +68,9 @@ impl DirectWrite {
         self.handed.0 += 1;
         self.handed.1 += len as u64;
         let mut prefix = [0u8; 4];
-        match self.width {
-            PrefixWidth::U16 => prefix[..2].copy_from_slice(&(len as u16).to_le_bytes()),
-            PrefixWidth::U32 => prefix.copy_from_slice(&(len as u32).to_le_bytes()),
-        }
+        // A fragment never exceeds the negotiated batch size, which its prefix carries.
+        let framed = self.width.write(len, &mut SliceWriter::new(&mut prefix));
+        debug_assert!(framed.is_ok(), "a fragment fits its prefix");
         Some(DirectFragment {
             planned,
             prefix,
@@ -121,7 +121,7 @@ impl DirectFragment {
 
     /// Bytes of the framed fragment.
     pub fn framed_len(&self) -> usize {
-        self.width.len() + self.planned.head().len() + self.planned.range().len()
+        self.width.len() + self.batch_len()
     }
 
     /// The fragment as a batch (its header and what it carries, copied), for the rest of

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use weft_proto::core::{CongestionControl, Priority, Reliability};
-use weft_proto::network::NetworkMessage;
+use weft_proto::network::{NetworkMessage, SplitEncoding};
 use weft_proto::transport::CloseReason;
 
 use super::direct::{DirectFragment, DirectWrite};
@@ -175,8 +175,21 @@ struct Stream {
     seen_at: Option<Instant>,
     /// Since when the driver has held the pending batch.
     held_since: Option<Instant>,
-    /// When the application's last message in fragments was queued.
+    /// When the application's last message in fragments was queued for the driver, or
+    /// written by the application itself.
     fragmented_at: Option<Instant>,
+}
+
+/// A message larger than a batch, its head encoded (see [`Outbound::encode_head`]).
+struct Encoded<'m> {
+    /// The message without its bulk (the connection's kept buffer).
+    head: Vec<u8>,
+    /// Where the bulk goes in the head, and the bulk.
+    split: SplitEncoding<'m>,
+    /// Bytes of the whole message.
+    len: usize,
+    /// Fragments it is cut into.
+    count: usize,
 }
 
 /// The sending half of a connection.
@@ -297,13 +310,17 @@ impl Outbound {
             match self.queue.push(msg, priority, reliability)? {
                 Pushed::Appended => break,
                 Pushed::Full if self.queue.lane_is_empty(priority) => {
-                    if !opts.forwarded && self.streams_fragments(opts.since, clock()) {
-                        if let Some(direct) = self.direct(msg, priority, reliability)? {
-                            self.stream.pushes += 1;
-                            return Ok(Sent::Direct(direct));
-                        }
+                    let encoded = self.encode_head(msg)?;
+                    if !opts.forwarded
+                        && self.streams_fragments(opts.since, clock())
+                        && self.may_write_direct(&encoded)
+                    {
+                        self.stream.pushes += 1;
+                        return self
+                            .direct(encoded, priority, reliability)
+                            .map(Sent::Direct);
                     }
-                    match self.queue_fragments(msg, priority, reliability, opts, &clock)? {
+                    match self.queue_fragments(msg, encoded, priority, reliability, opts, &clock)? {
                         Some(count) => fragments = count,
                         None => return Ok(Sent::Overflowed),
                     }
@@ -338,51 +355,75 @@ impl Outbound {
         Ok(Sent::Queued(self.hint(write_now)))
     }
 
-    /// A message larger than a batch that its sender writes itself, from its own bytes,
-    /// when it streams such messages (this one came less than [`DIRECT_GAP`] after the
-    /// one before was written or queued, waits for room not counted), nothing waits to be written
-    /// and nobody writes, on a stream link whose writes are mere copies, and the message
-    /// is at most [`GATHER_MAX`] fragments (what is left of it if the link takes part
-    /// goes back as one transmit). Such a sender would only wait while the driver wrote
-    /// the message, after a copy and a wake-up, on the cores it needs; a sender with work
-    /// of its own between messages (a Python publisher) hands them over instead.
-    fn direct(
-        &mut self,
-        msg: &NetworkMessage<'_>,
-        priority: Priority,
-        reliability: Reliability,
-    ) -> Result<Option<DirectWrite>, SendError> {
-        let Framing::Stream(width) = self.framing else {
-            return Ok(None);
-        };
-        if !self.limits.sender_writes_fragments
-            || self.writer != Writer::Idle
-            || self.partial.is_some()
-            || self.ending != Ending::Open
-            || self.queue.is_fragmenting()
-            || self.queue.ready_count() > 0
-            || !self.queue.pending_is_empty()
-            || !self.queue.overflow_is_empty()
-        {
-            return Ok(None);
-        }
+    /// The head of a message larger than a batch, encoded in the connection's kept
+    /// buffer, its bulk left where it is.
+    fn encode_head<'m>(&mut self, msg: &NetworkMessage<'m>) -> Result<Encoded<'m>, SendError> {
         let mut head = self.queue.take_fragment_buf();
-        let split = match msg.encode_split(&mut head) {
-            Ok(split) => split,
+        match msg.encode_split(&mut head) {
+            Ok(split) => {
+                let len = head.len() + split.bulk.len();
+                let count = self.queue.fragment_count(len);
+                Ok(Encoded {
+                    head,
+                    split,
+                    len,
+                    count,
+                })
+            }
             Err(e) => {
                 self.queue.keep_fragment_buf(head);
-                return Err(SendError::Tx(TxError::Encode(e)));
+                Err(SendError::Tx(TxError::Encode(e)))
+            }
+        }
+    }
+
+    /// Whether the application's message `encoded`, from a sender that streams such
+    /// messages, is written by that sender from its own bytes ([`Sent::Direct`]): nothing
+    /// waits to be written and nobody writes, on a stream link whose writes are mere
+    /// copies, and the message is at most [`GATHER_MAX`] fragments (what is left of it if
+    /// the link takes part goes back as one transmit). Such a sender would only wait while
+    /// the driver wrote the message, after a copy and a wake-up, on the cores it needs; a
+    /// sender with work of its own between messages (a Python publisher) hands them over
+    /// instead.
+    fn may_write_direct(&self, encoded: &Encoded<'_>) -> bool {
+        matches!(self.framing, Framing::Stream(_))
+            && self.limits.sender_writes_fragments
+            && encoded.count <= GATHER_MAX
+            && self.writer == Writer::Idle
+            && self.partial.is_none()
+            && self.ending == Ending::Open
+            && !self.queue.is_fragmenting()
+            && self.queue.ready_count() == 0
+            && self.queue.pending_is_empty()
+            && self.queue.overflow_is_empty()
+    }
+
+    /// Plans the fragments of `encoded` for its sender to write, the link its sender's
+    /// until it says how the write went.
+    fn direct(
+        &mut self,
+        encoded: Encoded<'_>,
+        priority: Priority,
+        reliability: Reliability,
+    ) -> Result<DirectWrite, SendError> {
+        let Framing::Stream(width) = self.framing else {
+            unreachable!("may_write_direct checked the link is a stream");
+        };
+        let Encoded {
+            head,
+            split,
+            len,
+            count,
+        } = encoded;
+        let fragments = match self.queue.start_fragmenting(len, priority, reliability) {
+            Ok(fragments) => fragments,
+            Err(e) => {
+                self.queue.keep_fragment_buf(head);
+                return Err(e.into());
             }
         };
-        let len = head.len() + split.bulk.len();
-        let count = self.queue.fragment_count(len);
-        if count > GATHER_MAX {
-            self.queue.keep_fragment_buf(head);
-            return Ok(None);
-        }
-        let fragments = self.queue.start_fragmenting(len, priority, reliability)?;
         self.writer = Writer::Writing;
-        Ok(Some(DirectWrite {
+        Ok(DirectWrite {
             head,
             at: split.at,
             bulk_len: split.bulk.len(),
@@ -390,7 +431,7 @@ impl Outbound {
             width,
             count,
             handed: (0, 0),
-        }))
+        })
     }
 
     /// Whether the application streams messages in fragments: this one came (`asked`,
@@ -479,21 +520,18 @@ impl Outbound {
     fn queue_fragments(
         &mut self,
         msg: &NetworkMessage<'_>,
+        encoded: Encoded<'_>,
         priority: Priority,
         reliability: Reliability,
         opts: SendOptions,
         clock: &impl Fn() -> Instant,
     ) -> Result<Option<usize>, SendError> {
-        let mut head = self.queue.take_fragment_buf();
-        let split = match msg.encode_split(&mut head) {
-            Ok(split) => split,
-            Err(e) => {
-                self.queue.keep_fragment_buf(head);
-                return Err(SendError::Tx(TxError::Encode(e)));
-            }
-        };
-        let len = head.len() + split.bulk.len();
-        let count = self.queue.fragment_count(len);
+        let Encoded {
+            head,
+            split,
+            len,
+            count,
+        } = encoded;
         if !self.queue.room_for_fragments(priority, count) {
             self.queue.keep_fragment_buf(head);
             if opts.forwarded {
