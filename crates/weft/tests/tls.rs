@@ -375,3 +375,153 @@ fn a_zenoh_client_without_a_certificate_is_refused_by_a_weft_router_under_mtls()
     assert!(!stdout.contains("READY"), "{stdout}");
     assert!(router.peers().is_empty());
 }
+
+/// Two peers over TLS on small sockets, the lease a minute (no keep-alive is written
+/// within a test's seconds), and a reader whose callback holds its link's reading on
+/// the sample "hold" until released: the writer's link then fills its socket.
+struct HeldReader {
+    writer: weft::Session,
+    _reader: weft::Session,
+    _sub: weft::Subscriber,
+    got: std::sync::mpsc::Receiver<Vec<u8>>,
+    release: std::sync::mpsc::Sender<()>,
+}
+
+impl HeldReader {
+    fn new(label: &str) -> Self {
+        use std::sync::mpsc;
+        use std::sync::Mutex;
+
+        let pki = Pki::new(label);
+        let small = weft::config::TcpBuffers {
+            send: 64 * 1024,
+            recv: 64 * 1024,
+        };
+        let session = |listen: &[&str], connect: &[&str], tls: TlsSettings| {
+            let mut config = Config {
+                mode: WhatAmI::Peer,
+                multicast_scouting: false,
+                listen: listen.iter().map(|e| e.parse().unwrap()).collect(),
+                connect: connect.iter().map(|e| e.parse().unwrap()).collect(),
+                lease: Duration::from_secs(60),
+                tls: TlsSettings {
+                    buffers: small,
+                    ..tls
+                },
+                ..Config::default()
+            };
+            config.scouting.gossip.enabled = false;
+            weft::open(config).unwrap()
+        };
+        let reader = session(&["tls/127.0.0.1:0"], &[], pki.listening(false));
+        let endpoint = reader.listen_endpoints()[0].replace("127.0.0.1", "localhost");
+        let writer = session(&[], &[&endpoint], pki.connecting(false));
+        let (got_tx, got) = mpsc::channel::<Vec<u8>>();
+        let (release, released) = mpsc::channel::<()>();
+        let released = Mutex::new(released);
+        let got_tx = Mutex::new(got_tx);
+        let sub = reader
+            .declare_subscriber("tls/tail/**", move |s| {
+                let _ = got_tx.lock().unwrap().send(s.payload.to_vec());
+                if s.payload == b"hold" {
+                    let _ = released.lock().unwrap().recv();
+                }
+            })
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            writer
+                .put("tls/tail/x", b"hold", &PutOptions::default())
+                .unwrap();
+            if let Ok(p) = got.recv_timeout(Duration::from_millis(100)) {
+                assert_eq!(p, b"hold");
+                break;
+            }
+            assert!(Instant::now() < deadline, "the reader never subscribed");
+        }
+        Self {
+            writer,
+            _reader: reader,
+            _sub: sub,
+            got,
+            release,
+        }
+    }
+
+    /// Puts a message of five fragments (more than the sockets hold, less than that and
+    /// what the link seals ahead of them) while the reader is held, and waits until the
+    /// writer's link has taken it whole.
+    fn put_big(&self) -> Vec<u8> {
+        let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let before = self.writer.link_stats().batches_out;
+        let options = PutOptions {
+            congestion_control: weft::CongestionControl::Block,
+            ..PutOptions::default()
+        };
+        self.writer.put("tls/tail/big", &big, &options).unwrap();
+        wait_batches_out(&self.writer, before + 5);
+        big
+    }
+
+    /// The large sample, within 5 s (skipping what came after "hold" from the repeated
+    /// puts).
+    fn expect(&self, big: &[u8]) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let p = self
+                .got
+                .recv_timeout(left)
+                .expect("the large sample never came whole");
+            if p != b"hold" {
+                assert!(p == big, "the large sample differs");
+                return;
+            }
+        }
+    }
+}
+
+/// Waits until `writer`'s links have taken `n` batches whole.
+fn wait_batches_out(writer: &weft::Session, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while writer.link_stats().batches_out < n {
+        assert!(Instant::now() < deadline, "the link never took the message");
+        std::thread::yield_now();
+    }
+}
+
+/// A TLS link seals more than its socket takes at once: once a message is sealed whole,
+/// the records the socket has not taken yet still leave as soon as the peer reads again,
+/// without waiting for the next message or keep-alive.
+#[test]
+fn records_sealed_beyond_a_full_socket_leave_when_the_peer_reads_again() {
+    let held = HeldReader::new("weft-tls-tail");
+    let big = held.put_big();
+    held.release.send(()).unwrap();
+    held.expect(&big);
+}
+
+/// Closing a session whose TLS link holds records its socket has not taken yet: they go
+/// before the link's end (within the close's time to flush), not lost with it.
+#[test]
+fn closing_writes_the_records_sealed_beyond_a_full_socket_first() {
+    let held = HeldReader::new("weft-tls-tail-close");
+    let big = held.put_big();
+    let release = held.release.clone();
+    let writer = &held.writer;
+    let closing = std::thread::scope(|scope| {
+        // The reader reads again once the close has begun (its faces are gone).
+        let watcher = scope.spawn(|| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !writer.peers().is_empty() {
+                assert!(Instant::now() < deadline, "the close never began");
+                std::thread::yield_now();
+            }
+            release.send(()).unwrap();
+        });
+        writer.close();
+        watcher.join()
+    });
+    closing.unwrap();
+    held.expect(&big);
+}

@@ -88,6 +88,14 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         Ok(true)
     }
 
+    /// Writes what the link's own layer holds beyond what its socket took (TLS records
+    /// sealed ahead), without waiting: `Ok(true)` once nothing is held. A write hands
+    /// the bytes of a transmit to the link whole when they are sealed, so what is held
+    /// goes out on the socket's next writable event, not with the next write.
+    fn flush_held(&self) -> io::Result<bool> {
+        Ok(true)
+    }
+
     /// Sends one batch made of `parts` laid end to end (a datagram kind).
     fn send_batch(&self, _parts: &[&[u8]]) -> io::Result<()> {
         Err(unsupported("a stream link writes bytes"))

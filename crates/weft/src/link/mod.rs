@@ -424,6 +424,12 @@ impl Link {
         Ok(written)
     }
 
+    /// Writes what the link's own layer holds beyond what its socket took (TLS records
+    /// sealed ahead of the socket), without waiting: `Ok(true)` once nothing is held.
+    pub fn flush_held(&self) -> io::Result<bool> {
+        self.0.flush_held()
+    }
+
     /// Writes `bufs`, laid end to end, on a stream link as far as the socket takes them
     /// now, without waiting: the bytes taken.
     pub fn write_slices_now(&self, bufs: &mut [IoSlice<'_>]) -> io::Result<usize> {

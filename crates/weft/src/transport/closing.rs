@@ -104,6 +104,7 @@ impl Transport {
             }
         }
         self.after_events(st);
+        self.flush_held_by(flush_by);
         if !self.mark_closed() {
             return;
         }
@@ -113,6 +114,27 @@ impl Transport {
         // what it had received but not yet read — the last messages sent. The reader
         // thread reads to the end of stream (the peer closes on our Close) first.
         self.link.shutdown_write();
+    }
+
+    /// Writes what the link sealed beyond its socket (TLS records, the Close among them)
+    /// before its end, waiting for room until `flush_by` (`None`: what the socket takes
+    /// at once).
+    fn flush_held_by(&self, flush_by: Option<Instant>) {
+        loop {
+            let held = {
+                let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+                self.link.flush_held()
+            };
+            let now = Instant::now();
+            match (held, flush_by) {
+                (Ok(false), Some(by)) if now < by => {
+                    let wait = by.saturating_duration_since(now);
+                    self.link
+                        .writable_within(wait.min(Duration::from_millis(10)));
+                }
+                _ => return,
+            }
+        }
     }
 
     /// Waits until `deadline` at most for the peer to have closed its side after

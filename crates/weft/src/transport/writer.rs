@@ -70,6 +70,15 @@ impl Transport {
     /// streams into a pending batch held for more, the thread yields and looks again, at
     /// most the batching time limit (200 µs) in all.
     pub(crate) fn pump(&self) {
+        // What the link sealed beyond its socket went with no transmit of its own.
+        let held = {
+            let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.link.flush_held()
+        };
+        if held.is_err() {
+            self.fail_link();
+            return;
+        }
         let mut st = self.lock();
         loop {
             let result;

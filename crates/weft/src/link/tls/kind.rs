@@ -57,6 +57,10 @@ impl LinkKind for TlsLink {
         Self::write_now(self, bufs, written)
     }
 
+    fn flush_held(&self) -> io::Result<bool> {
+        self.flush_now()
+    }
+
     fn set_nonblocking(&self) -> io::Result<()> {
         Self::set_nonblocking(self)
     }
