@@ -4,6 +4,7 @@
 //! sending half ([`super::Outbound::direct_blocked`]), copied then, and only that.
 
 use std::io::IoSlice;
+use std::time::Instant;
 
 use weft_proto::batch::framing::PrefixWidth;
 use weft_proto::SliceWriter;
@@ -29,6 +30,11 @@ pub struct DirectWrite {
     pub(super) count: usize,
     /// Fragments handed out so far, and their bytes (headers and what they carry).
     pub(super) handed: (u64, u64),
+    /// Whether the sender waits for the socket when it takes no more
+    /// ([`super::Outbound::direct_wait`]), rather than handing the rest over.
+    pub(super) waits: bool,
+    /// Since when the sender has waited for the socket, if it has.
+    pub(super) blocked_at: Option<Instant>,
 }
 
 /// Two plans are alike when they write the same message the same way (for tests).
@@ -90,16 +96,17 @@ impl DirectWrite {
     pub const fn count(&self) -> usize {
         self.count
     }
+
+    /// Fragments not handed out yet.
+    pub(super) fn left(&self) -> usize {
+        self.count - self.handed.0 as usize
+    }
 }
 
 impl DirectFragment {
-    /// The framed fragment as slices for one vectored write, in `out`; returns how many
-    /// were set.
-    pub fn io_slices<'a>(
-        &'a self,
-        parts: [&'a [u8]; 3],
-        out: &mut [IoSlice<'a>; FRAGMENT_SLICES],
-    ) -> usize {
+    /// The framed fragment as slices for one vectored write, at the start of `out` (at
+    /// least [`FRAGMENT_SLICES`] long); returns how many were set.
+    pub fn io_slices<'a>(&'a self, parts: [&'a [u8]; 3], out: &mut [IoSlice<'a>]) -> usize {
         let mut n = 0;
         let carried = slice_parts(parts, self.planned.range());
         for slice in [&self.prefix[..self.width.len()], self.planned.head()]

@@ -80,6 +80,12 @@ pub struct Limits {
     /// is a copy into the socket; false where the link seals what it writes (TLS), so
     /// that the driver's sealing runs beside the sender's next message.
     pub sender_writes_fragments: bool,
+    /// Whether an application's `block` message in fragments, of any number, is written
+    /// by its sender from its own bytes ([`Sent::Direct`]) on a link that seals what it
+    /// writes (TLS), the sender waiting for the socket as a `block` message waits for
+    /// room ([`Outbound::direct_wait`]): sealing is then the message's one copy, where
+    /// handing it to the driver adds another and a hand-over between threads.
+    pub sender_seals_fragments: bool,
 }
 
 impl Default for Limits {
@@ -92,6 +98,7 @@ impl Default for Limits {
             reassembly_budget: None,
             overflow_budget: None,
             sender_writes_fragments: true,
+            sender_seals_fragments: false,
         }
     }
 }
@@ -171,9 +178,7 @@ impl Connection {
         &self.outbound
     }
 
-    /// Queues a message (see [`Outbound::send`]). A message the sending half would have
-    /// its sender write from its own bytes ([`Sent::Direct`]) is handed to the driver
-    /// instead, nothing written, as the rest of a transmit the link did not take: this
+    /// Queues a message (see [`Outbound::send`]), never as [`Sent::Direct`]: this
     /// interface writes only what [`Connection::poll_transmit`] hands out. A driver that
     /// writes such messages itself uses [`Connection::send_direct`].
     pub fn send(
@@ -182,15 +187,7 @@ impl Connection {
         opts: SendOptions,
         now: Instant,
     ) -> Result<Sent, SendError> {
-        match self.outbound.send(msg, opts, || now)? {
-            Sent::Direct(mut direct) => {
-                let first = direct.next_fragment().expect("a message in fragments");
-                let bulk = msg.bulk().unwrap_or_default();
-                self.outbound.direct_blocked(direct, first, 0, bulk, now);
-                Ok(Sent::Queued(WriteHint::None))
-            }
-            sent => Ok(sent),
-        }
+        self.outbound.send_queued(msg, opts, || now)
     }
 
     /// As [`Outbound::send`]: a [`Sent::Direct`] message is the caller's to write.

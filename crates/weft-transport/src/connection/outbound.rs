@@ -292,6 +292,27 @@ impl Outbound {
         opts: SendOptions,
         clock: impl Fn() -> Instant,
     ) -> Result<Sent, SendError> {
+        self.send_with(msg, opts, clock, true)
+    }
+
+    /// As [`Outbound::send`], never answering [`Sent::Direct`]: for a driver that writes
+    /// only what [`Outbound::poll_transmit`] hands out.
+    pub(super) fn send_queued(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        opts: SendOptions,
+        clock: impl Fn() -> Instant,
+    ) -> Result<Sent, SendError> {
+        self.send_with(msg, opts, clock, false)
+    }
+
+    fn send_with(
+        &mut self,
+        msg: &NetworkMessage<'_>,
+        opts: SendOptions,
+        clock: impl Fn() -> Instant,
+        direct: bool,
+    ) -> Result<Sent, SendError> {
         if self.is_closed() {
             return Err(SendError::Closed);
         }
@@ -313,11 +334,12 @@ impl Outbound {
                     let encoded = self.encode_head(msg)?;
                     if !opts.forwarded
                         && self.streams_fragments(opts.since, clock())
-                        && self.may_write_direct(&encoded)
+                        && direct
+                        && self.may_write_direct(&encoded, opts.congestion)
                     {
                         self.stream.pushes += 1;
                         return self
-                            .direct(encoded, priority, reliability)
+                            .direct(encoded, priority, reliability, opts.congestion)
                             .map(Sent::Direct);
                     }
                     match self.queue_fragments(msg, encoded, priority, reliability, opts, &clock)? {
@@ -379,16 +401,18 @@ impl Outbound {
 
     /// Whether the application's message `encoded`, from a sender that streams such
     /// messages, is written by that sender from its own bytes ([`Sent::Direct`]): nothing
-    /// waits to be written and nobody writes, on a stream link whose writes are mere
-    /// copies, and the message is at most [`GATHER_MAX`] fragments (what is left of it if
-    /// the link takes part goes back as one transmit). Such a sender would only wait while
-    /// the driver wrote the message, after a copy and a wake-up, on the cores it needs; a
-    /// sender with work of its own between messages (a Python publisher) hands them over
-    /// instead.
-    fn may_write_direct(&self, encoded: &Encoded<'_>) -> bool {
+    /// waits to be written and nobody writes, on a stream link, and either the link's
+    /// writes are mere copies and the message is at most [`GATHER_MAX`] fragments (what
+    /// is left of it if the link takes part goes back as one transmit), or the link seals
+    /// what it writes and the message is `block` (its sender waits for the socket as it
+    /// would for room). Such a sender would only wait while the driver wrote the message,
+    /// after a copy and a wake-up, on the cores it needs; a sender with work of its own
+    /// between messages (a Python publisher) hands them over instead.
+    fn may_write_direct(&self, encoded: &Encoded<'_>, congestion: CongestionControl) -> bool {
+        let copies = self.limits.sender_writes_fragments && encoded.count <= GATHER_MAX;
+        let seals = self.limits.sender_seals_fragments && congestion == CongestionControl::Block;
         matches!(self.framing, Framing::Stream(_))
-            && self.limits.sender_writes_fragments
-            && encoded.count <= GATHER_MAX
+            && (copies || seals)
             && self.writer == Writer::Idle
             && self.partial.is_none()
             && self.ending == Ending::Open
@@ -405,6 +429,7 @@ impl Outbound {
         encoded: Encoded<'_>,
         priority: Priority,
         reliability: Reliability,
+        congestion: CongestionControl,
     ) -> Result<DirectWrite, SendError> {
         let Framing::Stream(width) = self.framing else {
             unreachable!("may_write_direct checked the link is a stream");
@@ -431,7 +456,22 @@ impl Outbound {
             width,
             count,
             handed: (0, 0),
+            waits: self.limits.sender_seals_fragments && congestion == CongestionControl::Block,
+            blocked_at: None,
         })
+    }
+
+    /// The socket took no more of the sender's [`Sent::Direct`] message: until when its
+    /// sender waits for the socket to take more, or `None` to hand the rest over
+    /// ([`Outbound::direct_blocked`]). A sender that seals its `block` message waits as
+    /// such a message waits for room, `wait_before_close` in all; any other hands over
+    /// at once.
+    pub fn direct_wait(&mut self, direct: &mut DirectWrite, now: Instant) -> Option<Instant> {
+        if !direct.waits {
+            return None;
+        }
+        let until = *direct.blocked_at.get_or_insert(now) + self.limits.wait_before_close;
+        (now < until).then_some(until)
     }
 
     /// Whether the application streams messages in fragments: this one came (`asked`,
@@ -460,24 +500,40 @@ impl Outbound {
         }
     }
 
-    /// The link took `written` bytes of `current`, a fragment of the sender's
-    /// [`Sent::Direct`] message, and no more now: the rest of it and the fragments after
-    /// it (`direct` hands out no more) are copied and wait for the link to be writable,
+    /// The link took `written` bytes of `unwritten[0]`, a fragment of the sender's
+    /// [`Sent::Direct`] message, and no more now: the rest of it, the fragments handed
+    /// out after it (the rest of `unwritten`, in order) and those not handed out yet
+    /// are copied and wait for the link to be writable,
     /// as any transmit the link took part of (the driver writes them on its writable
-    /// event, before anything queued since).
+    /// event, before anything queued since). A sealing sender's message with more
+    /// fragments left than a transmit holds has waited its time for the socket
+    /// ([`Outbound::direct_wait`]): the connection ends, congested.
     pub fn direct_blocked(
         &mut self,
         mut direct: DirectWrite,
-        current: DirectFragment,
+        unwritten: &[DirectFragment],
         written: usize,
         bulk: &[u8],
         now: Instant,
     ) {
-        // The fragments handed out before this one went whole.
+        // The fragments handed out before these went whole.
         let (batches, bytes) = direct.handed;
-        self.stats.batches += batches - 1;
-        self.stats.bytes += bytes - current.batch_len() as u64;
-        let mut rest = vec![current];
+        let unwritten_bytes: usize = unwritten.iter().map(DirectFragment::batch_len).sum();
+        self.stats.batches += batches - unwritten.len() as u64;
+        self.stats.bytes += bytes - unwritten_bytes as u64;
+        if direct.left() + unwritten.len() > GATHER_MAX {
+            // More than a transmit holds: a sealing sender's `block` message that waited
+            // its time for the socket, which ends the connection as such a message's wait
+            // for room does.
+            let waited = direct
+                .blocked_at
+                .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+            self.direct_end(direct, now);
+            self.writer = Writer::Idle;
+            self.fail(EndReason::Congested { waited });
+            return;
+        }
+        let mut rest = unwritten.to_vec();
         while let Some(f) = direct.next_fragment() {
             rest.push(f);
         }

@@ -633,7 +633,7 @@ fn a_sender_streaming_messages_in_fragments_writes_them_from_its_own_bytes() {
         a.send_direct(&third, o(t1), t1),
         Ok(Sent::Queued(WriteHint::None))
     );
-    a.outbound_mut().direct_blocked(direct, f2, 10, bulk, t1);
+    a.outbound_mut().direct_blocked(direct, &[f2], 10, bulk, t1);
     // The rest of the fragment the link did not take goes first, then the queue.
     assert_eq!(drain_to(&mut a, t1, &mut wire), t1, "nothing held");
     // Written whole, with nothing queued meanwhile: the link is free again.
@@ -685,4 +685,143 @@ fn a_connection_without_a_writing_sender_hands_direct_messages_to_its_driver() {
     }
     let got = delivered(&mut b, &wire, now);
     assert_eq!(got, (0..5).map(|i| payload(i, 4_000)).collect::<Vec<_>>());
+}
+
+/// Limits of a link that seals what it writes (TLS).
+fn sealing() -> Limits {
+    Limits {
+        sender_writes_fragments: false,
+        sender_seals_fragments: true,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn a_sealing_sender_writes_its_block_messages_of_any_size_waiting_for_the_socket() {
+    let (ni, nb) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let mut a = stream_connection(&ni, sealing(), now);
+    let mut b = stream_connection(&nb, sealing(), now);
+    // Ten fragments: more than a transmit holds.
+    let first = put("k", &payload(1, 20_000), Priority::Data, false);
+    let second = put("k", &payload(2, 20_000), Priority::Data, false);
+    let o = |congestion, at| SendOptions {
+        since: None,
+        ..opts(Priority::Data, congestion, at)
+    };
+    let mut wire = Vec::new();
+    assert!(matches!(
+        a.send_direct(&first, o(CongestionControl::Block, now), now),
+        Ok(Sent::Queued(_))
+    ));
+    let now = drain_to(&mut a, now, &mut wire);
+    // The next, 1 µs later: its sender seals it from its own bytes, every fragment.
+    let t1 = now + US;
+    let Ok(Sent::Direct(mut direct)) = a.send_direct(&second, o(CongestionControl::Block, t1), t1)
+    else {
+        panic!("a sealing sender writes its own block message");
+    };
+    assert!(direct.count() > GATHER_MAX, "{}", direct.count());
+    let bulk = second.bulk().unwrap();
+    let f1 = direct.next_fragment().unwrap();
+    wire.extend(framed(&f1, direct.parts(bulk)));
+    // The socket takes no more: the sender waits for it, as long as a `block` message
+    // waits for room in all.
+    let wait = Limits::default().wait_before_close;
+    let until = a.outbound_mut().direct_wait(&mut direct, t1);
+    assert_eq!(until, Some(t1 + wait));
+    let later = t1 + wait / 2;
+    assert_eq!(a.outbound_mut().direct_wait(&mut direct, later), until);
+    while let Some(f) = direct.next_fragment() {
+        wire.extend(framed(&f, direct.parts(bulk)));
+    }
+    assert_eq!(a.outbound_mut().direct_done(direct, later), WriteHint::None);
+    assert_eq!(
+        delivered(&mut b, &wire, later),
+        vec![payload(1, 20_000), payload(2, 20_000)]
+    );
+    // A `drop` message is handed over: its sender does not wait for the socket.
+    let t2 = later + US;
+    assert!(matches!(
+        a.send_direct(&first, o(CongestionControl::Drop, t2), t2),
+        Ok(Sent::Queued(_))
+    ));
+}
+
+#[test]
+fn a_sealing_sender_that_waited_its_time_with_more_than_a_transmit_left_ends_the_connection() {
+    let (ni, _) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let mut a = stream_connection(&ni, sealing(), now);
+    let msg = put("k", &payload(1, 20_000), Priority::Data, false);
+    let o = |at| SendOptions {
+        since: None,
+        ..opts(Priority::Data, CongestionControl::Block, at)
+    };
+    let mut wire = Vec::new();
+    a.send_direct(&msg, o(now), now).unwrap();
+    let now = drain_to(&mut a, now, &mut wire);
+    let t1 = now + US;
+    let Ok(Sent::Direct(mut direct)) = a.send_direct(&msg, o(t1), t1) else {
+        panic!("a sealing sender writes its own block message");
+    };
+    let bulk = msg.bulk().unwrap();
+    let f1 = direct.next_fragment().unwrap();
+    assert!(a.outbound_mut().direct_wait(&mut direct, t1).is_some());
+    let past = t1 + Limits::default().wait_before_close;
+    assert_eq!(a.outbound_mut().direct_wait(&mut direct, past), None);
+    a.outbound_mut()
+        .direct_blocked(direct, &[f1], 100, bulk, past);
+    assert!(a.outbound().is_closed());
+    let mut ended = None;
+    while let Some(e) = a.poll_event() {
+        if let Event::Ended(reason) = e {
+            ended = Some(reason);
+        }
+    }
+    assert!(
+        matches!(ended, Some(EndReason::Congested { waited }) if waited == Limits::default().wait_before_close),
+        "{ended:?}"
+    );
+}
+
+#[test]
+fn a_sender_whose_group_of_fragments_was_taken_in_part_hands_over_the_rest_in_order() {
+    let (ni, nb) = negotiated(2048, 10_000);
+    let now = Instant::now();
+    let mut a = stream_connection(&ni, Limits::default(), now);
+    let mut b = stream_connection(&nb, Limits::default(), now);
+    let first = put("k", &payload(1, 5_000), Priority::Data, false);
+    let second = put("k", &payload(2, 5_000), Priority::Data, false);
+    let o = |at| SendOptions {
+        since: None,
+        ..opts(Priority::Data, CongestionControl::Block, at)
+    };
+    let mut wire = Vec::new();
+    a.send_direct(&first, o(now), now).unwrap();
+    let now = drain_to(&mut a, now, &mut wire);
+    let t1 = now + US;
+    let Ok(Sent::Direct(mut direct)) = a.send_direct(&second, o(t1), t1) else {
+        panic!("a streaming sender writes its own fragments");
+    };
+    assert_eq!(direct.count(), 3);
+    let bulk = second.bulk().unwrap();
+    // All three handed out for one write; the link takes the first and 7 bytes of the
+    // second.
+    let f: Vec<_> = std::iter::from_fn(|| direct.next_fragment()).collect();
+    wire.extend(framed(&f[0], direct.parts(bulk)));
+    wire.extend(&framed(&f[1], direct.parts(bulk))[..7]);
+    let batches = a.outbound().stats().batches;
+    a.outbound_mut()
+        .direct_blocked(direct, &f[1..], 7, bulk, t1);
+    assert_eq!(
+        a.outbound().stats().batches,
+        batches + 1,
+        "the first, whole"
+    );
+    drain_to(&mut a, t1, &mut wire);
+    assert_eq!(
+        delivered(&mut b, &wire, t1),
+        vec![payload(1, 5_000), payload(2, 5_000)]
+    );
 }

@@ -88,6 +88,18 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         Ok(true)
     }
 
+    /// As [`LinkKind::write_now`], for a sender writing its own message: a kind that
+    /// prepares what it writes in steps for the I/O thread's gathered writes (TLS seals
+    /// 32 KiB at a time, so that its reader starts while the rest is sealed) prepares
+    /// the sender's bytes whole.
+    fn write_whole_now(
+        &self,
+        bufs: &mut &mut [IoSlice<'_>],
+        written: &mut usize,
+    ) -> io::Result<bool> {
+        self.write_now(bufs, written)
+    }
+
     /// Writes what the link's own layer holds beyond what its socket took (TLS records
     /// sealed ahead), without waiting: `Ok(true)` once nothing is held. A write hands
     /// the bytes of a transmit to the link whole when they are sealed, so what is held

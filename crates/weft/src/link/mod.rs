@@ -435,7 +435,7 @@ impl Link {
     pub fn write_slices_now(&self, bufs: &mut [IoSlice<'_>]) -> io::Result<usize> {
         let mut bufs = bufs;
         let mut written = 0;
-        self.0.write_now(&mut bufs, &mut written)?;
+        self.0.write_whole_now(&mut bufs, &mut written)?;
         Ok(written)
     }
 

@@ -15,10 +15,23 @@ use std::io::IoSlice;
 
 use weft_proto::network::NetworkMessage;
 use weft_transport::connection::{
-    DirectWrite, OutboundStats, Transmit, WriteHint, FRAGMENT_SLICES,
+    DirectFragment, DirectWrite, OutboundStats, Transmit, WriteHint, FRAGMENT_SLICES, GATHER_MAX,
 };
 
 use super::{reactor, Caller, SendError, Transport, TxState};
+
+/// The fragments of a direct write's last group the socket did not take whole:
+/// `fragments[from..len]`, of which the first has `written` bytes in the socket.
+struct Unwritten {
+    fragments: [DirectFragment; GATHER_MAX],
+    len: usize,
+    from: usize,
+    written: usize,
+}
+
+/// Longest single wait of a sender for its socket to take more of its message, between
+/// two looks at how long it may still wait.
+const DIRECT_WAIT_STEP: Duration = Duration::from_millis(10);
 
 impl Transport {
     /// Waits on `idle` (at most `timeout`), counted so that the writer wakes no one when
@@ -70,12 +83,9 @@ impl Transport {
     /// streams into a pending batch held for more, the thread yields and looks again, at
     /// most the batching time limit (200 µs) in all.
     pub(crate) fn pump(&self) {
-        // What the link sealed beyond its socket went with no transmit of its own.
-        let held = {
-            let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-            self.link.flush_held()
-        };
-        if held.is_err() {
+        // What the link sealed beyond its socket went with no transmit of its own (the
+        // link orders its own output: no need to wait for a writer holding the link).
+        if self.link.flush_held().is_err() {
             self.fail_link();
             return;
         }
@@ -131,25 +141,10 @@ impl Transport {
         let before = st.out.stats();
         drop(st);
         let bulk = msg.bulk().unwrap_or_default();
-        let mut outcome = Ok(None);
-        {
+        let outcome = {
             let _writing = self.write_lock.lock().unwrap_or_else(|e| e.into_inner());
-            while let Some(fragment) = direct.next_fragment() {
-                let mut slices = [IoSlice::new(&[]); FRAGMENT_SLICES];
-                let n = fragment.io_slices(direct.parts(bulk), &mut slices);
-                match self.link.write_slices_now(&mut slices[..n]) {
-                    Ok(written) if written == fragment.framed_len() => {}
-                    Ok(written) => {
-                        outcome = Ok(Some((fragment, written)));
-                        break;
-                    }
-                    Err(e) => {
-                        outcome = Err(e);
-                        break;
-                    }
-                }
-            }
-        }
+            self.write_fragments(&mut direct, bulk)
+        };
         let mut st = self.lock();
         let now = Instant::now();
         let result = match outcome {
@@ -164,8 +159,14 @@ impl Transport {
                     Ok(())
                 }
             }
-            Ok(Some((fragment, written))) => {
-                st.out.direct_blocked(direct, fragment, written, bulk, now);
+            Ok(Some(Unwritten {
+                fragments,
+                len,
+                from,
+                written,
+            })) => {
+                let unwritten = &fragments[from..len];
+                st.out.direct_blocked(direct, unwritten, written, bulk, now);
                 self.count_written(before, st.out.stats());
                 Ok(())
             }
@@ -177,6 +178,66 @@ impl Transport {
         self.notify_idle(&st);
         self.after_events(st);
         result
+    }
+
+    /// Writes the fragments of `direct`, each group of up to [`GATHER_MAX`] in one
+    /// vectored write (a TLS link seals a group's small last fragment in the record of
+    /// the one before). Where the socket takes no more, the sender waits for it (a
+    /// sealing sender's `block` message, within its time) or stops: `Some` says which
+    /// fragments of the last group are not written whole.
+    fn write_fragments(
+        &self,
+        direct: &mut DirectWrite,
+        bulk: &[u8],
+    ) -> std::io::Result<Option<Unwritten>> {
+        loop {
+            let Some(first) = direct.next_fragment() else {
+                return Ok(None);
+            };
+            let mut fragments = [first; GATHER_MAX];
+            let mut len = 1;
+            while len < GATHER_MAX {
+                let Some(fragment) = direct.next_fragment() else {
+                    break;
+                };
+                fragments[len] = fragment;
+                len += 1;
+            }
+            let group = &fragments[..len];
+            let total: usize = group.iter().map(DirectFragment::framed_len).sum();
+            let mut written = 0;
+            loop {
+                let mut slices = [IoSlice::new(&[]); FRAGMENT_SLICES * GATHER_MAX];
+                let mut n = 0;
+                for fragment in group {
+                    n += fragment.io_slices(direct.parts(bulk), &mut slices[n..]);
+                }
+                let mut bufs = &mut slices[..n];
+                IoSlice::advance_slices(&mut bufs, written);
+                written += self.link.write_slices_now(bufs)?;
+                if written == total {
+                    break;
+                }
+                // The socket takes no more: wait for it (a sealing sender's `block`
+                // message) or hand the rest over.
+                let now = Instant::now();
+                let Some(until) = self.lock().out.direct_wait(direct, now) else {
+                    let mut from = 0;
+                    while written >= group[from].framed_len() {
+                        written -= group[from].framed_len();
+                        from += 1;
+                    }
+                    return Ok(Some(Unwritten {
+                        fragments,
+                        len,
+                        from,
+                        written,
+                    }));
+                };
+                let wait = until.saturating_duration_since(now).min(DIRECT_WAIT_STEP);
+                self.link.writable_within(wait);
+            }
+        }
     }
 
     /// Writes transmits until there is none, or the socket takes no more.

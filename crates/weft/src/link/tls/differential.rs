@@ -585,7 +585,10 @@ impl WeftServer {
         let mut bufs = [IoSlice::new(data)];
         let mut bufs = &mut bufs[..];
         loop {
-            let n = self.tx.seal(bufs, &self.shared).expect("weft seals");
+            let n = self
+                .tx
+                .seal(bufs, &self.shared, super::traffic::SEAL_STEP)
+                .expect("weft seals");
             IoSlice::advance_slices(&mut bufs, n);
             self.tx.flush(&mut out).expect("into memory");
             if bufs.is_empty() || bufs[0].is_empty() {

@@ -46,7 +46,7 @@ use thiserror::Error;
 
 use handshake::Setup;
 use record::{Opener, Sealer};
-use traffic::{Rx, Shared, Tx};
+use traffic::{Rx, Shared, Tx, SEAL_STEP};
 
 pub(crate) use kind::{TlsDialing, TlsListen};
 pub(crate) use settings::is_endpoint_key;
@@ -379,13 +379,15 @@ impl TlsLink {
     }
 
     /// Seals what the link's output takes of `bufs`, advancing `bufs` and counting the
-    /// bytes in `written`, and writes it without waiting. `Ok(true)` once every byte is
-    /// taken and all of it is in the socket; `Ok(false)` when the socket takes no more for
-    /// now (call again, with the same `bufs`, when it is writable).
+    /// bytes in `written`, and writes it without waiting, `step` bytes of plaintext at a
+    /// time at most. `Ok(true)` once every byte is taken and all of it is in the socket;
+    /// `Ok(false)` when the socket takes no more for now (call again, with the same
+    /// `bufs`, when it is writable).
     pub(crate) fn write_now(
         &self,
         bufs: &mut &mut [IoSlice<'_>],
         written: &mut usize,
+        step: usize,
     ) -> io::Result<bool> {
         let traffic = self.traffic()?;
         let mut tx = lock(&traffic.tx);
@@ -394,7 +396,7 @@ impl TlsLink {
             if bufs.is_empty() {
                 return Ok(!blocked);
             }
-            let n = tx.seal(bufs, &traffic.shared)?;
+            let n = tx.seal(bufs, &traffic.shared, step)?;
             if n > 0 {
                 IoSlice::advance_slices(bufs, n);
                 *written += n;
@@ -445,7 +447,7 @@ impl Write for &TlsLink {
         let traffic = self.traffic()?;
         let mut tx = lock(&traffic.tx);
         let blocked = tx.flush(&mut &self.tcp)?;
-        let n = tx.seal(bufs, &traffic.shared)?;
+        let n = tx.seal(bufs, &traffic.shared, SEAL_STEP)?;
         if n == 0 && blocked && bufs.iter().any(|b| !b.is_empty()) {
             return Err(io::ErrorKind::WouldBlock.into());
         }

@@ -414,11 +414,16 @@ impl Tx {
         }
     }
 
-    /// Seals what fits under [`OUTPUT_LIMIT`] of `bufs`, at most [`SEAL_STEP`] of
-    /// plaintext; returns how many plaintext
-    /// bytes it took. A key update goes first when the peer asked for one or these keys
-    /// are spent.
-    pub(crate) fn seal(&mut self, bufs: &[IoSlice<'_>], shared: &Shared) -> io::Result<usize> {
+    /// Seals what fits under [`OUTPUT_LIMIT`] of `bufs`, at most `step` bytes of
+    /// plaintext ([`SEAL_STEP`] where what is sealed is written in steps); returns how
+    /// many plaintext bytes it took. A key update goes first when the peer asked for one
+    /// or these keys are spent.
+    pub(crate) fn seal(
+        &mut self,
+        bufs: &[IoSlice<'_>],
+        shared: &Shared,
+        step: usize,
+    ) -> io::Result<usize> {
         if shared.update_asked.swap(false, Ordering::AcqRel) || self.sealer.spent() {
             self.update_keys(shared)?;
         }
@@ -432,7 +437,7 @@ impl Tx {
         }
         // At most as much plaintext as leaves room for its records' overhead, and at most
         // a step.
-        let most = (room - room.div_ceil(MAX_PLAINTEXT) * OVERHEAD).min(SEAL_STEP);
+        let most = (room - room.div_ceil(MAX_PLAINTEXT) * OVERHEAD).min(step);
         Ok(self.sealer.seal_data(bufs, most, &mut self.out)?)
     }
 
