@@ -180,23 +180,30 @@ impl Transport {
         result
     }
 
-    /// Writes the fragments of `direct`, each group of up to [`GATHER_MAX`] in one
-    /// vectored write (a TLS link seals a group's small last fragment in the record of
-    /// the one before). Where the socket takes no more, the sender waits for it (a
-    /// sealing sender's `block` message, within its time) or stops: `Some` says which
-    /// fragments of the last group are not written whole.
+    /// Writes the fragments of `direct`: on a link whose writes seal (TLS), each group
+    /// of up to [`GATHER_MAX`] in one vectored write (a message's small last fragment is
+    /// sealed in the record of the one before); elsewhere one fragment a write (groups
+    /// cost peer-to-peer 64 KiB over TCP a sixth of its rate, bench/RESULTS.md). Where
+    /// the socket takes no more, the sender waits for it (a sealing sender's `block`
+    /// message, within its time) or stops: `Some` says which fragments of the last group
+    /// are not written whole.
     fn write_fragments(
         &self,
         direct: &mut DirectWrite,
         bulk: &[u8],
     ) -> std::io::Result<Option<Unwritten>> {
+        let group_max = if self.link.seals_on_write() {
+            GATHER_MAX
+        } else {
+            1
+        };
         loop {
             let Some(first) = direct.next_fragment() else {
                 return Ok(None);
             };
             let mut fragments = [first; GATHER_MAX];
             let mut len = 1;
-            while len < GATHER_MAX {
+            while len < group_max {
                 let Some(fragment) = direct.next_fragment() else {
                     break;
                 };
