@@ -101,9 +101,11 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
     }
 
     /// Writes what the link's own layer holds beyond what its socket took (TLS records
-    /// sealed ahead), without waiting: `Ok(true)` once nothing is held. A write hands
-    /// the bytes of a transmit to the link whole when they are sealed, so what is held
-    /// goes out on the socket's next writable event, not with the next write.
+    /// sealed ahead), without waiting: `Ok(true)` once nothing is held (`Ok(false)` too
+    /// while a writer holds the layer: it writes what it sealed, or leaves the socket
+    /// full, which raises the next writable event). A write hands the bytes of a
+    /// transmit to the link whole when they are sealed, so what is held goes out on the
+    /// socket's next writable event, not with the next write.
     fn flush_held(&self) -> io::Result<bool> {
         Ok(true)
     }

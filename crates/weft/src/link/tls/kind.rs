@@ -70,7 +70,7 @@ impl LinkKind for TlsLink {
     }
 
     fn flush_held(&self) -> io::Result<bool> {
-        self.flush_now()
+        self.flush_unless_writing()
     }
 
     fn set_nonblocking(&self) -> io::Result<()> {

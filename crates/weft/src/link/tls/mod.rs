@@ -413,6 +413,19 @@ impl TlsLink {
         Ok(!lock(&traffic.tx).flush(&mut &self.tcp)?)
     }
 
+    /// As [`TlsLink::flush_now`], unless a writer holds the output (`Ok(false)`): it
+    /// writes what it sealed before it lets go, or leaves the socket full, which raises
+    /// the next writable event. The I/O thread never waits for a sender's sealing.
+    pub(crate) fn flush_unless_writing(&self) -> io::Result<bool> {
+        let traffic = self.traffic()?;
+        let mut tx = match traffic.tx.try_lock() {
+            Ok(tx) => tx,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(false),
+        };
+        Ok(!tx.flush(&mut &self.tcp)?)
+    }
+
     /// Closes both directions at once.
     pub(crate) fn shutdown(&self) {
         let _ = self.tcp.shutdown(Shutdown::Both);
