@@ -81,11 +81,12 @@ pub struct Limits {
     /// that the driver's sealing runs beside the sender's next message.
     pub sender_writes_fragments: bool,
     /// Whether an application's `block` message in fragments, of any number, is written
-    /// by its sender from its own bytes ([`Sent::Direct`]) on a link that seals what it
-    /// writes (TLS), the sender waiting for the socket as a `block` message waits for
-    /// room ([`Outbound::direct_wait`]): sealing is then the message's one copy, where
-    /// handing it to the driver adds another and a hand-over between threads.
-    pub sender_seals_fragments: bool,
+    /// by its sender from its own bytes ([`Sent::Direct`]), the sender waiting for the
+    /// socket as a `block` message waits for room ([`Outbound::direct_wait`]): on a link
+    /// that encrypts what it carries (TLS seals as it writes, QUIC's edge runtime
+    /// encrypts what its bridge takes), where the message's copy into the queue and its
+    /// hand-over to the driver compete for the cores the encryption needs.
+    pub sender_writes_any_size: bool,
 }
 
 impl Default for Limits {
@@ -98,7 +99,7 @@ impl Default for Limits {
             reassembly_budget: None,
             overflow_budget: None,
             sender_writes_fragments: true,
-            sender_seals_fragments: false,
+            sender_writes_any_size: false,
         }
     }
 }

@@ -403,16 +403,16 @@ impl Outbound {
     /// messages, is written by that sender from its own bytes ([`Sent::Direct`]): nothing
     /// waits to be written and nobody writes, on a stream link, and either the link's
     /// writes are mere copies and the message is at most [`GATHER_MAX`] fragments (what
-    /// is left of it if the link takes part goes back as one transmit), or the link seals
-    /// what it writes and the message is `block` (its sender waits for the socket as it
-    /// would for room). Such a sender would only wait while the driver wrote the message,
+    /// is left of it if the link takes part goes back as one transmit), or the link
+    /// encrypts what it carries and the message is `block` (its sender waits for the
+    /// socket as it would for room). Such a sender would only wait while the driver wrote the message,
     /// after a copy and a wake-up, on the cores it needs; a sender with work of its own
     /// between messages (a Python publisher) hands them over instead.
     fn may_write_direct(&self, encoded: &Encoded<'_>, congestion: CongestionControl) -> bool {
         let copies = self.limits.sender_writes_fragments && encoded.count <= GATHER_MAX;
-        let seals = self.limits.sender_seals_fragments && congestion == CongestionControl::Block;
+        let any_size = self.limits.sender_writes_any_size && congestion == CongestionControl::Block;
         matches!(self.framing, Framing::Stream(_))
-            && (copies || seals)
+            && (copies || any_size)
             && self.writer == Writer::Idle
             && self.partial.is_none()
             && self.ending == Ending::Open
@@ -456,16 +456,16 @@ impl Outbound {
             width,
             count,
             handed: (0, 0),
-            waits: self.limits.sender_seals_fragments && congestion == CongestionControl::Block,
+            waits: self.limits.sender_writes_any_size && congestion == CongestionControl::Block,
             blocked_at: None,
         })
     }
 
     /// The socket took no more of the sender's [`Sent::Direct`] message: until when its
     /// sender waits for the socket to take more, or `None` to hand the rest over
-    /// ([`Outbound::direct_blocked`]). A sender that seals its `block` message waits as
-    /// such a message waits for room, `wait_before_close` in all; any other hands over
-    /// at once.
+    /// ([`Outbound::direct_blocked`]). A sender writing its `block` message of any size
+    /// ([`Limits::sender_writes_any_size`]) waits as such a message waits for room,
+    /// `wait_before_close` in all; any other hands over at once.
     pub fn direct_wait(&mut self, direct: &mut DirectWrite, now: Instant) -> Option<Instant> {
         if !direct.waits {
             return None;
@@ -503,9 +503,9 @@ impl Outbound {
     /// The link took `written` bytes of `unwritten[0]`, a fragment of the sender's
     /// [`Sent::Direct`] message, and no more now: the rest of it, the fragments handed
     /// out after it (the rest of `unwritten`, in order) and those not handed out yet
-    /// are copied and wait for the link to be writable,
-    /// as any transmit the link took part of (the driver writes them on its writable
-    /// event, before anything queued since). A sealing sender's message with more
+    /// are copied and wait for the link to be writable, as any transmit the link took
+    /// part of (the driver writes them on its writable event, before anything queued
+    /// since). A message of any size ([`Limits::sender_writes_any_size`]) with more
     /// fragments left than a transmit holds has waited its time for the socket
     /// ([`Outbound::direct_wait`]): the connection ends, congested.
     pub fn direct_blocked(
@@ -522,7 +522,7 @@ impl Outbound {
         self.stats.batches += batches - unwritten.len() as u64;
         self.stats.bytes += bytes - unwritten_bytes as u64;
         if direct.left() + unwritten.len() > GATHER_MAX {
-            // More than a transmit holds: a sealing sender's `block` message that waited
+            // More than a transmit holds: a `block` message of any size that waited
             // its time for the socket, which ends the connection as such a message's wait
             // for room does.
             let waited = direct

@@ -687,11 +687,11 @@ fn a_connection_without_a_writing_sender_hands_direct_messages_to_its_driver() {
     assert_eq!(got, (0..5).map(|i| payload(i, 4_000)).collect::<Vec<_>>());
 }
 
-/// Limits of a link that seals what it writes (TLS).
+/// Limits of a link that encrypts what it carries (TLS, QUIC).
 fn sealing() -> Limits {
     Limits {
         sender_writes_fragments: false,
-        sender_seals_fragments: true,
+        sender_writes_any_size: true,
         ..Limits::default()
     }
 }

@@ -60,6 +60,15 @@ pub(crate) trait LinkKind: Debug + Send + Sync {
         false
     }
 
+    /// Whether the link encrypts what it carries, beyond the copy into its socket (TLS
+    /// seals as it writes; QUIC's edge runtime encrypts what its bridge takes): an
+    /// application's `block` message in fragments is then written by its sender from its
+    /// own bytes whatever its size, its copy into the queue and hand-over to the I/O
+    /// thread competing for the cores the encryption needs.
+    fn encrypts(&self) -> bool {
+        self.seals_on_write()
+    }
+
     /// Reads bytes (a stream kind) or one whole batch (a datagram kind; `Ok(0)` once the
     /// link ended).
     fn read(&self, buf: &mut [u8]) -> io::Result<usize>;

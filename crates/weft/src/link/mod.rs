@@ -239,6 +239,11 @@ impl Link {
         self.0.seals_on_write()
     }
 
+    /// Whether the link encrypts what it carries (TLS, QUIC).
+    pub fn encrypts(&self) -> bool {
+        self.0.encrypts()
+    }
+
     /// Largest batch the link can carry.
     pub fn mtu(&self) -> u16 {
         self.0.mtu()

@@ -109,7 +109,7 @@ pub(super) fn establish(
     };
     let connection_limits = weft_transport::connection::Limits {
         sender_writes_fragments: !link.seals_on_write(),
-        sender_seals_fragments: link.seals_on_write(),
+        sender_writes_any_size: link.encrypts(),
         ..limits.connection()
     };
     let out = Outbound::new(&negotiated, framing, connection_limits, Instant::now());

@@ -184,9 +184,9 @@ impl Transport {
     /// of up to [`GATHER_MAX`] in one vectored write (a message's small last fragment is
     /// sealed in the record of the one before); elsewhere one fragment a write (groups
     /// cost peer-to-peer 64 KiB over TCP a sixth of its rate, bench/RESULTS.md). Where
-    /// the socket takes no more, the sender waits for it (a sealing sender's `block`
-    /// message, within its time) or stops: `Some` says which fragments of the last group
-    /// are not written whole.
+    /// the socket takes no more, the sender waits for it (a `block` message on a link
+    /// that encrypts, within its time) or stops: `Some` says which fragments of the last
+    /// group are not written whole.
     fn write_fragments(
         &self,
         direct: &mut DirectWrite,
@@ -225,8 +225,8 @@ impl Transport {
                 if written == total {
                     break;
                 }
-                // The socket takes no more: wait for it (a sealing sender's `block`
-                // message) or hand the rest over.
+                // The socket takes no more: wait for it (a `block` message on a link that
+                // encrypts) or hand the rest over.
                 let now = Instant::now();
                 let Some(until) = self.lock().out.direct_wait(direct, now) else {
                     let mut from = 0;

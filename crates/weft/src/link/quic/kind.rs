@@ -37,6 +37,10 @@ impl LinkKind for QuicLink {
         Some(self.peer().ip())
     }
 
+    fn encrypts(&self) -> bool {
+        true
+    }
+
     fn fd(&self) -> BorrowedFd<'_> {
         self.socket().as_fd()
     }
