@@ -465,9 +465,10 @@ impl Outbound {
     /// sender waits for the socket to take more, or `None` to hand the rest over
     /// ([`Outbound::direct_blocked`]). A sender writing its `block` message of any size
     /// ([`Limits::sender_writes_any_size`]) waits as such a message waits for room,
-    /// `wait_before_close` in all; any other hands over at once.
+    /// `wait_before_close` in all, unless the connection is closing; any other hands
+    /// over at once.
     pub fn direct_wait(&mut self, direct: &mut DirectWrite, now: Instant) -> Option<Instant> {
-        if !direct.waits {
+        if !direct.waits || self.ending != Ending::Open {
             return None;
         }
         let until = *direct.blocked_at.get_or_insert(now) + self.limits.wait_before_close;
