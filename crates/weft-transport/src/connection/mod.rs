@@ -188,7 +188,7 @@ impl Connection {
         opts: SendOptions,
         now: Instant,
     ) -> Result<Sent, SendError> {
-        self.outbound.send_queued(msg, opts, || now)
+        self.outbound.send_with(msg, opts, || now, false)
     }
 
     /// As [`Outbound::send`]: a [`Sent::Direct`] message is the caller's to write.

@@ -295,18 +295,9 @@ impl Outbound {
         self.send_with(msg, opts, clock, true)
     }
 
-    /// As [`Outbound::send`], never answering [`Sent::Direct`]: for a driver that writes
-    /// only what [`Outbound::poll_transmit`] hands out.
-    pub(super) fn send_queued(
-        &mut self,
-        msg: &NetworkMessage<'_>,
-        opts: SendOptions,
-        clock: impl Fn() -> Instant,
-    ) -> Result<Sent, SendError> {
-        self.send_with(msg, opts, clock, false)
-    }
-
-    fn send_with(
+    /// As [`Outbound::send`]; `direct: false` never answers [`Sent::Direct`] (for a driver
+    /// that writes only what [`Outbound::poll_transmit`] hands out).
+    pub(super) fn send_with(
         &mut self,
         msg: &NetworkMessage<'_>,
         opts: SendOptions,
@@ -405,14 +396,14 @@ impl Outbound {
     /// writes are mere copies and the message is at most [`GATHER_MAX`] fragments (what
     /// is left of it if the link takes part goes back as one transmit), or the link
     /// encrypts what it carries and the message is `block` (its sender waits for the
-    /// socket as it would for room). Such a sender would only wait while the driver wrote the message,
-    /// after a copy and a wake-up, on the cores it needs; a sender with work of its own
-    /// between messages (a Python publisher) hands them over instead.
+    /// socket as it would for room). Such a sender would only wait while the driver
+    /// wrote the message, after a copy and a wake-up, on the cores it needs; a sender
+    /// with work of its own between messages (a Python publisher) hands them over
+    /// instead.
     fn may_write_direct(&self, encoded: &Encoded<'_>, congestion: CongestionControl) -> bool {
         let copies = self.limits.sender_writes_fragments && encoded.count <= GATHER_MAX;
-        let any_size = self.limits.sender_writes_any_size && congestion == CongestionControl::Block;
         matches!(self.framing, Framing::Stream(_))
-            && (copies || any_size)
+            && (copies || self.writes_any_size(congestion))
             && self.writer == Writer::Idle
             && self.partial.is_none()
             && self.ending == Ending::Open
@@ -456,9 +447,15 @@ impl Outbound {
             width,
             count,
             handed: (0, 0),
-            waits: self.limits.sender_writes_any_size && congestion == CongestionControl::Block,
+            waits: self.writes_any_size(congestion),
             blocked_at: None,
         })
+    }
+
+    /// Whether the sender writes its message of `congestion` whatever its size, waiting
+    /// for the socket ([`Limits::sender_writes_any_size`]: `block` messages).
+    fn writes_any_size(&self, congestion: CongestionControl) -> bool {
+        self.limits.sender_writes_any_size && congestion == CongestionControl::Block
     }
 
     /// The socket took no more of the sender's [`Sent::Direct`] message: until when its
@@ -534,13 +531,19 @@ impl Outbound {
             self.fail(EndReason::Congested { waited });
             return;
         }
-        let mut rest = unwritten.to_vec();
+        // At most GATHER_MAX fragments in all, checked above.
+        let mut rest = [unwritten[0]; GATHER_MAX];
+        rest[..unwritten.len()].copy_from_slice(unwritten);
+        let mut len = unwritten.len();
         while let Some(f) = direct.next_fragment() {
-            rest.push(f);
+            rest[len] = f;
+            len += 1;
         }
         let parts = direct.parts(bulk);
         let mut batches = std::mem::take(&mut self.spare_list);
-        batches.extend(rest.into_iter().map(|f| f.to_batch(parts, Vec::new())));
+        for f in &rest[..len] {
+            batches.push(f.to_batch(parts, self.queue.take_buf()));
+        }
         let mut transmit = Transmit::new(batches, self.framing);
         transmit.advance(written);
         self.direct_end(direct, now);

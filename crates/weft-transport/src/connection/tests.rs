@@ -687,6 +687,35 @@ fn a_connection_without_a_writing_sender_hands_direct_messages_to_its_driver() {
     assert_eq!(got, (0..5).map(|i| payload(i, 4_000)).collect::<Vec<_>>());
 }
 
+/// `block` options for a message first tried at `at`.
+fn block_at(at: Instant) -> SendOptions {
+    SendOptions {
+        since: None,
+        ..opts(Priority::Data, CongestionControl::Block, at)
+    }
+}
+
+/// `a`'s sender queues `first` (the driver writes it into `wire`), then sends `second`
+/// 1 µs after that write: a streaming sender, whose message is its own to write.
+/// Returns that write and its time.
+fn streaming_direct(
+    a: &mut Connection,
+    first: &weft_proto::network::NetworkMessage<'_>,
+    second: &weft_proto::network::NetworkMessage<'_>,
+    now: Instant,
+    wire: &mut Vec<u8>,
+) -> (DirectWrite, Instant) {
+    assert!(matches!(
+        a.send_direct(first, block_at(now), now),
+        Ok(Sent::Queued(_))
+    ));
+    let t1 = drain_to(a, now, wire) + US;
+    let Ok(Sent::Direct(direct)) = a.send_direct(second, block_at(t1), t1) else {
+        panic!("a streaming sender writes its own message");
+    };
+    (direct, t1)
+}
+
 /// Limits of a link that encrypts what it carries (TLS, QUIC).
 fn sealing() -> Limits {
     Limits {
@@ -705,22 +734,9 @@ fn a_sealing_sender_writes_its_block_messages_of_any_size_waiting_for_the_socket
     // Ten fragments: more than a transmit holds.
     let first = put("k", &payload(1, 20_000), Priority::Data, false);
     let second = put("k", &payload(2, 20_000), Priority::Data, false);
-    let o = |congestion, at| SendOptions {
-        since: None,
-        ..opts(Priority::Data, congestion, at)
-    };
     let mut wire = Vec::new();
-    assert!(matches!(
-        a.send_direct(&first, o(CongestionControl::Block, now), now),
-        Ok(Sent::Queued(_))
-    ));
-    let now = drain_to(&mut a, now, &mut wire);
     // The next, 1 µs later: its sender seals it from its own bytes, every fragment.
-    let t1 = now + US;
-    let Ok(Sent::Direct(mut direct)) = a.send_direct(&second, o(CongestionControl::Block, t1), t1)
-    else {
-        panic!("a sealing sender writes its own block message");
-    };
+    let (mut direct, t1) = streaming_direct(&mut a, &first, &second, now, &mut wire);
     assert!(direct.count() > GATHER_MAX, "{}", direct.count());
     let bulk = second.bulk().unwrap();
     let f1 = direct.next_fragment().unwrap();
@@ -742,8 +758,12 @@ fn a_sealing_sender_writes_its_block_messages_of_any_size_waiting_for_the_socket
     );
     // A `drop` message is handed over: its sender does not wait for the socket.
     let t2 = later + US;
+    let drop = SendOptions {
+        since: None,
+        ..opts(Priority::Data, CongestionControl::Drop, t2)
+    };
     assert!(matches!(
-        a.send_direct(&first, o(CongestionControl::Drop, t2), t2),
+        a.send_direct(&first, drop, t2),
         Ok(Sent::Queued(_))
     ));
 }
@@ -754,17 +774,8 @@ fn a_sealing_sender_that_waited_its_time_with_more_than_a_transmit_left_ends_the
     let now = Instant::now();
     let mut a = stream_connection(&ni, sealing(), now);
     let msg = put("k", &payload(1, 20_000), Priority::Data, false);
-    let o = |at| SendOptions {
-        since: None,
-        ..opts(Priority::Data, CongestionControl::Block, at)
-    };
     let mut wire = Vec::new();
-    a.send_direct(&msg, o(now), now).unwrap();
-    let now = drain_to(&mut a, now, &mut wire);
-    let t1 = now + US;
-    let Ok(Sent::Direct(mut direct)) = a.send_direct(&msg, o(t1), t1) else {
-        panic!("a sealing sender writes its own block message");
-    };
+    let (mut direct, t1) = streaming_direct(&mut a, &msg, &msg, now, &mut wire);
     let bulk = msg.bulk().unwrap();
     let f1 = direct.next_fragment().unwrap();
     assert!(a.outbound_mut().direct_wait(&mut direct, t1).is_some());
@@ -793,17 +804,8 @@ fn a_sender_whose_group_of_fragments_was_taken_in_part_hands_over_the_rest_in_or
     let mut b = stream_connection(&nb, Limits::default(), now);
     let first = put("k", &payload(1, 5_000), Priority::Data, false);
     let second = put("k", &payload(2, 5_000), Priority::Data, false);
-    let o = |at| SendOptions {
-        since: None,
-        ..opts(Priority::Data, CongestionControl::Block, at)
-    };
     let mut wire = Vec::new();
-    a.send_direct(&first, o(now), now).unwrap();
-    let now = drain_to(&mut a, now, &mut wire);
-    let t1 = now + US;
-    let Ok(Sent::Direct(mut direct)) = a.send_direct(&second, o(t1), t1) else {
-        panic!("a streaming sender writes its own fragments");
-    };
+    let (mut direct, t1) = streaming_direct(&mut a, &first, &second, now, &mut wire);
     assert_eq!(direct.count(), 3);
     let bulk = second.bulk().unwrap();
     // All three handed out for one write; the link takes the first and 7 bytes of the

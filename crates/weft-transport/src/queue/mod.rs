@@ -390,6 +390,11 @@ impl TxQueue {
         pooled + self.tx.release_idle_buffers()
     }
 
+    /// A batch buffer from the pool (or a new one), for a batch made outside the queue.
+    pub fn take_buf(&mut self) -> Vec<u8> {
+        self.pool.pop().unwrap_or_default()
+    }
+
     /// Gives a batch's buffer back to the pool without counting it written (the write
     /// failed).
     #[inline]

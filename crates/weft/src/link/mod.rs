@@ -436,7 +436,8 @@ impl Link {
     }
 
     /// Writes `bufs`, laid end to end, on a stream link as far as the socket takes them
-    /// now, without waiting: the bytes taken.
+    /// now, without waiting: the bytes taken. For a sender's own message: a link that
+    /// prepares writes in steps prepares these whole (`LinkKind::write_whole_now`).
     pub fn write_slices_now(&self, bufs: &mut [IoSlice<'_>]) -> io::Result<usize> {
         let mut bufs = bufs;
         let mut written = 0;

@@ -29,9 +29,10 @@ pub(crate) const OUTPUT_LIMIT: usize = 4 * 64 * 1024 + 16 * OVERHEAD;
 /// Most plaintext sealed before what is sealed is written (two records), where the I/O
 /// thread writes a gathered transmit: the socket's reader starts opening the first
 /// records while the next are sealed, rather than after a whole gathered write (256 KiB)
-/// was sealed. A sender sealing its own message seals it whole (`write_whole_now`). Peer to peer 64 KiB samples over TLS:
-/// 64 KiB steps gained half the loss of sealing whole writes, 32 KiB all of it, 16 KiB
-/// lost again to the system calls (bench/RESULTS.md, "Over TLS, and sealing in steps").
+/// was sealed. Peer to peer 64 KiB samples over TLS: 64 KiB steps gained half the loss
+/// of sealing whole writes, 32 KiB all of it, 16 KiB lost again to the system calls
+/// (bench/RESULTS.md, "Over TLS, and sealing in steps"). A sender sealing its own
+/// message seals it whole (`write_whole_now`).
 pub(crate) const SEAL_STEP: usize = 32 * 1024;
 
 /// The longest handshake message body accepted after the handshake (a session ticket is
